@@ -1,0 +1,75 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import fs from 'node:fs';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Database } from './db/database.js';
+import type { Dialect } from './db/dialect.js';
+import type { Kysely } from 'kysely';
+import type pg from 'pg';
+import type { Clock } from './lib/clock.js';
+import { registerRestAuth } from './http/auth.js';
+import { registerErrorHandler, sendError } from './http/error-handler.js';
+import { registerHealthRoutes } from './http/health.js';
+import { registerJsonParser } from './http/json-body.js';
+import { createMetrics, registerMetrics, type Metrics } from './http/metrics.js';
+import { registerOpenApi } from './http/openapi.js';
+import { registerRateLimitHook } from './http/rate-limit-hook.js';
+import { requestIdFor } from './http/request-id.js';
+import { registerRequestTimeout } from './http/request-timeout.js';
+import type { RateLimiter } from './rate-limit/rate-limiter.js';
+import { registerUserRoutes } from './users/users.routes.js';
+import { registerDeviceRoutes } from './devices/devices.routes.js';
+import { registerEventRoutes } from './events/events.routes.js';
+
+/** Everything the transports need, passed explicitly (no global accessors). */
+export interface AppDeps {
+  config: Config;
+  db: Kysely<Database>;
+  dialect: Dialect;
+  pgPool?: pg.Pool | undefined;
+  logger: Logger;
+  clock: Clock;
+  rateLimiter: RateLimiter;
+  metrics?: Metrics;
+}
+
+export type App = FastifyInstance;
+
+/** Builds the HTTP application; it never listens (tests use `inject`, `main.ts` listens). */
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const { config } = deps;
+  const app: FastifyInstance = Fastify({
+    // pino's Logger is a FastifyBaseLogger; the cast keeps FastifyInstance's default generics.
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    genReqId: requestIdFor,
+    requestIdLogLabel: 'reqId',
+    bodyLimit: config.bodyLimitBytes,
+    // Ids such as project_user_id may be up to 255 characters, percent-encoded up to three times that.
+    routerOptions: { maxParamLength: 1024 },
+    return503OnClosing: true,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false } },
+    ...(config.tlsCertFile && config.tlsKeyFile
+      ? { https: { cert: fs.readFileSync(config.tlsCertFile), key: fs.readFileSync(config.tlsKeyFile), minVersion: 'TLSv1.2' as const } }
+      : {}),
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-ID', request.id);
+  });
+  registerRequestTimeout(app, config.requestTimeoutMs);
+  registerJsonParser(app, config.bodyLimitBytes);
+  registerErrorHandler(app);
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, { status: 404, message: 'Not found', reason: 'ROUTE_NOT_FOUND' }));
+  registerRestAuth(app, deps.db);
+  registerRateLimitHook(app, deps.rateLimiter);
+  registerMetrics(app, deps.metrics ?? createMetrics());
+  await registerOpenApi(app);
+
+  registerHealthRoutes(app, deps.db);
+  registerUserRoutes(app, deps);
+  registerDeviceRoutes(app, deps);
+  registerEventRoutes(app, deps);
+
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,123 @@
+import path from 'node:path';
+
+/** Which parts of Herald this process runs (S3). */
+export type HeraldRole = 'api' | 'worker' | 'all';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  /** `undefined` selects the embedded SQLite file `${dataDir}/herald.sqlite`. */
+  readonly databaseUrl: string | undefined;
+  readonly databasePoolSize: number;
+  readonly logLevel: string;
+  readonly role: HeraldRole;
+  readonly tlsCertFile: string | undefined;
+  readonly tlsKeyFile: string | undefined;
+  readonly publicUrl: string | undefined;
+  readonly redisUrl: string | undefined;
+  readonly requestTimeoutMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly bodyLimitBytes: number;
+  readonly secretKey: string | undefined;
+  readonly jobConcurrency: number;
+  readonly jobPollIntervalMs: number;
+  readonly jobLeaseMs: number;
+  readonly fcmApiUrl: string;
+  readonly fcmQuotaPerMinute: number;
+  readonly apnsApiUrl: string;
+  readonly apnsSandboxApiUrl: string;
+  readonly apnsQuotaPerMinute: number;
+  readonly pushTimeoutMs: number;
+  readonly webhookAllowPrivateNetworks: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Parses the environment once at boot. Every problem is collected and reported together so an
+ * operator fixes them in one pass. Nothing else in Herald reads `process.env`.
+ */
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const str = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = str(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+      return fallback;
+    }
+    return value;
+  };
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = str(name)?.toLowerCase();
+    if (raw === undefined) return fallback;
+    if (['true', '1', 'yes'].includes(raw)) return true;
+    if (['false', '0', 'no'].includes(raw)) return false;
+    problems.push(`${name} must be true or false, got "${raw}"`);
+    return fallback;
+  };
+  const url = (name: string, fallback: string | undefined, protocols: string[]): string | undefined => {
+    const raw = str(name) ?? fallback;
+    if (raw === undefined) return undefined;
+    try {
+      const parsed = new URL(raw);
+      if (!protocols.includes(parsed.protocol)) problems.push(`${name} must use ${protocols.join(' or ')}, got "${raw}"`);
+    } catch {
+      problems.push(`${name} must be a URL, got "${raw}"`);
+    }
+    return raw.replace(/\/+$/, '');
+  };
+
+  const role = str('HERALD_ROLE') ?? 'all';
+  if (role !== 'api' && role !== 'worker' && role !== 'all') problems.push(`HERALD_ROLE must be api, worker or all, got "${role}"`);
+  const tlsCertFile = str('TLS_CERT_FILE');
+  const tlsKeyFile = str('TLS_KEY_FILE');
+  if ((tlsCertFile === undefined) !== (tlsKeyFile === undefined)) problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+  const secretKey = str('HERALD_SECRET_KEY');
+  if (secretKey !== undefined && !/^[0-9a-fA-F]{64}$/.test(secretKey)) problems.push('HERALD_SECRET_KEY must be 64 hex characters (32 bytes)');
+
+  const config: Config = {
+    port: int('PORT', 8080, 0, 65535),
+    host: str('HOST') ?? '0.0.0.0',
+    dataDir: path.resolve(str('DATA_DIR') ?? './data'),
+    databaseUrl: url('DATABASE_URL', undefined, ['postgres:', 'postgresql:']),
+    databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 1000),
+    logLevel: str('LOG_LEVEL') ?? 'info',
+    role: role === 'api' || role === 'worker' ? role : 'all',
+    tlsCertFile,
+    tlsKeyFile,
+    publicUrl: url('PUBLIC_URL', undefined, ['http:', 'https:']),
+    redisUrl: url('REDIS_URL', undefined, ['redis:', 'rediss:']),
+    requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 100_000, 1, 3_600_000),
+    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 30_000, 0, 3_600_000),
+    bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    secretKey,
+    jobConcurrency: int('JOB_CONCURRENCY', 4, 1, 256),
+    jobPollIntervalMs: int('JOB_POLL_INTERVAL_MS', 1000, 10, 60_000),
+    jobLeaseMs: int('JOB_LEASE_MS', 60_000, 1000, 3_600_000),
+    fcmApiUrl: url('FCM_API_URL', 'https://fcm.googleapis.com', ['https:', 'http:']) ?? '',
+    fcmQuotaPerMinute: int('FCM_QUOTA_PER_MINUTE', 600_000, 1, 100_000_000),
+    apnsApiUrl: url('APNS_API_URL', 'https://api.push.apple.com', ['https:', 'http:']) ?? '',
+    apnsSandboxApiUrl: url('APNS_SANDBOX_API_URL', 'https://api.sandbox.push.apple.com', ['https:', 'http:']) ?? '',
+    apnsQuotaPerMinute: int('APNS_QUOTA_PER_MINUTE', 300_000, 1, 100_000_000),
+    pushTimeoutMs: int('PUSH_TIMEOUT_MS', 10_000, 100, 100_000),
+    webhookAllowPrivateNetworks: bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+  };
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
+    problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}

@@ -1,0 +1,62 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './database.js';
+import type { Dialect } from './dialect.js';
+
+export interface DatabaseTarget {
+  /** PostgreSQL connection string; absent selects SQLite. */
+  url?: string | undefined;
+  /** SQLite file path, or `:memory:`. */
+  sqliteFile?: string;
+  poolSize?: number;
+  /** PostgreSQL schema to use as `search_path` (tests isolate files this way). */
+  schema?: string;
+  onPoolError?: (error: Error) => void;
+}
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  /** The raw pg pool (PostgreSQL only), for LISTEN/NOTIFY and other connection-level needs. */
+  pgPool?: pg.Pool;
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+
+export function openDatabase(target: DatabaseTarget): DatabaseHandle {
+  if (target.url) return openPostgres(target.url, target);
+  return openSqlite(target.sqliteFile ?? ':memory:');
+}
+
+function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: target.poolSize ?? 10,
+    connectionTimeoutMillis: 5000,
+    ...(target.schema ? { options: `-c search_path=${target.schema}` } : {}),
+    // Epoch-millisecond columns are bigint; they fit a double exactly, so read them as numbers.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client losing its connection must not crash the process; the next query reports it.
+  pool.on('error', (error) => target.onPoolError?.(error));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', pgPool: pool, close: () => db.destroy() };
+}
+
+function openSqlite(file: string): DatabaseHandle {
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  const sqlite = new SQLite(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('synchronous = NORMAL');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}

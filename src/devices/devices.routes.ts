@@ -1,0 +1,58 @@
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../app.js';
+import { DeviceResponse, RegisterDeviceBody } from './devices.schemas.js';
+import * as devices from './devices.service.js';
+
+const security = [{ projectId: [], apiKey: [] }];
+const ErrorBody = Type.Object({ error: Type.String() });
+
+export function registerDeviceRoutes(fastify: FastifyInstance, deps: AppDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { db, clock } = deps;
+
+  app.post(
+    '/api/v1/devices',
+    {
+      config: { auth: 'client', rateLimitClass: 'management' },
+      schema: {
+        summary: 'Register or refresh a device (public or secret key)',
+        tags: ['devices'],
+        security,
+        body: RegisterDeviceBody,
+        response: { 200: DeviceResponse, 400: ErrorBody, 401: ErrorBody },
+      },
+    },
+    async (request) => devices.deviceToResponse(await devices.registerDevice(db, clock, request.auth!.projectId, request.body)),
+  );
+
+  app.delete(
+    '/api/v1/devices/:device_id',
+    {
+      config: { auth: 'secret', rateLimitClass: 'management' },
+      schema: { summary: 'Delete a device', tags: ['devices'], security, params: Type.Object({ device_id: Type.String() }), response: { 200: Type.Object({}), 401: ErrorBody } },
+    },
+    async (request) => {
+      await devices.deleteDevice(db, request.auth!.projectId, request.params.device_id);
+      return {};
+    },
+  );
+
+  app.get(
+    '/api/v1/users/:project_user_id/devices',
+    {
+      config: { auth: 'secret', rateLimitClass: 'management' },
+      schema: {
+        summary: "List a user's devices",
+        tags: ['devices'],
+        security,
+        params: Type.Object({ project_user_id: Type.String() }),
+        response: { 200: Type.Object({ devices: Type.Array(DeviceResponse) }), 404: ErrorBody, 401: ErrorBody },
+      },
+    },
+    async (request) => ({
+      devices: (await devices.listUserDevices(db, request.auth!.projectId, request.params.project_user_id)).map(devices.deviceToResponse),
+    }),
+  );
+}

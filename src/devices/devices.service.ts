@@ -1,0 +1,119 @@
+import type { Db } from '../db/database.js';
+import { readJson, writeJson } from '../db/json.js';
+import { AppError } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import { newId } from '../lib/ids.js';
+import { ensureUsers, getUser } from '../users/users.service.js';
+import * as repo from './devices.repository.js';
+import type { RegisterDeviceBody } from './devices.schemas.js';
+
+export type Provider = 'fcm' | 'apns' | 'webpush';
+
+export interface Device {
+  deviceId: string;
+  projectUserId: string;
+  userId: string;
+  platform: 'android' | 'ios' | 'web';
+  provider: Provider;
+  pushAddress: string;
+  webPushKeys: { p256dh: string; auth: string } | null;
+  status: 'active' | 'disabled';
+  disabledReason: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export function deviceRowToDevice(row: repo.DeviceRow): Device {
+  return {
+    deviceId: row.device_id,
+    projectUserId: row.project_user_id,
+    userId: row.user_id,
+    platform: row.platform,
+    provider: row.provider,
+    pushAddress: row.push_address,
+    webPushKeys: row.push_keys === null ? null : readJson(row.push_keys),
+    status: row.status,
+    disabledReason: row.disabled_reason,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+function pushAddressOf(input: RegisterDeviceBody): { provider: Provider; address: string; keys: string | null } {
+  const given = [input.fcm_token, input.apns_token, input.web_push_subscription].filter((v) => v !== undefined);
+  if (given.length !== 1) {
+    throw new AppError('invalid', 'INVALID_PUSH_ADDRESS', 'Give exactly one of fcm_token, apns_token or web_push_subscription');
+  }
+  if (input.apns_token !== undefined) {
+    if (input.platform !== 'ios') throw new AppError('invalid', 'INVALID_PLATFORM', 'apns_token requires platform ios');
+    return { provider: 'apns', address: input.apns_token.toLowerCase(), keys: null };
+  }
+  if (input.web_push_subscription !== undefined) {
+    if (input.platform !== 'web') throw new AppError('invalid', 'INVALID_PLATFORM', 'web_push_subscription requires platform web');
+    return { provider: 'webpush', address: input.web_push_subscription.endpoint, keys: writeJson(input.web_push_subscription.keys) };
+  }
+  return { provider: 'fcm', address: input.fcm_token!, keys: null };
+}
+
+/** R8: registers or refreshes a device, creating its user if needed; the push address moves to it. */
+export async function registerDevice(db: Db, clock: Clock, projectId: string, input: RegisterDeviceBody): Promise<Device> {
+  const { provider, address, keys } = pushAddressOf(input);
+  const deviceId = input.device_id ?? newId();
+  return db.transaction().execute(async (trx) => {
+    const ids = await ensureUsers(trx, clock, projectId, [input.project_user_id]);
+    const now = clock.now();
+    await repo.upsertDevice(trx, {
+      project_id: projectId,
+      device_id: deviceId,
+      user_id: ids.get(input.project_user_id)!,
+      platform: input.platform,
+      provider,
+      push_address: address,
+      push_keys: keys,
+      created_at: now,
+      updated_at: now,
+    });
+    return deviceRowToDevice((await repo.findDevice(trx, projectId, deviceId))!);
+  });
+}
+
+export async function listUserDevices(db: Db, projectId: string, projectUserId: string): Promise<Device[]> {
+  const user = await getUser(db, projectId, projectUserId);
+  return (await repo.listUserDevices(db, projectId, user.id)).map(deviceRowToDevice);
+}
+
+export async function findDevice(db: Db, projectId: string, deviceId: string): Promise<Device | undefined> {
+  const row = await repo.findDevice(db, projectId, deviceId);
+  return row && deviceRowToDevice(row);
+}
+
+/** Active devices of a user, by internal user id (push sends and campaign fan-out). */
+export async function activeDevicesOfUser(db: Db, projectId: string, userId: string): Promise<Device[]> {
+  return (await repo.listUserDevices(db, projectId, userId)).filter((row) => row.status === 'active').map(deviceRowToDevice);
+}
+
+export async function deleteDevice(db: Db, projectId: string, deviceId: string): Promise<void> {
+  await repo.deleteDevice(db, projectId, deviceId);
+}
+
+/** Token hygiene: the provider no longer knows this address. */
+export function removePushAddress(db: Db, projectId: string, provider: Provider, pushAddress: string): Promise<number> {
+  return repo.deleteDeviceByAddress(db, projectId, provider, pushAddress);
+}
+
+/** Token hygiene: the provider rejects this address as malformed; keep the row, stop sending. */
+export function disableDevice(db: Db, clock: Clock, projectId: string, deviceId: string, reason: string): Promise<void> {
+  return repo.disableDevice(db, projectId, deviceId, reason, clock.now());
+}
+
+export function deviceToResponse(device: Device) {
+  return {
+    device_id: device.deviceId,
+    project_user_id: device.projectUserId,
+    platform: device.platform,
+    provider: device.provider,
+    status: device.status,
+    created_at: new Date(device.createdAt).toISOString(),
+    updated_at: new Date(device.updatedAt).toISOString(),
+  };
+}

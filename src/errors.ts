@@ -1,0 +1,45 @@
+/**
+ * What went wrong, independent of transport. REST renders a kind as an HTTP status
+ * (`http/error-handler.ts`); the agent interface as a JSON-RPC code (`a2a/errors.ts`).
+ */
+export type ErrorKind =
+  | 'invalid' // the caller's input is wrong
+  | 'unauthenticated' // missing, unknown, revoked or wrong kind of key
+  | 'not_found'
+  | 'conflict' // e.g. idempotency key in progress or reused with another body
+  | 'refused' // understood but not allowed in the current state (campaign paused, not API-triggered)
+  | 'rate_limited'
+  | 'too_large'
+  | 'unavailable' // a dependency (database, provider) cannot be reached; retry later
+  | 'internal';
+
+export interface AppErrorOptions {
+  details?: unknown;
+  cause?: unknown;
+  /** Seconds after which a retry may succeed (rate limits, outages). */
+  retryAfterSeconds?: number;
+}
+
+/**
+ * The one error type services throw. `code` is a stable UPPER_SNAKE reason (also sent to REST
+ * callers as `X-Error-Reason` where the spec's fixed message hides the cause, R2).
+ */
+export class AppError extends Error {
+  readonly details: unknown;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(
+    readonly kind: ErrorKind,
+    readonly code: string,
+    message: string,
+    options: AppErrorOptions = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.details = options.details;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+export const invalid = (code: string, message: string, details?: unknown): AppError => new AppError('invalid', code, message, { details });
+export const notFound = (code: string, message: string): AppError => new AppError('not_found', code, message);

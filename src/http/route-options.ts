@@ -1,0 +1,25 @@
+/** Per-route settings read by the shared hooks (auth, rate limit, error rendering). */
+export type AuthMode =
+  /** Secret key only (users, sends, triggers, campaign management). */
+  | 'secret'
+  /** Public or secret key: the client-SDK surface (devices, events), R1. */
+  | 'client'
+  | 'none';
+
+export type RateLimitClass = 'management' | 'send' | 'trigger' | 'a2a';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+    rateLimitClass?: RateLimitClass;
+    /**
+     * When set, every 400 of this route answers `text/plain` with exactly this message (the spec's
+     * fixed messages, R2) and the precise cause in `X-Error-Reason`.
+     */
+    plainText400?: string;
+  }
+  interface FastifyRequest {
+    /** Set by the auth hook on authenticated routes. */
+    auth: { projectId: string; kind: 'secret' | 'public'; keyId: string } | null;
+  }
+}

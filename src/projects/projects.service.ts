@@ -1,0 +1,70 @@
+import type { Db } from '../db/database.js';
+import { AppError } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import { newId, randomBase62 } from '../lib/ids.js';
+import { digestKey, digestsEqual, generateKey, keyKindOf, lookupPrefix, type KeyKind } from './api-keys.js';
+import * as repo from './projects.repository.js';
+
+export interface CreatedProject {
+  project_id: string;
+  name: string;
+  public_key: string;
+  secret_key: string;
+}
+
+export interface AuthenticatedKey {
+  projectId: string;
+  kind: KeyKind;
+  keyId: string;
+}
+
+export async function createProject(db: Db, clock: Clock, name: string): Promise<CreatedProject> {
+  if (name.trim() === '' || name.length > 200) throw new AppError('invalid', 'INVALID_PROJECT_NAME', 'Project name must be 1 to 200 characters');
+  const projectId = `prj_${randomBase62(20)}`;
+  const now = clock.now();
+  const secret = generateKey('secret');
+  const pub = generateKey('public');
+  await db.transaction().execute(async (trx) => {
+    await repo.insertProject(trx, { id: projectId, name, createdAt: now });
+    await repo.insertApiKey(trx, { id: newId(), projectId, kind: 'secret', prefix: secret.prefix, digest: secret.digest, createdAt: now });
+    await repo.insertApiKey(trx, { id: newId(), projectId, kind: 'public', prefix: pub.prefix, digest: pub.digest, createdAt: now });
+  });
+  return { project_id: projectId, name, public_key: pub.key, secret_key: secret.key };
+}
+
+/**
+ * Finds the live key matching `key`. Rows are found by their clear prefix and the digests are
+ * compared in constant time; nothing is cached, so a revocation holds from the next request.
+ */
+export async function authenticateKey(db: Db, key: string): Promise<AuthenticatedKey | undefined> {
+  const kind = keyKindOf(key);
+  if (kind === undefined || key.length > 200) return undefined;
+  const digest = digestKey(key);
+  const candidates = await repo.findActiveKeysByPrefix(db, lookupPrefix(key));
+  const match = candidates.find((row) => digestsEqual(row.digest, digest));
+  return match && { projectId: match.project_id, kind: match.kind, keyId: match.id };
+}
+
+/** Issues a new key of `kind` and revokes the project's previous keys of that kind. */
+export async function rotateKey(db: Db, clock: Clock, projectId: string, kind: KeyKind): Promise<{ key: string; prefix: string }> {
+  const project = await repo.findProject(db, projectId);
+  if (!project) throw new AppError('not_found', 'PROJECT_NOT_FOUND', `Project ${projectId} does not exist`);
+  const fresh = generateKey(kind);
+  const now = clock.now();
+  await db.transaction().execute(async (trx) => {
+    await repo.revokeKeys(trx, projectId, { kind }, now);
+    await repo.insertApiKey(trx, { id: newId(), projectId, kind, prefix: fresh.prefix, digest: fresh.digest, createdAt: now });
+  });
+  return { key: fresh.key, prefix: fresh.prefix };
+}
+
+/** Revokes one key, named by its id or its listed prefix. */
+export async function revokeKey(db: Db, clock: Clock, projectId: string, keyIdOrPrefix: string): Promise<void> {
+  const count = await repo.revokeKeys(db, projectId, { id: keyIdOrPrefix }, clock.now());
+  if (count === 0) throw new AppError('not_found', 'KEY_NOT_FOUND', `No active key ${keyIdOrPrefix} in project ${projectId}`);
+}
+
+export const listProjects = repo.listProjects;
+export const findProject = repo.findProject;
+export const countProjects = repo.countProjects;
+export const listKeys = repo.listKeys;

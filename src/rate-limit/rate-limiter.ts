@@ -1,0 +1,18 @@
+import type { RateLimitClass } from '../http/route-options.js';
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  /** Bucket capacity (burst). */
+  limit: number;
+  remaining: number;
+  /** Seconds until the bucket is full again. */
+  resetSeconds: number;
+  /** Seconds until one more request would be allowed (only when refused). */
+  retryAfterSeconds: number;
+}
+
+/** Token buckets per project and class (R18). Implementations share state across instances. */
+export interface RateLimiter {
+  take(projectId: string, cls: RateLimitClass, cost?: number): Promise<RateLimitDecision>;
+  close(): Promise<void>;
+}

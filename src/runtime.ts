@@ -1,0 +1,63 @@
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { buildApp, type App } from './app.js';
+import type { Config } from './config.js';
+import { openDatabase, type DatabaseHandle } from './db/connect.js';
+import { migrateToLatest } from './db/migrate.js';
+import { systemClock } from './lib/clock.js';
+import { createProject, countProjects } from './projects/projects.service.js';
+import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
+
+export interface Runtime {
+  app: App | undefined;
+  database: DatabaseHandle;
+  stop(): Promise<void>;
+}
+
+export function openConfiguredDatabase(config: Config, logger?: Logger): DatabaseHandle {
+  return openDatabase({
+    url: config.databaseUrl,
+    sqliteFile: path.join(config.dataDir, 'herald.sqlite'),
+    poolSize: config.databasePoolSize,
+    onPoolError: (error) => logger?.warn({ err: error }, 'idle database connection failed'),
+  });
+}
+
+/**
+ * G3: on first start against an empty embedded database, create the `default` project and print
+ * its keys once. Never on PostgreSQL, where projects are made deliberately with the CLI.
+ */
+async function createDefaultProjectIfEmpty(database: DatabaseHandle, logger: Logger): Promise<void> {
+  if (database.dialect !== 'sqlite' || (await countProjects(database.db)) > 0) return;
+  const project = await createProject(database.db, systemClock, 'default');
+  logger.info({ project_id: project.project_id, public_key: project.public_key, secret_key: project.secret_key }, 'created the default project; keep these keys, they are not shown again');
+}
+
+/** Opens the database, migrates, and starts the roles this process has (S3). */
+export async function startRuntime(config: Config, logger: Logger): Promise<Runtime> {
+  const database = openConfiguredDatabase(config, logger);
+  const applied = await migrateToLatest(database.db);
+  if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');
+  await createDefaultProjectIfEmpty(database, logger);
+
+  const rateLimiter = createRateLimiter(config, database);
+  let app: App | undefined;
+  if (config.role !== 'worker') {
+    app = await buildApp({ config, db: database.db, dialect: database.dialect, pgPool: database.pgPool, logger, clock: systemClock, rateLimiter });
+    await app.listen({ port: config.port, host: config.host });
+  }
+
+  let stopped = false;
+  return {
+    app,
+    database,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      // Stop accepting, let in-flight requests finish, then close what they used.
+      await app?.close();
+      await rateLimiter.close();
+      await database.close();
+    },
+  };
+}

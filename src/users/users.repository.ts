@@ -1,0 +1,87 @@
+import type { Db } from '../db/database.js';
+import { mergeJsonObject, mergedJsonKeyCount } from '../db/dialect.js';
+import { readJson } from '../db/json.js';
+import type { Properties } from './users.schemas.js';
+
+export interface UserRecord {
+  id: string;
+  projectUserId: string;
+  properties: Properties;
+}
+
+/**
+ * Inserts the user or merges `propertiesJson` into its stored properties in one statement (R5).
+ * The merge only happens while the result keeps at most `maxKeys` keys; otherwise nothing is
+ * written and `undefined` is returned.
+ */
+export async function upsertUserMerging(
+  db: Db,
+  row: { id: string; projectId: string; projectUserId: string; propertiesJson: string; now: number },
+  maxKeys: number,
+): Promise<UserRecord | undefined> {
+  const merged = mergeJsonObject(db, 'users.properties', row.propertiesJson);
+  const result = await db
+    .insertInto('users')
+    .values({ id: row.id, project_id: row.projectId, project_user_id: row.projectUserId, properties: row.propertiesJson, created_at: row.now, updated_at: row.now })
+    .onConflict((oc) =>
+      oc
+        .columns(['project_id', 'project_user_id'])
+        .doUpdateSet({ properties: merged, updated_at: row.now })
+        .where(mergedJsonKeyCount(db, 'users.properties', row.propertiesJson), '<=', maxKeys),
+    )
+    .returning(['id', 'project_user_id', 'properties'])
+    .executeTakeFirst();
+  return result && { id: result.id, projectUserId: result.project_user_id, properties: readJson<Properties>(result.properties) };
+}
+
+/** Merges into an existing user only; `undefined` when no row changed (absent user or key limit). */
+export async function mergeUserProperties(
+  db: Db,
+  key: { projectId: string; projectUserId: string },
+  propertiesJson: string,
+  now: number,
+  maxKeys: number,
+): Promise<{ id: string } | undefined> {
+  return db
+    .updateTable('users')
+    .set({ properties: mergeJsonObject(db, 'users.properties', propertiesJson), updated_at: now })
+    .where('project_id', '=', key.projectId)
+    .where('project_user_id', '=', key.projectUserId)
+    .where(mergedJsonKeyCount(db, 'users.properties', propertiesJson), '<=', maxKeys)
+    .returning('id')
+    .executeTakeFirst();
+}
+
+export async function findUser(db: Db, projectId: string, projectUserId: string): Promise<UserRecord | undefined> {
+  const row = await db
+    .selectFrom('users')
+    .select(['id', 'project_user_id', 'properties'])
+    .where('project_id', '=', projectId)
+    .where('project_user_id', '=', projectUserId)
+    .executeTakeFirst();
+  return row && { id: row.id, projectUserId: row.project_user_id, properties: readJson<Properties>(row.properties) };
+}
+
+/** Inserts users that do not exist yet (no property change for those that do); returns all ids. */
+export async function ensureUsers(db: Db, projectId: string, projectUserIds: string[], newId: () => string, now: number): Promise<Map<string, string>> {
+  const unique = [...new Set(projectUserIds)];
+  if (unique.length === 0) return new Map();
+  await db
+    .insertInto('users')
+    .values(unique.map((projectUserId) => ({ id: newId(), project_id: projectId, project_user_id: projectUserId, properties: '{}', created_at: now, updated_at: now })))
+    .onConflict((oc) => oc.columns(['project_id', 'project_user_id']).doNothing())
+    .execute();
+  const rows = await db
+    .selectFrom('users')
+    .select(['id', 'project_user_id'])
+    .where('project_id', '=', projectId)
+    .where('project_user_id', 'in', unique)
+    .execute();
+  return new Map(rows.map((r) => [r.project_user_id, r.id]));
+}
+
+/** Deletes the user; devices and events go with it through `ON DELETE CASCADE`. */
+export async function deleteUser(db: Db, projectId: string, projectUserId: string): Promise<boolean> {
+  const result = await db.deleteFrom('users').where('project_id', '=', projectId).where('project_user_id', '=', projectUserId).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}

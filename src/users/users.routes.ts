@@ -1,0 +1,99 @@
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../app.js';
+import { invalid } from '../errors.js';
+import { replyIdempotently } from '../idempotency/idempotency.http.js';
+import { CreateUserBody, PatchUserBody, PropertiesResponse, UserParams, isValidProjectUserId } from './users.schemas.js';
+import * as users from './users.service.js';
+
+const MISSING_ID = 'Project User Id must be provided';
+const routeConfig = { auth: 'secret', rateLimitClass: 'management', plainText400: MISSING_ID } as const;
+const security = [{ projectId: [], apiKey: [] }];
+const errorResponses = { 400: Type.String({ description: `text/plain: ${MISSING_ID}` }), 401: Type.Object({ error: Type.String() }) };
+
+function pathUserId(params: { project_user_id: string }): string {
+  if (!isValidProjectUserId(params.project_user_id)) throw invalid('INVALID_PROJECT_USER_ID', MISSING_ID);
+  return params.project_user_id;
+}
+
+export function registerUserRoutes(fastify: FastifyInstance, deps: AppDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { db, clock } = deps;
+
+  app.post(
+    '/api/v1/users',
+    {
+      config: routeConfig,
+      schema: {
+        summary: 'Create a user, or merge properties into an existing one',
+        tags: ['users'],
+        security,
+        body: CreateUserBody,
+        response: { 200: PropertiesResponse, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      return replyIdempotently(deps, request, reply, 'create-user', async () => {
+        const user = await users.upsertUser(db, clock, request.auth!.projectId, body.project_user_id, body.properties);
+        return { status: 200, body: { properties: user.properties } };
+      });
+    },
+  );
+
+  app.patch(
+    '/api/v1/users/:project_user_id',
+    {
+      config: routeConfig,
+      // An absent body is an empty update (it still answers 404 for an unknown user).
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+      schema: {
+        summary: 'Update some properties of a user',
+        tags: ['users'],
+        security,
+        params: UserParams,
+        body: PatchUserBody,
+        response: { 200: PropertiesResponse, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const projectUserId = pathUserId(request.params);
+      const body = request.body;
+      try {
+        return { properties: await users.patchUser(db, clock, request.auth!.projectId, projectUserId, body.properties) };
+      } catch (error) {
+        // The spec gives PATCH's 404 an empty body.
+        if (error instanceof Error && 'code' in error && error.code === 'USER_NOT_FOUND') return reply.code(404).header('X-Error-Reason', 'USER_NOT_FOUND').send('');
+        throw error;
+      }
+    },
+  );
+
+  app.delete(
+    '/api/v1/users/:project_user_id',
+    {
+      config: routeConfig,
+      schema: { summary: 'Delete a user permanently, with its devices and events', tags: ['users'], security, params: UserParams, response: { 200: Type.Object({}), ...errorResponses } },
+    },
+    async (request) => {
+      await users.deleteUser(db, request.auth!.projectId, pathUserId(request.params));
+      return {};
+    },
+  );
+
+  // An empty path id is "missing" (R3), not an unknown route.
+  for (const url of ['/api/v1/users/', '/api/v1/users']) {
+    app.route({
+      method: ['PATCH', 'DELETE'],
+      url,
+      config: routeConfig,
+      schema: { hide: true },
+      handler: async () => {
+        throw invalid('MISSING_PROJECT_USER_ID', MISSING_ID);
+      },
+    });
+  }
+}
