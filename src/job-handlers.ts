@@ -1,0 +1,20 @@
+import type { Config } from './config.js';
+import type { Database } from './db/database.js';
+import type { Dialect } from './db/dialect.js';
+import type { Clock } from './lib/clock.js';
+import type { JobHandlers } from './jobs/job-types.js';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+
+export interface WorkerDeps {
+  config: Config;
+  db: Kysely<Database>;
+  dialect: Dialect;
+  logger: Logger;
+  clock: Clock;
+}
+
+/** Every feature's job handlers, composed once for the worker role. Features add one line each. */
+export function createJobHandlers(_deps: WorkerDeps): JobHandlers {
+  return {};
+}
