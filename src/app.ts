@@ -15,11 +15,15 @@ import { createMetrics, registerMetrics, type Metrics } from './http/metrics.js'
 import { registerOpenApi } from './http/openapi.js';
 import { registerRateLimitHook } from './http/rate-limit-hook.js';
 import { requestIdFor } from './http/request-id.js';
+import { CompactRequestLog } from './http/request-logging.js';
 import { registerRequestTimeout } from './http/request-timeout.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
 import { registerUserRoutes } from './users/users.routes.js';
 import { registerDeviceRoutes } from './devices/devices.routes.js';
 import { registerEventRoutes } from './events/events.routes.js';
+import type { PushRuntime } from './push/push-runtime.js';
+import { registerPushRoutes } from './push/push.routes.js';
+import { registerPushCredentialRoutes } from './push/credentials/credentials.routes.js';
 
 /** Everything the transports need, passed explicitly (no global accessors). */
 export interface AppDeps {
@@ -31,6 +35,8 @@ export interface AppDeps {
   clock: Clock;
   rateLimiter: RateLimiter;
   metrics?: Metrics;
+  /** Push delivery (connections, auth caches, quotas); the push routes answer 503 without it. */
+  push?: PushRuntime | undefined;
 }
 
 export type App = FastifyInstance;
@@ -42,7 +48,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // pino's Logger is a FastifyBaseLogger; the cast keeps FastifyInstance's default generics.
     loggerInstance: deps.logger as FastifyBaseLogger,
     genReqId: requestIdFor,
-    requestIdLogLabel: 'reqId',
+    logController: new CompactRequestLog(),
     bodyLimit: config.bodyLimitBytes,
     // Ids such as project_user_id may be up to 255 characters, percent-encoded up to three times that.
     routerOptions: { maxParamLength: 1024 },
@@ -69,6 +75,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerUserRoutes(app, deps);
   registerDeviceRoutes(app, deps);
   registerEventRoutes(app, deps);
+  registerPushRoutes(app, deps);
+  registerPushCredentialRoutes(app, deps);
 
   await app.ready();
   return app;

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseRateLimitDefaults, type RateLimits } from './rate-limit/rate-limit-settings.js';
 
 /** Which parts of Herald this process runs (S3). */
 export type HeraldRole = 'api' | 'worker' | 'all';
@@ -16,6 +17,8 @@ export interface Config {
   readonly tlsKeyFile: string | undefined;
   readonly publicUrl: string | undefined;
   readonly redisUrl: string | undefined;
+  /** Per-class defaults of the per-project rate limits (R18), from `RATE_LIMIT_DEFAULTS`. */
+  readonly rateLimitDefaults: RateLimits;
   readonly requestTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
   readonly bodyLimitBytes: number;
@@ -100,6 +103,7 @@ export function loadConfig(env: Env = process.env): Config {
     tlsKeyFile,
     publicUrl: url('PUBLIC_URL', undefined, ['http:', 'https:']),
     redisUrl: url('REDIS_URL', undefined, ['redis:', 'rediss:']),
+    rateLimitDefaults: parseRateLimitDefaults(str('RATE_LIMIT_DEFAULTS'), problems),
     requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 100_000, 1, 3_600_000),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 30_000, 0, 3_600_000),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),

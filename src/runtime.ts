@@ -4,6 +4,8 @@ import { buildApp, type App } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
+import { createJobHandlers } from './job-handlers.js';
+import { createJobRunner, type JobRunner } from './jobs/jobs.js';
 import { systemClock } from './lib/clock.js';
 import { createProject, countProjects } from './projects/projects.service.js';
 import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
@@ -46,6 +48,17 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
     app = await buildApp({ config, db: database.db, dialect: database.dialect, pgPool: database.pgPool, logger, clock: systemClock, rateLimiter });
     await app.listen({ port: config.port, host: config.host });
   }
+  let jobRunner: JobRunner | undefined;
+  if (config.role !== 'api') {
+    const handlers = createJobHandlers({ config, db: database.db, dialect: database.dialect, logger, clock: systemClock });
+    jobRunner = createJobRunner({
+      db: database.db, dialect: database.dialect, pgPool: database.pgPool, logger, clock: systemClock, handlers,
+      concurrency: config.jobConcurrency, pollIntervalMs: config.jobPollIntervalMs, leaseMs: config.jobLeaseMs,
+      // Leave time inside the shutdown budget (main.ts) for aborting stragglers and closing the database.
+      drainTimeoutMs: Math.max(0, config.shutdownTimeoutMs - 2000),
+    });
+    await jobRunner.start();
+  }
 
   let stopped = false;
   return {
@@ -54,8 +67,8 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
     async stop() {
       if (stopped) return;
       stopped = true;
-      // Stop accepting, let in-flight requests finish, then close what they used.
-      await app?.close();
+      // Stop accepting requests and claiming jobs, let in-flight ones finish, then close what they used.
+      await Promise.all([app?.close(), jobRunner?.stop()]);
       await rateLimiter.close();
       await database.close();
     },

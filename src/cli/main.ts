@@ -4,6 +4,7 @@ import { AppError } from '../errors.js';
 import { openConfiguredDatabase } from '../runtime.js';
 import { parseArgs, print, UsageError, type CliCommand } from './cli-context.js';
 import { projectCommands } from './project-commands.js';
+import { rateLimitCommands } from './rate-limit-commands.js';
 
 const commands: Record<string, CliCommand> = {
   migrate: {
@@ -19,6 +20,7 @@ const commands: Record<string, CliCommand> = {
     },
   },
   ...projectCommands,
+  ...rateLimitCommands,
 };
 
 function usage(): string {

@@ -46,3 +46,58 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   return /timeout exceeded when trying to connect|Connection terminated|connection is closed|database connection is not open/i.test(error.message);
 }
+
+/*
+ * JSON property access for the campaign condition compiler (C2). Every helper is two-valued: it is
+ * false, never NULL, when the key is absent, so conditions can be negated safely. Keys never hold
+ * `"` or `\` (the compiler validates names), which keeps them addressable as SQLite JSON paths.
+ */
+export type JsonKind = 'string' | 'number' | 'boolean' | 'null';
+const SQLITE_JSON_TYPES: Record<JsonKind, string[]> = { string: ['text'], number: ['integer', 'real'], boolean: ['true', 'false'], null: ['null'] };
+const sqliteJsonPath = (key: string): string => `$."${key}"`;
+
+/** True when the JSON object in `column` holds `key` with a value of `kind`. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function jsonKeyIsKind(db: Kysely<any>, column: string, key: string, kind: JsonKind): RawBuilder<boolean> {
+  const col = sql.ref(column);
+  if (dialectOf(db) === 'postgres') return sql<boolean>`coalesce(jsonb_typeof(${col} -> ${key}::text) = ${kind}, false)`;
+  return sql<boolean>`coalesce(json_type(${col}, ${sqliteJsonPath(key)}) in (${sql.join(SQLITE_JSON_TYPES[kind])}), false)`;
+}
+
+/** True when `key` holds exactly `value` (same JSON type; numbers compared numerically). On PostgreSQL a GIN `jsonb_path_ops` index serves it. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function jsonKeyEquals(db: Kysely<any>, column: string, key: string, value: string | number | boolean | null): RawBuilder<boolean> {
+  const col = sql.ref(column);
+  if (dialectOf(db) === 'postgres') return sql<boolean>`(${col} @> ${JSON.stringify({ [key]: value })}::jsonb)`;
+  const path = sqliteJsonPath(key);
+  if (value === null) return sql<boolean>`coalesce(json_type(${col}, ${path}) = 'null', false)`;
+  if (typeof value === 'boolean') return sql<boolean>`coalesce(json_type(${col}, ${path}) = ${value ? 'true' : 'false'}, false)`;
+  return sql<boolean>`coalesce(${jsonKeyIsKind(db, column, key, typeof value === 'string' ? 'string' : 'number')} and json_extract(${col}, ${path}) = ${value}, false)`;
+}
+
+/** The string at `key`, compared in code point order whatever the database collation (meaningful under `jsonKeyIsKind(..., 'string')`). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function jsonKeyText(db: Kysely<any>, column: string, key: string): RawBuilder<string> {
+  const col = sql.ref(column);
+  if (dialectOf(db) === 'postgres') return sql<string>`((${col} ->> ${key}::text) collate "C")`;
+  return sql<string>`json_extract(${col}, ${sqliteJsonPath(key)})`;
+}
+
+/** The number at `key`; NULL (never a cast error) when it holds something else. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function jsonKeyNumber(db: Kysely<any>, column: string, key: string): RawBuilder<number> {
+  const col = sql.ref(column);
+  if (dialectOf(db) === 'postgres') return sql<number>`(case when jsonb_typeof(${col} -> ${key}::text) = 'number' then (${col} ->> ${key}::text)::numeric end)`;
+  return sql<number>`(case when json_type(${col}, ${sqliteJsonPath(key)}) in ('integer', 'real') then json_extract(${col}, ${sqliteJsonPath(key)}) end)`;
+}
+
+/** Case-sensitive substring and prefix tests on text (no LIKE: its case rules and escapes differ). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function textContains(db: Kysely<any>, text: RawBuilder<string>, needle: string): RawBuilder<boolean> {
+  return dialectOf(db) === 'postgres' ? sql<boolean>`(strpos(${text}, ${needle}::text) > 0)` : sql<boolean>`(instr(${text}, ${needle}) > 0)`;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function textStartsWith(db: Kysely<any>, text: RawBuilder<string>, prefix: string): RawBuilder<boolean> {
+  return dialectOf(db) === 'postgres' ? sql<boolean>`starts_with(${text}, ${prefix}::text)` : sql<boolean>`(substr(${text}, 1, length(${prefix})) = ${prefix})`;
+}

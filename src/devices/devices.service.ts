@@ -55,26 +55,41 @@ function pushAddressOf(input: RegisterDeviceBody): { provider: Provider; address
   return { provider: 'fcm', address: input.fcm_token!, keys: null };
 }
 
-/** R8: registers or refreshes a device, creating its user if needed; the push address moves to it. */
+/** Attempts at a registration that loses a race (one device id registered with two addresses at once). */
+const REGISTER_ATTEMPTS = 6;
+
+/**
+ * R8: registers or refreshes a device, creating its user if needed; the push address moves to it.
+ * Concurrent registrations of one address queue on its row (the last to commit owns it); the rare
+ * race left, one device id registered with two addresses at once, is retried.
+ */
 export async function registerDevice(db: Db, clock: Clock, projectId: string, input: RegisterDeviceBody): Promise<Device> {
   const { provider, address, keys } = pushAddressOf(input);
   const deviceId = input.device_id ?? newId();
-  return db.transaction().execute(async (trx) => {
-    const ids = await ensureUsers(trx, clock, projectId, [input.project_user_id]);
-    const now = clock.now();
-    await repo.upsertDevice(trx, {
-      project_id: projectId,
-      device_id: deviceId,
-      user_id: ids.get(input.project_user_id)!,
-      platform: input.platform,
-      provider,
-      push_address: address,
-      push_keys: keys,
-      created_at: now,
-      updated_at: now,
-    });
-    return deviceRowToDevice((await repo.findDevice(trx, projectId, deviceId))!);
-  });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction().execute(async (trx) => {
+        const ids = await ensureUsers(trx, clock, projectId, [input.project_user_id]);
+        const now = clock.now();
+        await repo.upsertDevice(trx, {
+          project_id: projectId,
+          device_id: deviceId,
+          user_id: ids.get(input.project_user_id)!,
+          platform: input.platform,
+          provider,
+          push_address: address,
+          push_keys: keys,
+          created_at: now,
+          updated_at: now,
+        });
+        return deviceRowToDevice((await repo.findDevice(trx, projectId, deviceId))!);
+      });
+    } catch (error) {
+      if (attempt >= REGISTER_ATTEMPTS || !repo.isConcurrentWriteConflict(error)) throw error;
+      // A little jitter so the losers of one race do not collide again in lockstep.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+    }
+  }
 }
 
 export async function listUserDevices(db: Db, projectId: string, projectUserId: string): Promise<Device[]> {

@@ -3,7 +3,8 @@ import { Properties, ProjectUserId } from '../users/users.schemas.js';
 
 export const MAX_EVENTS_PER_BATCH = 500;
 
-export const EventName = Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001F\\u007F]+$' });
+export const EVENT_NAME_PATTERN = '^[^\\u0000-\\u001F\\u007F\\uD800-\\uDFFF]+$';
+export const EventName = Type.String({ minLength: 1, maxLength: 255, pattern: EVENT_NAME_PATTERN });
 /** ISO 8601 date-time, or epoch milliseconds. */
 export const EventTimestamp = Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Number()]);
 

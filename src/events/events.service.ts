@@ -3,9 +3,9 @@ import { writeJson } from '../db/json.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
-import { ensureUsers, getUser } from '../users/users.service.js';
+import { assertValidProjectUserId, assertValidProperties, ensureUsers, getUser } from '../users/users.service.js';
 import * as repo from './events.repository.js';
-import type { EventInput } from './events.schemas.js';
+import { EVENT_NAME_PATTERN, type EventInput } from './events.schemas.js';
 
 export interface TrackedEvent {
   eventId: string;
@@ -17,14 +17,46 @@ export interface TrackedEvent {
 /** How far ahead of the server clock an event's timestamp may lie (client clocks drift). */
 const MAX_FUTURE_SKEW_MS = 24 * 60 * 60 * 1000;
 const EARLIEST_TIMESTAMP = Date.UTC(2000, 0, 1);
+/** RFC 3339 / ISO 8601: a date, optionally a time (seconds and fraction optional) and an offset. */
+const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))?)?$/;
+const eventNameRegExp = new RegExp(EVENT_NAME_PATTERN, 'u');
+
+/**
+ * Epoch milliseconds of an ISO 8601 timestamp, or NaN. Parsed by hand rather than `Date.parse`,
+ * which rolls impossible dates over (Feb 30 becomes Mar 1) and reads offset-less times in the
+ * server's time zone; here a missing offset means UTC.
+ */
+function parseIsoTimestamp(text: string): number {
+  const m = ISO_TIMESTAMP.exec(text);
+  if (!m) return Number.NaN;
+  const [year, month, day, hour = 0, minute = 0, second = 0] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((part) => (part === undefined ? undefined : Number(part)));
+  const millis = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
+  if (month! < 1 || month! > 12 || hour > 23 || minute > 59 || second > 59) return Number.NaN;
+  const local = Date.UTC(year!, month! - 1, day!, hour, minute, second, millis);
+  if (new Date(local).getUTCDate() !== day) return Number.NaN; // day 0, or past the month's end
+  if (m[9] === undefined) return local;
+  const offsetHours = Number(m[10]);
+  const offsetMinutes = Number(m[11]);
+  if (offsetHours > 23 || offsetMinutes > 59) return Number.NaN;
+  return local - (m[9] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+}
 
 function parseTimestamp(value: string | number | undefined, now: number, index: number): number {
   if (value === undefined) return now;
-  const ms = typeof value === 'number' ? value : /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
+  const ms = typeof value === 'number' ? value : parseIsoTimestamp(value);
   if (!Number.isFinite(ms) || ms < EARLIEST_TIMESTAMP || ms > now + MAX_FUTURE_SKEW_MS) {
     throw new AppError('invalid', 'INVALID_EVENT_TIMESTAMP', `events[${index}].timestamp must be an ISO 8601 date-time or epoch milliseconds between 2000 and now`);
   }
   return Math.trunc(ms);
+}
+
+/** R9 for every transport (the REST schema checks the same first). */
+function assertValidEvent(event: EventInput, index: number): void {
+  assertValidProjectUserId(event.project_user_id);
+  if (typeof event.name !== 'string' || [...event.name].length > 255 || !eventNameRegExp.test(event.name)) {
+    throw new AppError('invalid', 'INVALID_EVENT_NAME', `events[${index}].name must be 1 to 255 characters without control characters`);
+  }
+  assertValidProperties(event.properties ?? {});
 }
 
 /**
@@ -34,6 +66,7 @@ function parseTimestamp(value: string | number | undefined, now: number, index: 
  */
 export async function trackEvents(db: Db, clock: Clock, projectId: string, events: EventInput[]): Promise<TrackedEvent[]> {
   const now = clock.now();
+  events.forEach(assertValidEvent);
   const timestamps = events.map((e, i) => parseTimestamp(e.timestamp, now, i));
   return db.transaction().execute(async (trx) => {
     const userIds = await ensureUsers(trx, clock, projectId, events.map((e) => e.project_user_id));

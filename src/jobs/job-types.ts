@@ -1,6 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
+import type { Clock } from '../lib/clock.js';
+
+/*
+ * Terminology: a *job* is one row of the `jobs` table; its *kind* names the handler that runs it;
+ * an *attempt* is one run of the handler (counted when the job is claimed); a *lease* is the time
+ * until which the claiming worker owns the job (renewed while it runs, claimable again once expired).
+ */
 
 /**
  * Payload type per job kind. Features add their kinds by module augmentation:
@@ -36,6 +43,30 @@ export interface EnqueueOptions {
   runAt?: number;
   /** Default 25. */
   maxAttempts?: number;
-  /** De-duplication: while a job with this key is pending, enqueueing the key again does nothing. */
+  /**
+   * De-duplication: while a job with this key is unfinished (pending or running), enqueueing the
+   * key again inserts nothing and returns the existing job's id.
+   */
   jobKey?: string;
+  /** Time source for the default `runAt` and the timestamps; default the system clock. */
+  clock?: Clock;
+}
+
+export type JobState = 'pending' | 'running' | 'succeeded' | 'dead';
+
+/** A job as `getJob` returns it. Timestamps are epoch ms. */
+export interface Job {
+  id: string;
+  kind: string;
+  payload: unknown;
+  state: JobState;
+  runAt: number;
+  attempts: number;
+  maxAttempts: number;
+  lockedBy: string | null;
+  lockedUntil: number | null;
+  lastError: string | null;
+  jobKey: string | null;
+  createdAt: number;
+  updatedAt: number;
 }

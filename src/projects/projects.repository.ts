@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js';
 import { readJson, writeJson } from '../db/json.js';
+import { preparedQuery } from '../db/prepared.js';
 import type { KeyKind } from './api-keys.js';
 
 export interface ProjectRow {
@@ -23,13 +24,13 @@ export async function insertApiKey(
     .execute();
 }
 
+/** Runs on every authenticated request, hence prepared once. */
+const activeKeysByPrefix = preparedQuery(['prefix'], (db: Db, p: { prefix: string }) =>
+  db.selectFrom('api_keys').select(['id', 'project_id', 'kind', 'digest']).where('prefix', '=', p.prefix).where('revoked_at', 'is', null),
+);
+
 export function findActiveKeysByPrefix(db: Db, prefix: string) {
-  return db
-    .selectFrom('api_keys')
-    .select(['id', 'project_id', 'kind', 'digest'])
-    .where('prefix', '=', prefix)
-    .where('revoked_at', 'is', null)
-    .execute();
+  return activeKeysByPrefix(db, { prefix });
 }
 
 export async function listProjects(db: Db): Promise<ProjectRow[]> {

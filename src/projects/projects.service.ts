@@ -66,5 +66,6 @@ export async function revokeKey(db: Db, clock: Clock, projectId: string, keyIdOr
 
 export const listProjects = repo.listProjects;
 export const findProject = repo.findProject;
+export const setProjectRateLimits = repo.setProjectRateLimits;
 export const countProjects = repo.countProjects;
 export const listKeys = repo.listKeys;

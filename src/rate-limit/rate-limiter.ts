@@ -9,6 +9,8 @@ export interface RateLimitDecision {
   resetSeconds: number;
   /** Seconds until one more request would be allowed (only when refused). */
   retryAfterSeconds: number;
+  /** Seconds the bucket takes to refill from empty: the window of `limit` (`RateLimit-Policy: limit;w=window`). */
+  windowSeconds?: number;
 }
 
 /** Token buckets per project and class (R18). Implementations share state across instances. */

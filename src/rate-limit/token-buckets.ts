@@ -1,7 +1,10 @@
 /**
  * Token buckets keyed by string, the primitive under both the per-project API rate limits (R18)
  * and the provider quotas of push delivery. Implementations: in-process memory (embedded SQLite,
- * one instance), PostgreSQL and Redis (shared across instances).
+ * one instance), PostgreSQL and Redis (shared across instances); `create-bucket-store.ts` picks one.
+ *
+ * A key that was never used, or whose bucket has refilled completely, is a full bucket. A `cost`
+ * larger than `capacity` never succeeds.
  */
 export interface BucketSpec {
   /** Largest burst. */
@@ -30,8 +33,26 @@ export function refill(tokens: number, updatedAtMs: number, nowMs: number, spec:
   return Math.min(spec.capacity, tokens + elapsed * spec.refillPerSecond);
 }
 
+/** The caller's view of a bucket that holds `tokens` after a take (every backend answers through this). */
+export function bucketResult(tokens: number, allowed: boolean, spec: BucketSpec, cost: number): BucketResult {
+  return {
+    allowed,
+    remaining: Math.max(0, Math.floor(tokens)),
+    retryAfterMs: allowed ? 0 : Math.max(1, Math.ceil(((cost - tokens) / spec.refillPerSecond) * 1000)),
+    resetMs: Math.max(0, Math.ceil(((spec.capacity - tokens) / spec.refillPerSecond) * 1000)),
+  };
+}
+
+/** Above this many keys, the memory backend drops buckets that have refilled completely. */
+const MEMORY_SWEEP_THRESHOLD = 10_000;
+
 export function createMemoryBucketStore(now: () => number = Date.now): TokenBucketStore {
-  const buckets = new Map<string, { tokens: number; updatedAt: number }>();
+  const buckets = new Map<string, { tokens: number; updatedAt: number; fullAt: number }>();
+  let sweepAt = MEMORY_SWEEP_THRESHOLD;
+  const sweep = (t: number): void => {
+    for (const [key, bucket] of buckets) if (bucket.fullAt <= t) buckets.delete(key);
+    sweepAt = Math.max(MEMORY_SWEEP_THRESHOLD, buckets.size * 2);
+  };
   return {
     async take(key, spec, cost = 1) {
       const t = now();
@@ -39,13 +60,12 @@ export function createMemoryBucketStore(now: () => number = Date.now): TokenBuck
       const tokens = current ? refill(current.tokens, current.updatedAt, t, spec) : spec.capacity;
       const allowed = tokens >= cost;
       const left = allowed ? tokens - cost : tokens;
-      buckets.set(key, { tokens: left, updatedAt: t });
-      return {
-        allowed,
-        remaining: Math.floor(left),
-        retryAfterMs: allowed ? 0 : Math.ceil(((cost - left) / spec.refillPerSecond) * 1000),
-        resetMs: Math.ceil(((spec.capacity - left) / spec.refillPerSecond) * 1000),
-      };
+      const result = bucketResult(left, allowed, spec, cost);
+      // A clock that steps back must not mint tokens twice for the same interval.
+      const updatedAt = Math.max(current?.updatedAt ?? t, t);
+      buckets.set(key, { tokens: left, updatedAt, fullAt: updatedAt + result.resetMs });
+      if (buckets.size > sweepAt) sweep(t);
+      return result;
     },
     async close() {
       buckets.clear();

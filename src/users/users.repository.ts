@@ -1,6 +1,7 @@
 import type { Db } from '../db/database.js';
 import { mergeJsonObject, mergedJsonKeyCount } from '../db/dialect.js';
 import { readJson } from '../db/json.js';
+import { preparedQuery } from '../db/prepared.js';
 import type { Properties } from './users.schemas.js';
 
 export interface UserRecord {
@@ -19,20 +20,24 @@ export async function upsertUserMerging(
   row: { id: string; projectId: string; projectUserId: string; propertiesJson: string; now: number },
   maxKeys: number,
 ): Promise<UserRecord | undefined> {
-  const merged = mergeJsonObject(db, 'users.properties', row.propertiesJson);
-  const result = await db
+  const [result] = await upsertMerging(db, { ...row, maxKeys });
+  return result && { id: result.id, projectUserId: result.project_user_id, properties: readJson<Properties>(result.properties) };
+}
+
+const upsertMerging = preparedQuery(
+  ['id', 'projectId', 'projectUserId', 'propertiesJson', 'now', 'maxKeys'],
+  (db: Db, p: { id: string; projectId: string; projectUserId: string; propertiesJson: string; now: number; maxKeys: number }) =>
+  db
     .insertInto('users')
-    .values({ id: row.id, project_id: row.projectId, project_user_id: row.projectUserId, properties: row.propertiesJson, created_at: row.now, updated_at: row.now })
+    .values({ id: p.id, project_id: p.projectId, project_user_id: p.projectUserId, properties: p.propertiesJson, created_at: p.now, updated_at: p.now })
     .onConflict((oc) =>
       oc
         .columns(['project_id', 'project_user_id'])
-        .doUpdateSet({ properties: merged, updated_at: row.now })
-        .where(mergedJsonKeyCount(db, 'users.properties', row.propertiesJson), '<=', maxKeys),
+        .doUpdateSet({ properties: mergeJsonObject(db, 'users.properties', p.propertiesJson), updated_at: p.now })
+        .where(mergedJsonKeyCount(db, 'users.properties', p.propertiesJson), '<=', p.maxKeys),
     )
-    .returning(['id', 'project_user_id', 'properties'])
-    .executeTakeFirst();
-  return result && { id: result.id, projectUserId: result.project_user_id, properties: readJson<Properties>(result.properties) };
-}
+    .returning(['id', 'project_user_id', 'properties']),
+);
 
 /** Merges into an existing user only; `undefined` when no row changed (absent user or key limit). */
 export async function mergeUserProperties(

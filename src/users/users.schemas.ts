@@ -1,15 +1,25 @@
 import { Type, type Static } from '@sinclair/typebox';
 
-/** R3: 1 to 255 characters, no control characters. */
-export const PROJECT_USER_ID_PATTERN = '^[^\\u0000-\\u001F\\u007F-\\u009F]+$';
+/**
+ * R3: 1 to 255 characters, no control characters. Patterns run with the `u` flag, so a lone
+ * surrogate (not Unicode text; PostgreSQL would store it as U+FFFD) counts as excluded too.
+ */
+export const PROJECT_USER_ID_PATTERN = '^[^\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF]+$';
 export const ProjectUserId = Type.String({ minLength: 1, maxLength: 255, pattern: PROJECT_USER_ID_PATTERN });
 
-/** R4: flat values only; strings up to 8 KiB; numbers are finite by JSON's own grammar. */
-export const PropertyValue = Type.Union([Type.String({ maxLength: 8192 }), Type.Number(), Type.Boolean(), Type.Null()]);
+/** Text both databases store unchanged: PostgreSQL refuses NUL in text and jsonb; lone surrogates are not text. */
+export const STORABLE_TEXT_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*$';
+
+/** R4 limits. A string value's 8 KiB counts UTF-8 bytes (checked in the service; the schema bounds characters). */
 export const MAX_PROPERTIES = 256;
+export const MAX_PROPERTY_KEY_LENGTH = 128;
+export const MAX_PROPERTY_VALUE_BYTES = 8192;
+
+/** R4: flat values only; numbers are finite by JSON's own grammar. */
+export const PropertyValue = Type.Union([Type.String({ maxLength: MAX_PROPERTY_VALUE_BYTES, pattern: STORABLE_TEXT_PATTERN }), Type.Number(), Type.Boolean(), Type.Null()]);
 export const Properties = Type.Record(Type.String(), PropertyValue, {
   maxProperties: MAX_PROPERTIES,
-  propertyNames: { minLength: 1, maxLength: 128 },
+  propertyNames: { minLength: 1, maxLength: MAX_PROPERTY_KEY_LENGTH, pattern: STORABLE_TEXT_PATTERN },
 });
 export type Properties = Static<typeof Properties>;
 

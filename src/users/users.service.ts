@@ -4,18 +4,52 @@ import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import * as repo from './users.repository.js';
-import { MAX_PROPERTIES, type Properties } from './users.schemas.js';
+import { isValidProjectUserId, MAX_PROPERTIES, MAX_PROPERTY_KEY_LENGTH, MAX_PROPERTY_VALUE_BYTES, STORABLE_TEXT_PATTERN, type Properties } from './users.schemas.js';
 
 export type { UserRecord } from './users.repository.js';
 
 const tooManyProperties = (): AppError =>
   new AppError('invalid', 'TOO_MANY_PROPERTIES', `A user may hold at most ${MAX_PROPERTIES} properties`);
 
+const storableText = new RegExp(STORABLE_TEXT_PATTERN, 'u');
+
+/** R3 for every caller that may create a user. */
+export function assertValidProjectUserId(projectUserId: unknown): asserts projectUserId is string {
+  if (!isValidProjectUserId(projectUserId)) throw new AppError('invalid', 'INVALID_PROJECT_USER_ID', 'project_user_id must be 1 to 255 characters without control characters');
+}
+
+/**
+ * R4 for every caller (REST schemas check most of it first; other transports rely on this): a flat
+ * object of at most 256 keys of 1 to 128 characters, values string (at most 8 KiB of UTF-8),
+ * finite number, boolean or null, and no text a database would refuse or alter.
+ */
+export function assertValidProperties(properties: unknown): asserts properties is Properties {
+  const fail = (code: string, message: string): never => {
+    throw new AppError('invalid', code, message);
+  };
+  if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) fail('INVALID_PROPERTIES', 'properties must be an object');
+  const entries = Object.entries(properties as object);
+  if (entries.length > MAX_PROPERTIES) throw tooManyProperties();
+  for (const [key, value] of entries) {
+    if (key.length === 0 || [...key].length > MAX_PROPERTY_KEY_LENGTH || !storableText.test(key)) {
+      fail('INVALID_PROPERTY_KEY', `Property keys must be 1 to ${MAX_PROPERTY_KEY_LENGTH} characters of text`);
+    }
+    if (typeof value === 'string') {
+      if (Buffer.byteLength(value, 'utf8') > MAX_PROPERTY_VALUE_BYTES) fail('PROPERTY_VALUE_TOO_LONG', `Property ${key} is longer than ${MAX_PROPERTY_VALUE_BYTES} bytes`);
+      if (!storableText.test(value)) fail('INVALID_PROPERTY_VALUE', `Property ${key} holds a NUL character or an unpaired surrogate`);
+    } else if (!(value === null || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value)))) {
+      fail('INVALID_PROPERTY_VALUE', `Property ${key} must be a string, a finite number, a boolean or null`);
+    }
+  }
+}
+
 /**
  * Creates the user, or merges `properties` into an existing one (R5), atomically in the database.
  * Returns every stored property.
  */
 export async function upsertUser(db: Db, clock: Clock, projectId: string, projectUserId: string, properties: Properties = {}): Promise<repo.UserRecord> {
+  assertValidProjectUserId(projectUserId);
+  assertValidProperties(properties);
   const user = await repo.upsertUserMerging(
     db,
     { id: newId(), projectId, projectUserId, propertiesJson: writeJson(properties), now: clock.now() },
@@ -27,6 +61,7 @@ export async function upsertUser(db: Db, clock: Clock, projectId: string, projec
 
 /** Merges `properties` into an existing user (PATCH); returns only the supplied keys (R6). */
 export async function patchUser(db: Db, clock: Clock, projectId: string, projectUserId: string, properties: Properties = {}): Promise<Properties> {
+  assertValidProperties(properties);
   const updated = await repo.mergeUserProperties(db, { projectId, projectUserId }, writeJson(properties), clock.now(), MAX_PROPERTIES);
   if (updated) return properties;
   if (await repo.findUser(db, projectId, projectUserId)) throw tooManyProperties();
@@ -48,5 +83,6 @@ export const findUser = repo.findUser;
 
 /** Internal ids of the given users, creating those that do not exist yet (devices and events, R8, R9). */
 export function ensureUsers(db: Db, clock: Clock, projectId: string, projectUserIds: string[]): Promise<Map<string, string>> {
+  projectUserIds.forEach(assertValidProjectUserId);
   return repo.ensureUsers(db, projectId, projectUserIds, newId, clock.now());
 }

@@ -30,13 +30,15 @@ export function authHeaders(project: CreatedProject, kind: 'secret' | 'public' =
 
 export interface TestAppOptions {
   env?: Record<string, string>;
-  deps?: Partial<AppDeps>;
+  /** Replaced dependencies; a function receives the fresh test database (e.g. to open it another way). */
+  deps?: Partial<AppDeps> | ((database: TestDatabase) => Partial<AppDeps> | Promise<Partial<AppDeps>>);
 }
 
 /** Builds the real app on a fresh database of `dialect`. */
 export async function buildTestContext(dialect: Dialect, options: TestAppOptions = {}): Promise<TestContext> {
   const database = await createTestDatabase(dialect);
   const config = loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...options.env });
+  const overrides = typeof options.deps === 'function' ? await options.deps(database) : options.deps;
   const deps: AppDeps = {
     config,
     db: database.db,
@@ -45,7 +47,7 @@ export async function buildTestContext(dialect: Dialect, options: TestAppOptions
     logger: pino({ level: config.logLevel }),
     clock: systemClock,
     rateLimiter: unlimitedRateLimiter,
-    ...options.deps,
+    ...overrides,
   };
   const app = await buildApp(deps);
   const newProject = async (name = 'test') => {

@@ -1,0 +1,25 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const BENCHMARKS_MD = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'benchmarks.md');
+
+/** Replaces (or appends) the `## <heading>` section of docs/benchmarks.md, leaving other sections alone. */
+export function writeBenchmarkSection(heading: string, body: string): void {
+  const current = fs.existsSync(BENCHMARKS_MD) ? fs.readFileSync(BENCHMARKS_MD, 'utf8') : '# Benchmarks\n';
+  const marker = `## ${heading}\n`;
+  const start = current.indexOf(marker);
+  const section = `${marker}\n${body.trim()}\n\n`;
+  let next: string;
+  if (start === -1) next = `${current.trimEnd()}\n\n${section}`;
+  else {
+    const after = current.indexOf('\n## ', start + marker.length);
+    next = current.slice(0, start) + section + (after === -1 ? '' : current.slice(after + 1));
+  }
+  fs.writeFileSync(BENCHMARKS_MD, next.trimEnd() + '\n');
+}
+
+export function markdownTable(headers: string[], rows: (string | number)[][]): string {
+  const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
+  return [line(headers), line(headers.map(() => '---')), ...rows.map(line)].join('\n');
+}

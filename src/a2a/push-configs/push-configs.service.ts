@@ -1,0 +1,98 @@
+import type { Db } from '../../db/database.js';
+import { AppError } from '../../errors.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { enqueueJob } from '../../jobs/jobs.js';
+import { rpcError } from '../errors.js';
+import type { ProtocolVersion, PushConfig, PushConfigInput, StatusEvent, Task } from '../model.js';
+import { resolveWebhookTarget, type Lookup } from '../ssrf-guard.js';
+import { findTask } from '../tasks/tasks.repository.js';
+import { invalidParams } from '../versions/codec.js';
+import { codecFor } from '../versions/codecs.js';
+import * as repo from './push-configs.repository.js';
+
+export type { StoredPushConfig } from './push-configs.repository.js';
+
+export interface PushConfigContext {
+  db: Db;
+  clock: Clock;
+  projectId: string;
+  allowPrivateNetworks: boolean;
+  lookup?: Lookup;
+}
+
+/** Deliveries of one status change are retried with backoff for this long (A9). */
+export const WEBHOOK_RETRY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const WEBHOOK_MAX_ATTEMPTS = 40;
+
+declare module '../../jobs/job-types.js' {
+  interface JobPayloads {
+    'a2a.webhook': { projectId: string; taskId: string; configId: string; contentType: string; body: string; createdAt: number };
+  }
+}
+
+// Header values are echoed into webhook requests: printable ASCII only, so a request never fails to build.
+const HEADER_SAFE = /^[\x20-\x7e]*$/;
+const AUTH_SCHEME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** Checks a config (URL against SSRF, header-safe token and credentials) and gives it an id. */
+export async function preparePushConfig(ctx: PushConfigContext, taskId: string, input: PushConfigInput, version: ProtocolVersion): Promise<repo.StoredPushConfig> {
+  if (input.token !== undefined && !HEADER_SAFE.test(input.token)) throw invalidParams([{ field: 'token', description: 'must be printable ASCII' }]);
+  const auth = input.authentication;
+  if (auth && !AUTH_SCHEME.test(auth.scheme)) throw invalidParams([{ field: 'authentication.scheme', description: 'must be an HTTP authentication scheme name' }]);
+  if (auth?.credentials !== undefined && !HEADER_SAFE.test(auth.credentials)) throw invalidParams([{ field: 'authentication.credentials', description: 'must be printable ASCII' }]);
+  try {
+    await resolveWebhookTarget(input.url, ctx.allowPrivateNetworks, ctx.lookup);
+  } catch (error) {
+    if (error instanceof AppError && error.kind === 'invalid') throw invalidParams([{ field: 'url', description: error.message }], `Push notification url refused: ${error.message}`);
+    throw error;
+  }
+  return { ...input, id: input.id ?? newId(), taskId, projectId: ctx.projectId, protocolVersion: version };
+}
+
+async function requireTask(ctx: PushConfigContext, taskId: string): Promise<void> {
+  if (!(await findTask(ctx.db, ctx.projectId, taskId))) throw rpcError('TASK_NOT_FOUND', `Task ${taskId} not found`, { metadata: { taskId } });
+}
+
+export async function createPushConfig(ctx: PushConfigContext, taskId: string, input: PushConfigInput, version: ProtocolVersion): Promise<PushConfig> {
+  await requireTask(ctx, taskId);
+  const config = await preparePushConfig(ctx, taskId, input, version);
+  await repo.upsertConfig(ctx.db, config, ctx.clock.now());
+  return config;
+}
+
+/** Without `id` (v0.3's deprecated form) the task's first config. Unknown config: -32001, as A2A says. */
+export async function getPushConfig(ctx: PushConfigContext, taskId: string, id: string | undefined): Promise<PushConfig> {
+  await requireTask(ctx, taskId);
+  const config = id === undefined ? (await repo.listConfigs(ctx.db, ctx.projectId, taskId))[0] : await repo.findConfig(ctx.db, ctx.projectId, taskId, id);
+  if (!config) throw rpcError('TASK_NOT_FOUND', `Push notification config ${id ?? ''} of task ${taskId} not found`, { metadata: { taskId } });
+  return config;
+}
+
+export async function listPushConfigs(ctx: PushConfigContext, taskId: string): Promise<PushConfig[]> {
+  await requireTask(ctx, taskId);
+  return repo.listConfigs(ctx.db, ctx.projectId, taskId);
+}
+
+/** Idempotent: deleting a config that is gone is not an error (the task must exist). */
+export async function deletePushConfig(ctx: PushConfigContext, taskId: string, id: string): Promise<void> {
+  await requireTask(ctx, taskId);
+  await repo.deleteConfig(ctx.db, ctx.projectId, taskId, id);
+}
+
+export const listTaskConfigs = (db: Db, projectId: string, taskId: string): Promise<repo.StoredPushConfig[]> => repo.listConfigs(db, projectId, taskId);
+export const storePushConfig = repo.upsertConfig;
+export const findStoredConfig = repo.findConfig;
+
+/**
+ * Queues one webhook delivery per config for a status change, in the caller's transaction (the
+ * delivery exists exactly when the change commits). The body is rendered now, in the config's
+ * registration version: v1 `{"statusUpdate"}` or the v0.3 task (A9).
+ */
+export async function enqueueWebhooks(db: Db, clock: Clock, configs: repo.StoredPushConfig[], event: StatusEvent, task: Task): Promise<void> {
+  for (const config of configs) {
+    const { contentType, body } = codecFor(config.protocolVersion).webhook(event, task);
+    const payload = { projectId: config.projectId, taskId: config.taskId, configId: config.id, contentType, body: JSON.stringify(body), createdAt: clock.now() };
+    await enqueueJob(db, 'a2a.webhook', payload, { maxAttempts: WEBHOOK_MAX_ATTEMPTS, clock });
+  }
+}

@@ -1,0 +1,55 @@
+import { AppError } from '../../errors.js';
+import type { Clock } from '../../lib/clock.js';
+import type { JobHandler } from '../../jobs/job-types.js';
+import { resolveWebhookTarget, type Lookup } from '../ssrf-guard.js';
+import { WEBHOOK_RETRY_WINDOW_MS, findStoredConfig } from './push-configs.service.js';
+import { postWebhook } from './webhook-sender.js';
+
+export interface WebhookJobDeps {
+  clock: Clock;
+  allowPrivateNetworks: boolean;
+  lookup?: Lookup;
+  timeoutMs?: number;
+}
+
+/**
+ * Delivers one status change to one push config (A9), at least once: a non-2xx answer, a timeout
+ * or a network error fails the attempt and the queue retries it with exponential backoff, until
+ * 24 h after the change. A deleted config, or a destination that now resolves to a refused
+ * address, ends the delivery without retrying.
+ */
+export function createWebhookJobHandler(deps: WebhookJobDeps): JobHandler<'a2a.webhook'> {
+  return async (payload, { db, logger, signal }) => {
+    const log = logger.child({ task_id: payload.taskId, push_config_id: payload.configId });
+    const config = await findStoredConfig(db, payload.projectId, payload.taskId, payload.configId);
+    if (!config) {
+      log.info('push config was deleted; webhook dropped');
+      return;
+    }
+    if (deps.clock.now() - payload.createdAt > WEBHOOK_RETRY_WINDOW_MS) {
+      log.warn({ url: config.url }, 'webhook not delivered within 24 h; giving up');
+      return;
+    }
+    let target;
+    try {
+      target = await resolveWebhookTarget(config.url, deps.allowPrivateNetworks, deps.lookup);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'WEBHOOK_URL_REFUSED') {
+        log.warn({ url: config.url, reason: error.message }, 'webhook destination refused; webhook dropped');
+        return;
+      }
+      throw error; // DNS failures are retried
+    }
+    const headers: Record<string, string> = { 'content-type': payload.contentType, 'user-agent': 'Herald-A2A-Webhook' };
+    if (config.token !== undefined) {
+      headers['x-a2a-token'] = config.token;
+      headers['x-a2a-notification-token'] = config.token;
+    }
+    if (config.authentication) {
+      const { scheme, credentials } = config.authentication;
+      headers.authorization = credentials === undefined ? scheme : `${scheme} ${credentials}`;
+    }
+    const status = await postWebhook({ target, headers, body: payload.body, signal, ...(deps.timeoutMs ? { timeoutMs: deps.timeoutMs } : {}) });
+    if (status < 200 || status > 299) throw new Error(`webhook ${config.url} answered HTTP ${status}`);
+  };
+}

@@ -1,0 +1,115 @@
+import type { JsonColumn, Db } from '../db/database.js';
+import { readJson, writeJson } from '../db/json.js';
+import type { Condition } from './conditions/condition-types.js';
+import type { CampaignStatus } from './campaigns.schemas.js';
+import type { MessageTemplate } from './templates.js';
+import type { Audience } from './trigger-body.js';
+
+export interface CampaignsTable {
+  project_id: string;
+  campaign_id: string;
+  name: string;
+  status: CampaignStatus;
+  api_triggered: number;
+  segment: JsonColumn | null;
+  audience_conditions: JsonColumn | null;
+  default_audience: JsonColumn;
+  message: JsonColumn;
+  created_at: number;
+  updated_at: number;
+}
+
+declare module '../db/database.js' {
+  interface Database {
+    campaigns: CampaignsTable;
+  }
+}
+
+export interface Campaign {
+  projectId: string;
+  campaignId: string;
+  name: string;
+  status: CampaignStatus;
+  apiTriggered: boolean;
+  segment: Condition | null;
+  audienceConditions: Condition | null;
+  defaultAudience: Audience;
+  message: MessageTemplate;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export function rowToCampaign(row: CampaignsTable): Campaign {
+  return {
+    projectId: row.project_id,
+    campaignId: row.campaign_id,
+    name: row.name,
+    status: row.status,
+    apiTriggered: Number(row.api_triggered) === 1,
+    segment: row.segment === null ? null : readJson<Condition | null>(row.segment),
+    audienceConditions: row.audience_conditions === null ? null : readJson<Condition | null>(row.audience_conditions),
+    defaultAudience: readJson<Audience>(row.default_audience),
+    message: readJson<MessageTemplate>(row.message),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+function campaignToRow(c: Campaign): CampaignsTable {
+  return {
+    project_id: c.projectId,
+    campaign_id: c.campaignId,
+    name: c.name,
+    status: c.status,
+    api_triggered: c.apiTriggered ? 1 : 0,
+    segment: c.segment === null ? null : writeJson(c.segment),
+    audience_conditions: c.audienceConditions === null ? null : writeJson(c.audienceConditions),
+    default_audience: writeJson(c.defaultAudience),
+    message: writeJson(c.message),
+    created_at: c.createdAt,
+    updated_at: c.updatedAt,
+  };
+}
+
+/** Inserts the campaign; `false` when the project already has one with this id. */
+export async function insertCampaign(db: Db, campaign: Campaign): Promise<boolean> {
+  const result = await db
+    .insertInto('campaigns')
+    .values(campaignToRow(campaign))
+    .onConflict((oc) => oc.columns(['project_id', 'campaign_id']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedRows ?? 0) > 0;
+}
+
+export async function findCampaign(db: Db, projectId: string, campaignId: string): Promise<Campaign | undefined> {
+  const row = await db.selectFrom('campaigns').selectAll().where('project_id', '=', projectId).where('campaign_id', '=', campaignId).executeTakeFirst();
+  return row && rowToCampaign(row);
+}
+
+/** Replaces every editable field; `false` when the campaign does not exist. */
+export async function updateCampaign(db: Db, campaign: Campaign): Promise<boolean> {
+  const { project_id, campaign_id, created_at: _created, ...fields } = campaignToRow(campaign);
+  const result = await db.updateTable('campaigns').set(fields).where('project_id', '=', project_id).where('campaign_id', '=', campaign_id).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+export async function deleteCampaign(db: Db, projectId: string, campaignId: string): Promise<boolean> {
+  const result = await db.deleteFrom('campaigns').where('project_id', '=', projectId).where('campaign_id', '=', campaignId).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/** Newest first; `after` is the last row of the previous page. */
+export async function listCampaigns(
+  db: Db,
+  projectId: string,
+  options: { limit: number; status?: CampaignStatus | undefined; after?: { createdAt: number; campaignId: string } | undefined },
+): Promise<Campaign[]> {
+  let query = db.selectFrom('campaigns').selectAll().where('project_id', '=', projectId);
+  if (options.status) query = query.where('status', '=', options.status);
+  const after = options.after;
+  if (after) {
+    query = query.where((eb) => eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('campaign_id', '<', after.campaignId)])]));
+  }
+  const rows = await query.orderBy('created_at', 'desc').orderBy('campaign_id', 'desc').limit(options.limit).execute();
+  return rows.map(rowToCampaign);
+}

@@ -1,0 +1,73 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/** Campaign ids: given or generated; no `:` (the trigger path ends in `:trigger`) and nothing to escape. */
+export const CAMPAIGN_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$';
+const campaignIdRegExp = new RegExp(CAMPAIGN_ID_PATTERN);
+export const isValidCampaignId = (value: unknown): value is string => typeof value === 'string' && campaignIdRegExp.test(value);
+
+export const CAMPAIGN_STATUSES = ['draft', 'active', 'paused', 'archived'] as const;
+export const CampaignStatus = Type.Union(CAMPAIGN_STATUSES.map((s) => Type.Literal(s)));
+export type CampaignStatus = Static<typeof CampaignStatus>;
+
+const Template = (maxLength: number) => Type.String({ maxLength });
+export const MessageTemplateSchema = Type.Object(
+  {
+    title: Type.Optional(Template(1024)),
+    body: Type.Optional(Template(4096)),
+    image_url: Type.Optional(Template(2048)),
+    landing_url: Type.Optional(Template(2048)),
+  },
+  { additionalProperties: false, description: 'Liquid templates; `trigger`, `user` and `campaign` are in scope' },
+);
+
+const ConditionSchema = Type.Unknown({ description: 'Condition tree: {all|any:[...]}, {not:{...}}, {property,op,value|value_from}, {event,op,count_gte?,within_days?}' });
+const AudienceSchema = Type.Unknown({ description: '{"broadcast": true} (the whole segment, default) or {"targets": [{project_user_id|device_id|user_id}]}' });
+
+const editable = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  status: CampaignStatus,
+  api_triggered: Type.Boolean(),
+  segment: Type.Union([ConditionSchema, Type.Null()]),
+  audience_conditions: Type.Union([ConditionSchema, Type.Null()]),
+  default_audience: AudienceSchema,
+  message: MessageTemplateSchema,
+};
+
+export const CreateCampaignBody = Type.Object(
+  {
+    campaign_id: Type.Optional(Type.String({ pattern: CAMPAIGN_ID_PATTERN })),
+    name: editable.name,
+    status: Type.Optional(editable.status),
+    api_triggered: Type.Optional(editable.api_triggered),
+    segment: Type.Optional(editable.segment),
+    audience_conditions: Type.Optional(editable.audience_conditions),
+    default_audience: Type.Optional(editable.default_audience),
+    message: editable.message,
+  },
+  { additionalProperties: false },
+);
+export type CreateCampaignBody = Static<typeof CreateCampaignBody>;
+
+export const PatchCampaignBody = Type.Partial(Type.Object(editable, { additionalProperties: false }), { additionalProperties: false });
+export type PatchCampaignBody = Static<typeof PatchCampaignBody>;
+
+export const CampaignResponse = Type.Object({
+  campaign_id: Type.String(),
+  name: Type.String(),
+  status: CampaignStatus,
+  api_triggered: Type.Boolean(),
+  segment: Type.Unknown(),
+  audience_conditions: Type.Unknown(),
+  default_audience: Type.Unknown(),
+  message: MessageTemplateSchema,
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+
+export const CampaignParams = Type.Object({ campaign_id: Type.String() });
+/** Query strings are not coerced (the app's ajv has `coerceTypes: false`), so numbers arrive as text. */
+export const ListQuery = Type.Object({
+  limit: Type.Optional(Type.String({ pattern: '^([1-9]|[1-9][0-9]|100)$', description: '1 to 100, default 50' })),
+  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+});
+export const ListCampaignsQuery = Type.Composite([ListQuery, Type.Object({ status: Type.Optional(CampaignStatus) })]);

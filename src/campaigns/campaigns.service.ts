@@ -1,0 +1,141 @@
+import type { TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import type { Db } from '../db/database.js';
+import { AppError } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import { newId } from '../lib/ids.js';
+import * as repo from './campaigns.repository.js';
+import { CreateCampaignBody, PatchCampaignBody, type CampaignStatus } from './campaigns.schemas.js';
+import { validateCondition } from './conditions/validate-condition.js';
+import { decodeCursor, encodeCursor, parseLimit } from './pagination.js';
+import { parseMessageTemplate, type MessageTemplate } from './templates.js';
+import { parseAudience } from './trigger-body.js';
+
+export type { Campaign } from './campaigns.repository.js';
+type Campaign = repo.Campaign;
+
+const notFound = (campaignId: string) => new AppError('not_found', 'CAMPAIGN_NOT_FOUND', `Campaign ${campaignId} does not exist`);
+
+/** Shape check shared by REST and the CLI (the CLI has no Fastify validation in front of it). */
+function checkShape<T>(schema: TSchema, input: unknown): T {
+  const first = Value.Errors(schema, input).First();
+  if (first) throw new AppError('invalid', 'INVALID_CAMPAIGN', `${first.path === '' ? 'body' : first.path.slice(1).replaceAll('/', '.')}: ${first.message}`);
+  return input as T;
+}
+
+const hasMarkup = (source: string) => source.includes('{{') || source.includes('{%');
+
+/** At least a title or a body; every field parses as Liquid; literal URLs are absolute http(s). */
+function checkMessage(message: MessageTemplate): void {
+  if (!message.title?.trim() && !message.body?.trim()) throw new AppError('invalid', 'INVALID_TEMPLATE', 'message: give a title or a body');
+  parseMessageTemplate(message);
+  for (const field of ['image_url', 'landing_url'] as const) {
+    const source = message[field]?.trim();
+    if (!source || hasMarkup(source)) continue;
+    let ok = false;
+    try {
+      ok = ['http:', 'https:'].includes(new URL(source).protocol);
+    } catch {
+      ok = false;
+    }
+    if (!ok) throw new AppError('invalid', 'INVALID_TEMPLATE', `message.${field}: expected an absolute http(s) URL`);
+  }
+}
+
+/** Every save-time check (C1): condition trees, the default audience and the Liquid templates. */
+function checkCampaign(campaign: Campaign): Campaign {
+  if (campaign.segment !== null) validateCondition(campaign.segment, 'segment');
+  if (campaign.audienceConditions !== null) validateCondition(campaign.audienceConditions, 'audience_conditions');
+  checkMessage(campaign.message);
+  return { ...campaign, defaultAudience: parseAudience(campaign.defaultAudience, 'default_audience', 'INVALID_DEFAULT_AUDIENCE') };
+}
+
+export async function createCampaign(db: Db, clock: Clock, projectId: string, input: unknown): Promise<Campaign> {
+  const body = checkShape<CreateCampaignBody>(CreateCampaignBody, input);
+  const now = clock.now();
+  const campaign = checkCampaign({
+    projectId,
+    campaignId: body.campaign_id ?? newId(),
+    name: body.name,
+    status: body.status ?? 'draft',
+    apiTriggered: body.api_triggered ?? false,
+    segment: (body.segment ?? null) as Campaign['segment'],
+    audienceConditions: (body.audience_conditions ?? null) as Campaign['audienceConditions'],
+    defaultAudience: (body.default_audience ?? { broadcast: true }) as Campaign['defaultAudience'],
+    message: body.message,
+    createdAt: now,
+    updatedAt: now,
+  });
+  if (!(await repo.insertCampaign(db, campaign))) throw new AppError('conflict', 'CAMPAIGN_EXISTS', `Campaign ${campaign.campaignId} already exists`);
+  return campaign;
+}
+
+export async function getCampaign(db: Db, projectId: string, campaignId: string): Promise<Campaign> {
+  const campaign = await repo.findCampaign(db, projectId, campaignId);
+  if (!campaign) throw notFound(campaignId);
+  return campaign;
+}
+
+export const findCampaign = repo.findCampaign;
+
+/** Changes only the supplied fields; `null` clears `segment` or `audience_conditions`. */
+export async function updateCampaign(db: Db, clock: Clock, projectId: string, campaignId: string, input: unknown): Promise<Campaign> {
+  const patch = checkShape<PatchCampaignBody>(PatchCampaignBody, input ?? {});
+  return db.transaction().execute(async (trx) => {
+    const current = await getCampaign(trx, projectId, campaignId);
+    const next = checkCampaign({
+      ...current,
+      ...(patch.name !== undefined && { name: patch.name }),
+      ...(patch.status !== undefined && { status: patch.status }),
+      ...(patch.api_triggered !== undefined && { apiTriggered: patch.api_triggered }),
+      ...(patch.segment !== undefined && { segment: patch.segment as Campaign['segment'] }),
+      ...(patch.audience_conditions !== undefined && { audienceConditions: patch.audience_conditions as Campaign['audienceConditions'] }),
+      ...(patch.default_audience !== undefined && { defaultAudience: patch.default_audience as Campaign['defaultAudience'] }),
+      ...(patch.message !== undefined && { message: patch.message }),
+      updatedAt: clock.now(),
+    });
+    if (!(await repo.updateCampaign(trx, next))) throw notFound(campaignId);
+    return next;
+  });
+}
+
+export function setCampaignStatus(db: Db, clock: Clock, projectId: string, campaignId: string, status: CampaignStatus): Promise<Campaign> {
+  return updateCampaign(db, clock, projectId, campaignId, { status });
+}
+
+/** Deletes the campaign with its triggers and their delivery ledger; `false` when it did not exist. */
+export function deleteCampaign(db: Db, projectId: string, campaignId: string): Promise<boolean> {
+  return repo.deleteCampaign(db, projectId, campaignId);
+}
+
+export async function listCampaigns(
+  db: Db,
+  projectId: string,
+  query: { limit?: string | number | undefined; cursor?: string | undefined; status?: CampaignStatus | undefined },
+): Promise<{ campaigns: Campaign[]; nextCursor: string | null }> {
+  const limit = parseLimit(query.limit);
+  const after = decodeCursor(query.cursor);
+  const campaigns = await repo.listCampaigns(db, projectId, {
+    limit: limit + 1,
+    status: query.status,
+    after: after && { createdAt: after[0] as number, campaignId: after[1] as string },
+  });
+  const page = campaigns.slice(0, limit);
+  const last = page[page.length - 1];
+  return { campaigns: page, nextCursor: campaigns.length > limit && last ? encodeCursor([last.createdAt, last.campaignId]) : null };
+}
+
+export function campaignToWire(c: Campaign) {
+  return {
+    campaign_id: c.campaignId,
+    name: c.name,
+    status: c.status,
+    api_triggered: c.apiTriggered,
+    segment: c.segment,
+    audience_conditions: c.audienceConditions,
+    default_audience: c.defaultAudience,
+    message: c.message,
+    created_at: new Date(c.createdAt).toISOString(),
+    updated_at: new Date(c.updatedAt).toISOString(),
+  };
+}

@@ -1,0 +1,144 @@
+import { Liquid, TypeGuards, Value, type Template, type Token } from 'liquidjs';
+import { AppError } from '../errors.js';
+import type { PushMessage } from '../push/push.types.js';
+
+/** A campaign's message (C1): every field is a Liquid template (C3). */
+export interface MessageTemplate {
+  title?: string;
+  body?: string;
+  image_url?: string;
+  landing_url?: string;
+}
+
+const FIELDS = ['title', 'body', 'image_url', 'landing_url'] as const;
+type Field = (typeof FIELDS)[number];
+export type ParsedMessage = Partial<Record<Field, Template[]>>;
+
+/** What a template sees: `trigger.*`, `user.*` (properties and `project_user_id`) and `campaign.*`. */
+export interface RenderScope {
+  trigger: Record<string, string | number | boolean>;
+  user: Record<string, unknown>;
+  campaign: { campaign_id: string; name: string };
+}
+
+/**
+ * Shopify-dialect Liquid. Variables are strict: a template reading a user property the user lacks
+ * fails that recipient, unless it reads it through `default` or tests it in `if`/`unless`
+ * (`lenientIf`). Unknown filters fail at save time. Limits bound a hostile template's cost.
+ */
+const engine = new Liquid({
+  strictVariables: true,
+  lenientIf: true,
+  strictFilters: true,
+  ownPropertyOnly: true,
+  parseLimit: 100_000,
+  renderLimit: 200,
+  memoryLimit: 10_000_000,
+});
+
+export class RenderFailure extends Error {
+  constructor(
+    readonly reason: 'TEMPLATE_RENDER_ERROR' | 'INVALID_RENDERED_URL' | 'EMPTY_MESSAGE',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Parses every field once; a syntax error names the field and its position (line, col). */
+export function parseMessageTemplate(message: MessageTemplate): ParsedMessage {
+  const parsed: ParsedMessage = {};
+  for (const field of FIELDS) {
+    const source = message[field];
+    if (source === undefined) continue;
+    try {
+      parsed[field] = engine.parse(source);
+    } catch (error) {
+      throw new AppError('invalid', 'INVALID_TEMPLATE', `message.${field}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return parsed;
+}
+
+/**
+ * The trigger properties a message cannot do without (R15): every `trigger.<name>` it reads,
+ * found by walking the parsed templates, except reads whose first filter is `default`.
+ */
+export function triggerPropertiesRequiredByMessage(parsed: ParsedMessage, into = new Set<string>()): Set<string> {
+  for (const templates of Object.values(parsed)) walkTemplates(templates, into);
+  return into;
+}
+
+function walkTemplates(templates: Template[], into: Set<string>): void {
+  for (const template of templates) {
+    if (template.arguments) for (const argument of template.arguments()) visitArgument(argument, into);
+    if (template.children) walkTemplates(finishSync(template.children(false, true)), into);
+  }
+}
+
+function finishSync<T>(generator: Generator<unknown, T>): T {
+  let step = generator.next();
+  while (!step.done) step = generator.next(step.value);
+  return step.value;
+}
+
+type FilterLike = { name: string; args: unknown[] };
+
+function visitFiltered(initial: Token[], filters: FilterLike[], into: Set<string>): void {
+  const optional = filters[0]?.name === 'default';
+  for (const token of initial) visitToken(token, optional ? undefined : into, into);
+  for (const filter of filters) for (const arg of filter.args) visitToken(Array.isArray(arg) ? arg[1] : arg, into, into);
+}
+
+function visitArgument(argument: unknown, into: Set<string>): void {
+  if (argument instanceof Value) visitFiltered(argument.initial.postfix, argument.filters, into);
+  else visitToken(argument, into, into);
+}
+
+/** `required` is where a `trigger.<name>` read by this token goes (undefined: optional); nested reads always count. */
+function visitToken(token: unknown, required: Set<string> | undefined, into: Set<string>): void {
+  if (TypeGuards.isPropertyAccessToken(token)) {
+    const [root, first] = token.props;
+    if (token.variable === undefined && TypeGuards.isWordToken(root) && root.content === 'trigger' && first !== undefined) {
+      if (TypeGuards.isWordToken(first) || TypeGuards.isQuotedToken(first)) required?.add(first.content);
+    }
+    for (const prop of token.props) if (!TypeGuards.isWordToken(prop)) visitToken(prop, into, into);
+    if (token.variable !== undefined) visitToken(token.variable, into, into);
+  } else if (TypeGuards.isRangeToken(token)) {
+    visitToken(token.lhs, into, into);
+    visitToken(token.rhs, into, into);
+  } else if (TypeGuards.isFilteredValueToken(token)) {
+    visitFiltered(token.initial.postfix, token.filters, into);
+  }
+}
+
+const isHttpUrl = (text: string): boolean => {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+};
+
+/** Renders one recipient's message; a failure concerns only that recipient. */
+export function renderMessage(parsed: ParsedMessage, scope: RenderScope): PushMessage {
+  const out: Partial<Record<Field, string>> = {};
+  for (const field of FIELDS) {
+    const templates = parsed[field];
+    if (!templates) continue;
+    let text: string;
+    try {
+      text = engine.renderSync(templates, scope) as string;
+    } catch (error) {
+      throw new RenderFailure('TEMPLATE_RENDER_ERROR', `message.${field}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+    }
+    if (field === 'image_url' || field === 'landing_url') {
+      text = text.trim();
+      if (text !== '' && !isHttpUrl(text)) throw new RenderFailure('INVALID_RENDERED_URL', `message.${field} did not render to an absolute http(s) URL`);
+    }
+    if (text !== '') out[field] = text;
+  }
+  if (out.title === undefined && out.body === undefined) throw new RenderFailure('EMPTY_MESSAGE', 'title and body both rendered empty');
+  return { title: out.title, body: out.body, imageUrl: out.image_url, landingUrl: out.landing_url };
+}

@@ -1,0 +1,47 @@
+import { sql, type Kysely } from 'kysely';
+import { columnTypes } from '../schema-helpers.js';
+
+/**
+ * The durable job queue (S2). Rows move pending → running → succeeded | dead (or back to pending
+ * on a retry). Finished rows are deleted by the runner's cleanup after a retention period.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function up(db: Kysely<any>): Promise<void> {
+  const t = columnTypes(db);
+  await db.schema
+    .createTable('jobs')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('payload', t.json, (c) => c.notNull())
+    .addColumn('state', 'text', (c) => c.notNull())
+    .addColumn('run_at', t.epochMs, (c) => c.notNull())
+    .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('max_attempts', 'integer', (c) => c.notNull().defaultTo(25))
+    .addColumn('locked_by', 'text')
+    .addColumn('locked_until', t.epochMs)
+    .addColumn('last_error', 'text')
+    .addColumn('job_key', 'text')
+    .addColumn('created_at', t.epochMs, (c) => c.notNull())
+    .addColumn('updated_at', t.epochMs, (c) => c.notNull())
+    .execute();
+
+  // The claim query reads two small partial indexes: due pending jobs by run_at, and running jobs
+  // by lease end (a dead worker's jobs). Finished rows never enter either index.
+  await db.schema.createIndex('jobs_pending_run_at').on('jobs').column('run_at').where(sql.ref('state'), '=', 'pending').execute();
+  await db.schema.createIndex('jobs_running_locked_until').on('jobs').column('locked_until').where(sql.ref('state'), '=', 'running').execute();
+  // At most one unfinished job per key; enqueue relies on this for de-duplication under concurrency.
+  await db.schema
+    .createIndex('jobs_unfinished_job_key')
+    .on('jobs')
+    .column('job_key')
+    .unique()
+    .where(sql<boolean>`state in ('pending', 'running')`)
+    .execute();
+  // Cleanup deletes finished rows oldest first.
+  await db.schema
+    .createIndex('jobs_finished_updated_at')
+    .on('jobs')
+    .columns(['state', 'updated_at'])
+    .where(sql<boolean>`state in ('succeeded', 'dead')`)
+    .execute();
+}

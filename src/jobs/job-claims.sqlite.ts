@@ -1,0 +1,30 @@
+import { sql } from 'kysely';
+import type { JobClaims } from './job-store.js';
+
+/**
+ * SQLite: one `UPDATE ... RETURNING` statement is its own write transaction. SQLite takes the
+ * write lock when the statement starts (other processes wait on `busy_timeout`), so the rows the
+ * subquery picks cannot be claimed by anyone else before they are updated.
+ */
+export const sqliteJobClaims: JobClaims = {
+  async claimJobs(db, { lockToken, now, leaseMs, limit, kinds }) {
+    if (kinds.length === 0 || limit <= 0) return [];
+    return db
+      .updateTable('jobs')
+      .set({ state: 'running', attempts: sql`attempts + 1`, locked_by: lockToken, locked_until: now + leaseMs, updated_at: now })
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('jobs')
+          .select('id')
+          .where((w) => w.or([w.and([w('state', '=', 'pending'), w('run_at', '<=', now)]), w.and([w('state', '=', 'running'), w('locked_until', '<', now)])]))
+          .where('kind', 'in', kinds)
+          .orderBy('run_at')
+          .limit(limit),
+      )
+      .returningAll()
+      .execute();
+  },
+
+  // A SQLite database has one process group on one machine; workers poll (there is no wake-up channel).
+  async notifyJobsEnqueued() {},
+};

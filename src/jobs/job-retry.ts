@@ -1,0 +1,63 @@
+/** Delay before the first retry; each later retry doubles it. */
+export const RETRY_BASE_MS = 1000;
+/** Cap of the exponential part: with 25 attempts a job keeps retrying for about two days. */
+export const RETRY_CAP_MS = 6 * 60 * 60 * 1000;
+
+/**
+ * Backoff after failed attempt `attempt` (1-based), "equal jitter":
+ *   ceiling = min(RETRY_CAP_MS, RETRY_BASE_MS * 2^(attempt - 1))
+ *   delay   = ceiling / 2 + random() * ceiling / 2
+ * Half the delay is fixed so retries never collapse to zero (no hammering a failing provider);
+ * the random half spreads jobs that failed together (a provider outage) so they do not return as
+ * one burst. Because each ceiling is twice the previous one, every delay is at least as long as
+ * the previous delay. Total over 24 retries (25 attempts): about 47 h on average.
+ */
+export function retryDelayMs(attempt: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** Math.min(Math.max(attempt - 1, 0), 30));
+  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+}
+
+export interface RetryJobOptions<P = unknown> {
+  /** Run again after this long; default 0 (at once) when the run does not count, else the backoff. */
+  delayMs?: number;
+  /** Replace the job's payload for the next run ("continue with only the remaining part"). */
+  payload?: P;
+  /**
+   * Whether this run counts as a failed attempt (stores `reason` as `last_error`, and the job goes
+   * dead once `maxAttempts` is reached). Default `false`: the run is not counted at all.
+   */
+  countAsAttempt?: boolean;
+  reason?: string;
+}
+
+/**
+ * Thrown by a handler to reschedule its job instead of failing it:
+ *
+ * @example
+ * // fan-out: handle one page, then continue with the rest without spending an attempt
+ * throw new RetryJobError({ payload: { ...payload, cursor: nextCursor } });
+ * // a provider said "retry after 30 s": wait without counting it as a failure
+ * throw new RetryJobError({ delayMs: 30_000 });
+ * // part of a batch failed: re-queue only the failed part, with backoff, counted
+ * throw new RetryJobError({ payload: { recipients: failed }, countAsAttempt: true, reason: '3 sends failed' });
+ */
+export class RetryJobError<P = unknown> extends Error {
+  readonly delayMs: number | undefined;
+  readonly payload: P | undefined;
+  readonly countAsAttempt: boolean;
+
+  constructor(options: RetryJobOptions<P> = {}) {
+    super(options.reason ?? 'job asked to be retried');
+    this.name = 'RetryJobError';
+    if (options.delayMs !== undefined && !(Number.isFinite(options.delayMs) && options.delayMs >= 0)) throw new RangeError('delayMs must be a finite number >= 0');
+    this.delayMs = options.delayMs;
+    this.payload = options.payload;
+    this.countAsAttempt = options.countAsAttempt ?? false;
+  }
+}
+
+/** The text stored as `last_error`: the error's name and message (stacks would bloat the row). */
+export function describeJobError(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}

@@ -1,0 +1,184 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import type { Kysely } from 'kysely';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { Database } from '../db/database.js';
+import type { Dialect } from '../db/dialect.js';
+import { systemClock, type Clock } from '../lib/clock.js';
+import { deleteFinishedJobs, jobClaimsFor, rowToJob } from './job-store.js';
+import type { JobHandlers } from './job-types.js';
+import { listenForJobWakeups, type JobWakeups } from './job-wakeups.js';
+import { runClaimedJob, type RunJobContext } from './run-job.js';
+
+export interface JobRunnerOptions {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  /** PostgreSQL only: one client of it LISTENs for enqueue notices, so jobs start without waiting for a poll. */
+  pgPool?: pg.Pool;
+  logger: Logger;
+  clock?: Clock;
+  handlers: JobHandlers;
+  /** Most jobs run at once (`JOB_CONCURRENCY`). */
+  concurrency: number;
+  /** How often to look for due jobs without a wake-up (`JOB_POLL_INTERVAL_MS`). */
+  pollIntervalMs: number;
+  /** How long a claim owns a job before another worker may take it (`JOB_LEASE_MS`); renewed every third of it. */
+  leaseMs: number;
+  /** How long `stop()` waits for running jobs before aborting their signals; default 10 s. */
+  drainTimeoutMs?: number;
+  /** Succeeded jobs are deleted after this long (default 1 h), dead ones after `deadRetentionMs` (default 7 days). */
+  succeededRetentionMs?: number;
+  deadRetentionMs?: number;
+  /** How often finished jobs are cleaned up; default 60 s. */
+  cleanupIntervalMs?: number;
+  workerId?: string;
+}
+
+export interface JobRunner {
+  readonly workerId: string;
+  /** Starts claiming (and, on PostgreSQL, listening); resolves once the first listen attempt is made. */
+  start(): Promise<void>;
+  /** Stops claiming and waits for running jobs (bounded by `drainTimeoutMs`). */
+  stop(): Promise<void>;
+}
+
+const MAX_ERROR_BACKOFF_MS = 30_000;
+const ABORT_GRACE_MS = 1000;
+const CLEANUP_BATCH = 1000;
+
+export function createJobRunner(options: JobRunnerOptions): JobRunner {
+  const clock = options.clock ?? systemClock;
+  const workerId = options.workerId ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const logger = options.logger.child({ worker_id: workerId });
+  const claims = jobClaimsFor(options.dialect);
+  const kinds = Object.keys(options.handlers);
+  const context: RunJobContext = { db: options.db, logger, clock, leaseMs: options.leaseMs, handlers: options.handlers };
+  const shutdown = new AbortController();
+  const running = new Set<Promise<unknown>>();
+  let state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
+  let pollTimer: NodeJS.Timeout | undefined;
+  let cleanupTimer: NodeJS.Timeout | undefined;
+  let claiming: Promise<void> | undefined;
+  let wakeRequested = false;
+  let claimFailures = 0;
+  let claimSeq = 0;
+  let wakeups: JobWakeups | undefined;
+
+  /** Claims now, unless a claim is under way (then once more right after it). */
+  const claimNow = () => {
+    if (state !== 'running') return;
+    if (claiming) {
+      wakeRequested = true;
+      return;
+    }
+    clearTimeout(pollTimer);
+    claiming = claimAndRun().finally(() => (claiming = undefined));
+  };
+
+  /** A hint that jobs may be claimable (a notice, a free slot). Ignored while the database is failing, so the backoff holds. */
+  const wake = () => {
+    if (claimFailures === 0) claimNow();
+  };
+
+  const schedule = (delayMs: number) => {
+    clearTimeout(pollTimer);
+    if (state === 'running') pollTimer = setTimeout(claimNow, delayMs);
+  };
+
+  async function claimAndRun(): Promise<void> {
+    wakeRequested = false;
+    let nextPollMs = options.pollIntervalMs;
+    try {
+      const free = options.concurrency - running.size;
+      if (free > 0 && kinds.length > 0) {
+        claimSeq += 1;
+        const now = clock.now();
+        const rows = await claims.claimJobs(options.db, { lockToken: `${workerId}/${claimSeq}`, now, leaseMs: options.leaseMs, limit: free, kinds });
+        claimFailures = 0;
+        for (const row of rows) track(rowToJob(row));
+      }
+    } catch (error) {
+      // Database unreachable: back off (poll interval doubling to 30 s) instead of spinning.
+      claimFailures += 1;
+      nextPollMs = Math.min(MAX_ERROR_BACKOFF_MS, options.pollIntervalMs * 2 ** Math.min(claimFailures, 16));
+      logger.warn({ err: error, retry_in_ms: nextPollMs }, 'claiming jobs failed');
+    }
+    // A wake-up that came in while claiming may be about jobs this claim did not see.
+    if (wakeRequested && claimFailures === 0) setImmediate(wake);
+    else schedule(nextPollMs);
+  }
+
+  function track(job: ReturnType<typeof rowToJob>): void {
+    const run = runClaimedJob(context, job, shutdown.signal)
+      .then((outcome) => logger.debug({ job_id: job.id, job_kind: job.kind, outcome }, 'job run finished'))
+      .catch((error: unknown) => logger.error({ err: error, job_id: job.id }, 'job run crashed'))
+      .finally(() => {
+        running.delete(run);
+        wake(); // a slot is free
+      });
+    running.add(run);
+  }
+
+  async function cleanup(): Promise<void> {
+    const now = clock.now();
+    try {
+      let deleted = 0;
+      // A few batches per round bounds the work; a large backlog shrinks over several rounds.
+      for (let round = 0; round < 10; round += 1) {
+        const count = await deleteFinishedJobs(options.db, now - (options.succeededRetentionMs ?? 3_600_000), now - (options.deadRetentionMs ?? 7 * 86_400_000), CLEANUP_BATCH);
+        deleted += count;
+        if (count < CLEANUP_BATCH || state !== 'running') break;
+      }
+      if (deleted > 0) logger.debug({ deleted }, 'deleted finished jobs');
+    } catch (error) {
+      logger.warn({ err: error }, 'deleting finished jobs failed');
+    }
+  }
+
+  return {
+    workerId,
+    async start() {
+      if (state !== 'idle') return;
+      state = 'running';
+      if (options.pgPool && kinds.length > 0) wakeups = await listenForJobWakeups(options.pgPool, logger, wake);
+      if (state !== 'running') return;
+      let cleaning = false;
+      cleanupTimer = setInterval(() => {
+        if (cleaning) return;
+        cleaning = true;
+        void cleanup().finally(() => (cleaning = false));
+      }, options.cleanupIntervalMs ?? 60_000);
+      claimNow();
+      logger.info({ kinds, concurrency: options.concurrency }, 'job runner started');
+    },
+
+    async stop() {
+      if (state === 'stopping' || state === 'stopped') return;
+      state = 'stopping';
+      clearTimeout(pollTimer);
+      clearInterval(cleanupTimer);
+      wakeups?.close();
+      await claiming; // jobs it claims join `running` and are drained below
+      if (!(await settlesWithin(running, options.drainTimeoutMs ?? 10_000))) {
+        logger.warn({ jobs: running.size }, 'jobs still running at the drain timeout; aborting them (their leases will expire)');
+        shutdown.abort();
+        await settlesWithin(running, ABORT_GRACE_MS);
+      }
+      state = 'stopped';
+      logger.info('job runner stopped');
+    },
+  };
+}
+
+async function settlesWithin(promises: Set<Promise<unknown>>, ms: number): Promise<boolean> {
+  if (promises.size === 0) return true;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const settled = Promise.allSettled([...promises]).then(() => true);
+  try {
+    return await Promise.race([settled, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,185 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database, Db } from '../db/database.js';
+import type { Dialect } from '../db/dialect.js';
+import { readJson, writeJson } from '../db/json.js';
+import { postgresJobClaims } from './job-claims.postgres.js';
+import { sqliteJobClaims } from './job-claims.sqlite.js';
+import type { Job, JobState } from './job-types.js';
+
+/** Portable statements on the `jobs` table; the two that differ per dialect live in `job-claims.*.ts`. */
+
+export interface JobsTable {
+  id: string;
+  kind: string;
+  payload: unknown;
+  state: JobState;
+  run_at: number;
+  attempts: number;
+  max_attempts: number;
+  /** The claim's lock token (`<worker id>/<claim nonce>`), so a stale worker's writes match nothing. */
+  locked_by: string | null;
+  locked_until: number | null;
+  last_error: string | null;
+  job_key: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+declare module '../db/database.js' {
+  interface Database {
+    jobs: JobsTable;
+  }
+}
+
+export interface ClaimRequest {
+  lockToken: string;
+  now: number;
+  leaseMs: number;
+  limit: number;
+  /** Only kinds this worker has handlers for, so a worker never takes a job it cannot run. */
+  kinds: readonly string[];
+}
+
+/** What differs between SQLite and PostgreSQL: how jobs are claimed and how workers are woken. */
+export interface JobClaims {
+  claimJobs(db: Kysely<Database>, request: ClaimRequest): Promise<JobsTable[]>;
+  /** Tells listening workers that jobs were enqueued; sent when `db`'s transaction commits. */
+  notifyJobsEnqueued(db: Db): Promise<void>;
+}
+
+export function jobClaimsFor(dialect: Dialect): JobClaims {
+  return dialect === 'postgres' ? postgresJobClaims : sqliteJobClaims;
+}
+
+/** A claimed job: the lock token fences every later write to it. */
+export interface JobLock {
+  id: string;
+  lockedBy: string;
+}
+
+const UNFINISHED: JobState[] = ['pending', 'running'];
+const MAX_ERROR_LENGTH = 2000;
+
+export function rowToJob(row: JobsTable): Job {
+  return {
+    id: row.id,
+    kind: row.kind,
+    payload: readJson(row.payload),
+    state: row.state,
+    runAt: Number(row.run_at),
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    lockedBy: row.locked_by,
+    lockedUntil: row.locked_until === null ? null : Number(row.locked_until),
+    lastError: row.last_error,
+    jobKey: row.job_key,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+export interface NewJob {
+  id: string;
+  kind: string;
+  payload: unknown;
+  runAt: number;
+  maxAttempts: number;
+  jobKey: string | null;
+  now: number;
+}
+
+/** Inserts the job; with a job key already held by an unfinished job, inserts nothing and returns that job's id. */
+export async function insertJob(db: Db, job: NewJob, tries = 3): Promise<{ id: string; inserted: boolean }> {
+  const values = {
+    id: job.id, kind: job.kind, payload: writeJson(job.payload), state: 'pending' as const, run_at: job.runAt, attempts: 0,
+    max_attempts: job.maxAttempts, locked_by: null, locked_until: null, last_error: null, job_key: job.jobKey, created_at: job.now, updated_at: job.now,
+  };
+  if (job.jobKey === null) {
+    await db.insertInto('jobs').values(values).execute();
+    return { id: job.id, inserted: true };
+  }
+  // The conflict target names the partial unique index `jobs_unfinished_job_key` (its predicate must
+  // be a literal for PostgreSQL to match it). A concurrent enqueue of the key waits for ours to commit.
+  const inserted = await db
+    .insertInto('jobs')
+    .values(values)
+    .onConflict((oc) => oc.column('job_key').where(sql<boolean>`state in ('pending', 'running')`).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (inserted) return { id: inserted.id, inserted: true };
+  const existing = await db.selectFrom('jobs').select('id').where('job_key', '=', job.jobKey).where('state', 'in', UNFINISHED).executeTakeFirst();
+  // Only reachable if the holder finished between the two statements; the key is free again then.
+  if (!existing) {
+    if (tries <= 1) throw new Error(`could not enqueue job with key ${job.jobKey}: the key kept changing hands`);
+    return insertJob(db, job, tries - 1);
+  }
+  return { id: existing.id, inserted: false };
+}
+
+export async function findJob(db: Db, id: string): Promise<Job | undefined> {
+  const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? rowToJob(row) : undefined;
+}
+
+const lockedJob = (db: Db, lock: JobLock) =>
+  db.updateTable('jobs').where('id', '=', lock.id).where('locked_by', '=', lock.lockedBy).where('state', '=', 'running');
+
+const changed = (result: { numUpdatedRows: bigint }): boolean => result.numUpdatedRows > 0n;
+
+/** Extends the lease; `false` when the job is no longer ours (the lease expired and another worker took it). */
+export async function renewJobLease(db: Db, lock: JobLock, lockedUntil: number, now: number): Promise<boolean> {
+  return changed(await lockedJob(db, lock).set({ locked_until: lockedUntil, updated_at: now }).executeTakeFirstOrThrow());
+}
+
+/** Finished jobs are kept for a retention period (see `deleteFinishedJobs`), then deleted. */
+export async function completeJob(db: Db, lock: JobLock, now: number): Promise<boolean> {
+  return changed(await lockedJob(db, lock).set({ state: 'succeeded', locked_by: null, locked_until: null, updated_at: now }).executeTakeFirstOrThrow());
+}
+
+export interface Reschedule {
+  runAt: number;
+  /** The attempt count to store: unchanged for a failure, one less when the run does not count. */
+  attempts: number;
+  payload?: unknown;
+  lastError?: string;
+  now: number;
+}
+
+export async function rescheduleJob(db: Db, lock: JobLock, change: Reschedule): Promise<boolean> {
+  return changed(
+    await lockedJob(db, lock)
+      .set({
+        state: 'pending', run_at: change.runAt, attempts: change.attempts, locked_by: null, locked_until: null, updated_at: change.now,
+        ...(change.payload !== undefined ? { payload: writeJson(change.payload) } : {}),
+        ...(change.lastError !== undefined ? { last_error: truncateError(change.lastError) } : {}),
+      })
+      .executeTakeFirstOrThrow(),
+  );
+}
+
+export async function markJobDead(db: Db, lock: JobLock, lastError: string, now: number, payload?: unknown): Promise<boolean> {
+  return changed(
+    await lockedJob(db, lock)
+      .set({ state: 'dead', last_error: truncateError(lastError), locked_by: null, locked_until: null, updated_at: now, ...(payload !== undefined ? { payload: writeJson(payload) } : {}) })
+      .executeTakeFirstOrThrow(),
+  );
+}
+
+/** Deletes up to `limit` finished jobs older than their retention; returns how many. */
+export async function deleteFinishedJobs(db: Db, succeededBefore: number, deadBefore: number, limit: number): Promise<number> {
+  const result = await db
+    .deleteFrom('jobs')
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('jobs')
+        .select('id')
+        .where((w) => w.or([w.and([w('state', '=', 'succeeded'), w('updated_at', '<', succeededBefore)]), w.and([w('state', '=', 'dead'), w('updated_at', '<', deadBefore)])]))
+        .limit(limit),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+function truncateError(text: string): string {
+  return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text;
+}

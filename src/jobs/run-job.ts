@@ -1,0 +1,123 @@
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from '../db/database.js';
+import type { Clock } from '../lib/clock.js';
+import { completeJob, markJobDead, renewJobLease, rescheduleJob, type JobLock } from './job-store.js';
+import { describeJobError, retryDelayMs, RetryJobError } from './job-retry.js';
+import type { Job, JobHandlers, JobHelpers } from './job-types.js';
+
+export interface RunJobContext {
+  db: Kysely<Database>;
+  logger: Logger;
+  clock: Clock;
+  leaseMs: number;
+  handlers: JobHandlers;
+}
+
+/** What became of one claimed run. `released`: handed back uncounted at shutdown; `lost`: the lease went to another worker. */
+export type JobOutcome = 'succeeded' | 'retried' | 'failed' | 'dead' | 'released' | 'lost';
+
+type AnyJobHandler = (payload: unknown, helpers: JobHelpers) => Promise<void>;
+
+/**
+ * Runs one claimed job (its `attempts` already counts this run) and records the outcome. Never
+ * throws: a failure to record is logged and the lease expiry retries the job.
+ */
+export async function runClaimedJob(ctx: RunJobContext, job: Job, shutdown: AbortSignal): Promise<JobOutcome> {
+  const lock: JobLock = { id: job.id, lockedBy: job.lockedBy ?? '' };
+  const logger = ctx.logger.child({ job_id: job.id, job_kind: job.kind, attempt: job.attempts });
+  try {
+    // The previous holder died during the last attempt; running again would exceed max_attempts.
+    if (job.attempts > job.maxAttempts) {
+      await markJobDead(ctx.db, lock, 'lease expired during the last attempt (worker lost)', ctx.clock.now());
+      logger.warn('job is dead: its worker was lost during the last attempt');
+      return 'dead';
+    }
+    const handler = (ctx.handlers as Record<string, AnyJobHandler | undefined>)[job.kind];
+    const controller = new AbortController();
+    const lease = keepLease(ctx, lock, controller, logger);
+    // At shutdown the runner stops waiting: stop renewing too, so an unresponsive handler's lease expires.
+    const onShutdown = () => {
+      lease.stop();
+      controller.abort(new Error('worker is shutting down'));
+    };
+    shutdown.addEventListener('abort', onShutdown, { once: true });
+    if (shutdown.aborted) onShutdown();
+    let error: unknown;
+    let failed = false;
+    try {
+      if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
+      await handler(job.payload, { db: ctx.db, logger, jobId: job.id, attempt: job.attempts, maxAttempts: job.maxAttempts, signal: controller.signal });
+    } catch (caught) {
+      error = caught;
+      failed = true;
+    } finally {
+      lease.stop();
+      shutdown.removeEventListener('abort', onShutdown);
+    }
+    if (lease.lost) {
+      logger.warn('job lease was lost while running; another worker owns the job now');
+      return 'lost';
+    }
+    return await recordOutcome(ctx, job, lock, logger, failed, error, shutdown.aborted && controller.signal.aborted);
+  } catch (storeError) {
+    logger.error({ err: storeError }, 'could not record the job outcome; the job runs again after its lease expires');
+    return 'lost';
+  }
+}
+
+async function recordOutcome(ctx: RunJobContext, job: Job, lock: JobLock, logger: Logger, failed: boolean, error: unknown, shuttingDown: boolean): Promise<JobOutcome> {
+  const now = ctx.clock.now();
+  const stillOurs = (ok: boolean, outcome: JobOutcome): JobOutcome => (ok ? outcome : 'lost');
+  if (!failed) return stillOurs(await completeJob(ctx.db, lock, now), 'succeeded');
+  if (shuttingDown) {
+    // Aborted by our own shutdown: hand the job back at once, without spending an attempt.
+    logger.info('job handed back at shutdown');
+    return stillOurs(await rescheduleJob(ctx.db, lock, { runAt: now, attempts: job.attempts - 1, now }), 'released');
+  }
+  if (error instanceof RetryJobError && !error.countAsAttempt) {
+    const runAt = now + (error.delayMs ?? 0);
+    return stillOurs(await rescheduleJob(ctx.db, lock, { runAt, attempts: job.attempts - 1, payload: error.payload, now }), 'retried');
+  }
+  const message = describeJobError(error);
+  const payload = error instanceof RetryJobError ? error.payload : undefined;
+  if (job.attempts >= job.maxAttempts) {
+    logger.error({ err: error }, 'job failed its last attempt and is dead');
+    return stillOurs(await markJobDead(ctx.db, lock, message, now, payload), 'dead');
+  }
+  const delay = error instanceof RetryJobError && error.delayMs !== undefined ? error.delayMs : retryDelayMs(job.attempts);
+  logger.warn({ err: error, retry_in_ms: delay }, 'job attempt failed');
+  return stillOurs(await rescheduleJob(ctx.db, lock, { runAt: now + delay, attempts: job.attempts, payload, lastError: message, now }), 'failed');
+}
+
+/**
+ * Renews the lease every third of its length while the handler runs, so long jobs keep it. When
+ * the renewal finds the job taken (or the lease ran out while the database was unreachable) the
+ * handler's signal aborts: it no longer owns the job and should stop.
+ */
+function keepLease(ctx: RunJobContext, lock: JobLock, controller: AbortController, logger: Logger): { lost: boolean; stop(): void } {
+  let lockedUntil = ctx.clock.now() + ctx.leaseMs;
+  let renewing = false;
+  const state = {
+    lost: false,
+    stop: () => clearInterval(timer),
+  };
+  const loseLease = () => {
+    state.lost = true;
+    state.stop();
+    controller.abort(new Error('job lease lost'));
+  };
+  const timer = setInterval(() => {
+    if (renewing) return;
+    renewing = true;
+    const now = ctx.clock.now();
+    renewJobLease(ctx.db, lock, now + ctx.leaseMs, now)
+      .then((ours) => (ours ? (lockedUntil = now + ctx.leaseMs) : loseLease()))
+      .catch((error: unknown) => {
+        logger.warn({ err: error }, 'could not renew the job lease');
+        if (ctx.clock.now() >= lockedUntil) loseLease();
+      })
+      .finally(() => (renewing = false));
+  }, Math.max(1, Math.floor(ctx.leaseMs / 3)));
+  return state;
+}

@@ -1,0 +1,98 @@
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../../app.js';
+import { invalid } from '../../errors.js';
+import { pushRuntimeOf } from '../push.routes.js';
+import type { Provider } from '../push.types.js';
+import { describeCredentials, removeCredentials, setApnsCredentials, setFcmCredentials, setWebPushCredentials } from './credentials.service.js';
+
+const security = [{ projectId: [], apiKey: [] }];
+const config = { auth: 'secret', rateLimitClass: 'management' } as const;
+const Stamp = { updated_at: Type.String() };
+
+export const CredentialsView = Type.Object({
+  fcm: Type.Union([Type.Object({ project_id: Type.String(), client_email: Type.String(), private_key_id: Type.Union([Type.String(), Type.Null()]), token_uri: Type.String(), ...Stamp }), Type.Null()]),
+  apns: Type.Union([Type.Object({ key_id: Type.String(), team_id: Type.String(), topic: Type.String(), sandbox: Type.Boolean(), ...Stamp }), Type.Null()]),
+  webpush: Type.Union([Type.Object({ public_key: Type.String(), subject: Type.String(), ...Stamp }), Type.Null()]),
+});
+
+const FcmBody = Type.Object({ service_account: Type.Record(Type.String(), Type.Unknown(), { description: 'The Firebase service account JSON' }) }, { additionalProperties: false });
+const ApnsBody = Type.Object(
+  {
+    key: Type.String({ minLength: 1, maxLength: 8192, description: 'Contents of the AuthKey_XXXXXXXXXX.p8 file' }),
+    key_id: Type.String(),
+    team_id: Type.String(),
+    topic: Type.String({ description: 'The app bundle id' }),
+    sandbox: Type.Optional(Type.Boolean({ description: 'Send to the APNs development environment' })),
+  },
+  { additionalProperties: false },
+);
+const WebPushBody = Type.Object(
+  {
+    public_key: Type.Optional(Type.String()),
+    private_key: Type.Optional(Type.String()),
+    subject: Type.Optional(Type.String({ description: 'mailto: address or https URL the push services may contact' })),
+  },
+  { additionalProperties: false, description: 'Without keys, a VAPID key pair is generated; the view returns its public key' },
+);
+
+/** The subject pushed to Web Push services when none is given: the public URL, else a placeholder address. */
+export function defaultVapidSubject(publicUrl: string | undefined): string {
+  return publicUrl?.startsWith('https://') ? publicUrl : 'mailto:push@herald.invalid';
+}
+
+/**
+ * Provider credentials per project: `PUT /api/v1/push-credentials/{fcm|apns|webpush}` stores them
+ * (secrets sealed at rest), `GET /api/v1/push-credentials` shows what is configured without any
+ * private key, `DELETE .../{provider}` removes one. Secret key only.
+ */
+export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: AppDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { db, clock } = deps;
+  const response = { 200: CredentialsView, 400: Type.Object({ error: Type.String() }), 401: Type.Object({ error: Type.String() }) };
+  const boxOf = () => {
+    const push = pushRuntimeOf(deps);
+    return { push, box: () => push.secretBox() };
+  };
+
+  app.get('/api/v1/push-credentials', { config, schema: { summary: 'Which push providers are configured (redacted)', tags: ['push'], security, response } }, async (request) =>
+    describeCredentials(db, request.auth!.projectId),
+  );
+
+  app.put('/api/v1/push-credentials/fcm', { config, schema: { summary: 'Set the FCM service account', tags: ['push'], security, body: FcmBody, response } }, async (request) => {
+    const { push, box } = boxOf();
+    const view = await setFcmCredentials(db, box, clock, request.auth!.projectId, request.body.service_account);
+    push.forgetCredentials(request.auth!.projectId);
+    return view;
+  });
+
+  app.put('/api/v1/push-credentials/apns', { config, schema: { summary: 'Set the APNs auth key', tags: ['push'], security, body: ApnsBody, response } }, async (request) => {
+    const { push, box } = boxOf();
+    const b = request.body;
+    const view = await setApnsCredentials(db, box, clock, request.auth!.projectId, { key: b.key, keyId: b.key_id, teamId: b.team_id, topic: b.topic, sandbox: b.sandbox });
+    push.forgetCredentials(request.auth!.projectId);
+    return view;
+  });
+
+  app.put('/api/v1/push-credentials/webpush', { config, schema: { summary: 'Set (or generate) the VAPID keys', tags: ['push'], security, body: WebPushBody, response } }, async (request) => {
+    const { push, box } = boxOf();
+    const b = request.body;
+    const input = { publicKey: b.public_key, privateKey: b.private_key, subject: b.subject };
+    const view = await setWebPushCredentials(db, box, clock, request.auth!.projectId, input, defaultVapidSubject(deps.config.publicUrl));
+    push.forgetCredentials(request.auth!.projectId);
+    return view;
+  });
+
+  app.delete(
+    '/api/v1/push-credentials/:provider',
+    { config, schema: { summary: "Remove a provider's credentials", tags: ['push'], security, params: Type.Object({ provider: Type.String() }), response: { 200: Type.Object({}) } } },
+    async (request) => {
+      const provider = request.params.provider;
+      if (provider !== 'fcm' && provider !== 'apns' && provider !== 'webpush') throw invalid('UNKNOWN_PROVIDER', 'provider must be fcm, apns or webpush');
+      await removeCredentials(db, request.auth!.projectId, provider satisfies Provider);
+      deps.push?.forgetCredentials(request.auth!.projectId);
+      return {};
+    },
+  );
+}

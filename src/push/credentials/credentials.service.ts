@@ -1,0 +1,121 @@
+import type { Db } from '../../db/database.js';
+import { readJson, writeJson } from '../../db/json.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Provider } from '../push.types.js';
+import {
+  fingerprintOf,
+  parseApnsInput,
+  parseServiceAccount,
+  parseWebPushInput,
+  type ApnsCredentials,
+  type ApnsInput,
+  type ApnsSettings,
+  type FcmCredentials,
+  type FcmSettings,
+  type WebPushCredentials,
+  type WebPushInput,
+  type WebPushSettings,
+} from './credential-inputs.js';
+import * as repo from './credentials.repository.js';
+import type { SecretBox } from './secret-box.js';
+
+export type { ApnsCredentials, FcmCredentials, WebPushCredentials } from './credential-inputs.js';
+
+/** A project's decrypted credentials, one entry per configured provider. */
+export interface ProjectCredentials {
+  fcm?: FcmCredentials;
+  apns?: ApnsCredentials;
+  webpush?: WebPushCredentials;
+}
+
+/** What `GET /api/v1/push-credentials` shows: settings only, never a private key. */
+export interface CredentialsView {
+  fcm: (Omit<FcmSettings, 'private_key_id'> & { private_key_id: string | null; updated_at: string }) | null;
+  apns: (ApnsSettings & { updated_at: string }) | null;
+  webpush: (WebPushSettings & { updated_at: string }) | null;
+}
+
+/** The sealing key is resolved lazily, so a database without credentials never needs one. */
+export type SecretBoxSource = () => SecretBox;
+
+const aadOf = (projectId: string, provider: Provider): string => `herald:push-credentials:${projectId}:${provider}`;
+
+async function store(db: Db, box: SecretBoxSource, clock: Clock, projectId: string, provider: Provider, settings: object, secret: string): Promise<void> {
+  const now = clock.now();
+  await repo.upsertCredentials(db, {
+    project_id: projectId,
+    provider,
+    settings: writeJson(settings),
+    secret: box().seal(secret, aadOf(projectId, provider)),
+    created_at: now,
+    updated_at: now,
+  });
+}
+
+export async function setFcmCredentials(db: Db, box: SecretBoxSource, clock: Clock, projectId: string, serviceAccount: unknown): Promise<CredentialsView> {
+  const { settings, secret } = parseServiceAccount(serviceAccount);
+  await store(db, box, clock, projectId, 'fcm', settings, secret);
+  return describeCredentials(db, projectId);
+}
+
+export async function setApnsCredentials(db: Db, box: SecretBoxSource, clock: Clock, projectId: string, input: ApnsInput): Promise<CredentialsView> {
+  const { settings, secret } = parseApnsInput(input);
+  await store(db, box, clock, projectId, 'apns', settings, secret);
+  return describeCredentials(db, projectId);
+}
+
+/** Stores VAPID keys (generated when not given); the view carries the public key for the web app. */
+export async function setWebPushCredentials(
+  db: Db,
+  box: SecretBoxSource,
+  clock: Clock,
+  projectId: string,
+  input: WebPushInput,
+  defaultSubject: string,
+): Promise<CredentialsView> {
+  const { settings, secret } = parseWebPushInput(input, defaultSubject);
+  await store(db, box, clock, projectId, 'webpush', settings, secret);
+  return describeCredentials(db, projectId);
+}
+
+export async function removeCredentials(db: Db, projectId: string, provider: Provider): Promise<boolean> {
+  return repo.deleteCredentials(db, projectId, provider);
+}
+
+export async function describeCredentials(db: Db, projectId: string): Promise<CredentialsView> {
+  const view: CredentialsView = { fcm: null, apns: null, webpush: null };
+  for (const row of await repo.listCredentials(db, projectId)) {
+    const updatedAt = new Date(Number(row.updated_at)).toISOString();
+    if (row.provider === 'fcm') {
+      const s = readJson<FcmSettings>(row.settings);
+      view.fcm = { project_id: s.project_id, client_email: s.client_email, private_key_id: s.private_key_id ?? null, token_uri: s.token_uri, updated_at: updatedAt };
+    } else if (row.provider === 'apns') {
+      const s = readJson<ApnsSettings>(row.settings);
+      view.apns = { key_id: s.key_id, team_id: s.team_id, topic: s.topic, sandbox: s.sandbox, updated_at: updatedAt };
+    } else {
+      const s = readJson<WebPushSettings>(row.settings);
+      view.webpush = { public_key: s.public_key, subject: s.subject, updated_at: updatedAt };
+    }
+  }
+  return view;
+}
+
+/** Decrypts a project's credentials for sending. */
+export async function loadCredentials(db: Db, box: SecretBoxSource, projectId: string): Promise<ProjectCredentials> {
+  const out: ProjectCredentials = {};
+  for (const row of await repo.listCredentials(db, projectId)) {
+    const secret = box().open(row.secret, aadOf(projectId, row.provider));
+    const fingerprint = fingerprintOf(projectId, row.provider, String(row.updated_at), secret);
+    if (row.provider === 'fcm') {
+      const s = readJson<FcmSettings>(row.settings);
+      out.fcm = { projectId: s.project_id, clientEmail: s.client_email, privateKeyId: s.private_key_id, tokenUri: s.token_uri, privateKey: secret, fingerprint };
+    } else if (row.provider === 'apns') {
+      const s = readJson<ApnsSettings>(row.settings);
+      out.apns = { keyId: s.key_id, teamId: s.team_id, topic: s.topic, sandbox: s.sandbox, privateKey: secret, fingerprint };
+    } else {
+      const s = readJson<WebPushSettings>(row.settings);
+      out.webpush = { publicKey: s.public_key, subject: s.subject, privateKey: secret, fingerprint };
+    }
+  }
+  return out;
+}

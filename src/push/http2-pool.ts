@@ -1,0 +1,175 @@
+import http2 from 'node:http2';
+import { Semaphore } from './semaphore.js';
+
+export interface Http2Response {
+  status: number;
+  headers: http2.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** A failure below HTTP (connect, reset, GOAWAY, timeout): always worth a retry. */
+export class TransportError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TransportError';
+  }
+}
+
+export interface Http2PoolOptions {
+  /** Trusted CA (PEM) in addition to nothing else; default: Node's store plus NODE_EXTRA_CA_CERTS. */
+  ca?: string | Buffer | undefined;
+  /** Long-lived connections per origin (default 2). */
+  sessionsPerOrigin?: number;
+  /** Concurrent streams per connection, also capped by the server's SETTINGS (default 100). */
+  streamsPerSession?: number;
+}
+
+interface Slot {
+  session: http2.ClientHttp2Session;
+  active: number;
+  /** No new streams after GOAWAY, close or error; in-flight ones finish or fail. */
+  draining: boolean;
+}
+
+interface Origin {
+  slots: Slot[];
+  gate: Semaphore;
+}
+
+/**
+ * HTTP/2 client for the providers: a few long-lived sessions per origin (APNs treats rapid
+ * reconnects as abuse), bounded concurrency, and a fresh session when one is drained by GOAWAY or
+ * closed. Requests queue on the origin's semaphore instead of opening more connections.
+ */
+export class Http2Pool {
+  private readonly origins = new Map<string, Origin>();
+  private readonly sessionsPerOrigin: number;
+  private readonly streamsPerSession: number;
+  private closed = false;
+  /** Sessions opened so far (tests read it to see reuse). */
+  connects = 0;
+
+  constructor(private readonly options: Http2PoolOptions = {}) {
+    this.sessionsPerOrigin = options.sessionsPerOrigin ?? 2;
+    this.streamsPerSession = options.streamsPerSession ?? 100;
+  }
+
+  /** Total streams allowed in flight per origin. */
+  get concurrency(): number {
+    return this.sessionsPerOrigin * this.streamsPerSession;
+  }
+
+  async request(origin: string, headers: http2.OutgoingHttpHeaders, body: string | Buffer, timeoutMs: number): Promise<Http2Response> {
+    if (this.closed) throw new TransportError('POOL_CLOSED', 'the push connection pool is closed');
+    const entry = this.originEntry(origin);
+    const release = await entry.gate.acquire();
+    const slot = this.pickSlot(origin, entry);
+    slot.active++;
+    try {
+      return await this.exchange(slot, headers, body, timeoutMs);
+    } finally {
+      slot.active--;
+      release();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const sessions = [...this.origins.values()].flatMap((o) => o.slots.map((s) => s.session));
+    this.origins.clear();
+    await Promise.all(
+      sessions.map(
+        (session) =>
+          new Promise<void>((resolve) => {
+            if (session.closed || session.destroyed) return resolve();
+            const timer = setTimeout(() => session.destroy(), 2000);
+            session.close(() => {
+              clearTimeout(timer);
+              resolve();
+            });
+          }),
+      ),
+    );
+  }
+
+  private originEntry(origin: string): Origin {
+    let entry = this.origins.get(origin);
+    if (!entry) {
+      entry = { slots: [], gate: new Semaphore(this.concurrency) };
+      this.origins.set(origin, entry);
+    }
+    return entry;
+  }
+
+  private pickSlot(origin: string, entry: Origin): Slot {
+    entry.slots = entry.slots.filter((s) => !s.draining || s.active > 0);
+    const live = entry.slots.filter((s) => !s.draining);
+    let best: Slot | undefined;
+    for (const slot of live) if (!best || slot.active < best.active) best = slot;
+    const limit = (slot: Slot) => Math.min(this.streamsPerSession, slot.session.remoteSettings?.maxConcurrentStreams ?? this.streamsPerSession);
+    if (best && (best.active < limit(best) || live.length >= this.sessionsPerOrigin)) return best;
+    const slot = this.connect(origin);
+    entry.slots.push(slot);
+    return slot;
+  }
+
+  private connect(origin: string): Slot {
+    this.connects++;
+    const session = http2.connect(origin, { ...(this.options.ca ? { ca: this.options.ca } : {}), minVersion: 'TLSv1.2', settings: { enablePush: false } });
+    const slot: Slot = { session, active: 0, draining: false };
+    const drain = () => {
+      slot.draining = true;
+    };
+    session.on('goaway', drain);
+    session.on('close', drain);
+    // A connection error fails the streams on it (each reports its own error); the slot is dropped.
+    session.on('error', drain);
+    session.on('frameError', drain);
+    return slot;
+  }
+
+  private exchange(slot: Slot, headers: http2.OutgoingHttpHeaders, body: string | Buffer, timeoutMs: number): Promise<Http2Response> {
+    return new Promise((resolve, reject) => {
+      let stream: http2.ClientHttp2Stream;
+      try {
+        stream = slot.session.request({ ':method': 'POST', ...headers });
+      } catch (error) {
+        slot.draining = true;
+        reject(new TransportError('SESSION_UNUSABLE', error instanceof Error ? error.message : String(error)));
+        return;
+      }
+      let status = 0;
+      let responseHeaders: http2.IncomingHttpHeaders = {};
+      const chunks: Buffer[] = [];
+      let settled = false;
+      const fail = (error: TransportError) => {
+        if (settled) return;
+        settled = true;
+        reject(error);
+      };
+      stream.setTimeout(timeoutMs, () => {
+        fail(new TransportError('TIMEOUT', `no answer within ${timeoutMs} ms`));
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+      });
+      stream.on('response', (h) => {
+        responseHeaders = h;
+        status = Number(h[':status'] ?? 0);
+      });
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        if (settled) return;
+        settled = true;
+        resolve({ status, headers: responseHeaders, body: Buffer.concat(chunks) });
+      });
+      stream.on('error', (error: NodeJS.ErrnoException) => fail(new TransportError(error.code ?? 'STREAM_ERROR', error.message)));
+      stream.on('close', () => {
+        if (stream.rstCode !== undefined && stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR) fail(new TransportError('STREAM_RESET', `stream reset (code ${stream.rstCode})`));
+        else fail(new TransportError('STREAM_CLOSED', 'stream closed before the response ended'));
+      });
+      stream.end(body);
+    });
+  }
+}

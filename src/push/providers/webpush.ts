@@ -1,0 +1,93 @@
+import webpush from 'web-push';
+import type { Device } from '../../devices/devices.service.js';
+import type { WebPushCredentials } from '../credentials/credentials.service.js';
+import type { HttpsClient, HttpsResponse } from '../https-client.js';
+import { DeliveryStatus, type AttemptResult, type PushMessage } from '../push.types.js';
+import { attemptResultOf, retryAfterMsOf } from './attempt-failure.js';
+
+const TTL_S = 28 * 24 * 3600;
+/** A VAPID JWT may live up to 24 h; sign for 12 h and reuse it for one hour per push service origin. */
+const VAPID_LIFETIME_S = 12 * 3600;
+const VAPID_REUSE_MS = 3600_000;
+
+/** The decrypted payload the service worker receives (JSON). */
+export function webPushPayload(message: PushMessage, messageId: string): string {
+  return JSON.stringify({
+    title: message.title ?? '',
+    body: message.body ?? '',
+    ...(message.imageUrl ? { image: message.imageUrl } : {}),
+    ...(message.landingUrl ? { url: message.landingUrl } : {}),
+    message_id: messageId,
+    data: message.data ?? {},
+  });
+}
+
+/** Web Push answers (RFC 8030; pushpad's "Web Push errors explained") to R12. */
+export function classifyWebPushResponse(response: HttpsResponse, now: number): AttemptResult {
+  const status = response.status;
+  const location = response.headers.location;
+  if (status >= 200 && status < 300) return { status: DeliveryStatus.ACCEPTED, providerMessageId: typeof location === 'string' ? location : undefined };
+  const reason = `HTTP_${status}`;
+  const retryAfterMs = retryAfterMsOf(response.headers['retry-after'], now);
+  if (status === 404 || status === 410) return { status: DeliveryStatus.TOKEN_UNREGISTERED, reason, tokenAction: 'remove' };
+  if (status === 400) return { status: DeliveryStatus.TOKEN_INVALID, reason, tokenAction: 'disable' };
+  if (status === 413) return { status: DeliveryStatus.INVALID_PAYLOAD, reason };
+  if (status === 401 || status === 403) return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason };
+  if (status === 429) return { status: DeliveryStatus.RATE_LIMITED, reason, retryable: true, retryAfterMs };
+  if (status >= 500) return { status: DeliveryStatus.FAILED, reason, retryable: true, retryAfterMs };
+  return { status: DeliveryStatus.FAILED, reason };
+}
+
+/**
+ * Web Push with the `web-push` library's RFC 8291 `aes128gcm` encryption and RFC 8292 VAPID headers,
+ * sent over Herald's own keep-alive HTTPS client. The VAPID header is cached per origin.
+ */
+export class WebPushSender {
+  private readonly vapid = new Map<string, { header: string; at: number }>();
+
+  constructor(
+    private readonly http: HttpsClient,
+    private readonly now: () => number,
+  ) {}
+
+  async send(creds: WebPushCredentials, device: Device, message: PushMessage, messageId: string, timeoutMs: number): Promise<AttemptResult> {
+    const keys = device.webPushKeys;
+    if (!keys) return { status: DeliveryStatus.TOKEN_INVALID, reason: 'MISSING_SUBSCRIPTION_KEYS', tokenAction: 'disable' };
+    let cipherText: Buffer;
+    let authorization: string;
+    try {
+      cipherText = webpush.encrypt(keys.p256dh, keys.auth, webPushPayload(message, messageId), 'aes128gcm').cipherText;
+      authorization = this.vapidHeader(creds, new URL(device.pushAddress).origin);
+    } catch {
+      return { status: DeliveryStatus.TOKEN_INVALID, reason: 'INVALID_SUBSCRIPTION', tokenAction: 'disable' };
+    }
+    try {
+      const response = await this.http.request(device.pushAddress, {
+        headers: {
+          authorization,
+          ttl: String(TTL_S),
+          urgency: 'high',
+          'content-encoding': 'aes128gcm',
+          'content-type': 'application/octet-stream',
+          'content-length': cipherText.length,
+        },
+        body: cipherText,
+        timeoutMs,
+      });
+      return classifyWebPushResponse(response, this.now());
+    } catch (error) {
+      return attemptResultOf(error);
+    }
+  }
+
+  private vapidHeader(creds: WebPushCredentials, audience: string): string {
+    const key = `${creds.fingerprint}|${audience}`;
+    const now = this.now();
+    const cached = this.vapid.get(key);
+    if (cached && now - cached.at < VAPID_REUSE_MS) return cached.header;
+    const expiration = Math.floor(now / 1000) + VAPID_LIFETIME_S;
+    const header = webpush.getVapidHeaders(audience, creds.subject, creds.publicKey, creds.privateKey, 'aes128gcm', expiration).Authorization;
+    this.vapid.set(key, { header, at: now });
+    return header;
+  }
+}

@@ -1,0 +1,155 @@
+import type { Db } from '../db/database.js';
+import { disableDevice, removePushAddress, type Device } from '../devices/devices.service.js';
+import { AppError } from '../errors.js';
+import { newId } from '../lib/ids.js';
+import type { BucketSpec } from '../rate-limit/token-buckets.js';
+import type { ProjectCredentials } from './credentials/credentials.service.js';
+import { insertDeliveries, type DeliveriesTable } from './deliveries.repository.js';
+import { DeliveryStatus, type AttemptResult, type DeviceSendOutcome, type PushMessage } from './push.types.js';
+import type { PushRuntime } from './push-runtime.js';
+import { retryDelayMs, sleep } from './retry-policy.js';
+
+export interface DeviceSend {
+  device: Device;
+  message: PushMessage;
+  /** `projectUserId`: the send answers a user target (recorded as such); `triggerId`: a campaign trigger's send. */
+  refs?: { triggerId?: string; projectUserId?: string };
+}
+
+/**
+ * A deadline as epoch ms. `undefined`: the request budget (REQUEST_TIMEOUT_MS less a margin). A value
+ * below 10^12 is read as a duration from now, so `{ deadlineMs: 30_000 }` also does what it says.
+ */
+export function resolveDeadline(push: PushRuntime, deadlineMs: number | undefined): number {
+  const now = push.clock.now();
+  if (deadlineMs === undefined) return now + push.config.requestTimeoutMs - Math.min(5000, push.config.requestTimeoutMs / 10);
+  return deadlineMs < 1e12 ? now + deadlineMs : deadlineMs;
+}
+
+/**
+ * Sends rendered messages to devices: provider quota, retries with backoff inside the deadline,
+ * token hygiene (unregistered addresses removed, invalid ones disabled) and one delivery record per
+ * send. Outcomes come back in the order of `sends`; nothing throws for a single failed send.
+ */
+export async function sendToDevices(push: PushRuntime, db: Db, projectId: string, sends: DeviceSend[], options: { deadlineMs?: number } = {}): Promise<DeviceSendOutcome[]> {
+  if (sends.length === 0) return [];
+  const deadline = resolveDeadline(push, options.deadlineMs);
+  let credentials: ProjectCredentials | AttemptResult;
+  try {
+    credentials = await push.credentials(db, projectId);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    push.logger?.error({ err: error, projectId }, 'push credentials unusable');
+    credentials = { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason: error.code };
+  }
+  const outcomes = await Promise.all(sends.map((send) => sendOne(push, db, projectId, credentials, send, deadline)));
+  await insertDeliveries(db, outcomes.map((outcome, i) => deliveryRow(projectId, sends[i]!, outcome)));
+  return outcomes;
+}
+
+function deliveryRow(projectId: string, send: DeviceSend, outcome: DeviceSendOutcome): DeliveriesTable {
+  const userTarget = send.refs?.projectUserId;
+  return {
+    message_id: outcome.messageId,
+    project_id: projectId,
+    target_type: userTarget === undefined ? 'device' : 'user',
+    target_id: userTarget ?? send.device.deviceId,
+    device_id: send.device.deviceId,
+    provider: send.device.provider,
+    status: outcome.status,
+    failure_reason: outcome.failureReason ?? null,
+    provider_message_id: outcome.providerMessageId ?? null,
+    trigger_id: send.refs?.triggerId ?? null,
+    attempts: outcome.attempts,
+    created_at: outcome.createdAt,
+    completed_at: outcome.completedAt,
+  };
+}
+
+function quotaFor(push: PushRuntime, credentials: ProjectCredentials, provider: Device['provider']): { key: string; spec: BucketSpec } | undefined {
+  if (provider === 'fcm' && credentials.fcm) return { key: `push:fcm:${credentials.fcm.projectId}`, spec: push.quotas.fcm };
+  if (provider === 'apns' && credentials.apns) return { key: `push:apns:${credentials.apns.topic}`, spec: push.quotas.apns };
+  return undefined;
+}
+
+function attempt(push: PushRuntime, credentials: ProjectCredentials, send: DeviceSend, messageId: string, timeoutMs: number): Promise<AttemptResult> {
+  const { device, message } = send;
+  if (device.provider === 'fcm' && credentials.fcm) return push.senders.fcm.send(credentials.fcm, device, message, messageId, timeoutMs);
+  if (device.provider === 'apns' && credentials.apns) return push.senders.apns.send(credentials.apns, device, message, messageId, timeoutMs);
+  if (device.provider === 'webpush' && credentials.webpush) return push.senders.webpush.send(credentials.webpush, device, message, messageId, timeoutMs);
+  return Promise.resolve({ status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason: 'CREDENTIALS_NOT_CONFIGURED' });
+}
+
+async function sendOne(
+  push: PushRuntime,
+  db: Db,
+  projectId: string,
+  credentials: ProjectCredentials | AttemptResult,
+  send: DeviceSend,
+  deadline: number,
+): Promise<DeviceSendOutcome> {
+  const messageId = newId();
+  const createdAt = push.clock.now();
+  const { device } = send;
+  const finish = (result: AttemptResult, attempts: number, tokenAction?: 'removed' | 'disabled'): DeviceSendOutcome => ({
+    deviceId: device.deviceId,
+    provider: device.provider,
+    status: result.status,
+    messageId,
+    ...(result.providerMessageId ? { providerMessageId: result.providerMessageId } : {}),
+    ...(result.reason ? { failureReason: result.reason } : {}),
+    ...(tokenAction ? { tokenAction } : {}),
+    attempts,
+    createdAt,
+    completedAt: push.clock.now(),
+  });
+  if (device.status !== 'active') return finish({ status: DeliveryStatus.SKIPPED, reason: 'DEVICE_DISABLED' }, 0);
+  if ('status' in credentials) return finish(credentials, 0);
+
+  const quota = quotaFor(push, credentials, device.provider);
+  const sendBy = deadline - push.retry.deadlineMarginMs;
+  let result: AttemptResult | undefined;
+  let attempts = 0;
+  let authRefreshed = false;
+  for (;;) {
+    if (quota && !(await push.quota.acquire(quota.key, quota.spec, sendBy))) {
+      result ??= { status: DeliveryStatus.RATE_LIMITED, reason: 'QUOTA_WAIT_TIMEOUT' };
+      break;
+    }
+    const remaining = sendBy - push.clock.now();
+    if (remaining <= 0) {
+      result ??= { status: DeliveryStatus.FAILED, reason: 'DEADLINE_EXCEEDED' };
+      break;
+    }
+    attempts++;
+    result = await attempt(push, credentials, send, messageId, Math.min(push.config.pushTimeoutMs, remaining));
+    if (result.refreshAuth && !authRefreshed) {
+      authRefreshed = true;
+      continue;
+    }
+    if (!result.retryable || attempts >= push.retry.maxAttempts) break;
+    const delay = retryDelayMs(push.retry, attempts, result);
+    const now = push.clock.now();
+    if (quota && result.status === DeliveryStatus.RATE_LIMITED) push.quota.hold(quota.key, now + Math.max(result.retryAfterMs ?? 0, result.minDelayMs ?? 0));
+    if (now + delay >= sendBy) break;
+    await sleep(delay);
+  }
+  return finish(result, attempts, await applyTokenAction(push, db, projectId, device, result));
+}
+
+/** Token hygiene (B5): an unregistered address is deleted at once, an invalid one disabled. */
+async function applyTokenAction(push: PushRuntime, db: Db, projectId: string, device: Device, result: AttemptResult): Promise<'removed' | 'disabled' | undefined> {
+  try {
+    if (result.tokenAction === 'remove') {
+      await removePushAddress(db, projectId, device.provider, device.pushAddress);
+      return 'removed';
+    }
+    if (result.tokenAction === 'disable') {
+      await disableDevice(db, push.clock, projectId, device.deviceId, result.reason ?? result.status);
+      return 'disabled';
+    }
+  } catch (error) {
+    push.logger?.error({ err: error, projectId, deviceId: device.deviceId }, 'token hygiene failed');
+  }
+  return undefined;
+}

@@ -1,0 +1,110 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { DatabaseHandle } from '../db/connect.js';
+import type { Db } from '../db/database.js';
+import type { Dialect } from '../db/dialect.js';
+import { systemClock, type Clock } from '../lib/clock.js';
+import { createMemoryBucketStore, type BucketSpec, type TokenBucketStore } from '../rate-limit/token-buckets.js';
+import { loadCredentials, type ProjectCredentials } from './credentials/credentials.service.js';
+import { createSecretBox, resolveSecretKey, type SecretBox } from './credentials/secret-box.js';
+import { Http2Pool } from './http2-pool.js';
+import { HttpsClient } from './https-client.js';
+import { ProviderQuota } from './provider-quota.js';
+import { ApnsTokenSource } from './providers/apns-auth.js';
+import { ApnsSender } from './providers/apns.js';
+import { FcmTokenSource } from './providers/fcm-auth.js';
+import { FcmSender } from './providers/fcm.js';
+import { WebPushSender } from './providers/webpush.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
+
+export interface PushRuntimeOptions {
+  /** Shared token buckets for provider quotas (`createTokenBucketStore`); default in-process, closed with the runtime. */
+  bucketStore?: TokenBucketStore;
+  /** Extra trusted CA (PEM) for provider connections, e.g. the stand-ins' in tests. */
+  ca?: string | Buffer;
+  clock?: Clock;
+  logger?: Logger;
+  retry?: Partial<RetryPolicy>;
+  /** Override the quota buckets (default: the configured per-minute quota as capacity, refilled per second). */
+  quotas?: { fcm?: BucketSpec; apns?: BucketSpec };
+  sessionsPerOrigin?: number;
+  streamsPerSession?: number;
+  /** How long decrypted credentials are cached per project (default 30 s; changes made here apply at once). */
+  credentialsTtlMs?: number;
+}
+
+/** The long-lived push machinery: connections, auth caches, quotas. Created once per process. */
+export interface PushRuntime {
+  readonly config: Config;
+  readonly dialect: Dialect;
+  readonly clock: Clock;
+  readonly logger: Logger | undefined;
+  readonly retry: RetryPolicy;
+  readonly quota: ProviderQuota;
+  readonly quotas: { fcm: BucketSpec; apns: BucketSpec };
+  readonly pool: Http2Pool;
+  readonly fcmAuth: FcmTokenSource;
+  readonly apnsAuth: ApnsTokenSource;
+  readonly senders: { fcm: FcmSender; apns: ApnsSender; webpush: WebPushSender };
+  /** The sealing key for credentials; throws a clear error on PostgreSQL without HERALD_SECRET_KEY. */
+  secretBox(): SecretBox;
+  credentials(db: Db, projectId: string): Promise<ProjectCredentials>;
+  forgetCredentials(projectId: string): void;
+  close(): Promise<void>;
+}
+
+const perMinute = (quota: number): BucketSpec => ({ capacity: quota, refillPerSecond: quota / 60 });
+
+export function createPushRuntime(config: Config, database: Pick<DatabaseHandle, 'dialect'>, options: PushRuntimeOptions = {}): PushRuntime {
+  const clock = options.clock ?? systemClock;
+  const now = () => clock.now();
+  const retry: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  const ownStore = options.bucketStore === undefined;
+  const store = options.bucketStore ?? createMemoryBucketStore();
+  const pool = new Http2Pool({ ca: options.ca, sessionsPerOrigin: options.sessionsPerOrigin, streamsPerSession: options.streamsPerSession });
+  const https = new HttpsClient({ ca: options.ca, maxSockets: pool.concurrency });
+  const fcmAuth = new FcmTokenSource(https, clock, config.pushTimeoutMs);
+  const apnsAuth = new ApnsTokenSource(clock);
+  const ttl = options.credentialsTtlMs ?? 30_000;
+  const cache = new Map<string, { at: number; value: Promise<ProjectCredentials> }>();
+  let box: SecretBox | undefined;
+
+  const runtime: PushRuntime = {
+    config,
+    dialect: database.dialect,
+    clock,
+    logger: options.logger,
+    retry,
+    quota: new ProviderQuota(store, now, options.logger),
+    quotas: { fcm: options.quotas?.fcm ?? perMinute(config.fcmQuotaPerMinute), apns: options.quotas?.apns ?? perMinute(config.apnsQuotaPerMinute) },
+    pool,
+    fcmAuth,
+    apnsAuth,
+    senders: {
+      fcm: new FcmSender(pool, fcmAuth, config.fcmApiUrl, retry.quotaExceededDelayMs, now),
+      apns: new ApnsSender(pool, apnsAuth, { production: config.apnsApiUrl, sandbox: config.apnsSandboxApiUrl }, now),
+      webpush: new WebPushSender(https, now),
+    },
+    secretBox() {
+      box ??= createSecretBox(resolveSecretKey(config, database.dialect));
+      return box;
+    },
+    credentials(db, projectId) {
+      const hit = cache.get(projectId);
+      if (hit && now() - hit.at < ttl) return hit.value;
+      const value = loadCredentials(db, () => runtime.secretBox(), projectId);
+      cache.set(projectId, { at: now(), value });
+      value.catch(() => cache.delete(projectId));
+      return value;
+    },
+    forgetCredentials(projectId) {
+      cache.delete(projectId);
+    },
+    async close() {
+      await pool.close();
+      https.close();
+      if (ownStore) await store.close();
+    },
+  };
+  return runtime;
+}

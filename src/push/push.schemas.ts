@@ -1,0 +1,65 @@
+import { Type } from '@sinclair/typebox';
+import { MAX_BODY_LENGTH, MAX_PUSH_ITEMS, MAX_TITLE_LENGTH, MAX_URL_LENGTH } from './push-validation.js';
+import { DeliveryStatus } from './push.types.js';
+
+const Url = Type.String({ format: 'uri', maxLength: MAX_URL_LENGTH, description: 'Absolute http(s) URL' });
+
+/** For the OpenAPI document; requests are checked by `validatePushItems` (it names the broken rule). */
+export const PushNotificationItem = Type.Object(
+  {
+    target: Type.Union([
+      Type.Object({ project_user_id: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false }),
+      Type.Object({ device_id: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false }),
+    ]),
+    title: Type.Optional(Type.String({ maxLength: MAX_TITLE_LENGTH })),
+    body: Type.Optional(Type.String({ maxLength: MAX_BODY_LENGTH })),
+    image_url: Type.Optional(Url),
+    landing_url: Type.Optional(Url),
+  },
+  { additionalProperties: false, description: 'A non-blank title or body is required' },
+);
+
+export const SendPushBody = Type.Object({ push_notifications: Type.Array(PushNotificationItem, { minItems: 1, maxItems: MAX_PUSH_ITEMS }) });
+
+const Status = Type.Unsafe<DeliveryStatus>({ type: 'string', enum: Object.values(DeliveryStatus), description: 'R12 delivery status' });
+
+const AdditionalParams = Type.Object({
+  device_id: Type.String(),
+  fcm_message_id: Type.String({ description: "The provider's message id (FCM name, APNs apns-id, Web Push Location)" }),
+  failure_reason: Type.String({ description: "The provider's raw code, or Herald's when no provider answered; empty on success" }),
+});
+
+const Delivery = Type.Object({
+  message_id: Type.String(),
+  device_id: Type.String(),
+  provider: Type.String(),
+  status: Status,
+  fcm_message_id: Type.String(),
+  failure_reason: Type.String(),
+});
+
+const Deliveries = Type.Array(Delivery, { description: "Each device's outcome (one per device of a user target)" });
+
+export const MessagesSendResponse = Type.Object({
+  delivery_results: Type.Array(Type.Object({ message_id: Type.String(), additional_params: AdditionalParams, deliveries: Deliveries })),
+});
+
+export const DeviceSendResponse = Type.Object({
+  delivery_results: Type.Array(
+    Type.Object({ message_id: Type.String(), status: Status, additional_params: AdditionalParams, created_at: Type.String(), deliveries: Deliveries }),
+  ),
+});
+
+export const MessageParams = Type.Object({ message_id: Type.String() });
+
+export const MessageResponse = Type.Object({
+  message_id: Type.String(),
+  status: Status,
+  target: Type.Union([Type.Object({ project_user_id: Type.String() }), Type.Object({ device_id: Type.String() })]),
+  provider: Type.Union([Type.String(), Type.Null()]),
+  additional_params: AdditionalParams,
+  trigger_id: Type.Optional(Type.String()),
+  attempts: Type.Integer(),
+  created_at: Type.String(),
+  completed_at: Type.String(),
+});

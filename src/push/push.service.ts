@@ -1,0 +1,131 @@
+import type { Db } from '../db/database.js';
+import { activeDevicesOfUser, findDevice, type Device } from '../devices/devices.service.js';
+import { notFound } from '../errors.js';
+import { newId } from '../lib/ids.js';
+import { findUser } from '../users/users.service.js';
+import { findDelivery, insertDeliveries, type DeliveriesTable } from './deliveries.repository.js';
+import { resolveDeadline, sendToDevices, type DeviceSend } from './push-dispatch.js';
+import type { PushRuntime } from './push-runtime.js';
+import { validatePushItems } from './push-validation.js';
+import { DeliveryStatus, type DeliveryResult, type DeviceDelivery, type DeviceSendOutcome, type PushItem, type PushMessage } from './push.types.js';
+
+export interface SendPushOptions {
+  /** `messages`: `POST /api/v1/messages:send` shape; `device`: `/api/v1/send-push-notifications`, with `status` and `created_at`. */
+  variant: 'messages' | 'device';
+  /** Epoch ms by which to answer (a value below 10^12 is a duration); default the request budget. */
+  deadlineMs?: number;
+}
+
+type Resolved = { devices: Device[]; projectUserId?: string } | { none: string };
+
+const messageOf = (item: PushItem): PushMessage => ({ title: item.title, body: item.body, imageUrl: item.image_url, landingUrl: item.landing_url });
+
+async function resolveTargets(db: Db, projectId: string, items: PushItem[]): Promise<Resolved[]> {
+  const lookups = new Map<string, Promise<Resolved>>();
+  const lookup = (key: string, run: () => Promise<Resolved>): Promise<Resolved> => {
+    let found = lookups.get(key);
+    if (!found) lookups.set(key, (found = run()));
+    return found;
+  };
+  return Promise.all(
+    items.map(({ target }) => {
+      const deviceId = target.device_id;
+      if (deviceId !== undefined) {
+        return lookup(`d:${deviceId}`, async () => {
+          const device = await findDevice(db, projectId, deviceId);
+          return device ? { devices: [device] } : { none: 'DEVICE_NOT_FOUND' };
+        });
+      }
+      const projectUserId = target.project_user_id!;
+      return lookup(`u:${projectUserId}`, async () => {
+        const user = await findUser(db, projectId, projectUserId);
+        if (!user) return { none: 'USER_NOT_FOUND' };
+        const devices = await activeDevicesOfUser(db, projectId, user.id);
+        return devices.length > 0 ? { devices, projectUserId } : { none: 'NO_ACTIVE_DEVICE' };
+      });
+    }),
+  );
+}
+
+const toDelivery = (o: DeviceSendOutcome): DeviceDelivery => ({
+  message_id: o.messageId,
+  device_id: o.deviceId,
+  provider: o.provider,
+  status: o.status,
+  fcm_message_id: o.providerMessageId ?? '',
+  failure_reason: o.failureReason ?? '',
+});
+
+function result(variant: SendPushOptions['variant'], messageId: string, status: DeliveryStatus, createdAt: number, params: DeliveryResult['additional_params'], deliveries: DeviceDelivery[]): DeliveryResult {
+  if (variant === 'messages') return { message_id: messageId, additional_params: params, deliveries };
+  return { message_id: messageId, status, additional_params: params, created_at: new Date(createdAt).toISOString(), deliveries };
+}
+
+/**
+ * Both REST sends and the A2A `send-push-notification` skill (R10, R11, R12). Validates every item
+ * first (any invalid item: `AppError` invalid, nothing sent), then sends all items concurrently, each
+ * provider over its own connections. Returns one result per item, in order. A user target reaches
+ * every active device of the user: `deliveries` lists each, the item's own fields describe the first.
+ */
+export async function sendPushNotifications(push: PushRuntime, db: Db, projectId: string, items: PushItem[], options: SendPushOptions): Promise<DeliveryResult[]> {
+  const valid = validatePushItems(items);
+  const deadline = resolveDeadline(push, options.deadlineMs);
+  const createdAt = push.clock.now();
+  const resolved = await resolveTargets(db, projectId, valid);
+
+  const sends: DeviceSend[] = [];
+  resolved.forEach((r, i) => {
+    if ('none' in r) return;
+    const message = messageOf(valid[i]!);
+    for (const device of r.devices) sends.push({ device, message, refs: r.projectUserId === undefined ? {} : { projectUserId: r.projectUserId } });
+  });
+  const outcomes = await sendToDevices(push, db, projectId, sends, { deadlineMs: deadline });
+
+  const missing: DeliveriesTable[] = [];
+  let next = 0;
+  const results = resolved.map((r, i): DeliveryResult => {
+    if ('none' in r) {
+      const target = valid[i]!.target;
+      const messageId = newId();
+      missing.push({
+        message_id: messageId,
+        project_id: projectId,
+        target_type: target.device_id === undefined ? 'user' : 'device',
+        target_id: target.device_id ?? target.project_user_id!,
+        device_id: null,
+        provider: null,
+        status: DeliveryStatus.NO_DEVICE,
+        failure_reason: r.none,
+        provider_message_id: null,
+        trigger_id: null,
+        attempts: 0,
+        created_at: createdAt,
+        completed_at: createdAt,
+      });
+      return result(options.variant, messageId, DeliveryStatus.NO_DEVICE, createdAt, { device_id: target.device_id ?? '', fcm_message_id: '', failure_reason: r.none }, []);
+    }
+    const own = outcomes.slice(next, (next += r.devices.length));
+    const first = own[0]!;
+    const params = { device_id: first.deviceId, fcm_message_id: first.providerMessageId ?? '', failure_reason: first.failureReason ?? '' };
+    return result(options.variant, first.messageId, first.status, first.createdAt, params, own.map(toDelivery));
+  });
+  await insertDeliveries(db, missing);
+  return results;
+}
+
+/** `GET /api/v1/messages/{message_id}`: one stored message of the project. */
+export async function getMessage(db: Db, projectId: string, messageId: string) {
+  const row = await findDelivery(db, projectId, messageId);
+  if (!row) throw notFound('MESSAGE_NOT_FOUND', `Message ${messageId} does not exist`);
+  return {
+    message_id: row.message_id,
+    status: row.status,
+    target: row.target_type === 'user' ? { project_user_id: row.target_id } : { device_id: row.target_id },
+    provider: row.provider,
+    additional_params: { device_id: row.device_id ?? '', fcm_message_id: row.provider_message_id ?? '', failure_reason: row.failure_reason ?? '' },
+    ...(row.trigger_id ? { trigger_id: row.trigger_id } : {}),
+    attempts: Number(row.attempts),
+    created_at: new Date(Number(row.created_at)).toISOString(),
+    completed_at: new Date(Number(row.completed_at)).toISOString(),
+  };
+}

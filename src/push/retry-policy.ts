@@ -1,0 +1,36 @@
+import type { AttemptResult } from './push.types.js';
+
+export interface RetryPolicy {
+  /** Attempts per send, the first included. */
+  maxAttempts: number;
+  /** Backoff before the second attempt; doubles each time up to `maxDelayMs`. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** FCM asks for at least a minute of backoff after QUOTA_EXCEEDED (throttling-and-quotas). */
+  quotaExceededDelayMs: number;
+  /** Time kept free before the deadline for recording results and answering. */
+  deadlineMarginMs: number;
+  random: () => number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 5,
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+  quotaExceededDelayMs: 60_000,
+  deadlineMarginMs: 1000,
+  random: Math.random,
+};
+
+/**
+ * Wait before the next attempt after `attempts` attempts: exponential backoff with equal jitter
+ * (half fixed, half random, so retries of many sends spread out without collapsing to zero), never
+ * shorter than the provider's Retry-After or the result's minimum.
+ */
+export function retryDelayMs(policy: RetryPolicy, attempts: number, result: AttemptResult): number {
+  const exponential = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempts - 1));
+  const jittered = exponential / 2 + (policy.random() * exponential) / 2;
+  return Math.ceil(Math.max(jittered, result.retryAfterMs ?? 0, result.minDelayMs ?? 0));
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));

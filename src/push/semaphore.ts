@@ -1,0 +1,28 @@
+/** Counts permits; `acquire` resolves with a release function once a permit is free (FIFO). */
+export class Semaphore {
+  private readonly waiters: Array<() => void> = [];
+  private available: number;
+
+  constructor(permits: number) {
+    this.available = permits;
+  }
+
+  acquire(): Promise<() => void> {
+    if (this.available > 0) {
+      this.available--;
+      return Promise.resolve(this.releaser());
+    }
+    return new Promise((resolve) => this.waiters.push(() => resolve(this.releaser())));
+  }
+
+  private releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiters.shift();
+      if (next) next();
+      else this.available++;
+    };
+  }
+}

@@ -1,0 +1,45 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { startRuntime } from '../../src/runtime.js';
+import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
+
+function capturingLogger() {
+  const messages: string[] = [];
+  const stream = new Writable({ write(chunk, _enc, done) { messages.push(String((JSON.parse(String(chunk)) as { msg: string }).msg)); done(); } });
+  return { logger: pino({ level: 'info' }, stream), messages };
+}
+
+describe.each(TEST_DIALECTS)('runtime roles and the job runner on %s', (dialect) => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase(dialect);
+  });
+  afterAll(async () => {
+    await database?.destroy();
+  });
+
+  it('HERALD_ROLE=worker runs the job runner and serves no HTTP; stop() drains it', async () => {
+    const { logger, messages } = capturingLogger();
+    const runtime = await startRuntime(loadConfig({ ...database.env, HERALD_ROLE: 'worker' }), logger);
+    try {
+      expect(runtime.app).toBeUndefined();
+      expect(messages).toContain('job runner started');
+    } finally {
+      await runtime.stop();
+    }
+    expect(messages).toContain('job runner stopped');
+  });
+
+  it('HERALD_ROLE=api starts no job runner', async () => {
+    const { logger, messages } = capturingLogger();
+    const runtime = await startRuntime(loadConfig({ ...database.env, HERALD_ROLE: 'api', PORT: '0', HOST: '127.0.0.1' }), logger);
+    try {
+      expect(runtime.app).toBeDefined();
+      expect(messages).not.toContain('job runner started');
+    } finally {
+      await runtime.stop();
+    }
+  });
+});

@@ -1,0 +1,47 @@
+import pino from 'pino';
+import type { Db } from '../../src/db/database.js';
+import type { Clock } from '../../src/lib/clock.js';
+
+/** Job kinds used only by the queue's own tests. */
+declare module '../../src/jobs/job-types.js' {
+  interface JobPayloads {
+    'test.echo': { value: number };
+    'test.items': { items: number[] };
+    'test.record': { n: number };
+    'test.block': { note?: string };
+  }
+}
+
+export const silentLogger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+/** A clock the test moves by hand, so due times and backoff are checked without waiting. */
+export class ManualClock implements Clock {
+  constructor(public time = 1_700_000_000_000) {}
+  now(): number {
+    return this.time;
+  }
+  advance(ms: number): void {
+    this.time += ms;
+  }
+}
+
+export async function countJobs(db: Db): Promise<number> {
+  const row = await db.selectFrom('jobs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Resolves when `check` returns true, polling every 20 ms; rejects after `timeoutMs` with `what`. */
+export async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** A promise plus its resolve function, to hold a handler until the test lets it go. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
