@@ -9,6 +9,7 @@ import type pg from 'pg';
 import type { Clock } from './lib/clock.js';
 import { registerRestAuth } from './http/auth.js';
 import { registerErrorHandler, sendError } from './http/error-handler.js';
+import { createFrameworkErrorHandler, MAX_PATH_PARAM_LENGTH } from './http/framework-errors.js';
 import { registerHealthRoutes } from './http/health.js';
 import { registerJsonParser } from './http/json-body.js';
 import { createMetrics, registerMetrics, type Metrics } from './http/metrics.js';
@@ -44,14 +45,15 @@ export type App = FastifyInstance;
 /** Builds the HTTP application; it never listens (tests use `inject`, `main.ts` listens). */
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config } = deps;
+  const frameworkErrors = createFrameworkErrorHandler();
   const app: FastifyInstance = Fastify({
     // pino's Logger is a FastifyBaseLogger; the cast keeps FastifyInstance's default generics.
     loggerInstance: deps.logger as FastifyBaseLogger,
     genReqId: requestIdFor,
     logController: new CompactRequestLog(),
     bodyLimit: config.bodyLimitBytes,
-    // Ids such as project_user_id may be up to 255 characters, percent-encoded up to three times that.
-    routerOptions: { maxParamLength: 1024 },
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
+    frameworkErrors: frameworkErrors.handle,
     return503OnClosing: true,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false } },
     ...(config.tlsCertFile && config.tlsKeyFile
@@ -59,6 +61,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       : {}),
   });
 
+  app.addHook('onRoute', frameworkErrors.onRoute);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-ID', request.id);
   });

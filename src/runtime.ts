@@ -42,7 +42,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');
   await createDefaultProjectIfEmpty(database, logger);
 
-  const rateLimiter = createRateLimiter(config, database);
+  const rateLimiter = createRateLimiter(config, database, { logger });
   let app: App | undefined;
   if (config.role !== 'worker') {
     app = await buildApp({ config, db: database.db, dialect: database.dialect, pgPool: database.pgPool, logger, clock: systemClock, rateLimiter });

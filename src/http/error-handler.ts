@@ -57,10 +57,11 @@ export function registerErrorHandler(app: FastifyInstance): void {
   });
 }
 
-export function sendError(request: FastifyRequest, reply: FastifyReply, rendered: Rendered): FastifyReply {
+/** `plainText400` defaults to the route's own (`config.plainText400`). */
+export function sendError(request: FastifyRequest, reply: FastifyReply, rendered: Rendered, plainText400 = request.routeOptions.config?.plainText400): FastifyReply {
   if (rendered.retryAfterSeconds !== undefined) reply.header('Retry-After', String(Math.max(1, Math.ceil(rendered.retryAfterSeconds))));
   reply.header('X-Error-Reason', rendered.reason);
-  const plain = request.routeOptions.config?.plainText400;
+  const plain = plainText400;
   if (rendered.status === 400 && plain !== undefined) {
     return reply.code(400).type('text/plain; charset=utf-8').send(plain);
   }

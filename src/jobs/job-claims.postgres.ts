@@ -7,7 +7,7 @@ export const JOBS_CHANNEL = 'herald_jobs';
 /**
  * PostgreSQL: one statement. `FOR UPDATE SKIP LOCKED` makes concurrent workers pass over rows
  * another claim has locked instead of waiting for it, so no two claims take the same job and none
- * block each other. A running job whose lease has expired (its worker died) is claimable again.
+ * block each other. Expired leases are handed back to `pending` first (`rescueExpiredJobs`).
  */
 export const postgresJobClaims: JobClaims = {
   async claimJobs(db, { lockToken, now, leaseMs, limit, kinds }) {
@@ -19,7 +19,8 @@ export const postgresJobClaims: JobClaims = {
         eb
           .selectFrom('jobs')
           .select('id')
-          .where((w) => w.or([w.and([w('state', '=', 'pending'), w('run_at', '<=', now)]), w.and([w('state', '=', 'running'), w('locked_until', '<', now)])]))
+          .where('state', '=', 'pending')
+          .where('run_at', '<=', now)
           .where('kind', 'in', kinds)
           .orderBy('run_at')
           .limit(limit)

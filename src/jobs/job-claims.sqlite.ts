@@ -16,7 +16,8 @@ export const sqliteJobClaims: JobClaims = {
         eb
           .selectFrom('jobs')
           .select('id')
-          .where((w) => w.or([w.and([w('state', '=', 'pending'), w('run_at', '<=', now)]), w.and([w('state', '=', 'running'), w('locked_until', '<', now)])]))
+          .where('state', '=', 'pending')
+          .where('run_at', '<=', now)
           .where('kind', 'in', kinds)
           .orderBy('run_at')
           .limit(limit),

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import type { Dialect } from '../db/dialect.js';
 import { systemClock, type Clock } from '../lib/clock.js';
-import { deleteFinishedJobs, jobClaimsFor, rowToJob } from './job-store.js';
+import { deleteFinishedJobs, jobClaimsFor, rescueExpiredJobs, rowToJob } from './job-store.js';
 import type { JobHandlers } from './job-types.js';
 import { listenForJobWakeups, type JobWakeups } from './job-wakeups.js';
 import { runClaimedJob, type RunJobContext } from './run-job.js';
@@ -63,6 +63,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   let wakeRequested = false;
   let claimFailures = 0;
   let claimSeq = 0;
+  let lastRescueAt = Number.NEGATIVE_INFINITY;
   let wakeups: JobWakeups | undefined;
 
   /** Claims now, unless a claim is under way (then once more right after it). */
@@ -94,6 +95,12 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       if (free > 0 && kinds.length > 0) {
         claimSeq += 1;
         const now = clock.now();
+        // Expired leases are looked for once per poll interval, not on every wake-up.
+        if (now - lastRescueAt >= options.pollIntervalMs) {
+          const rescued = await rescueExpiredJobs(options.db, now);
+          lastRescueAt = now;
+          if (rescued > 0) logger.warn({ jobs: rescued }, 'handed back jobs whose lease expired (their worker was lost)');
+        }
         const rows = await claims.claimJobs(options.db, { lockToken: `${workerId}/${claimSeq}`, now, leaseMs: options.leaseMs, limit: free, kinds });
         claimFailures = 0;
         for (const row of rows) track(rowToJob(row));
@@ -142,7 +149,10 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       if (state !== 'idle') return;
       state = 'running';
       if (options.pgPool && kinds.length > 0) wakeups = await listenForJobWakeups(options.pgPool, logger, wake);
-      if (state !== 'running') return;
+      if (state !== 'running') {
+        wakeups?.close(); // stop() came while the listener was connecting
+        return;
+      }
       let cleaning = false;
       cleanupTimer = setInterval(() => {
         if (cleaning) return;

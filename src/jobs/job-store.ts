@@ -165,6 +165,21 @@ export async function markJobDead(db: Db, lock: JobLock, lastError: string, now:
   );
 }
 
+/**
+ * Hands back jobs whose lease ran out (their worker died or hung): to `pending`, due at once, or
+ * `dead` when that was their last attempt. Kept out of the claim statement so the claim is a plain
+ * ordered scan of the pending index. Safe to run from many workers at once.
+ */
+export async function rescueExpiredJobs(db: Db, now: number): Promise<number> {
+  const expired = () => db.updateTable('jobs').where('state', '=', 'running').where('locked_until', '<', now);
+  const dead = await expired()
+    .where((eb) => eb('attempts', '>=', eb.ref('max_attempts')))
+    .set({ state: 'dead', locked_by: null, locked_until: null, last_error: 'lease expired during the last attempt (worker lost)', updated_at: now })
+    .executeTakeFirst();
+  const retried = await expired().set({ state: 'pending', locked_by: null, locked_until: null, last_error: 'lease expired (worker lost)', updated_at: now }).executeTakeFirst();
+  return Number(dead.numUpdatedRows) + Number(retried.numUpdatedRows);
+}
+
 /** Deletes up to `limit` finished jobs older than their retention; returns how many. */
 export async function deleteFinishedJobs(db: Db, succeededBefore: number, deadBefore: number, limit: number): Promise<number> {
   const result = await db

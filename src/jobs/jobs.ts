@@ -5,7 +5,7 @@ import type { Database, Db } from '../db/database.js';
 import { dialectOf } from '../db/dialect.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
-import { findJob, insertJob, jobClaimsFor, rowToJob } from './job-store.js';
+import { findJob, insertJob, jobClaimsFor, rescueExpiredJobs, rowToJob } from './job-store.js';
 import type { EnqueueOptions, Job, JobHandlers, JobKind, JobPayloads } from './job-types.js';
 import { runClaimedJob, type JobOutcome } from './run-job.js';
 
@@ -48,7 +48,7 @@ export interface RunJobsUntilIdleOptions {
 export type RunJobsUntilIdleResult = Record<JobOutcome, number> & { runs: number };
 
 /**
- * For tests: claims and runs due jobs of the given handlers' kinds one at a time, in this process,
+ * For tests: hands back expired leases, then claims and runs due jobs of the given handlers' kinds one at a time, in this process,
  * until none is due, then returns what happened. Jobs retried with a delay are not due yet, so a
  * failing job ends the loop; advance `clock` and call again to run its next attempt.
  */
@@ -63,6 +63,7 @@ export async function runJobsUntilIdle(db: Kysely<Database>, handlers: JobHandle
   const result: RunJobsUntilIdleResult = { runs: 0, succeeded: 0, retried: 0, failed: 0, dead: 0, released: 0, lost: 0 };
   const neverAborted = new AbortController().signal;
   for (;;) {
+    await rescueExpiredJobs(db, clock.now());
     const [row] = await claims.claimJobs(db, { lockToken: `${lockPrefix}/${result.runs}`, now: clock.now(), leaseMs, limit: 1, kinds });
     if (!row) return result;
     if (result.runs >= maxRuns) throw new Error(`runJobsUntilIdle: still busy after ${maxRuns} runs (a job that re-queues itself forever?)`);

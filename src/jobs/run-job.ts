@@ -27,12 +27,6 @@ export async function runClaimedJob(ctx: RunJobContext, job: Job, shutdown: Abor
   const lock: JobLock = { id: job.id, lockedBy: job.lockedBy ?? '' };
   const logger = ctx.logger.child({ job_id: job.id, job_kind: job.kind, attempt: job.attempts });
   try {
-    // The previous holder died during the last attempt; running again would exceed max_attempts.
-    if (job.attempts > job.maxAttempts) {
-      await markJobDead(ctx.db, lock, 'lease expired during the last attempt (worker lost)', ctx.clock.now());
-      logger.warn('job is dead: its worker was lost during the last attempt');
-      return 'dead';
-    }
     const handler = (ctx.handlers as Record<string, AnyJobHandler | undefined>)[job.kind];
     const controller = new AbortController();
     const lease = keepLease(ctx, lock, controller, logger);

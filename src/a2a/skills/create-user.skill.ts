@@ -1,0 +1,23 @@
+import { Type } from '@sinclair/typebox';
+import { upsertUser } from '../../users/users.service.js';
+import { Properties, ProjectUserId } from '../../users/users.schemas.js';
+import { paramsValidator } from '../versions/codec.js';
+import { defineSkill } from './skill.js';
+
+const Input = Type.Object({ projectUserId: ProjectUserId, properties: Type.Optional(Properties) });
+
+/** `create-user` {projectUserId, properties?} → `user-result` {userId, projectUserId, properties} (A6, R5). */
+export const createUserSkill = defineSkill({
+  descriptor: {
+    id: 'create-user',
+    name: 'Create user',
+    description: 'Creates a project user, or merges properties into an existing one, and returns all stored properties.',
+    tags: ['users'],
+    examples: ['{"skill":"create-user","projectUserId":"user-42","properties":{"plan":"pro"}}'],
+  },
+  parse: (data, field) => paramsValidator(Input, field)(data),
+  async run({ deps, db, projectId }, input) {
+    const user = await upsertUser(db, deps.clock, projectId, input.projectUserId, input.properties ?? {});
+    return { artifactName: 'user-result', data: { userId: user.id, projectUserId: user.projectUserId, properties: user.properties } };
+  },
+});

@@ -1,0 +1,45 @@
+import type { AppDeps } from '../../app.js';
+import type { Db } from '../../db/database.js';
+import type { JsonObject } from '../model.js';
+
+/** What a skill needs to run: the app's long-lived dependencies and the caller's project. */
+export interface SkillContext {
+  deps: AppDeps;
+  db: Db;
+  projectId: string;
+}
+
+/** A finished skill: one artifact. Failures are thrown as `AppError`s (see `task-runner.ts`). */
+export interface SkillResult {
+  artifactName: 'user-result' | 'event-result' | 'delivery-results' | 'trigger-result';
+  data: JsonObject;
+}
+
+/** Card entry (A8): `id`, `name`, `description`, `tags`, `examples`. */
+export interface SkillDescriptor {
+  id: string;
+  name: string;
+  description: string;
+  tags: string[];
+  examples: string[];
+}
+
+/**
+ * A built-in skill. `parse` checks the part's `data` with the feature's own schema (throws -32602
+ * naming `field`), `run` calls the feature's service: a thrown `AppError` of kind `refused` or
+ * `invalid` ends the task `rejected`, any other failure ends it `failed` (A6).
+ */
+export interface Skill<I> {
+  descriptor: SkillDescriptor;
+  parse(data: JsonObject, field: string): I;
+  run(ctx: SkillContext, input: I): Promise<SkillResult>;
+}
+
+/** Erases the input type so skills of different inputs sit in one table. */
+export interface AnySkill {
+  descriptor: SkillDescriptor;
+  parse(data: JsonObject, field: string): unknown;
+  run(ctx: SkillContext, input: unknown): Promise<SkillResult>;
+}
+
+export const defineSkill = <I>(skill: Skill<I>): AnySkill => skill as AnySkill;

@@ -1,0 +1,55 @@
+import { Type } from '@sinclair/typebox';
+import { rpcError } from '../errors.js';
+import type { JsonObject } from '../model.js';
+import { invalidParams, paramsValidator } from '../versions/codec.js';
+import { defineSkill } from './skill.js';
+
+const Input = Type.Object({
+  campaignId: Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F]+$' }),
+  audience: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  properties: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+});
+
+const TARGET_KEYS: Record<string, string> = { projectUserId: 'project_user_id', deviceId: 'device_id', userId: 'user_id' };
+
+/** camelCase audience → the REST trigger body's audience (R13); the trigger service validates it. */
+function toRestAudience(audience: JsonObject | undefined, field: string): unknown {
+  if (!audience) return undefined;
+  const out: JsonObject = { ...audience };
+  if (Array.isArray(audience.targets)) {
+    out.targets = audience.targets.map((t: unknown, i) => {
+      if (typeof t !== 'object' || t === null || Array.isArray(t)) throw invalidParams([{ field: `${field}.audience.targets[${i}]`, description: 'must be an object' }]);
+      return Object.fromEntries(Object.entries(t).map(([k, v]) => [TARGET_KEYS[k] ?? k, v]));
+    });
+  }
+  return out;
+}
+
+export interface TriggerSkillInput {
+  campaignId: string;
+  body: { audience?: unknown; properties?: unknown };
+}
+
+/**
+ * `trigger-campaign` {campaignId, audience?, properties?} → `trigger-result` {triggerId, campaignId}
+ * (A6). Campaign triggering (`src/campaigns/trigger.service.ts`) is not in the tree yet, so the skill
+ * answers -32004 with the reason and creates no task.
+ */
+export const triggerCampaignSkill = defineSkill<TriggerSkillInput>({
+  descriptor: {
+    id: 'trigger-campaign',
+    name: 'Trigger campaign',
+    description: 'Triggers an API-triggered campaign for its default audience, chosen targets or everyone in its segment (broadcast), with trigger properties for its templates.',
+    tags: ['campaigns'],
+    examples: ['{"skill":"trigger-campaign","campaignId":"welcome","audience":{"targets":[{"projectUserId":"user-42"}]},"properties":{"coupon":"SPRING"}}'],
+  },
+  parse(data, field) {
+    const input = paramsValidator(Input, field)(data);
+    const audience = toRestAudience(input.audience, field);
+    const body = { ...(audience !== undefined ? { audience } : {}), ...(input.properties !== undefined ? { properties: input.properties } : {}) };
+    throw rpcError('UNSUPPORTED_OPERATION', `The trigger-campaign skill is not available yet: campaign triggering is not part of this Herald build (campaign ${input.campaignId}, body ${Object.keys(body).join(',') || 'empty'})`);
+  },
+  async run() {
+    throw rpcError('UNSUPPORTED_OPERATION', 'The trigger-campaign skill is not available yet');
+  },
+});

@@ -1,0 +1,119 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Db } from '../db/database.js';
+import { readJson } from '../db/json.js';
+import { deviceRowToDevice, type Device } from '../devices/devices.service.js';
+
+/** A user as the audience queries return it, with the campaign's conditions evaluated in SQL. */
+export interface AudienceUser {
+  id: string;
+  projectUserId: string;
+  properties: Record<string, unknown>;
+  inSegment: boolean;
+  /** In the segment and matching the trigger's audience conditions. */
+  eligible: boolean;
+}
+
+/** SQL booleans arrive as 0/1 from SQLite and true/false from PostgreSQL. */
+const truthy = (value: unknown): boolean => value === true || value === 1 || value === '1' || value === 't';
+
+interface Conditions {
+  segment: RawBuilder<boolean>;
+  audience: RawBuilder<boolean>;
+}
+
+function selectAudience(db: Db, projectId: string, c: Conditions) {
+  return db
+    .selectFrom('users')
+    .select(['users.id', 'users.project_user_id', 'users.properties', c.segment.as('in_segment'), sql<boolean>`(${c.segment} and ${c.audience})`.as('eligible')])
+    .where('users.project_id', '=', projectId);
+}
+
+const toAudienceUser = (r: { id: string; project_user_id: string; properties: unknown; in_segment: unknown; eligible: unknown }): AudienceUser => ({
+  id: r.id,
+  projectUserId: r.project_user_id,
+  properties: readJson<Record<string, unknown>>(r.properties),
+  inSegment: truthy(r.in_segment),
+  eligible: truthy(r.eligible),
+});
+
+/**
+ * The segment's users with ids in (after, upto] that existed at the trigger's snapshot: one
+ * broadcast batch. Users outside the segment are filtered in SQL and never leave the database.
+ */
+export async function segmentUsersInRange(db: Db, projectId: string, range: { after: string | null; upto: string | null }, snapshotAt: number, c: Conditions): Promise<AudienceUser[]> {
+  let query = selectAudience(db, projectId, c).where('users.created_at', '<=', snapshotAt).where(c.segment);
+  if (range.after !== null) query = query.where('users.id', '>', range.after);
+  if (range.upto !== null) query = query.where('users.id', '<=', range.upto);
+  return (await query.orderBy('users.id').execute()).map(toAudienceUser);
+}
+
+/** Targeted users by either id, with both conditions evaluated (targets are named, so no snapshot applies). */
+export async function usersByIds(db: Db, projectId: string, ids: { projectUserIds: string[]; userIds: string[] }, c: Conditions): Promise<AudienceUser[]> {
+  if (ids.projectUserIds.length === 0 && ids.userIds.length === 0) return [];
+  const rows = await selectAudience(db, projectId, c)
+    .where((eb) => eb.or([...(ids.projectUserIds.length ? [eb('users.project_user_id', 'in', ids.projectUserIds)] : []), ...(ids.userIds.length ? [eb('users.id', 'in', ids.userIds)] : [])]))
+    .execute();
+  return rows.map(toAudienceUser);
+}
+
+const deviceColumns = [
+  'project_id',
+  'device_id',
+  'user_id',
+  'platform',
+  'provider',
+  'push_address',
+  'push_keys',
+  'status',
+  'disabled_reason',
+  'created_at',
+  'updated_at',
+] as const;
+
+/** Active devices of the users (optionally only those registered by `createdBefore`), ordered by user then device. */
+export async function activeDevicesOf(db: Db, projectId: string, users: Map<string, string>, createdBefore?: number): Promise<Device[]> {
+  if (users.size === 0) return [];
+  let query = db.selectFrom('devices').select(deviceColumns).where('project_id', '=', projectId).where('user_id', 'in', [...users.keys()]).where('status', '=', 'active');
+  if (createdBefore !== undefined) query = query.where('created_at', '<=', createdBefore);
+  const rows = await query.orderBy('user_id').orderBy('device_id').execute();
+  return rows.map((row) => deviceRowToDevice({ ...row, project_user_id: users.get(row.user_id)! }));
+}
+
+/** Targeted devices, whatever their status (a disabled device is a target without a usable device). */
+export async function devicesByIds(db: Db, projectId: string, deviceIds: string[]): Promise<Array<{ deviceId: string; userId: string; active: boolean }>> {
+  if (deviceIds.length === 0) return [];
+  const rows = await db.selectFrom('devices').select(['device_id', 'user_id', 'status']).where('project_id', '=', projectId).where('device_id', 'in', deviceIds).execute();
+  return rows.map((r) => ({ deviceId: r.device_id, userId: r.user_id, active: r.status === 'active' }));
+}
+
+/** The id `size` users after `after` (keyset over the project's users), or undefined when fewer remain. */
+export async function rangeEnd(db: Db, projectId: string, after: string | null, size: number): Promise<string | undefined> {
+  let query = db.selectFrom('users').select('id').where('project_id', '=', projectId);
+  if (after !== null) query = query.where('id', '>', after);
+  const row = await query.orderBy('id').limit(1).offset(size - 1).executeTakeFirst();
+  return row?.id;
+}
+
+export async function anyUserAfter(db: Db, projectId: string, after: string | null): Promise<boolean> {
+  let query = db.selectFrom('users').select('id').where('project_id', '=', projectId);
+  if (after !== null) query = query.where('id', '>', after);
+  return (await query.limit(1).executeTakeFirst()) !== undefined;
+}
+
+/** Dry run of a broadcast: segment size, eligible users, those without a device, and their devices. */
+export async function countBroadcastAudience(db: Db, projectId: string, snapshotAt: number, c: Conditions) {
+  const devices = sql<number>`(select count(*) from devices where devices.user_id = users.id and devices.status = 'active')`;
+  const row = await db
+    .selectFrom('users')
+    .select([
+      sql<number>`count(*)`.as('in_segment'),
+      sql<number>`coalesce(sum(case when ${c.audience} then 1 else 0 end), 0)`.as('eligible'),
+      sql<number>`coalesce(sum(case when ${c.audience} and ${devices} = 0 then 1 else 0 end), 0)`.as('no_device'),
+      sql<number>`coalesce(sum(case when ${c.audience} then ${devices} else 0 end), 0)`.as('devices'),
+    ])
+    .where('project_id', '=', projectId)
+    .where('created_at', '<=', snapshotAt)
+    .where(c.segment)
+    .executeTakeFirstOrThrow();
+  return { inSegment: Number(row.in_segment), eligible: Number(row.eligible), noDevice: Number(row.no_device), devices: Number(row.devices) };
+}

@@ -1,0 +1,147 @@
+import type { Kysely } from 'kysely';
+import type { Database, Db } from '../db/database.js';
+import { AppError } from '../errors.js';
+import { enqueueJob } from '../jobs/jobs.js';
+import type { Clock } from '../lib/clock.js';
+import { newId } from '../lib/ids.js';
+import { broadcastSlice, compileTriggerConditions, targetsSlice, type TargetResult } from './audience.js';
+import './campaign-jobs.js';
+import { findCampaign, type Campaign } from './campaigns.service.js';
+import { isValidCampaignId } from './campaigns.schemas.js';
+import { resolveTriggerRefs, triggerPropertiesRequiredBy } from './conditions/resolve-trigger-refs.js';
+import { parseMessageTemplate, renderMessage, RenderFailure, triggerPropertiesRequiredByMessage, type ParsedMessage } from './templates.js';
+import { parseTriggerBody, type Audience } from './trigger-body.js';
+import type { TriggerCounters } from './trigger-counters.js';
+import { insertTrigger, type TriggerDefinition } from './triggers.repository.js';
+
+export interface TriggerDeps {
+  db: Kysely<Database>;
+  clock: Clock;
+}
+
+/** The plain-text message of a missing or invalid campaign id (R15); every other trigger 400 says "Failed to send campaign trigger message". */
+export const CAMPAIGN_ID_MESSAGE = 'Campaign Id must be provided';
+
+interface PreparedTrigger {
+  campaign: Campaign;
+  audience: Audience;
+  properties: Record<string, string | number | boolean>;
+  definition: TriggerDefinition;
+  message: ParsedMessage;
+}
+
+/**
+ * Every check a trigger passes before anything is stored (R13-R15). Error kinds let transports
+ * tell apart a failure (`not_found`: the campaign does not exist) from a refusal (`refused`: it
+ * exists but may not be triggered now) and a bad request (`invalid`) (A6).
+ */
+async function prepareTrigger(db: Db, projectId: string, campaignId: string, body: unknown, options: { requireActive: boolean }): Promise<PreparedTrigger> {
+  if (!isValidCampaignId(campaignId)) throw new AppError('invalid', campaignId === '' ? 'MISSING_CAMPAIGN_ID' : 'INVALID_CAMPAIGN_ID', CAMPAIGN_ID_MESSAGE);
+  const input = parseTriggerBody(body);
+  const campaign = await findCampaign(db, projectId, campaignId);
+  if (!campaign) throw new AppError('not_found', 'CAMPAIGN_NOT_FOUND', `Campaign ${campaignId} does not exist`);
+  if (!campaign.apiTriggered) throw new AppError('refused', 'CAMPAIGN_NOT_API_TRIGGERED', `Campaign ${campaignId} is not API-triggered`);
+  if (options.requireActive && campaign.status !== 'active') throw new AppError('refused', 'CAMPAIGN_NOT_ACTIVE', `Campaign ${campaignId} is ${campaign.status}, not active`);
+  const message = parseMessageTemplate(campaign.message);
+  const required = triggerPropertiesRequiredBy(campaign.audienceConditions, triggerPropertiesRequiredByMessage(message));
+  const missing = [...required].filter((name) => !Object.hasOwn(input.properties, name)).sort();
+  if (missing.length > 0) {
+    throw new AppError('invalid', 'MISSING_TRIGGER_PROPERTY', `The campaign reads trigger properties the trigger does not supply: ${missing.join(', ')}`, { details: { missing } });
+  }
+  const definition: TriggerDefinition = {
+    campaignName: campaign.name,
+    segment: campaign.segment,
+    audienceConditions: campaign.audienceConditions && resolveTriggerRefs(campaign.audienceConditions, input.properties),
+    message: campaign.message,
+  };
+  return { campaign, audience: input.audience ?? campaign.defaultAudience, properties: input.properties, definition, message };
+}
+
+/**
+ * Triggers an API-triggered, active campaign (REST `:trigger` and the A2A `trigger-campaign`
+ * skill). Returns as soon as the trigger row and its planning job are committed together; the
+ * fan-out runs on the job queue.
+ */
+export async function triggerCampaign(deps: TriggerDeps, projectId: string, campaignId: string, body: unknown): Promise<{ triggerId: string; campaignId: string }> {
+  const prepared = await prepareTrigger(deps.db, projectId, campaignId, body, { requireActive: true });
+  const triggerId = newId();
+  await deps.db.transaction().execute(async (trx) => {
+    await insertTrigger(trx, {
+      id: triggerId,
+      projectId,
+      campaignId,
+      definition: prepared.definition,
+      audience: prepared.audience,
+      properties: prepared.properties,
+      targets: 'targets' in prepared.audience ? prepared.audience.targets.length : 0,
+      createdAt: deps.clock.now(),
+    });
+    await enqueueJob(trx, 'campaign.plan', { triggerId }, { clock: deps.clock });
+  });
+  return { triggerId, campaignId };
+}
+
+export interface DryRunTarget {
+  target: TargetResult['target'];
+  eligible: boolean;
+  reason: TargetResult['verdict'] | 'template_render_error' | 'invalid_rendered_url' | 'empty_message';
+  devices: number;
+  detail?: string;
+}
+
+export interface DryRunResult {
+  dry_run: true;
+  campaign_id: string;
+  campaign_status: Campaign['status'];
+  audience: 'broadcast' | 'targets';
+  counters: Pick<TriggerCounters, 'targets' | 'in_segment' | 'eligible' | 'devices' | 'skipped'>;
+  targets?: DryRunTarget[];
+}
+
+/**
+ * `:trigger?dry_run=true`: the same checks (except that the campaign need not be active yet), then
+ * the audience it would reach: counts, and for targets each one's verdict, its rendered message
+ * checked. Nothing is stored or sent.
+ */
+export async function dryRunTrigger(deps: TriggerDeps, projectId: string, campaignId: string, body: unknown): Promise<DryRunResult> {
+  const prepared = await prepareTrigger(deps.db, projectId, campaignId, body, { requireActive: false });
+  const now = deps.clock.now();
+  const conditions = compileTriggerConditions(deps.db, prepared.definition, now);
+  const base = { dry_run: true as const, campaign_id: campaignId, campaign_status: prepared.campaign.status };
+  if ('broadcast' in prepared.audience) {
+    const { countBroadcastAudience } = await import('./audience.repository.js');
+    const n = await countBroadcastAudience(deps.db, projectId, now, conditions);
+    const skipped = { ...(n.inSegment > n.eligible && { audience_conditions: n.inSegment - n.eligible }), ...(n.noDevice > 0 && { no_device: n.noDevice }) };
+    return { ...base, audience: 'broadcast', counters: { targets: 0, in_segment: n.inSegment, eligible: n.eligible, devices: n.devices, skipped } };
+  }
+  const slice = await targetsSlice(deps.db, projectId, prepared.audience.targets, conditions);
+  const rendered = new Map(slice.recipients.map((r) => [r.user.id, tryRender(prepared, r.user)]));
+  const targets = slice.targets!.map((t, i): DryRunTarget => {
+    const recipient = t.verdict === 'eligible' ? slice.recipients.find((r) => r.devices.some((d) => deviceOfTarget(t, r.user.id, d.deviceId, prepared.audience, i))) : undefined;
+    const failure = recipient && rendered.get(recipient.user.id);
+    if (failure) return { target: t.target, eligible: false, reason: failure.reason.toLowerCase() as DryRunTarget['reason'], devices: t.devices, detail: failure.message };
+    return { target: t.target, eligible: t.verdict === 'eligible', reason: t.verdict, devices: t.devices };
+  });
+  const { targets: count, in_segment, eligible, devices, skipped } = slice.counters;
+  return { ...base, audience: 'targets', counters: { targets: count, in_segment, eligible, devices, skipped }, targets };
+}
+
+function deviceOfTarget(t: TargetResult, userId: string, _deviceId: string, _audience: Audience, _i: number): boolean {
+  const target = t.target;
+  if ('device_id' in target) return target.device_id === _deviceId;
+  return 'user_id' in target ? target.user_id === userId : true;
+}
+
+function tryRender(prepared: PreparedTrigger, user: { projectUserId: string; properties: Record<string, unknown> }): RenderFailure | undefined {
+  try {
+    renderMessage(prepared.message, {
+      trigger: prepared.properties,
+      user: { ...user.properties, project_user_id: user.projectUserId },
+      campaign: { campaign_id: prepared.campaign.campaignId, name: prepared.campaign.name },
+    });
+    return undefined;
+  } catch (error) {
+    if (error instanceof RenderFailure) return error;
+    throw error;
+  }
+}

@@ -1,0 +1,171 @@
+import crypto from 'node:crypto';
+import http2 from 'node:http2';
+import { decodeJwt, jwtVerify } from 'jose';
+import { closableServer, delay, FailureCounter, goAwayAfter, headersOf, injectionOf, listen, readBody, Recorder, resetRequest, sendJson, type FakeRequest, type FakeResponse } from './fake-common.js';
+import type { LoopbackTls } from './self-signed.js';
+
+export interface ServiceAccountJson {
+  type: 'service_account';
+  project_id: string;
+  private_key_id: string;
+  private_key: string;
+  client_email: string;
+  token_uri: string;
+}
+
+export interface FakeFcm {
+  /** Base URL for FCM_API_URL. */
+  url: string;
+  recorder: Recorder;
+  /** Token exchanges answered with a token. */
+  readonly exchanges: number;
+  /** Lifetime (seconds) of access tokens issued from now on; default 3600. */
+  tokenLifetimeSeconds: number;
+  /** A service account of `projectId` (new key pair) that this stand-in's token endpoint trusts. */
+  serviceAccount(projectId?: string): ServiceAccountJson;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+const FCM_ERROR = 'type.googleapis.com/google.firebase.fcm.v1.FcmError';
+const MAX_PAYLOAD_BYTES = 4096;
+
+function fcmError(code: number, status: string, message: string, errorCode?: string, extra: object[] = []) {
+  return { error: { code, message, status, details: [...(errorCode ? [{ '@type': FCM_ERROR, errorCode }] : []), ...extra] } };
+}
+
+/** FCM HTTP v1 stand-in (HTTP/2 over TLS, HTTP/1.1 allowed for the token endpoint at `/token`). */
+export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; host?: string } = {}): Promise<FakeFcm> {
+  const accounts = new Map<string, { publicKey: crypto.KeyObject; projectId: string }>();
+  const tokens = new Map<string, { projectId: string; expiresAt: number }>();
+  const failures = new FailureCounter();
+  const recorder = new Recorder();
+  let exchanges = 0;
+  let url = '';
+
+  async function tokenEndpoint(req: FakeRequest, res: FakeResponse): Promise<void> {
+    const form = new URLSearchParams((await readBody(req)).toString('utf8'));
+    const assertion = form.get('assertion') ?? '';
+    if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') return sendJson(res, 400, { error: 'unsupported_grant_type' });
+    let iss: string | undefined;
+    try {
+      iss = decodeJwt(assertion).iss;
+    } catch {
+      return sendJson(res, 400, { error: 'invalid_grant', error_description: 'malformed assertion' });
+    }
+    const account = iss === undefined ? undefined : accounts.get(iss);
+    if (!account) return sendJson(res, 401, { error: 'invalid_client', error_description: 'unknown service account' });
+    try {
+      const { payload } = await jwtVerify(assertion, account.publicKey, { issuer: iss, audience: `${url}/token`, algorithms: ['RS256'] });
+      if (typeof payload.scope !== 'string' || !payload.scope.split(' ').includes('https://www.googleapis.com/auth/firebase.messaging')) throw new Error('scope');
+    } catch {
+      return sendJson(res, 400, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' });
+    }
+    exchanges++;
+    const token = `fake-at-${crypto.randomBytes(12).toString('hex')}`;
+    tokens.set(token, { projectId: account.projectId, expiresAt: Date.now() + fake.tokenLifetimeSeconds * 1000 });
+    sendJson(res, 200, { access_token: token, expires_in: fake.tokenLifetimeSeconds, token_type: 'Bearer' });
+  }
+
+  async function send(req: FakeRequest, res: FakeResponse, projectId: string): Promise<void> {
+    const raw = await readBody(req);
+    const record = (status: number, token: string, body: unknown) => recorder.add({ token, headers: headersOf(req), body, status, at: Date.now() });
+    const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
+    const issued = bearer === undefined ? undefined : tokens.get(bearer);
+    if (!issued || issued.expiresAt <= Date.now()) {
+      record(401, '', null);
+      return sendJson(res, 401, fcmError(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials.'));
+    }
+    if (issued.projectId !== projectId) return sendJson(res, 403, fcmError(403, 'PERMISSION_DENIED', 'Permission denied for this project.'));
+    let message: Record<string, unknown> | undefined;
+    try {
+      message = (JSON.parse(raw.toString('utf8')) as { message?: Record<string, unknown> }).message;
+    } catch {
+      message = undefined;
+    }
+    const token = typeof message?.token === 'string' ? message.token : '';
+    const { token: _token, ...payload } = message ?? {};
+    const dataOk = Object.values((message?.data as Record<string, unknown> | undefined) ?? {}).every((v) => typeof v === 'string');
+    if (!message || token === '' || !dataOk || Buffer.byteLength(JSON.stringify(payload)) > MAX_PAYLOAD_BYTES) {
+      record(400, token, message ?? null);
+      return sendJson(res, 400, fcmError(400, 'INVALID_ARGUMENT', 'Invalid value at message: payload rejected', 'INVALID_ARGUMENT'));
+    }
+    const injection = injectionOf(token);
+    const fail = (status: number, body: object, headers: Record<string, string> = {}) => {
+      record(status, token, message);
+      sendJson(res, status, body, headers);
+    };
+    if (injection && injection.fault !== 'slow' && injection.fault !== 'goaway' && failures.fails(token, injection)) {
+      switch (injection.fault) {
+        case 'unregistered':
+          return fail(404, fcmError(404, 'NOT_FOUND', 'Requested entity was not found.', 'UNREGISTERED'));
+        case 'invalid': {
+          const violation = { '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'message.token', description: 'Invalid registration token' }] };
+          return fail(400, fcmError(400, 'INVALID_ARGUMENT', 'The registration token is not a valid FCM registration token', 'INVALID_ARGUMENT', [violation]));
+        }
+        case 'payload':
+          return fail(400, fcmError(400, 'INVALID_ARGUMENT', 'Message is too big', 'INVALID_ARGUMENT'));
+        case 'mismatch':
+          return fail(403, fcmError(403, 'PERMISSION_DENIED', 'SenderId mismatch', 'SENDER_ID_MISMATCH'));
+        case 'auth':
+          return fail(401, fcmError(401, 'UNAUTHENTICATED', 'Auth error from APNS or Web Push Service', 'THIRD_PARTY_AUTH_ERROR'));
+        case 'quota':
+          return fail(429, fcmError(429, 'RESOURCE_EXHAUSTED', 'Quota exceeded.', 'QUOTA_EXCEEDED'), { 'retry-after': '1' });
+        case 'unavailable':
+          return fail(503, fcmError(503, 'UNAVAILABLE', 'The service is currently unavailable.', 'UNAVAILABLE'));
+        case 'internal':
+          return fail(500, fcmError(500, 'INTERNAL', 'Internal error encountered.', 'INTERNAL'));
+        case 'reset':
+          record(0, token, message);
+          return resetRequest(req);
+      }
+    }
+    if (injection?.fault === 'slow') await delay(injection.n ?? 1000);
+    record(200, token, message);
+    sendJson(res, 200, { name: `projects/${projectId}/messages/${crypto.randomBytes(8).toString('hex')}` });
+    if (injection?.fault === 'goaway') goAwayAfter(req);
+  }
+
+  const server = http2.createSecureServer({ key: tls.keyPem, cert: tls.certPem, allowHTTP1: true }, (req, res) => {
+    const path = (req.url ?? '').split('?')[0]!;
+    const handle = async () => {
+      if (req.method === 'POST' && path === '/token') return tokenEndpoint(req, res);
+      const match = /^\/v1\/projects\/([^/]+)\/messages:send$/.exec(path);
+      if (req.method === 'POST' && match) return send(req, res, decodeURIComponent(match[1]!));
+      if (req.method === 'GET' && path === '/__fake/stats') return sendJson(res, 200, { exchanges, received: recorder.total, accepted: recorder.accepted });
+      sendJson(res, 404, fcmError(404, 'NOT_FOUND', 'Not found'));
+    };
+    handle().catch(() => resetRequest(req));
+  });
+  const close = closableServer(server);
+  url = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
+
+  const fake: FakeFcm = {
+    url,
+    recorder,
+    get exchanges() {
+      return exchanges;
+    },
+    tokenLifetimeSeconds: 3600,
+    serviceAccount(projectId = 'herald-fake') {
+      const { publicKey, privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+      const clientEmail = `sa-${crypto.randomBytes(4).toString('hex')}@${projectId}.iam.gserviceaccount.com`;
+      accounts.set(clientEmail, { publicKey, projectId });
+      return {
+        type: 'service_account',
+        project_id: projectId,
+        private_key_id: crypto.randomBytes(20).toString('hex'),
+        private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+        client_email: clientEmail,
+        token_uri: `${url}/token`,
+      };
+    },
+    reset() {
+      recorder.clear();
+      failures.clear();
+      exchanges = 0;
+    },
+    close,
+  };
+  return fake;
+}
