@@ -25,6 +25,9 @@ import { registerEventRoutes } from './events/events.routes.js';
 import type { PushRuntime } from './push/push-runtime.js';
 import { registerPushRoutes } from './push/push.routes.js';
 import { registerPushCredentialRoutes } from './push/credentials/credentials.routes.js';
+import { registerA2aRoutes } from './a2a/a2a.routes.js';
+import { registerCampaignRoutes } from './campaigns/campaigns.routes.js';
+import { registerTriggerRoutes } from './campaigns/trigger.routes.js';
 
 /** Everything the transports need, passed explicitly (no global accessors). */
 export interface AppDeps {
@@ -80,6 +83,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerEventRoutes(app, deps);
   registerPushRoutes(app, deps);
   registerPushCredentialRoutes(app, deps);
+  registerA2aRoutes(app, deps);
+  registerCampaignRoutes(app, deps);
+  registerTriggerRoutes(app, deps);
 
   await app.ready();
   return app;

@@ -5,6 +5,7 @@ import type { Clock } from './lib/clock.js';
 import type { JobHandlers } from './jobs/job-types.js';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import { createWebhookJobHandler } from './a2a/push-configs/webhook.job.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -16,5 +17,7 @@ export interface WorkerDeps {
 
 /** Every feature's job handlers, composed once for the worker role. Features add one line each. */
 export function createJobHandlers(_deps: WorkerDeps): JobHandlers {
-  return {};
+  return {
+    'a2a.webhook': createWebhookJobHandler({ clock: _deps.clock, allowPrivateNetworks: _deps.config.webhookAllowPrivateNetworks }),
+  };
 }

@@ -19,6 +19,8 @@ export type TargetVerdict = 'eligible' | 'not_found' | 'not_in_segment' | 'audie
 export interface TargetResult {
   target: Target;
   verdict: TargetVerdict;
+  /** The resolved user, when the target names one that exists. */
+  userId?: string;
   devices: number;
 }
 
@@ -82,7 +84,7 @@ export async function targetsSlice(db: Db, projectId: string, targets: Target[],
       if (v !== 'not_found' && v !== 'not_in_segment') counters.in_segment += 1;
       if (v === 'eligible' || v === 'no_device') counters.eligible += 1;
       for (const d of devices) chosen.set(d.deviceId, d);
-      return { target, verdict: v, devices: devices.length };
+      return { target, verdict: v, ...(user && { userId: user.id }), devices: devices.length };
     };
     if (!user) return verdict('not_found');
     if (!user.inSegment) return verdict('not_in_segment');

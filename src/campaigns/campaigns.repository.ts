@@ -78,7 +78,7 @@ export async function insertCampaign(db: Db, campaign: Campaign): Promise<boolea
     .values(campaignToRow(campaign))
     .onConflict((oc) => oc.columns(['project_id', 'campaign_id']).doNothing())
     .executeTakeFirst();
-  return Number(result.numInsertedRows ?? 0) > 0;
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
 export async function findCampaign(db: Db, projectId: string, campaignId: string): Promise<Campaign | undefined> {

@@ -18,7 +18,8 @@ export interface TriggerCounters {
   in_segment: number;
   eligible: number;
   devices: number;
-  skipped: Partial<Record<SkipReason, number>>;
+  /** By `SkipReason`. */
+  skipped: Record<string, number>;
   accepted: number;
   failed: number;
   failed_by_status: Record<string, number>;

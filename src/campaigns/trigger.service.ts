@@ -4,7 +4,8 @@ import { AppError } from '../errors.js';
 import { enqueueJob } from '../jobs/jobs.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
-import { broadcastSlice, compileTriggerConditions, targetsSlice, type TargetResult } from './audience.js';
+import { countBroadcastAudience } from './audience.repository.js';
+import { compileTriggerConditions, targetsSlice, type TargetResult } from './audience.js';
 import './campaign-jobs.js';
 import { findCampaign, type Campaign } from './campaigns.service.js';
 import { isValidCampaignId } from './campaigns.schemas.js';
@@ -109,27 +110,19 @@ export async function dryRunTrigger(deps: TriggerDeps, projectId: string, campai
   const conditions = compileTriggerConditions(deps.db, prepared.definition, now);
   const base = { dry_run: true as const, campaign_id: campaignId, campaign_status: prepared.campaign.status };
   if ('broadcast' in prepared.audience) {
-    const { countBroadcastAudience } = await import('./audience.repository.js');
     const n = await countBroadcastAudience(deps.db, projectId, now, conditions);
     const skipped = { ...(n.inSegment > n.eligible && { audience_conditions: n.inSegment - n.eligible }), ...(n.noDevice > 0 && { no_device: n.noDevice }) };
     return { ...base, audience: 'broadcast', counters: { targets: 0, in_segment: n.inSegment, eligible: n.eligible, devices: n.devices, skipped } };
   }
   const slice = await targetsSlice(deps.db, projectId, prepared.audience.targets, conditions);
-  const rendered = new Map(slice.recipients.map((r) => [r.user.id, tryRender(prepared, r.user)]));
-  const targets = slice.targets!.map((t, i): DryRunTarget => {
-    const recipient = t.verdict === 'eligible' ? slice.recipients.find((r) => r.devices.some((d) => deviceOfTarget(t, r.user.id, d.deviceId, prepared.audience, i))) : undefined;
-    const failure = recipient && rendered.get(recipient.user.id);
+  const failures = new Map(slice.recipients.map((r) => [r.user.id, tryRender(prepared, r.user)]));
+  const targets = slice.targets!.map((t): DryRunTarget => {
+    const failure = t.verdict === 'eligible' && t.userId !== undefined ? failures.get(t.userId) : undefined;
     if (failure) return { target: t.target, eligible: false, reason: failure.reason.toLowerCase() as DryRunTarget['reason'], devices: t.devices, detail: failure.message };
     return { target: t.target, eligible: t.verdict === 'eligible', reason: t.verdict, devices: t.devices };
   });
   const { targets: count, in_segment, eligible, devices, skipped } = slice.counters;
   return { ...base, audience: 'targets', counters: { targets: count, in_segment, eligible, devices, skipped }, targets };
-}
-
-function deviceOfTarget(t: TargetResult, userId: string, _deviceId: string, _audience: Audience, _i: number): boolean {
-  const target = t.target;
-  if ('device_id' in target) return target.device_id === _deviceId;
-  return 'user_id' in target ? target.user_id === userId : true;
 }
 
 function tryRender(prepared: PreparedTrigger, user: { projectUserId: string; properties: Record<string, unknown> }): RenderFailure | undefined {

@@ -5,6 +5,7 @@ import { openConfiguredDatabase } from '../runtime.js';
 import { parseArgs, print, UsageError, type CliCommand } from './cli-context.js';
 import { projectCommands } from './project-commands.js';
 import { rateLimitCommands } from './rate-limit-commands.js';
+import { campaignCommands } from './campaign-commands.js';
 
 const commands: Record<string, CliCommand> = {
   migrate: {
@@ -21,6 +22,7 @@ const commands: Record<string, CliCommand> = {
   },
   ...projectCommands,
   ...rateLimitCommands,
+  ...campaignCommands,
 };
 
 function usage(): string {

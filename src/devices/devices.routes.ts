@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app.js';
-import { DeviceResponse, RegisterDeviceBody } from './devices.schemas.js';
+import { ProjectUserId } from '../users/users.schemas.js';
+import { DeviceId, DeviceResponse, RegisterDeviceBody } from './devices.schemas.js';
 import * as devices from './devices.service.js';
 
 const security = [{ projectId: [], apiKey: [] }];
@@ -31,7 +32,7 @@ export function registerDeviceRoutes(fastify: FastifyInstance, deps: AppDeps): v
     '/api/v1/devices/:device_id',
     {
       config: { auth: 'secret', rateLimitClass: 'management' },
-      schema: { summary: 'Delete a device', tags: ['devices'], security, params: Type.Object({ device_id: Type.String() }), response: { 200: Type.Object({}), 401: ErrorBody } },
+      schema: { summary: 'Delete a device', tags: ['devices'], security, params: Type.Object({ device_id: DeviceId }), response: { 200: Type.Object({}), 400: ErrorBody, 401: ErrorBody } },
     },
     async (request) => {
       await devices.deleteDevice(db, request.auth!.projectId, request.params.device_id);
@@ -47,8 +48,8 @@ export function registerDeviceRoutes(fastify: FastifyInstance, deps: AppDeps): v
         summary: "List a user's devices",
         tags: ['devices'],
         security,
-        params: Type.Object({ project_user_id: Type.String() }),
-        response: { 200: Type.Object({ devices: Type.Array(DeviceResponse) }), 404: ErrorBody, 401: ErrorBody },
+        params: Type.Object({ project_user_id: ProjectUserId }),
+        response: { 200: Type.Object({ devices: Type.Array(DeviceResponse) }), 400: ErrorBody, 404: ErrorBody, 401: ErrorBody },
       },
     },
     async (request) => ({

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app.js';
+import { ProjectUserId } from '../users/users.schemas.js';
 import { TrackEventsBody } from './events.schemas.js';
 import * as events from './events.service.js';
 
@@ -45,10 +46,11 @@ export function registerEventRoutes(fastify: FastifyInstance, deps: AppDeps): vo
         summary: "A user's most recent events (newest first)",
         tags: ['events'],
         security,
-        params: Type.Object({ project_user_id: Type.String() }),
+        params: Type.Object({ project_user_id: ProjectUserId }),
         querystring: Type.Object({ limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]{0,2}|1000)$' })) }),
         response: {
           200: Type.Object({ events: Type.Array(Type.Object({ event_id: Type.String(), name: Type.String(), properties: Type.Record(Type.String(), Type.Unknown()), timestamp: Type.String() })) }),
+          400: ErrorBody,
           404: ErrorBody,
           401: ErrorBody,
         },

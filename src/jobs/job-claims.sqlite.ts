@@ -16,7 +16,7 @@ export const sqliteJobClaims: JobClaims = {
         eb
           .selectFrom('jobs')
           .select('id')
-          .where('state', '=', 'pending')
+          .where('state', '=', sql.lit('pending'))
           .where('run_at', '<=', now)
           .where('kind', 'in', kinds)
           .orderBy('run_at')

@@ -7,7 +7,7 @@ import type { Database } from '../db/database.js';
 import type { Dialect } from '../db/dialect.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { deleteFinishedJobs, jobClaimsFor, rescueExpiredJobs, rowToJob } from './job-store.js';
-import type { JobHandlers } from './job-types.js';
+import type { Job, JobHandlers } from './job-types.js';
 import { listenForJobWakeups, type JobWakeups } from './job-wakeups.js';
 import { runClaimedJob, type RunJobContext } from './run-job.js';
 
@@ -116,7 +116,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     else schedule(nextPollMs);
   }
 
-  function track(job: ReturnType<typeof rowToJob>): void {
+  function track(job: Job): void {
     const run = runClaimedJob(context, job, shutdown.signal)
       .then((outcome) => logger.debug({ job_id: job.id, job_kind: job.kind, outcome }, 'job run finished'))
       .catch((error: unknown) => logger.error({ err: error, job_id: job.id }, 'job run crashed'))

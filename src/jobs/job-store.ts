@@ -57,7 +57,8 @@ export interface JobLock {
   lockedBy: string;
 }
 
-const UNFINISHED: JobState[] = ['pending', 'running'];
+/** The predicate of the unique index `jobs_unfinished_job_key`, as a literal so both databases match it to the index. */
+const UNFINISHED = sql<boolean>`state in ('pending', 'running')`;
 const MAX_ERROR_LENGTH = 2000;
 
 export function rowToJob(row: JobsTable): Job {
@@ -103,11 +104,11 @@ export async function insertJob(db: Db, job: NewJob, tries = 3): Promise<{ id: s
   const inserted = await db
     .insertInto('jobs')
     .values(values)
-    .onConflict((oc) => oc.column('job_key').where(sql<boolean>`state in ('pending', 'running')`).doNothing())
+    .onConflict((oc) => oc.column('job_key').where(UNFINISHED).doNothing())
     .returning('id')
     .executeTakeFirst();
   if (inserted) return { id: inserted.id, inserted: true };
-  const existing = await db.selectFrom('jobs').select('id').where('job_key', '=', job.jobKey).where('state', 'in', UNFINISHED).executeTakeFirst();
+  const existing = await db.selectFrom('jobs').select('id').where('job_key', '=', job.jobKey).where(UNFINISHED).executeTakeFirst();
   // Only reachable if the holder finished between the two statements; the key is free again then.
   if (!existing) {
     if (tries <= 1) throw new Error(`could not enqueue job with key ${job.jobKey}: the key kept changing hands`);
@@ -171,7 +172,7 @@ export async function markJobDead(db: Db, lock: JobLock, lastError: string, now:
  * ordered scan of the pending index. Safe to run from many workers at once.
  */
 export async function rescueExpiredJobs(db: Db, now: number): Promise<number> {
-  const expired = () => db.updateTable('jobs').where('state', '=', 'running').where('locked_until', '<', now);
+  const expired = () => db.updateTable('jobs').where('state', '=', sql.lit('running')).where('locked_until', '<', now);
   const dead = await expired()
     .where((eb) => eb('attempts', '>=', eb.ref('max_attempts')))
     .set({ state: 'dead', locked_by: null, locked_until: null, last_error: 'lease expired during the last attempt (worker lost)', updated_at: now })
@@ -180,19 +181,17 @@ export async function rescueExpiredJobs(db: Db, now: number): Promise<number> {
   return Number(dead.numUpdatedRows) + Number(retried.numUpdatedRows);
 }
 
-/** Deletes up to `limit` finished jobs older than their retention; returns how many. */
+/** Deletes up to `limit` succeeded and `limit` dead jobs older than their retention; returns how many. */
 export async function deleteFinishedJobs(db: Db, succeededBefore: number, deadBefore: number, limit: number): Promise<number> {
-  const result = await db
-    .deleteFrom('jobs')
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('jobs')
-        .select('id')
-        .where((w) => w.or([w.and([w('state', '=', 'succeeded'), w('updated_at', '<', succeededBefore)]), w.and([w('state', '=', 'dead'), w('updated_at', '<', deadBefore)])]))
-        .limit(limit),
-    )
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+  let deleted = 0;
+  for (const [state, before] of [['succeeded', succeededBefore], ['dead', deadBefore]] as const) {
+    const result = await db
+      .deleteFrom('jobs')
+      .where('id', 'in', (eb) => eb.selectFrom('jobs').select('id').where('state', '=', sql.lit(state)).where('updated_at', '<', before).limit(limit))
+      .executeTakeFirst();
+    deleted += Number(result.numDeletedRows);
+  }
+  return deleted;
 }
 
 function truncateError(text: string): string {

@@ -2,7 +2,7 @@ import type { Db } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { newId, randomBase62 } from '../lib/ids.js';
-import { digestKey, digestsEqual, generateKey, keyKindOf, lookupPrefix, type KeyKind } from './api-keys.js';
+import { digestKey, digestsEqual, generateKey, lookupPrefix, type KeyKind } from './api-keys.js';
 import * as repo from './projects.repository.js';
 
 export interface CreatedProject {
@@ -11,6 +11,9 @@ export interface CreatedProject {
   public_key: string;
   secret_key: string;
 }
+
+/** What any issued key looks like; anything else is refused before it reaches the database. */
+const API_KEY_SHAPE = /^svc_[sp]k_[0-9A-Za-z]{1,100}$/;
 
 export interface AuthenticatedKey {
   projectId: string;
@@ -37,8 +40,7 @@ export async function createProject(db: Db, clock: Clock, name: string): Promise
  * compared in constant time; nothing is cached, so a revocation holds from the next request.
  */
 export async function authenticateKey(db: Db, key: string): Promise<AuthenticatedKey | undefined> {
-  const kind = keyKindOf(key);
-  if (kind === undefined || key.length > 200) return undefined;
+  if (!API_KEY_SHAPE.test(key)) return undefined;
   const digest = digestKey(key);
   const candidates = await repo.findActiveKeysByPrefix(db, lookupPrefix(key));
   const match = candidates.find((row) => digestsEqual(row.digest, digest));
@@ -68,4 +70,9 @@ export const listProjects = repo.listProjects;
 export const findProject = repo.findProject;
 export const setProjectRateLimits = repo.setProjectRateLimits;
 export const countProjects = repo.countProjects;
-export const listKeys = repo.listKeys;
+
+/** A project's keys (prefixes and dates only; keys themselves are never stored). */
+export async function listKeys(db: Db, projectId: string) {
+  if (!(await repo.findProject(db, projectId))) throw new AppError('not_found', 'PROJECT_NOT_FOUND', `Project ${projectId} does not exist`);
+  return repo.listKeys(db, projectId);
+}

@@ -27,6 +27,15 @@ export interface Http2PoolOptions {
   streamsPerSession?: number;
 }
 
+/** Node's error codes for what happened on the wire, as stable `failure_reason` values. */
+const STABLE_CODES: Record<string, string> = {
+  ERR_HTTP2_STREAM_ERROR: 'STREAM_RESET',
+  ERR_HTTP2_STREAM_CANCEL: 'STREAM_CANCELLED',
+  ERR_HTTP2_GOAWAY_SESSION: 'GOAWAY',
+  ERR_HTTP2_SESSION_ERROR: 'SESSION_ERROR',
+  ERR_HTTP2_INVALID_SESSION: 'SESSION_CLOSED',
+};
+
 interface Slot {
   session: http2.ClientHttp2Session;
   active: number;
@@ -164,7 +173,7 @@ export class Http2Pool {
         settled = true;
         resolve({ status, headers: responseHeaders, body: Buffer.concat(chunks) });
       });
-      stream.on('error', (error: NodeJS.ErrnoException) => fail(new TransportError(error.code ?? 'STREAM_ERROR', error.message)));
+      stream.on('error', (error: NodeJS.ErrnoException) => fail(new TransportError(STABLE_CODES[error.code ?? ''] ?? error.code ?? 'STREAM_ERROR', error.message)));
       stream.on('close', () => {
         if (stream.rstCode !== undefined && stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR) fail(new TransportError('STREAM_RESET', `stream reset (code ${stream.rstCode})`));
         else fail(new TransportError('STREAM_CLOSED', 'stream closed before the response ended'));

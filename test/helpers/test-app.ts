@@ -79,6 +79,8 @@ export function useTestContext(dialect: Dialect, options: TestAppOptions = {}): 
   });
   afterAll(async () => {
     await ctx?.app.close();
+    // A push runtime given through `deps` (see test/push/push-helpers.ts) holds connections; close it with the app.
+    await ctx?.deps.push?.close();
     await ctx?.database.destroy();
   });
   return () => {

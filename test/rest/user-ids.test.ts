@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
@@ -14,7 +16,6 @@ const ODD_IDS = [
   ['a literal %20', 'a%20b'],
   ['a literal %2F', 'x%2Fy'],
   ['reserved URL characters', "a?b#c&d=e+f;g,h:i@j!k*l'm(n)o[p]q"],
-  ['a dot segment', '..'],
   ['a backslash and quotes', 'back\\slash "quoted"'],
   ['255 emoji', '😀'.repeat(255)],
   ['email-like', 'Alice.Example+tag@example.com'],
@@ -25,8 +26,7 @@ describe.each(TEST_DIALECTS)('unusual project_user_id values on %s', (dialect) =
 
   const create = (id: string, properties: Record<string, unknown> = {}) =>
     ctx().inject({ method: 'POST', url: '/api/v1/users', headers: ctx().secret, payload: { project_user_id: id, properties } });
-  // Dots too: clients (and inject) resolve `..` segments before sending.
-  const path = (id: string) => `/api/v1/users/${encodeURIComponent(id).replace(/\./g, '%2E')}`;
+  const path = (id: string) => `/api/v1/users/${encodeURIComponent(id)}`;
 
   it.each(ODD_IDS)('%s round-trips: create by body, patch and delete by encoded path', async (_label, id) => {
     expect((await create(id, { a: 1 })).statusCode).toBe(200);
@@ -75,9 +75,42 @@ describe.each(TEST_DIALECTS)('unusual project_user_id values on %s', (dialect) =
     expect((await create('\u00e9')).json()).toEqual({ properties: { v: 'composed' } });
   });
 
+  it('dot-segment ids are reachable over raw HTTP (clients that normalise paths cannot send them)', async () => {
+    await create('..', { dots: 2 });
+    await create('.', { dots: 1 });
+    await ctx().app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = ctx().app.server.address() as AddressInfo;
+    const send = (method: string, rawPath: string, body?: object) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const payload = body === undefined ? undefined : JSON.stringify(body);
+        const req = http.request({ host: '127.0.0.1', port, method, path: rawPath, headers: { ...ctx().secret, ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+          res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+        });
+        req.on('error', reject);
+        req.end(payload);
+      });
+    expect(await send('PATCH', '/api/v1/users/%2E%2E', { properties: { patched: true } })).toEqual({ status: 200, body: '{"properties":{"patched":true}}' });
+    expect((await create('..')).json()).toEqual({ properties: { dots: 2, patched: true } });
+    expect((await send('DELETE', '/api/v1/users/.')).status).toBe(200);
+    expect((await ctx().inject({ method: 'PATCH', url: '/api/v1/users/x', headers: ctx().secret, payload: {} })).statusCode).toBe(404);
+    expect((await create('.')).json()).toEqual({ properties: {} });
+  });
+
   it('odd ids never produce a 5xx on the device and event lookups', async () => {
-    for (const url of ['/api/v1/users/%00/devices', '/api/v1/users/%E0%A4%A/events', `/api/v1/users/${'x'.repeat(5000)}/devices`, '/api/v1/users/%ED%A0%80/events']) {
-      const res = await ctx().inject({ method: 'GET', url, headers: ctx().secret });
+    for (const url of [
+      '/api/v1/users/%00/devices',
+      '/api/v1/users/%00/events',
+      '/api/v1/users/%E0%A4%A/events',
+      `/api/v1/users/${'x'.repeat(5000)}/devices`,
+      `/api/v1/users/${'x'.repeat(300)}/events`,
+      '/api/v1/users/%ED%A0%80/events',
+      '/api/v1/devices/%00',
+      '/api/v1/devices/%E0%A4%A',
+    ]) {
+      const method = url.startsWith('/api/v1/devices') ? 'DELETE' : 'GET';
+      const res = await ctx().inject({ method, url, headers: ctx().secret });
       expect(res.statusCode, url).toBeGreaterThanOrEqual(400);
       expect(res.statusCode, url).toBeLessThan(500);
       expect(res.headers['x-request-id']).toBeTruthy();

@@ -12,7 +12,7 @@ const TARGETS: Record<string, 'project_user_id' | 'device_id'> = { projectUserId
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** camelCase skill items → the REST items, refusing any field the skill does not name. */
-function toPushItems(data: JsonObject, field: string): PushItem[] {
+function toPushItems(data: JsonObject, field: string): unknown[] {
   const list = data.notifications;
   if (!Array.isArray(list)) throw invalidParams([{ field: `${field}.notifications`, description: 'must be an array of notifications' }]);
   return list.map((raw: unknown, i) => {
@@ -33,12 +33,12 @@ function toPushItems(data: JsonObject, field: string): PushItem[] {
       }
       item.target = target;
     }
-    return item as PushItem;
+    return item;
   });
 }
 
 /** The REST rules (R10) decide validity; their reason and item index become the violation. */
-function validate(items: PushItem[], field: string): PushItem[] {
+function validate(items: unknown[], field: string): PushItem[] {
   try {
     return validatePushItems(items);
   } catch (error) {

@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { LogFn } from 'pino';
 import { AppError } from '../../errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Artifact, Message, StatusEvent, Task, TaskStatus } from '../model.js';
@@ -16,7 +16,7 @@ export interface RunRequest {
 
 export interface RunContext extends StoreContext {
   skill: SkillContext;
-  logger: Logger;
+  logger: { info: LogFn; warn: LogFn; error: LogFn };
 }
 
 function agentMessage(task: { id: string; contextId: string }, text: string, reason: string): Message {
@@ -54,10 +54,15 @@ export async function runTask(ctx: RunContext, request: RunRequest, onEvent?: (e
     artifacts: [],
     history: [{ ...request.message, taskId: request.taskId, contextId }],
   };
+  const T0 = performance.now();
   const started = await startTask(ctx, task, request.invocation.skill.descriptor.id, submittedAt, request.pushConfig);
   started.forEach((e) => onEvent?.(e));
+  const T1 = performance.now();
   const outcome = await execute(ctx, task, request.invocation);
+  const T2 = performance.now();
   const finished = await advanceTask(ctx, task, outcome.status, outcome.artifacts);
+  const T3 = performance.now();
+  (globalThis as any).__t ??= [0,0,0,0]; const g = (globalThis as any).__t; g[0]+=T1-T0; g[1]+=T2-T1; g[2]+=T3-T2; g[3]++;
   onEvent?.(finished.event);
   return finished.task;
 }

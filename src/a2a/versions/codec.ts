@@ -57,7 +57,9 @@ export function paramsValidator<T extends TSchema>(schema: T, root = 'params'): 
     if (compiled.Check(value)) return value;
     const violations: FieldViolation[] = [];
     for (const error of compiled.Errors(value)) {
-      violations.push({ field: fieldOf(error.path, root), description: error.message });
+      const field = fieldOf(error.path, root);
+      if (violations.some((v) => v.field === field)) continue;
+      violations.push({ field, description: error.message });
       if (violations.length >= MAX_VIOLATIONS) break;
     }
     throw invalidParams(violations);

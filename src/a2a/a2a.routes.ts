@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppDeps } from '../app.js';
+import { registerRateLimitHook } from '../http/rate-limit-hook.js';
+import { authenticateKey } from '../projects/projects.service.js';
+import { PUBLIC_DESCRIPTION, publicCard } from './agent-card.js';
+import type { CallContext } from './call-context.js';
+import { dispatch } from './dispatch.js';
+import { rpcError, toRpcError } from './errors.js';
+import { failure, idOf, readEnvelope, success } from './json-rpc.js';
+import { writeSse } from './sse.js';
+import { createTaskEventBus } from './tasks/task-events.js';
+import { chooseVersion } from './version.js';
+import type { Codec } from './versions/codec.js';
+import { codecFor } from './versions/codecs.js';
+import { v1Codec } from './versions/v1.js';
+
+const JSON_TYPES = /^application\/(json|a2a\+json)\s*(;|$)/i;
+
+const versionOf = (request: FastifyRequest) => chooseVersion(request.headers['a2a-version'], (request.query as Record<string, unknown> | undefined)?.['A2A-Version']);
+/** The codec of the request, or v1's error form when the version is unsupported (-32009 is a v1 error). */
+const codecOf = (request: FastifyRequest): Codec => {
+  const choice = versionOf(request);
+  return choice.ok ? codecFor(choice.version) : v1Codec;
+};
+
+const endpointUrl = (deps: AppDeps, request: FastifyRequest): string => `${deps.config.publicUrl ?? `${request.protocol}://${request.host}`}/a2a`;
+
+function sendRpcError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
+  const rendered = toRpcError(error);
+  if (rendered.code === -32603 && rendered.http !== 409) request.log.error({ err: error }, 'a2a request failed');
+  else request.log.info({ reason: rendered.reason, code: rendered.code }, rendered.message);
+  if (rendered.retryAfterSeconds !== undefined) reply.header('Retry-After', String(Math.max(1, Math.ceil(rendered.retryAfterSeconds))));
+  return reply.code(rendered.http).type('application/json; charset=utf-8').send(failure(idOf(request.body), rendered, codecOf(request)));
+}
+
+/**
+ * `POST /a2a` (JSON-RPC 2.0 over HTTP, v1 and v0.3) and the public agent card. Authentication:
+ * `X-API-Key` with a secret key; the project comes from the key (spec "Authentication").
+ */
+export function registerA2aRoutes(app: FastifyInstance, deps: AppDeps): void {
+  const events = createTaskEventBus(deps.pgPool, deps.logger);
+  app.addHook('onClose', async () => events.close());
+
+  app.register(async (scope) => {
+    // Only JSON bodies; Fastify's parser refuses prototype poisoning. Parse failures become -32700.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(['application/json', 'application/a2a+json'], { parseAs: 'string', bodyLimit: deps.config.bodyLimitBytes }, scope.getDefaultJsonParser('error', 'error'));
+    scope.setErrorHandler((error, request, reply) => {
+      const code = (error as { code?: string }).code;
+      if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return sendRpcError(request, reply, rpcError('PARSE_ERROR'));
+      if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendRpcError(request, reply, rpcError('CONTENT_TYPE_NOT_SUPPORTED'));
+      return sendRpcError(request, reply, error);
+    });
+    // A5: authentication failures (a public key included) are HTTP 401 with a JSON-RPC envelope.
+    scope.addHook('onRequest', async (request) => {
+      const key = request.headers['x-api-key'];
+      if (typeof key !== 'string' || key.trim() === '') throw rpcError('UNAUTHENTICATED', 'The X-API-Key header with a secret API key is required');
+      const found = await authenticateKey(deps.db, key.trim());
+      if (!found) throw rpcError('UNAUTHENTICATED', 'Invalid or revoked API key');
+      if (found.kind !== 'secret') throw rpcError('UNAUTHENTICATED', 'The agent interface needs a secret API key (svc_sk_...); public keys are refused');
+      request.auth = found;
+      if (!JSON_TYPES.test(request.headers['content-type'] ?? '')) throw rpcError('CONTENT_TYPE_NOT_SUPPORTED');
+    });
+    registerRateLimitHook(scope, deps.rateLimiter);
+
+    scope.post('/a2a', { config: { auth: 'none', rateLimitClass: 'a2a' }, schema: { hide: true } }, async (request, reply) => {
+      const choice = versionOf(request);
+      if (!choice.ok) throw rpcError('VERSION_NOT_SUPPORTED', `A2A-Version ${choice.requested} is not supported; use 1.0 or 0.3`, { metadata: { requestedVersion: choice.requested } });
+      const codec = codecFor(choice.version);
+      const envelope = readEnvelope(request.body);
+      const operation = codec.methods.get(envelope.method);
+      if (!operation) throw rpcError('METHOD_NOT_FOUND', `Method ${envelope.method.slice(0, 100)} is not a method of A2A ${codec.version}`, { metadata: { method: envelope.method.slice(0, 100), version: codec.version } });
+      const idempotencyKey = request.headers['x-service-idempotency-key'];
+      const call: CallContext = {
+        deps,
+        events,
+        codec,
+        projectId: request.auth!.projectId,
+        logger: request.log,
+        endpointUrl: endpointUrl(deps, request),
+        ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}),
+      };
+      const outcome = await dispatch(call, operation, envelope.params);
+      if (outcome.kind === 'json') return reply.type('application/json; charset=utf-8').send(success(envelope.id, outcome.result));
+      await writeSse(
+        reply,
+        outcome.events,
+        (event) => success(envelope.id, codec.statusEvent(event)),
+        (error) => failure(envelope.id, toRpcError(error), codec),
+      );
+      return reply;
+    });
+  });
+
+  app.get('/.well-known/agent-card.json', { config: { auth: 'none' }, schema: { hide: true } }, async (request, reply) => {
+    const body = JSON.stringify(publicCard({ endpointUrl: endpointUrl(deps, request), description: PUBLIC_DESCRIPTION }));
+    const etag = `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+    reply.header('ETag', etag).header('Cache-Control', 'public, max-age=300');
+    const ifNoneMatch = request.headers['if-none-match'];
+    if (ifNoneMatch && (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag.replace(/^W\//, '')))) return reply.code(304).send();
+    return reply.type('application/json; charset=utf-8').send(body);
+  });
+}

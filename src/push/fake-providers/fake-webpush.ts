@@ -1,0 +1,132 @@
+import crypto from 'node:crypto';
+import https from 'node:https';
+import { decodeJwt, importJWK, jwtVerify } from 'jose';
+import { closableServer, delay, FailureCounter, headersOf, injectionOf, listen, readBody, Recorder, resetRequest, sendJson } from './fake-common.js';
+import type { LoopbackTls } from './self-signed.js';
+
+export interface FakeSubscription {
+  endpoint: string;
+  keys: { p256dh: string; auth: string };
+}
+
+export interface FakeWebPush {
+  url: string;
+  /** Received requests; `body` is the decrypted payload (parsed JSON) when the subscription is ours. */
+  recorder: Recorder;
+  /** A browser-like subscription; `id` may start with an injection prefix (`unregistered-`, ...). */
+  subscription(id?: string): FakeSubscription;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+const hkdf = (salt: Buffer, ikm: Buffer, info: Buffer, length: number) => Buffer.from(crypto.hkdfSync('sha256', ikm, salt, info, length));
+
+/** RFC 8291 (aes128gcm, one record) as a user agent decrypts it: proof that the sender encrypted correctly. */
+export function decryptAes128gcm(body: Buffer, ua: crypto.ECDH, authSecret: Buffer): Buffer {
+  const salt = body.subarray(0, 16);
+  const idLength = body[20]!;
+  const serverPublic = body.subarray(21, 21 + idLength);
+  const record = body.subarray(21 + idLength);
+  const ecdhSecret = ua.computeSecret(serverPublic);
+  const keyInfo = Buffer.concat([Buffer.from('WebPush: info\0'), ua.getPublicKey(), serverPublic]);
+  const ikm = hkdf(authSecret, ecdhSecret, keyInfo, 32);
+  const cek = hkdf(salt, ikm, Buffer.from('Content-Encoding: aes128gcm\0'), 16);
+  const nonce = hkdf(salt, ikm, Buffer.from('Content-Encoding: nonce\0'), 12);
+  const decipher = crypto.createDecipheriv('aes-128-gcm', cek, nonce);
+  decipher.setAuthTag(record.subarray(record.length - 16));
+  const padded = Buffer.concat([decipher.update(record.subarray(0, record.length - 16)), decipher.final()]);
+  let end = padded.length - 1;
+  while (end >= 0 && padded[end] === 0) end--;
+  if (padded[end] !== 2) throw new Error('bad padding delimiter');
+  return padded.subarray(0, end);
+}
+
+/** RFC 8292: `Authorization: vapid t=<JWT>, k=<public key>`; the JWT is ES256 by that key, `aud` our origin. */
+async function vapidError(authorization: string | undefined, origin: string): Promise<number | undefined> {
+  const match = /^vapid t=([^,\s]+),\s*k=([A-Za-z0-9_-]+)$/.exec(authorization ?? '');
+  if (!match) return 401;
+  const raw = Buffer.from(match[2]!, 'base64url');
+  if (raw.length !== 65 || raw[0] !== 4) return 401;
+  try {
+    const key = await importJWK({ kty: 'EC', crv: 'P-256', x: raw.subarray(1, 33).toString('base64url'), y: raw.subarray(33).toString('base64url') }, 'ES256');
+    const { payload } = await jwtVerify(match[1]!, key, { algorithms: ['ES256'], audience: origin });
+    const sub = decodeJwt(match[1]!).sub;
+    if (typeof payload.exp !== 'number' || payload.exp > Date.now() / 1000 + 24 * 3600 || !/^(mailto:|https:)/.test(sub ?? '')) return 403;
+    return undefined;
+  } catch {
+    return 403;
+  }
+}
+
+/** Web Push service stand-in (HTTPS, HTTP/1.1): validates encryption headers and VAPID, decrypts what it can. */
+export async function startFakeWebPush(tls: LoopbackTls, options: { port?: number; host?: string } = {}): Promise<FakeWebPush> {
+  const subscriptions = new Map<string, { ua: crypto.ECDH; auth: Buffer }>();
+  const failures = new FailureCounter();
+  const recorder = new Recorder();
+  let url = '';
+
+  const subscription = (id = crypto.randomBytes(12).toString('hex')): FakeSubscription => {
+    const ua = crypto.createECDH('prime256v1');
+    ua.generateKeys();
+    const auth = crypto.randomBytes(16);
+    subscriptions.set(id, { ua, auth });
+    return { endpoint: `${url}/push/${id}`, keys: { p256dh: ua.getPublicKey().toString('base64url'), auth: auth.toString('base64url') } };
+  };
+
+  const server = https.createServer({ key: tls.keyPem, cert: tls.certPem }, (req, res) => {
+    const handle = async () => {
+      const path = (req.url ?? '').split('?')[0]!;
+      if (req.method === 'GET' && path === '/__fake/stats') return sendJson(res, 200, { received: recorder.total, accepted: recorder.accepted });
+      if (req.method === 'POST' && path === '/subscriptions') return sendJson(res, 201, subscription());
+      const match = /^\/push\/([^/]+)$/.exec(path);
+      if (req.method !== 'POST' || !match) return sendJson(res, 404, { error: 'not found' });
+      const id = decodeURIComponent(match[1]!);
+      const raw = await readBody(req);
+      const sub = subscriptions.get(id);
+      let body: unknown = null;
+      if (sub) {
+        try {
+          body = JSON.parse(decryptAes128gcm(raw, sub.ua, sub.auth).toString('utf8'));
+        } catch {
+          body = { undecryptable: true };
+        }
+      }
+      const answer = (status: number, headers: Record<string, string> = {}) => {
+        recorder.add({ token: id, headers: headersOf(req), body, status, at: Date.now() });
+        res.writeHead(status, headers);
+        res.end();
+      };
+      const vapid = await vapidError(req.headers.authorization, url);
+      if (vapid) return answer(vapid);
+      if (req.headers['content-encoding'] !== 'aes128gcm') return answer(415);
+      if (req.headers.ttl === undefined) return answer(400);
+      if (raw.length > 4096) return answer(413);
+      const injection = injectionOf(id);
+      if (injection && injection.fault !== 'slow' && injection.fault !== 'goaway' && failures.fails(id, injection)) {
+        const statusOf: Record<string, number> = { unregistered: 410, invalid: 400, mismatch: 400, payload: 413, auth: 403, quota: 429, unavailable: 503, internal: 500 };
+        if (injection.fault === 'reset') {
+          recorder.add({ token: id, headers: headersOf(req), body, status: 0, at: Date.now() });
+          return resetRequest(req);
+        }
+        return answer(statusOf[injection.fault]!, injection.fault === 'quota' ? { 'retry-after': '1' } : {});
+      }
+      if (!sub && !injection) return answer(404);
+      if (injection?.fault === 'slow') await delay(injection.n ?? 1000);
+      answer(201, { location: `${url}/message/${crypto.randomBytes(8).toString('hex')}` });
+    };
+    handle().catch(() => resetRequest(req));
+  });
+  const close = closableServer(server);
+  url = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
+
+  return {
+    url,
+    recorder,
+    subscription,
+    reset() {
+      recorder.clear();
+      failures.clear();
+    },
+    close,
+  };
+}
