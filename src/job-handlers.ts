@@ -5,6 +5,7 @@ import type { Clock } from './lib/clock.js';
 import type { JobHandlers } from './jobs/job-types.js';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import type { PushRuntime } from './push/push-runtime.js';
 import { createWebhookJobHandler } from './a2a/push-configs/webhook.job.js';
 
 export interface WorkerDeps {
@@ -13,6 +14,8 @@ export interface WorkerDeps {
   dialect: Dialect;
   logger: Logger;
   clock: Clock;
+  /** Push delivery (`sendToDevices` in src/push/push-dispatch.ts); one runtime per process. */
+  push: PushRuntime;
 }
 
 /** Every feature's job handlers, composed once for the worker role. Features add one line each. */

@@ -9,6 +9,7 @@ import { createJobRunner, type JobRunner } from './jobs/jobs.js';
 import { systemClock } from './lib/clock.js';
 import { createProject, countProjects } from './projects/projects.service.js';
 import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
+import { createPushRuntime } from './push/push-runtime.js';
 
 export interface Runtime {
   app: App | undefined;
@@ -47,14 +48,16 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   await createDefaultProjectIfEmpty(database, logger);
 
   const rateLimiter = createRateLimiter(config, database, { logger });
+  // Push connections, auth caches and quotas live as long as the process; the API and the workers share them.
+  const push = createPushRuntime(config, database, { logger });
   let app: App | undefined;
   if (config.role !== 'worker') {
-    app = await buildApp({ config, db: database.db, dialect: database.dialect, pgPool: database.pgPool, logger, clock: systemClock, rateLimiter });
+    app = await buildApp({ config, db: database.db, dialect: database.dialect, pgPool: database.pgPool, logger, clock: systemClock, rateLimiter, push });
     await app.listen({ port: config.port, host: config.host });
   }
   let jobRunner: JobRunner | undefined;
   if (config.role !== 'api') {
-    const handlers = createJobHandlers({ config, db: database.db, dialect: database.dialect, logger, clock: systemClock });
+    const handlers = createJobHandlers({ config, db: database.db, dialect: database.dialect, logger, clock: systemClock, push });
     jobRunner = createJobRunner({
       db: database.db, dialect: database.dialect, pgPool: database.pgPool, logger, clock: systemClock, handlers,
       concurrency: config.jobConcurrency, pollIntervalMs: config.jobPollIntervalMs, leaseMs: config.jobLeaseMs,
@@ -73,6 +76,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
       stopped = true;
       // Stop accepting requests and claiming jobs, let in-flight ones finish, then close what they used.
       await Promise.all([app?.close(), jobRunner?.stop()]);
+      await push.close();
       await rateLimiter.close();
       await database.close();
     },

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { hashRequest, runIdempotent } from '../idempotency/idempotency.service.js';
+import { claimKey, completeKey, type IdempotencyKeyRef } from '../idempotency/idempotency.repository.js';
+import { IDEMPOTENCY_TTL_MS, hashRequest, runIdempotent, validateIdempotencyKey } from '../idempotency/idempotency.service.js';
 import { newId } from '../lib/ids.js';
 import { AsyncQueue } from './async-queue.js';
 import type { CallContext } from './call-context.js';
@@ -8,7 +9,7 @@ import { rpcError } from './errors.js';
 import { isFinal, type SendInput, type StatusEvent, type Task } from './model.js';
 import { preparePushConfig } from './push-configs/push-configs.service.js';
 import { selectSkill } from './skills/registry.js';
-import { runTask, type RunRequest } from './tasks/task-runner.js';
+import { runTask, type RunRequest, type TransactionHooks } from './tasks/task-runner.js';
 import { currentStatus, getTask } from './tasks/task-store.js';
 import { findTask } from './tasks/tasks.repository.js';
 
@@ -43,18 +44,48 @@ async function prepare(call: CallContext, input: SendInput): Promise<RunRequest>
 const withHistory = (task: Task, historyLength: number | undefined): Task =>
   historyLength === undefined ? task : { ...task, history: historyLength === 0 ? [] : task.history.slice(-historyLength) };
 
+/** The key was already there: the atomic fast path rolled back; the general path decides. */
+class KeyTaken extends Error {}
+
+/** Claims and completes the key inside an atomic skill's transaction: one commit for everything. */
+function keyHooks(call: CallContext, ref: IdempotencyKeyRef, hash: string): TransactionHooks {
+  const now = call.deps.clock.now();
+  return {
+    begin: async (trx) => {
+      if (!(await claimKey(trx, ref, hash, now, now + IDEMPOTENCY_TTL_MS))) throw new KeyTaken();
+    },
+    end: (trx, task) => completeKey(trx, ref, 200, JSON.stringify({ taskId: task.id })),
+  };
+}
+
+/**
+ * Runs the task at most once per key (A10). An atomic skill claims the key in its own transaction;
+ * when the key exists, and for staged skills, `runIdempotent` replays the stored task, refuses a
+ * key in progress or reused with another body (HTTP 409, -32603), or runs the task.
+ */
+async function runOnce(call: CallContext, input: SendInput, request: RunRequest, onEvent?: (event: StatusEvent) => void): Promise<{ task: Task; replayed: boolean }> {
+  const { ref, hash } = idempotency(call, input);
+  validateIdempotencyKey(ref.key);
+  if (request.invocation.skill.atomic) {
+    try {
+      return { task: await runTask(runContext(call), { ...request, hooks: keyHooks(call, ref, hash) }, onEvent), replayed: false };
+    } catch (error) {
+      if (!(error instanceof KeyTaken)) throw error;
+    }
+  }
+  let task: Task | undefined;
+  const { response, replayed } = await runIdempotent(call.deps.db, call.deps.clock, ref, hash, async () => {
+    task = await runTask(runContext(call), request, onEvent);
+    return { status: 200, body: { taskId: task.id } };
+  });
+  if (!replayed && task) return { task, replayed };
+  return { task: await getTask(storeContext(call), (response.body as { taskId: string }).taskId), replayed: true };
+}
+
 /** SendMessage: runs until the task is terminal and returns it; a replay returns the same task. */
 export async function sendMessage(call: CallContext, input: SendInput): Promise<Task> {
-  const request = await prepare(call, input);
-  const { ref, hash } = idempotency(call, input);
-  let finished: Task | undefined;
-  const { response, replayed } = await runIdempotent(call.deps.db, call.deps.clock, ref, hash, async () => {
-    finished = await runTask(runContext(call), request);
-    return { status: 200, body: { taskId: finished.id } };
-  });
-  if (!replayed && finished) return withHistory(finished, input.historyLength);
-  const { taskId } = response.body as { taskId: string };
-  return getTask(storeContext(call), taskId, input.historyLength === undefined ? {} : { historyLength: input.historyLength });
+  const { task } = await runOnce(call, input, await prepare(call, input));
+  return withHistory(task, input.historyLength);
 }
 
 /**
@@ -64,16 +95,12 @@ export async function sendMessage(call: CallContext, input: SendInput): Promise<
  */
 export async function sendStreamingMessage(call: CallContext, input: SendInput): Promise<AsyncIterable<StatusEvent>> {
   const request = await prepare(call, input);
-  const { ref, hash } = idempotency(call, input);
   const queue = new AsyncQueue<StatusEvent>();
   const unsubscribe = await call.events.subscribe(request.taskId, (event) => queue.push(event));
-  let replayedTaskId: string | undefined;
-  runIdempotent(call.deps.db, call.deps.clock, ref, hash, async () => {
-    const task = await runTask(runContext(call), request, (event) => queue.push(event));
-    return { status: 200, body: { taskId: task.id } };
-  }).then(
-    ({ response, replayed }) => {
-      if (replayed) replayedTaskId = (response.body as { taskId: string }).taskId;
+  let replayed: Task | undefined;
+  runOnce(call, input, request, (event) => queue.push(event)).then(
+    (outcome) => {
+      if (outcome.replayed) replayed = outcome.task;
       queue.close();
     },
     (error: unknown) => queue.fail(error),
@@ -87,7 +114,7 @@ export async function sendStreamingMessage(call: CallContext, input: SendInput):
         yield event;
         if (isFinal(event.status.state)) return;
       }
-      if (replayedTaskId !== undefined) yield await currentStatus(storeContext(call), replayedTaskId);
+      if (replayed) yield await currentStatus(storeContext(call), replayed.id);
     } finally {
       unsubscribe();
     }

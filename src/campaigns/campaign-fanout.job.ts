@@ -108,7 +108,8 @@ async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, trigger: Trigger
     const pending = devices.filter((d) => !done.has(d.deviceId));
     if (pending.length === 0) continue;
     try {
-      const message = renderMessage(prepared.message, { trigger: trigger.properties, user: { ...user.properties, project_user_id: user.projectUserId }, campaign });
+      const rendered = renderMessage(prepared.message, { trigger: trigger.properties, user: { ...user.properties, project_user_id: user.projectUserId }, campaign });
+      const message = { ...rendered, data: { herald_campaign_id: trigger.campaignId, herald_trigger_id: trigger.id } };
       for (const device of pending) sends.push({ device, message, refs: { triggerId: trigger.id } });
     } catch (error) {
       if (!(error instanceof RenderFailure)) throw error;

@@ -4,6 +4,7 @@ import { AppError } from '../errors.js';
 import { openConfiguredDatabase } from '../runtime.js';
 import { parseArgs, print, UsageError, type CliCommand } from './cli-context.js';
 import { projectCommands } from './project-commands.js';
+import { pushCommands } from './push-commands.js';
 import { rateLimitCommands } from './rate-limit-commands.js';
 import { campaignCommands } from './campaign-commands.js';
 
@@ -21,6 +22,7 @@ const commands: Record<string, CliCommand> = {
     },
   },
   ...projectCommands,
+  ...pushCommands,
   ...rateLimitCommands,
   ...campaignCommands,
 };

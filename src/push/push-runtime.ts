@@ -4,7 +4,8 @@ import type { DatabaseHandle } from '../db/connect.js';
 import type { Db } from '../db/database.js';
 import type { Dialect } from '../db/dialect.js';
 import { systemClock, type Clock } from '../lib/clock.js';
-import { createMemoryBucketStore, type BucketSpec, type TokenBucketStore } from '../rate-limit/token-buckets.js';
+import { createTokenBucketStore } from '../rate-limit/create-bucket-store.js';
+import type { BucketSpec, TokenBucketStore } from '../rate-limit/token-buckets.js';
 import { loadCredentials, type ProjectCredentials } from './credentials/credentials.service.js';
 import { createSecretBox, resolveSecretKey, type SecretBox } from './credentials/secret-box.js';
 import { Http2Pool } from './http2-pool.js';
@@ -18,7 +19,7 @@ import { WebPushSender } from './providers/webpush.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 
 export interface PushRuntimeOptions {
-  /** Shared token buckets for provider quotas (`createTokenBucketStore`); default in-process, closed with the runtime. */
+  /** Token buckets for provider quotas; default `createTokenBucketStore` (Redis, PostgreSQL or memory, shared like the API rate limits), closed with the runtime. */
   bucketStore?: TokenBucketStore;
   /** Extra trusted CA (PEM) for provider connections, e.g. the stand-ins' in tests. */
   ca?: string | Buffer;
@@ -55,12 +56,12 @@ export interface PushRuntime {
 
 const perMinute = (quota: number): BucketSpec => ({ capacity: quota, refillPerSecond: quota / 60 });
 
-export function createPushRuntime(config: Config, database: Pick<DatabaseHandle, 'dialect'>, options: PushRuntimeOptions = {}): PushRuntime {
+export function createPushRuntime(config: Config, database: DatabaseHandle, options: PushRuntimeOptions = {}): PushRuntime {
   const clock = options.clock ?? systemClock;
   const now = () => clock.now();
   const retry: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   const ownStore = options.bucketStore === undefined;
-  const store = options.bucketStore ?? createMemoryBucketStore();
+  const store = options.bucketStore ?? createTokenBucketStore(config, database, { logger: options.logger });
   const pool = new Http2Pool({ ca: options.ca, sessionsPerOrigin: options.sessionsPerOrigin, streamsPerSession: options.streamsPerSession });
   const https = new HttpsClient({ ca: options.ca, maxSockets: pool.concurrency });
   const fcmAuth = new FcmTokenSource(https, clock, config.pushTimeoutMs);

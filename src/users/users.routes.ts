@@ -46,9 +46,9 @@ export function registerUserRoutes(fastify: FastifyInstance, deps: AppDeps): voi
     '/api/v1/users/:project_user_id',
     {
       config: routeConfig,
-      // An absent body is an empty update (it still answers 404 for an unknown user).
+      // An absent body is an empty update (it still answers 404 for an unknown user); a JSON `null` is not.
       preValidation: async (request) => {
-        request.body ??= {};
+        if (request.body === undefined) request.body = {};
       },
       schema: {
         summary: 'Update some properties of a user',

@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { runCli } from '../helpers/processes.js';
+import { systemClock } from '../../src/lib/clock.js';
+import { createProject as createProjectInProcess } from '../../src/projects/projects.service.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -22,11 +24,8 @@ describe.each(TEST_DIALECTS)('herald project and key commands on %s', (dialect) 
   const trackEvent = (projectId: string, key: string) =>
     ctx().inject({ method: 'POST', url: '/api/v1/events', headers: headers(projectId, key), payload: { project_user_id: 'cli-user', name: 'opened' } });
 
-  const createProject = async (name: string): Promise<CreatedJson> => {
-    const result = await cli('project', 'create', '--name', name, '--json');
-    expect(result.code, result.stderr).toBe(0);
-    return JSON.parse(result.stdout) as CreatedJson;
-  };
+  // Projects for the other commands are made in-process: one child process per command under test.
+  const createProject = (name: string): Promise<CreatedJson> => createProjectInProcess(ctx().database.db, systemClock, name);
 
   it('project create --json prints exactly the id and both keys, and they work at once', async () => {
     const result = await cli('project', 'create', '--name', 'Acme Mobile', '--json');
@@ -50,24 +49,18 @@ describe.each(TEST_DIALECTS)('herald project and key commands on %s', (dialect) 
       expect(stored).not.toContain(key.slice(15));
       expect(rows.map((r) => r.digest)).toContain(sha256(key));
     }
-  });
 
-  it('project list shows the projects without keys', async () => {
-    const created = await createProject('Listed Project');
-    const json = await cli('project', 'list', '--json');
-    expect(json.code).toBe(0);
-    const listed = JSON.parse(json.stdout) as { project_id: string; name: string }[];
-    expect(listed).toEqual(expect.arrayContaining([expect.objectContaining({ project_id: created.project_id, name: 'Listed Project' })]));
-    expect(json.stdout).not.toContain(created.secret_key);
-    const text = await cli('project', 'list');
-    expect(text.stdout).toContain(created.project_id);
-    expect(text.stdout).toContain('Listed Project');
+    const list = await cli('project', 'list', '--json');
+    expect(list.code).toBe(0);
+    const listed = JSON.parse(list.stdout) as { project_id: string; name: string }[];
+    expect(listed).toEqual(expect.arrayContaining([expect.objectContaining({ project_id: created.project_id, name: 'Acme Mobile' })]));
+    expect(list.stdout).not.toMatch(/svc_[sp]k_/);
   });
 
   it('key list shows prefixes only, never a whole key or a digest', async () => {
     const created = await createProject('Key Listing');
-    for (const args of [['--json'], []]) {
-      const result = await cli('key', 'list', '--project', created.project_id, ...args);
+    const [json, text] = [await cli('key', 'list', '--project', created.project_id, '--json'), await cli('key', 'list', '--project', created.project_id)];
+    for (const result of [json, text]) {
       expect(result.code, result.stderr).toBe(0);
       for (const key of [created.secret_key, created.public_key]) {
         expect(result.stdout).toContain(key.slice(0, 15));
@@ -77,9 +70,10 @@ describe.each(TEST_DIALECTS)('herald project and key commands on %s', (dialect) 
         expect(result.stdout).not.toContain(sha256(key).slice(0, 16));
       }
     }
-    const rows = JSON.parse((await cli('key', 'list', '--project', created.project_id, '--json')).stdout) as { kind: string; revoked_at: string | null }[];
+    const rows = JSON.parse(json.stdout) as { kind: string; prefix: string; revoked_at: string | null }[];
     expect(rows.map((r) => r.kind).sort()).toEqual(['public', 'secret']);
     expect(rows.every((r) => r.revoked_at === null)).toBe(true);
+    expect(text.stdout).toContain(`${created.public_key.slice(0, 15)}…`);
   });
 
   it('key rotate gives a working key and the previous one stops working', async () => {
@@ -97,9 +91,8 @@ describe.each(TEST_DIALECTS)('herald project and key commands on %s', (dialect) 
   it('key revoke by listed prefix stops the key on the next request', async () => {
     const created = await createProject('Revocation');
     expect((await trackEvent(created.project_id, created.public_key)).statusCode).toBe(200);
-    const listed = (await cli('key', 'list', '--project', created.project_id)).stdout;
-    const prefix = listed.split('\n').find((line) => line.includes(' public '))!.trim().split(/\s+/)[2]!;
-    expect(prefix).toMatch(/^svc_pk_.{8}…$/);
+    // The form `key list` prints: the clear prefix and an ellipsis.
+    const prefix = `${created.public_key.slice(0, 15)}…`;
     const revoked = await cli('key', 'revoke', '--project', created.project_id, '--key', prefix);
     expect(revoked.code, revoked.stderr).toBe(0);
     expect((await trackEvent(created.project_id, created.public_key)).statusCode).toBe(401);
@@ -113,8 +106,6 @@ describe.each(TEST_DIALECTS)('herald project and key commands on %s', (dialect) 
     const unknownProject = await cli('key', 'list', '--project', 'prj_nope');
     expect(unknownProject.code).toBe(1);
     expect(unknownProject.stderr).toMatch(/prj_nope/);
-    const badKind = await cli('key', 'rotate', '--project', 'prj_nope', '--kind', 'admin');
-    expect(badKind.code).toBe(2);
     const unknownKey = await cli('key', 'revoke', '--project', ctx().project.project_id, '--key', 'svc_sk_nothere');
     expect(unknownKey.code).toBe(1);
     expect(unknownKey.stderr).not.toMatch(/at .*\.ts/);

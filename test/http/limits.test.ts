@@ -95,6 +95,7 @@ describe.each(TEST_DIALECTS)('body and time limits (G6) on %s', (dialect) => {
     expect(res.statusCode).toBe(503);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.json()).toEqual({ error: 'Request timed out' });
+    expect(res.headers['x-error-reason']).toBe('REQUEST_TIMEOUT');
     expect(res.headers['x-request-id']).toBeTruthy();
     // The stalled work finishing later neither crashes the app nor answers twice.
     await new Promise((resolve) => setTimeout(resolve, STALL_MS + 200));

@@ -14,7 +14,7 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
   /** A second runtime on the same database whose clock the test moves. */
   async function withClock(run: (push: PushRuntime, clock: { t: number }) => Promise<void>): Promise<void> {
     const clock = { t: Date.now() };
-    const push = createPushRuntime(ctx().deps.push!.config, { dialect }, { ca: fakes().tls.caPem, clock: { now: () => clock.t } });
+    const push = createPushRuntime(ctx().deps.push!.config, ctx().database, { ca: fakes().tls.caPem, clock: { now: () => clock.t } });
     try {
       await run(push, clock);
     } finally {

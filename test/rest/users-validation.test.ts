@@ -70,6 +70,8 @@ describe.each(TEST_DIALECTS)('user endpoint 400s on %s', (dialect) => {
       await post({ project_user_id: 'p-bad' });
       expectPlain400(await patchRaw('p-bad', '{"properties":'));
       expectPlain400(await patchRaw('p-bad', '[]'));
+      expectPlain400(await patchRaw('p-bad', 'null'));
+      expectPlain400(await patchRaw('p-bad', '"text"'));
       expectPlain400(await patch('p-bad', { properties: [1, 2] }));
     });
   });

@@ -99,10 +99,25 @@ describe.each(TEST_DIALECTS)('users on %s', (dialect) => {
     expect(await internalId('ghost')).toBeUndefined();
   });
 
-  it('keeps numbers, booleans and unicode exactly', async () => {
-    const properties = { big: 9007199254740991, neg: -0.000123, t: true, f: false, s: 'naïve 😀 中文', empty: '' };
+  it('keeps numbers, booleans, unicode and odd keys exactly, also through a merge', async () => {
+    const properties = {
+      big: 9007199254740991,
+      neg: -0.000123,
+      huge: 1.7976931348623157e308,
+      t: true,
+      f: false,
+      s: 'naïve 😀 中文\n\t"quoted" \\ back',
+      empty: '',
+      '$.path': 1,
+      'a.b[0]': 2,
+      '"key"': 3,
+      '🔑': 4,
+      ' ': 5,
+    };
     await create({ project_user_id: 'types', properties });
     expect((await create({ project_user_id: 'types' })).json()).toEqual({ properties });
+    await patch('types', { properties: { '$.path': 'patched' } });
+    expect((await create({ project_user_id: 'types', properties: { extra: null } })).json()).toEqual({ properties: { ...properties, '$.path': 'patched', extra: null } });
   });
 
   it('60 concurrent creates and patches of one user lose no key (R5)', async () => {

@@ -5,6 +5,7 @@ import { paramsValidator } from '../versions/codec.js';
 import { defineSkill } from './skill.js';
 
 const Input = Type.Object({ projectUserId: ProjectUserId, properties: Type.Optional(Properties) });
+const check = paramsValidator(Input);
 
 /** `create-user` {projectUserId, properties?} → `user-result` {userId, projectUserId, properties} (A6, R5). */
 export const createUserSkill = defineSkill({
@@ -15,7 +16,8 @@ export const createUserSkill = defineSkill({
     tags: ['users'],
     examples: ['{"skill":"create-user","projectUserId":"user-42","properties":{"plan":"pro"}}'],
   },
-  parse: (data, field) => paramsValidator(Input, field)(data),
+  atomic: true,
+  parse: (data, field) => check(data, field),
   async run({ deps, db, projectId }, input) {
     const user = await upsertUser(db, deps.clock, projectId, input.projectUserId, input.properties ?? {});
     return { artifactName: 'user-result', data: { userId: user.id, projectUserId: user.projectUserId, properties: user.properties } };

@@ -31,6 +31,11 @@ export interface SkillDescriptor {
  */
 export interface Skill<I> {
   descriptor: SkillDescriptor;
+  /**
+   * The skill's only effect is one write through `ctx.db` that may join the task's transaction
+   * (and opens none of its own): the task is then stored once, completed exactly when the write commits.
+   */
+  atomic?: boolean;
   parse(data: JsonObject, field: string): I;
   run(ctx: SkillContext, input: I): Promise<SkillResult>;
 }
@@ -38,6 +43,7 @@ export interface Skill<I> {
 /** Erases the input type so skills of different inputs sit in one table. */
 export interface AnySkill {
   descriptor: SkillDescriptor;
+  atomic?: boolean;
   parse(data: JsonObject, field: string): unknown;
   run(ctx: SkillContext, input: unknown): Promise<SkillResult>;
 }

@@ -6,6 +6,7 @@ import { paramsValidator } from '../versions/codec.js';
 import { defineSkill } from './skill.js';
 
 const Input = Type.Object({ projectUserId: ProjectUserId, eventName: EventName, properties: Type.Optional(Properties), timestamp: Type.Optional(EventTimestamp) });
+const check = paramsValidator(Input);
 
 /** `track-event` {projectUserId, eventName, properties?, timestamp?} → `event-result` (A6, R9). */
 export const trackEventSkill = defineSkill({
@@ -16,7 +17,7 @@ export const trackEventSkill = defineSkill({
     tags: ['events'],
     examples: ['{"skill":"track-event","projectUserId":"user-42","eventName":"purchase","properties":{"amount":30}}'],
   },
-  parse: (data, field) => paramsValidator(Input, field)(data),
+  parse: (data, field) => check(data, field),
   async run({ deps, db, projectId }, input) {
     const [event] = await trackEvents(db, deps.clock, projectId, [
       { project_user_id: input.projectUserId, name: input.eventName, ...(input.properties ? { properties: input.properties } : {}), ...(input.timestamp !== undefined ? { timestamp: input.timestamp } : {}) },

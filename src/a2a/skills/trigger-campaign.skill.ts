@@ -9,6 +9,7 @@ const Input = Type.Object({
   audience: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   properties: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
 });
+const check = paramsValidator(Input);
 
 const TARGET_KEYS: Record<string, string> = { projectUserId: 'project_user_id', deviceId: 'device_id', userId: 'user_id' };
 
@@ -44,7 +45,7 @@ export const triggerCampaignSkill = defineSkill<TriggerSkillInput>({
     examples: ['{"skill":"trigger-campaign","campaignId":"welcome","audience":{"targets":[{"projectUserId":"user-42"}]},"properties":{"coupon":"SPRING"}}'],
   },
   parse(data, field) {
-    const input = paramsValidator(Input, field)(data);
+    const input = check(data, field);
     const audience = toRestAudience(input.audience, field);
     const body = { ...(audience !== undefined ? { audience } : {}), ...(input.properties !== undefined ? { properties: input.properties } : {}) };
     throw rpcError('UNSUPPORTED_OPERATION', `The trigger-campaign skill is not available yet: campaign triggering is not part of this Herald build (campaign ${input.campaignId}, body ${Object.keys(body).join(',') || 'empty'})`);

@@ -1,17 +1,28 @@
 import type { LogFn } from 'pino';
+import type { Db } from '../../db/database.js';
 import { AppError } from '../../errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Artifact, Message, StatusEvent, Task, TaskStatus } from '../model.js';
 import type { StoredPushConfig } from '../push-configs/push-configs.service.js';
 import type { SkillInvocation } from '../skills/registry.js';
 import type { SkillContext } from '../skills/skill.js';
-import { advanceTask, startTask, type StoreContext } from './task-store.js';
+import { advanceTask, recordTask, startTask, type StoreContext } from './task-store.js';
+
+/** Work that must commit with an atomic skill's task (the idempotency key, A10). */
+export interface TransactionHooks {
+  /** First thing in the transaction; throwing rolls everything back. */
+  begin(trx: Db): Promise<void>;
+  /** Last thing, with the stored task. */
+  end(trx: Db, task: Task): Promise<void>;
+}
 
 export interface RunRequest {
   taskId: string;
   message: Message;
   invocation: SkillInvocation;
   pushConfig?: StoredPushConfig;
+  /** Only for atomic skills. */
+  hooks?: TransactionHooks;
 }
 
 export interface RunContext extends StoreContext {
@@ -19,34 +30,81 @@ export interface RunContext extends StoreContext {
   logger: { info: LogFn; warn: LogFn; error: LogFn };
 }
 
-function agentMessage(task: { id: string; contextId: string }, text: string, reason: string): Message {
+/** Carries a skill's failure out of its rolled-back transaction. */
+class SkillFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super('skill failed');
+  }
+}
+
+interface Outcome {
+  status: TaskStatus;
+  artifacts: Artifact[];
+}
+
+function agentMessage(task: Task, text: string, reason: string): Message {
   return { messageId: newId(), role: 'agent', parts: [{ text }], taskId: task.id, contextId: task.contextId, metadata: { reason } };
 }
 
-/** Runs the skill; every outcome is a status: completed with its artifact, rejected or failed with why (A6). */
-async function execute(ctx: RunContext, task: Task, invocation: SkillInvocation): Promise<{ status: TaskStatus; artifacts: Artifact[] }> {
+/** A6: a refusal (or input the feature service refused) ends `rejected`, any other failure `failed`, both saying why. */
+function failure(ctx: RunContext, task: Task, error: unknown): Outcome {
+  const now = ctx.clock.now();
+  if (error instanceof AppError && error.kind !== 'internal') {
+    const state = error.kind === 'refused' || error.kind === 'invalid' ? 'rejected' : 'failed';
+    return { status: { state, message: agentMessage(task, error.message, error.code), timestamp: now }, artifacts: [] };
+  }
+  ctx.logger.error({ err: error, task_id: task.id }, 'skill failed');
+  return { status: { state: 'failed', message: agentMessage(task, 'Internal error while running the skill', 'INTERNAL_ERROR'), timestamp: now }, artifacts: [] };
+}
+
+async function execute(ctx: RunContext, skillCtx: SkillContext, invocation: SkillInvocation): Promise<Outcome> {
+  const result = await invocation.skill.run(skillCtx, invocation.input);
+  const artifact: Artifact = { artifactId: newId(), name: result.artifactName, parts: [{ data: result.data }] };
+  return { status: { state: 'completed', timestamp: ctx.clock.now() }, artifacts: [artifact] };
+}
+
+/**
+ * An atomic skill's write and the task's whole life commit in one transaction, so the task is
+ * completed exactly when the write is. A failure rolls the write back and records the task failed.
+ * Errors of the hooks are the caller's and record nothing.
+ */
+async function runAtomic(ctx: RunContext, request: RunRequest, task: Task, submitted: TaskStatus): Promise<{ task: Task; events: StatusEvent[] }> {
+  const skill = request.invocation.skill.descriptor.id;
+  const record = async (trx: Db, outcome: Outcome) => {
+    const final = { ...task, status: outcome.status, artifacts: outcome.artifacts };
+    const events = await recordTask(trx, ctx, final, skill, [submitted, task.status, outcome.status], request.pushConfig);
+    await request.hooks?.end(trx, final);
+    return { task: final, events };
+  };
   try {
-    const result = await invocation.skill.run(ctx.skill, invocation.input);
-    const artifact: Artifact = { artifactId: newId(), name: result.artifactName, parts: [{ data: result.data }] };
-    return { status: { state: 'completed', timestamp: ctx.clock.now() }, artifacts: [artifact] };
+    return await ctx.db.transaction().execute(async (trx) => {
+      await request.hooks?.begin(trx);
+      const outcome = await execute(ctx, { ...ctx.skill, db: trx }, request.invocation).catch((error: unknown) => {
+        throw new SkillFailed(error);
+      });
+      return record(trx, outcome);
+    });
   } catch (error) {
-    if (error instanceof AppError && error.kind !== 'internal') {
-      const state = error.kind === 'refused' || error.kind === 'invalid' ? 'rejected' : 'failed';
-      return { status: { state, message: agentMessage(task, error.message, error.code), timestamp: ctx.clock.now() }, artifacts: [] };
-    }
-    ctx.logger.error({ err: error, task_id: task.id }, 'skill failed');
-    return { status: { state: 'failed', message: agentMessage(task, 'Internal error while running the skill', 'INTERNAL_ERROR'), timestamp: ctx.clock.now() }, artifacts: [] };
+    if (!(error instanceof SkillFailed)) throw error;
+    const outcome = failure(ctx, task, error.cause);
+    return ctx.db.transaction().execute(async (trx) => {
+      await request.hooks?.begin(trx);
+      return record(trx, outcome);
+    });
   }
 }
 
 /**
- * The lifecycle of one SendMessage: the task is stored `working` (after `submitted`), the skill
- * runs, and the task ends terminal. `onEvent` receives every status change in order, each after it
- * committed; the first is `submitted`, the last terminal (A4). Resolves with the final task.
+ * The lifecycle of one SendMessage (spec "States and transitions"): `submitted`, `working`, then a
+ * terminal state. A staged skill's task is stored `working` before the skill runs (visible and
+ * cancelable meanwhile); an atomic skill's task is stored once, in the skill's own transaction.
+ * `onEvent` receives every status change in order, each after it committed: `submitted` first, the
+ * terminal one last (A4). Resolves with the final task.
  */
 export async function runTask(ctx: RunContext, request: RunRequest, onEvent?: (event: StatusEvent) => void): Promise<Task> {
   const contextId = request.message.contextId ?? newId();
   const submittedAt = ctx.clock.now();
+  const submitted: TaskStatus = { state: 'submitted', timestamp: submittedAt };
   const task: Task = {
     id: request.taskId,
     contextId,
@@ -54,15 +112,21 @@ export async function runTask(ctx: RunContext, request: RunRequest, onEvent?: (e
     artifacts: [],
     history: [{ ...request.message, taskId: request.taskId, contextId }],
   };
-  const T0 = performance.now();
+  if (request.invocation.skill.atomic) {
+    const done = await runAtomic(ctx, request, task, submitted);
+    await ctx.events.publish(done.events);
+    done.events.forEach((e) => onEvent?.(e));
+    return done.task;
+  }
   const started = await startTask(ctx, task, request.invocation.skill.descriptor.id, submittedAt, request.pushConfig);
-  started.forEach((e) => onEvent?.(e));
-  const T1 = performance.now();
-  const outcome = await execute(ctx, task, request.invocation);
-  const T2 = performance.now();
-  const finished = await advanceTask(ctx, task, outcome.status, outcome.artifacts);
-  const T3 = performance.now();
-  (globalThis as any).__t ??= [0,0,0,0]; const g = (globalThis as any).__t; g[0]+=T1-T0; g[1]+=T2-T1; g[2]+=T3-T2; g[3]++;
+  started.events.forEach((e) => onEvent?.(e));
+  let outcome: Outcome;
+  try {
+    outcome = await execute(ctx, ctx.skill, request.invocation);
+  } catch (error) {
+    outcome = failure(ctx, task, error);
+  }
+  const finished = await advanceTask(ctx, started.live, outcome.status, outcome.artifacts);
   onEvent?.(finished.event);
   return finished.task;
 }

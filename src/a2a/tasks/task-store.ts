@@ -21,47 +21,52 @@ export interface TaskView {
   includeArtifacts?: boolean;
 }
 
+/** A task as its writer knows it: the task, and the status history its next change appends to. */
+export interface LiveTask {
+  task: Task;
+  seq: number;
+  statusHistory: TaskStatus[];
+}
+
 const notFound = (id: string) => rpcError('TASK_NOT_FOUND', `Task ${id} not found`, { metadata: { taskId: id } });
 
-async function assemble(db: Db, rows: repo.TaskRow[], view: TaskView): Promise<Task[]> {
-  const ids = rows.map((r) => r.id);
-  const [messages, artifacts] = await Promise.all([
-    view.historyLength === 0 ? new Map<string, never[]>() : repo.loadMessages(db, ids),
-    view.includeArtifacts === false ? new Map<string, never[]>() : repo.loadArtifacts(db, ids),
-  ]);
-  return rows.map((r) => {
-    const history = messages.get(r.id) ?? [];
-    return {
-      id: r.id,
-      contextId: r.contextId,
-      status: r.status,
-      artifacts: artifacts.get(r.id) ?? [],
-      history: view.historyLength === undefined ? history : history.slice(Math.max(0, history.length - view.historyLength)),
-    };
-  });
+function toTask(r: repo.TaskRecord, view: TaskView = {}): Task {
+  const n = view.historyLength;
+  return {
+    id: r.id,
+    contextId: r.contextId,
+    status: r.status,
+    artifacts: view.includeArtifacts === false ? [] : r.artifacts,
+    history: n === undefined ? r.history : n === 0 ? [] : r.history.slice(-n),
+  };
+}
+
+const toLive = (r: repo.TaskRecord): LiveTask => ({ task: toTask(r), seq: r.seq, statusHistory: r.statusHistory });
+const eventOf = (r: repo.TaskRecord): StatusEvent => ({ taskId: r.id, contextId: r.contextId, seq: r.seq, status: r.status });
+
+async function find(ctx: StoreContext, id: string): Promise<repo.TaskRecord> {
+  const record = await repo.findTask(ctx.db, ctx.projectId, id);
+  if (!record) throw notFound(id);
+  return record;
 }
 
 export async function getTask(ctx: StoreContext, id: string, view: TaskView = {}): Promise<Task> {
-  const row = await repo.findTask(ctx.db, ctx.projectId, id);
-  if (!row) throw notFound(id);
-  return (await assemble(ctx.db, [row], view))[0]!;
+  return toTask(await find(ctx, id), view);
 }
 
 /** The task's current status as a stream event (SubscribeToTask's snapshot). */
 export async function currentStatus(ctx: StoreContext, id: string): Promise<StatusEvent> {
-  const row = await repo.findTask(ctx.db, ctx.projectId, id);
-  if (!row) throw notFound(id);
-  return { taskId: row.id, contextId: row.contextId, seq: row.seq, status: row.status };
+  return eventOf(await find(ctx, id));
 }
 
-const encodeCursor = (r: repo.TaskRow): string => Buffer.from(JSON.stringify([r.status.timestamp, r.id])).toString('base64url');
+const encodeCursor = (r: repo.TaskRecord): string => Buffer.from(JSON.stringify([r.status.timestamp, r.id])).toString('base64url');
 
 function decodeCursor(token: string): { timestamp: number; id: string } {
   try {
     const [timestamp, id] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown[];
     if (typeof timestamp === 'number' && typeof id === 'string') return { timestamp, id };
   } catch {
-    // fall through
+    // not ours
   }
   throw invalidParams([{ field: 'params.pageToken', description: 'not a page token of this listing' }]);
 }
@@ -70,62 +75,63 @@ function decodeCursor(token: string): { timestamp: number; id: string } {
 export async function listTasks(ctx: StoreContext, input: ListTasksInput): Promise<ListTasksResult> {
   const filter = { projectId: ctx.projectId, ...input };
   const after = input.pageToken === undefined ? undefined : decodeCursor(input.pageToken);
-  const rows = await repo.listTasks(ctx.db, filter, after, input.pageSize + 1);
+  const [rows, totalSize] = await Promise.all([repo.listTasks(ctx.db, filter, after, input.pageSize + 1), after ? 0 : repo.countTasks(ctx.db, filter)]);
   const page = rows.slice(0, input.pageSize);
-  const [tasks, totalSize] = await Promise.all([
-    assemble(ctx.db, page, { ...(input.historyLength !== undefined ? { historyLength: input.historyLength } : {}), includeArtifacts: input.includeArtifacts }),
-    after ? 0 : repo.countTasks(ctx.db, filter),
-  ]);
-  return { tasks, nextPageToken: rows.length > input.pageSize ? encodeCursor(page[page.length - 1]!) : '', pageSize: input.pageSize, totalSize };
+  const view = { ...(input.historyLength !== undefined ? { historyLength: input.historyLength } : {}), includeArtifacts: input.includeArtifacts };
+  return { tasks: page.map((r) => toTask(r, view)), nextPageToken: rows.length > input.pageSize ? encodeCursor(page[page.length - 1]!) : '', pageSize: input.pageSize, totalSize };
 }
 
 /**
- * Records a new task already `working`, with `submitted` before it in its history (seq 1 and 2),
- * its user message and an inline push config, whose first two webhooks are queued with it.
+ * Writes a new task with its status changes so far (the last is current), its messages and
+ * artifacts, and an inline push config with one queued webhook per change. Pass a transaction;
+ * publish the returned events once it committed.
  */
-export async function startTask(ctx: StoreContext, task: Task, skill: string, submittedAt: number, pushConfig?: StoredPushConfig): Promise<StatusEvent[]> {
-  const statuses: TaskStatus[] = [{ state: 'submitted', timestamp: submittedAt }, task.status];
+export async function recordTask(db: Db, ctx: StoreContext, task: Task, skill: string, statuses: TaskStatus[], pushConfig?: StoredPushConfig): Promise<StatusEvent[]> {
+  const createdAt = statuses[0]!.timestamp;
   const events = statuses.map((status, i) => ({ taskId: task.id, contextId: task.contextId, seq: i + 1, status }));
-  await ctx.db.transaction().execute(async (trx) => {
-    await repo.insertTask(trx, { id: task.id, projectId: ctx.projectId, contextId: task.contextId, skill, createdAt: submittedAt }, statuses, task.history, []);
-    if (!pushConfig) return;
-    await storePushConfig(trx, pushConfig, submittedAt);
-    for (const event of events) await enqueueWebhooks(trx, ctx.clock, [pushConfig], event, { ...task, status: event.status });
-  });
-  await ctx.events.publish(events);
+  await repo.insertTask(db, { id: task.id, projectId: ctx.projectId, contextId: task.contextId, skill, createdAt }, statuses, task.history, task.artifacts);
+  if (pushConfig) {
+    await storePushConfig(db, pushConfig, createdAt);
+    for (const event of events) await enqueueWebhooks(db, ctx.clock, [pushConfig], event, { ...task, status: event.status });
+  }
   return events;
 }
 
+/** A new task stored `working`, with `submitted` before it in its history (seq 1 and 2). */
+export async function startTask(ctx: StoreContext, task: Task, skill: string, submittedAt: number, pushConfig?: StoredPushConfig): Promise<{ live: LiveTask; events: StatusEvent[] }> {
+  const statusHistory: TaskStatus[] = [{ state: 'submitted', timestamp: submittedAt }, task.status];
+  const events = await ctx.db.transaction().execute((trx) => recordTask(trx, ctx, task, skill, statusHistory, pushConfig));
+  await ctx.events.publish(events);
+  return { live: { task, seq: 2, statusHistory }, events };
+}
+
 /**
- * Moves a task that is not terminal to `status` (with `artifacts` added) and queues its webhooks.
- * When the task became terminal meanwhile (canceled), nothing changes and that state is returned.
+ * Moves a task that is not terminal to `status` (adding `artifacts`) and queues its webhooks. When
+ * someone changed the task first (a cancel), nothing is written and its current state is returned.
  */
-export async function advanceTask(ctx: StoreContext, task: Task, status: TaskStatus, artifacts: Artifact[] = []): Promise<{ task: Task; event: StatusEvent; changed: boolean }> {
-  const next: Task = { ...task, status, artifacts: [...task.artifacts, ...artifacts] };
-  const seq = await ctx.db.transaction().execute(async (trx) => {
-    const advanced = await repo.advanceStatus(trx, task.id, status);
-    if (advanced === undefined) return undefined;
-    await repo.insertArtifacts(trx, task.id, artifacts);
-    const configs = await listTaskConfigs(trx, ctx.projectId, task.id);
-    await enqueueWebhooks(trx, ctx.clock, configs, { taskId: task.id, contextId: task.contextId, seq: advanced, status }, next);
-    return advanced;
+export async function advanceTask(ctx: StoreContext, live: LiveTask, status: TaskStatus, artifacts: Artifact[] = []): Promise<{ task: Task; event: StatusEvent; changed: boolean }> {
+  const task: Task = { ...live.task, status, artifacts: [...live.task.artifacts, ...artifacts] };
+  const event: StatusEvent = { taskId: task.id, contextId: task.contextId, seq: live.seq + 1, status };
+  const changed = await ctx.db.transaction().execute(async (trx) => {
+    if (!(await repo.appendStatus(trx, { id: task.id, seq: live.seq, statusHistory: live.statusHistory, artifacts: live.task.artifacts }, status, artifacts))) return false;
+    await enqueueWebhooks(trx, ctx.clock, await listTaskConfigs(trx, ctx.projectId, task.id), event, task);
+    return true;
   });
-  if (seq === undefined) {
-    const current = await getTask(ctx, task.id);
-    const row = await currentStatus(ctx, task.id);
-    return { task: current, event: row, changed: false };
+  if (!changed) {
+    const current = await find(ctx, task.id);
+    return { task: toTask(current), event: eventOf(current), changed: false };
   }
-  const event = { taskId: task.id, contextId: task.contextId, seq, status };
   await ctx.events.publish([event]);
-  return { task: next, event, changed: true };
+  return { task, event, changed: true };
 }
 
 /** CancelTask: a task not terminal becomes `canceled`; a terminal one is -32002. */
 export async function cancelTask(ctx: StoreContext, id: string): Promise<Task> {
-  const task = await getTask(ctx, id);
-  const refuse = (state: string) => rpcError('TASK_NOT_CANCELABLE', `Task ${id} is already ${state}`, { metadata: { taskId: id, state } });
-  if (isTerminal(task.status.state)) throw refuse(task.status.state);
-  const { task: after, changed } = await advanceTask(ctx, task, { state: 'canceled', timestamp: ctx.clock.now() });
-  if (!changed) throw refuse(after.status.state);
-  return after;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const record = await find(ctx, id);
+    if (isTerminal(record.status.state)) throw rpcError('TASK_NOT_CANCELABLE', `Task ${id} is already ${record.status.state}`, { metadata: { taskId: id, state: record.status.state } });
+    const result = await advanceTask(ctx, toLive(record), { state: 'canceled', timestamp: ctx.clock.now() });
+    if (result.changed) return result.task;
+  }
+  throw rpcError('INTERNAL_ERROR', `Task ${id} keeps changing; retry the cancel`);
 }

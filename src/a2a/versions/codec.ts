@@ -50,10 +50,13 @@ function fieldOf(path: string, root: string): string {
   return parts.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : `${acc}.${p}`), root);
 }
 
-/** A compiled params check that throws -32602 with one violation per problem (up to ten). */
-export function paramsValidator<T extends TSchema>(schema: T, root = 'params'): (value: unknown) => Static<T> {
+/**
+ * A params check compiled once, that throws -32602 with one violation per field (up to ten),
+ * each named from `root` (default `params`).
+ */
+export function paramsValidator<T extends TSchema>(schema: T, defaultRoot = 'params'): (value: unknown, root?: string) => Static<T> {
   const compiled = TypeCompiler.Compile(schema);
-  return (value) => {
+  return (value, root = defaultRoot) => {
     if (compiled.Check(value)) return value;
     const violations: FieldViolation[] = [];
     for (const error of compiled.Errors(value)) {

@@ -1,7 +1,10 @@
 import type { Kysely } from 'kysely';
 import { columnTypes } from '../schema-helpers.js';
 
-/** Agent interface: tasks with their status history, messages and artifacts, and push configs. */
+/**
+ * Agent interface: one row per task holding its current status and, as JSON, its status history,
+ * messages and artifacts (one write per status change, one read per task); and push configs.
+ */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function up(db: Kysely<any>): Promise<void> {
   const t = columnTypes(db);
@@ -16,37 +19,14 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('status_seq', 'integer', (c) => c.notNull())
     .addColumn('status_message', t.json)
     .addColumn('status_timestamp', t.epochMs, (c) => c.notNull())
+    .addColumn('status_history', t.json, (c) => c.notNull())
+    .addColumn('messages', t.json, (c) => c.notNull())
+    .addColumn('artifacts', t.json, (c) => c.notNull())
     .addColumn('created_at', t.epochMs, (c) => c.notNull())
     .execute();
   // ListTasks: newest status first within a project, ties by id (A7); and the contextId filter.
   await db.schema.createIndex('a2a_tasks_list').on('a2a_tasks').columns(['project_id', 'status_timestamp', 'id']).execute();
   await db.schema.createIndex('a2a_tasks_context').on('a2a_tasks').columns(['project_id', 'context_id', 'status_timestamp']).execute();
-
-  await db.schema
-    .createTable('a2a_task_status_history')
-    .addColumn('task_id', 'text', (c) => c.notNull().references('a2a_tasks.id').onDelete('cascade'))
-    .addColumn('seq', 'integer', (c) => c.notNull())
-    .addColumn('state', 'text', (c) => c.notNull())
-    .addColumn('message', t.json)
-    .addColumn('timestamp', t.epochMs, (c) => c.notNull())
-    .addPrimaryKeyConstraint('a2a_task_status_history_pk', ['task_id', 'seq'])
-    .execute();
-
-  await db.schema
-    .createTable('a2a_task_messages')
-    .addColumn('task_id', 'text', (c) => c.notNull().references('a2a_tasks.id').onDelete('cascade'))
-    .addColumn('seq', 'integer', (c) => c.notNull())
-    .addColumn('message', t.json, (c) => c.notNull())
-    .addPrimaryKeyConstraint('a2a_task_messages_pk', ['task_id', 'seq'])
-    .execute();
-
-  await db.schema
-    .createTable('a2a_task_artifacts')
-    .addColumn('task_id', 'text', (c) => c.notNull().references('a2a_tasks.id').onDelete('cascade'))
-    .addColumn('seq', 'integer', (c) => c.notNull())
-    .addColumn('artifact', t.json, (c) => c.notNull())
-    .addPrimaryKeyConstraint('a2a_task_artifacts_pk', ['task_id', 'seq'])
-    .execute();
 
   await db.schema
     .createTable('a2a_push_configs')

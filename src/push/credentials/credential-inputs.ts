@@ -95,3 +95,8 @@ export function parseWebPushInput(input: WebPushInput, defaultSubject: string): 
   if (!ecdh.getPublicKey().equals(pub)) throw bad('INVALID_VAPID_KEYS', 'public_key does not belong to private_key');
   return { settings: { public_key: keys.publicKey, subject }, secret: keys.privateKey };
 }
+
+/** The VAPID subject when none is given: the public URL if it is https, else a placeholder address. */
+export function defaultVapidSubject(publicUrl: string | undefined): string {
+  return publicUrl?.startsWith('https://') ? publicUrl : 'mailto:push@herald.invalid';
+}

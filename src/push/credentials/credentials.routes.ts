@@ -5,6 +5,7 @@ import type { AppDeps } from '../../app.js';
 import { invalid } from '../../errors.js';
 import { pushRuntimeOf } from '../push.routes.js';
 import type { Provider } from '../push.types.js';
+import { defaultVapidSubject } from './credential-inputs.js';
 import { describeCredentials, removeCredentials, setApnsCredentials, setFcmCredentials, setWebPushCredentials } from './credentials.service.js';
 
 const security = [{ projectId: [], apiKey: [] }];
@@ -36,11 +37,6 @@ const WebPushBody = Type.Object(
   },
   { additionalProperties: false, description: 'Without keys, a VAPID key pair is generated; the view returns its public key' },
 );
-
-/** The subject pushed to Web Push services when none is given: the public URL, else a placeholder address. */
-export function defaultVapidSubject(publicUrl: string | undefined): string {
-  return publicUrl?.startsWith('https://') ? publicUrl : 'mailto:push@herald.invalid';
-}
 
 /**
  * Provider credentials per project: `PUT /api/v1/push-credentials/{fcm|apns|webpush}` stores them

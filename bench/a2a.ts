@@ -1,0 +1,100 @@
+// bench:a2a — A2A SendMessage with the create-user skill: Herald (durable store, embedded SQLite
+// default) against a minimal @a2a-js/sdk Express server with an in-memory store doing the same
+// work, interleaved in one run. Usage: npm run bench:a2a [-- --duration 10 --rounds 2 --no-write]
+import autocannon from 'autocannon';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { markdownTable, writeBenchmarkSection } from './lib/bench-report.js';
+import { freePort, startProcess, waitForHttp, type BenchProcess } from './lib/processes.js';
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const DURATION = arg('duration', 10);
+const ROUNDS = arg('rounds', 2);
+const CONNECTIONS = 10;
+
+interface Run {
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+// A new message (idempotency key) and a new user on every request, so both servers really write.
+const BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'SendMessage',
+  params: { message: { messageId: 'bench-[<id>]', role: 'ROLE_USER', parts: [{ data: { skill: 'create-user', projectUserId: 'user-[<id>]', properties: { plan: 'pro', score: 42, vip: true } } }] } },
+});
+
+async function load(url: string, headers: Record<string, string>, duration: number): Promise<Run> {
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    connections: CONNECTIONS,
+    duration,
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...headers },
+    body: BODY,
+    idReplacement: true,
+  });
+  return { reqPerSec: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+}
+
+/** Answers one request and checks it completed, so a broken server cannot post a fast number. */
+async function checkOnce(url: string, headers: Record<string, string>): Promise<void> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...headers }, body: BODY.replaceAll('[<id>]', 'check') });
+  const body = (await res.json()) as { result?: { task?: { status?: { state?: string }; artifacts?: { name?: string }[] } } };
+  const task = body.result?.task;
+  if (task?.status?.state !== 'TASK_STATE_COMPLETED' || task.artifacts?.[0]?.name !== 'user-result') throw new Error(`${url} did not complete create-user: ${JSON.stringify(body)}`);
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function main(): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-a2a-'));
+  const [heraldPort, sdkPort] = [await freePort(), await freePort()];
+  const herald = startProcess(['--import', 'tsx', 'src/main.ts'], { PORT: String(heraldPort), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', RATE_LIMIT_DEFAULTS: 'a2a=1000000' });
+  const sdk = startProcess(['--import', 'tsx', 'bench/a2a-sdk-peer.ts'], { PORT: String(sdkPort) });
+  const procs: BenchProcess[] = [herald, sdk];
+  try {
+    await waitForHttp(`http://127.0.0.1:${heraldPort}/readyz`);
+    await waitForHttp(`http://127.0.0.1:${sdkPort}/.well-known/agent-card.json`);
+    const line = herald.output().split('\n').find((l) => l.includes('secret_key'));
+    if (!line) throw new Error(`Herald printed no default project:\n${herald.output()}`);
+    const auth = { 'x-api-key': (JSON.parse(line) as { secret_key: string }).secret_key };
+    const targets = [
+      { name: '@a2a-js/sdk + Express, in-memory store', url: `http://127.0.0.1:${sdkPort}/a2a`, headers: {}, proc: sdk, runs: [] as Run[] },
+      { name: 'Herald, SQLite (embedded default)', url: `http://127.0.0.1:${heraldPort}/a2a`, headers: auth, proc: herald, runs: [] as Run[] },
+    ];
+    for (const t of targets) {
+      await checkOnce(t.url, t.headers);
+      await load(t.url, t.headers, 2); // warm-up
+    }
+    for (let round = 0; round < ROUNDS; round++) for (const t of targets) t.runs.push(await load(t.url, t.headers, DURATION));
+
+    const rows = targets.map((t) => {
+      const best = t.runs.map((r) => r.reqPerSec);
+      return [t.name, median(best), median(t.runs.map((r) => r.p50)), median(t.runs.map((r) => r.p99)), t.proc.peakRssMb(), t.runs.reduce((n, r) => n + r.non2xx + r.errors, 0)];
+    });
+    const ratio = (Number(rows[1]![1]) / Number(rows[0]![1])).toFixed(2);
+    const report = [
+      `Command: \`npm run bench:a2a\` (autocannon, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION} s per server after a 2 s warm-up; each request a SendMessage (v1) with the create-user skill for a new user with 3 properties and a new messageId; Herald with LOG_LEVEL=info and its a2a rate limit raised so the limiter runs but never refuses; the peer is bench/a2a-sdk-peer.ts, @a2a-js/sdk's DefaultRequestHandler with InMemoryTaskStore and an executor merging the user into a Map; both on this machine, ${os.cpus().length} cores, Node ${process.version}). Medians over the rounds. Measured ${new Date().toISOString().slice(0, 10)}.`,
+      '',
+      markdownTable(['server', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MB', 'errors + non-2xx'], rows),
+      '',
+      `Ratio Herald / SDK peer: ${ratio} (target >= 2). Herald stores every task durably (task, status history, message, artifact, idempotency key) and authenticates each request; the peer keeps tasks in memory and checks nothing.`,
+    ].join('\n');
+    console.log(report);
+    if (!process.argv.includes('--no-write')) writeBenchmarkSection('A2A', report);
+  } finally {
+    await Promise.all(procs.map((p) => p.stop()));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();

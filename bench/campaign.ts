@@ -1,0 +1,87 @@
+// bench:campaign — broadcasts of 1k, 10k, 100k (and with --full 1M) users on the embedded default
+// against the FCM stand-in, interleaved with a raw HTTP/2 send loop to the same stand-in.
+// Usage: npm run bench:campaign [-- --full] [-- --sizes 1000,10000] [-- --no-write]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { markdownTable, writeBenchmarkSection } from './lib/bench-report.js';
+import { startProcess } from './lib/processes.js';
+import { rawSendLoop, type ServiceAccount } from './campaign-raw-loop.js';
+
+interface RunResult {
+  size: number;
+  insertSeconds: number;
+  triggerMs: number;
+  makespanMs: number;
+  state: string;
+  sends: number;
+  devices: number;
+  sendsPerSec: number;
+  peakRssMb: number;
+  usPerRecipient: number;
+}
+
+const flag = (name: string) => process.argv.includes(`--${name}`);
+const sizesArg = process.argv.indexOf('--sizes');
+const SIZES = sizesArg > 0 ? process.argv[sizesArg + 1]!.split(',').map(Number) : [1_000, 10_000, 100_000, ...(flag('full') ? [1_000_000] : [])];
+/** The raw loop sends this many at most per measurement (its rate is flat beyond a few thousand). */
+const RAW_MAX = 100_000;
+
+function runSize(size: number, fcmUrl: string, dir: string): Promise<RunResult> {
+  const child = startProcess(['--expose-gc', '--import', 'tsx', 'bench/campaign-run.ts', '--size', String(size), '--fcm-url', fcmUrl, '--dir', dir], {});
+  return new Promise((resolve, reject) => {
+    child.child.on('exit', (code) => {
+      const line = child.output().split('\n').find((l) => l.startsWith('{"size"'));
+      if (code === 0 && line) resolve(JSON.parse(line) as RunResult);
+      else reject(new Error(`size ${size} failed (${code}):\n${child.output()}`));
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-fakes-'));
+  const fake = startProcess(['--import', 'tsx', 'src/cli/main.ts', 'fake-providers', '--dir', dir], { LOG_LEVEL: 'silent' });
+  try {
+    const deadline = Date.now() + 30_000;
+    while (!/FCM_API_URL=(\S+)/.test(fake.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const fcmUrl = /FCM_API_URL=(\S+)/.exec(fake.output())?.[1];
+    if (!fcmUrl) throw new Error(`fake providers did not start:\n${fake.output()}`);
+    const ca = fs.readFileSync(path.join(dir, 'ca.pem'), 'utf8');
+    const serviceAccount = JSON.parse(fs.readFileSync(path.join(dir, 'fcm-service-account.json'), 'utf8')) as ServiceAccount;
+    await rawSendLoop({ url: fcmUrl, ca, serviceAccount, count: 5_000 }); // warm-up
+
+    const rows: Array<{ run: RunResult; raw: number }> = [];
+    for (const size of SIZES) {
+      const raw = await rawSendLoop({ url: fcmUrl, ca, serviceAccount, count: Math.min(size, RAW_MAX) });
+      const run = await runSize(size, fcmUrl, dir);
+      if (run.state !== 'completed' || run.sends !== run.devices) throw new Error(`size ${size}: ${JSON.stringify(run)}`);
+      rows.push({ run, raw: raw.sendsPerSec });
+      console.log(JSON.stringify({ ...run, rawSendsPerSec: raw.sendsPerSec }));
+    }
+
+    const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+    const table = markdownTable(
+      ['users', 'sends', 'trigger call ms', 'makespan s', 'sends/s', 'raw loop sends/s', 'ratio', 'peak RSS MB', 'µs per recipient'],
+      rows.map(({ run, raw }) => [fmt(run.size), fmt(run.sends), fmt(run.triggerMs, 1), fmt(run.makespanMs / 1000, 2), fmt(run.sendsPerSec), fmt(raw), (run.sendsPerSec / raw).toFixed(2), run.peakRssMb, fmt(run.usPerRecipient, 1)]),
+    );
+    const per = (size: number) => rows.find((r) => r.run.size === size)?.run.usPerRecipient;
+    const base = per(10_000);
+    const spread = base === undefined ? '' : rows.filter((r) => r.run.size >= 10_000).map((r) => `${fmt(r.run.size)}: ${(((r.run.usPerRecipient - base) / base) * 100).toFixed(0)}%`).join(', ');
+    const report = [
+      `Command: \`npm run bench:campaign${SIZES.includes(1_000_000) ? ' -- --full' : ''}\`. Each size runs in a fresh process: Herald's API and job runner in process (as \`HERALD_ROLE=all\`, JOB_CONCURRENCY 4) on a new embedded SQLite file, the audience bulk-inserted (one FCM device per user, 90% of users in the segment \`plan eq pro\`, title and body personalised from user and trigger properties), then one \`:trigger\` broadcast, timed until the trigger is \`completed\`. The FCM stand-in (\`bin/herald fake-providers\`) is a separate process; the raw loop (bench/campaign-raw-loop.ts: one OAuth exchange, then POSTs over 2 HTTP/2 sessions x 100 streams, the shape of Herald's pool) sends min(size, ${fmt(RAW_MAX)}) messages to it right before each size. FCM quota raised so neither side is throttled. ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, machine shared with other work. Measured ${new Date().toISOString().slice(0, 10)}.`,
+      '',
+      table,
+      '',
+      'Sends are counted by the trigger\'s own counters (`accepted`); sends/s = sends / makespan (trigger call to last outcome recorded); ratio = sends/s / raw loop sends/s. Peak RSS is the sampled peak of the Herald process during the fan-out.',
+      spread === '' ? '' : `Time per recipient relative to 10k: ${spread} (target within ±20%).`,
+      'Targets: ratio >= 0.6 at 100k; peak RSS < 300 MB at 1M; trigger call latency flat across sizes.',
+    ].join('\n');
+    console.log(report);
+    if (!flag('no-write')) writeBenchmarkSection('Campaigns', report);
+  } finally {
+    await fake.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
