@@ -2,6 +2,7 @@ import type { LogFn } from 'pino';
 import type { AppDeps } from '../app.js';
 import type { PushConfigContext } from './push-configs/push-configs.service.js';
 import type { TaskEventBus } from './tasks/task-events.js';
+import type { WriteBatcher } from './tasks/write-batcher.js';
 import type { RunContext } from './tasks/task-runner.js';
 import type { StoreContext } from './tasks/task-store.js';
 import type { Codec } from './versions/codec.js';
@@ -10,6 +11,7 @@ import type { Codec } from './versions/codec.js';
 export interface CallContext {
   deps: AppDeps;
   events: TaskEventBus;
+  writes: WriteBatcher;
   projectId: string;
   codec: Codec;
   logger: { info: LogFn; warn: LogFn; error: LogFn };
@@ -19,7 +21,7 @@ export interface CallContext {
   endpointUrl: string;
 }
 
-export const storeContext = (call: CallContext): StoreContext => ({ db: call.deps.db, clock: call.deps.clock, events: call.events, projectId: call.projectId });
+export const storeContext = (call: CallContext): StoreContext => ({ db: call.deps.db, writes: call.writes, clock: call.deps.clock, events: call.events, projectId: call.projectId });
 
 export const runContext = (call: CallContext): RunContext => ({
   ...storeContext(call),

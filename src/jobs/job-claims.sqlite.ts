@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { JobClaims } from './job-store.js';
+import { wakeLocalJobRunners } from './job-wakeups.js';
 
 /**
  * SQLite: one `UPDATE ... RETURNING` statement is its own write transaction. SQLite takes the
@@ -26,6 +27,8 @@ export const sqliteJobClaims: JobClaims = {
       .execute();
   },
 
-  // A SQLite database has one process group on one machine; workers poll (there is no wake-up channel).
-  async notifyJobsEnqueued() {},
+  // No wake-up channel between processes: a runner in this process is woken directly, others poll.
+  async notifyJobsEnqueued(db) {
+    wakeLocalJobRunners(db);
+  },
 };

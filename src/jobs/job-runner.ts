@@ -8,7 +8,7 @@ import type { Dialect } from '../db/dialect.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { deleteFinishedJobs, jobClaimsFor, rescueExpiredJobs, rowToJob } from './job-store.js';
 import type { Job, JobHandlers } from './job-types.js';
-import { listenForJobWakeups, type JobWakeups } from './job-wakeups.js';
+import { listenForJobWakeups, listenForLocalJobWakeups, type JobWakeups } from './job-wakeups.js';
 import { runClaimedJob, type RunJobContext } from './run-job.js';
 
 export interface JobRunnerOptions {
@@ -149,6 +149,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       if (state !== 'idle') return;
       state = 'running';
       if (options.pgPool && kinds.length > 0) wakeups = await listenForJobWakeups(options.pgPool, logger, wake);
+      else if (kinds.length > 0) wakeups = listenForLocalJobWakeups(options.db, wake);
       if (state !== 'running') {
         wakeups?.close(); // stop() came while the listener was connecting
         return;

@@ -1,3 +1,4 @@
+import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { JOBS_CHANNEL } from './job-claims.postgres.js';
@@ -83,4 +84,29 @@ export async function listenForJobWakeups(pool: pg.Pool, logger: Logger, onWake:
       current.release(true);
     },
   };
+}
+
+/**
+ * In-process wake-ups, for SQLite where there is no LISTEN/NOTIFY: a runner in the same process as
+ * the enqueuer starts a job at once instead of at its next poll. Keyed by the database's adapter,
+ * which a Kysely instance shares with its transactions. Other processes still poll.
+ */
+const localWakeups = new WeakMap<object, Set<() => void>>();
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const wakeupKey = (db: Kysely<any>): object => db.getExecutor().adapter;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function listenForLocalJobWakeups(db: Kysely<any>, onWake: () => void): JobWakeups {
+  const key = wakeupKey(db);
+  let listeners = localWakeups.get(key);
+  if (!listeners) localWakeups.set(key, (listeners = new Set()));
+  listeners.add(onWake);
+  return { close: () => listeners.delete(onWake) };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function wakeLocalJobRunners(db: Kysely<any>): void {
+  // Deferred: inside a transaction the job is not visible until it commits, and a claim waits for that.
+  for (const onWake of localWakeups.get(wakeupKey(db)) ?? []) setImmediate(onWake);
 }

@@ -77,7 +77,7 @@ async function runAtomic(ctx: RunContext, request: RunRequest, task: Task, submi
     return { task: final, events };
   };
   try {
-    return await ctx.db.transaction().execute(async (trx) => {
+    return await ctx.writes.run(async (trx) => {
       await request.hooks?.begin(trx);
       const outcome = await execute(ctx, { ...ctx.skill, db: trx }, request.invocation).catch((error: unknown) => {
         throw new SkillFailed(error);
@@ -87,7 +87,7 @@ async function runAtomic(ctx: RunContext, request: RunRequest, task: Task, submi
   } catch (error) {
     if (!(error instanceof SkillFailed)) throw error;
     const outcome = failure(ctx, task, error.cause);
-    return ctx.db.transaction().execute(async (trx) => {
+    return ctx.writes.run(async (trx) => {
       await request.hooks?.begin(trx);
       return record(trx, outcome);
     });

@@ -5,11 +5,14 @@ import { isTerminal, type Artifact, type ListTasksInput, type ListTasksResult, t
 import { enqueueWebhooks, listTaskConfigs, storePushConfig, type StoredPushConfig } from '../push-configs/push-configs.service.js';
 import { invalidParams } from '../versions/codec.js';
 import type { TaskEventBus } from './task-events.js';
+import type { WriteBatcher } from './write-batcher.js';
 import * as repo from './tasks.repository.js';
 
 /** The task store and its state machine (spec "States and transitions"); always scoped to one project. */
 export interface StoreContext {
   db: Db;
+  /** Every task write goes through it (group commit on the embedded database). */
+  writes: WriteBatcher;
   clock: Clock;
   events: TaskEventBus;
   projectId: string;
@@ -100,7 +103,7 @@ export async function recordTask(db: Db, ctx: StoreContext, task: Task, skill: s
 /** A new task stored `working`, with `submitted` before it in its history (seq 1 and 2). */
 export async function startTask(ctx: StoreContext, task: Task, skill: string, submittedAt: number, pushConfig?: StoredPushConfig): Promise<{ live: LiveTask; events: StatusEvent[] }> {
   const statusHistory: TaskStatus[] = [{ state: 'submitted', timestamp: submittedAt }, task.status];
-  const events = await ctx.db.transaction().execute((trx) => recordTask(trx, ctx, task, skill, statusHistory, pushConfig));
+  const events = await ctx.writes.run((trx) => recordTask(trx, ctx, task, skill, statusHistory, pushConfig));
   await ctx.events.publish(events);
   return { live: { task, seq: 2, statusHistory }, events };
 }
@@ -112,7 +115,7 @@ export async function startTask(ctx: StoreContext, task: Task, skill: string, su
 export async function advanceTask(ctx: StoreContext, live: LiveTask, status: TaskStatus, artifacts: Artifact[] = []): Promise<{ task: Task; event: StatusEvent; changed: boolean }> {
   const task: Task = { ...live.task, status, artifacts: [...live.task.artifacts, ...artifacts] };
   const event: StatusEvent = { taskId: task.id, contextId: task.contextId, seq: live.seq + 1, status };
-  const changed = await ctx.db.transaction().execute(async (trx) => {
+  const changed = await ctx.writes.run(async (trx) => {
     if (!(await repo.appendStatus(trx, { id: task.id, seq: live.seq, statusHistory: live.statusHistory, artifacts: live.task.artifacts }, status, artifacts))) return false;
     await enqueueWebhooks(trx, ctx.clock, await listTaskConfigs(trx, ctx.projectId, task.id), event, task);
     return true;

@@ -1,0 +1,193 @@
+// bench:push — 10,000 sends through POST /api/v1/send-push-notifications (500-item requests) on Herald
+// started as in production (embedded SQLite), to the FCM stand-in running as its own process, against a
+// raw HTTP/2 send loop to the same stand-in with the same concurrency, in the same run, interleaved.
+// Usage: npm run bench:push [-- --rounds 3 --sends 10000 --profile DIR (CPU profile of the Herald process)]
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http2 from 'node:http2';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { markdownTable, writeBenchmarkSection } from './lib/bench-report.js';
+import { freePort, startProcess, waitForHttp, type BenchProcess } from './lib/processes.js';
+import { systemClock } from '../src/lib/clock.js';
+import type { FcmCredentials } from '../src/push/credentials/credentials.service.js';
+import { HttpsClient } from '../src/push/https-client.js';
+import { FcmTokenSource } from '../src/push/providers/fcm-auth.js';
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const ROUNDS = arg('rounds', 3);
+const SENDS = arg('sends', 10_000);
+const BATCH = 500;
+const REQUESTS_IN_FLIGHT = 4;
+/** Herald's default pool: 2 sessions x 100 streams per provider origin; the raw loop gets the same. */
+const SESSIONS = 2;
+const STREAMS = 100;
+
+async function waitForFile(file: string, timeoutMs = 60_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) if (fs.existsSync(file)) return;
+  throw new Error(`${file} did not appear`);
+}
+
+function getJson(url: string, ca: string): Promise<Record<string, number>> {
+  return new Promise((resolve, reject) => {
+    https.get(url, { ca }, (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d.toString()));
+      res.on('end', () => resolve(JSON.parse(text) as Record<string, number>));
+    }).on('error', reject);
+  });
+}
+
+async function api(base: string, auth: Record<string, string>, method: string, url: string, body: unknown): Promise<unknown> {
+  const res = await fetch(`${base}${url}`, { method, headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** The baseline: N FCM v1 POSTs over SESSIONS x STREAMS concurrent HTTP/2 streams, nothing else. */
+async function rawLoop(fcmUrl: string, ca: string, projectId: string, accessToken: string, tokens: string[]): Promise<number> {
+  const sessions = Array.from({ length: SESSIONS }, () => http2.connect(fcmUrl, { ca }));
+  let next = 0;
+  let failures = 0;
+  const worker = async (session: http2.ClientHttp2Session) => {
+    while (next < tokens.length) {
+      const token = tokens[next++]!;
+      const body = JSON.stringify({ message: { token, notification: { title: 'Bench', body: 'Raw loop' }, data: { herald_message_id: crypto.randomUUID() } } });
+      await new Promise<void>((resolve) => {
+        const stream = session.request({ ':method': 'POST', ':path': `/v1/projects/${projectId}/messages:send`, authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' });
+        stream.on('response', (h) => {
+          if (h[':status'] !== 200) failures++;
+        });
+        stream.on('data', () => {});
+        stream.on('close', () => resolve());
+        stream.end(body);
+      });
+    }
+  };
+  const started = performance.now();
+  await Promise.all(sessions.flatMap((s) => Array.from({ length: STREAMS }, () => worker(s))));
+  const elapsed = performance.now() - started;
+  for (const s of sessions) s.close();
+  if (failures > 0) throw new Error(`raw loop: ${failures} failed sends`);
+  return (tokens.length / elapsed) * 1000;
+}
+
+/** Herald: SENDS / BATCH requests of 500 items, REQUESTS_IN_FLIGHT at a time. */
+async function heraldRun(base: string, auth: Record<string, string>, deviceIds: string[]): Promise<number> {
+  const batches: string[][] = [];
+  for (let i = 0; i < deviceIds.length; i += BATCH) batches.push(deviceIds.slice(i, i + BATCH));
+  let next = 0;
+  let failures = 0;
+  const worker = async () => {
+    while (next < batches.length) {
+      const batch = batches[next++]!;
+      const body = { push_notifications: batch.map((device_id) => ({ target: { device_id }, title: 'Bench', body: 'Through Herald' })) };
+      const result = (await api(base, auth, 'POST', '/api/v1/send-push-notifications', body)) as { delivery_results: Array<{ status: string }> };
+      failures += result.delivery_results.filter((r) => r.status !== 'DELIVERY_RESULT_STATUS_ACCEPTED').length;
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: REQUESTS_IN_FLIGHT }, worker));
+  const elapsed = performance.now() - started;
+  if (failures > 0) throw new Error(`herald: ${failures} sends not accepted`);
+  return (deviceIds.length / elapsed) * 1000;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-push-'));
+  const fakeDir = path.join(dir, 'fake');
+  const [fcmPort, heraldPort] = [await freePort(), await freePort()];
+  const fake = startProcess(['bin/herald', 'fake-providers', '--dir', fakeDir, '--port-fcm', String(fcmPort)], {});
+  const procs: BenchProcess[] = [fake];
+  try {
+    await waitForFile(path.join(fakeDir, 'fcm-service-account.json'));
+    await new Promise((r) => setTimeout(r, 200));
+    const ca = fs.readFileSync(path.join(fakeDir, 'ca.pem'), 'utf8');
+    const sa = JSON.parse(fs.readFileSync(path.join(fakeDir, 'fcm-service-account.json'), 'utf8')) as { project_id: string; client_email: string; private_key: string; token_uri: string };
+    const fcmUrl = `https://127.0.0.1:${fcmPort}`;
+
+    const profileAt = process.argv.indexOf('--profile');
+    const profile = profileAt > 0 ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.argv[profileAt + 1]!)}`] : [];
+    const herald = startProcess([...profile, '--import', 'tsx', 'src/main.ts'], {
+      PORT: String(heraldPort),
+      HOST: '127.0.0.1',
+      DATA_DIR: path.join(dir, 'data'),
+      LOG_LEVEL: 'info',
+      NODE_EXTRA_CA_CERTS: path.join(fakeDir, 'ca.pem'),
+      FCM_API_URL: fcmUrl,
+      RATE_LIMIT_DEFAULTS: 'management=100000/100000,send=100000/100000',
+    });
+    procs.push(herald);
+    const base = `http://127.0.0.1:${heraldPort}`;
+    await waitForHttp(`${base}/readyz`);
+    const line = herald.output().split('\n').find((l) => l.includes('secret_key'));
+    if (!line) throw new Error(`Herald printed no default project:\n${herald.output()}`);
+    const created = JSON.parse(line) as { project_id: string; secret_key: string };
+    const auth = { 'x-service-project-id': created.project_id, 'x-service-api-key': created.secret_key };
+    await api(base, auth, 'PUT', '/api/v1/push-credentials/fcm', { service_account: sa });
+
+    const tokens = Array.from({ length: SENDS }, () => crypto.randomBytes(32).toString('hex'));
+    const deviceIds: string[] = [];
+    for (let i = 0; i < tokens.length; i += 50) {
+      const chunk = tokens.slice(i, i + 50);
+      const ids = await Promise.all(chunk.map((fcm_token, j) => api(base, auth, 'POST', '/api/v1/devices', { project_user_id: `bench-${i + j}`, platform: 'android', fcm_token })));
+      deviceIds.push(...ids.map((d) => (d as { device_id: string }).device_id));
+    }
+
+    const creds: FcmCredentials = { projectId: sa.project_id, clientEmail: sa.client_email, privateKeyId: undefined, tokenUri: sa.token_uri, privateKey: sa.private_key, fingerprint: 'bench' };
+    const http = new HttpsClient({ ca });
+    const accessToken = await new FcmTokenSource(http, systemClock, 10_000).accessToken(creds);
+    http.close();
+
+    // Warm-up of both paths (connections, JIT, statement cache), then interleaved measured rounds.
+    await rawLoop(fcmUrl, ca, sa.project_id, accessToken, tokens.slice(0, 2000));
+    await heraldRun(base, auth, deviceIds.slice(0, 2000));
+    const before = await getJson(`${fcmUrl}/__fake/stats`, ca);
+    const raw: number[] = [];
+    const ours: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      raw.push(await rawLoop(fcmUrl, ca, sa.project_id, accessToken, tokens));
+      ours.push(await heraldRun(base, auth, deviceIds));
+    }
+    const after = await getJson(`${fcmUrl}/__fake/stats`, ca);
+    const accepted = after.accepted! - before.accepted!;
+    if (accepted !== 2 * ROUNDS * SENDS) throw new Error(`stand-in accepted ${accepted}, expected ${2 * ROUNDS * SENDS}`);
+
+    const ratio = median(ours) / median(raw);
+    const rssHerald = herald.peakRssMb();
+    const rssBench = Math.round(process.resourceUsage().maxRSS / 1024);
+    const fmt = (values: number[]) => values.map((v) => Math.round(v)).join(', ');
+    const table = markdownTable(
+      ['path', 'sends/s (median)', 'rounds', 'peak RSS MB'],
+      [
+        [`raw HTTP/2 loop (${SESSIONS} sessions x ${STREAMS} streams)`, Math.round(median(raw)), fmt(raw), `${rssBench} (bench process)`],
+        [`Herald /api/v1/send-push-notifications (${BATCH}-item requests, ${REQUESTS_IN_FLIGHT} in flight)`, Math.round(median(ours)), fmt(ours), `${rssHerald} (Herald process)`],
+      ],
+    );
+    const cpu = os.cpus();
+    const body = [
+      `Command: \`npm run bench:push -- --rounds ${ROUNDS} --sends ${SENDS}\` (${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpu.length} x ${cpu[0]?.model ?? 'cpu'}).`,
+      '',
+      `${SENDS} sends per round to the FCM stand-in (\`bin/herald fake-providers\`, its own process, HTTP/2 over TLS). Herald runs as \`npm start\` on the embedded SQLite default`,
+      `(auth, validation, device lookup, OAuth token cache, quota bucket, delivery records, JSON answers); the raw loop only POSTs prepared FCM messages with the same concurrency.`,
+      `Rounds are interleaved (raw, Herald, ...) after a warm-up of both. Every send was accepted by the stand-in (checked from its counters).`,
+      '',
+      table,
+      '',
+      `**Ratio Herald / raw: ${ratio.toFixed(2)}** (target >= 0.70).`,
+    ].join('\n');
+    writeBenchmarkSection('Push', body);
+    process.stdout.write(`${body}\n`);
+  } finally {
+    for (const p of procs.reverse()) await p.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
