@@ -47,13 +47,15 @@ export async function segmentUsersInRange(db: Db, projectId: string, range: { af
   return (await query.orderBy('users.id').execute()).map(toAudienceUser);
 }
 
-/** Targeted users by either id, with both conditions evaluated (targets are named, so no snapshot applies). */
+/**
+ * Targeted users by either id, with both conditions evaluated (targets are named, so no snapshot
+ * applies). Two queries, each on its own index: an `OR` across the two ids would scan the project.
+ */
 export async function usersByIds(db: Db, projectId: string, ids: { projectUserIds: string[]; userIds: string[] }, c: Conditions): Promise<AudienceUser[]> {
-  if (ids.projectUserIds.length === 0 && ids.userIds.length === 0) return [];
-  const rows = await selectAudience(db, projectId, c)
-    .where((eb) => eb.or([...(ids.projectUserIds.length ? [eb('users.project_user_id', 'in', ids.projectUserIds)] : []), ...(ids.userIds.length ? [eb('users.id', 'in', ids.userIds)] : [])]))
-    .execute();
-  return rows.map(toAudienceUser);
+  const byProjectUserId = ids.projectUserIds.length === 0 ? [] : await selectAudience(db, projectId, c).where('users.project_user_id', 'in', ids.projectUserIds).execute();
+  const byId = ids.userIds.length === 0 ? [] : await selectAudience(db, projectId, c).where('users.id', 'in', ids.userIds).execute();
+  const unique = new Map([...byProjectUserId, ...byId].map((r) => [r.id, r]));
+  return [...unique.values()].map(toAudienceUser);
 }
 
 const deviceColumns = [
@@ -70,10 +72,14 @@ const deviceColumns = [
   'updated_at',
 ] as const;
 
-/** Active devices of the users (optionally only those registered by `createdBefore`), ordered by user then device. */
-export async function activeDevicesOf(db: Db, projectId: string, users: Map<string, string>, createdBefore?: number): Promise<Device[]> {
+/**
+ * Active devices of the users (optionally only those registered by `createdBefore`), ordered by
+ * user then device. The users come from one project's queries, so their ids alone select the right
+ * devices; a `project_id` term would steer SQLite onto the primary key and scan the whole project.
+ */
+export async function activeDevicesOf(db: Db, users: Map<string, string>, createdBefore?: number): Promise<Device[]> {
   if (users.size === 0) return [];
-  let query = db.selectFrom('devices').select(deviceColumns).where('project_id', '=', projectId).where('user_id', 'in', [...users.keys()]).where('status', '=', 'active');
+  let query = db.selectFrom('devices').select(deviceColumns).where('user_id', 'in', [...users.keys()]).where('status', '=', 'active');
   if (createdBefore !== undefined) query = query.where('created_at', '<=', createdBefore);
   const rows = await query.orderBy('user_id').orderBy('device_id').execute();
   return rows.map((row) => deviceRowToDevice({ ...row, project_user_id: users.get(row.user_id)! }));

@@ -47,7 +47,7 @@ function groupByUser(users: repo.AudienceUser[], devices: Device[]): Recipient[]
 export async function broadcastSlice(db: Db, projectId: string, range: { after: string | null; upto: string | null }, snapshotAt: number, c: CompiledConditions): Promise<AudienceSlice> {
   const users = await repo.segmentUsersInRange(db, projectId, range, snapshotAt, c);
   const eligible = users.filter((u) => u.eligible);
-  const devices = await repo.activeDevicesOf(db, projectId, new Map(eligible.map((u) => [u.id, u.projectUserId])), snapshotAt);
+  const devices = await repo.activeDevicesOf(db, new Map(eligible.map((u) => [u.id, u.projectUserId])), snapshotAt);
   const recipients = groupByUser(eligible, devices);
   const counters = emptyCounters();
   counters.in_segment = users.length;
@@ -71,7 +71,7 @@ export async function targetsSlice(db: Db, projectId: string, targets: Target[],
   const byProjectUserId = new Map(users.map((u) => [u.projectUserId, u]));
   const eligible = users.filter((u) => u.eligible);
   const devicesOf = new Map<string, Device[]>();
-  for (const d of await repo.activeDevicesOf(db, projectId, new Map(eligible.map((u) => [u.id, u.projectUserId])))) devicesOf.set(d.userId, [...(devicesOf.get(d.userId) ?? []), d]);
+  for (const d of await repo.activeDevicesOf(db, new Map(eligible.map((u) => [u.id, u.projectUserId])))) devicesOf.set(d.userId, [...(devicesOf.get(d.userId) ?? []), d]);
 
   const counters = emptyCounters();
   counters.targets = targets.length;

@@ -1,21 +1,13 @@
 import http2 from 'node:http2';
 import { Semaphore } from './semaphore.js';
+import { STABLE_CODES, TransportError } from './transport-error.js';
+
+export { TransportError } from './transport-error.js';
 
 export interface Http2Response {
   status: number;
   headers: http2.IncomingHttpHeaders;
   body: Buffer;
-}
-
-/** A failure below HTTP (connect, reset, GOAWAY, timeout): always worth a retry. */
-export class TransportError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'TransportError';
-  }
 }
 
 export interface Http2PoolOptions {
@@ -27,14 +19,8 @@ export interface Http2PoolOptions {
   streamsPerSession?: number;
 }
 
-/** Node's error codes for what happened on the wire, as stable `failure_reason` values. */
-const STABLE_CODES: Record<string, string> = {
-  ERR_HTTP2_STREAM_ERROR: 'STREAM_RESET',
-  ERR_HTTP2_STREAM_CANCEL: 'STREAM_CANCELLED',
-  ERR_HTTP2_GOAWAY_SESSION: 'GOAWAY',
-  ERR_HTTP2_SESSION_ERROR: 'SESSION_ERROR',
-  ERR_HTTP2_INVALID_SESSION: 'SESSION_CLOSED',
-};
+/** How often in-flight streams are checked against their deadline. */
+const SWEEP_MS = 50;
 
 interface Slot {
   session: http2.ClientHttp2Session;
@@ -58,6 +44,8 @@ export class Http2Pool {
   private readonly sessionsPerOrigin: number;
   private readonly streamsPerSession: number;
   private closed = false;
+  private readonly deadlines = new Map<http2.ClientHttp2Stream, { deadline: number; onTimeout: () => void }>();
+  private sweeper: NodeJS.Timeout | undefined;
   /** Sessions opened so far (tests read it to see reuse). */
   connects = 0;
 
@@ -87,6 +75,8 @@ export class Http2Pool {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
     const sessions = [...this.origins.values()].flatMap((o) => o.slots.map((s) => s.session));
     this.origins.clear();
     await Promise.all(
@@ -114,12 +104,22 @@ export class Http2Pool {
   }
 
   private pickSlot(origin: string, entry: Origin): Slot {
-    entry.slots = entry.slots.filter((s) => !s.draining || s.active > 0);
-    const live = entry.slots.filter((s) => !s.draining);
     let best: Slot | undefined;
-    for (const slot of live) if (!best || slot.active < best.active) best = slot;
-    const limit = (slot: Slot) => Math.min(this.streamsPerSession, slot.session.remoteSettings?.maxConcurrentStreams ?? this.streamsPerSession);
-    if (best && (best.active < limit(best) || live.length >= this.sessionsPerOrigin)) return best;
+    let live = 0;
+    let dead = false;
+    for (const slot of entry.slots) {
+      if (slot.draining) {
+        dead ||= slot.active === 0;
+        continue;
+      }
+      live++;
+      if (!best || slot.active < best.active) best = slot;
+    }
+    if (dead) entry.slots = entry.slots.filter((s) => !s.draining || s.active > 0);
+    if (best) {
+      const limit = Math.min(this.streamsPerSession, best.session.remoteSettings?.maxConcurrentStreams ?? this.streamsPerSession);
+      if (best.active < limit || live >= this.sessionsPerOrigin) return best;
+    }
     const slot = this.connect(origin);
     entry.slots.push(slot);
     return slot;
@@ -140,6 +140,27 @@ export class Http2Pool {
     return slot;
   }
 
+  /** One timer per pool checks the deadlines of all streams in flight (cheaper than a timer per stream). */
+  private watch(stream: http2.ClientHttp2Stream, deadline: number, onTimeout: () => void): () => void {
+    this.deadlines.set(stream, { deadline, onTimeout });
+    if (!this.sweeper) {
+      this.sweeper = setInterval(() => {
+        const now = Date.now();
+        for (const [expired, entry] of this.deadlines) {
+          if (entry.deadline > now) continue;
+          this.deadlines.delete(expired);
+          entry.onTimeout();
+        }
+        if (this.deadlines.size === 0 && this.sweeper) {
+          clearInterval(this.sweeper);
+          this.sweeper = undefined;
+        }
+      }, SWEEP_MS);
+      this.sweeper.unref();
+    }
+    return () => this.deadlines.delete(stream);
+  }
+
   private exchange(slot: Slot, headers: http2.OutgoingHttpHeaders, body: string | Buffer, timeoutMs: number): Promise<Http2Response> {
     return new Promise((resolve, reject) => {
       let stream: http2.ClientHttp2Stream;
@@ -154,15 +175,16 @@ export class Http2Pool {
       let responseHeaders: http2.IncomingHttpHeaders = {};
       const chunks: Buffer[] = [];
       let settled = false;
-      const fail = (error: TransportError) => {
-        if (settled) return;
-        settled = true;
-        reject(error);
-      };
-      stream.setTimeout(timeoutMs, () => {
+      const unwatch = this.watch(stream, Date.now() + timeoutMs, () => {
         fail(new TransportError('TIMEOUT', `no answer within ${timeoutMs} ms`));
         stream.close(http2.constants.NGHTTP2_CANCEL);
       });
+      const fail = (error: TransportError) => {
+        if (settled) return;
+        settled = true;
+        unwatch();
+        reject(error);
+      };
       stream.on('response', (h) => {
         responseHeaders = h;
         status = Number(h[':status'] ?? 0);
@@ -171,10 +193,12 @@ export class Http2Pool {
       stream.on('end', () => {
         if (settled) return;
         settled = true;
-        resolve({ status, headers: responseHeaders, body: Buffer.concat(chunks) });
+        unwatch();
+        resolve({ status, headers: responseHeaders, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
       });
       stream.on('error', (error: NodeJS.ErrnoException) => fail(new TransportError(STABLE_CODES[error.code ?? ''] ?? error.code ?? 'STREAM_ERROR', error.message)));
       stream.on('close', () => {
+        if (settled) return;
         if (stream.rstCode !== undefined && stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR) fail(new TransportError('STREAM_RESET', `stream reset (code ${stream.rstCode})`));
         else fail(new TransportError('STREAM_CLOSED', 'stream closed before the response ended'));
       });

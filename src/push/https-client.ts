@@ -1,6 +1,6 @@
 import https from 'node:https';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
-import { TransportError } from './http2-pool.js';
+import { TransportError } from './transport-error.js';
 
 export interface HttpsResponse {
   status: number;

@@ -59,7 +59,7 @@ export function createWriteBatcher(db: Kysely<Database>): WriteBatcher {
     run<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-        if (!running) void drain();
+        if (!running) { running = true; setImmediate(() => void drain()); }
       });
     },
   };

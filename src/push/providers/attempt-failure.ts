@@ -1,4 +1,4 @@
-import { TransportError } from '../http2-pool.js';
+import { TransportError } from '../transport-error.js';
 import { DeliveryStatus, type AttemptResult } from '../push.types.js';
 
 /** Thrown inside a provider client to end an attempt with a classified result. */

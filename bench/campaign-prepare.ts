@@ -1,0 +1,82 @@
+// bench:campaign, step 1 of a size: a fresh embedded SQLite file with a project, FCM credentials for
+// the stand-in, N users with one FCM device each (90% of them in the segment) and an active campaign.
+// Runs in its own process so the bulk insert's memory never counts against the fan-out's.
+// Usage: node --import tsx bench/campaign-prepare.ts --size N --dir DIR --fakes FAKES_DIR
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { createCampaign } from '../src/campaigns/campaigns.service.js';
+import { loadConfig } from '../src/config.js';
+import { openDatabase } from '../src/db/connect.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { systemClock } from '../src/lib/clock.js';
+import { createProject } from '../src/projects/projects.service.js';
+import { setFcmCredentials } from '../src/push/credentials/credentials.service.js';
+import { createSecretBox, resolveSecretKey } from '../src/push/credentials/secret-box.js';
+
+export interface PreparedBench {
+  projectId: string;
+  secretKey: string;
+  campaignId: string;
+  insertSeconds: number;
+}
+
+const BENCH_SECRET_KEY = '11'.repeat(32);
+
+const arg = (name: string): string => {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0 || process.argv[i + 1] === undefined) throw new Error(`--${name} is required`);
+  return process.argv[i + 1]!;
+};
+
+/** Users with one device each; ids are random UUIDs as Herald makes them, inserted 10,000 per transaction. */
+function insertAudience(sqliteFile: string, projectId: string, n: number): void {
+  const raw = new SQLite(sqliteFile);
+  raw.pragma('journal_mode = WAL');
+  raw.pragma('synchronous = OFF');
+  raw.pragma('cache_size = -262144');
+  const user = raw.prepare('insert into users (id, project_id, project_user_id, properties, created_at, updated_at) values (?, ?, ?, ?, ?, ?)');
+  const device = raw.prepare(
+    "insert into devices (project_id, device_id, user_id, platform, provider, push_address, push_keys, status, disabled_reason, created_at, updated_at) values (?, ?, ?, 'android', 'fcm', ?, null, 'active', null, ?, ?)",
+  );
+  const at = Date.now() - 1000;
+  const chunk = raw.transaction((from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      const id = randomUUID();
+      user.run(id, projectId, `user-${i}`, JSON.stringify({ plan: i % 10 === 0 ? 'free' : 'pro', first_name: `Name${i}`, score: i % 100 }), at, at);
+      device.run(projectId, randomUUID(), id, `bench${i}x${id.slice(0, 8)}`, at, at);
+    }
+  });
+  for (let i = 0; i < n; i += 10_000) chunk(i, Math.min(n, i + 10_000));
+  raw.pragma('wal_checkpoint(TRUNCATE)');
+  raw.close();
+}
+
+async function main(): Promise<void> {
+  const size = Number(arg('size'));
+  const dir = arg('dir');
+  const fakes = arg('fakes');
+  const sqliteFile = path.join(dir, 'herald.sqlite');
+  const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dir, HERALD_SECRET_KEY: BENCH_SECRET_KEY });
+  const database = openDatabase({ sqliteFile });
+  await migrateToLatest(database.db);
+  const project = await createProject(database.db, systemClock, 'bench');
+  const box = createSecretBox(resolveSecretKey(config, database.dialect));
+  await setFcmCredentials(database.db, () => box, systemClock, project.project_id, JSON.parse(fs.readFileSync(path.join(fakes, 'fcm-service-account.json'), 'utf8')));
+  // The message reads a user property and a trigger property; `plan eq pro` holds 90% of users.
+  const campaign = await createCampaign(database.db, systemClock, project.project_id, {
+    name: 'bench',
+    status: 'active',
+    api_triggered: true,
+    segment: { property: 'plan', op: 'eq', value: 'pro' },
+    message: { title: 'Hi {{ user.first_name }}', body: 'Use {{ trigger.code }} today, {{ user.project_user_id }}' },
+  });
+  await database.close();
+  const started = performance.now();
+  insertAudience(sqliteFile, project.project_id, size);
+  const prepared: PreparedBench = { projectId: project.project_id, secretKey: project.secret_key, campaignId: campaign.campaignId, insertSeconds: (performance.now() - started) / 1000 };
+  fs.writeFileSync(path.join(dir, 'prepared.json'), JSON.stringify(prepared));
+}
+
+await main();

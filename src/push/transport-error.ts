@@ -1,0 +1,19 @@
+/** A failure below HTTP (connect, reset, GOAWAY, timeout): always worth a retry. */
+export class TransportError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TransportError';
+  }
+}
+
+/** Node's error codes for what happened on the wire, as stable `failure_reason` values. */
+export const STABLE_CODES: Record<string, string> = {
+  ERR_HTTP2_STREAM_ERROR: 'STREAM_RESET',
+  ERR_HTTP2_STREAM_CANCEL: 'STREAM_CANCELLED',
+  ERR_HTTP2_GOAWAY_SESSION: 'GOAWAY',
+  ERR_HTTP2_SESSION_ERROR: 'SESSION_ERROR',
+  ERR_HTTP2_INVALID_SESSION: 'SESSION_CLOSED',
+};
