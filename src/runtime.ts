@@ -22,11 +22,8 @@ export function openConfiguredDatabase(config: Config, logger?: Logger): Databas
     url: config.databaseUrl,
     sqliteFile: path.join(config.dataDir, 'herald.sqlite'),
     poolSize: config.databasePoolSize,
-    onPoolError: (error) => logger?.warn({ err: error }, 'idle database connection failed'),
+    onPoolError: (error) => logger?.warn({ err: error }, 'database connection lost'),
   });
-  // A connection that dies while checked out emits 'error' with no pool listener attached, which
-  // would crash the process; its query fails on its own (answered 503), so logging is enough.
-  database.pgPool?.on('connect', (client) => client.on('error', (error) => logger?.warn({ err: error }, 'database connection lost')));
   return database;
 }
 

@@ -72,26 +72,27 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
       return;
     }
 
+    let deviceIds: string[] = [];
     try {
       const prepared = prepare(db, trigger);
       const slice =
         'targets' in trigger.audience
           ? await targetsSlice(db, trigger.projectId, trigger.audience.targets, prepared.conditions)
           : await broadcastSlice(db, trigger.projectId, { after: batch.after_user_id, upto: batch.upto_user_id }, trigger.snapshotAt, prepared.conditions);
-      await sendBatch(deps, helpers, trigger, batchNo, prepared, slice.recipients);
-      const counters = addDeliveryCounts(addCounters(emptyCounters(), slice.counters), await countDeliveries(db, triggerId, [batchNo]));
+      deviceIds = slice.recipients.flatMap((r) => r.devices.map((d) => d.deviceId));
+      await sendBatch(deps, helpers, trigger, batchNo, prepared, slice.recipients, await recordedDevices(db, triggerId, deviceIds));
+      const counters = addDeliveryCounts(addCounters(emptyCounters(), slice.counters), await countDeliveries(db, triggerId, deviceIds));
       await close('done', counters);
     } catch (error) {
       if (helpers.attempt < helpers.maxAttempts || helpers.signal.aborted) throw error;
       deps.logger?.error({ err: error, triggerId, batchNo }, 'campaign batch failed its last attempt');
-      await close('failed', addDeliveryCounts(emptyCounters(), await countDeliveries(db, triggerId, [batchNo]), true));
+      await close('failed', addDeliveryCounts(emptyCounters(), await countDeliveries(db, triggerId, deviceIds), true));
     }
   };
 }
 
-async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, trigger: TriggerRecord, batchNo: number, prepared: Prepared, recipients: Recipient[]): Promise<void> {
+async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, trigger: TriggerRecord, batchNo: number, prepared: Prepared, recipients: Recipient[], done: Set<string>): Promise<void> {
   const { db } = helpers;
-  const done = await recordedDevices(db, trigger.id, batchNo);
   const now = deps.clock.now();
   const row = (d: { deviceId: string; userId: string }, fields: Pick<TriggerDeliveriesTable, 'status' | 'message_id' | 'failure_reason' | 'token_action' | 'detail'>): TriggerDeliveriesTable => ({
     trigger_id: trigger.id,

@@ -37,10 +37,16 @@ export async function recordDeliveries(db: Db, rows: TriggerDeliveriesTable[]): 
   }
 }
 
-/** Which of `deviceIds` already have an outcome for the trigger (a resumed batch skips them). */
-export async function recordedDevices(db: Db, triggerId: string, batchNo: number): Promise<Set<string>> {
-  const rows = await db.selectFrom('trigger_deliveries').select('device_id').where('trigger_id', '=', triggerId).where('batch_no', '=', batchNo).execute();
-  return new Set(rows.map((r) => r.device_id));
+const chunks = <T>(items: T[], size: number): T[][] => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+
+/** Which of `deviceIds` already have an outcome for the trigger (a resumed batch skips them). Primary-key lookups only. */
+export async function recordedDevices(db: Db, triggerId: string, deviceIds: string[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const part of chunks(deviceIds, INSERT_CHUNK)) {
+    const rows = await db.selectFrom('trigger_deliveries').select('device_id').where('trigger_id', '=', triggerId).where('device_id', 'in', part).execute();
+    for (const r of rows) out.add(r.device_id);
+  }
+  return out;
 }
 
 export interface DeliveryCount {
@@ -51,21 +57,30 @@ export interface DeliveryCount {
 }
 
 /**
- * Outcome counts of some batches of a trigger (all when `batchNos` is undefined). Skip reasons are
+ * Outcome counts of the given devices of a trigger (one batch's), by primary key. Skip reasons are
  * kept apart; provider codes are not (they are many, and `status` already classifies them).
  */
-export async function countDeliveries(db: Db, triggerId: string, batchNos?: number[]): Promise<DeliveryCount[]> {
-  if (batchNos !== undefined && batchNos.length === 0) return [];
-  let query = db
-    .selectFrom('trigger_deliveries')
-    .select([
-      'status',
-      sql<string | null>`case when status = 'DELIVERY_RESULT_STATUS_SKIPPED' then failure_reason end`.as('reason'),
-      sql<number>`case when token_action is null then 0 else 1 end`.as('pruned'),
-      sql<number>`count(*)`.as('count'),
-    ])
-    .where('trigger_id', '=', triggerId);
-  if (batchNos !== undefined) query = query.where('batch_no', 'in', batchNos);
-  const rows = await query.groupBy(['status', sql`2`, sql`3`]).execute();
-  return rows.map((r) => ({ status: r.status, reason: r.reason, pruned: Number(r.pruned) === 1, count: Number(r.count) }));
+export async function countDeliveries(db: Db, triggerId: string, deviceIds: string[]): Promise<DeliveryCount[]> {
+  const counts = new Map<string, DeliveryCount>();
+  for (const part of chunks(deviceIds, INSERT_CHUNK)) {
+    const rows = await db
+      .selectFrom('trigger_deliveries')
+      .select([
+        'status',
+        sql<string | null>`case when status = 'DELIVERY_RESULT_STATUS_SKIPPED' then failure_reason end`.as('reason'),
+        sql<number>`case when token_action is null then 0 else 1 end`.as('pruned'),
+        sql<number>`count(*)`.as('count'),
+      ])
+      .where('trigger_id', '=', triggerId)
+      .where('device_id', 'in', part)
+      .groupBy(['status', sql`2`, sql`3`])
+      .execute();
+    for (const r of rows) {
+      const key = `${r.status}|${r.reason}|${r.pruned}`;
+      const entry = counts.get(key) ?? { status: r.status, reason: r.reason, pruned: Number(r.pruned) === 1, count: 0 };
+      entry.count += Number(r.count);
+      counts.set(key, entry);
+    }
+  }
+  return [...counts.values()];
 }

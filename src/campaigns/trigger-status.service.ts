@@ -2,8 +2,7 @@ import type { Db } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { getCampaign } from './campaigns.service.js';
 import { decodeCursor, encodeCursor, parseLimit } from './pagination.js';
-import { addCounters, addDeliveryCounts, emptyCounters, type TriggerCounters } from './trigger-counters.js';
-import { countDeliveries } from './trigger-deliveries.repository.js';
+import { addCounters, emptyCounters, type TriggerCounters } from './trigger-counters.js';
 import { batchCounters, findCampaignTrigger, listCampaignTriggers, type TriggerRecord } from './triggers.repository.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -29,9 +28,9 @@ export type TriggerStatus = TriggerSummary & {
 };
 
 /**
- * R16: the trigger's state and counters. Closed batches contribute the counters they stored when
- * they closed; batches still running contribute their outcomes recorded so far (the audience
- * stage of a batch is counted when it closes).
+ * R16: the trigger's state and counters. Counters grow as batches close (each one range of about
+ * 400 users, or the whole target list), so while a trigger runs they lag its sends by the batches
+ * under way; `progress` says how many batches are planned and closed.
  */
 export async function getTriggerStatus(db: Db, projectId: string, campaignId: string, triggerId: string): Promise<TriggerStatus> {
   const trigger = await findCampaignTrigger(db, projectId, campaignId, triggerId);
@@ -43,8 +42,6 @@ export async function getTriggerStatus(db: Db, projectId: string, campaignId: st
   const counters = emptyCounters();
   counters.targets = trigger.targets;
   for (const b of batches) if (b.state !== 'queued') addCounters(counters, { ...(b.counters as Partial<TriggerCounters> | null), targets: 0 });
-  const open = batches.filter((b) => b.state === 'queued').map((b) => b.batchNo);
-  addDeliveryCounts(counters, await countDeliveries(db, triggerId, open), true);
   return {
     ...summary(trigger),
     counters,

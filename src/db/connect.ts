@@ -44,8 +44,10 @@ function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
         oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle client losing its connection must not crash the process; the next query reports it.
+  // A connection lost while idle, or while checked out, emits 'error'; without a listener that
+  // would crash the process. The query using it fails on its own (answered 503), so reporting is enough.
   pool.on('error', (error) => target.onPoolError?.(error));
+  pool.on('connect', (client) => client.on('error', (error) => target.onPoolError?.(error)));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', pgPool: pool, close: () => db.destroy() };
 }

@@ -1,7 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { dialectOf } from './dialect.js';
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
@@ -23,7 +24,7 @@ class FolderMigrationProvider implements MigrationProvider {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new FolderMigrationProvider(), allowUnorderedMigrations: true });
+  const migrator = await migratorFor(db);
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
@@ -32,7 +33,21 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
 /** True when every migration file has been applied (used by `/readyz`). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function hasPendingMigrations(db: Kysely<any>): Promise<boolean> {
-  const migrator = new Migrator({ db, provider: new FolderMigrationProvider(), allowUnorderedMigrations: true });
+  const migrator = await migratorFor(db);
   const all = await migrator.getMigrations();
   return all.some((m) => m.executedAt === undefined);
+}
+
+/**
+ * On PostgreSQL the migration tables live in the current schema: Kysely otherwise looks for them
+ * in every schema, and would skip creating Herald's when another Kysely app's exist elsewhere.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function migratorFor(db: Kysely<any>): Promise<Migrator> {
+  let migrationTableSchema: string | undefined;
+  if (dialectOf(db) === 'postgres') {
+    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+    migrationTableSchema = rows[0]?.schema;
+  }
+  return new Migrator({ db, provider: new FolderMigrationProvider(), allowUnorderedMigrations: true, ...(migrationTableSchema ? { migrationTableSchema } : {}) });
 }

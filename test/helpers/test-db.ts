@@ -48,10 +48,6 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await admin.connect();
   await admin.query(`create schema ${schema}`);
-  // Kysely's Migrator looks for its own tables in every schema, so another test file's schema
-  // would make it skip creating them here; create them up front (Kysely's own layout).
-  await admin.query(`create table ${schema}.kysely_migration (name varchar(255) not null primary key, timestamp varchar(255) not null)`);
-  await admin.query(`create table ${schema}.kysely_migration_lock (id varchar(255) not null primary key, is_locked integer not null default 0)`);
   await admin.end();
   const handle = openDatabase({ url: TEST_DATABASE_URL, schema, poolSize: 10 });
   await migrateToLatest(handle.db);

@@ -80,7 +80,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', t.epochMs, (c) => c.notNull())
     .addPrimaryKeyConstraint('trigger_deliveries_pk', ['trigger_id', 'device_id'])
     .execute();
-  await db.schema.createIndex('trigger_deliveries_batch').on('trigger_deliveries').columns(['trigger_id', 'batch_no', 'status']).execute();
 
   // Keyset paging of a project's users by id: the fan-out's ranges and batches.
   await db.schema.createIndex('users_project_id').on('users').columns(['project_id', 'id']).execute();
