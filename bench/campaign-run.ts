@@ -37,11 +37,18 @@ async function startProfiler(file: string | undefined): Promise<(() => Promise<v
   };
 }
 
+/** Fan-out knobs for experiments (CAMPAIGN_BENCH_CHUNK, CAMPAIGN_BENCH_IN_FLIGHT); the defaults are what Herald ships. */
+function tuning(): { sendChunk?: number; chunksInFlight?: number } {
+  const n = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
+  return { ...(n('CAMPAIGN_BENCH_CHUNK') && { sendChunk: n('CAMPAIGN_BENCH_CHUNK') }), ...(n('CAMPAIGN_BENCH_IN_FLIGHT') && { chunksInFlight: n('CAMPAIGN_BENCH_IN_FLIGHT') }) };
+}
+
 async function main(): Promise<void> {
   const dir = arg('dir');
   const prepared = JSON.parse(fs.readFileSync(path.join(dir, 'prepared.json'), 'utf8')) as PreparedBench;
   const config = loadConfig({
     LOG_LEVEL: 'silent',
+    ...(process.env.JOB_CONCURRENCY && { JOB_CONCURRENCY: process.env.JOB_CONCURRENCY }),
     DATA_DIR: dir,
     HERALD_SECRET_KEY: '11'.repeat(32), // as campaign-prepare.ts sealed the credentials with
     FCM_API_URL: arg('fcm-url'),
@@ -57,7 +64,7 @@ async function main(): Promise<void> {
     dialect: database.dialect,
     logger,
     clock: systemClock,
-    handlers: createCampaignJobHandlers({ push, clock: systemClock, logger }),
+    handlers: createCampaignJobHandlers({ push, clock: systemClock, logger, ...tuning() }),
     concurrency: config.jobConcurrency,
     pollIntervalMs: config.jobPollIntervalMs,
     leaseMs: config.jobLeaseMs,
@@ -92,6 +99,8 @@ async function main(): Promise<void> {
     counters: { accepted: number; devices: number; failed: number; failed_by_status: Record<string, number> };
   };
   const sends = status.counters.accepted;
+  global.gc?.();
+  const heapAfterGcMb = Math.round(process.memoryUsage().heapUsed / 1048576);
   console.log(
     JSON.stringify({
       insertSeconds: prepared.insertSeconds,
@@ -105,6 +114,7 @@ async function main(): Promise<void> {
       rssBeforeMb,
       peakRssMb: Math.round(peakRss / 1048576),
       peakHeapMb: Math.round(peakHeap / 1048576),
+      heapAfterGcMb,
       usPerRecipient: (makespanMs * 1000) / sends,
     }),
   );

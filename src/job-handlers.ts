@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { PushRuntime } from './push/push-runtime.js';
 import { createWebhookJobHandler } from './a2a/push-configs/webhook.job.js';
+import { createCampaignJobHandlers } from './campaigns/campaign-fanout.job.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -22,5 +23,6 @@ export interface WorkerDeps {
 export function createJobHandlers(_deps: WorkerDeps): JobHandlers {
   return {
     'a2a.webhook': createWebhookJobHandler({ clock: _deps.clock, allowPrivateNetworks: _deps.config.webhookAllowPrivateNetworks }),
+    ...createCampaignJobHandlers({ push: _deps.push, clock: _deps.clock, logger: _deps.logger }),
   };
 }

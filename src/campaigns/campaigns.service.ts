@@ -32,13 +32,7 @@ function checkMessage(message: MessageTemplate): void {
   for (const field of ['image_url', 'landing_url'] as const) {
     const source = message[field]?.trim();
     if (!source || hasMarkup(source)) continue;
-    let ok = false;
-    try {
-      ok = ['http:', 'https:'].includes(new URL(source).protocol);
-    } catch {
-      ok = false;
-    }
-    if (!ok) throw new AppError('invalid', 'INVALID_TEMPLATE', `message.${field}: expected an absolute http(s) URL`);
+    if (!URL.canParse(source) || !['http:', 'https:'].includes(new URL(source).protocol)) throw new AppError('invalid', 'INVALID_TEMPLATE', `message.${field}: expected an absolute http(s) URL`);
   }
 }
 

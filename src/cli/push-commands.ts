@@ -124,7 +124,7 @@ export const pushCommands: Record<string, CliCommand> = {
           `  bin/herald credentials set-apns --project P --key-file ${keyFile} --key-id ${apnsKey.keyId} --team-id ${apnsKey.teamId} --topic com.example.app`,
           '  bin/herald credentials set-webpush --project P',
           `Web Push subscriptions: POST ${fakes.webpush.url}/subscriptions. Counters: GET <url>/__fake/stats on each stand-in.`,
-          'Token prefixes inject failures: unregistered-, invalid-, mismatch-, payload-, auth-, quota-[N-], unavailable-[N-], internal-[N-], reset-[N-], slow-<ms>-, goaway-.',
+          'Token prefixes inject failures: unregistered-, invalid-, mismatch-, payload-, auth-, forbidden-, quota-[N-], unavailable-[N-], internal-[N-], reset-[N-], slow-<ms>-, goaway-.',
         ].join('\n'),
       );
       await new Promise<void>((resolve) => {

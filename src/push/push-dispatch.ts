@@ -42,7 +42,8 @@ export async function sendToDevices(push: PushRuntime, db: Db, projectId: string
     push.logger?.error({ err: error, projectId }, 'push credentials unusable');
     credentials = { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason: error.code };
   }
-  const outcomes = await Promise.all(sends.map((send) => sendOne(push, db, projectId, credentials, send, deadline)));
+  const quotas = 'status' in credentials ? {} : quotasFor(push, credentials);
+  const outcomes = await Promise.all(sends.map((send) => sendOne(push, db, projectId, credentials, quotas[send.device.provider], send, deadline)));
   await insertDeliveries(db, outcomes.map((outcome, i) => deliveryRow(projectId, sends[i]!, outcome)));
   return outcomes;
 }
@@ -66,10 +67,14 @@ function deliveryRow(projectId: string, send: DeviceSend, outcome: DeviceSendOut
   };
 }
 
-function quotaFor(push: PushRuntime, credentials: ProjectCredentials, provider: Device['provider']): { key: string; spec: BucketSpec } | undefined {
-  if (provider === 'fcm' && credentials.fcm) return { key: `push:fcm:${credentials.fcm.projectId}`, spec: push.quotas.fcm };
-  if (provider === 'apns' && credentials.apns) return { key: `push:apns:${credentials.apns.topic}`, spec: push.quotas.apns };
-  return undefined;
+type Quota = { key: string; spec: BucketSpec } | undefined;
+
+/** The bucket each provider's sends draw from: per FCM project and per APNs topic (Web Push has none). */
+function quotasFor(push: PushRuntime, credentials: ProjectCredentials): Partial<Record<Device['provider'], Quota>> {
+  return {
+    fcm: credentials.fcm && { key: `push:fcm:${credentials.fcm.projectId}`, spec: push.quotas.fcm },
+    apns: credentials.apns && { key: `push:apns:${credentials.apns.topic}`, spec: push.quotas.apns },
+  };
 }
 
 function attempt(push: PushRuntime, credentials: ProjectCredentials, send: DeviceSend, messageId: string, timeoutMs: number): Promise<AttemptResult> {
@@ -85,6 +90,7 @@ async function sendOne(
   db: Db,
   projectId: string,
   credentials: ProjectCredentials | AttemptResult,
+  quota: Quota,
   send: DeviceSend,
   deadline: number,
 ): Promise<DeviceSendOutcome> {
@@ -106,7 +112,6 @@ async function sendOne(
   if (device.status !== 'active') return finish({ status: DeliveryStatus.SKIPPED, reason: 'DEVICE_DISABLED' }, 0);
   if ('status' in credentials) return finish(credentials, 0);
 
-  const quota = quotaFor(push, credentials, device.provider);
   const sendBy = deadline - push.retry.deadlineMarginMs;
   let result: AttemptResult | undefined;
   let attempts = 0;
@@ -134,13 +139,15 @@ async function sendOne(
     if (now + delay >= sendBy) break;
     await sleep(delay);
   }
-  return finish(result, attempts, await applyTokenAction(push, db, projectId, device, result));
+  return finish(result, attempts, result.tokenAction ? await applyTokenAction(push, db, projectId, device, result) : undefined);
 }
 
 /** Token hygiene (B5): an unregistered address is deleted at once, an invalid one disabled. */
 async function applyTokenAction(push: PushRuntime, db: Db, projectId: string, device: Device, result: AttemptResult): Promise<'removed' | 'disabled' | undefined> {
   try {
     if (result.tokenAction === 'remove') {
+      // Apple's advice: a token registered again after it was reported invalid is valid again.
+      if (result.unregisteredAt !== undefined && device.updatedAt > result.unregisteredAt) return undefined;
       await removePushAddress(db, projectId, device.provider, device.pushAddress);
       return 'removed';
     }

@@ -89,4 +89,6 @@ export interface AttemptResult {
   /** Retry once at once with fresh provider auth (expired access token or provider JWT). */
   refreshAuth?: boolean;
   tokenAction?: 'remove' | 'disable';
+  /** APNs 410 `timestamp`: when the token stopped being valid (a registration after it wins). */
+  unregisteredAt?: number | undefined;
 }

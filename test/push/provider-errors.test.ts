@@ -23,6 +23,7 @@ const cases: Case[] = [
   { provider: 'fcm', prefix: 'payload-', status: 'INVALID_PAYLOAD', reason: 'INVALID_ARGUMENT', fate: 'active', attempts: 1 },
   { provider: 'fcm', prefix: 'mismatch-', status: 'TOKEN_INVALID', reason: 'SENDER_ID_MISMATCH', fate: 'disabled', attempts: 1 },
   { provider: 'fcm', prefix: 'auth-', status: 'PROVIDER_AUTH_ERROR', reason: 'THIRD_PARTY_AUTH_ERROR', fate: 'active', attempts: 1 },
+  { provider: 'fcm', prefix: 'forbidden-', status: 'PROVIDER_AUTH_ERROR', reason: 'PERMISSION_DENIED', fate: 'active', attempts: 1 },
   { provider: 'fcm', prefix: 'quota-', status: 'RATE_LIMITED', reason: 'QUOTA_EXCEEDED', fate: 'active', attempts: MAX_ATTEMPTS },
   { provider: 'fcm', prefix: 'unavailable-', status: 'FAILED', reason: 'UNAVAILABLE', fate: 'active', attempts: MAX_ATTEMPTS },
   { provider: 'fcm', prefix: 'internal-', status: 'FAILED', reason: 'INTERNAL', fate: 'active', attempts: MAX_ATTEMPTS },
@@ -32,6 +33,7 @@ const cases: Case[] = [
   { provider: 'apns', prefix: 'mismatch-', status: 'TOKEN_INVALID', reason: 'DeviceTokenNotForTopic', fate: 'disabled', attempts: 1 },
   { provider: 'apns', prefix: 'payload-', status: 'INVALID_PAYLOAD', reason: 'PayloadTooLarge', fate: 'active', attempts: 1 },
   { provider: 'apns', prefix: 'auth-', status: 'PROVIDER_AUTH_ERROR', reason: 'InvalidProviderToken', fate: 'active', attempts: 1 },
+  { provider: 'apns', prefix: 'forbidden-', status: 'PROVIDER_AUTH_ERROR', reason: 'Forbidden', fate: 'active', attempts: 1 },
   { provider: 'apns', prefix: 'quota-', status: 'RATE_LIMITED', reason: 'TooManyRequests', fate: 'active', attempts: MAX_ATTEMPTS },
   { provider: 'apns', prefix: 'unavailable-', status: 'FAILED', reason: 'ServiceUnavailable', fate: 'active', attempts: MAX_ATTEMPTS },
   { provider: 'apns', prefix: 'internal-', status: 'FAILED', reason: 'InternalServerError', fate: 'active', attempts: MAX_ATTEMPTS },
@@ -111,6 +113,19 @@ describe.each(TEST_DIALECTS)('provider errors on %s', (dialect) => {
     expect([again!.status, again!.additional_params.failure_reason]).toEqual([S('NO_DEVICE'), 'DEVICE_NOT_FOUND']);
     expect([byUser!.status, byUser!.additional_params.failure_reason]).toEqual([S('NO_DEVICE'), 'NO_ACTIVE_DEVICE']);
     expect(fakes().fcm.recorder.items.filter((r) => r.token === device.seenAs)).toHaveLength(1);
+  });
+
+  it('keeps an APNs token registered again after the time APNs reports it unregistered', async () => {
+    await configureProviders(ctx(), ctx().secret, fakes());
+    const device = await deviceFor(ctx(), 'apns-again', 'apns', 'unregistered-');
+    fakes().apns.unregisteredAt = Date.now() - 86_400_000;
+    try {
+      const [result] = await sendToDevices(ctx(), ctx().secret, [{ target: { device_id: device.id }, title: 'x' }]);
+      expect([result!.status, result!.additional_params.failure_reason]).toEqual([S('TOKEN_UNREGISTERED'), 'Unregistered']);
+      expect((await devicesOf('apns-again')).get(device.id)).toBe('active');
+    } finally {
+      fakes().apns.unregisteredAt = undefined;
+    }
   });
 
   it('skips a disabled device and reconnects after GOAWAY', async () => {

@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { rpcError } from '../errors.js';
+import { AppError } from '../../errors.js';
+import { parseTriggerBody } from '../../campaigns/trigger-body.js';
+import { triggerCampaign } from '../../campaigns/trigger.service.js';
 import type { JsonObject } from '../model.js';
 import { invalidParams, paramsValidator } from '../versions/codec.js';
 import { defineSkill } from './skill.js';
@@ -31,11 +33,7 @@ export interface TriggerSkillInput {
   body: { audience?: unknown; properties?: unknown };
 }
 
-/**
- * `trigger-campaign` {campaignId, audience?, properties?} → `trigger-result` {triggerId, campaignId}
- * (A6). Campaign triggering (`src/campaigns/trigger.service.ts`) is not in the tree yet, so the skill
- * answers -32004 with the reason and creates no task.
- */
+/** `trigger-campaign` {campaignId, audience?, properties?} → `trigger-result` {triggerId, campaignId} (A6). */
 export const triggerCampaignSkill = defineSkill<TriggerSkillInput>({
   descriptor: {
     id: 'trigger-campaign',
@@ -48,9 +46,16 @@ export const triggerCampaignSkill = defineSkill<TriggerSkillInput>({
     const input = check(data, field);
     const audience = toRestAudience(input.audience, field);
     const body = { ...(audience !== undefined ? { audience } : {}), ...(input.properties !== undefined ? { properties: input.properties } : {}) };
-    throw rpcError('UNSUPPORTED_OPERATION', `The trigger-campaign skill is not available yet: campaign triggering is not part of this Herald build (campaign ${input.campaignId}, body ${Object.keys(body).join(',') || 'empty'})`);
+    try {
+      parseTriggerBody(body); // the REST rules (R13), so a malformed trigger never becomes a task
+    } catch (error) {
+      if (error instanceof AppError && error.kind === 'invalid') throw invalidParams([{ field, description: error.message }], `Invalid trigger: ${error.message}`);
+      throw error;
+    }
+    return { campaignId: input.campaignId, body };
   },
-  async run() {
-    throw rpcError('UNSUPPORTED_OPERATION', 'The trigger-campaign skill is not available yet');
+  async run({ deps, projectId }, input) {
+    const trigger = await triggerCampaign({ db: deps.db, clock: deps.clock }, projectId, input.campaignId, input.body);
+    return { artifactName: 'trigger-result', data: { triggerId: trigger.triggerId, campaignId: trigger.campaignId } };
   },
 });

@@ -1,5 +1,5 @@
 import { v0_3Card } from '../agent-card.js';
-import { isFinal, type Artifact, type AuthenticationInfo, type Message, type Part, type PushConfig, type SendInput, type StatusEvent, type Task } from '../model.js';
+import { isFinal, type Artifact, type AuthenticationInfo, type Message, type Part, type PushConfig, type SendInput, type Task } from '../model.js';
 import { invalidParams, iso, paramsValidator, type Codec } from './codec.js';
 import { checkPart, decodeRole, defined } from './parts.js';
 import * as S from './v0_3.schemas.js';
@@ -51,7 +51,7 @@ function decodeSend(params: unknown): SendInput {
   const m = p.message;
   const c = p.configuration;
   const message: Message = {
-    ...defined({ contextId: m.contextId, taskId: m.taskId, metadata: m.metadata, extensions: m.extensions, referenceTaskIds: m.referenceTaskIds }),
+    ...defined({ contextId: m.contextId, taskId: m.taskId, metadata: m.metadata, extensions: m.extensions?.length ? m.extensions : undefined, referenceTaskIds: m.referenceTaskIds?.length ? m.referenceTaskIds : undefined }),
     messageId: m.messageId,
     role: decodeRole(m.role, 'params.message.role'),
     parts: m.parts.map((part, i) => decodePart(part, `params.message.parts[${i}]`)),

@@ -20,8 +20,9 @@ export const V1Message = Type.Object({
   messageId: Id,
   role: Type.Union([Type.String({ maxLength: 32 }), Type.Integer({ minimum: 0, maximum: 2 })]),
   parts: Type.Array(V1Part, { minItems: 1, maxItems: 100 }),
-  contextId: Type.Optional(Id),
-  taskId: Type.Optional(Id),
+  // "" is ProtoJSON's default for an unset string: treated as absent.
+  contextId: Type.Optional(Type.String({ maxLength: 255 })),
+  taskId: Type.Optional(Type.String({ maxLength: 255 })),
   metadata: Type.Optional(Metadata),
   extensions: Type.Optional(Type.Array(Type.String())),
   referenceTaskIds: Type.Optional(Type.Array(Type.String())),

@@ -32,7 +32,7 @@ const check = {
 
 function decodeMessage(m: ReturnType<typeof check.send>['message']): Message {
   return {
-    ...defined({ messageId: m.messageId, contextId: m.contextId, taskId: m.taskId, metadata: m.metadata, extensions: m.extensions, referenceTaskIds: m.referenceTaskIds }),
+    ...defined({ contextId: m.contextId || undefined, taskId: m.taskId || undefined, metadata: m.metadata, extensions: m.extensions?.length ? m.extensions : undefined, referenceTaskIds: m.referenceTaskIds?.length ? m.referenceTaskIds : undefined }),
     messageId: m.messageId,
     role: decodeRole(m.role, 'params.message.role'),
     parts: m.parts.map((p, i) =>
@@ -96,10 +96,11 @@ export const v1Codec: Codec = {
       const p = check.list(params ?? {});
       return {
         ...defined({
-          contextId: p.contextId,
+          // ProtoJSON clients send defaults: "" and TASK_STATE_UNSPECIFIED (0) mean no filter.
+          contextId: p.contextId || undefined,
           pageToken: p.pageToken || undefined,
           historyLength: p.historyLength,
-          state: p.status === undefined || p.status === '' ? undefined : decodeState(p.status, 'params.status'),
+          state: p.status === undefined || p.status === '' || p.status === 0 || p.status === 'TASK_STATE_UNSPECIFIED' ? undefined : decodeState(p.status, 'params.status'),
           statusTimestampAfter: p.statusTimestampAfter === undefined ? undefined : parseTimestampParam(p.statusTimestampAfter, 'params.statusTimestampAfter'),
         }),
         pageSize: p.pageSize ?? 50,

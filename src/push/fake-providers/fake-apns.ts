@@ -18,6 +18,8 @@ export interface FakeApns {
   /** Distinct provider tokens (JWTs) seen so far. */
   readonly jwtsSeen: Set<string>;
   key(): FakeApnsKey;
+  /** The `timestamp` 410 answers report (default: the time of the request). */
+  unregisteredAt: number | undefined;
   /** Every provider token seen so far is answered `403 ExpiredProviderToken` from now on. */
   expireSeenTokens(): void;
   reset(): void;
@@ -26,7 +28,7 @@ export interface FakeApns {
 
 const MAX_PAYLOAD_BYTES = 4096;
 const TOKEN_MAX_AGE_S = 3600;
-const id10 = () => crypto.randomBytes(10).toString('hex').toUpperCase().replace(/[^A-Z0-9]/g, '').padEnd(10, 'X').slice(0, 10);
+const id10 = () => crypto.randomBytes(5).toString('hex').toUpperCase();
 
 /** APNs tokens are hex, so injection prefixes are also read from the hex-decoded token (`Buffer.from('unregistered-').toString('hex')`). */
 function apnsInjection(token: string): Injection | undefined {
@@ -92,7 +94,7 @@ export async function startFakeApns(tls: LoopbackTls, options: { port?: number; 
       if (injection && injection.fault !== 'slow' && injection.fault !== 'goaway' && failures.fails(token, injection)) {
         switch (injection.fault) {
           case 'unregistered':
-            return answer(410, 'Unregistered', { timestamp: Date.now() });
+            return answer(410, 'Unregistered', { timestamp: fake.unregisteredAt ?? Date.now() });
           case 'invalid':
             return answer(400, 'BadDeviceToken');
           case 'mismatch':
@@ -101,6 +103,8 @@ export async function startFakeApns(tls: LoopbackTls, options: { port?: number; 
             return answer(413, 'PayloadTooLarge');
           case 'auth':
             return answer(403, 'InvalidProviderToken');
+          case 'forbidden':
+            return answer(403, 'Forbidden');
           case 'quota':
             return answer(429, 'TooManyRequests');
           case 'unavailable':
@@ -122,10 +126,11 @@ export async function startFakeApns(tls: LoopbackTls, options: { port?: number; 
   const close = closableServer(server);
   const url = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
 
-  return {
+  const fake: FakeApns = {
     url,
     recorder,
     jwtsSeen,
+    unregisteredAt: undefined,
     key() {
       const pair = crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
       const key = { keyId: id10(), teamId: id10(), privateKey: pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
@@ -142,4 +147,5 @@ export async function startFakeApns(tls: LoopbackTls, options: { port?: number; 
     },
     close,
   };
+  return fake;
 }

@@ -8,13 +8,13 @@ export type FakeResponse = ServerResponse | Http2ServerResponse;
 
 /**
  * Error injection by token prefix: `<fault>-[<n>-]<anything>`.
- * - `unregistered-`, `invalid-`, `mismatch-`, `payload-`, `auth-`: that answer, always;
+ * - `unregistered-`, `invalid-`, `mismatch-`, `payload-`, `auth-`, `forbidden-`: that answer, always;
  * - `quota-`, `unavailable-`, `internal-`, `reset-`: fail `n` times for this token, then succeed (no `n`: always);
  * - `slow-<ms>-`: answer after `ms` milliseconds (default 1000);
  * - `goaway-`: accept, then send GOAWAY on the connection (HTTP/2).
  */
-export type Fault = 'unregistered' | 'invalid' | 'mismatch' | 'payload' | 'auth' | 'quota' | 'unavailable' | 'internal' | 'reset' | 'slow' | 'goaway';
-const FAULTS = new Set<string>(['unregistered', 'invalid', 'mismatch', 'payload', 'auth', 'quota', 'unavailable', 'internal', 'reset', 'slow', 'goaway']);
+export type Fault = 'unregistered' | 'invalid' | 'mismatch' | 'payload' | 'auth' | 'forbidden' | 'quota' | 'unavailable' | 'internal' | 'reset' | 'slow' | 'goaway';
+const FAULTS = new Set<string>(['unregistered', 'invalid', 'mismatch', 'payload', 'auth', 'forbidden', 'quota', 'unavailable', 'internal', 'reset', 'slow', 'goaway']);
 
 export interface Injection {
   fault: Fault;

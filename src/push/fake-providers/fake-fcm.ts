@@ -109,6 +109,8 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
           return fail(403, fcmError(403, 'PERMISSION_DENIED', 'SenderId mismatch', 'SENDER_ID_MISMATCH'));
         case 'auth':
           return fail(401, fcmError(401, 'UNAUTHENTICATED', 'Auth error from APNS or Web Push Service', 'THIRD_PARTY_AUTH_ERROR'));
+        case 'forbidden':
+          return fail(403, fcmError(403, 'PERMISSION_DENIED', 'The caller does not have permission'));
         case 'quota':
           return fail(429, fcmError(429, 'RESOURCE_EXHAUSTED', 'Quota exceeded.', 'QUOTA_EXCEEDED'), { 'retry-after': '1' });
         case 'unavailable':

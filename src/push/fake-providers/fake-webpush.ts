@@ -103,7 +103,7 @@ export async function startFakeWebPush(tls: LoopbackTls, options: { port?: numbe
       if (raw.length > 4096) return answer(413);
       const injection = injectionOf(id);
       if (injection && injection.fault !== 'slow' && injection.fault !== 'goaway' && failures.fails(id, injection)) {
-        const statusOf: Record<string, number> = { unregistered: 410, invalid: 400, mismatch: 400, payload: 413, auth: 403, quota: 429, unavailable: 503, internal: 500 };
+        const statusOf: Record<string, number> = { unregistered: 410, invalid: 400, mismatch: 400, payload: 413, auth: 403, forbidden: 403, quota: 429, unavailable: 503, internal: 500 };
         if (injection.fault === 'reset') {
           recorder.add({ token: id, headers: headersOf(req), body, status: 0, at: Date.now() });
           return resetRequest(req);

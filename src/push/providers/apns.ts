@@ -38,7 +38,10 @@ export function classifyApnsResponse(response: Http2Response, now: number): Atte
   const body = parseJsonObject(response.body);
   const reason = typeof body.reason === 'string' ? body.reason : `HTTP_${response.status}`;
   const retryAfterMs = retryAfterMsOf(response.headers['retry-after'], now);
-  if (response.status === 410) return { status: DeliveryStatus.TOKEN_UNREGISTERED, reason, tokenAction: 'remove' };
+  if (response.status === 410) {
+    const unregisteredAt = typeof body.timestamp === 'number' ? body.timestamp : undefined;
+    return { status: DeliveryStatus.TOKEN_UNREGISTERED, reason, tokenAction: 'remove', unregisteredAt };
+  }
   if (response.status === 400) {
     if (TOKEN_INVALID.has(reason)) return { status: DeliveryStatus.TOKEN_INVALID, reason, tokenAction: 'disable' };
     if (TOPIC_PROBLEMS.has(reason)) return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason };

@@ -1,0 +1,63 @@
+import crypto from 'node:crypto';
+import webpush from 'web-push';
+import { describe, expect, it } from 'vitest';
+import { injectionOf } from '../../src/push/fake-providers/fake-common.js';
+import { decryptAes128gcm } from '../../src/push/fake-providers/fake-webpush.js';
+import { createLoopbackTls } from '../../src/push/fake-providers/self-signed.js';
+import { retryAfterMsOf } from '../../src/push/providers/attempt-failure.js';
+import { classifyFcmResponse } from '../../src/push/providers/fcm.js';
+import { DeliveryStatus } from '../../src/push/push.types.js';
+import { DEFAULT_RETRY_POLICY, retryDelayMs } from '../../src/push/retry-policy.js';
+
+describe('push building blocks', () => {
+  it('backs off exponentially with jitter, never below Retry-After or the minimum', () => {
+    const at = (random: number) => ({ ...DEFAULT_RETRY_POLICY, random: () => random });
+    expect(retryDelayMs(at(0), 1, { status: DeliveryStatus.FAILED })).toBe(250);
+    expect(retryDelayMs(at(1), 1, { status: DeliveryStatus.FAILED })).toBe(500);
+    expect(retryDelayMs(at(1), 3, { status: DeliveryStatus.FAILED })).toBe(2000);
+    expect(retryDelayMs(at(1), 20, { status: DeliveryStatus.FAILED })).toBe(30_000);
+    expect(retryDelayMs(at(0), 1, { status: DeliveryStatus.FAILED, retryAfterMs: 7000 })).toBe(7000);
+    expect(retryDelayMs(at(0), 1, { status: DeliveryStatus.RATE_LIMITED, minDelayMs: 60_000, retryAfterMs: 1000 })).toBe(60_000);
+  });
+
+  it('reads Retry-After as seconds or an HTTP date', () => {
+    expect(retryAfterMsOf('3', 0)).toBe(3000);
+    expect(retryAfterMsOf(new Date(10_000).toUTCString(), 4000)).toBe(6000);
+    expect(retryAfterMsOf(undefined, 0)).toBeUndefined();
+    expect(retryAfterMsOf('soon', 0)).toBeUndefined();
+  });
+
+  it('removes FCM tokens only on an explicit UNREGISTERED', () => {
+    const response = (status: number, body: unknown) => ({ status, headers: {}, body: Buffer.from(JSON.stringify(body)) });
+    expect(classifyFcmResponse(response(404, { error: { code: 404, status: 'NOT_FOUND', message: 'x' } }), 0, 60_000)).toEqual({ status: DeliveryStatus.FAILED, reason: 'NOT_FOUND' });
+    expect(classifyFcmResponse(response(200, { name: 'projects/p/messages/1' }), 0, 60_000)).toEqual({ status: DeliveryStatus.ACCEPTED, providerMessageId: 'projects/p/messages/1' });
+    expect(classifyFcmResponse(response(502, 'not json'), 0, 60_000)).toMatchObject({ status: DeliveryStatus.FAILED, reason: 'HTTP_502', retryable: true });
+  });
+
+  it('parses the stand-ins’ fault prefixes', () => {
+    expect(injectionOf('unavailable-2-abc')).toEqual({ fault: 'unavailable', n: 2 });
+    expect(injectionOf('slow-300-abc')).toEqual({ fault: 'slow', n: 300 });
+    expect(injectionOf('unregistered-abc')).toEqual({ fault: 'unregistered', n: undefined });
+    expect(injectionOf('abc-def')).toBeUndefined();
+  });
+
+  it('builds a CA and a loopback certificate that verify', () => {
+    const tls = createLoopbackTls();
+    const ca = new crypto.X509Certificate(tls.caPem);
+    const leaf = new crypto.X509Certificate(tls.certPem);
+    expect(ca.ca).toBe(true);
+    expect(leaf.verify(ca.publicKey)).toBe(true);
+    expect(leaf.checkHost('localhost')).toBe('localhost');
+    expect(leaf.checkIP('127.0.0.1')).toBe('127.0.0.1');
+    expect(crypto.createPublicKey(tls.keyPem).equals(leaf.publicKey)).toBe(true);
+  });
+
+  it('decrypts what web-push encrypts (RFC 8291 aes128gcm), so the stand-in can check payloads', () => {
+    const ua = crypto.createECDH('prime256v1');
+    ua.generateKeys();
+    const auth = crypto.randomBytes(16);
+    const { cipherText } = webpush.encrypt(ua.getPublicKey().toString('base64url'), auth.toString('base64url'), '{"hello":"world"}', 'aes128gcm');
+    expect(decryptAes128gcm(cipherText, ua, auth).toString('utf8')).toBe('{"hello":"world"}');
+    expect(() => decryptAes128gcm(cipherText, ua, crypto.randomBytes(16))).toThrow();
+  });
+});
