@@ -32,7 +32,7 @@ export const V03Message = Type.Object({
 });
 
 export const V03PushConfig = Type.Object({
-  id: Type.Optional(Id),
+  id: Type.Optional(Type.String({ maxLength: 255 })),
   url: Type.String({ minLength: 1, maxLength: 2048 }),
   token: Type.Optional(Type.String({ maxLength: 1024 })),
   authentication: Type.Optional(

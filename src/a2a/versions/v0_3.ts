@@ -41,10 +41,10 @@ function decodePart(p: WirePart, field: string): Part {
 }
 
 const decodeAuth = (a: { schemes: string[]; credentials?: string } | undefined): AuthenticationInfo | undefined =>
-  a && (defined({ scheme: a.schemes[0]!, credentials: a.credentials }) as AuthenticationInfo);
+  a && (defined({ scheme: a.schemes[0]!, credentials: a.credentials || undefined }) as AuthenticationInfo);
 
 const decodePushConfig = (c: WirePushConfig): NonNullable<SendInput['pushConfig']> =>
-  defined({ id: c.id, url: c.url, token: c.token, authentication: decodeAuth(c.authentication) }) as NonNullable<SendInput['pushConfig']>;
+  defined({ id: c.id || undefined, url: c.url, token: c.token || undefined, authentication: decodeAuth(c.authentication) }) as NonNullable<SendInput['pushConfig']>;
 
 function decodeSend(params: unknown): SendInput {
   const p = check.send(params);

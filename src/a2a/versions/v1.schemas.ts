@@ -31,7 +31,7 @@ export const V1Message = Type.Object({
 export const V1Authentication = Type.Object({ scheme: Type.String({ minLength: 1, maxLength: 64 }), credentials: Type.Optional(Type.String({ maxLength: 4096 })) });
 
 const PushConfigFields = {
-  id: Type.Optional(Id),
+  id: Type.Optional(Type.String({ maxLength: 255 })),
   url: Type.String({ minLength: 1, maxLength: 2048 }),
   token: Type.Optional(Type.String({ maxLength: 1024 })),
   authentication: Type.Optional(V1Authentication),

@@ -1,5 +1,5 @@
 import { v1Card } from '../agent-card.js';
-import type { Artifact, Message, Part, PushConfig, SendInput, StatusEvent, Task } from '../model.js';
+import type { Artifact, Message, Part, PushConfig, PushConfigInput, SendInput, StatusEvent, Task } from '../model.js';
 import { iso, paramsValidator, parseTimestampParam, type Codec } from './codec.js';
 import { checkPart, decodeRole, decodeState, defined, stateToV1 } from './parts.js';
 import * as S from './v1.schemas.js';
@@ -41,6 +41,12 @@ function decodeMessage(m: ReturnType<typeof check.send>['message']): Message {
   };
 }
 
+/** "" is ProtoJSON's unset string: no id (one is generated), no token, no credentials. */
+function pushConfigInput(c: { id?: string; url: string; token?: string; authentication?: { scheme: string; credentials?: string } }): PushConfigInput {
+  const auth = c.authentication && (defined({ scheme: c.authentication.scheme, credentials: c.authentication.credentials || undefined }) as PushConfigInput['authentication']);
+  return defined({ id: c.id || undefined, url: c.url, token: c.token || undefined, authentication: auth }) as PushConfigInput;
+}
+
 function decodeSend(params: unknown): SendInput {
   const p = check.send(params);
   const c = p.configuration;
@@ -48,7 +54,7 @@ function decodeSend(params: unknown): SendInput {
   return {
     message: decodeMessage(p.message),
     ...defined({ historyLength: c?.historyLength, returnImmediately: c?.returnImmediately, metadata: p.metadata }),
-    ...(push ? { pushConfig: defined({ id: push.id, url: push.url, token: push.token, authentication: push.authentication }) as SendInput['pushConfig'] } : {}),
+    ...(push ? { pushConfig: pushConfigInput(push) } : {}),
   };
 }
 
@@ -111,7 +117,7 @@ export const v1Codec: Codec = {
     subscribe: (params) => ({ id: check.taskId(params).id }),
     'push.create': (params) => {
       const p = check.create(params);
-      return { taskId: p.taskId, config: defined({ id: p.id, url: p.url, token: p.token, authentication: p.authentication }) as { url: string } };
+      return { taskId: p.taskId, config: pushConfigInput(p) };
     },
     'push.get': (params) => check.ref(params),
     'push.list': (params) => ({ taskId: check.listConfigs(params).taskId }),
