@@ -1,6 +1,6 @@
 // bench:campaign — broadcasts of 1k, 10k, 100k (and with --full 1M) users on the embedded default
 // against the FCM stand-in, interleaved with a raw HTTP/2 send loop to the same stand-in.
-// Usage: npm run bench:campaign [-- --full] [-- --sizes 1000,10000] [-- --no-write]
+// Usage: npm run bench:campaign [-- --full] [-- --sizes 1000,10000] [-- --heap-mb 256] [-- --compare-default-heap] [-- --no-write]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +10,7 @@ import { rawSendLoop, type ServiceAccount } from './campaign-raw-loop.js';
 
 interface RunResult {
   size: number;
+  heapMb: number;
   insertSeconds: number;
   triggerMs: number;
   makespanMs: number;
@@ -27,6 +28,13 @@ interface RunResult {
 const flag = (name: string) => process.argv.includes(`--${name}`);
 const sizesArg = process.argv.indexOf('--sizes');
 const SIZES = sizesArg > 0 ? process.argv[sizesArg + 1]!.split(',').map(Number) : [1_000, 10_000, 100_000, ...(flag('full') ? [1_000_000] : [])];
+/**
+ * Herald's heap cap in this benchmark (`--max-old-space-size`, as NODE_OPTIONS would set it). With a
+ * cap this small V8 grows the heap about 2x the live set before collecting instead of about 4x, which
+ * is what keeps the process's peak low; `--heap-mb 0` runs with Node's default.
+ */
+const heapArg = process.argv.indexOf('--heap-mb');
+const HEAP_MB = heapArg > 0 ? Number(process.argv[heapArg + 1]) : 256;
 /** The raw loop sends this many at most per measurement (its rate is flat beyond a few thousand). */
 const RAW_MAX = 100_000;
 
@@ -36,14 +44,14 @@ function child(args: string[]): Promise<string> {
 }
 
 /** One size: fill a fresh database in one process, then trigger and time the broadcast in another. */
-async function runSize(size: number, fcmUrl: string, fakes: string): Promise<RunResult> {
+async function runSize(size: number, fcmUrl: string, fakes: string, heapMb = HEAP_MB): Promise<RunResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-campaign-'));
   try {
     await child(['--import', 'tsx', 'bench/campaign-prepare.ts', '--size', String(size), '--dir', dir, '--fakes', fakes]);
-    const out = await child(['--expose-gc', '--import', 'tsx', 'bench/campaign-run.ts', '--dir', dir, '--fakes', fakes, '--fcm-url', fcmUrl]);
+    const out = await child([...(heapMb > 0 ? [`--max-old-space-size=${heapMb}`] : []), '--expose-gc', '--import', 'tsx', 'bench/campaign-run.ts', '--dir', dir, '--fakes', fakes, '--fcm-url', fcmUrl]);
     const line = out.split('\n').find((l) => l.startsWith('{'));
     if (!line) throw new Error(`size ${size} printed no result:\n${out}`);
-    return { size, ...(JSON.parse(line) as Omit<RunResult, 'size'>) };
+    return { size, heapMb, ...(JSON.parse(line) as Omit<RunResult, 'size' | 'heapMb'>) };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -69,13 +77,21 @@ async function main(): Promise<void> {
       rows.push({ run, raw: raw.sendsPerSec });
       console.log(JSON.stringify({ ...run, rawSendsPerSec: raw.sendsPerSec }));
     }
+    if (flag('compare-default-heap') && HEAP_MB > 0) {
+      // The largest size once more with Node's default heap, to show what the cap buys.
+      const size = Math.max(...SIZES);
+      const raw = await rawSendLoop({ url: fcmUrl, ca, serviceAccount, count: Math.min(size, RAW_MAX) });
+      const run = await runSize(size, fcmUrl, dir, 0);
+      rows.push({ run, raw: raw.sendsPerSec });
+      console.log(JSON.stringify({ ...run, rawSendsPerSec: raw.sendsPerSec }));
+    }
 
     const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
     const failed = (r: RunResult) => Object.values(r.failed ?? {}).reduce((a, b) => a + b, 0);
     const table = markdownTable(
       ['users', 'sends accepted', 'failed', 'trigger call ms', 'makespan s', 'sends/s', 'raw loop sends/s', 'ratio', 'peak RSS MB (idle)', 'µs per recipient'],
       rows.map(({ run, raw }) => [
-        fmt(run.size),
+        `${fmt(run.size)}${run.heapMb === HEAP_MB ? '' : ' (default heap)'}`,
         fmt(run.sends),
         failed(run),
         fmt(run.triggerMs, 1),
@@ -87,11 +103,11 @@ async function main(): Promise<void> {
         fmt(run.usPerRecipient, 1),
       ]),
     );
-    const per = (size: number) => rows.find((r) => r.run.size === size)?.run.usPerRecipient;
+    const per = (size: number) => rows.find((r) => r.run.size === size && r.run.heapMb === HEAP_MB)?.run.usPerRecipient;
     const base = per(10_000);
-    const spread = base === undefined ? '' : rows.filter((r) => r.run.size >= 10_000).map((r) => `${fmt(r.run.size)}: ${(((r.run.usPerRecipient - base) / base) * 100).toFixed(0)}%`).join(', ');
+    const spread = base === undefined ? '' : rows.filter((r) => r.run.size >= 10_000 && r.run.heapMb === HEAP_MB).map((r) => `${fmt(r.run.size)}: ${(((r.run.usPerRecipient - base) / base) * 100).toFixed(0)}%`).join(', ');
     const report = [
-      `Command: \`npm run bench:campaign${SIZES.includes(1_000_000) ? ' -- --full' : ''}\`. Each size runs in a fresh process: Herald's API and job runner in process (as \`HERALD_ROLE=all\`, JOB_CONCURRENCY 4) on a new embedded SQLite file, the audience bulk-inserted (one FCM device per user, 90% of users in the segment \`plan eq pro\`, title and body personalised from user and trigger properties), then one \`:trigger\` broadcast, timed until the trigger is \`completed\`. The FCM stand-in (\`bin/herald fake-providers\`) is a separate process; the raw loop (bench/campaign-raw-loop.ts: one OAuth exchange, then POSTs over 2 HTTP/2 sessions x 100 streams, the shape of Herald's pool) sends min(size, ${fmt(RAW_MAX)}) messages to it right before each size. FCM quota raised so neither side is throttled. ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, machine shared with other work. Measured ${new Date().toISOString().slice(0, 10)}.`,
+      `Command: \`npm run bench:campaign -- ${process.argv.slice(2).join(' ')}\`. Each size runs in a fresh process: Herald's API and job runner in process (as \`HERALD_ROLE=all\`, JOB_CONCURRENCY 4, ${HEAP_MB > 0 ? `\`--max-old-space-size=${HEAP_MB}\`` : 'default heap'}) on a new embedded SQLite file, the audience bulk-inserted (one FCM device per user, 90% of users in the segment \`plan eq pro\`, title and body personalised from user and trigger properties), then one \`:trigger\` broadcast, timed until the trigger is \`completed\`. The FCM stand-in (\`bin/herald fake-providers\`) is a separate process; the raw loop (bench/campaign-raw-loop.ts: one OAuth exchange, then POSTs over 2 HTTP/2 sessions x 100 streams, the shape of Herald's pool) sends min(size, ${fmt(RAW_MAX)}) messages to it right before each size. FCM quota raised so neither side is throttled. ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, machine shared with other work. Measured ${new Date().toISOString().slice(0, 10)}.`,
       '',
       table,
       '',

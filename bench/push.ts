@@ -99,7 +99,33 @@ async function heraldRun(base: string, auth: Record<string, string>, deviceIds: 
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
+/** CPU time (user + system, ms) a process has used so far, from /proc (clock ticks of 10 ms). */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+interface CpuPerSend {
+  herald: number;
+  fake: number;
+  bench: number;
+}
+
+/** Runs `work` and returns the CPU each process spent on it, in microseconds per send. */
+async function measured(pids: { herald?: number; fake?: number }, sends: number, work: () => Promise<number>): Promise<{ rate: number; cpu: CpuPerSend }> {
+  const before = { herald: cpuMs(pids.herald), fake: cpuMs(pids.fake), bench: process.cpuUsage() };
+  const rate = await work();
+  const bench = process.cpuUsage(before.bench);
+  const per = (ms: number) => Math.round((ms * 1000) / sends);
+  return { rate, cpu: { herald: per(cpuMs(pids.herald) - before.herald), fake: per(cpuMs(pids.fake) - before.fake), bench: Math.round((bench.user + bench.system) / sends) } };
+}
+
 async function main(): Promise<void> {
+  const loadBefore = os.loadavg()[0]!;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-push-'));
   const fakeDir = path.join(dir, 'fake');
   const [fcmPort, heraldPort] = [await freePort(), await freePort()];
@@ -151,9 +177,16 @@ async function main(): Promise<void> {
     const before = await getJson(`${fcmUrl}/__fake/stats`, ca);
     const raw: number[] = [];
     const ours: number[] = [];
+    const pids = { herald: herald.child.pid, fake: fake.child.pid };
+    const rawCpu: CpuPerSend[] = [];
+    const ourCpu: CpuPerSend[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      raw.push(await rawLoop(fcmUrl, ca, sa.project_id, accessToken, tokens));
-      ours.push(await heraldRun(base, auth, deviceIds));
+      const r = await measured(pids, SENDS, () => rawLoop(fcmUrl, ca, sa.project_id, accessToken, tokens));
+      raw.push(r.rate);
+      rawCpu.push(r.cpu);
+      const h = await measured(pids, SENDS, () => heraldRun(base, auth, deviceIds));
+      ours.push(h.rate);
+      ourCpu.push(h.cpu);
     }
     const after = await getJson(`${fcmUrl}/__fake/stats`, ca);
     const accepted = after.accepted! - before.accepted!;
@@ -163,16 +196,23 @@ async function main(): Promise<void> {
     const rssHerald = herald.peakRssMb();
     const rssBench = Math.round(process.resourceUsage().maxRSS / 1024);
     const fmt = (values: number[]) => values.map((v) => Math.round(v)).join(', ');
+    const cpu = (rows: CpuPerSend[], key: keyof CpuPerSend) => median(rows.map((r) => r[key]));
     const table = markdownTable(
-      ['path', 'sends/s (median)', 'rounds', 'peak RSS MB'],
+      ['path', 'sends/s (median)', 'rounds', 'CPU µs/send: Herald / stand-in / bench client', 'peak RSS MB'],
       [
-        [`raw HTTP/2 loop (${SESSIONS} sessions x ${STREAMS} streams)`, Math.round(median(raw)), fmt(raw), `${rssBench} (bench process)`],
-        [`Herald /api/v1/send-push-notifications (${BATCH}-item requests, ${REQUESTS_IN_FLIGHT} in flight)`, Math.round(median(ours)), fmt(ours), `${rssHerald} (Herald process)`],
+        [`raw HTTP/2 loop (${SESSIONS} sessions x ${STREAMS} streams)`, Math.round(median(raw)), fmt(raw), `- / ${cpu(rawCpu, 'fake')} / ${cpu(rawCpu, 'bench')}`, `${rssBench} (bench process)`],
+        [
+          `Herald /api/v1/send-push-notifications (${BATCH}-item requests, ${REQUESTS_IN_FLIGHT} in flight)`,
+          Math.round(median(ours)),
+          fmt(ours),
+          `${cpu(ourCpu, 'herald')} / ${cpu(ourCpu, 'fake')} / ${cpu(ourCpu, 'bench')}`,
+          `${rssHerald} (Herald process)`,
+        ],
       ],
     );
-    const cpu = os.cpus();
+    const cpus = os.cpus();
     const body = [
-      `Command: \`npm run bench:push -- --rounds ${ROUNDS} --sends ${SENDS}\` (${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpu.length} x ${cpu[0]?.model ?? 'cpu'}).`,
+      `Command: \`npm run bench:push -- --rounds ${ROUNDS} --sends ${SENDS}\` (${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, 1-minute load average at start ${loadBefore.toFixed(1)}).`,
       '',
       `${SENDS} sends per round to the FCM stand-in (\`bin/herald fake-providers\`, its own process, HTTP/2 over TLS). Herald runs as \`npm start\` on the embedded SQLite default`,
       `(auth, validation, device lookup, OAuth token cache, quota bucket, delivery records, JSON answers); the raw loop only POSTs prepared FCM messages with the same concurrency.`,

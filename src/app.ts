@@ -7,6 +7,7 @@ import type { Dialect } from './db/dialect.js';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Clock } from './lib/clock.js';
+import { writeBatcherFor, type WriteBatcher } from './db/write-batcher.js';
 import { registerRestAuth } from './http/auth.js';
 import { registerErrorHandler, sendError } from './http/error-handler.js';
 import { createFrameworkErrorHandler, MAX_PATH_PARAM_LENGTH } from './http/framework-errors.js';
@@ -39,6 +40,8 @@ export interface AppDeps {
   clock: Clock;
   rateLimiter: RateLimiter;
   metrics?: Metrics;
+  /** Writes that may share a commit (group commit on SQLite); `buildApp` makes one when not given. */
+  writes: WriteBatcher;
   /** Push delivery (connections, auth caches, quotas); the push routes answer 503 without it. */
   push?: PushRuntime | undefined;
 }
@@ -46,7 +49,10 @@ export interface AppDeps {
 export type App = FastifyInstance;
 
 /** Builds the HTTP application; it never listens (tests use `inject`, `main.ts` listens). */
-export async function buildApp(deps: AppDeps): Promise<App> {
+export type AppOptions = Omit<AppDeps, 'writes'> & { writes?: WriteBatcher };
+
+export async function buildApp(options: AppOptions): Promise<App> {
+  const deps: AppDeps = { ...options, writes: options.writes ?? writeBatcherFor(options.db, options.dialect) };
   const { config } = deps;
   const frameworkErrors = createFrameworkErrorHandler();
   const app: FastifyInstance = Fastify({

@@ -7,6 +7,8 @@ export interface BenchProcess {
   child: ChildProcess;
   output: () => string;
   peakRssMb(): number;
+  /** User + system CPU seconds the process has used so far (from /proc; steadier than req/s on a busy machine). */
+  cpuSeconds(): number;
   stop(): Promise<void>;
 }
 
@@ -33,6 +35,16 @@ export function startProcess(args: string[], env: Record<string, string>): Bench
         const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
         const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
         return Math.round(kb / 1024);
+      } catch {
+        return Number.NaN;
+      }
+    },
+    cpuSeconds() {
+      try {
+        // Fields after the command name: state is field 3, utime 14 and stime 15 (clock ticks, 100 Hz on Linux).
+        const stat = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return (Number(fields[11]) + Number(fields[12])) / 100;
       } catch {
         return Number.NaN;
       }

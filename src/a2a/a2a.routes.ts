@@ -10,7 +10,6 @@ import { rpcError, toRpcError } from './errors.js';
 import { failure, idOf, readEnvelope, success } from './json-rpc.js';
 import { writeSse } from './sse.js';
 import { createTaskEventBus } from './tasks/task-events.js';
-import { createWriteBatcher, separateTransactions } from './tasks/write-batcher.js';
 import { chooseVersion } from './version.js';
 import type { Codec } from './versions/codec.js';
 import { codecFor } from './versions/codecs.js';
@@ -41,8 +40,7 @@ function sendRpcError(request: FastifyRequest, reply: FastifyReply, error: unkno
  */
 export function registerA2aRoutes(app: FastifyInstance, deps: AppDeps): void {
   const events = createTaskEventBus(deps.pgPool, deps.logger);
-  // The embedded database has one connection: concurrent requests share commits (group commit).
-  const writes = deps.dialect === 'sqlite' ? createWriteBatcher(deps.db) : separateTransactions(deps.db);
+  const writes = deps.writes;
   app.addHook('onClose', async () => events.close());
 
   app.register(async (scope) => {

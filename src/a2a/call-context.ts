@@ -2,7 +2,7 @@ import type { LogFn } from 'pino';
 import type { AppDeps } from '../app.js';
 import type { PushConfigContext } from './push-configs/push-configs.service.js';
 import type { TaskEventBus } from './tasks/task-events.js';
-import type { WriteBatcher } from './tasks/write-batcher.js';
+import type { WriteBatcher } from '../db/write-batcher.js';
 import type { RunContext } from './tasks/task-runner.js';
 import type { StoreContext } from './tasks/task-store.js';
 import type { Codec } from './versions/codec.js';

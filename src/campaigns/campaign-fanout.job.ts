@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { JobHandler, JobHandlers, JobHelpers } from '../jobs/job-types.js';
+import { RetryJobError } from '../jobs/jobs.js';
 import { sendToDevices, type DeviceSend } from '../push/push-dispatch.js';
 import type { PushRuntime } from '../push/push-runtime.js';
 import { DeliveryStatus, type DeviceSendOutcome } from '../push/push.types.js';
@@ -119,12 +120,21 @@ async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, trigger: Trigger
   }
   await recordDeliveries(db, skipped);
 
+  // A send that failed for a passing reason (retries exhausted, provider quota) is left out of the
+  // ledger until the batch's last attempt, so the batch's next run tries it again.
+  const lastAttempt = helpers.attempt >= helpers.maxAttempts;
+  let postponed = 0;
+  const record = (outcomes: DeviceSendOutcome[], sent: DeviceSend[]) => {
+    const rows = outcomes.flatMap((o, i) => {
+      if (!lastAttempt && TRANSIENT.has(o.status)) {
+        postponed++;
+        return [];
+      }
+      return [row(sent[i]!.device, { status: o.status, message_id: o.messageId, failure_reason: o.failureReason ?? null, token_action: o.tokenAction ?? null, detail: null })];
+    });
+    return recordDeliveries(db, rows);
+  };
   const chunk = deps.sendChunk ?? 100;
-  const record = (outcomes: DeviceSendOutcome[], sent: DeviceSend[]) =>
-    recordDeliveries(
-      db,
-      outcomes.map((o, i) => row(sent[i]!.device, { status: o.status, message_id: o.messageId, failure_reason: o.failureReason ?? null, token_action: o.tokenAction ?? null, detail: null })),
-    );
   let next = 0;
   const worker = async () => {
     while (next < sends.length && !helpers.signal.aborted) {
@@ -134,4 +144,7 @@ async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, trigger: Trigger
   };
   await Promise.all(Array.from({ length: Math.max(1, deps.chunksInFlight ?? 2) }, worker));
   if (helpers.signal.aborted) throw new Error('batch interrupted; unsent devices are sent when it runs again');
+  if (postponed > 0) throw new RetryJobError({ countAsAttempt: true, reason: `${postponed} sends failed for a passing reason; the batch retries them` });
 }
+
+const TRANSIENT = new Set<string>([DeliveryStatus.FAILED, DeliveryStatus.RATE_LIMITED]);

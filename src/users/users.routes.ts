@@ -36,7 +36,8 @@ export function registerUserRoutes(fastify: FastifyInstance, deps: AppDeps): voi
     async (request, reply) => {
       const body = request.body;
       return replyIdempotently(deps, request, reply, 'create-user', async () => {
-        const user = await users.upsertUser(db, clock, request.auth!.projectId, body.project_user_id, body.properties);
+        // Through the shared-commit writer: on SQLite concurrent creates share one commit.
+        const user = await deps.writes.run((trx) => users.upsertUser(trx, clock, request.auth!.projectId, body.project_user_id, body.properties));
         return { status: 200, body: { properties: user.properties } };
       });
     },

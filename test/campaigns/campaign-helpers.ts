@@ -47,9 +47,10 @@ export async function createUser(ctx: TestContext, projectUserId: string, proper
   if (res.statusCode !== 200) throw new Error(`create user: ${res.statusCode} ${res.body}`);
 }
 
-/** Runs the fan-out (and any other due campaign job) in this process until the queue is idle. */
-export function runFanout(ctx: TestContext) {
-  return runJobsUntilIdle(ctx.database.db, createCampaignJobHandlers({ push: ctx.deps.push!, clock: systemClock }));
+/** Runs the fan-out (and any other due campaign job) in this process until the queue is idle; `laterByMs` also runs jobs due that much later (retries). */
+export function runFanout(ctx: TestContext, options: { laterByMs?: number } = {}) {
+  const later = options.laterByMs ?? 0;
+  return runJobsUntilIdle(ctx.database.db, createCampaignJobHandlers({ push: ctx.deps.push!, clock: systemClock }), { clock: { now: () => Date.now() + later } });
 }
 
 export async function triggerStatus(ctx: TestContext, campaignId: string, triggerId: string, headers: Headers = ctx.secret) {

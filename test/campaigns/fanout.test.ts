@@ -124,6 +124,22 @@ describe.each(TEST_DIALECTS)('campaign fan-out on %s', (dialect) => {
     expect(JSON.stringify(devices.json())).not.toContain(dead);
   });
 
+  it('retries a send that failed for a passing reason on the batch\'s next run, sending nothing twice', async () => {
+    const w = await world('transient');
+    const flaky = `unavailable-7-${fcmToken()}`;
+    await registerDevice(ctx(), w.secret, 'p2', { fcm_token: flaky });
+    const campaignId = await w.campaign();
+    const triggerId = await triggerOk(ctx(), campaignId, { audience: { targets: [{ project_user_id: 'p2' }] }, properties: { code: 'F' } }, w.secret);
+    await runFanout(ctx());
+    expect((await status(w, campaignId, triggerId)).state).toBe('running');
+    expect(sentTo([flaky, w.tokens.p2]).map((s) => s.token)).toEqual([w.tokens.p2]);
+    await runFanout(ctx(), { laterByMs: 3_600_000 });
+    expect(sentTo([flaky, w.tokens.p2]).map((s) => s.token).sort()).toEqual([flaky, w.tokens.p2].sort());
+    const st = await status(w, campaignId, triggerId);
+    expect(st.state).toBe('completed');
+    expect(st.counters).toMatchObject({ devices: 2, accepted: 2, failed: 0 });
+  });
+
   it('snapshots a broadcast at trigger time and cancels when the campaign is paused', async () => {
     const w = await world('snapshot');
     const campaignId = await w.campaign();

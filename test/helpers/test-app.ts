@@ -1,7 +1,7 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll } from 'vitest';
-import { buildApp, type App, type AppDeps } from '../../src/app.js';
+import { buildApp, type App, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Dialect } from '../../src/db/dialect.js';
 import { systemClock } from '../../src/lib/clock.js';
@@ -12,7 +12,7 @@ import { createTestDatabase, type TestDatabase } from './test-db.js';
 export interface TestContext {
   app: App;
   database: TestDatabase;
-  deps: AppDeps;
+  deps: AppOptions;
   config: Config;
   /** A project made for this file, with both keys. */
   project: CreatedProject;
@@ -31,7 +31,7 @@ export function authHeaders(project: CreatedProject, kind: 'secret' | 'public' =
 export interface TestAppOptions {
   env?: Record<string, string>;
   /** Replaced dependencies; a function receives the fresh test database (e.g. to open it another way). */
-  deps?: Partial<AppDeps> | ((database: TestDatabase) => Partial<AppDeps> | Promise<Partial<AppDeps>>);
+  deps?: Partial<AppOptions> | ((database: TestDatabase) => Partial<AppOptions> | Promise<Partial<AppOptions>>);
 }
 
 /** Builds the real app on a fresh database of `dialect`. */
@@ -39,7 +39,7 @@ export async function buildTestContext(dialect: Dialect, options: TestAppOptions
   const database = await createTestDatabase(dialect);
   const config = loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...options.env });
   const overrides = typeof options.deps === 'function' ? await options.deps(database) : options.deps;
-  const deps: AppDeps = {
+  const deps: AppOptions = {
     config,
     db: database.db,
     dialect: database.dialect,

@@ -5,7 +5,7 @@ import { isTerminal, type Artifact, type ListTasksInput, type ListTasksResult, t
 import { enqueueWebhooks, listTaskConfigs, storePushConfig, type StoredPushConfig } from '../push-configs/push-configs.service.js';
 import { invalidParams } from '../versions/codec.js';
 import type { TaskEventBus } from './task-events.js';
-import type { WriteBatcher } from './write-batcher.js';
+import type { WriteBatcher } from '../../db/write-batcher.js';
 import * as repo from './tasks.repository.js';
 
 /** The task store and its state machine (spec "States and transitions"); always scoped to one project. */

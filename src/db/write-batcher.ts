@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../db/database.js';
+import type { Database } from './database.js';
+import type { Dialect } from './dialect.js';
 
 /** Runs a unit of database work in a transaction, possibly shared with other units. */
 export interface WriteBatcher {
@@ -17,10 +18,14 @@ export const separateTransactions = (db: Kysely<Database>): WriteBatcher => ({ r
 
 const MAX_BATCH = 64;
 
+/** The batcher for a dialect: group commit on SQLite, plain transactions on PostgreSQL. */
+export const writeBatcherFor = (db: Kysely<Database>, dialect: Dialect): WriteBatcher =>
+  dialect === 'sqlite' ? createWriteBatcher(db) : separateTransactions(db);
+
 /**
  * Group commit for the embedded database. Its one connection runs transactions one after another
  * anyway, and a commit (appending the changed pages to the WAL) costs more than the statements of
- * a task; so a unit waits one event-loop turn, units that arrive meanwhile join it, and one
+ * a small write (a user upsert, an A2A task); so a unit waits one event-loop turn, units that arrive meanwhile join it, and one
  * transaction and one commit serve them all (about seven per commit under load). Each unit still
  * gets only its own outcome: when any unit of a batch throws, the batch is rolled back and every
  * unit re-runs in a transaction of its own, so a unit must be pure database work, safe to run
