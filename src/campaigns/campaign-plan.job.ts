@@ -1,9 +1,11 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import { enqueueJob } from '../jobs/jobs.js';
 import type { JobHandler } from '../jobs/job-types.js';
 import { rangeEnd } from './audience.repository.js';
 import { BATCH_MAX_ATTEMPTS, BATCH_USERS, PLAN_CHUNK } from './campaign-jobs.js';
-import { addBatches, completeTriggerIfDone, findTrigger, markPlanningDone, startTrigger } from './triggers.repository.js';
+import { addBatches, completeTriggerIfDone, failTrigger, findTrigger, markPlanningDone, startTrigger } from './triggers.repository.js';
 
 type Range = { batchNo: number; after: string | null; upto: string | null };
 
@@ -16,7 +18,20 @@ type Range = { batchNo: number; after: string | null; upto: string | null };
  */
 export function createPlanHandler(deps: { clock: Clock; batchUsers?: number }): JobHandler<'campaign.plan'> {
   const batchUsers = deps.batchUsers ?? BATCH_USERS;
-  return async ({ triggerId }, { db, signal }) => {
+  const plan = createPlan(deps.clock, batchUsers);
+  return async ({ triggerId }, helpers) => {
+    try {
+      await plan(triggerId, helpers.db, helpers.signal);
+    } catch (error) {
+      if (helpers.attempt < helpers.maxAttempts || helpers.signal.aborted) throw error;
+      await failTrigger(helpers.db, triggerId, `planning failed: ${error instanceof Error ? error.message : String(error)}`, deps.clock.now());
+    }
+  };
+}
+
+function createPlan(clock: Clock, batchUsers: number) {
+  const deps = { clock };
+  return async (triggerId: string, db: Kysely<Database>, signal: AbortSignal): Promise<void> => {
     const trigger = await findTrigger(db, triggerId);
     if (!trigger || trigger.planningDone || (trigger.state !== 'queued' && trigger.state !== 'running')) return;
     await startTrigger(db, triggerId, deps.clock.now());

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../app.js';
 import { AppError } from '../errors.js';
+import { renderError } from '../http/error-handler.js';
 import { replyIdempotently } from '../idempotency/idempotency.http.js';
 import { ListQuery } from './campaigns.schemas.js';
 import { TriggerListSchema, TriggerStatusSchema } from './trigger.schemas.js';
@@ -15,21 +16,27 @@ const security = [{ projectId: [], apiKey: [] }];
 const tags = ['campaigns'];
 const ErrorBody = Type.Object({ error: Type.String() });
 
+/** The causes the spec files under the route's 400 that arrive as other errors. */
+function asTriggerError(error: FastifyError | AppError): unknown {
+  if (error instanceof AppError) return error.code === 'CAMPAIGN_NOT_FOUND' ? new AppError('invalid', error.code, error.message) : error;
+  if (error.statusCode === 400 && typeof error.code === 'string' && error.code.startsWith('FST_ERR_CTP')) return new AppError('invalid', 'INVALID_TRIGGER_BODY', error.message);
+  return error;
+}
+
 /**
- * The trigger route has two fixed plain-text 400 messages (R15). Its `plainText400` is the general
- * one; this route-level handler answers the campaign-id message itself, turns the failures the
- * spec files under 400 (unknown campaign, unparsable body) into that 400, and passes everything
- * else on to the app's error handler (a throw here reaches the parent handler).
+ * The trigger route has two fixed plain-text 400 messages (R15). Its `plainText400` is the
+ * campaign-id one, which is what the app answers for a path it cannot even route (bad
+ * percent-encoding, an over-long id). This route-level handler answers every other 400 with
+ * `Failed to send campaign trigger message` (the unknown campaign and unparsable JSON included) and
+ * re-throws everything else to the app's error handler.
  */
-function triggerErrorHandler(error: FastifyError | AppError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (error instanceof AppError && error.kind === 'invalid' && error.message === CAMPAIGN_ID_MESSAGE) {
-    return reply.code(400).header('X-Error-Reason', error.code).type('text/plain; charset=utf-8').send(CAMPAIGN_ID_MESSAGE);
-  }
-  if (error instanceof AppError && error.code === 'CAMPAIGN_NOT_FOUND') throw new AppError('invalid', error.code, error.message);
-  if (!(error instanceof AppError) && error.statusCode === 400 && typeof error.code === 'string' && error.code.startsWith('FST_ERR_CTP')) {
-    throw new AppError('invalid', 'INVALID_TRIGGER_BODY', error.message);
-  }
-  throw error;
+function triggerErrorHandler(error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const mapped = asTriggerError(error);
+  const rendered = renderError(mapped);
+  if (rendered.status !== 400) throw mapped;
+  request.log.info({ reason: rendered.reason, status: 400 }, rendered.message);
+  const message = mapped instanceof AppError && mapped.message === CAMPAIGN_ID_MESSAGE ? CAMPAIGN_ID_MESSAGE : FAILED;
+  return reply.code(400).header('X-Error-Reason', rendered.reason).type('text/plain; charset=utf-8').send(message);
 }
 
 export function registerTriggerRoutes(fastify: FastifyInstance, deps: AppDeps): void {
@@ -39,7 +46,7 @@ export function registerTriggerRoutes(fastify: FastifyInstance, deps: AppDeps): 
   app.post(
     '/api/v1/campaigns/:campaign_action',
     {
-      config: { auth: 'secret', rateLimitClass: 'trigger', plainText400: FAILED },
+      config: { auth: 'secret', rateLimitClass: 'trigger', plainText400: CAMPAIGN_ID_MESSAGE },
       errorHandler: triggerErrorHandler,
       schema: {
         summary: 'Trigger an API-triggered campaign (path: /api/v1/campaigns/{campaign_id}:trigger)',

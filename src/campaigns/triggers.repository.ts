@@ -207,6 +207,11 @@ export async function cancelTrigger(db: Db, triggerId: string, reason: string, n
   await db.updateTable('campaign_triggers').set({ state: 'canceled', error: reason, finished_at: now }).where('id', '=', triggerId).where('state', 'in', ['queued', 'running']).execute();
 }
 
+/** Ends a trigger whose fan-out cannot go on (planning failed its last attempt). */
+export async function failTrigger(db: Db, triggerId: string, reason: string, now: number): Promise<void> {
+  await db.updateTable('campaign_triggers').set({ state: 'failed', error: reason, finished_at: now }).where('id', '=', triggerId).where('state', 'in', ['queued', 'running']).execute();
+}
+
 export async function batchCounters(db: Db, triggerId: string): Promise<Array<{ batchNo: number; state: BatchState; counters: unknown }>> {
   const rows = await db.selectFrom('trigger_batches').select(['batch_no', 'state', 'counters']).where('trigger_id', '=', triggerId).execute();
   return rows.map((r) => ({ batchNo: Number(r.batch_no), state: r.state, counters: r.counters === null ? null : readJson(r.counters) }));

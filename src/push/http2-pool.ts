@@ -62,7 +62,7 @@ export class Http2Pool {
   async request(origin: string, headers: http2.OutgoingHttpHeaders, body: string | Buffer, timeoutMs: number): Promise<Http2Response> {
     if (this.closed) throw new TransportError('POOL_CLOSED', 'the push connection pool is closed');
     const entry = this.originEntry(origin);
-    const release = await entry.gate.acquire();
+    const release = entry.gate.tryAcquire() ?? (await entry.gate.acquire());
     const slot = this.pickSlot(origin, entry);
     slot.active++;
     try {

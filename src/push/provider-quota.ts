@@ -35,14 +35,19 @@ export class ProviderQuota {
     private readonly logger?: Logger,
   ) {}
 
-  /** Resolves `true` once a token of `key` is ours, `false` if `deadline` comes first. */
-  acquire(key: string, spec: BucketSpec, deadline: number): Promise<boolean> {
+  /** Takes a token held locally, if there is one and nobody is waiting (no promise on the fast path). */
+  tryAcquire(key: string): boolean {
     const gate = this.gate(key);
     const now = this.now();
-    if (gate.waiters.length === 0 && now >= gate.holdUntil && this.reservoir(gate, now) >= 1) {
-      gate.tokens--;
-      return Promise.resolve(true);
-    }
+    if (gate.waiters.length > 0 || now < gate.holdUntil || this.reservoir(gate, now) < 1) return false;
+    gate.tokens--;
+    return true;
+  }
+
+  /** Resolves `true` once a token of `key` is ours, `false` if `deadline` comes first. */
+  acquire(key: string, spec: BucketSpec, deadline: number): Promise<boolean> {
+    if (this.tryAcquire(key)) return Promise.resolve(true);
+    const gate = this.gate(key);
     return new Promise((resolve) => {
       gate.waiters.push({ deadline, resolve });
       void this.pump(key, gate, spec);

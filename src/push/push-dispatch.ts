@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js';
 import { disableDevice, removePushAddress, type Device } from '../devices/devices.service.js';
 import { AppError } from '../errors.js';
-import { newId } from '../lib/ids.js';
+import { newMessageId } from './message-id.js';
 import type { BucketSpec } from '../rate-limit/token-buckets.js';
 import type { ProjectCredentials } from './credentials/credentials.service.js';
 import { insertDeliveries, type DeliveriesTable } from './deliveries.repository.js';
@@ -94,8 +94,8 @@ async function sendOne(
   send: DeviceSend,
   deadline: number,
 ): Promise<DeviceSendOutcome> {
-  const messageId = newId();
   const createdAt = push.clock.now();
+  const messageId = newMessageId(createdAt);
   const { device } = send;
   const finish = (result: AttemptResult, attempts: number, tokenAction?: 'removed' | 'disabled'): DeviceSendOutcome => ({
     deviceId: device.deviceId,
@@ -117,7 +117,7 @@ async function sendOne(
   let attempts = 0;
   let authRefreshed = false;
   for (;;) {
-    if (quota && !(await push.quota.acquire(quota.key, quota.spec, sendBy))) {
+    if (quota && !push.quota.tryAcquire(quota.key) && !(await push.quota.acquire(quota.key, quota.spec, sendBy))) {
       result ??= { status: DeliveryStatus.RATE_LIMITED, reason: 'QUOTA_WAIT_TIMEOUT' };
       break;
     }

@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js';
 import { activeDevicesOfUser, findDevice, type Device } from '../devices/devices.service.js';
 import { notFound } from '../errors.js';
-import { newId } from '../lib/ids.js';
+import { newMessageId } from './message-id.js';
 import { findUser } from '../users/users.service.js';
 import { findDelivery, insertDeliveries, type DeliveriesTable } from './deliveries.repository.js';
 import { resolveDeadline, sendToDevices, type DeviceSend } from './push-dispatch.js';
@@ -86,7 +86,7 @@ export async function sendPushNotifications(push: PushRuntime, db: Db, projectId
   const results = resolved.map((r, i): DeliveryResult => {
     if ('none' in r) {
       const target = valid[i]!.target;
-      const messageId = newId();
+      const messageId = newMessageId(createdAt);
       missing.push({
         message_id: messageId,
         project_id: projectId,

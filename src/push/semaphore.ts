@@ -7,6 +7,13 @@ export class Semaphore {
     this.available = permits;
   }
 
+  /** A permit at once, or `undefined` when none is free (saves a promise on the fast path). */
+  tryAcquire(): (() => void) | undefined {
+    if (this.available <= 0) return undefined;
+    this.available--;
+    return this.releaser();
+  }
+
   acquire(): Promise<() => void> {
     if (this.available > 0) {
       this.available--;

@@ -36,6 +36,8 @@ describe.each(TEST_DIALECTS)('trigger endpoint errors on %s', (dialect) => {
     await expect400(await raw('/api/v1/campaigns/:trigger', '{}'), MISSING_ID, 'MISSING_CAMPAIGN_ID');
     await expect400(await raw('/api/v1/campaigns/a%20b:trigger', '{}'), MISSING_ID, 'INVALID_CAMPAIGN_ID');
     await expect400(await raw(`/api/v1/campaigns/${'x'.repeat(200)}:trigger`, '{}'), MISSING_ID, 'INVALID_CAMPAIGN_ID');
+    await expect400(await raw('/api/v1/campaigns/%zz:trigger', '{}'), MISSING_ID, 'INVALID_URL_ENCODING');
+    await expect400(await raw(`/api/v1/campaigns/${'y'.repeat(5000)}:trigger`, '{}'), MISSING_ID, 'PATH_PARAMETER_TOO_LONG');
   });
 
   it('unknown, not API-triggered and inactive campaigns', async () => {

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import webpush from 'web-push';
 import { describe, expect, it } from 'vitest';
 import { injectionOf } from '../../src/push/fake-providers/fake-common.js';
+import { newMessageId } from '../../src/push/message-id.js';
 import { decryptAes128gcm } from '../../src/push/fake-providers/fake-webpush.js';
 import { createLoopbackTls } from '../../src/push/fake-providers/self-signed.js';
 import { retryAfterMsOf } from '../../src/push/providers/attempt-failure.js';
@@ -59,5 +60,16 @@ describe('push building blocks', () => {
     const { cipherText } = webpush.encrypt(ua.getPublicKey().toString('base64url'), auth.toString('base64url'), '{"hello":"world"}', 'aes128gcm');
     expect(decryptAes128gcm(cipherText, ua, auth).toString('utf8')).toBe('{"hello":"world"}');
     expect(() => decryptAes128gcm(cipherText, ua, crypto.randomBytes(16))).toThrow();
+  });
+});
+
+describe('message ids', () => {
+  it('are UUIDv7: canonical, time-ordered, unique', () => {
+    const a = newMessageId(1_700_000_000_000);
+    const b = newMessageId(1_700_000_000_001);
+    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(a < b).toBe(true);
+    expect(a.replace(/-/g, '').slice(0, 12)).toBe((1_700_000_000_000).toString(16).padStart(12, '0'));
+    expect(new Set(Array.from({ length: 1000 }, () => newMessageId(5))).size).toBe(1000);
   });
 });

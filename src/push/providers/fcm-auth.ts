@@ -34,9 +34,15 @@ export class FcmTokenSource {
     private readonly timeoutMs: number,
   ) {}
 
-  async accessToken(creds: FcmCredentials): Promise<string> {
+  /** The cached token while it is fresh (the common case, without a promise). */
+  cachedToken(creds: FcmCredentials): string | undefined {
     const cached = this.cache.get(creds.fingerprint);
-    if (cached && this.clock.now() < cached.refreshAt) return cached.token;
+    return cached && this.clock.now() < cached.refreshAt ? cached.token : undefined;
+  }
+
+  async accessToken(creds: FcmCredentials): Promise<string> {
+    const cached = this.cachedToken(creds);
+    if (cached !== undefined) return cached;
     let pending = this.inflight.get(creds.fingerprint);
     if (!pending) {
       pending = this.exchange(creds).finally(() => this.inflight.delete(creds.fingerprint));

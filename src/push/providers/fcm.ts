@@ -97,7 +97,7 @@ export class FcmSender {
 
   async send(creds: FcmCredentials, device: Device, message: PushMessage, messageId: string, timeoutMs: number): Promise<AttemptResult> {
     try {
-      const token = await this.auth.accessToken(creds);
+      const token = this.auth.cachedToken(creds) ?? (await this.auth.accessToken(creds));
       const response = await this.pool.request(
         this.origin,
         {
