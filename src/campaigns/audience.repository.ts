@@ -37,14 +37,36 @@ const toAudienceUser = (r: { id: string; project_user_id: string; properties: un
 });
 
 /**
- * The segment's users with ids in (after, upto] that existed at the trigger's snapshot: one
- * broadcast batch. Users outside the segment are filtered in SQL and never leave the database.
+ * One broadcast range: the segment's users with ids in (after, upto] that existed at the trigger's
+ * snapshot, each with its active devices registered by then, in one query (users outside the
+ * segment never leave the database; a user without a device comes back with none).
  */
-export async function segmentUsersInRange(db: Db, projectId: string, range: { after: string | null; upto: string | null }, snapshotAt: number, c: Conditions): Promise<AudienceUser[]> {
-  let query = selectAudience(db, projectId, c).where('users.created_at', '<=', snapshotAt).where(c.segment);
+export async function segmentUsersInRange(
+  db: Db,
+  projectId: string,
+  range: { after: string | null; upto: string | null },
+  snapshotAt: number,
+  c: Conditions,
+): Promise<Array<{ user: AudienceUser; devices: Device[] }>> {
+  let query = db
+    .selectFrom('users')
+    .leftJoin('devices', (join) => join.onRef('devices.user_id', '=', 'users.id').on('devices.status', '=', 'active').on('devices.created_at', '<=', snapshotAt))
+    .select(['users.id', 'users.project_user_id', 'users.properties', sql<boolean>`${c.audience}`.as('eligible'), ...joinedDeviceColumns])
+    .where('users.project_id', '=', projectId)
+    .where('users.created_at', '<=', snapshotAt)
+    .where(c.segment);
   if (range.after !== null) query = query.where('users.id', '>', range.after);
   if (range.upto !== null) query = query.where('users.id', '<=', range.upto);
-  return (await query.orderBy('users.id').execute()).map(toAudienceUser);
+  const out: Array<{ user: AudienceUser; devices: Device[] }> = [];
+  for (const r of await query.orderBy('users.id').orderBy('devices.device_id').execute()) {
+    let last = out[out.length - 1];
+    if (last?.user.id !== r.id) {
+      last = { user: toAudienceUser({ ...r, in_segment: true }), devices: [] };
+      out.push(last);
+    }
+    if (r.device_id !== null) last.devices.push(deviceRowToDevice({ ...(r as unknown as DeviceRow), project_id: projectId, user_id: r.id, project_user_id: r.project_user_id }));
+  }
+  return out;
 }
 
 /**
@@ -57,6 +79,19 @@ export async function usersByIds(db: Db, projectId: string, ids: { projectUserId
   const unique = new Map([...byProjectUserId, ...byId].map((r) => [r.id, r]));
   return [...unique.values()].map(toAudienceUser);
 }
+
+type DeviceRow = Parameters<typeof deviceRowToDevice>[0];
+const joinedDeviceColumns = [
+  'devices.device_id',
+  'devices.platform',
+  'devices.provider',
+  'devices.push_address',
+  'devices.push_keys',
+  'devices.status',
+  'devices.disabled_reason',
+  'devices.created_at',
+  'devices.updated_at',
+] as const;
 
 const deviceColumns = [
   'project_id',

@@ -46,13 +46,12 @@ function groupByUser(users: repo.AudienceUser[], devices: Device[]): Recipient[]
 /** One broadcast range: the segment's users in it, as they are now, and their devices as of the snapshot. */
 export async function broadcastSlice(db: Db, projectId: string, range: { after: string | null; upto: string | null }, snapshotAt: number, c: CompiledConditions): Promise<AudienceSlice> {
   const users = await repo.segmentUsersInRange(db, projectId, range, snapshotAt, c);
-  const eligible = users.filter((u) => u.eligible);
-  const devices = await repo.activeDevicesOf(db, new Map(eligible.map((u) => [u.id, u.projectUserId])), snapshotAt);
-  const recipients = groupByUser(eligible, devices);
+  const eligible = users.filter((u) => u.user.eligible);
+  const recipients = eligible.filter((u) => u.devices.length > 0);
   const counters = emptyCounters();
   counters.in_segment = users.length;
   counters.eligible = eligible.length;
-  counters.devices = devices.length;
+  counters.devices = recipients.reduce((n, r) => n + r.devices.length, 0);
   if (users.length > eligible.length) counters.skipped.audience_conditions = users.length - eligible.length;
   if (eligible.length > recipients.length) counters.skipped.no_device = eligible.length - recipients.length;
   return { recipients, counters };

@@ -66,10 +66,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
 
   // The send-side checkpoint: at most one row per (trigger, device), written once the provider answered.
-  // On SQLite the rows live in the primary-key b-tree itself (WITHOUT ROWID): one b-tree per insert, not two.
   await db.schema
     .createTable('trigger_deliveries')
-    .modifyEnd(dialectOf(db) === 'sqlite' ? sql`without rowid` : sql``)
     .addColumn('trigger_id', 'text', (c) => c.notNull().references('campaign_triggers.id').onDelete('cascade'))
     .addColumn('device_id', 'text', (c) => c.notNull())
     .addColumn('batch_no', 'integer', (c) => c.notNull())
