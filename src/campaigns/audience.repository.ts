@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
+import { wholeTable } from '../db/dialect.js';
 import { readJson } from '../db/json.js';
 import { deviceRowToDevice, type Device } from '../devices/devices.service.js';
 
@@ -143,18 +144,17 @@ export async function anyUserAfter(db: Db, projectId: string, after: string | nu
 
 /** Dry run of a broadcast: segment size, eligible users, those without a device, and their devices. */
 export async function countBroadcastAudience(db: Db, projectId: string, snapshotAt: number, c: Conditions) {
-  const devices = sql<number>`(select count(*) from devices where devices.user_id = users.id and devices.status = 'active')`;
-  const row = await db
-    .selectFrom('users')
-    .select([
-      sql<number>`count(*)`.as('in_segment'),
-      sql<number>`coalesce(sum(case when ${c.audience} then 1 else 0 end), 0)`.as('eligible'),
-      sql<number>`coalesce(sum(case when ${c.audience} and ${devices} = 0 then 1 else 0 end), 0)`.as('no_device'),
-      sql<number>`coalesce(sum(case when ${c.audience} then ${devices} else 0 end), 0)`.as('devices'),
-    ])
-    .where('project_id', '=', projectId)
-    .where('created_at', '<=', snapshotAt)
-    .where(c.segment)
-    .executeTakeFirstOrThrow();
+  const result = await sql<{ in_segment: number; eligible: number; no_device: number; devices: number }>`
+    select count(*) as in_segment,
+      coalesce(sum(case when eligible then 1 else 0 end), 0) as eligible,
+      coalesce(sum(case when eligible and devices = 0 then 1 else 0 end), 0) as no_device,
+      coalesce(sum(case when eligible then devices else 0 end), 0) as devices
+    from (
+      select ${c.audience} as eligible,
+        (select count(*) from devices where devices.user_id = users.id and devices.status = 'active' and devices.created_at <= ${snapshotAt}) as devices
+      from ${wholeTable(db, 'users')}
+      where users.project_id = ${projectId} and users.created_at <= ${snapshotAt} and ${c.segment}
+    ) as audience`.execute(db);
+  const row = result.rows[0]!;
   return { inSegment: Number(row.in_segment), eligible: Number(row.eligible), noDevice: Number(row.no_device), devices: Number(row.devices) };
 }

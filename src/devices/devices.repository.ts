@@ -69,6 +69,25 @@ export function findDevice(db: Db, projectId: string, deviceId: string): Promise
   return selectDevices(db, projectId).where('devices.device_id', '=', deviceId).executeTakeFirst();
 }
 
+/** Batched lookups for sends: one query per up to 500 ids instead of one per item. */
+const LOOKUP_CHUNK = 500;
+
+async function inChunks<T>(ids: string[], query: (chunk: string[]) => Promise<T[]>): Promise<T[]> {
+  const rows: T[] = [];
+  for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) rows.push(...(await query(ids.slice(i, i + LOOKUP_CHUNK))));
+  return rows;
+}
+
+export function findDevicesByIds(db: Db, projectId: string, deviceIds: string[]): Promise<DeviceRow[]> {
+  return inChunks(deviceIds, (chunk) => selectDevices(db, projectId).where('devices.device_id', 'in', chunk).execute());
+}
+
+export function findDevicesOfUsers(db: Db, projectId: string, projectUserIds: string[]): Promise<DeviceRow[]> {
+  return inChunks(projectUserIds, (chunk) =>
+    selectDevices(db, projectId).where('users.project_user_id', 'in', chunk).orderBy('devices.created_at').orderBy('devices.device_id').execute(),
+  );
+}
+
 export function listUserDevices(db: Db, projectId: string, userId: string): Promise<DeviceRow[]> {
   return selectDevices(db, projectId).where('devices.user_id', '=', userId).orderBy('devices.created_at').orderBy('devices.device_id').execute();
 }

@@ -102,6 +102,22 @@ export async function findDevice(db: Db, projectId: string, deviceId: string): P
   return row && deviceRowToDevice(row);
 }
 
+/** Devices by id, in one query per 500 ids (push sends); absent ids are simply missing from the map. */
+export async function findDevices(db: Db, projectId: string, deviceIds: string[]): Promise<Map<string, Device>> {
+  const rows = await repo.findDevicesByIds(db, projectId, [...new Set(deviceIds)]);
+  return new Map(rows.map((row) => [row.device_id, deviceRowToDevice(row)]));
+}
+
+/** Active devices of each named user that has any (push sends), oldest registration first. */
+export async function activeDevicesOfUsers(db: Db, projectId: string, projectUserIds: string[]): Promise<Map<string, Device[]>> {
+  const byUser = new Map<string, Device[]>();
+  for (const row of await repo.findDevicesOfUsers(db, projectId, [...new Set(projectUserIds)])) {
+    if (row.status !== 'active') continue;
+    byUser.set(row.project_user_id, [...(byUser.get(row.project_user_id) ?? []), deviceRowToDevice(row)]);
+  }
+  return byUser;
+}
+
 /** Active devices of a user, by internal user id (push sends and campaign fan-out). */
 export async function activeDevicesOfUser(db: Db, projectId: string, userId: string): Promise<Device[]> {
   return (await repo.listUserDevices(db, projectId, userId)).filter((row) => row.status === 'active').map(deviceRowToDevice);

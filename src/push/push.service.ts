@@ -1,8 +1,8 @@
 import type { Db } from '../db/database.js';
-import { activeDevicesOfUser, findDevice, type Device } from '../devices/devices.service.js';
+import { activeDevicesOfUsers, findDevices, type Device } from '../devices/devices.service.js';
 import { notFound } from '../errors.js';
 import { newMessageId } from './message-id.js';
-import { findUser } from '../users/users.service.js';
+import { existingProjectUserIds } from '../users/users.service.js';
 import { findDelivery, insertDeliveries, type DeliveriesTable } from './deliveries.repository.js';
 import { resolveDeadline, sendToDevices, type DeviceSend } from './push-dispatch.js';
 import type { PushRuntime } from './push-runtime.js';
@@ -20,31 +20,22 @@ type Resolved = { devices: Device[]; projectUserId?: string } | { none: string }
 
 const messageOf = (item: PushItem): PushMessage => ({ title: item.title, body: item.body, imageUrl: item.image_url, landingUrl: item.landing_url });
 
+/** Looks every target up in a few batched queries (not one per item: that dominated a 500-item send). */
 async function resolveTargets(db: Db, projectId: string, items: PushItem[]): Promise<Resolved[]> {
-  const lookups = new Map<string, Promise<Resolved>>();
-  const lookup = (key: string, run: () => Promise<Resolved>): Promise<Resolved> => {
-    let found = lookups.get(key);
-    if (!found) lookups.set(key, (found = run()));
-    return found;
-  };
-  return Promise.all(
-    items.map(({ target }) => {
-      const deviceId = target.device_id;
-      if (deviceId !== undefined) {
-        return lookup(`d:${deviceId}`, async () => {
-          const device = await findDevice(db, projectId, deviceId);
-          return device ? { devices: [device] } : { none: 'DEVICE_NOT_FOUND' };
-        });
-      }
-      const projectUserId = target.project_user_id!;
-      return lookup(`u:${projectUserId}`, async () => {
-        const user = await findUser(db, projectId, projectUserId);
-        if (!user) return { none: 'USER_NOT_FOUND' };
-        const devices = await activeDevicesOfUser(db, projectId, user.id);
-        return devices.length > 0 ? { devices, projectUserId } : { none: 'NO_ACTIVE_DEVICE' };
-      });
-    }),
-  );
+  const deviceIds = items.flatMap(({ target }) => (target.device_id === undefined ? [] : [target.device_id]));
+  const userIds = items.flatMap(({ target }) => (target.device_id === undefined ? [target.project_user_id!] : []));
+  const [devices, devicesByUser] = await Promise.all([findDevices(db, projectId, deviceIds), activeDevicesOfUsers(db, projectId, userIds)]);
+  const existingUsers = await existingProjectUserIds(db, projectId, [...new Set(userIds.filter((id) => !devicesByUser.has(id)))]);
+  return items.map(({ target }): Resolved => {
+    if (target.device_id !== undefined) {
+      const device = devices.get(target.device_id);
+      return device ? { devices: [device] } : { none: 'DEVICE_NOT_FOUND' };
+    }
+    const projectUserId = target.project_user_id!;
+    const userDevices = devicesByUser.get(projectUserId);
+    if (userDevices) return { devices: userDevices, projectUserId };
+    return { none: existingUsers.has(projectUserId) ? 'NO_ACTIVE_DEVICE' : 'USER_NOT_FOUND' };
+  });
 }
 
 const toDelivery = (o: DeviceSendOutcome): DeviceDelivery => ({

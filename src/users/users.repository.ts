@@ -67,6 +67,13 @@ export async function findUser(db: Db, projectId: string, projectUserId: string)
   return row && { id: row.id, projectUserId: row.project_user_id, properties: readJson<Properties>(row.properties) };
 }
 
+/** Which of the given users exist (one query per call; callers pass at most a request's worth). */
+export async function existingProjectUserIds(db: Db, projectId: string, projectUserIds: string[]): Promise<Set<string>> {
+  if (projectUserIds.length === 0) return new Set();
+  const rows = await db.selectFrom('users').select('project_user_id').where('project_id', '=', projectId).where('project_user_id', 'in', projectUserIds).execute();
+  return new Set(rows.map((r) => r.project_user_id));
+}
+
 /** Inserts users that do not exist yet (no property change for those that do); returns all ids. */
 export async function ensureUsers(db: Db, projectId: string, projectUserIds: string[], newId: () => string, now: number): Promise<Map<string, string>> {
   const unique = [...new Set(projectUserIds)];

@@ -80,6 +80,7 @@ export async function getUser(db: Db, projectId: string, projectUserId: string):
 }
 
 export const findUser = repo.findUser;
+export const existingProjectUserIds = repo.existingProjectUserIds;
 
 /** Internal ids of the given users, creating those that do not exist yet (devices and events, R8, R9). */
 export function ensureUsers(db: Db, clock: Clock, projectId: string, projectUserIds: string[]): Promise<Map<string, string>> {
