@@ -1,6 +1,5 @@
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import type { Db } from '../db/database.js';
-import { preparedQuery } from '../db/prepared.js';
 
 /** The send-side checkpoint of a trigger (C4): one row per (trigger, device), never two. */
 export interface TriggerDeliveriesTable {
@@ -26,29 +25,39 @@ declare module '../db/database.js' {
 }
 
 const INSERT_CHUNK = 500;
-/** Rows per prepared insert: a fan-out records about this many outcomes at a time. */
+/** Rows per insert statement: a fan-out records about this many outcomes at a time. */
 const PREPARED_ROWS = 100;
 const COLUMNS = ['trigger_id', 'device_id', 'batch_no', 'user_id', 'status', 'message_id', 'failure_reason', 'token_action', 'detail', 'created_at'] as const;
-type Param = string | number | null;
+
+interface PreparedInsert {
+  compiled: CompiledQuery;
+  /** For each parameter of the compiled statement, the row and column whose value it takes. */
+  slots: Array<readonly [number, number]>;
+}
 
 /**
- * The insert of `rows` rows, built and compiled by Kysely once per row count and dialect (building a
- * 100-row insert costs about as much as running it on SQLite, and a fan-out runs it once per send call).
+ * The insert of `rows` rows, built and compiled by Kysely once per database adapter and row count:
+ * building a 100-row insert costs about as much as running it on SQLite, and a fan-out runs it once
+ * per `sendToDevices` call. Values are bound positionally from the rows at each execution.
  */
-const preparedInserts = new Map<number, (db: Db, params: Record<string, Param>) => Promise<unknown[]>>();
-function preparedInsert(rows: number) {
-  let insert = preparedInserts.get(rows);
-  if (!insert) {
-    const names = Array.from({ length: rows }, (_, r) => COLUMNS.map((c) => `${r}:${c}`)).flat();
-    insert = preparedQuery<Record<string, Param>, unknown>(names, (db, p) =>
-      (db as Db)
-        .insertInto('trigger_deliveries')
-        .values(Array.from({ length: rows }, (_, r) => Object.fromEntries(COLUMNS.map((c) => [c, p[`${r}:${c}`]])) as unknown as TriggerDeliveriesTable))
-        .onConflict((oc) => oc.columns(['trigger_id', 'device_id']).doNothing()),
-    );
-    preparedInserts.set(rows, insert);
+const preparedInserts = new WeakMap<object, Map<number, PreparedInsert>>();
+function preparedInsert(db: Db, rows: number): PreparedInsert {
+  const adapter = db.getExecutor().adapter;
+  let byRows = preparedInserts.get(adapter);
+  if (!byRows) preparedInserts.set(adapter, (byRows = new Map()));
+  let prepared = byRows.get(rows);
+  if (!prepared) {
+    const placeholder = (r: number, c: number) => `__herald_slot:${r}:${c}`;
+    const values = Array.from({ length: rows }, (_, r) => Object.fromEntries(COLUMNS.map((name, c) => [name, placeholder(r, c)])) as unknown as TriggerDeliveriesTable);
+    const compiled = db.insertInto('trigger_deliveries').values(values).onConflict((oc) => oc.columns(['trigger_id', 'device_id']).doNothing()).compile();
+    const slots = compiled.parameters.map((p) => {
+      const match = typeof p === 'string' ? /^__herald_slot:(\d+):(\d+)$/.exec(p) : null;
+      if (!match) throw new Error('unexpected parameter in the prepared ledger insert');
+      return [Number(match[1]), Number(match[2])] as const;
+    });
+    byRows.set(rows, (prepared = { compiled, slots }));
   }
-  return insert;
+  return prepared;
 }
 
 /** Records outcomes; a device already recorded for the trigger keeps its first record. */
@@ -57,11 +66,8 @@ export async function recordDeliveries(db: Db, rows: TriggerDeliveriesTable[]): 
   const sorted = [...rows].sort((a, b) => (a.device_id < b.device_id ? -1 : 1));
   for (let i = 0; i < sorted.length; i += PREPARED_ROWS) {
     const part = sorted.slice(i, i + PREPARED_ROWS);
-    const params: Record<string, Param> = {};
-    part.forEach((row, r) => {
-      for (const c of COLUMNS) params[`${r}:${c}`] = row[c];
-    });
-    await preparedInsert(part.length)(db, params);
+    const { compiled, slots } = preparedInsert(db, part.length);
+    await db.executeQuery({ ...compiled, parameters: slots.map(([r, c]) => part[r]![COLUMNS[c]!]) });
   }
 }
 
