@@ -5,15 +5,12 @@ import autocannon from 'autocannon';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { median, numberArg } from './lib/bench-args.js';
 import { markdownTable, writeBenchmarkSection } from './lib/bench-report.js';
 import { freePort, startProcess, waitForHttp, type BenchProcess } from './lib/processes.js';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const DURATION = arg('duration', 10);
-const ROUNDS = arg('rounds', 3);
+const DURATION = numberArg('duration', 10);
+const ROUNDS = numberArg('rounds', 3);
 const CONNECTIONS = 10;
 
 interface Run {
@@ -63,7 +60,6 @@ async function checkOnce(url: string, headers: Record<string, string>): Promise<
   if (task?.status?.state !== 'TASK_STATE_COMPLETED' || task.artifacts?.[0]?.name !== 'user-result') throw new Error(`${url} did not complete create-user: ${JSON.stringify(body)}`);
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-a2a-'));

@@ -9,6 +9,7 @@ import http2 from 'node:http2';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
+import { median, numberArg } from './lib/bench-args.js';
 import { markdownTable, writeBenchmarkSection } from './lib/bench-report.js';
 import { freePort, startProcess, waitForHttp, type BenchProcess } from './lib/processes.js';
 import { systemClock } from '../src/lib/clock.js';
@@ -16,12 +17,8 @@ import type { FcmCredentials } from '../src/push/credentials/credentials.service
 import { HttpsClient } from '../src/push/https-client.js';
 import { FcmTokenSource } from '../src/push/providers/fcm-auth.js';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const ROUNDS = arg('rounds', 3);
-const SENDS = arg('sends', 10_000);
+const ROUNDS = numberArg('rounds', 3);
+const SENDS = numberArg('sends', 10_000);
 const BATCH = 500;
 const REQUESTS_IN_FLIGHT = 4;
 /** Herald's default pool: 2 sessions x 100 streams per provider origin; the raw loop gets the same. */
@@ -98,7 +95,6 @@ async function heraldRun(base: string, auth: Record<string, string>, deviceIds: 
   return (deviceIds.length / elapsed) * 1000;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** CPU time (user + system, ms) a process has used so far, from /proc (clock ticks of 10 ms). */
 function cpuMs(pid: number | undefined): number {

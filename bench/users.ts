@@ -4,15 +4,12 @@ import autocannon from 'autocannon';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { median, numberArg } from './lib/bench-args.js';
 import { markdownTable, writeBenchmarkSection } from './lib/bench-report.js';
 import { freePort, startProcess, waitForHttp, type BenchProcess } from './lib/processes.js';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const DURATION = arg('duration', 10);
-const ROUNDS = arg('rounds', 3);
+const DURATION = numberArg('duration', 10);
+const ROUNDS = numberArg('rounds', 3);
 const CONNECTIONS = 10;
 
 interface Sample {
@@ -23,7 +20,6 @@ interface Sample {
   failures: number;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function load(target: BenchProcess, url: string, headers: Record<string, string>, pipelining: number, overallRate?: number): Promise<Sample> {
   const cpuBefore = target.cpuSeconds();
