@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { useTestContext } from '../helpers/test-app.js';
 import { runCli } from '../helpers/processes.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
@@ -115,7 +115,9 @@ describe.each(TEST_DIALECTS)('campaign management on %s', (dialect) => {
   it('manages campaigns from the CLI against the same database', async () => {
     const env = { ...ctx().database.env, HERALD_SECRET_KEY: '00'.repeat(32) };
     const project = ctx().project.project_id;
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'herald-cli-')), 'campaign.json');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-campaign-cli-'));
+    onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'campaign.json');
     fs.writeFileSync(file, JSON.stringify({ ...base, campaign_id: 'from-cli', api_triggered: true }));
     const created = await runCli(['campaign', 'create', '--project', project, '--file', file], env);
     expect(created.code, created.stderr).toBe(0);
