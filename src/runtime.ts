@@ -4,6 +4,7 @@ import { buildApp, type App } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/connect.js';
 import { migrateToLatest } from './db/migrate.js';
+import { deleteExpiredIdempotencyKeys } from './idempotency/idempotency.service.js';
 import { createJobHandlers } from './job-handlers.js';
 import { createJobRunner, type JobRunner } from './jobs/jobs.js';
 import { systemClock } from './lib/clock.js';
@@ -37,6 +38,9 @@ async function createDefaultProjectIfEmpty(database: DatabaseHandle, logger: Log
   logger.info({ project_id: project.project_id, public_key: project.public_key, secret_key: project.secret_key }, 'created the default project; keep these keys, they are not shown again');
 }
 
+/** Workers delete idempotency keys past their 24 h this often, so the table stays bounded. */
+const IDEMPOTENCY_CLEANUP_INTERVAL_MS = 60 * 60 * 1000;
+
 /** Opens the database, migrates, and starts the roles this process has (S3). */
 export async function startRuntime(config: Config, logger: Logger): Promise<Runtime> {
   const database = openConfiguredDatabase(config, logger);
@@ -53,6 +57,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
     await app.listen({ port: config.port, host: config.host });
   }
   let jobRunner: JobRunner | undefined;
+  let idempotencyCleanup: NodeJS.Timeout | undefined;
   if (config.role !== 'api') {
     const handlers = createJobHandlers({ config, db: database.db, dialect: database.dialect, logger, clock: systemClock, push });
     jobRunner = createJobRunner({
@@ -62,6 +67,10 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
       drainTimeoutMs: Math.max(0, config.shutdownTimeoutMs - 2000),
     });
     await jobRunner.start();
+    idempotencyCleanup = setInterval(() => {
+      deleteExpiredIdempotencyKeys(database.db, systemClock).catch((error: unknown) => logger.warn({ err: error }, 'deleting expired idempotency keys failed'));
+    }, IDEMPOTENCY_CLEANUP_INTERVAL_MS);
+    idempotencyCleanup.unref();
   }
 
   let stopped = false;
@@ -71,6 +80,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
     async stop() {
       if (stopped) return;
       stopped = true;
+      clearInterval(idempotencyCleanup);
       // Stop accepting requests and claiming jobs, let in-flight ones finish, then close what they used.
       await Promise.all([app?.close(), jobRunner?.stop()]);
       await push.close();

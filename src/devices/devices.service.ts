@@ -118,11 +118,6 @@ export async function activeDevicesOfUsers(db: Db, projectId: string, projectUse
   return byUser;
 }
 
-/** Active devices of a user, by internal user id (push sends and campaign fan-out). */
-export async function activeDevicesOfUser(db: Db, projectId: string, userId: string): Promise<Device[]> {
-  return (await repo.listUserDevices(db, projectId, userId)).filter((row) => row.status === 'active').map(deviceRowToDevice);
-}
-
 export async function deleteDevice(db: Db, projectId: string, deviceId: string): Promise<void> {
   await repo.deleteDevice(db, projectId, deviceId);
 }

@@ -72,3 +72,8 @@ export async function runIdempotent(
   }
   throw new AppError('conflict', 'IDEMPOTENCY_KEY_BUSY', 'Idempotency key is changing hands, retry', { retryAfterSeconds: 1 });
 }
+
+/** Removes keys past their 24 h; a replay of an expired key is treated as new anyway, this bounds the table. */
+export function deleteExpiredIdempotencyKeys(db: Db, clock: Clock): Promise<number> {
+  return repo.deleteExpiredKeys(db, clock.now());
+}

@@ -40,6 +40,31 @@ export interface ClaimRequest {
   kinds: readonly string[];
 }
 
+/**
+ * Takes up to `limit` due pending jobs of `kinds` and leases them, in one `UPDATE ... RETURNING`.
+ * `lockRows` adds `FOR UPDATE SKIP LOCKED` to the picking subquery (PostgreSQL); SQLite needs none,
+ * since the statement holds the database's write lock from its start.
+ */
+export async function claimPendingJobs(db: Kysely<Database>, { lockToken, now, leaseMs, limit, kinds }: ClaimRequest, lockRows: boolean): Promise<JobsTable[]> {
+  if (kinds.length === 0 || limit <= 0) return [];
+  return db
+    .updateTable('jobs')
+    .set({ state: 'running', attempts: sql`attempts + 1`, locked_by: lockToken, locked_until: now + leaseMs, updated_at: now })
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('jobs')
+        .select('id')
+        .where('state', '=', sql.lit('pending'))
+        .where('run_at', '<=', now)
+        .where('kind', 'in', kinds)
+        .orderBy('run_at')
+        .limit(limit)
+        .$if(lockRows, (qb) => qb.forUpdate().skipLocked()),
+    )
+    .returningAll()
+    .execute();
+}
+
 /** What differs between SQLite and PostgreSQL: how jobs are claimed and how workers are woken. */
 export interface JobClaims {
   claimJobs(db: Kysely<Database>, request: ClaimRequest): Promise<JobsTable[]>;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
-import { hashRequest, IDEMPOTENCY_TTL_MS, runIdempotent } from '../../src/idempotency/idempotency.service.js';
+import { deleteExpiredIdempotencyKeys, hashRequest, IDEMPOTENCY_TTL_MS, runIdempotent } from '../../src/idempotency/idempotency.service.js';
 
 /** A clock the tests move by hand (key expiry after 24 h). */
 const clock = { offset: 0, now: () => Date.now() + clock.offset };
@@ -120,6 +120,20 @@ describe.each(TEST_DIALECTS)('idempotent create user (R17) on %s', (dialect) => 
       expect(later.statusCode).toBe(200);
       expect(later.headers['idempotent-replayed']).toBeUndefined();
       expect(later.json()).toEqual({ properties: { day: 2 } });
+    } finally {
+      clock.offset = 0;
+    }
+  });
+
+  it('the cleanup deletes only keys past their 24 hours', async () => {
+    await create({ project_user_id: 'idem-11' }, 'old-key');
+    clock.offset += IDEMPOTENCY_TTL_MS + 1000;
+    try {
+      await create({ project_user_id: 'idem-11' }, 'fresh-key');
+      const keys = () => ctx().database.db.selectFrom('idempotency_keys').select('idempotency_key').where('idempotency_key', 'in', ['old-key', 'fresh-key']).execute();
+      expect((await keys()).map((k) => k.idempotency_key).sort()).toEqual(['fresh-key', 'old-key']);
+      expect(await deleteExpiredIdempotencyKeys(ctx().database.db, clock)).toBeGreaterThanOrEqual(1);
+      expect((await keys()).map((k) => k.idempotency_key)).toEqual(['fresh-key']);
     } finally {
       clock.offset = 0;
     }
