@@ -3,16 +3,12 @@ import { Role, TaskState, type AgentCard, type ListTaskPushNotificationConfigsRe
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3/client';
 import { TaskNotCancelableError, TaskNotFoundError } from '@a2a-js/sdk/errors';
-import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
-import { createJobHandlers } from '../../src/job-handlers.js';
-import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
-import { systemClock } from '../../src/lib/clock.js';
-import type { PushRuntime } from '../../src/push/push-runtime.js';
 import { startReceiver, uid, type Json } from '../a2a/a2a-helpers.js';
 import { createCampaign } from '../campaigns/campaign-helpers.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
-import { authHeaders, useTestContext, type TestContext } from '../helpers/test-app.js';
+import { authHeaders, useTestContext } from '../helpers/test-app.js';
 import { configureProviders, fcmToken, pushDeps, registerDevice, useFakeProviders } from '../push/push-helpers.js';
+import { deliverUntil, workingTask } from './interop-helpers.js';
 
 /**
  * Interoperability: the official JavaScript client, `@a2a-js/sdk` (its v1.0 client and the same
@@ -54,24 +50,6 @@ async function collect(stream: AsyncIterable<StreamResponse>): Promise<StreamRes
   return events;
 }
 
-async function waitFor(condition: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
-async function workingTask(ctx: TestContext, projectId: string, contextId = 'ctx-working'): Promise<string> {
-  const id = uid('task');
-  const now = Date.now();
-  const user = { messageId: uid('m'), role: 'user' as const, parts: [{ data: { skill: 'send-push-notification' } }], taskId: id, contextId };
-  await ctx.database.db.transaction().execute((trx) =>
-    insertTask(trx, { id, projectId, contextId, skill: 'send-push-notification', createdAt: now }, [{ state: 'submitted', timestamp: now }, { state: 'working', timestamp: now }], [user], []),
-  );
-  return id;
-}
-
 describe.each(TEST_DIALECTS)('official @a2a-js/sdk clients against a listening Herald on %s', (dialect) => {
   // Webhooks go to a receiver on loopback, so this Herald allows private networks (dev setting).
   const ctx = useTestContext(dialect, { env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, deps: pushDeps(fakes) });
@@ -84,7 +62,7 @@ describe.each(TEST_DIALECTS)('official @a2a-js/sdk clients against a listening H
   });
   afterAll(async () => {
     await ctx().app.close();
-    await (ctx().deps.push as PushRuntime | undefined)?.close();
+    await ctx().deps.push?.close();
   });
   afterEach(async () => {
     await Promise.all(receivers.splice(0).map((r) => r.close()));
@@ -122,15 +100,6 @@ describe.each(TEST_DIALECTS)('official @a2a-js/sdk clients against a listening H
     const r = await startReceiver();
     receivers.push(r);
     return r;
-  }
-
-  /** Runs the worker's real job handlers until the receiver has `count` webhooks. */
-  async function deliverUntil(hook: { received: unknown[] }, count: number): Promise<void> {
-    const handlers = createJobHandlers({ config: ctx().config, db: ctx().database.db, dialect: ctx().database.dialect, logger: ctx().deps.logger, clock: systemClock, push: ctx().deps.push as PushRuntime });
-    await waitFor(async () => {
-      await runJobsUntilIdle(ctx().database.db, handlers);
-      return hook.received.length >= count;
-    }, `${count} webhooks`);
   }
 
   describe('v1.0 ListTasks', () => {
@@ -297,7 +266,7 @@ describe.each(TEST_DIALECTS)('official @a2a-js/sdk clients against a listening H
       expect(list.configs.map((cfg) => [cfg.id, cfg.url])).toEqual([[created.id, hook.url]]);
 
       await c.cancelTask({ tenant: '', id: taskId, metadata: undefined });
-      await deliverUntil(hook, 1);
+      await deliverUntil(ctx(), hook, 1);
       expect(hook.received).toHaveLength(1);
       const [webhook] = hook.received;
       expect(webhook!.headers['x-a2a-token']).toBe('tok-interop');
@@ -315,7 +284,7 @@ describe.each(TEST_DIALECTS)('official @a2a-js/sdk clients against a listening H
       const c = await clientFor(legacy);
       const pushConfig = { tenant: '', id: '', taskId: '', url: hook.url, token: 'tok-send', authentication: undefined };
       const task = (await c.sendMessage(send(message({ skill: 'create-user', projectUserId: uid('u') }), { acceptedOutputModes: [], taskPushNotificationConfig: pushConfig, historyLength: undefined, returnImmediately: false }))) as Task;
-      await deliverUntil(hook, 3);
+      await deliverUntil(ctx(), hook, 3);
       const seen = hook.received.map((r) => (legacy ? r.body.status.state : r.body.statusUpdate.status.state)).sort();
       expect(seen).toEqual(legacy ? ['completed', 'submitted', 'working'] : ['TASK_STATE_COMPLETED', 'TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING']);
       for (const r of hook.received) expect(legacy ? r.body.id : r.body.statusUpdate.taskId).toBe(task.id);
