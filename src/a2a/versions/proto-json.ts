@@ -60,19 +60,19 @@ function readValue(value: unknown, path: string, fields: ProtoFields): unknown {
 }
 
 function readObject(object: Record<string, unknown>, path: string, fields: ProtoFields): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  const entries: [string, unknown][] = [];
+  const seen = new Set<string>();
   for (const [key, value] of Object.entries(object)) {
     const name = lowerCamel(key);
+    if (seen.has(name)) throw invalidParams([{ field: `params.${path === '' ? name : `${path}.${name}`}`, description: `given twice (as ${name} and as its proto name)` }]);
+    seen.add(name);
     // null is the default (unset), except in a google.protobuf.Value (`data`), where it is a JSON null.
     if (value === null && name !== 'data') continue;
-    const fieldPath = path === '' ? name : `${path}.${name}`;
-    if (Object.hasOwn(out, name) || (name !== key && Object.hasOwn(object, name))) {
-      throw invalidParams([{ field: `params.${fieldPath}`, description: `given twice (as ${name} and as ${key})` }]);
-    }
-    const read = OPAQUE.has(name) ? value : readValue(value, fieldPath, fields);
-    if (read !== undefined) out[name] = read;
+    const read = OPAQUE.has(name) ? value : readValue(value, path === '' ? name : `${path}.${name}`, fields);
+    if (read !== undefined) entries.push([name, read]);
   }
-  return out;
+  // fromEntries defines own properties: no key can reach the object's prototype.
+  return Object.fromEntries(entries);
 }
 
 /** The params in the one form the v1 schemas check. Non-object params are left for the schema to refuse. */
