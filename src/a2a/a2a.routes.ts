@@ -7,11 +7,11 @@ import { PUBLIC_DESCRIPTION, publicCard } from './agent-card.js';
 import type { CallContext } from './call-context.js';
 import { dispatch } from './dispatch.js';
 import { rpcError, toRpcError } from './errors.js';
-import { failure, idOf, readEnvelope, success } from './json-rpc.js';
+import { failure, idOf, readEnvelope, success, type Envelope } from './json-rpc.js';
 import { writeSse } from './sse.js';
-import { createTaskEventBus } from './tasks/task-events.js';
+import { createTaskEventBus, type TaskEventBus } from './tasks/task-events.js';
 import { chooseVersion } from './version.js';
-import type { Codec } from './versions/codec.js';
+import type { Codec, Operation } from './versions/codec.js';
 import { codecFor } from './versions/codecs.js';
 import { v1Codec } from './versions/v1.js';
 
@@ -24,7 +24,8 @@ const codecOf = (request: FastifyRequest): Codec => {
   return choice.ok ? codecFor(choice.version) : v1Codec;
 };
 
-const endpointUrl = (deps: AppDeps, request: FastifyRequest): string => `${deps.config.publicUrl ?? `${request.protocol}://${request.host}`}/a2a`;
+/** Where `/a2a` is: under PUBLIC_URL when set, else on the host the request named (then the card varies by Host). */
+const endpointUrl = (deps: AppDeps, request: FastifyRequest): string => `${deps.config.publicUrl?.replace(/\/+$/, '') ?? `${request.protocol}://${request.host}`}/a2a`;
 
 function sendRpcError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
   const rendered = toRpcError(error);
@@ -32,6 +33,41 @@ function sendRpcError(request: FastifyRequest, reply: FastifyReply, error: unkno
   else request.log.info({ reason: rendered.reason, code: rendered.code }, rendered.message);
   if (rendered.retryAfterSeconds !== undefined) reply.header('Retry-After', String(Math.max(1, Math.ceil(rendered.retryAfterSeconds))));
   return reply.code(rendered.http).type('application/json; charset=utf-8').send(failure(idOf(request.body), rendered, codecOf(request)));
+}
+
+function operationOf(codec: Codec, method: string): Operation {
+  const operation = codec.methods.get(method);
+  if (!operation) throw rpcError('METHOD_NOT_FOUND', `Method ${method.slice(0, 100)} is not a method of A2A ${codec.version}`, { metadata: { method: method.slice(0, 100), version: codec.version } });
+  return operation;
+}
+
+function callContext(deps: AppDeps, request: FastifyRequest, codec: Codec, events: TaskEventBus, writes: AppDeps['writes']): CallContext {
+  const idempotencyKey = request.headers['x-service-idempotency-key'];
+  return {
+    deps,
+    events,
+    writes,
+    codec,
+    projectId: request.auth!.projectId,
+    logger: request.log,
+    endpointUrl: endpointUrl(deps, request),
+    ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}),
+  };
+}
+
+/**
+ * A JSON-RPC notification (no `id`) runs like a request, a stream to its end, but the client gets
+ * no reply body whatever happens (JSON-RPC 2.0 §4.1), so its failures are only logged.
+ */
+async function runNotification(call: CallContext, envelope: Envelope): Promise<void> {
+  try {
+    const outcome = await dispatch(call, operationOf(call.codec, envelope.method), envelope.params);
+    if (outcome.kind === 'stream') for await (const _event of outcome.events);
+  } catch (error) {
+    const rendered = toRpcError(error);
+    if (rendered.code === -32603) call.logger.error({ err: error, method: envelope.method.slice(0, 100) }, 'a2a notification failed');
+    else call.logger.info({ reason: rendered.reason, code: rendered.code, method: envelope.method.slice(0, 100) }, `a2a notification refused: ${rendered.message}`);
+  }
 }
 
 /**
@@ -65,24 +101,17 @@ export function registerA2aRoutes(app: FastifyInstance, deps: AppDeps): void {
     });
     registerRateLimitHook(scope, deps.rateLimiter);
 
-    scope.post('/a2a', { config: { auth: 'none', rateLimitClass: 'a2a' }, schema: { hide: true } }, async (request, reply) => {
+    const handleRpc = async (request: FastifyRequest, reply: FastifyReply) => {
       const choice = versionOf(request);
       if (!choice.ok) throw rpcError('VERSION_NOT_SUPPORTED', `A2A-Version ${choice.requested} is not supported; use 1.0 or 0.3`, { metadata: { requestedVersion: choice.requested } });
       const codec = codecFor(choice.version);
       const envelope = readEnvelope(request.body);
-      const operation = codec.methods.get(envelope.method);
-      if (!operation) throw rpcError('METHOD_NOT_FOUND', `Method ${envelope.method.slice(0, 100)} is not a method of A2A ${codec.version}`, { metadata: { method: envelope.method.slice(0, 100), version: codec.version } });
-      const idempotencyKey = request.headers['x-service-idempotency-key'];
-      const call: CallContext = {
-        deps,
-        events,
-        writes,
-        codec,
-        projectId: request.auth!.projectId,
-        logger: request.log,
-        endpointUrl: endpointUrl(deps, request),
-        ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}),
-      };
+      const call = callContext(deps, request, codec, events, writes);
+      if (envelope.notification) {
+        await runNotification(call, envelope);
+        return reply.code(204).send();
+      }
+      const operation = operationOf(codec, envelope.method);
       const outcome = await dispatch(call, operation, envelope.params);
       if (outcome.kind === 'json') return reply.type('application/json; charset=utf-8').send(success(envelope.id, outcome.result));
       await writeSse(
@@ -92,13 +121,19 @@ export function registerA2aRoutes(app: FastifyInstance, deps: AppDeps): void {
         (error) => failure(envelope.id, toRpcError(error), codec),
       );
       return reply;
-    });
+    };
+    // `/a2a/` is the same endpoint: clients join a base URL and a path either way.
+    for (const url of ['/a2a', '/a2a/']) scope.post(url, { config: { auth: 'none', rateLimitClass: 'a2a' }, schema: { hide: true } }, handleRpc);
   });
 
   app.get('/.well-known/agent-card.json', { config: { auth: 'none' }, schema: { hide: true } }, async (request, reply) => {
     const body = JSON.stringify(publicCard({ endpointUrl: endpointUrl(deps, request), description: PUBLIC_DESCRIPTION }));
     const etag = `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-    reply.header('ETag', etag).header('Cache-Control', 'public, max-age=300');
+    // A card built from the Host header must not land in a shared cache, where a forged Host would
+    // serve other clients a foreign endpoint: public caching only with a configured PUBLIC_URL.
+    if (deps.config.publicUrl) reply.header('Cache-Control', 'public, max-age=300');
+    else reply.header('Cache-Control', 'private, no-cache').header('Vary', 'Host');
+    reply.header('ETag', etag);
     const ifNoneMatch = request.headers['if-none-match'];
     if (ifNoneMatch && (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag.replace(/^W\//, '')))) return reply.code(304).send();
     return reply.type('application/json; charset=utf-8').send(body);

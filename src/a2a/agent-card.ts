@@ -18,6 +18,9 @@ const skills = () =>
 export const PUBLIC_DESCRIPTION =
   'Herald engagement backend: create users, track events, send push notifications and trigger campaigns. Put the skill in a message part: data.skill plus the skill fields.';
 
+const API_KEY_V1 = { apiKeySecurityScheme: { name: 'X-API-Key', location: 'header', description: API_KEY_DESCRIPTION } };
+const API_KEY_V0_3 = { type: 'apiKey', in: 'header', name: 'X-API-Key', description: API_KEY_DESCRIPTION };
+
 /** The A2A v1.0 card (A8): the spec's fields plus the ones v1.0 requires. */
 export function v1Card(model: CardModel): Record<string, unknown> {
   return {
@@ -26,7 +29,7 @@ export function v1Card(model: CardModel): Record<string, unknown> {
     supportedInterfaces: [{ url: model.endpointUrl, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
     version: HERALD_VERSION,
     capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
-    securitySchemes: { apiKey: { apiKeySecurityScheme: { name: 'X-API-Key', location: 'header', description: API_KEY_DESCRIPTION } } },
+    securitySchemes: { apiKey: API_KEY_V1 },
     securityRequirements: [{ schemes: { apiKey: { list: [] } } }],
     defaultInputModes: MODES,
     defaultOutputModes: MODES,
@@ -34,12 +37,7 @@ export function v1Card(model: CardModel): Record<string, unknown> {
   };
 }
 
-/** The public card: v1 with the three top-level fields a v0.3 client looks for (A8). */
-export function publicCard(model: CardModel): Record<string, unknown> {
-  return { ...v1Card(model), protocolVersion: '0.3.0', url: model.endpointUrl, preferredTransport: 'JSONRPC' };
-}
-
-/** The v0.3 card shape, for `agent/getAuthenticatedExtendedCard`. */
+/** The v0.3 card (A2A v0.3.0 `AgentCard`), for `agent/getAuthenticatedExtendedCard`. */
 export function v0_3Card(model: CardModel): Record<string, unknown> {
   return {
     protocolVersion: '0.3.0',
@@ -47,14 +45,33 @@ export function v0_3Card(model: CardModel): Record<string, unknown> {
     description: model.description,
     url: model.endpointUrl,
     preferredTransport: 'JSONRPC',
+    additionalInterfaces: [{ url: model.endpointUrl, transport: 'JSONRPC' }],
     version: HERALD_VERSION,
     capabilities: { streaming: true, pushNotifications: true, stateTransitionHistory: false },
-    securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: API_KEY_DESCRIPTION } },
+    securitySchemes: { apiKey: API_KEY_V0_3 },
     security: [{ apiKey: [] }],
     defaultInputModes: MODES,
     defaultOutputModes: MODES,
     skills: skills(),
     supportsAuthenticatedExtendedCard: true,
+  };
+}
+
+/**
+ * The public card, read by clients of either version: every v1.0 field and every v0.3 field. The
+ * two share `capabilities` and `securitySchemes` with different contents, so those carry the
+ * union (each version's readers ignore the other's keys, as both specs ask of unknown fields).
+ */
+export function publicCard(model: CardModel): Record<string, unknown> {
+  const v1 = v1Card(model);
+  const v0_3 = v0_3Card(model);
+  return {
+    ...v1,
+    ...v0_3,
+    description: model.description,
+    capabilities: { ...(v0_3.capabilities as object), ...(v1.capabilities as object) },
+    securitySchemes: { apiKey: { ...API_KEY_V0_3, ...API_KEY_V1 } },
+    skills: v1.skills,
   };
 }
 

@@ -6,6 +6,8 @@ export type RpcId = string | number | null;
 
 export interface Envelope {
   id: RpcId;
+  /** No `id` member: a JSON-RPC notification, which gets no reply body. */
+  notification: boolean;
   method: string;
   params: unknown;
 }
@@ -20,16 +22,18 @@ export function idOf(body: unknown): RpcId {
 
 /**
  * JSON-RPC 2.0 envelope checks (-32600): one request object (no batches), `jsonrpc: "2.0"`, an
- * `id` (every A2A method answers, so notifications are refused), a method name, params an object.
+ * `id` that is a string, a number or null when present (absent: a notification), a method name,
+ * params an object.
  */
 export function readEnvelope(body: unknown): Envelope {
   if (Array.isArray(body)) throw rpcError('INVALID_REQUEST', 'Batch requests are not supported');
   if (!isObject(body)) throw rpcError('INVALID_REQUEST', 'The request must be a JSON-RPC 2.0 request object');
   if (body.jsonrpc !== '2.0') throw rpcError('INVALID_REQUEST', 'jsonrpc must be "2.0"');
-  if (!('id' in body) || !isId(body.id)) throw rpcError('INVALID_REQUEST', 'id must be a string, a number or null (notifications are not supported)');
+  const notification = !Object.hasOwn(body, 'id');
+  if (!notification && !isId(body.id)) throw rpcError('INVALID_REQUEST', 'id must be a string, a number or null');
   if (typeof body.method !== 'string' || body.method === '') throw rpcError('INVALID_REQUEST', 'method must be a non-empty string');
   if (body.params !== undefined && body.params !== null && !isObject(body.params)) throw rpcError('INVALID_REQUEST', 'params must be an object');
-  return { id: body.id, method: body.method, params: body.params ?? undefined };
+  return { id: notification ? null : (body.id as RpcId), notification, method: body.method, params: body.params ?? undefined };
 }
 
 export const success = (id: RpcId, result: unknown) => ({ jsonrpc: '2.0' as const, id, result });

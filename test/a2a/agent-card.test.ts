@@ -28,9 +28,10 @@ describe.each(TEST_DIALECTS)('agent card on %s', (dialect) => {
     for (const skill of card.skills) expect(skill).toMatchObject({ name: expect.any(String), description: expect.any(String), tags: expect.any(Array), examples: expect.any(Array) });
   });
 
-  it('sends ETag and Cache-Control and answers 304 to If-None-Match', async () => {
+  it('sends ETag and private Cache-Control (it follows Host) and answers 304 to If-None-Match', async () => {
     const first = await ctx().inject({ method: 'GET', url: '/.well-known/agent-card.json' });
-    expect(first.headers['cache-control']).toMatch(/max-age=\d+/);
+    expect(first.headers['cache-control']).toBe('private, no-cache');
+    expect(first.headers.vary).toMatch(/\bHost\b/i);
     expect(first.headers.etag).toMatch(/^W\/".+"$/);
     expect(first.headers['x-request-id']).toBeTruthy();
     const again = await ctx().inject({ method: 'GET', url: '/.well-known/agent-card.json', headers: { 'if-none-match': String(first.headers.etag) } });
@@ -59,5 +60,12 @@ describe.each(TEST_DIALECTS)('agent card with PUBLIC_URL on %s', (dialect) => {
     const card = (await ctx().inject({ method: 'GET', url: '/.well-known/agent-card.json' })).json();
     expect(card.supportedInterfaces[0].url).toBe('https://api.example.com/herald/a2a');
     expect(card.url).toBe('https://api.example.com/herald/a2a');
+    expect(card.additionalInterfaces).toEqual([{ url: 'https://api.example.com/herald/a2a', transport: 'JSONRPC' }]);
+  });
+
+  it('is publicly cacheable then, since it no longer depends on the request', async () => {
+    const res = await ctx().inject({ method: 'GET', url: '/.well-known/agent-card.json', headers: { host: 'evil.example' } });
+    expect(res.headers['cache-control']).toBe('public, max-age=300');
+    expect(res.json().supportedInterfaces[0].url).toBe('https://api.example.com/herald/a2a');
   });
 });

@@ -57,7 +57,6 @@ describe.each(TEST_DIALECTS)('JSON-RPC envelope, authentication and versions on 
       ['a batch', '[{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}]'],
       ['a wrong jsonrpc', '{"jsonrpc":"1.0","id":1,"method":"GetTask","params":{"id":"x"}}'],
       ['no method', '{"jsonrpc":"2.0","id":1,"params":{}}'],
-      ['no id (a notification)', '{"jsonrpc":"2.0","method":"GetTask","params":{"id":"x"}}'],
       ['an object id', '{"jsonrpc":"2.0","id":{},"method":"GetTask","params":{"id":"x"}}'],
       ['array params', '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":["x"]}'],
       ['a string body', '"hello"'],

@@ -215,8 +215,8 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
       expect(byContext.tasks[0].artifacts[0].name).toBe('user-result');
     });
 
-    it('refuses page sizes outside 1..100, unknown states and foreign page tokens (-32602)', async () => {
-      for (const params of [{ pageSize: 0 }, { pageSize: 101 }, { status: 'done' }, { pageToken: 'garbage' }]) {
+    it('refuses page sizes outside 1..100 and foreign page tokens (-32602)', async () => {
+      for (const params of [{ pageSize: 0 }, { pageSize: 101 }, { pageToken: 'garbage' }]) {
         expect((await rpc(ctx(), 'ListTasks', params, { version: '1.0' })).json().error.code).toBe(-32602);
       }
     });

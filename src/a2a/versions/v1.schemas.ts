@@ -1,6 +1,9 @@
 import { Type } from '@sinclair/typebox';
 
-/** v1 params as ProtoJSON (A2A v1.0 `a2a.proto`). Unknown fields are ignored, as A2A asks. */
+/**
+ * v1 params (A2A v1.0 `a2a.proto`) after the ProtoJSON reading (`proto-json.ts`): lowerCamel names,
+ * no nulls, enums as names. Unknown fields are ignored, as A2A asks.
+ */
 const Id = Type.String({ minLength: 1, maxLength: 255 });
 const Metadata = Type.Record(Type.String(), Type.Unknown());
 const Tenant = Type.Optional(Type.String({ maxLength: 255 }));
@@ -12,7 +15,6 @@ export const V1Part = Type.Object({
   url: Type.Optional(Type.String({ maxLength: 8192 })),
   filename: Type.Optional(Type.String({ maxLength: 1024 })),
   mediaType: Type.Optional(Type.String({ maxLength: 255 })),
-  media_type: Type.Optional(Type.String({ maxLength: 255 })),
   metadata: Type.Optional(Metadata),
 });
 
@@ -57,7 +59,7 @@ export const V1TaskIdParams = Type.Object({ id: Id, metadata: Type.Optional(Meta
 
 export const V1ListTasksParams = Type.Object({
   contextId: Type.Optional(Type.String({ maxLength: 255 })),
-  status: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Integer()])),
+  status: Type.Optional(Type.String({ maxLength: 64 })),
   pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
   pageToken: Type.Optional(Type.String({ maxLength: 512 })),
   historyLength: Type.Optional(Type.Integer({ minimum: 0 })),

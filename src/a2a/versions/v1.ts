@@ -1,7 +1,8 @@
 import { v1Card } from '../agent-card.js';
 import type { Artifact, Message, Part, PushConfig, PushConfigInput, SendInput, StatusEvent, Task } from '../model.js';
-import { iso, paramsValidator, parseTimestampParam, type Codec } from './codec.js';
+import { iso, paramsValidator, parseTimestampParam, type Codec, type Decoders, type Operation } from './codec.js';
 import { checkPart, decodeRole, decodeState, defined, stateToV1 } from './parts.js';
+import { readProtoJson, ROLE_ENUM, TASK_STATE_ENUM, type ProtoFields } from './proto-json.js';
 import * as S from './v1.schemas.js';
 
 /** A2A v1.0 over JSON-RPC (A2): PascalCase methods, ProtoJSON enums, parts without `kind`. */
@@ -36,7 +37,7 @@ function decodeMessage(m: ReturnType<typeof check.send>['message']): Message {
     messageId: m.messageId,
     role: decodeRole(m.role, 'params.message.role'),
     parts: m.parts.map((p, i) =>
-      checkPart(defined({ text: p.text, data: p.data, raw: p.raw, url: p.url, filename: p.filename, mediaType: p.mediaType ?? p.media_type, metadata: p.metadata }), `params.message.parts[${i}]`),
+      checkPart(defined({ text: p.text, data: p.data, raw: p.raw, url: p.url, filename: p.filename, mediaType: p.mediaType, metadata: p.metadata }), `params.message.parts[${i}]`),
     ),
   };
 }
@@ -88,45 +89,67 @@ function encodePushConfig(c: PushConfig, redact: boolean): unknown {
   return defined({ id: c.id, taskId: c.taskId, url: c.url, token: c.token, authentication: auth });
 }
 
+/** Where each method's params hold enums and integers, for the ProtoJSON reading. */
+const PROTO_FIELDS: { [K in Operation]: ProtoFields } = {
+  send: { enums: { 'message.role': ROLE_ENUM }, integers: ['configuration.historyLength'] },
+  stream: { enums: { 'message.role': ROLE_ENUM }, integers: ['configuration.historyLength'] },
+  get: { integers: ['historyLength'] },
+  list: { filters: { status: TASK_STATE_ENUM }, integers: ['pageSize', 'historyLength'] },
+  cancel: {},
+  subscribe: {},
+  'push.create': {},
+  'push.get': {},
+  'push.list': { integers: ['pageSize'] },
+  'push.delete': {},
+  card: {},
+};
+
+const DECODERS: Decoders = {
+  send: decodeSend,
+  stream: decodeSend,
+  get: (params) => {
+    const p = check.get(params);
+    return defined({ id: p.id, historyLength: p.historyLength }) as { id: string };
+  },
+  list: (params) => {
+    const p = check.list(params ?? {});
+    return {
+      ...defined({
+        // "" is ProtoJSON's unset string; the zero and unknown states were already dropped as "no filter".
+        contextId: p.contextId || undefined,
+        pageToken: p.pageToken || undefined,
+        historyLength: p.historyLength,
+        state: p.status === undefined ? undefined : decodeState(p.status, 'params.status'),
+        statusTimestampAfter: p.statusTimestampAfter === undefined ? undefined : parseTimestampParam(p.statusTimestampAfter, 'params.statusTimestampAfter'),
+      }),
+      pageSize: p.pageSize ?? 50,
+      includeArtifacts: p.includeArtifacts ?? false,
+    };
+  },
+  cancel: (params) => ({ id: check.taskId(params).id }),
+  subscribe: (params) => ({ id: check.taskId(params).id }),
+  'push.create': (params) => {
+    const p = check.create(params);
+    return { taskId: p.taskId, config: pushConfigInput(p) };
+  },
+  'push.get': (params) => check.ref(params),
+  'push.list': (params) => ({ taskId: check.listConfigs(params).taskId }),
+  'push.delete': (params) => check.ref(params),
+  card: (params) => {
+    check.card(params);
+    return {};
+  },
+};
+
+/** Every v1 method reads its params as ProtoJSON first (one place), then checks them against its schema. */
+const decode = Object.fromEntries(
+  (Object.keys(DECODERS) as Operation[]).map((op) => [op, (params: unknown) => DECODERS[op](readProtoJson(params, PROTO_FIELDS[op]))]),
+) as Decoders;
+
 export const v1Codec: Codec = {
   version: '1.0',
   methods: METHODS,
-  decode: {
-    send: decodeSend,
-    stream: decodeSend,
-    get: (params) => {
-      const p = check.get(params);
-      return defined({ id: p.id, historyLength: p.historyLength }) as { id: string };
-    },
-    list: (params) => {
-      const p = check.list(params ?? {});
-      return {
-        ...defined({
-          // ProtoJSON clients send defaults: "" and TASK_STATE_UNSPECIFIED (0) mean no filter.
-          contextId: p.contextId || undefined,
-          pageToken: p.pageToken || undefined,
-          historyLength: p.historyLength,
-          state: p.status === undefined || p.status === '' || p.status === 0 || p.status === 'TASK_STATE_UNSPECIFIED' ? undefined : decodeState(p.status, 'params.status'),
-          statusTimestampAfter: p.statusTimestampAfter === undefined ? undefined : parseTimestampParam(p.statusTimestampAfter, 'params.statusTimestampAfter'),
-        }),
-        pageSize: p.pageSize ?? 50,
-        includeArtifacts: p.includeArtifacts ?? false,
-      };
-    },
-    cancel: (params) => ({ id: check.taskId(params).id }),
-    subscribe: (params) => ({ id: check.taskId(params).id }),
-    'push.create': (params) => {
-      const p = check.create(params);
-      return { taskId: p.taskId, config: pushConfigInput(p) };
-    },
-    'push.get': (params) => check.ref(params),
-    'push.list': (params) => ({ taskId: check.listConfigs(params).taskId }),
-    'push.delete': (params) => check.ref(params),
-    card: (params) => {
-      check.card(params);
-      return {};
-    },
-  },
+  decode,
   sendResult: (task) => ({ task: encodeTask(task) }),
   task: encodeTask,
   statusEvent: statusUpdate,

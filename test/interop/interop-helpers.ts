@@ -1,0 +1,36 @@
+import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
+import { createJobHandlers } from '../../src/job-handlers.js';
+import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
+import { systemClock } from '../../src/lib/clock.js';
+import type { PushRuntime } from '../../src/push/push-runtime.js';
+import { uid } from '../a2a/a2a-helpers.js';
+import type { TestContext } from '../helpers/test-app.js';
+
+/** Polls `condition` until it holds, or fails after `timeoutMs`. */
+export async function waitFor(condition: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** A task stored as a running skill leaves it (`working`), for cancel and subscribe: built-in skills finish within the request. */
+export async function workingTask(ctx: TestContext, projectId: string, contextId = 'ctx-working'): Promise<string> {
+  const id = uid('task');
+  const now = Date.now();
+  const user = { messageId: uid('m'), role: 'user' as const, parts: [{ data: { skill: 'send-push-notification' } }], taskId: id, contextId };
+  await ctx.database.db.transaction().execute((trx) =>
+    insertTask(trx, { id, projectId, contextId, skill: 'send-push-notification', createdAt: now }, [{ state: 'submitted', timestamp: now }, { state: 'working', timestamp: now }], [user], []),
+  );
+  return id;
+}
+
+/** Runs the worker's real job handlers (as `createJobHandlers` composes them) until the receiver has `count` webhooks. */
+export async function deliverUntil(ctx: TestContext, hook: { received: unknown[] }, count: number): Promise<void> {
+  const handlers = createJobHandlers({ config: ctx.config, db: ctx.database.db, dialect: ctx.database.dialect, logger: ctx.deps.logger, clock: systemClock, push: ctx.deps.push as PushRuntime });
+  await waitFor(async () => {
+    await runJobsUntilIdle(ctx.database.db, handlers);
+    return hook.received.length >= count;
+  }, `${count} webhooks`);
+}
