@@ -116,7 +116,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobConcurrency: int('JOB_CONCURRENCY', 4, 1, 256),
     jobPollIntervalMs: int('JOB_POLL_INTERVAL_MS', 1000, 10, 60_000),
     jobLeaseMs: int('JOB_LEASE_MS', 60_000, 1000, 3_600_000),
-    templateWorkers: int('TEMPLATE_WORKERS', 2, 1, 64),
+    templateWorkers: int('TEMPLATE_WORKERS', 1, 1, 64),
     templateRenderTimeoutMs: int('TEMPLATE_RENDER_TIMEOUT_MS', 200, 10, 10_000),
     templateMemoryLimitMb: int('TEMPLATE_MEMORY_LIMIT_MB', 64, 16, 1024),
     templateOutputLimitBytes: int('TEMPLATE_OUTPUT_LIMIT_BYTES', 65_536, 1024, 16 * 1024 * 1024),

@@ -63,10 +63,14 @@ export function createTemplateRenderer(options: TemplateRendererOptions): Templa
     idleTimeout: 30_000,
     resourceLimits: { maxOldGenerationSizeMb: options.memoryLimitMb, maxYoungGenerationSizeMb: Math.max(1, Math.min(16, Math.floor(options.memoryLimitMb / 4))), stackSizeMb: 4 },
   });
+  // A worker that dies between tasks (e.g. its heap filled after the last render returned) is replaced
+  // by piscina; the event only needs to be heard, or it would crash the process as an unhandled 'error'.
+  pool.on('error', (error: unknown) => options.logger?.warn({ err: error }, 'a template render worker died between tasks; it is replaced'));
   const limits: TemplateLimits = {
     renderTimeoutMs: options.renderTimeoutMs,
-    // liquidjs counts characters and elements it allocates; a quarter of the heap in those leaves room for the rest.
-    memoryLimit: Math.floor((options.memoryLimitMb * 1024 * 1024) / 4),
+    // liquidjs counts the characters and array elements it allocates (a sum, not what is live); an
+    // element costs 8+ bytes, so a sixteenth of the heap in those units stays well inside it.
+    memoryLimit: Math.floor((options.memoryLimitMb * 1024 * 1024) / 16),
     outputLimitBytes: options.outputLimitBytes,
   };
   const hardLimitMs = options.renderTimeoutMs * 2 + 100;

@@ -1,4 +1,4 @@
-import { Context, Liquid, Tag, toValueSync, TypeGuards, Value, type Emitter, type FS, type TagToken, type Template, type Token, type TopLevelToken } from 'liquidjs';
+import { CaptureTag, Context, Liquid, Tag, toValueSync, TypeGuards, Value, type Emitter, type FS, type TagToken, type Template, type Token, type TopLevelToken } from 'liquidjs';
 import { AppError } from '../errors.js';
 import type { PushMessage } from '../push/push.types.js';
 
@@ -45,6 +45,25 @@ class FileTagRefused extends Tag {
   *render(): Generator<unknown, void> {}
 }
 
+/**
+ * `capture` as liquidjs has it, except that what it captures is charged to the render's allocation
+ * budget as it is written: liquidjs does not count it, and doubling a capture in a loop builds
+ * gigabyte strings for free (V8 ropes) until something flattens one and the worker runs out of heap.
+ */
+class ChargedCaptureTag extends CaptureTag {
+  override *render(ctx: Context): Generator<unknown, void, string> {
+    const emitter: Emitter = {
+      buffer: '',
+      write(html: unknown) {
+        const text = typeof html === 'string' ? html : String(toValueSync(html as never) ?? '');
+        ctx.memoryLimit.use(text.length);
+        this.buffer += text;
+      },
+    };
+    ctx.bottom()[this.variable] = (yield this.liquid.renderer.renderTemplates(this.templates, ctx, emitter)) as string;
+  }
+}
+
 /** A file system that holds nothing, so no lookup can reach the server's disk even past the refused tags. */
 const NO_FILES: FS = {
   exists: async () => false,
@@ -81,6 +100,7 @@ function createEngine(): Liquid {
     memoryLimit: 10_000_000,
   });
   for (const tag of ['include', 'render', 'layout']) engine.registerTag(tag, FileTagRefused);
+  engine.registerTag('capture', ChargedCaptureTag);
   return engine;
 }
 

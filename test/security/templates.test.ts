@@ -1,9 +1,13 @@
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
+import { runCli } from '../helpers/processes.js';
 import { configureProviders, fcmToken, pushDeps, registerDevice, useFakeProviders } from '../push/push-helpers.js';
 import { createCampaign, createUser, json, runFanout, trigger, triggerOk, triggerStatus } from '../campaigns/campaign-helpers.js';
 
@@ -98,6 +102,24 @@ describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on
       expect((await json(ctx(), 'GET', `/api/v1/campaigns/${campaignId}`)).json()).toMatchObject({ message: { title: 'Hello', body: 'Safe' } });
     });
 
+    it('refuses them from the CLI too, on create and update', async () => {
+      const env = { ...ctx().database.env, HERALD_SECRET_KEY: '00'.repeat(32) };
+      const project = ctx().project.project_id;
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-template-cli-'));
+      onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
+      const file = path.join(dir, 'campaign.json');
+      fs.writeFileSync(file, JSON.stringify({ name: 'cli', campaign_id: 'cli-files', message: { title: 'Hi', body: '{% include "../../etc/passwd" %}' } }));
+      const created = await runCli(['campaign', 'create', '--project', project, '--file', file], env);
+      expect(created.code).toBe(1);
+      expect(created.stderr).toContain('message.body: the "include" tag is not allowed');
+      const campaignId = await createCampaign(ctx(), { message: { title: 'Hello', body: 'Safe' } });
+      fs.writeFileSync(file, JSON.stringify({ message: { title: '{% layout "secret.key" %}' } }));
+      const updated = await runCli(['campaign', 'update', '--project', project, '--id', campaignId, '--file', file], env);
+      expect(updated.code).toBe(1);
+      expect(updated.stderr).toContain('message.title: the "layout" tag is not allowed');
+      expect((await json(ctx(), 'GET', '/api/v1/campaigns/cli-files')).statusCode).toBe(404);
+    });
+
     it('refuses other spellings as unknown tags, still naming the field', async () => {
       for (const source of ['{% INCLUDE "package.json" %}', '{% Render "x" %}', '{% include_relative "x" %}']) {
         const res = await json(ctx(), 'POST', '/api/v1/campaigns', { name: 'files', message: { title: source } });
@@ -181,7 +203,8 @@ describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on
       // Rendering ran in the worker pool: the server answered throughout (rendered inline the loop blocks for seconds).
       expect(latencies.length).toBeGreaterThanOrEqual(50);
       expect(p99(latencies)).toBeLessThan(100);
-      expect(delay.percentile(99) / 1e6).toBeLessThan(100);
+      // And the loop itself was free: rendered on it, each of the 40 would block it for the 200 ms budget.
+      expect(delay.mean / 1e6).toBeLessThan(50);
     });
 
     it('fails a recipient whose output passes the size budget, and only that one; the dry run says so too', async () => {
@@ -204,30 +227,43 @@ describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on
       expect(project.project_id).toBeTruthy();
     });
 
-    it('fails a recipient over the memory budget (liquidjs allocation count and the worker heap limit); the others render', async () => {
+    it('fails a recipient over the memory budget, however the template allocates; the others render', async () => {
       const { secret } = await tight().newProject('memory');
       await configureProviders(tight(), secret, fakes());
-      const range = await userWithDevice(tight(), secret, 'range', { kind: 'range' });
-      const heap = await userWithDevice(tight(), secret, 'heap', { kind: 'heap' });
-      const plain = await userWithDevice(tight(), secret, 'plain', { kind: 'plain' });
-      // `range` builds a 100M-element range (counted by liquidjs); `heap` doubles an array past the
-      // worker's 16 MB heap (concat is not counted), so the worker dies and is replaced.
+      const tokens: string[] = [];
+      for (const kind of ['range', 'array', 'capture', 'plain']) tokens.push(await userWithDevice(tight(), secret, kind, { kind }));
+      // A 100M-element range; an array doubled 26 times; a capture doubled 30 times (a rope V8 builds
+      // for free until `contains` flattens it, so liquidjs's own count misses it and the worker would die).
       const body =
         '{% if user.kind == "range" %}{% for a in (1..100000000) %}x{% endfor %}' +
-        '{% elsif user.kind == "heap" %}{% assign list = "a,b" | split: "," %}{% for i in (1..26) %}{% assign list = list | concat: list %}{% endfor %}{{ list | size }}' +
+        '{% elsif user.kind == "array" %}{% assign list = "a,b" | split: "," %}{% for i in (1..26) %}{% assign list = list | concat: list %}{% endfor %}{{ list | size }}' +
+        '{% elsif user.kind == "capture" %}{% assign s = "x" %}{% for i in (1..30) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}{% if s contains "y" %}y{% endif %}' +
         '{% endif %}Plain {{ user.project_user_id }}';
       const campaignId = await createCampaign(tight(), { message: { title: 'Hi', body } }, secret);
       const triggerId = await triggerOk(tight(), campaignId, { properties: {} }, secret);
       await runFanout(tight());
       const status = await triggerStatus(tight(), campaignId, triggerId, secret);
       expect(status.state).toBe('completed');
-      expect(status.counters).toMatchObject({ devices: 3, accepted: 1, failed: 0, skipped: { template_memory_exceeded: 2 } });
-      expect(sentBodies([range, heap, plain])).toEqual(['Plain plain']);
-
-      // The pool replaced the worker that died: the next trigger renders normally.
-      const again = await triggerOk(tight(), campaignId, { audience: { targets: [{ project_user_id: 'plain' }] }, properties: {} }, secret);
-      await runFanout(tight());
-      expect((await triggerStatus(tight(), campaignId, again, secret)).counters).toMatchObject({ accepted: 1 });
+      expect(status.counters).toMatchObject({ devices: 4, accepted: 1, failed: 0, skipped: { template_memory_exceeded: 3 } });
+      expect(sentBodies(tokens)).toEqual(['Plain plain']);
     });
+  });
+
+  it('stops a render stuck inside one filter chain (no liquidjs checkpoint) by replacing its worker; its neighbours render', async () => {
+    const { secret } = await ctx().newProject('stuck');
+    await configureProviders(ctx(), secret, fakes());
+    const slow = await userWithDevice(ctx(), secret, 'slow', { slow: true });
+    const fast = [await userWithDevice(ctx(), secret, 'fast-1', { slow: false }), await userWithDevice(ctx(), secret, 'fast-2', { slow: false })];
+    // Twenty passes over 50,000 elements in one output: liquidjs checks its time limit only between
+    // template nodes, so only the pool's watchdog can stop this one.
+    const chain = '| where_exp: "i", "i > 0" '.repeat(20);
+    const campaignId = await createCampaign(ctx(), { message: { title: 'Hi', body: `{% if user.slow %}{% assign l = (1..50000) %}{{ l ${chain}| size }}{% endif %}Fast {{ user.project_user_id }}` } }, secret);
+    const triggerId = await triggerOk(ctx(), campaignId, { properties: {} }, secret);
+    await runFanout(ctx());
+    const status = await triggerStatus(ctx(), campaignId, triggerId, secret);
+    expect(status.counters).toMatchObject({ devices: 3, accepted: 2, skipped: { template_render_timeout: 1 } });
+    expect(sentBodies([slow, ...fast]).sort()).toEqual(['Fast fast-1', 'Fast fast-2']);
+    const [row] = await ctx().database.db.selectFrom('trigger_deliveries').select('detail').where('trigger_id', '=', triggerId).where('status', '=', 'DELIVERY_RESULT_STATUS_SKIPPED').execute();
+    expect(row?.detail).toMatch(/ran past its time budget of 200 ms and was stopped/);
   });
 });
