@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   const database = openDatabase({ sqliteFile: path.join(dir, 'herald.sqlite') });
   const logger = pino({ level: 'silent' });
   const push = createPushRuntime(config, database, { ca: fs.readFileSync(path.join(arg('fakes'), 'ca.pem'), 'utf8'), logger });
-  const templates = createConfiguredTemplateRenderer(config, logger);
+  const templates = createConfiguredTemplateRenderer(config, logger, { warm: true });
   const app = await buildApp({ config, db: database.db, dialect: database.dialect, logger, clock: systemClock, rateLimiter: unlimitedRateLimiter, push, templates });
   const runner = createJobRunner({
     db: database.db,

@@ -53,7 +53,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   // Push connections, auth caches and quotas live as long as the process; the API and the workers share them.
   const push = createPushRuntime(config, database, { logger });
   // Campaign templates render in worker threads (dry runs in the API, fan-out in the workers).
-  const templates = createConfiguredTemplateRenderer(config, logger);
+  const templates = createConfiguredTemplateRenderer(config, logger, { warm: true });
   let app: App | undefined;
   if (config.role !== 'worker') {
     app = await buildApp({ config, db: database.db, dialect: database.dialect, pgPool: database.pgPool, logger, clock: systemClock, rateLimiter, push, templates });

@@ -23,6 +23,8 @@ export interface TemplateRendererOptions {
   /** One recipient's rendered fields (`TEMPLATE_OUTPUT_LIMIT_BYTES`). */
   outputLimitBytes: number;
   logger?: Logger | undefined;
+  /** Start the workers now and keep them (a server); otherwise start them on first use and let idle ones go (tests, the CLI). */
+  warm?: boolean | undefined;
 }
 
 /** Recipients per pool task at least: few round trips per batch, yet a batch spreads over the workers. */
@@ -58,7 +60,9 @@ export function createTemplateRenderer(options: TemplateRendererOptions): Templa
   const pool = new Piscina<RenderTask, RenderOutcome[]>({
     filename,
     execArgv,
-    minThreads: 0,
+    // A worker takes a good part of a second to start (it loads tsx and liquidjs): a server starts them
+    // at boot so the first fan-out does not wait.
+    minThreads: options.warm ? options.workers : 0,
     maxThreads: options.workers,
     idleTimeout: 30_000,
     resourceLimits: { maxOldGenerationSizeMb: options.memoryLimitMb, maxYoungGenerationSizeMb: Math.max(1, Math.min(16, Math.floor(options.memoryLimitMb / 4))), stackSizeMb: 4 },
@@ -139,12 +143,13 @@ export function createTemplateRenderer(options: TemplateRendererOptions): Templa
 }
 
 /** The renderer with the operator's settings (`TEMPLATE_*`). */
-export function createConfiguredTemplateRenderer(config: Config, logger?: Logger): TemplateRenderer {
+export function createConfiguredTemplateRenderer(config: Config, logger?: Logger, options: { warm?: boolean } = {}): TemplateRenderer {
   return createTemplateRenderer({
     workers: config.templateWorkers,
     renderTimeoutMs: config.templateRenderTimeoutMs,
     memoryLimitMb: config.templateMemoryLimitMb,
     outputLimitBytes: config.templateOutputLimitBytes,
     logger,
+    warm: options.warm,
   });
 }
