@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import { buildApp } from '../src/app.js';
+import { createConfiguredTemplateRenderer } from '../src/campaigns/render-pool.js';
 import { createCampaignJobHandlers } from '../src/campaigns/campaign-fanout.job.js';
 import '../src/campaigns/triggers.repository.js';
 import { loadConfig } from '../src/config.js';
@@ -58,13 +59,14 @@ async function main(): Promise<void> {
   const database = openDatabase({ sqliteFile: path.join(dir, 'herald.sqlite') });
   const logger = pino({ level: 'silent' });
   const push = createPushRuntime(config, database, { ca: fs.readFileSync(path.join(arg('fakes'), 'ca.pem'), 'utf8'), logger });
-  const app = await buildApp({ config, db: database.db, dialect: database.dialect, logger, clock: systemClock, rateLimiter: unlimitedRateLimiter, push });
+  const templates = createConfiguredTemplateRenderer(config, logger, { warm: true });
+  const app = await buildApp({ config, db: database.db, dialect: database.dialect, logger, clock: systemClock, rateLimiter: unlimitedRateLimiter, push, templates });
   const runner = createJobRunner({
     db: database.db,
     dialect: database.dialect,
     logger,
     clock: systemClock,
-    handlers: createCampaignJobHandlers({ push, clock: systemClock, logger, ...tuning() }),
+    handlers: createCampaignJobHandlers({ push, templates, clock: systemClock, logger, ...tuning() }),
     concurrency: config.jobConcurrency,
     pollIntervalMs: config.jobPollIntervalMs,
     leaseMs: config.jobLeaseMs,
@@ -127,6 +129,7 @@ async function main(): Promise<void> {
   await runner.stop();
   await app.close();
   await push.close();
+  await templates.close();
   await database.close();
 }
 

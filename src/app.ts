@@ -24,6 +24,7 @@ import { registerUserRoutes } from './users/users.routes.js';
 import { registerDeviceRoutes } from './devices/devices.routes.js';
 import { registerEventRoutes } from './events/events.routes.js';
 import type { PushRuntime } from './push/push-runtime.js';
+import type { TemplateRenderer } from './campaigns/render-pool.js';
 import { registerPushRoutes } from './push/push.routes.js';
 import { registerPushCredentialRoutes } from './push/credentials/credentials.routes.js';
 import { registerA2aRoutes } from './a2a/a2a.routes.js';
@@ -44,6 +45,8 @@ export interface AppDeps {
   writes: WriteBatcher;
   /** Push delivery (connections, auth caches, quotas); the push routes answer 503 without it. */
   push?: PushRuntime | undefined;
+  /** Campaign template rendering (dry runs), off the event loop. */
+  templates: TemplateRenderer;
 }
 
 export type App = FastifyInstance;

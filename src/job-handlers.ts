@@ -6,6 +6,7 @@ import type { JobHandlers } from './jobs/job-types.js';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { PushRuntime } from './push/push-runtime.js';
+import type { TemplateRenderer } from './campaigns/render-pool.js';
 import { createWebhookJobHandler } from './a2a/push-configs/webhook.job.js';
 import { createCampaignJobHandlers } from './campaigns/campaign-fanout.job.js';
 
@@ -17,12 +18,14 @@ export interface WorkerDeps {
   clock: Clock;
   /** Push delivery (`sendToDevices` in src/push/push-dispatch.ts); one runtime per process. */
   push: PushRuntime;
+  /** Campaign template rendering, off the event loop (src/campaigns/render-pool.ts). */
+  templates: TemplateRenderer;
 }
 
 /** Every feature's job handlers, composed once for the worker role. Features add one line each. */
 export function createJobHandlers(_deps: WorkerDeps): JobHandlers {
   return {
     'a2a.webhook': createWebhookJobHandler({ clock: _deps.clock, allowPrivateNetworks: _deps.config.webhookAllowPrivateNetworks }),
-    ...createCampaignJobHandlers({ push: _deps.push, clock: _deps.clock, logger: _deps.logger }),
+    ...createCampaignJobHandlers({ push: _deps.push, templates: _deps.templates, clock: _deps.clock, logger: _deps.logger }),
   };
 }

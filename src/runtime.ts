@@ -11,6 +11,7 @@ import { systemClock } from './lib/clock.js';
 import { createProject, countProjects } from './projects/projects.service.js';
 import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
 import { createPushRuntime } from './push/push-runtime.js';
+import { createConfiguredTemplateRenderer } from './campaigns/render-pool.js';
 
 export interface Runtime {
   app: App | undefined;
@@ -51,15 +52,17 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   const rateLimiter = createRateLimiter(config, database, { logger });
   // Push connections, auth caches and quotas live as long as the process; the API and the workers share them.
   const push = createPushRuntime(config, database, { logger });
+  // Campaign templates render in worker threads (dry runs in the API, fan-out in the workers).
+  const templates = createConfiguredTemplateRenderer(config, logger, { warm: true });
   let app: App | undefined;
   if (config.role !== 'worker') {
-    app = await buildApp({ config, db: database.db, dialect: database.dialect, pgPool: database.pgPool, logger, clock: systemClock, rateLimiter, push });
+    app = await buildApp({ config, db: database.db, dialect: database.dialect, pgPool: database.pgPool, logger, clock: systemClock, rateLimiter, push, templates });
     await app.listen({ port: config.port, host: config.host });
   }
   let jobRunner: JobRunner | undefined;
   let idempotencyCleanup: NodeJS.Timeout | undefined;
   if (config.role !== 'api') {
-    const handlers = createJobHandlers({ config, db: database.db, dialect: database.dialect, logger, clock: systemClock, push });
+    const handlers = createJobHandlers({ config, db: database.db, dialect: database.dialect, logger, clock: systemClock, push, templates });
     jobRunner = createJobRunner({
       db: database.db, dialect: database.dialect, pgPool: database.pgPool, logger, clock: systemClock, handlers,
       concurrency: config.jobConcurrency, pollIntervalMs: config.jobPollIntervalMs, leaseMs: config.jobLeaseMs,
@@ -84,6 +87,7 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
       // Stop accepting requests and claiming jobs, let in-flight ones finish, then close what they used.
       await Promise.all([app?.close(), jobRunner?.stop()]);
       await push.close();
+      await templates.close();
       await rateLimiter.close();
       await database.close();
     },

@@ -9,7 +9,8 @@ import { DeliveryStatus, type DeviceSendOutcome } from '../push/push.types.js';
 import { broadcastSlice, compileTriggerConditions, targetsSlice, type CompiledConditions, type Recipient } from './audience.js';
 import { createPlanHandler } from './campaign-plan.job.js';
 import { findCampaign } from './campaigns.service.js';
-import { parseMessageTemplate, renderMessage, RenderFailure, type ParsedMessage } from './templates.js';
+import type { TemplateRenderer } from './render-pool.js';
+import { parseMessageTemplate, type ParsedMessage } from './templates.js';
 import { addCounters, addDeliveryCounts, emptyCounters } from './trigger-counters.js';
 import { countDeliveries, recordDeliveries, recordedDevices, type TriggerDeliveriesTable } from './trigger-deliveries.repository.js';
 import { cancelTrigger, completeTriggerIfDone, findBatch, findTrigger, finishBatch, type TriggerRecord } from './triggers.repository.js';
@@ -21,6 +22,8 @@ export function createCampaignJobHandlers(deps: FanoutDeps): Pick<JobHandlers, '
 
 export interface FanoutDeps {
   push: PushRuntime;
+  /** Renders each batch's messages in worker threads, off the event loop. */
+  templates: TemplateRenderer;
   clock: Clock;
   logger?: Logger;
   /** Devices per `sendToDevices` call; its outcomes are recorded as soon as it returns (default 100). */
@@ -106,18 +109,21 @@ async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, trigger: Trigger
   const sends: DeviceSend[] = [];
   const skipped: TriggerDeliveriesTable[] = [];
   const campaign = { campaign_id: trigger.campaignId, name: trigger.definition.campaignName };
-  for (const { user, devices } of recipients) {
-    const pending = devices.filter((d) => !done.has(d.deviceId));
-    if (pending.length === 0) continue;
-    try {
-      const rendered = renderMessage(prepared.message, { trigger: trigger.properties, user: { ...user.properties, project_user_id: user.projectUserId }, campaign });
-      const message = { ...rendered, data: { herald_campaign_id: trigger.campaignId, herald_trigger_id: trigger.id } };
-      for (const device of pending) sends.push({ device, message, refs: { triggerId: trigger.id } });
-    } catch (error) {
-      if (!(error instanceof RenderFailure)) throw error;
-      for (const d of pending) skipped.push(row(d, { status: DeliveryStatus.SKIPPED, message_id: null, failure_reason: error.reason, token_action: null, detail: error.message }));
+  // The whole batch renders in one call to the worker pool; a recipient over a budget fails alone.
+  const pendingRecipients = recipients.map(({ user, devices }) => ({ user, pending: devices.filter((d) => !done.has(d.deviceId)) })).filter((r) => r.pending.length > 0);
+  const rendered = await deps.templates.render(
+    trigger.definition.message,
+    pendingRecipients.map(({ user }) => ({ trigger: trigger.properties, user: { ...user.properties, project_user_id: user.projectUserId }, campaign })),
+  );
+  pendingRecipients.forEach(({ pending }, i) => {
+    const outcome = rendered[i]!;
+    if (!outcome.ok) {
+      for (const d of pending) skipped.push(row(d, { status: DeliveryStatus.SKIPPED, message_id: null, failure_reason: outcome.reason, token_action: null, detail: outcome.detail }));
+      return;
     }
-  }
+    const message = { ...outcome.message, data: { herald_campaign_id: trigger.campaignId, herald_trigger_id: trigger.id } };
+    for (const device of pending) sends.push({ device, message, refs: { triggerId: trigger.id } });
+  });
   await recordDeliveries(db, skipped);
 
   // A send that failed for a passing reason (retries exhausted, provider quota) is left out of the

@@ -1,6 +1,7 @@
-import { Liquid, TypeGuards, Value, type Template, type Token } from 'liquidjs';
+import { Context, toValueSync, TypeGuards, Value, type Template, type Token } from 'liquidjs';
 import { AppError } from '../errors.js';
 import type { PushMessage } from '../push/push.types.js';
+import { BoundedEmitter, engine, OUTPUT_TOO_LARGE, REFUSED_TAG } from './template-engine.js';
 
 /** A campaign's message (C1): every field is a Liquid template (C3). */
 export interface MessageTemplate {
@@ -21,24 +22,27 @@ export interface RenderScope {
   campaign: { campaign_id: string; name: string };
 }
 
-/**
- * Shopify-dialect Liquid. Variables are strict: a template reading a user property the user lacks
- * fails that recipient, unless it reads it through `default` or tests it in `if`/`unless`
- * (`lenientIf`). Unknown filters fail at save time. Limits bound a hostile template's cost.
- */
-const engine = new Liquid({
-  strictVariables: true,
-  lenientIf: true,
-  strictFilters: true,
-  ownPropertyOnly: true,
-  parseLimit: 100_000,
-  renderLimit: 200,
-  memoryLimit: 10_000_000,
-});
+/** What one recipient's render may spend (per-render budgets; the worker pool adds the hard guards). */
+export interface TemplateLimits {
+  /** Wall time of one recipient's message, all fields together. */
+  renderTimeoutMs: number;
+  /** liquidjs's allocation budget (characters and array elements it creates) per recipient. */
+  memoryLimit: number;
+  /** UTF-8 bytes of one recipient's rendered fields together. */
+  outputLimitBytes: number;
+}
+
+export type RenderFailureReason =
+  | 'TEMPLATE_RENDER_ERROR'
+  | 'TEMPLATE_RENDER_TIMEOUT'
+  | 'TEMPLATE_MEMORY_EXCEEDED'
+  | 'TEMPLATE_OUTPUT_TOO_LARGE'
+  | 'INVALID_RENDERED_URL'
+  | 'EMPTY_MESSAGE';
 
 export class RenderFailure extends Error {
   constructor(
-    readonly reason: 'TEMPLATE_RENDER_ERROR' | 'INVALID_RENDERED_URL' | 'EMPTY_MESSAGE',
+    readonly reason: RenderFailureReason,
     message: string,
   ) {
     super(message);
@@ -54,7 +58,8 @@ export function parseMessageTemplate(message: MessageTemplate): ParsedMessage {
     try {
       parsed[field] = engine.parse(source);
     } catch (error) {
-      throw new AppError('invalid', 'INVALID_TEMPLATE', `message.${field}: ${error instanceof Error ? error.message : String(error)}`);
+      const text = error instanceof Error ? error.message : String(error);
+      throw new AppError('invalid', text.includes(REFUSED_TAG) ? 'TEMPLATE_TAG_NOT_ALLOWED' : 'INVALID_TEMPLATE', `message.${field}: ${text}`);
     }
   }
   return parsed;
@@ -121,18 +126,39 @@ const isHttpUrl = (text: string): boolean => {
   }
 };
 
-/** Renders one recipient's message; a failure concerns only that recipient. */
-export function renderMessage(parsed: ParsedMessage, scope: RenderScope): PushMessage {
+function failureFor(field: Field, error: unknown): RenderFailure {
+  const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+  const at = `message.${field}`;
+  if (message.includes('template render limit exceeded')) return new RenderFailure('TEMPLATE_RENDER_TIMEOUT', `${at}: rendering took longer than its time budget`);
+  if (message.includes('memory alloc limit exceeded')) return new RenderFailure('TEMPLATE_MEMORY_EXCEEDED', `${at}: rendering exceeded its memory budget`);
+  if (message.includes(OUTPUT_TOO_LARGE)) return new RenderFailure('TEMPLATE_OUTPUT_TOO_LARGE', `${at}: ${OUTPUT_TOO_LARGE}`);
+  return new RenderFailure('TEMPLATE_RENDER_ERROR', `${at}: ${message}`);
+}
+
+export const DEFAULT_TEMPLATE_LIMITS: TemplateLimits = { renderTimeoutMs: 200, memoryLimit: 10_000_000, outputLimitBytes: 65_536 };
+
+/**
+ * Renders one recipient's message; a failure concerns only that recipient. Synchronous and
+ * CPU-bound: call it only inside the render worker (src/campaigns/render-pool.ts), never on the
+ * HTTP event loop.
+ */
+export function renderMessage(parsed: ParsedMessage, scope: RenderScope, limits: TemplateLimits = DEFAULT_TEMPLATE_LIMITS): PushMessage {
   const out: Partial<Record<Field, string>> = {};
+  const deadline = performance.now() + limits.renderTimeoutMs;
+  let bytesLeft = limits.outputLimitBytes;
   for (const field of FIELDS) {
     const templates = parsed[field];
     if (!templates) continue;
     let text: string;
     try {
-      text = engine.renderSync(templates, scope) as string;
+      const renderLimit = Math.max(0, deadline - performance.now());
+      const context = new Context(scope, engine.options, { sync: true, renderLimit, memoryLimit: limits.memoryLimit }, { liquid: engine });
+      text = toValueSync(engine.renderer.renderTemplates(templates, context, new BoundedEmitter(bytesLeft))) as string;
     } catch (error) {
-      throw new RenderFailure('TEMPLATE_RENDER_ERROR', `message.${field}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+      throw failureFor(field, error);
     }
+    bytesLeft -= Buffer.byteLength(text);
+    if (bytesLeft < 0) throw new RenderFailure('TEMPLATE_OUTPUT_TOO_LARGE', `message.${field}: ${OUTPUT_TOO_LARGE}`);
     if (field === 'image_url' || field === 'landing_url') {
       text = text.trim();
       if (text !== '' && !isHttpUrl(text)) throw new RenderFailure('INVALID_RENDERED_URL', `message.${field} did not render to an absolute http(s) URL`);

@@ -10,7 +10,8 @@ import './campaign-jobs.js';
 import { findCampaign, type Campaign } from './campaigns.service.js';
 import { isValidCampaignId } from './campaigns.schemas.js';
 import { resolveTriggerRefs, triggerPropertiesRequiredBy } from './conditions/resolve-trigger-refs.js';
-import { parseMessageTemplate, renderMessage, RenderFailure, triggerPropertiesRequiredByMessage, type ParsedMessage } from './templates.js';
+import type { TemplateRenderer } from './render-pool.js';
+import { parseMessageTemplate, triggerPropertiesRequiredByMessage, type ParsedMessage } from './templates.js';
 import { parseTriggerBody, type Audience } from './trigger-body.js';
 import type { TriggerCounters } from './trigger-counters.js';
 import { insertTrigger, type TriggerDefinition } from './triggers.repository.js';
@@ -85,7 +86,7 @@ export async function triggerCampaign(deps: TriggerDeps, projectId: string, camp
 export interface DryRunTarget {
   target: TargetResult['target'];
   eligible: boolean;
-  reason: TargetResult['verdict'] | 'template_render_error' | 'invalid_rendered_url' | 'empty_message';
+  reason: TargetResult['verdict'] | 'template_render_error' | 'template_render_timeout' | 'template_memory_exceeded' | 'template_output_too_large' | 'invalid_rendered_url' | 'empty_message';
   devices: number;
   detail?: string;
 }
@@ -104,7 +105,7 @@ export interface DryRunResult {
  * the audience it would reach: counts, and for targets each one's verdict, its rendered message
  * checked. Nothing is stored or sent.
  */
-export async function dryRunTrigger(deps: TriggerDeps, projectId: string, campaignId: string, body: unknown): Promise<DryRunResult> {
+export async function dryRunTrigger(deps: TriggerDeps & { templates: TemplateRenderer }, projectId: string, campaignId: string, body: unknown): Promise<DryRunResult> {
   const prepared = await prepareTrigger(deps.db, projectId, campaignId, body, { requireActive: false });
   const now = deps.clock.now();
   const conditions = compileTriggerConditions(deps.db, prepared.definition, now);
@@ -115,26 +116,21 @@ export async function dryRunTrigger(deps: TriggerDeps, projectId: string, campai
     return { ...base, audience: 'broadcast', counters: { targets: 0, in_segment: n.inSegment, eligible: n.eligible, devices: n.devices, skipped } };
   }
   const slice = await targetsSlice(deps.db, projectId, prepared.audience.targets, conditions);
-  const failures = new Map(slice.recipients.map((r) => [r.user.id, tryRender(prepared, r.user)]));
+  // Rendered in the worker pool like a real send, so a hostile template cannot stall the API.
+  const rendered = await deps.templates.render(
+    prepared.campaign.message,
+    slice.recipients.map(({ user }) => ({
+      trigger: prepared.properties,
+      user: { ...user.properties, project_user_id: user.projectUserId },
+      campaign: { campaign_id: prepared.campaign.campaignId, name: prepared.campaign.name },
+    })),
+  );
+  const failures = new Map(slice.recipients.map((r, i) => [r.user.id, rendered[i]!]));
   const targets = slice.targets!.map((t): DryRunTarget => {
     const failure = t.verdict === 'eligible' && t.userId !== undefined ? failures.get(t.userId) : undefined;
-    if (failure) return { target: t.target, eligible: false, reason: failure.reason.toLowerCase() as DryRunTarget['reason'], devices: t.devices, detail: failure.message };
+    if (failure && !failure.ok) return { target: t.target, eligible: false, reason: failure.reason.toLowerCase() as DryRunTarget['reason'], devices: t.devices, detail: failure.detail };
     return { target: t.target, eligible: t.verdict === 'eligible', reason: t.verdict, devices: t.devices };
   });
   const { targets: count, in_segment, eligible, devices, skipped } = slice.counters;
   return { ...base, audience: 'targets', counters: { targets: count, in_segment, eligible, devices, skipped }, targets };
-}
-
-function tryRender(prepared: PreparedTrigger, user: { projectUserId: string; properties: Record<string, unknown> }): RenderFailure | undefined {
-  try {
-    renderMessage(prepared.message, {
-      trigger: prepared.properties,
-      user: { ...user.properties, project_user_id: user.projectUserId },
-      campaign: { campaign_id: prepared.campaign.campaignId, name: prepared.campaign.name },
-    });
-    return undefined;
-  } catch (error) {
-    if (error instanceof RenderFailure) return error;
-    throw error;
-  }
 }

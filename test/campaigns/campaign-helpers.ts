@@ -50,7 +50,7 @@ export async function createUser(ctx: TestContext, projectUserId: string, proper
 /** Runs the fan-out (and any other due campaign job) in this process until the queue is idle; `laterByMs` also runs jobs due that much later (retries). */
 export function runFanout(ctx: TestContext, options: { laterByMs?: number } = {}) {
   const later = options.laterByMs ?? 0;
-  return runJobsUntilIdle(ctx.database.db, createCampaignJobHandlers({ push: ctx.deps.push!, clock: systemClock }), { clock: { now: () => Date.now() + later } });
+  return runJobsUntilIdle(ctx.database.db, createCampaignJobHandlers({ push: ctx.deps.push!, templates: ctx.deps.templates, clock: systemClock }), { clock: { now: () => Date.now() + later } });
 }
 
 export async function triggerStatus(ctx: TestContext, campaignId: string, triggerId: string, headers: Headers = ctx.secret) {

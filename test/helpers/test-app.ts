@@ -2,6 +2,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll } from 'vitest';
 import { buildApp, type App, type AppOptions } from '../../src/app.js';
+import { createConfiguredTemplateRenderer } from '../../src/campaigns/render-pool.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Dialect } from '../../src/db/dialect.js';
 import { systemClock } from '../../src/lib/clock.js';
@@ -47,6 +48,7 @@ export async function buildTestContext(dialect: Dialect, options: TestAppOptions
     logger: pino({ level: config.logLevel }),
     clock: systemClock,
     rateLimiter: unlimitedRateLimiter,
+    templates: createConfiguredTemplateRenderer(config),
     ...overrides,
   };
   const app = await buildApp(deps);
@@ -81,6 +83,7 @@ export function useTestContext(dialect: Dialect, options: TestAppOptions = {}): 
     await ctx?.app.close();
     // A push runtime given through `deps` (see test/push/push-helpers.ts) holds connections; close it with the app.
     await ctx?.deps.push?.close();
+    await ctx?.deps.templates.close();
     await ctx?.database.destroy();
   });
   return () => {
