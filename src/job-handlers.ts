@@ -6,6 +6,7 @@ import type { JobHandlers } from './jobs/job-types.js';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { PushRuntime } from './push/push-runtime.js';
+import { secretBoxFor } from './a2a/push-configs/push-config-secrets.js';
 import { createWebhookJobHandler } from './a2a/push-configs/webhook.job.js';
 import { createCampaignJobHandlers } from './campaigns/campaign-fanout.job.js';
 
@@ -22,7 +23,11 @@ export interface WorkerDeps {
 /** Every feature's job handlers, composed once for the worker role. Features add one line each. */
 export function createJobHandlers(_deps: WorkerDeps): JobHandlers {
   return {
-    'a2a.webhook': createWebhookJobHandler({ clock: _deps.clock, allowPrivateNetworks: _deps.config.webhookAllowPrivateNetworks }),
+    'a2a.webhook': createWebhookJobHandler({
+      clock: _deps.clock,
+      outbound: { allowPrivateNetworks: _deps.config.outboundAllowPrivateNetworks },
+      secrets: secretBoxFor(_deps.config, _deps.dialect),
+    }),
     ...createCampaignJobHandlers({ push: _deps.push, clock: _deps.clock, logger: _deps.logger }),
   };
 }

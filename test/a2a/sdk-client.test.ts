@@ -4,6 +4,7 @@ import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcT
 import { TaskNotCancelableError, TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
+import { TEST_SECRET_KEY } from '../push/push-helpers.js';
 import { uid } from './a2a-helpers.js';
 
 const HOOK = 'https://93.184.216.34/hooks/sdk';
@@ -15,7 +16,8 @@ function message(data: Record<string, unknown>): Message {
 const send = (m: Message) => ({ tenant: '', message: m, configuration: undefined, metadata: undefined });
 
 describe.each(TEST_DIALECTS)('the official @a2a-js/sdk client against Herald on %s', (dialect) => {
-  const ctx = useTestContext(dialect);
+  // Tokens and credentials are sealed at rest: PostgreSQL needs the sealing key.
+  const ctx = useTestContext(dialect, { env: { HERALD_SECRET_KEY: TEST_SECRET_KEY } });
   let base = '';
   let fetchImpl: typeof fetch;
   const headersSeen: Headers[] = [];
