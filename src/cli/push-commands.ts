@@ -16,7 +16,7 @@ import {
   type SecretBoxSource,
 } from '../push/credentials/credentials.service.js';
 import { createSecretBox, resolveSecretKey } from '../push/credentials/secret-box.js';
-import { tokenUriRulesOf } from '../push/credentials/token-uri-policy.js';
+import { OPERATOR_TOKEN_URI_RULES } from '../push/credentials/token-uri-policy.js';
 import { startFakeProviders } from '../push/fake-providers/fake-providers.js';
 import { optionalFlag, print, requireFlag, UsageError, withDatabase, type CliCommand, type ParsedArgs } from './cli-context.js';
 
@@ -60,7 +60,7 @@ export const pushCommands: Record<string, CliCommand> = {
         if (error instanceof UsageError) throw error;
         throw new UsageError('--service-account must be a JSON file');
       }
-      printView(args, await forProject(args, config, (d, projectId, box) => setFcmCredentials(d.db, box, systemClock, projectId, serviceAccount, tokenUriRulesOf(config))));
+      printView(args, await forProject(args, config, (d, projectId, box) => setFcmCredentials(d.db, box, systemClock, projectId, serviceAccount, OPERATOR_TOKEN_URI_RULES)));
     },
   },
   'credentials set-apns': {

@@ -4,6 +4,7 @@ import type { DatabaseHandle } from '../db/connect.js';
 import type { Db } from '../db/database.js';
 import type { Dialect } from '../db/dialect.js';
 import { systemClock, type Clock } from '../lib/clock.js';
+import type { Lookup } from '../lib/outbound-url-policy.js';
 import { createTokenBucketStore } from '../rate-limit/create-bucket-store.js';
 import type { BucketSpec, TokenBucketStore } from '../rate-limit/token-buckets.js';
 import { loadCredentials, type ProjectCredentials } from './credentials/credentials.service.js';
@@ -35,6 +36,8 @@ export interface PushRuntimeOptions {
   streamsPerSession?: number;
   /** How long decrypted credentials are cached per project (default 30 s; changes made here apply at once). */
   credentialsTtlMs?: number;
+  /** Name resolution for tenant URLs (tests: a resolver that answers what they need, e.g. a rebinding one). */
+  outboundLookup?: Lookup;
 }
 
 /** The long-lived push machinery: connections, auth caches, quotas. Created once per process. */
@@ -66,7 +69,7 @@ export function createPushRuntime(config: Config, database: DatabaseHandle, opti
   const ownStore = options.bucketStore === undefined;
   const store = options.bucketStore ?? createTokenBucketStore(config, database, { logger: options.logger });
   const pool = new Http2Pool({ ca: options.ca, sessionsPerOrigin: options.sessionsPerOrigin, streamsPerSession: options.streamsPerSession });
-  const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks };
+  const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks, ...(options.outboundLookup ? { lookup: options.outboundLookup } : {}) };
   // Web Push endpoints are tenant URLs: checked against the outbound policy before any socket, and
   // a refused one fails its delivery without a retry.
   const https = new HttpsClient({

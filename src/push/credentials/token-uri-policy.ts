@@ -14,7 +14,16 @@ export interface TokenUriRules {
   trustedOrigins: readonly string[];
   /** FCM_TOKEN_URI_HOSTS: `host` or `host:port`, lowercase. */
   extraHosts: readonly string[];
+  /** Any https host passes (the operator's own command line); the connection is still checked at use. */
+  anyHost?: boolean;
 }
+
+/**
+ * For `bin/herald credentials set-fcm`: the operator is trusted with any https token_uri (e.g. the
+ * local stand-in's). At use the server still allows only FCM_API_URL's origin, Google's hosts and
+ * FCM_TOKEN_URI_HOSTS, through the outbound policy.
+ */
+export const OPERATOR_TOKEN_URI_RULES: TokenUriRules = { outbound: { allowPrivateNetworks: true }, trustedOrigins: [], extraHosts: [], anyHost: true };
 
 export function tokenUriRulesOf(config: Pick<Config, 'fcmApiUrl' | 'fcmTokenUriHosts' | 'outboundAllowPrivateNetworks'>): TokenUriRules {
   return {
@@ -42,7 +51,7 @@ export function checkTokenUri(uri: string, rules: TokenUriRules): void {
     throw invalid('INVALID_SERVICE_ACCOUNT', 'token_uri must be an https URL');
   }
   if (url.protocol !== 'https:') throw invalid('INVALID_SERVICE_ACCOUNT', 'token_uri must be an https URL');
-  if (rules.trustedOrigins.includes(url.origin)) return;
+  if (rules.anyHost || rules.trustedOrigins.includes(url.origin)) return;
   const hostRefusal = tokenUriHostRefusal(url, rules.extraHosts);
   if (hostRefusal) throw invalid('INVALID_SERVICE_ACCOUNT', hostRefusal);
   try {
