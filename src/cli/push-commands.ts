@@ -124,7 +124,7 @@ export const pushCommands: Record<string, CliCommand> = {
           `  bin/herald credentials set-fcm --project P --service-account ${saFile}`,
           `  bin/herald credentials set-apns --project P --key-file ${keyFile} --key-id ${apnsKey.keyId} --team-id ${apnsKey.teamId} --topic com.example.app`,
           '  bin/herald credentials set-webpush --project P',
-          `Web Push subscriptions: POST ${fakes.webpush.url}/subscriptions. Counters: GET <url>/__fake/stats on each stand-in.`,
+          `Web Push subscriptions: POST ${fakes.webpush.url}/subscriptions; their endpoints are on loopback, so add OUTBOUND_ALLOW_PRIVATE_NETWORKS=true to send to them. Counters: GET <url>/__fake/stats on each stand-in.`,
           'Token prefixes inject failures: unregistered-, invalid-, mismatch-, payload-, auth-, forbidden-, quota-[N-], unavailable-[N-], internal-[N-], reset-[N-], slow-<ms>-, goaway-.',
         ].join('\n'),
       );

@@ -71,7 +71,12 @@ export class HttpsClient {
   request(url: string, init: { method?: string; headers: OutgoingHttpHeaders; body?: string | Buffer; timeoutMs: number }): Promise<HttpsResponse> {
     return new Promise((resolve, reject) => {
       let settled = false;
-      let total: NodeJS.Timeout | undefined;
+      let req: ReturnType<typeof https.request> | undefined;
+      // The whole exchange, not just idle time: a trickling answer cannot hold a send.
+      const total = setTimeout(() => {
+        fail(new TransportError('TIMEOUT', `no answer within ${init.timeoutMs} ms`));
+        req?.destroy();
+      }, init.timeoutMs);
       const fail = (error: Error) => {
         if (settled) return;
         settled = true;
@@ -85,7 +90,6 @@ export class HttpsClient {
         fail(error as Error);
         return;
       }
-      let req: ReturnType<typeof https.request>;
       try {
         req = https.request(url, { method: init.method ?? 'POST', headers: init.headers, agent }, (res) => {
           const chunks: Buffer[] = [];
@@ -102,26 +106,22 @@ export class HttpsClient {
         fail(new TransportError('BAD_REQUEST_URL', error instanceof Error ? error.message : String(error)));
         return;
       }
-      // The whole exchange, not just idle time: a trickling answer cannot hold a send.
-      total = setTimeout(() => {
-        fail(new TransportError('TIMEOUT', `no answer within ${init.timeoutMs} ms`));
-        req.destroy();
-      }, init.timeoutMs);
-      req.on('socket', (socket) => {
+      const request = req;
+      request.on('socket', (socket) => {
         if (!socket.connecting) return;
         const timer = setTimeout(() => {
           fail(new TransportError('CONNECT_TIMEOUT', `no connection within ${this.connectTimeoutMs} ms`));
-          req.destroy();
+          request.destroy();
         }, this.connectTimeoutMs);
         socket.once('connect', () => clearTimeout(timer));
         socket.once('close', () => clearTimeout(timer));
       });
-      req.on('error', (error: NodeJS.ErrnoException) => {
+      request.on('error', (error: NodeJS.ErrnoException) => {
         if (error instanceof OutboundUrlRefused && this.options.guard) fail(this.options.guard.refused(error.reason));
         else if (error instanceof OutboundHostUnresolved) fail(new TransportError('DNS_UNRESOLVED', error.message));
         else fail(new TransportError(error.code ?? 'REQUEST_ERROR', error.message));
       });
-      req.end(init.body);
+      request.end(init.body);
     });
   }
 
