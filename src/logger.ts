@@ -9,14 +9,23 @@ const REDACT_PATHS = [
   ...SECRET_FIELDS.map((f) => `*.${f}`),
 ];
 
-/** Strings of a log object (one level down, where lines keep their fields) with URLs and keys redacted. */
-function redactFields(object: Record<string | symbol, unknown>): Record<string, unknown> {
+const isPlainObject = (value: unknown): value is Record<string, unknown> => {
+  if (value === null || typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+};
+
+/**
+ * String fields of a log object, and of plain objects down to `depth` levels, with URLs and keys
+ * redacted. Bounded and plain-only, so a large or circular value (a socket, a request) costs nothing.
+ */
+function redactFields(object: Record<string | symbol, unknown>, depth = 2): Record<string, unknown> {
   if (object[SHOW_KEYS_ONCE] === true) return object;
   let out: Record<string, unknown> | undefined;
   for (const [key, value] of Object.entries(object)) {
     let next = value;
     if (typeof value === 'string') next = redactText(value);
-    else if (value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Error)) next = redactFields(value as Record<string, unknown>);
+    else if (depth > 0 && isPlainObject(value)) next = redactFields(value, depth - 1);
     if (next !== value) (out ??= { ...object })[key] = next;
   }
   return out ?? object;
@@ -42,7 +51,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACT_PATHS, censor: REDACTED },
       serializers: { err: errSerializer, error: errSerializer },
-      formatters: { log: redactFields },
+      formatters: { log: (object) => redactFields(object) },
       hooks: {
         logMethod(args, method) {
           const last = args.length - 1;
