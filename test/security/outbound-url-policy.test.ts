@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { checkOutboundUrl, guardedLookup, isPublicAddress, resolveOutboundTarget, type Lookup } from '../../src/lib/outbound-url-policy.js';
 
 const OFF = { allowPrivateNetworks: false };
@@ -57,5 +58,20 @@ describe('the outbound-URL policy', () => {
     const lookup = guardedLookup({ ...OFF, lookup: async () => [{ address: '8.8.8.8', family: 4 }, { address: '2606:4700:4700::1111', family: 6 }] });
     const all = await new Promise<unknown>((resolve) => lookup('two.example', { all: true }, (_e, addresses) => resolve(addresses)));
     expect(all).toEqual([{ address: '8.8.8.8', family: 4 }]);
+  });
+});
+
+describe('the outbound settings', () => {
+  it('reads OUTBOUND_ALLOW_PRIVATE_NETWORKS, with WEBHOOK_ALLOW_PRIVATE_NETWORKS as its alias', () => {
+    expect(loadConfig({}).outboundAllowPrivateNetworks).toBe(false);
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }).outboundAllowPrivateNetworks).toBe(true);
+    expect(loadConfig({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' }).outboundAllowPrivateNetworks).toBe(true);
+    expect(loadConfig({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }).outboundAllowPrivateNetworks).toBe(false);
+    expect(() => loadConfig({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'maybe' })).toThrow(/OUTBOUND_ALLOW_PRIVATE_NETWORKS/);
+  });
+
+  it('reads FCM_TOKEN_URI_HOSTS as a list of host or host:port names', () => {
+    expect(loadConfig({ FCM_TOKEN_URI_HOSTS: 'Tokens.Example.com, idp.example:8443' }).fcmTokenUriHosts).toEqual(['tokens.example.com', 'idp.example:8443']);
+    expect(() => loadConfig({ FCM_TOKEN_URI_HOSTS: 'https://x.example/token' })).toThrow(/FCM_TOKEN_URI_HOSTS/);
   });
 });

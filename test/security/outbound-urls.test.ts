@@ -127,6 +127,37 @@ describe.each(TEST_DIALECTS)('tenant URLs stored while allowed, then sent to wit
     expect(recorder().connections).toBe(seen);
   });
 
+  it('refuses private and link-local endpoints and token_uris at send time without attempting a socket', async () => {
+    const { project, secret } = await ctx().newProject('private-at-use');
+    await configureProviders(ctx(), secret, fakes());
+    const hosts = ['10.0.0.1', '169.254.169.254', '[fe80::1]', '100.64.0.1', '192.168.1.1', '[fd00:ec2::254]'];
+    const devices = [];
+    for (const host of hosts) devices.push(await registerDevice(ctx(), secret, 'private', { web_push_subscription: { ...fakes().webpush.subscription(), endpoint: `https://${host}/push/x` } }));
+    const sa = { ...fakes().fcm.serviceAccount('private'), token_uri: 'https://169.254.169.254/computeMetadata/v1/token' };
+    await setFcmCredentials(ctx().database.db, () => ctx().deps.push!.secretBox(), systemClock, project.project_id, sa, OPERATOR_TOKEN_URI_RULES);
+    devices.push(await registerDevice(ctx(), secret, 'private', { fcm_token: fcmToken() }));
+    // Any socket aimed anywhere but loopback is recorded and stopped before it connects.
+    const attempted: string[] = [];
+    const connect = net.Socket.prototype.connect;
+    net.Socket.prototype.connect = function (this: net.Socket, ...args: unknown[]) {
+      const options = (typeof args[0] === 'object' && args[0] !== null ? args[0] : { host: args[1] }) as { host?: string; path?: string };
+      if (!options.path && options.host && !['127.0.0.1', 'localhost', '::1'].includes(options.host)) {
+        attempted.push(options.host);
+        process.nextTick(() => this.destroy(new Error('test: non-loopback socket blocked')));
+        return this;
+      }
+      return (connect as (...a: unknown[]) => net.Socket).apply(this, args);
+    } as typeof net.Socket.prototype.connect;
+    try {
+      const results = await sendToDevices(ctx(), secret, devices.map((device_id) => ({ target: { device_id }, title: 't' })));
+      expect(results.slice(0, hosts.length).map((r) => r.additional_params.failure_reason)).toEqual(hosts.map(() => 'ENDPOINT_REFUSED'));
+      expect(results.at(-1)!.additional_params.failure_reason).toBe('TOKEN_URI_REFUSED');
+    } finally {
+      net.Socket.prototype.connect = connect;
+    }
+    expect(attempted).toEqual([]);
+  });
+
   it('refuses a stored FCM token_uri at use: PROVIDER_AUTH_ERROR TOKEN_URI_REFUSED, no connection', async () => {
     const seen = recorder().connections;
     const { project, secret } = await ctx().newProject('token-uri-at-use');
