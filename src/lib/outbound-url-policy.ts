@@ -51,9 +51,10 @@ export function refusedAddressReason(address: string): string | undefined {
   } catch {
     return 'not an IP address';
   }
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 5).every((word) => word === 0)) return 'an IPv4-mapped or IPv4-compatible IPv6 address';
   const range = parsed.range();
-  return range === 'unicast' ? undefined : `a ${range} address`;
+  if (range === 'unicast' && parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 5).every((word) => word === 0)) return 'an IPv4-compatible IPv6 address';
+  if (range === 'unicast') return undefined;
+  return `${/^[aeiou]/i.test(range) ? 'an' : 'a'} ${range} address`;
 }
 
 export const isPublicAddress = (address: string): boolean => refusedAddressReason(address) === undefined;
