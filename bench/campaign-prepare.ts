@@ -63,7 +63,10 @@ async function main(): Promise<void> {
   await migrateToLatest(database.db);
   const project = await createProject(database.db, systemClock, 'bench');
   const box = createSecretBox(resolveSecretKey(config, database.dialect));
-  await setFcmCredentials(database.db, () => box, systemClock, project.project_id, JSON.parse(fs.readFileSync(path.join(fakes, 'fcm-service-account.json'), 'utf8')));
+  const serviceAccount = JSON.parse(fs.readFileSync(path.join(fakes, 'fcm-service-account.json'), 'utf8')) as { token_uri: string };
+  // The stand-in's token endpoint is on loopback and is the benchmark's FCM_API_URL: trusted like it.
+  const tokenUri = { outbound: { allowPrivateNetworks: false }, trustedOrigins: [new URL(serviceAccount.token_uri).origin], extraHosts: [] };
+  await setFcmCredentials(database.db, () => box, systemClock, project.project_id, serviceAccount, tokenUri);
   // The message reads a user property and a trigger property; `plan eq pro` holds 90% of users.
   const campaign = await createCampaign(database.db, systemClock, project.project_id, {
     name: 'bench',

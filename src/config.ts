@@ -37,7 +37,10 @@ export interface Config {
   readonly apnsSandboxApiUrl: string;
   readonly apnsQuotaPerMinute: number;
   readonly pushTimeoutMs: number;
-  readonly webhookAllowPrivateNetworks: boolean;
+  /** OUTBOUND_ALLOW_PRIVATE_NETWORKS (or its alias WEBHOOK_ALLOW_PRIVATE_NETWORKS): tenant URLs may reach private addresses (local development only). */
+  readonly outboundAllowPrivateNetworks: boolean;
+  /** Hosts (`host` or `host:port`) an FCM service account's token_uri may name besides Google's, from FCM_TOKEN_URI_HOSTS. */
+  readonly fcmTokenUriHosts: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -88,6 +91,12 @@ export function loadConfig(env: Env = process.env): Config {
     return raw.replace(/\/+$/, '');
   };
 
+  const hostList = (name: string): string[] => {
+    const hosts = (str(name) ?? '').split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '');
+    for (const host of hosts) if (!/^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/.test(host)) problems.push(`${name} must list host or host:port names separated by commas, got "${host}"`);
+    return hosts;
+  };
+
   const role = str('HERALD_ROLE') ?? 'all';
   if (role !== 'api' && role !== 'worker' && role !== 'all') problems.push(`HERALD_ROLE must be api, worker or all, got "${role}"`);
   const tlsCertFile = str('TLS_CERT_FILE');
@@ -126,7 +135,8 @@ export function loadConfig(env: Env = process.env): Config {
     apnsSandboxApiUrl: url('APNS_SANDBOX_API_URL', 'https://api.sandbox.push.apple.com', ['https:', 'http:']) ?? '',
     apnsQuotaPerMinute: int('APNS_QUOTA_PER_MINUTE', 300_000, 1, 100_000_000),
     pushTimeoutMs: int('PUSH_TIMEOUT_MS', 10_000, 100, 100_000),
-    webhookAllowPrivateNetworks: bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    outboundAllowPrivateNetworks: bool('OUTBOUND_ALLOW_PRIVATE_NETWORKS', bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false)),
+    fcmTokenUriHosts: hostList('FCM_TOKEN_URI_HOSTS'),
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);

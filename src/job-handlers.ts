@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { PushRuntime } from './push/push-runtime.js';
 import type { TemplateRenderer } from './campaigns/render-pool.js';
+import { secretBoxFor } from './a2a/push-configs/push-config-secrets.js';
 import { createWebhookJobHandler } from './a2a/push-configs/webhook.job.js';
 import { createCampaignJobHandlers } from './campaigns/campaign-fanout.job.js';
 
@@ -25,7 +26,11 @@ export interface WorkerDeps {
 /** Every feature's job handlers, composed once for the worker role. Features add one line each. */
 export function createJobHandlers(_deps: WorkerDeps): JobHandlers {
   return {
-    'a2a.webhook': createWebhookJobHandler({ clock: _deps.clock, allowPrivateNetworks: _deps.config.webhookAllowPrivateNetworks }),
+    'a2a.webhook': createWebhookJobHandler({
+      clock: _deps.clock,
+      outbound: { allowPrivateNetworks: _deps.config.outboundAllowPrivateNetworks },
+      secrets: secretBoxFor(_deps.config, _deps.dialect),
+    }),
     ...createCampaignJobHandlers({ push: _deps.push, templates: _deps.templates, clock: _deps.clock, logger: _deps.logger }),
   };
 }

@@ -12,6 +12,8 @@ import { createProject, countProjects } from './projects/projects.service.js';
 import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
 import { createPushRuntime } from './push/push-runtime.js';
 import { createConfiguredTemplateRenderer } from './campaigns/render-pool.js';
+import { SHOW_KEYS_ONCE } from './lib/redact.js';
+import { sealLegacyPushConfigSecrets, secretBoxFor } from './a2a/push-configs/push-config-secrets.js';
 
 export interface Runtime {
   app: App | undefined;
@@ -36,7 +38,7 @@ export function openConfiguredDatabase(config: Config, logger?: Logger): Databas
 async function createDefaultProjectIfEmpty(database: DatabaseHandle, logger: Logger): Promise<void> {
   if (database.dialect !== 'sqlite' || (await countProjects(database.db)) > 0) return;
   const project = await createProject(database.db, systemClock, 'default');
-  logger.info({ project_id: project.project_id, public_key: project.public_key, secret_key: project.secret_key }, 'created the default project; keep these keys, they are not shown again');
+  logger.info({ [SHOW_KEYS_ONCE]: true, project_id: project.project_id, public_key: project.public_key, secret_key: project.secret_key }, 'created the default project; keep these keys, they are not shown again');
 }
 
 /** Workers delete idempotency keys past their 24 h this often, so the table stays bounded. */
@@ -48,6 +50,10 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   const applied = await migrateToLatest(database.db);
   if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');
   await createDefaultProjectIfEmpty(database, logger);
+  await sealLegacyPushConfigSecrets(database.db, secretBoxFor(config, database.dialect)).then(
+    (sealed) => sealed > 0 && logger.info({ sealed }, 'sealed the secrets of push configs stored before sealing'),
+    (error: unknown) => logger.warn({ err: error }, 'push config secrets stored before sealing stay unsealed'),
+  );
 
   const rateLimiter = createRateLimiter(config, database, { logger });
   // Push connections, auth caches and quotas live as long as the process; the API and the workers share them.

@@ -1,5 +1,6 @@
 import type { LogFn } from 'pino';
 import type { AppDeps } from '../app.js';
+import { secretBoxFor } from './push-configs/push-config-secrets.js';
 import type { PushConfigContext } from './push-configs/push-configs.service.js';
 import type { TaskEventBus } from './tasks/task-events.js';
 import type { WriteBatcher } from '../db/write-batcher.js';
@@ -33,5 +34,6 @@ export const pushContext = (call: CallContext): PushConfigContext => ({
   db: call.deps.db,
   clock: call.deps.clock,
   projectId: call.projectId,
-  allowPrivateNetworks: call.deps.config.webhookAllowPrivateNetworks,
+  outbound: { allowPrivateNetworks: call.deps.config.outboundAllowPrivateNetworks },
+  secrets: secretBoxFor(call.deps.config, call.deps.dialect),
 });

@@ -16,6 +16,7 @@ import {
   type SecretBoxSource,
 } from '../push/credentials/credentials.service.js';
 import { createSecretBox, resolveSecretKey } from '../push/credentials/secret-box.js';
+import { OPERATOR_TOKEN_URI_RULES } from '../push/credentials/token-uri-policy.js';
 import { startFakeProviders } from '../push/fake-providers/fake-providers.js';
 import { optionalFlag, print, requireFlag, UsageError, withDatabase, type CliCommand, type ParsedArgs } from './cli-context.js';
 
@@ -59,7 +60,7 @@ export const pushCommands: Record<string, CliCommand> = {
         if (error instanceof UsageError) throw error;
         throw new UsageError('--service-account must be a JSON file');
       }
-      printView(args, await forProject(args, config, (d, projectId, box) => setFcmCredentials(d.db, box, systemClock, projectId, serviceAccount)));
+      printView(args, await forProject(args, config, (d, projectId, box) => setFcmCredentials(d.db, box, systemClock, projectId, serviceAccount, OPERATOR_TOKEN_URI_RULES)));
     },
   },
   'credentials set-apns': {
@@ -123,7 +124,7 @@ export const pushCommands: Record<string, CliCommand> = {
           `  bin/herald credentials set-fcm --project P --service-account ${saFile}`,
           `  bin/herald credentials set-apns --project P --key-file ${keyFile} --key-id ${apnsKey.keyId} --team-id ${apnsKey.teamId} --topic com.example.app`,
           '  bin/herald credentials set-webpush --project P',
-          `Web Push subscriptions: POST ${fakes.webpush.url}/subscriptions. Counters: GET <url>/__fake/stats on each stand-in.`,
+          `Web Push subscriptions: POST ${fakes.webpush.url}/subscriptions; their endpoints are on loopback, so add OUTBOUND_ALLOW_PRIVATE_NETWORKS=true to send to them. Counters: GET <url>/__fake/stats on each stand-in.`,
           'Token prefixes inject failures: unregistered-, invalid-, mismatch-, payload-, auth-, forbidden-, quota-[N-], unavailable-[N-], internal-[N-], reset-[N-], slow-<ms>-, goaway-.',
         ].join('\n'),
       );

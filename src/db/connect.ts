@@ -52,8 +52,26 @@ function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
   return { db, dialect: 'postgres', pgPool: pool, close: () => db.destroy() };
 }
 
+/**
+ * The database holds every tenant's data: its directory is made 0700 when Herald creates it, and
+ * the file is created 0600 before SQLite opens it (SQLite gives `-wal` and `-shm` the main file's
+ * mode). Files left by older versions are tightened to 0600 too.
+ */
+function prepareSqliteFiles(file: string): void {
+  const dir = path.dirname(file);
+  if (!fs.existsSync(dir)) fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  fs.closeSync(fs.openSync(file, 'a', 0o600));
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      fs.chmodSync(f, 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+}
+
 function openSqlite(file: string): DatabaseHandle {
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+  if (file !== ':memory:') prepareSqliteFiles(file);
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('busy_timeout = 5000');

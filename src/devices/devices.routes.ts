@@ -5,6 +5,7 @@ import type { AppDeps } from '../app.js';
 import { ProjectUserId } from '../users/users.schemas.js';
 import { DeviceId, DeviceResponse, RegisterDeviceBody } from './devices.schemas.js';
 import * as devices from './devices.service.js';
+import { checkWebPushEndpoint } from './web-push-endpoint.js';
 
 const security = [{ projectId: [], apiKey: [] }];
 const ErrorBody = Type.Object({ error: Type.String() });
@@ -25,7 +26,10 @@ export function registerDeviceRoutes(fastify: FastifyInstance, deps: AppDeps): v
         response: { 200: DeviceResponse, 400: ErrorBody, 401: ErrorBody },
       },
     },
-    async (request) => devices.deviceToResponse(await devices.registerDevice(db, clock, request.auth!.projectId, request.body)),
+    async (request) => {
+      checkWebPushEndpoint({ allowPrivateNetworks: deps.config.outboundAllowPrivateNetworks }, request.body);
+      return devices.deviceToResponse(await devices.registerDevice(db, clock, request.auth!.projectId, request.body));
+    },
   );
 
   app.delete(

@@ -4,6 +4,7 @@ import type { DatabaseHandle } from '../db/connect.js';
 import type { Db } from '../db/database.js';
 import type { Dialect } from '../db/dialect.js';
 import { systemClock, type Clock } from '../lib/clock.js';
+import type { Lookup } from '../lib/outbound-url-policy.js';
 import { createTokenBucketStore } from '../rate-limit/create-bucket-store.js';
 import type { BucketSpec, TokenBucketStore } from '../rate-limit/token-buckets.js';
 import { loadCredentials, type ProjectCredentials } from './credentials/credentials.service.js';
@@ -11,6 +12,9 @@ import { createSecretBox, resolveSecretKey, type SecretBox } from './credentials
 import { Http2Pool } from './http2-pool.js';
 import { HttpsClient } from './https-client.js';
 import { ProviderQuota } from './provider-quota.js';
+import { tokenUriHostRefusal, tokenUriRulesOf } from './credentials/token-uri-policy.js';
+import { AttemptFailure } from './providers/attempt-failure.js';
+import { DeliveryStatus } from './push.types.js';
 import { ApnsTokenSource } from './providers/apns-auth.js';
 import { ApnsSender } from './providers/apns.js';
 import { FcmTokenSource } from './providers/fcm-auth.js';
@@ -32,6 +36,8 @@ export interface PushRuntimeOptions {
   streamsPerSession?: number;
   /** How long decrypted credentials are cached per project (default 30 s; changes made here apply at once). */
   credentialsTtlMs?: number;
+  /** Name resolution for tenant URLs (tests: a resolver that answers what they need, e.g. a rebinding one). */
+  outboundLookup?: Lookup;
 }
 
 /** The long-lived push machinery: connections, auth caches, quotas. Created once per process. */
@@ -63,8 +69,27 @@ export function createPushRuntime(config: Config, database: DatabaseHandle, opti
   const ownStore = options.bucketStore === undefined;
   const store = options.bucketStore ?? createTokenBucketStore(config, database, { logger: options.logger });
   const pool = new Http2Pool({ ca: options.ca, sessionsPerOrigin: options.sessionsPerOrigin, streamsPerSession: options.streamsPerSession });
-  const https = new HttpsClient({ ca: options.ca, maxSockets: pool.concurrency });
-  const fcmAuth = new FcmTokenSource(https, clock, config.pushTimeoutMs);
+  const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks, ...(options.outboundLookup ? { lookup: options.outboundLookup } : {}) };
+  // Web Push endpoints are tenant URLs: checked against the outbound policy before any socket, and
+  // a refused one fails its delivery without a retry.
+  const https = new HttpsClient({
+    ca: options.ca,
+    maxSockets: pool.concurrency,
+    guard: { policy: outbound, refused: () => new AttemptFailure({ status: DeliveryStatus.FAILED, reason: 'ENDPOINT_REFUSED' }) },
+  });
+  // token_uri is a tenant URL too, narrowed to Google's token hosts; FCM_API_URL's origin is the operator's.
+  const tokenUri = tokenUriRulesOf(config);
+  const tokenHttps = new HttpsClient({
+    ca: options.ca,
+    maxSockets: 16,
+    guard: {
+      policy: outbound,
+      trustedOrigins: tokenUri.trustedOrigins,
+      refusal: (url) => tokenUriHostRefusal(url, tokenUri.extraHosts),
+      refused: () => new AttemptFailure({ status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason: 'TOKEN_URI_REFUSED' }),
+    },
+  });
+  const fcmAuth = new FcmTokenSource(tokenHttps, clock, config.pushTimeoutMs);
   const apnsAuth = new ApnsTokenSource(clock);
   const ttl = options.credentialsTtlMs ?? 30_000;
   const cache = new Map<string, { at: number; value: Promise<ProjectCredentials> }>();
@@ -104,6 +129,7 @@ export function createPushRuntime(config: Config, database: DatabaseHandle, opti
     async close() {
       await pool.close();
       https.close();
+      tokenHttps.close();
       if (ownStore) await store.close();
     },
   };

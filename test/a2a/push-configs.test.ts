@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
+import { TEST_SECRET_KEY } from '../push/push-helpers.js';
 import { createUserTask, rpc, uid, v1Message, type Json } from './a2a-helpers.js';
 
 // A public address literal: no DNS, and not refused by the SSRF guard (nothing is sent in this file).
 const PUBLIC_URL = 'https://93.184.216.34/hooks/a2a';
 
 describe.each(TEST_DIALECTS)('push notification configs on %s', (dialect) => {
-  const ctx = useTestContext(dialect);
+  // Tokens and credentials are sealed at rest: PostgreSQL needs the sealing key.
+  const ctx = useTestContext(dialect, { env: { HERALD_SECRET_KEY: TEST_SECRET_KEY } });
 
   it('v1: create, get (redacted), list (redacted), delete (idempotent)', async () => {
     const task = await createUserTask(ctx());

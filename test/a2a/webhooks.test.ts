@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { secretBoxFor } from '../../src/a2a/push-configs/push-config-secrets.js';
 import { createWebhookJobHandler } from '../../src/a2a/push-configs/webhook.job.js';
 import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
 import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
+import { TEST_SECRET_KEY } from '../push/push-helpers.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { manualClock, rpc, startReceiver, uid, v03Message, v1Message } from './a2a-helpers.js';
 
@@ -18,7 +20,8 @@ async function workingTask(ctx: TestContext): Promise<string> {
 }
 
 describe.each(TEST_DIALECTS)('task webhooks on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } });
+  // The alias of OUTBOUND_ALLOW_PRIVATE_NETWORKS, kept working: the receivers listen on loopback.
+  const ctx = useTestContext(dialect, { env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', HERALD_SECRET_KEY: TEST_SECRET_KEY } });
   const receivers: { close(): Promise<void> }[] = [];
   afterEach(async () => {
     await Promise.all(receivers.splice(0).map((r) => r.close()));
@@ -29,7 +32,7 @@ describe.each(TEST_DIALECTS)('task webhooks on %s', (dialect) => {
     return r;
   };
   const deliver = (clock = manualClock(), allowPrivateNetworks = true) =>
-    runJobsUntilIdle(ctx().database.db, { 'a2a.webhook': createWebhookJobHandler({ clock, allowPrivateNetworks }) }, { clock });
+    runJobsUntilIdle(ctx().database.db, { 'a2a.webhook': createWebhookJobHandler({ clock, outbound: { allowPrivateNetworks }, secrets: secretBoxFor(ctx().config, dialect) }) }, { clock });
 
   it('v1 registrations get every status change as {"statusUpdate"} in application/a2a+json, with token and Authorization', async () => {
     const hook = await receiver();

@@ -5,7 +5,7 @@ import { startReceiver, uid, type Json } from '../a2a/a2a-helpers.js';
 import { createCampaign } from '../campaigns/campaign-helpers.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
-import { configureProviders, pushDeps, useFakeProviders } from '../push/push-helpers.js';
+import { TEST_SECRET_KEY, configureProviders, pushDeps, useFakeProviders } from '../push/push-helpers.js';
 import { deliverUntil, workingTask } from './interop-helpers.js';
 
 /**
@@ -46,7 +46,7 @@ async function collect(stream: AsyncIterable<A2AStreamEventData>): Promise<A2ASt
 const statusEvents = (events: A2AStreamEventData[]) => events.filter((e): e is TaskStatusUpdateEvent => e.kind === 'status-update');
 
 describe.each(TEST_DIALECTS)('@a2a-js/sdk 0.3.14 (a v0.3 client) against a listening Herald on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', HERALD_SECRET_KEY: TEST_SECRET_KEY }, deps: pushDeps(fakes) });
   let base = '';
   const sent: Sent[] = [];
   const receivers: { close(): Promise<void> }[] = [];

@@ -7,7 +7,7 @@ import { startReceiver, uid, type Json } from '../a2a/a2a-helpers.js';
 import { createCampaign } from '../campaigns/campaign-helpers.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { authHeaders, useTestContext } from '../helpers/test-app.js';
-import { configureProviders, fcmToken, pushDeps, registerDevice, useFakeProviders } from '../push/push-helpers.js';
+import { TEST_SECRET_KEY, configureProviders, fcmToken, pushDeps, registerDevice, useFakeProviders } from '../push/push-helpers.js';
 import { deliverUntil, workingTask } from './interop-helpers.js';
 
 /**
@@ -52,7 +52,7 @@ async function collect(stream: AsyncIterable<StreamResponse>): Promise<StreamRes
 
 describe.each(TEST_DIALECTS)('official @a2a-js/sdk clients against a listening Herald on %s', (dialect) => {
   // Webhooks go to a receiver on loopback, so this Herald allows private networks (dev setting).
-  const ctx = useTestContext(dialect, { env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', HERALD_SECRET_KEY: TEST_SECRET_KEY }, deps: pushDeps(fakes) });
   let base = '';
   const sent: Sent[] = [];
   const receivers: { close(): Promise<void> }[] = [];

@@ -28,7 +28,7 @@ export async function workingTask(ctx: TestContext, projectId: string, contextId
 
 /** Runs the worker's real job handlers (as `createJobHandlers` composes them) until the receiver has `count` webhooks. */
 export async function deliverUntil(ctx: TestContext, hook: { received: unknown[] }, count: number): Promise<void> {
-  const handlers = createJobHandlers({ config: ctx.config, db: ctx.database.db, dialect: ctx.database.dialect, logger: ctx.deps.logger, clock: systemClock, push: ctx.deps.push as PushRuntime });
+  const handlers = createJobHandlers({ config: ctx.config, db: ctx.database.db, dialect: ctx.database.dialect, logger: ctx.deps.logger, clock: systemClock, push: ctx.deps.push as PushRuntime, templates: ctx.deps.templates });
   await waitFor(async () => {
     await runJobsUntilIdle(ctx.database.db, handlers);
     return hook.received.length >= count;

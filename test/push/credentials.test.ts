@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { setFcmCredentials } from '../../src/push/credentials/credentials.service.js';
+import { tokenUriRulesOf } from '../../src/push/credentials/token-uri-policy.js';
 import { createPushRuntime } from '../../src/push/push-runtime.js';
 import { sendPushNotifications } from '../../src/push/push.service.js';
 import { runCli } from '../helpers/processes.js';
@@ -83,7 +84,7 @@ describe.each(TEST_DIALECTS)('push credentials on %s', (dialect) => {
     try {
       if (dialect === 'postgres') {
         expect(() => push.secretBox()).toThrow(/HERALD_SECRET_KEY/);
-        const stored = setFcmCredentials(ctx().deps.db, () => push.secretBox(), systemClock, ctx().project.project_id, fakes().fcm.serviceAccount('nokey'));
+        const stored = setFcmCredentials(ctx().deps.db, () => push.secretBox(), systemClock, ctx().project.project_id, fakes().fcm.serviceAccount('nokey'), tokenUriRulesOf(ctx().deps.push!.config));
         await expect(stored).rejects.toMatchObject({ kind: 'unavailable', code: 'SECRET_KEY_REQUIRED' });
       } else {
         const box = push.secretBox();

@@ -4,6 +4,9 @@ import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { apnsToken, configureProviders, fcmToken, pushDeps, registerDevice, S, sendToDevices, useFakeProviders, type DeviceAddress } from './push-helpers.js';
 
+// Web Push subscriptions registered here point at the stand-in on loopback.
+const LOOPBACK_WEB_PUSH = { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' };
+
 const fakes = useFakeProviders();
 const MAX_ATTEMPTS = 3;
 
@@ -48,7 +51,7 @@ const cases: Case[] = [
 ];
 
 describe.each(TEST_DIALECTS)('provider errors on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes, { runtime: { retry: { maxAttempts: MAX_ATTEMPTS, baseDelayMs: 20, maxDelayMs: 100, quotaExceededDelayMs: 50 } } }) });
+  const ctx = useTestContext(dialect, { env: LOOPBACK_WEB_PUSH, deps: pushDeps(fakes, { runtime: { retry: { maxAttempts: MAX_ATTEMPTS, baseDelayMs: 20, maxDelayMs: 100, quotaExceededDelayMs: 50 } } }) });
 
   /** A device whose address selects the stand-in's fault; returns its id and the address the stand-in sees. */
   async function deviceFor(c: TestContext, user: string, provider: Case['provider'], prefix: string): Promise<{ id: string; seenAs: string }> {

@@ -45,6 +45,8 @@ export function pushDeps(fakes: () => FakeProviders, options: PushDepsOptions = 
       APNS_API_URL: f.apns.url,
       APNS_SANDBOX_API_URL: f.apns.url,
       PUSH_TIMEOUT_MS: '3000',
+      // The Web Push stand-in listens on loopback (a tenant URL); test/security turns this off.
+      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
       ...options.env,
     });
     const push = createPushRuntime(config, database, {

@@ -3,10 +3,13 @@ import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { apnsToken, configureProviders, fcmToken, post, pushDeps, registerDevice, S, sendToDevices, useFakeProviders, type WireResult } from './push-helpers.js';
 
+// Web Push subscriptions registered here point at the stand-in on loopback.
+const LOOPBACK_WEB_PUSH = { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' };
+
 const fakes = useFakeProviders();
 
 describe.each(TEST_DIALECTS)('push payloads and results on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { env: LOOPBACK_WEB_PUSH, deps: pushDeps(fakes) });
 
   const item = (target: object) => ({ target, title: 'Hello', body: 'World', image_url: 'https://img.example.com/a.png', landing_url: 'https://example.com/deal?id=7' });
 

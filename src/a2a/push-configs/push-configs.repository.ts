@@ -11,6 +11,8 @@ export interface A2aPushConfigsTable {
   auth_credentials: string | null;
   protocol_version: ProtocolVersion;
   created_at: number;
+  /** 1 when `token` and `auth_credentials` hold sealed text (migration 0008); 0 on older rows. */
+  secrets_sealed: number;
 }
 
 declare module '../../db/database.js' {
@@ -22,6 +24,8 @@ declare module '../../db/database.js' {
 export interface StoredPushConfig extends PushConfig {
   projectId: string;
   protocolVersion: ProtocolVersion;
+  /** Whether `token` and `authentication.credentials` are sealed text (as stored) or plain. */
+  sealed?: boolean;
 }
 
 const toConfig = (r: A2aPushConfigsTable): StoredPushConfig => ({
@@ -30,6 +34,7 @@ const toConfig = (r: A2aPushConfigsTable): StoredPushConfig => ({
   projectId: r.project_id,
   url: r.url,
   protocolVersion: r.protocol_version,
+  sealed: Number(r.secrets_sealed) === 1,
   ...(r.token !== null ? { token: r.token } : {}),
   ...(r.auth_scheme !== null ? { authentication: { scheme: r.auth_scheme, ...(r.auth_credentials !== null ? { credentials: r.auth_credentials } : {}) } } : {}),
 });
@@ -42,6 +47,7 @@ export async function upsertConfig(db: Db, config: StoredPushConfig, now: number
     auth_scheme: config.authentication?.scheme ?? null,
     auth_credentials: config.authentication?.credentials ?? null,
     protocol_version: config.protocolVersion,
+    secrets_sealed: config.sealed ? 1 : 0,
   };
   await db
     .insertInto('a2a_push_configs')
@@ -63,4 +69,20 @@ export async function listConfigs(db: Db, projectId: string, taskId: string): Pr
 
 export async function deleteConfig(db: Db, projectId: string, taskId: string, id: string): Promise<void> {
   await db.deleteFrom('a2a_push_configs').where('project_id', '=', projectId).where('task_id', '=', taskId).where('id', '=', id).execute();
+}
+
+/** Rows whose token or credentials are still plain text (written before migration 0008). */
+export async function listUnsealedConfigs(db: Db, limit: number): Promise<StoredPushConfig[]> {
+  const rows = await db.selectFrom('a2a_push_configs').selectAll().where('secrets_sealed', '=', 0).orderBy('task_id').orderBy('id').limit(limit).execute();
+  return rows.map(toConfig);
+}
+
+export async function replaceSecrets(db: Db, config: StoredPushConfig): Promise<void> {
+  await db
+    .updateTable('a2a_push_configs')
+    .set({ token: config.token ?? null, auth_credentials: config.authentication?.credentials ?? null, secrets_sealed: config.sealed ? 1 : 0 })
+    .where('task_id', '=', config.taskId)
+    .where('id', '=', config.id)
+    .where('secrets_sealed', '=', 0)
+    .execute();
 }

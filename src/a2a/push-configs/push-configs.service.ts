@@ -1,14 +1,14 @@
 import type { Db } from '../../db/database.js';
-import { AppError } from '../../errors.js';
 import type { Clock } from '../../lib/clock.js';
+import { OutboundHostUnresolved, OutboundUrlRefused, resolveOutboundTarget, type OutboundPolicy } from '../../lib/outbound-url-policy.js';
 import { newId } from '../../lib/ids.js';
 import { enqueueJob } from '../../jobs/jobs.js';
 import { rpcError } from '../errors.js';
 import type { ProtocolVersion, PushConfig, PushConfigInput, StatusEvent, Task } from '../model.js';
-import { resolveWebhookTarget, type Lookup } from '../ssrf-guard.js';
 import { findTask } from '../tasks/tasks.repository.js';
 import { invalidParams } from '../versions/codec.js';
 import { codecFor } from '../versions/codecs.js';
+import { openSecrets, sealSecrets, type SecretBoxSource } from './push-config-secrets.js';
 import * as repo from './push-configs.repository.js';
 
 export type { StoredPushConfig } from './push-configs.repository.js';
@@ -17,9 +17,14 @@ export interface PushConfigContext {
   db: Db;
   clock: Clock;
   projectId: string;
-  allowPrivateNetworks: boolean;
-  lookup?: Lookup;
+  /** The outbound-URL policy webhook destinations are checked against (http and https). */
+  outbound: OutboundPolicy;
+  /** Seals the token and credentials at rest. */
+  secrets: SecretBoxSource;
 }
+
+/** Webhooks may use plain http (A9); every other tenant URL is https only. */
+export const WEBHOOK_PROTOCOLS = ['http:', 'https:'] as const;
 
 /** Deliveries of one status change are retried with backoff for this long (A9). */
 export const WEBHOOK_RETRY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -35,19 +40,26 @@ declare module '../../jobs/job-types.js' {
 const HEADER_SAFE = /^[\x20-\x7e]*$/;
 const AUTH_SCHEME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** Checks a config (URL against SSRF, header-safe token and credentials) and gives it an id. */
-export async function preparePushConfig(ctx: PushConfigContext, taskId: string, input: PushConfigInput, version: ProtocolVersion): Promise<repo.StoredPushConfig> {
+/** Checks a config (URL against the outbound policy, header-safe token and credentials) and gives it an id. */
+async function checkPushConfig(ctx: PushConfigContext, taskId: string, input: PushConfigInput, version: ProtocolVersion): Promise<repo.StoredPushConfig> {
   if (input.token !== undefined && !HEADER_SAFE.test(input.token)) throw invalidParams([{ field: 'token', description: 'must be printable ASCII' }]);
   const auth = input.authentication;
   if (auth && !AUTH_SCHEME.test(auth.scheme)) throw invalidParams([{ field: 'authentication.scheme', description: 'must be an HTTP authentication scheme name' }]);
   if (auth?.credentials !== undefined && !HEADER_SAFE.test(auth.credentials)) throw invalidParams([{ field: 'authentication.credentials', description: 'must be printable ASCII' }]);
   try {
-    await resolveWebhookTarget(input.url, ctx.allowPrivateNetworks, ctx.lookup);
+    await resolveOutboundTarget(input.url, ctx.outbound, WEBHOOK_PROTOCOLS);
   } catch (error) {
-    if (error instanceof AppError && error.kind === 'invalid') throw invalidParams([{ field: 'url', description: error.message }], `Push notification url refused: ${error.message}`);
+    if (error instanceof OutboundUrlRefused || error instanceof OutboundHostUnresolved) {
+      throw invalidParams([{ field: 'url', description: error.message }], `Push notification url refused: ${error.message}`);
+    }
     throw error;
   }
   return { ...input, id: input.id ?? newId(), taskId, projectId: ctx.projectId, protocolVersion: version };
+}
+
+/** A checked config ready to store (`storePushConfig`), its secrets sealed. */
+export async function preparePushConfig(ctx: PushConfigContext, taskId: string, input: PushConfigInput, version: ProtocolVersion): Promise<repo.StoredPushConfig> {
+  return sealSecrets(ctx.secrets, await checkPushConfig(ctx, taskId, input, version));
 }
 
 async function requireTask(ctx: PushConfigContext, taskId: string): Promise<void> {
@@ -56,8 +68,8 @@ async function requireTask(ctx: PushConfigContext, taskId: string): Promise<void
 
 export async function createPushConfig(ctx: PushConfigContext, taskId: string, input: PushConfigInput, version: ProtocolVersion): Promise<PushConfig> {
   await requireTask(ctx, taskId);
-  const config = await preparePushConfig(ctx, taskId, input, version);
-  await repo.upsertConfig(ctx.db, config, ctx.clock.now());
+  const config = await checkPushConfig(ctx, taskId, input, version);
+  await repo.upsertConfig(ctx.db, sealSecrets(ctx.secrets, config), ctx.clock.now());
   return config;
 }
 
@@ -66,12 +78,12 @@ export async function getPushConfig(ctx: PushConfigContext, taskId: string, id: 
   await requireTask(ctx, taskId);
   const config = id === undefined ? (await repo.listConfigs(ctx.db, ctx.projectId, taskId))[0] : await repo.findConfig(ctx.db, ctx.projectId, taskId, id);
   if (!config) throw rpcError('TASK_NOT_FOUND', `Push notification config ${id ?? ''} of task ${taskId} not found`, { metadata: { taskId } });
-  return config;
+  return openSecrets(ctx.secrets, config);
 }
 
 export async function listPushConfigs(ctx: PushConfigContext, taskId: string): Promise<PushConfig[]> {
   await requireTask(ctx, taskId);
-  return repo.listConfigs(ctx.db, ctx.projectId, taskId);
+  return (await repo.listConfigs(ctx.db, ctx.projectId, taskId)).map((config) => openSecrets(ctx.secrets, config));
 }
 
 /** Idempotent: deleting a config that is gone is not an error (the task must exist). */
@@ -82,7 +94,11 @@ export async function deletePushConfig(ctx: PushConfigContext, taskId: string, i
 
 export const listTaskConfigs = (db: Db, projectId: string, taskId: string): Promise<repo.StoredPushConfig[]> => repo.listConfigs(db, projectId, taskId);
 export const storePushConfig = repo.upsertConfig;
-export const findStoredConfig = repo.findConfig;
+/** A config with its secrets opened (webhook delivery). */
+export async function findStoredConfig(db: Db, secrets: SecretBoxSource, projectId: string, taskId: string, id: string): Promise<repo.StoredPushConfig | undefined> {
+  const config = await repo.findConfig(db, projectId, taskId, id);
+  return config && openSecrets(secrets, config);
+}
 
 /**
  * Queues one webhook delivery per config for a status change, in the caller's transaction (the

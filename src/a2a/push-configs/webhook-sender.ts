@@ -1,30 +1,25 @@
 import http from 'node:http';
 import https from 'node:https';
-import net, { type LookupFunction } from 'node:net';
-import type { WebhookTarget } from '../ssrf-guard.js';
+import net from 'node:net';
+import { pinnedLookup, type OutboundTarget } from '../../lib/outbound-url-policy.js';
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;
+/** A destination that does not accept a connection in this time is down (the attempt is retried). */
+export const WEBHOOK_CONNECT_TIMEOUT_MS = 3_000;
 
 export interface WebhookRequest {
-  target: WebhookTarget;
+  target: OutboundTarget;
   headers: Record<string, string>;
   body: string;
   timeoutMs?: number;
   signal?: AbortSignal;
 }
 
-/** Connects only to the address the guard resolved, whatever the host name resolves to now. */
-function pinnedLookup(target: WebhookTarget): LookupFunction {
-  return (_hostname, options, callback) => {
-    if (options.all) callback(null, [{ address: target.address, family: target.family }]);
-    else callback(null, target.address, target.family);
-  };
-}
-
 /**
  * POSTs one webhook and resolves with the response status. Redirects are not followed (a 3xx is
- * just a status); the whole exchange is bounded by `timeoutMs` (default 10 s). Rejects on network
- * errors and timeouts.
+ * just a status); the connection must open within 3 s and the whole exchange is bounded by
+ * `timeoutMs` (default 10 s). It connects only to the address the policy checked, whatever the host
+ * name resolves to now. Rejects on network errors and timeouts.
  */
 export function postWebhook(request: WebhookRequest): Promise<number> {
   const { target } = request;
@@ -51,6 +46,12 @@ export function postWebhook(request: WebhookRequest): Promise<number> {
       },
     );
     req.on('error', reject);
+    req.on('socket', (socket) => {
+      if (!socket.connecting) return;
+      const timer = setTimeout(() => req.destroy(new Error(`no connection within ${WEBHOOK_CONNECT_TIMEOUT_MS} ms`)), WEBHOOK_CONNECT_TIMEOUT_MS);
+      socket.once('connect', () => clearTimeout(timer));
+      socket.once('close', () => clearTimeout(timer));
+    });
     req.end(request.body);
   });
 }

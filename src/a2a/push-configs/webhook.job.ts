@@ -1,14 +1,15 @@
-import { AppError } from '../../errors.js';
 import type { Clock } from '../../lib/clock.js';
+import { OutboundUrlRefused, resolveOutboundTarget, type OutboundPolicy } from '../../lib/outbound-url-policy.js';
+import { redactUrl } from '../../lib/redact.js';
 import type { JobHandler } from '../../jobs/job-types.js';
-import { resolveWebhookTarget, type Lookup } from '../ssrf-guard.js';
-import { WEBHOOK_RETRY_WINDOW_MS, findStoredConfig } from './push-configs.service.js';
+import type { SecretBoxSource } from './push-config-secrets.js';
+import { WEBHOOK_PROTOCOLS, WEBHOOK_RETRY_WINDOW_MS, findStoredConfig } from './push-configs.service.js';
 import { postWebhook } from './webhook-sender.js';
 
 export interface WebhookJobDeps {
   clock: Clock;
-  allowPrivateNetworks: boolean;
-  lookup?: Lookup;
+  outbound: OutboundPolicy;
+  secrets: SecretBoxSource;
   timeoutMs?: number;
 }
 
@@ -21,21 +22,21 @@ export interface WebhookJobDeps {
 export function createWebhookJobHandler(deps: WebhookJobDeps): JobHandler<'a2a.webhook'> {
   return async (payload, { db, logger, signal }) => {
     const log = logger.child({ task_id: payload.taskId, push_config_id: payload.configId });
-    const config = await findStoredConfig(db, payload.projectId, payload.taskId, payload.configId);
+    const config = await findStoredConfig(db, deps.secrets, payload.projectId, payload.taskId, payload.configId);
     if (!config) {
       log.info('push config was deleted; webhook dropped');
       return;
     }
     if (deps.clock.now() - payload.createdAt > WEBHOOK_RETRY_WINDOW_MS) {
-      log.warn({ url: config.url }, 'webhook not delivered within 24 h; giving up');
+      log.warn({ url: redactUrl(config.url) }, 'webhook not delivered within 24 h; giving up');
       return;
     }
     let target;
     try {
-      target = await resolveWebhookTarget(config.url, deps.allowPrivateNetworks, deps.lookup);
+      target = await resolveOutboundTarget(config.url, deps.outbound, WEBHOOK_PROTOCOLS);
     } catch (error) {
-      if (error instanceof AppError && error.code === 'WEBHOOK_URL_REFUSED') {
-        log.warn({ url: config.url, reason: error.message }, 'webhook destination refused; webhook dropped');
+      if (error instanceof OutboundUrlRefused) {
+        log.warn({ url: redactUrl(config.url), reason: error.reason }, 'webhook destination refused; webhook dropped');
         return;
       }
       throw error; // DNS failures are retried
@@ -50,6 +51,6 @@ export function createWebhookJobHandler(deps: WebhookJobDeps): JobHandler<'a2a.w
       headers.authorization = credentials === undefined ? scheme : `${scheme} ${credentials}`;
     }
     const status = await postWebhook({ target, headers, body: payload.body, signal, ...(deps.timeoutMs ? { timeoutMs: deps.timeoutMs } : {}) });
-    if (status < 200 || status > 299) throw new Error(`webhook ${config.url} answered HTTP ${status}`);
+    if (status < 200 || status > 299) throw new Error(`webhook ${redactUrl(config.url)} answered HTTP ${status}`);
   };
 }

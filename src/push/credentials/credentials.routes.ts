@@ -6,6 +6,7 @@ import { invalid } from '../../errors.js';
 import { pushRuntimeOf } from '../push.routes.js';
 import type { Provider } from '../push.types.js';
 import { defaultVapidSubject } from './credential-inputs.js';
+import { tokenUriRulesOf } from './token-uri-policy.js';
 import { describeCredentials, removeCredentials, setApnsCredentials, setFcmCredentials, setWebPushCredentials } from './credentials.service.js';
 
 const security = [{ projectId: [], apiKey: [] }];
@@ -58,7 +59,7 @@ export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: App
 
   app.put('/api/v1/push-credentials/fcm', { config, schema: { summary: 'Set the FCM service account', tags: ['push'], security, body: FcmBody, response } }, async (request) => {
     const { push, box } = boxOf();
-    const view = await setFcmCredentials(db, box, clock, request.auth!.projectId, request.body.service_account);
+    const view = await setFcmCredentials(db, box, clock, request.auth!.projectId, request.body.service_account, tokenUriRulesOf(push.config));
     push.forgetCredentials(request.auth!.projectId);
     return view;
   });

@@ -18,6 +18,7 @@ import {
 } from './credential-inputs.js';
 import * as repo from './credentials.repository.js';
 import type { SecretBox } from './secret-box.js';
+import { checkTokenUri, type TokenUriRules } from './token-uri-policy.js';
 
 export type { ApnsCredentials, FcmCredentials, WebPushCredentials } from './credential-inputs.js';
 
@@ -52,8 +53,10 @@ async function store(db: Db, box: SecretBoxSource, clock: Clock, projectId: stri
   });
 }
 
-export async function setFcmCredentials(db: Db, box: SecretBoxSource, clock: Clock, projectId: string, serviceAccount: unknown): Promise<CredentialsView> {
+/** `tokenUri`: where the service account's token_uri may point (`tokenUriRulesOf(config)`). */
+export async function setFcmCredentials(db: Db, box: SecretBoxSource, clock: Clock, projectId: string, serviceAccount: unknown, tokenUri: TokenUriRules): Promise<CredentialsView> {
   const { settings, secret } = parseServiceAccount(serviceAccount);
+  checkTokenUri(settings.token_uri, tokenUri);
   await store(db, box, clock, projectId, 'fcm', settings, secret);
   return describeCredentials(db, projectId);
 }

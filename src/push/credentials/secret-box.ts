@@ -56,7 +56,7 @@ export function resolveSecretKey(config: Pick<Config, 'secretKey' | 'dataDir'>, 
     throw new AppError('unavailable', 'SECRET_KEY_REQUIRED', 'HERALD_SECRET_KEY (64 hex characters) must be set to store or use push credentials with PostgreSQL');
   }
   const file = path.join(config.dataDir, SECRET_KEY_FILE);
-  fs.mkdirSync(config.dataDir, { recursive: true });
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   try {
     fs.writeFileSync(file, `${crypto.randomBytes(32).toString('hex')}\n`, { flag: 'wx', mode: 0o600 });
   } catch (error) {

@@ -21,6 +21,8 @@ const bits = (content: Buffer, unused = 0) => tlv(0x03, Buffer.concat([Buffer.fr
 
 function integer(value: Buffer | number): Buffer {
   let bytes = typeof value === 'number' ? Buffer.from([value]) : value;
+  // DER integers are minimal: a random serial starting 0x00 would be "illegal padding" to OpenSSL.
+  while (bytes.length > 1 && bytes[0] === 0 && !(bytes[1]! & 0x80)) bytes = bytes.subarray(1);
   if (bytes[0]! & 0x80) bytes = Buffer.concat([Buffer.from([0]), bytes]);
   return tlv(0x02, bytes);
 }
