@@ -65,13 +65,14 @@ describe.each(TEST_DIALECTS)('A2A tasks whose instance died, on %s', (dialect) =
 
   it('a staged task that finishes drops its lease, and a completed key keeps replaying after the reaper ran', async () => {
     const key = uid('done');
-    const res = await rpc(ctx(), 'SendMessage', { message: v1Message({ skill: 'send-push-notification', notifications: [{ target: { deviceId: 'nope' }, title: 'Hi' }] }) }, { version: '1.0', headers: { 'x-service-idempotency-key': key } });
+    const message = v1Message({ skill: 'send-push-notification', notifications: [{ target: { deviceId: 'nope' }, title: 'Hi' }] });
+    const res = await rpc(ctx(), 'SendMessage', { message }, { version: '1.0', headers: { 'x-service-idempotency-key': key } });
     const task = res.json().result.task;
     // No push credentials in this project: the skill ends failed; what matters is that it ended.
     expect(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED']).toContain(task.status.state);
     expect(await ctx().database.db.selectFrom('a2a_task_leases').select('task_id').where('task_id', '=', task.id).execute()).toEqual([]);
     await reap();
-    const replay = await rpc(ctx(), 'SendMessage', { message: v1Message({ skill: 'send-push-notification', notifications: [{ target: { deviceId: 'nope' }, title: 'Hi' }] }) }, { version: '1.0', headers: { 'x-service-idempotency-key': key } });
+    const replay = await rpc(ctx(), 'SendMessage', { message }, { version: '1.0', headers: { 'x-service-idempotency-key': key } });
     expect(replay.json().result.task.id).toBe(task.id);
   });
 });
