@@ -165,7 +165,8 @@ async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, trigger: Trigger
   };
   const chunk = deps.sendChunk ?? 100;
   // Shutdown (`stopping`) or a lost lease (`signal`): start nothing new; what is under way ends and is recorded.
-  const stop = () => helpers.signal.aborted || helpers.stopping.aborted;
+  let broken = false; // one loop failed (the database is out): the others start nothing new either
+  const stop = () => broken || helpers.signal.aborted || helpers.stopping.aborted;
   let next = 0;
   const worker = async () => {
     while (next < sends.length && !stop()) {
@@ -174,11 +175,18 @@ async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, trigger: Trigger
       await sendToDevices(deps.push, db, trigger.projectId, part, { deadlineMs: deps.sendDeadlineMs ?? 60_000, onOutcome, recordDeliveries: false });
     }
   };
-  try {
-    await Promise.all(Array.from({ length: Math.max(1, deps.chunksInFlight ?? 2) }, worker));
-  } finally {
-    await committer.drain();
-  }
+  const loops = await Promise.allSettled(
+    Array.from({ length: Math.max(1, deps.chunksInFlight ?? 2) }, () =>
+      worker().catch((error: unknown) => {
+        broken = true;
+        throw error;
+      }),
+    ),
+  );
+  // Every loop has ended, so every send that went out is queued: record them all before anything else.
+  await committer.drain();
+  const failed = loops.find((l): l is PromiseRejectedResult => l.status === 'rejected');
+  if (failed) throw failed.reason;
   if (stop()) throw new Error('batch interrupted; unsent devices are sent when it runs again');
   if (postponed > 0) throw new RetryJobError({ countAsAttempt: true, reason: `${postponed} sends failed for a passing reason; the batch retries them` });
 }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
-import { dialectOf } from '../db/dialect.js';
+import { dialectOf, isDatabaseUnavailable } from '../db/dialect.js';
 import { completeJob, jobClaimsFor, markJobDead, renewJobLease, rescheduleJob, type JobLock } from './job-store.js';
 import { describeJobError, retryDelayMs, RetryJobError } from './job-retry.js';
 import type { Job, JobHandlers, JobHelpers } from './job-types.js';
@@ -63,12 +63,29 @@ export async function runClaimedJob(ctx: RunJobContext, job: Job, shutdown: Abor
       logger.warn('job lease was lost while running; another worker owns the job now');
       return 'lost';
     }
-    if (finalising) return await recordFinalisation(ctx, job, lock, logger, failed, error);
     const handedBack = (shutdown.aborted && controller.signal.aborted) || (stopping.aborted && !(error instanceof RetryJobError));
-    return await recordOutcome(ctx, job, lock, logger, failed, error, handedBack, handler?.finalise !== undefined);
+    // Retried across a database blip: a dropped outcome would leave the job to run again after its lease.
+    return await retryWhileUnavailable(ctx, logger, () =>
+      finalising ? recordFinalisation(ctx, job, lock, logger, failed, error) : recordOutcome(ctx, job, lock, logger, failed, error, handedBack, handler?.finalise !== undefined),
+    );
   } catch (storeError) {
     logger.error({ err: storeError }, 'could not record the job outcome; the job runs again after its lease expires');
     return 'lost';
+  }
+}
+
+/** Runs `write` again while the database is unreachable, with backoff, for up to a lease. */
+async function retryWhileUnavailable<T>(ctx: RunJobContext, logger: Logger, write: () => Promise<T>): Promise<T> {
+  const giveUpAt = Date.now() + ctx.leaseMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!isDatabaseUnavailable(error) || Date.now() >= giveUpAt) throw error;
+      const delay = Math.min(2000, 100 * 2 ** attempt);
+      logger.warn({ err: error, retry_in_ms: delay }, 'recording the job outcome failed; retrying');
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
   }
 }
 
