@@ -5,6 +5,7 @@ import type { JobHandler, JobHandlers, JobHelpers } from '../jobs/job-types.js';
 import { RetryJobError } from '../jobs/jobs.js';
 import { deliveryRow, sendToDevices, type DeviceSend } from '../push/push-dispatch.js';
 import type { PushRuntime } from '../push/push-runtime.js';
+import { Semaphore } from '../push/semaphore.js';
 import { DeliveryStatus, type DeviceSendOutcome } from '../push/push.types.js';
 import { broadcastSlice, compileTriggerConditions, targetsSlice, type CompiledConditions, type Recipient } from './audience.js';
 import { createPlanHandler } from './campaign-plan.job.js';
@@ -64,6 +65,9 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
       ? targetsSlice(db, trigger.projectId, trigger.audience.targets, prepared.conditions)
       : broadcastSlice(db, trigger.projectId, { after: batch.after_user_id, upto: batch.upto_user_id }, trigger.snapshotAt, prepared.conditions);
   };
+  // Chunks under way in this process, over all its batches: no more sends than the HTTP/2 pool has
+  // streams, so none wait in its queue. At shutdown only those streams are left to end (nothing queued).
+  const chunkSlots = new Semaphore(Math.max(1, Math.floor(deps.push.pool.concurrency / (deps.sendChunk ?? 100))));
   const close = (db: Db, triggerId: string, batchNo: number, state: 'done' | 'failed' | 'canceled', counters: unknown) =>
     db.transaction().execute(async (trx) => {
       if (await finishBatch(trx, triggerId, batchNo, state, counters, deps.clock.now())) await completeTriggerIfDone(trx, triggerId, deps.clock.now());
@@ -82,7 +86,7 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
     }
     const slice = await audienceOf(db, trigger, batch);
     const deviceIds = slice.recipients.flatMap((r) => r.devices.map((d) => d.deviceId));
-    await sendBatch(deps, helpers, trigger, batchNo, prepare(db, trigger), slice.recipients, await recordedDevices(db, triggerId, deviceIds));
+    await sendBatch(deps, helpers, chunkSlots, trigger, batchNo, prepare(db, trigger), slice.recipients, await recordedDevices(db, triggerId, deviceIds));
     await close(db, triggerId, batchNo, 'done', await batchTotals(db, triggerId, batchNo, slice.counters));
   };
 
@@ -124,7 +128,7 @@ async function batchTotals(db: Db, triggerId: string, batchNo: number, audience:
   return addDeliveryCounts(totals, await countDeliveries(db, triggerId, batchNo), true);
 }
 
-async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, trigger: TriggerRecord, batchNo: number, prepared: Prepared, recipients: Recipient[], done: Set<string>): Promise<void> {
+async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, chunkSlots: Semaphore, trigger: TriggerRecord, batchNo: number, prepared: Prepared, recipients: Recipient[], done: Set<string>): Promise<void> {
   const { db } = helpers;
   const now = deps.clock.now();
   const row = (d: { deviceId: string; userId: string }, fields: Pick<TriggerDeliveriesTable, 'status' | 'message_id' | 'failure_reason' | 'token_action' | 'detail'>): TriggerDeliveriesTable => ({
@@ -171,8 +175,14 @@ async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, trigger: Trigger
   const worker = async () => {
     while (next < sends.length && !stop()) {
       if (committer.pending >= chunk) await committer.drain(); // the database lags: do not run ahead of the ledger
-      const part = sends.slice(next, (next += chunk));
-      await sendToDevices(deps.push, db, trigger.projectId, part, { deadlineMs: deps.sendDeadlineMs ?? 60_000, onOutcome, recordDeliveries: false });
+      const release = chunkSlots.tryAcquire() ?? (await chunkSlots.acquire());
+      try {
+        if (stop() || next >= sends.length) break;
+        const part = sends.slice(next, (next += chunk));
+        await sendToDevices(deps.push, db, trigger.projectId, part, { deadlineMs: deps.sendDeadlineMs ?? 60_000, onOutcome, recordDeliveries: false });
+      } finally {
+        release();
+      }
     }
   };
   const loops = await Promise.allSettled(
