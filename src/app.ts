@@ -9,6 +9,7 @@ import type pg from 'pg';
 import type { Clock } from './lib/clock.js';
 import { writeBatcherFor, type WriteBatcher } from './db/write-batcher.js';
 import { registerRestAuth } from './http/auth.js';
+import { registerShutdownGate } from './http/shutdown-gate.js';
 import { registerErrorHandler, sendError } from './http/error-handler.js';
 import { createFrameworkErrorHandler, MAX_PATH_PARAM_LENGTH } from './http/framework-errors.js';
 import { registerHealthRoutes } from './http/health.js';
@@ -66,7 +67,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     bodyLimit: config.bodyLimitBytes,
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: frameworkErrors.handle,
-    return503OnClosing: true,
+    // Herald answers requests that arrive during shutdown itself (http/shutdown-gate.ts).
+    return503OnClosing: false,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false } },
     ...(config.tlsCertFile && config.tlsKeyFile
       ? { https: { cert: fs.readFileSync(config.tlsCertFile), key: fs.readFileSync(config.tlsKeyFile), minVersion: 'TLSv1.2' as const } }
@@ -74,6 +76,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
 
   app.addHook('onRoute', frameworkErrors.onRoute);
+  registerShutdownGate(app);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-ID', request.id);
   });

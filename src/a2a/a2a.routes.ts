@@ -10,6 +10,7 @@ import { rpcError, toRpcError } from './errors.js';
 import { failure, idOf, readEnvelope, success, type Envelope } from './json-rpc.js';
 import { writeSse } from './sse.js';
 import { createTaskEventBus, type TaskEventBus } from './tasks/task-events.js';
+import { startTaskReaper } from './tasks/task-leases.js';
 import { chooseVersion } from './version.js';
 import type { Codec, Operation } from './versions/codec.js';
 import { codecFor } from './versions/codecs.js';
@@ -77,7 +78,12 @@ async function runNotification(call: CallContext, envelope: Envelope): Promise<v
 export function registerA2aRoutes(app: FastifyInstance, deps: AppDeps): void {
   const events = createTaskEventBus(deps.pgPool, deps.logger);
   const writes = deps.writes;
-  app.addHook('onClose', async () => events.close());
+  // Tasks whose instance died are failed after their lease and their idempotency keys released (tasks/task-leases.ts).
+  const reaper = startTaskReaper({ db: deps.db, writes, clock: deps.clock, events, logger: deps.logger });
+  app.addHook('onClose', async () => {
+    reaper.stop();
+    await events.close();
+  });
 
   app.register(async (scope) => {
     // Only JSON bodies; Fastify's parser refuses prototype poisoning. Parse failures become -32700.

@@ -75,7 +75,7 @@ async function runOnce(call: CallContext, input: SendInput, request: RunRequest,
   }
   let task: Task | undefined;
   const { response, replayed } = await runIdempotent(call.deps.db, call.deps.clock, ref, hash, async () => {
-    task = await runTask(runContext(call), request, onEvent);
+    task = await runTask(runContext(call), { ...request, idempotency: ref }, onEvent);
     return { status: 200, body: { taskId: task.id } };
   });
   if (!replayed && task) return { task, replayed };

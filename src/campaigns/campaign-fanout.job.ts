@@ -3,15 +3,17 @@ import type { Db } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { JobHandler, JobHandlers, JobHelpers } from '../jobs/job-types.js';
 import { RetryJobError } from '../jobs/jobs.js';
-import { sendToDevices, type DeviceSend } from '../push/push-dispatch.js';
+import { deliveryRow, sendToDevices, type DeviceSend } from '../push/push-dispatch.js';
 import type { PushRuntime } from '../push/push-runtime.js';
+import { Semaphore } from '../push/semaphore.js';
 import { DeliveryStatus, type DeviceSendOutcome } from '../push/push.types.js';
 import { broadcastSlice, compileTriggerConditions, targetsSlice, type CompiledConditions, type Recipient } from './audience.js';
 import { createPlanHandler } from './campaign-plan.job.js';
 import { findCampaign } from './campaigns.service.js';
 import type { TemplateRenderer } from './render-pool.js';
 import { parseMessageTemplate, type ParsedMessage } from './templates.js';
-import { addCounters, addDeliveryCounts, emptyCounters } from './trigger-counters.js';
+import { createOutcomeCommitter } from './outcome-committer.js';
+import { addCounters, addDeliveryCounts, emptyCounters, type TriggerCounters } from './trigger-counters.js';
 import { countDeliveries, recordDeliveries, recordedDevices, type TriggerDeliveriesTable } from './trigger-deliveries.repository.js';
 import { cancelTrigger, completeTriggerIfDone, findBatch, findTrigger, finishBatch, type TriggerRecord } from './triggers.repository.js';
 
@@ -44,9 +46,10 @@ interface Prepared {
 /**
  * Sends one batch of a trigger. The batch's audience is read now (send-time evaluation against the
  * primary store, C2) within its planned range; devices that already have an outcome for this
- * trigger are skipped, so a retried or resumed batch never repeats a recorded send (C4). Outcomes
- * are recorded per `sendToDevices` call, and the batch is closed (its counters written) only after
- * all of them are.
+ * trigger are skipped, so a retried or resumed batch never repeats a recorded send (C4). Each send
+ * is recorded as it ends (group-committed, `outcome-committer.ts`), and the batch is closed (its
+ * counters written) only after all of them are. Once the batch's attempts are spent, its finaliser
+ * records the devices still without an outcome as failed and closes the batch, so the trigger ends.
  */
 export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.send-batch'> {
   const cache = new Map<string, Prepared>();
@@ -59,43 +62,76 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
     }
     return prepared;
   };
+  const audienceOf = (db: Db, trigger: TriggerRecord, batch: { after_user_id: string | null; upto_user_id: string | null }) => {
+    const prepared = prepare(db, trigger);
+    return 'targets' in trigger.audience
+      ? targetsSlice(db, trigger.projectId, trigger.audience.targets, prepared.conditions)
+      : broadcastSlice(db, trigger.projectId, { after: batch.after_user_id, upto: batch.upto_user_id }, trigger.snapshotAt, prepared.conditions);
+  };
+  // Chunks under way in this process, over all its batches: no more sends than the HTTP/2 pool has
+  // streams, so none wait in its queue. At shutdown only those streams are left to end (nothing queued).
+  const chunkSlots = new Semaphore(Math.max(1, Math.floor(deps.push.pool.concurrency / (deps.sendChunk ?? 100))));
+  const close = (db: Db, triggerId: string, batchNo: number, state: 'done' | 'failed' | 'canceled', counters: unknown) =>
+    db.transaction().execute(async (trx) => {
+      if (await finishBatch(trx, triggerId, batchNo, state, counters, deps.clock.now())) await completeTriggerIfDone(trx, triggerId, deps.clock.now());
+    });
 
-  return async ({ triggerId, batchNo }, helpers) => {
+  const handler = async ({ triggerId, batchNo }: { triggerId: string; batchNo: number }, helpers: JobHelpers): Promise<void> => {
     const { db } = helpers;
     const [trigger, batch] = await Promise.all([findTrigger(db, triggerId), findBatch(db, triggerId, batchNo)]);
     if (!trigger || !batch || batch.state !== 'queued') return;
-    const close = (state: 'done' | 'failed' | 'canceled', counters: unknown) =>
-      db.transaction().execute(async (trx) => {
-        if (await finishBatch(trx, triggerId, batchNo, state, counters, deps.clock.now())) await completeTriggerIfDone(trx, triggerId, deps.clock.now());
-      });
 
     const campaign = trigger.state === 'canceled' ? undefined : await findCampaign(db, trigger.projectId, trigger.campaignId);
     if (!campaign || campaign.status !== 'active') {
       await cancelTrigger(db, triggerId, `campaign is ${campaign?.status ?? 'no longer active'}`, deps.clock.now());
-      await close('canceled', null);
+      await close(db, triggerId, batchNo, 'canceled', null);
       return;
     }
-
-    let deviceIds: string[] = [];
-    try {
-      const prepared = prepare(db, trigger);
-      const slice =
-        'targets' in trigger.audience
-          ? await targetsSlice(db, trigger.projectId, trigger.audience.targets, prepared.conditions)
-          : await broadcastSlice(db, trigger.projectId, { after: batch.after_user_id, upto: batch.upto_user_id }, trigger.snapshotAt, prepared.conditions);
-      deviceIds = slice.recipients.flatMap((r) => r.devices.map((d) => d.deviceId));
-      await sendBatch(deps, helpers, trigger, batchNo, prepared, slice.recipients, await recordedDevices(db, triggerId, deviceIds));
-      const counters = addDeliveryCounts(addCounters(emptyCounters(), slice.counters), await countDeliveries(db, triggerId, deviceIds));
-      await close('done', counters);
-    } catch (error) {
-      if (helpers.attempt < helpers.maxAttempts || helpers.signal.aborted) throw error;
-      deps.logger?.error({ err: error, triggerId, batchNo }, 'campaign batch failed its last attempt');
-      await close('failed', addDeliveryCounts(emptyCounters(), await countDeliveries(db, triggerId, deviceIds), true));
-    }
+    const slice = await audienceOf(db, trigger, batch);
+    const deviceIds = slice.recipients.flatMap((r) => r.devices.map((d) => d.deviceId));
+    await sendBatch(deps, helpers, chunkSlots, trigger, batchNo, prepare(db, trigger), slice.recipients, await recordedDevices(db, triggerId, deviceIds));
+    await close(db, triggerId, batchNo, 'done', await batchTotals(db, triggerId, batchNo, slice.counters));
   };
+
+  const finalise = async ({ triggerId, batchNo }: { triggerId: string; batchNo: number }, helpers: JobHelpers): Promise<void> => {
+    const { db } = helpers;
+    const [trigger, batch] = await Promise.all([findTrigger(db, triggerId), findBatch(db, triggerId, batchNo)]);
+    if (!trigger || !batch || batch.state !== 'queued') return;
+    let audience: TriggerCounters | undefined;
+    try {
+      const slice = await audienceOf(db, trigger, batch);
+      const devices = slice.recipients.flatMap((r) => r.devices.map((d) => ({ deviceId: d.deviceId, userId: r.user.id })));
+      const recorded = await recordedDevices(db, triggerId, devices.map((d) => d.deviceId));
+      const now = deps.clock.now();
+      const unsent = devices.filter((d) => !recorded.has(d.deviceId));
+      await recordDeliveries(
+        db,
+        unsent.map((d) => ({ trigger_id: triggerId, device_id: d.deviceId, batch_no: batchNo, user_id: d.userId, status: DeliveryStatus.FAILED, message_id: null, failure_reason: 'BATCH_ATTEMPTS_EXHAUSTED', token_action: null, detail: null, created_at: now })),
+      );
+      audience = slice.counters;
+    } catch (error) {
+      // The audience cannot be read (the reason the batch failed, perhaps): close with what was recorded.
+      deps.logger?.warn({ err: error, triggerId, batchNo }, 'could not read a spent batch\'s audience; closing it with its recorded outcomes');
+    }
+    deps.logger?.error({ triggerId, batchNo }, 'campaign batch spent its attempts; closed as failed');
+    await close(db, triggerId, batchNo, 'failed', await batchTotals(db, triggerId, batchNo, audience));
+  };
+
+  return Object.assign(handler, { finalise });
 }
 
-async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, trigger: TriggerRecord, batchNo: number, prepared: Prepared, recipients: Recipient[], done: Set<string>): Promise<void> {
+/**
+ * A batch's counters: the audience stages from its slice, the sends from its ledger rows. `devices`
+ * counts ledger rows, so a device pruned on an earlier attempt (gone from the slice now) still
+ * counts, and `devices` = accepted + failed + render skips holds.
+ */
+async function batchTotals(db: Db, triggerId: string, batchNo: number, audience: TriggerCounters | undefined): Promise<TriggerCounters> {
+  const totals = addCounters(emptyCounters(), audience);
+  totals.devices = 0;
+  return addDeliveryCounts(totals, await countDeliveries(db, triggerId, batchNo), true);
+}
+
+async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, chunkSlots: Semaphore, trigger: TriggerRecord, batchNo: number, prepared: Prepared, recipients: Recipient[], done: Set<string>): Promise<void> {
   const { db } = helpers;
   const now = deps.clock.now();
   const row = (d: { deviceId: string; userId: string }, fields: Pick<TriggerDeliveriesTable, 'status' | 'message_id' | 'failure_reason' | 'token_action' | 'detail'>): TriggerDeliveriesTable => ({
@@ -130,26 +166,44 @@ async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, trigger: Trigger
   // ledger until the batch's last attempt, so the batch's next run tries it again.
   const lastAttempt = helpers.attempt >= helpers.maxAttempts;
   let postponed = 0;
-  const record = (outcomes: DeviceSendOutcome[], sent: DeviceSend[]) => {
-    const rows = outcomes.flatMap((o, i) => {
-      if (!lastAttempt && TRANSIENT.has(o.status)) {
-        postponed++;
-        return [];
-      }
-      return [row(sent[i]!.device, { status: o.status, message_id: o.messageId, failure_reason: o.failureReason ?? null, token_action: o.tokenAction ?? null, detail: null })];
-    });
-    return recordDeliveries(db, rows);
+  const committer = createOutcomeCommitter(db, { logger: deps.logger });
+  const onOutcome = (o: DeviceSendOutcome, send: DeviceSend) => {
+    const retryLater = !lastAttempt && TRANSIENT.has(o.status);
+    if (retryLater) postponed++;
+    const ledger = retryLater ? null : row(send.device, { status: o.status, message_id: o.messageId, failure_reason: o.failureReason ?? null, token_action: o.tokenAction ?? null, detail: null });
+    committer.add({ delivery: deliveryRow(trigger.projectId, send, o), ledger });
   };
   const chunk = deps.sendChunk ?? 100;
+  // Shutdown (`stopping`) or a lost lease (`signal`): start nothing new; what is under way ends and is recorded.
+  let broken = false; // one loop failed (the database is out): the others start nothing new either
+  const stop = () => broken || helpers.signal.aborted || helpers.stopping.aborted;
   let next = 0;
   const worker = async () => {
-    while (next < sends.length && !helpers.signal.aborted) {
-      const part = sends.slice(next, (next += chunk));
-      await record(await sendToDevices(deps.push, db, trigger.projectId, part, { deadlineMs: deps.sendDeadlineMs ?? 60_000 }), part);
+    while (next < sends.length && !stop()) {
+      if (committer.pending >= chunk) await committer.drain(); // the database lags: do not run ahead of the ledger
+      const release = chunkSlots.tryAcquire() ?? (await chunkSlots.acquire());
+      try {
+        if (stop() || next >= sends.length) break;
+        const part = sends.slice(next, (next += chunk));
+        await sendToDevices(deps.push, db, trigger.projectId, part, { deadlineMs: deps.sendDeadlineMs ?? 60_000, onOutcome, recordDeliveries: false });
+      } finally {
+        release();
+      }
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, deps.chunksInFlight ?? 2) }, worker));
-  if (helpers.signal.aborted) throw new Error('batch interrupted; unsent devices are sent when it runs again');
+  const loops = await Promise.allSettled(
+    Array.from({ length: Math.max(1, deps.chunksInFlight ?? 2) }, () =>
+      worker().catch((error: unknown) => {
+        broken = true;
+        throw error;
+      }),
+    ),
+  );
+  // Every loop has ended, so every send that went out is queued: record them all before anything else.
+  await committer.drain();
+  const failed = loops.find((l): l is PromiseRejectedResult => l.status === 'rejected');
+  if (failed) throw failed.reason;
+  if (stop()) throw new Error('batch interrupted; unsent devices are sent when it runs again');
   if (postponed > 0) throw new RetryJobError({ countAsAttempt: true, reason: `${postponed} sends failed for a passing reason; the batch retries them` });
 }
 

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import { enqueueJob } from '../jobs/jobs.js';
-import type { JobHandler } from '../jobs/job-types.js';
+import type { JobHandler, JobHelpers } from '../jobs/job-types.js';
 import { rangeEnd } from './audience.repository.js';
 import { BATCH_MAX_ATTEMPTS, BATCH_USERS, PLAN_CHUNK } from './campaign-jobs.js';
 import { addBatches, completeTriggerIfDone, failTrigger, findTrigger, markPlanningDone, startTrigger } from './triggers.repository.js';
@@ -19,19 +19,19 @@ type Range = { batchNo: number; after: string | null; upto: string | null };
 export function createPlanHandler(deps: { clock: Clock; batchUsers?: number }): JobHandler<'campaign.plan'> {
   const batchUsers = deps.batchUsers ?? BATCH_USERS;
   const plan = createPlan(deps.clock, batchUsers);
-  return async ({ triggerId }, helpers) => {
-    try {
-      await plan(triggerId, helpers.db, helpers.signal);
-    } catch (error) {
-      if (helpers.attempt < helpers.maxAttempts || helpers.signal.aborted) throw error;
-      await failTrigger(helpers.db, triggerId, `planning failed: ${error instanceof Error ? error.message : String(error)}`, deps.clock.now());
-    }
+  const handler = async ({ triggerId }: { triggerId: string }, helpers: JobHelpers) => plan(triggerId, helpers.db, helpers.signal, helpers.stopping);
+  // Attempts spent (failed, or the worker died during the last): the trigger fails instead of staying `running`.
+  const finalise = async ({ triggerId }: { triggerId: string }, helpers: JobHelpers) => {
+    const trigger = await findTrigger(helpers.db, triggerId);
+    if (!trigger || trigger.planningDone) return;
+    await failTrigger(helpers.db, triggerId, 'planning failed: its attempts are spent', deps.clock.now());
   };
+  return Object.assign(handler, { finalise });
 }
 
 function createPlan(clock: Clock, batchUsers: number) {
   const deps = { clock };
-  return async (triggerId: string, db: Kysely<Database>, signal: AbortSignal): Promise<void> => {
+  return async (triggerId: string, db: Kysely<Database>, signal: AbortSignal, stopping: AbortSignal): Promise<void> => {
     const trigger = await findTrigger(db, triggerId);
     if (!trigger || trigger.planningDone || (trigger.state !== 'queued' && trigger.state !== 'running')) return;
     await startTrigger(db, triggerId, deps.clock.now());
@@ -49,7 +49,7 @@ function createPlan(clock: Clock, batchUsers: number) {
       let cursor = trigger.planCursor;
       let next = trigger.batchesPlanned;
       for (let done = false; !done; ) {
-        if (signal.aborted) throw new Error('planning interrupted; it resumes from its cursor');
+        if (signal.aborted || stopping.aborted) throw new Error('planning interrupted; it resumes from its cursor');
         const ranges: Range[] = [];
         while (ranges.length < PLAN_CHUNK) {
           const end = await rangeEnd(db, trigger.projectId, cursor, batchUsers);

@@ -91,30 +91,21 @@ export interface DeliveryCount {
 }
 
 /**
- * Outcome counts of the given devices of a trigger (one batch's), by primary key. Skip reasons are
- * kept apart; provider codes are not (they are many, and `status` already classifies them).
+ * Outcome counts of one batch of a trigger, from the rows it recorded (`trigger_deliveries_batch`).
+ * Skip reasons are kept apart; provider codes are not (they are many, and `status` classifies them).
  */
-export async function countDeliveries(db: Db, triggerId: string, deviceIds: string[]): Promise<DeliveryCount[]> {
-  const counts = new Map<string, DeliveryCount>();
-  for (const part of chunks(deviceIds, INSERT_CHUNK)) {
-    const rows = await db
-      .selectFrom('trigger_deliveries')
-      .select([
-        'status',
-        sql<string | null>`case when status = 'DELIVERY_RESULT_STATUS_SKIPPED' then failure_reason end`.as('reason'),
-        sql<number>`case when token_action is null then 0 else 1 end`.as('pruned'),
-        sql<number>`count(*)`.as('count'),
-      ])
-      .where('trigger_id', '=', triggerId)
-      .where('device_id', 'in', part)
-      .groupBy(['status', sql`2`, sql`3`])
-      .execute();
-    for (const r of rows) {
-      const key = `${r.status}|${r.reason}|${r.pruned}`;
-      const entry = counts.get(key) ?? { status: r.status, reason: r.reason, pruned: Number(r.pruned) === 1, count: 0 };
-      entry.count += Number(r.count);
-      counts.set(key, entry);
-    }
-  }
-  return [...counts.values()];
+export async function countDeliveries(db: Db, triggerId: string, batchNo: number): Promise<DeliveryCount[]> {
+  const rows = await db
+    .selectFrom('trigger_deliveries')
+    .select([
+      'status',
+      sql<string | null>`case when status = 'DELIVERY_RESULT_STATUS_SKIPPED' then failure_reason end`.as('reason'),
+      sql<number>`case when token_action is null then 0 else 1 end`.as('pruned'),
+      sql<number>`count(*)`.as('count'),
+    ])
+    .where('trigger_id', '=', triggerId)
+    .where('batch_no', '=', batchNo)
+    .groupBy(['status', sql`2`, sql`3`])
+    .execute();
+  return rows.map((r) => ({ status: r.status, reason: r.reason, pruned: Number(r.pruned) === 1, count: Number(r.count) }));
 }

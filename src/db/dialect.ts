@@ -35,7 +35,7 @@ export function mergedJsonKeyCount(db: Kysely<any>, column: string, patchJson: s
 }
 
 /** Whether an error means the database cannot be reached right now (answer 503, not 500). */
-export function isDatabaseUnavailable(error: unknown): boolean {
+export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') {
@@ -44,7 +44,11 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     if (/^(08|53|57P)/.test(code)) return true;
     if (['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_CANTOPEN', 'SQLITE_IOERR', 'SQLITE_FULL'].some((c) => code.startsWith(c))) return true;
   }
-  return /timeout exceeded when trying to connect|Connection terminated|connection is closed|database connection is not open/i.test(error.message);
+  // A connection lost inside a transaction surfaces as the failed rollback on the dead client ("not queryable").
+  if (/timeout exceeded when trying to connect|Connection terminated|connection is closed|database connection is not open|is not queryable|terminating connection/i.test(error.message)) return true;
+  // Wrapped errors (a `cause`, or several at once) are unavailable when what they wrap is.
+  if (depth < 5 && error.cause !== undefined && isDatabaseUnavailable(error.cause, depth + 1)) return true;
+  return depth < 5 && error instanceof AggregateError && error.errors.some((e) => isDatabaseUnavailable(e, depth + 1));
 }
 
 /*

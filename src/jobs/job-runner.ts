@@ -25,7 +25,11 @@ export interface JobRunnerOptions {
   pollIntervalMs: number;
   /** How long a claim owns a job before another worker may take it (`JOB_LEASE_MS`); renewed every third of it. */
   leaseMs: number;
-  /** How long `stop()` waits for running jobs before aborting their signals; default 10 s. */
+  /**
+   * How long `stop()` waits for running jobs before aborting their signals; default 10 s. Jobs are
+   * asked to stop at a safe point at once (`helpers.stopping`) and hand themselves back, so this only
+   * bounds handlers that do not listen.
+   */
   drainTimeoutMs?: number;
   /** Succeeded jobs are deleted after this long (default 1 h), dead ones after `deadRetentionMs` (default 7 days). */
   succeededRetentionMs?: number;
@@ -54,6 +58,9 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const claims = jobClaimsFor(options.dialect);
   const kinds = Object.keys(options.handlers);
   const context: RunJobContext = { db: options.db, logger, clock, leaseMs: options.leaseMs, handlers: options.handlers };
+  // `stopping` asks running jobs to stop at a safe point as soon as stop() is called; `shutdown`
+  // aborts them outright once the drain time is over.
+  const stopping = new AbortController();
   const shutdown = new AbortController();
   const running = new Set<Promise<unknown>>();
   let state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
@@ -117,7 +124,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   }
 
   function track(job: Job): void {
-    const run = runClaimedJob(context, job, shutdown.signal)
+    const run = runClaimedJob(context, job, shutdown.signal, stopping.signal)
       .then((outcome) => logger.debug({ job_id: job.id, job_kind: job.kind, outcome }, 'job run finished'))
       .catch((error: unknown) => logger.error({ err: error, job_id: job.id }, 'job run crashed'))
       .finally(() => {
@@ -170,6 +177,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       clearTimeout(pollTimer);
       clearInterval(cleanupTimer);
       wakeups?.close();
+      stopping.abort(new Error('worker is shutting down'));
       await claiming; // jobs it claims join `running` and are drained below
       if (!(await settlesWithin(running, options.drainTimeoutMs ?? 10_000))) {
         logger.warn({ jobs: running.size }, 'jobs still running at the drain timeout; aborting them (their leases will expire)');

@@ -192,17 +192,19 @@ export async function markJobDead(db: Db, lock: JobLock, lastError: string, now:
 }
 
 /**
- * Hands back jobs whose lease ran out (their worker died or hung): to `pending`, due at once, or
- * `dead` when that was their last attempt. Kept out of the claim statement so the claim is a plain
+ * Hands back jobs whose lease ran out (their worker died or hung) to `pending`, due at once. A job
+ * whose last attempt was under way comes back too: its next claim is a finalisation run (see
+ * `runClaimedJob`), so the feature's state still reaches an end. Only a job whose finalisation
+ * itself lost its worker goes `dead` here. Kept out of the claim statement so the claim is a plain
  * ordered scan of the pending index. Safe to run from many workers at once.
  */
 export async function rescueExpiredJobs(db: Db, now: number): Promise<number> {
   const expired = () => db.updateTable('jobs').where('state', '=', sql.lit('running')).where('locked_until', '<', now);
   const dead = await expired()
-    .where((eb) => eb('attempts', '>=', eb.ref('max_attempts')))
-    .set({ state: 'dead', locked_by: null, locked_until: null, last_error: 'lease expired during the last attempt (worker lost)', updated_at: now })
+    .where((eb) => eb('attempts', '>', eb.ref('max_attempts')))
+    .set({ state: 'dead', locked_by: null, locked_until: null, last_error: 'lease expired while finalising (worker lost)', updated_at: now })
     .executeTakeFirst();
-  const retried = await expired().set({ state: 'pending', locked_by: null, locked_until: null, last_error: 'lease expired (worker lost)', updated_at: now }).executeTakeFirst();
+  const retried = await expired().set({ state: 'pending', run_at: now, locked_by: null, locked_until: null, last_error: 'lease expired (worker lost)', updated_at: now }).executeTakeFirst();
   return Number(dead.numUpdatedRows) + Number(retried.numUpdatedRows);
 }
 

@@ -29,12 +29,24 @@ export interface JobHelpers {
   /** 1 on the first run. */
   attempt: number;
   maxAttempts: number;
-  /** Aborted when the worker shuts down or the job's lease is lost. */
+  /** Aborted when the job's lease is lost, or when a shutdown's drain time ran out: stop now. */
   signal: AbortSignal;
+  /**
+   * Aborted as soon as the worker starts shutting down: start no new work, finish or record what is
+   * under way, then throw (the job is handed back at once, uncounted, for another worker to resume).
+   */
+  stopping: AbortSignal;
 }
 
-/** Throwing fails the attempt (retried with backoff until `maxAttempts`, then dead). */
-export type JobHandler<K extends JobKind> = (payload: JobPayloads[K], helpers: JobHelpers) => Promise<void>;
+/**
+ * Throwing fails the attempt (retried with backoff until `maxAttempts`, then dead). A handler may
+ * carry `finalise`: it runs once the job's attempts are spent (its last attempt threw, or its worker
+ * died during it) and must bring the feature's state to an end without redoing the work (a batch
+ * closes as failed, so its trigger can finish). A finaliser that throws is retried; then the job is dead.
+ */
+export type JobHandler<K extends JobKind> = ((payload: JobPayloads[K], helpers: JobHelpers) => Promise<void>) & {
+  finalise?: (payload: JobPayloads[K], helpers: JobHelpers) => Promise<void>;
+};
 
 export type JobHandlers = { [K in JobKind]?: JobHandler<K> };
 

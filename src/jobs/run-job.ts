@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
-import { completeJob, markJobDead, renewJobLease, rescheduleJob, type JobLock } from './job-store.js';
+import { dialectOf, isDatabaseUnavailable } from '../db/dialect.js';
+import { completeJob, jobClaimsFor, markJobDead, renewJobLease, rescheduleJob, type JobLock } from './job-store.js';
 import { describeJobError, retryDelayMs, RetryJobError } from './job-retry.js';
 import type { Job, JobHandlers, JobHelpers } from './job-types.js';
 
@@ -17,17 +18,26 @@ export interface RunJobContext {
 /** What became of one claimed run. `released`: handed back uncounted at shutdown; `lost`: the lease went to another worker. */
 export type JobOutcome = 'succeeded' | 'retried' | 'failed' | 'dead' | 'released' | 'lost';
 
-type AnyJobHandler = (payload: unknown, helpers: JobHelpers) => Promise<void>;
+type AnyJobHandler = ((payload: unknown, helpers: JobHelpers) => Promise<void>) & { finalise?: (payload: unknown, helpers: JobHelpers) => Promise<void> };
+
+/** Delay between tries of a finaliser that threw (a database blip): short, it only writes state. */
+const FINALISE_RETRY_MS = 5000;
 
 /**
  * Runs one claimed job (its `attempts` already counts this run) and records the outcome. Never
  * throws: a failure to record is logged and the lease expiry retries the job.
  */
-export async function runClaimedJob(ctx: RunJobContext, job: Job, shutdown: AbortSignal): Promise<JobOutcome> {
+export async function runClaimedJob(ctx: RunJobContext, job: Job, shutdown: AbortSignal, stopping: AbortSignal = shutdown): Promise<JobOutcome> {
   const lock: JobLock = { id: job.id, lockedBy: job.lockedBy ?? '' };
   const logger = ctx.logger.child({ job_id: job.id, job_kind: job.kind, attempt: job.attempts });
   try {
     const handler = (ctx.handlers as Record<string, AnyJobHandler | undefined>)[job.kind];
+    // Attempts spent (claimed once more after the last one failed or lost its worker): finalise only.
+    const finalising = job.attempts > job.maxAttempts;
+    const run = finalising ? handler?.finalise : handler;
+    if (finalising && !run) {
+      return (await markJobDead(ctx.db, lock, job.lastError ?? 'attempts exhausted', ctx.clock.now())) ? 'dead' : 'lost';
+    }
     const controller = new AbortController();
     const lease = keepLease(ctx, lock, controller, logger);
     // At shutdown the runner stops waiting: stop renewing too, so an unresponsive handler's lease expires.
@@ -40,8 +50,8 @@ export async function runClaimedJob(ctx: RunJobContext, job: Job, shutdown: Abor
     let error: unknown;
     let failed = false;
     try {
-      if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
-      await handler(job.payload, { db: ctx.db, logger, jobId: job.id, attempt: job.attempts, maxAttempts: job.maxAttempts, signal: controller.signal });
+      if (!run) throw new Error(`no handler for job kind ${job.kind}`);
+      await run(job.payload, { db: ctx.db, logger, jobId: job.id, attempt: Math.min(job.attempts, job.maxAttempts), maxAttempts: job.maxAttempts, signal: controller.signal, stopping });
     } catch (caught) {
       error = caught;
       failed = true;
@@ -53,21 +63,53 @@ export async function runClaimedJob(ctx: RunJobContext, job: Job, shutdown: Abor
       logger.warn('job lease was lost while running; another worker owns the job now');
       return 'lost';
     }
-    return await recordOutcome(ctx, job, lock, logger, failed, error, shutdown.aborted && controller.signal.aborted);
+    const handedBack = (shutdown.aborted && controller.signal.aborted) || (stopping.aborted && !(error instanceof RetryJobError));
+    // Retried across a database blip: a dropped outcome would leave the job to run again after its lease.
+    return await retryWhileUnavailable(ctx, logger, () =>
+      finalising ? recordFinalisation(ctx, job, lock, logger, failed, error) : recordOutcome(ctx, job, lock, logger, failed, error, handedBack, handler?.finalise !== undefined),
+    );
   } catch (storeError) {
     logger.error({ err: storeError }, 'could not record the job outcome; the job runs again after its lease expires');
     return 'lost';
   }
 }
 
-async function recordOutcome(ctx: RunJobContext, job: Job, lock: JobLock, logger: Logger, failed: boolean, error: unknown, shuttingDown: boolean): Promise<JobOutcome> {
+/** Runs `write` again while the database is unreachable, with backoff, for up to a lease. */
+async function retryWhileUnavailable<T>(ctx: RunJobContext, logger: Logger, write: () => Promise<T>): Promise<T> {
+  const giveUpAt = Date.now() + ctx.leaseMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!isDatabaseUnavailable(error) || Date.now() >= giveUpAt) throw error;
+      const delay = Math.min(2000, 100 * 2 ** attempt);
+      logger.warn({ err: error, retry_in_ms: delay }, 'recording the job outcome failed; retrying');
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
+async function recordFinalisation(ctx: RunJobContext, job: Job, lock: JobLock, logger: Logger, failed: boolean, error: unknown): Promise<JobOutcome> {
+  const now = ctx.clock.now();
+  if (failed) {
+    logger.warn({ err: error, retry_in_ms: FINALISE_RETRY_MS }, 'finalising the job failed; trying again');
+    return (await rescheduleJob(ctx.db, lock, { runAt: now + FINALISE_RETRY_MS, attempts: job.attempts - 1, now })) ? 'failed' : 'lost';
+  }
+  logger.error({ last_error: job.lastError }, 'job spent its attempts and was finalised; it is dead');
+  return (await markJobDead(ctx.db, lock, job.lastError ?? 'attempts exhausted', now)) ? 'dead' : 'lost';
+}
+
+async function recordOutcome(ctx: RunJobContext, job: Job, lock: JobLock, logger: Logger, failed: boolean, error: unknown, shuttingDown: boolean, hasFinaliser: boolean): Promise<JobOutcome> {
   const now = ctx.clock.now();
   const stillOurs = (ok: boolean, outcome: JobOutcome): JobOutcome => (ok ? outcome : 'lost');
   if (!failed) return stillOurs(await completeJob(ctx.db, lock, now), 'succeeded');
   if (shuttingDown) {
     // Aborted by our own shutdown: hand the job back at once, without spending an attempt.
     logger.info('job handed back at shutdown');
-    return stillOurs(await rescheduleJob(ctx.db, lock, { runAt: now, attempts: job.attempts - 1, now }), 'released');
+    const released = await rescheduleJob(ctx.db, lock, { runAt: now, attempts: job.attempts - 1, now });
+    // Wake the other workers now (PostgreSQL), so one resumes the job without waiting for its poll.
+    if (released) await jobClaimsFor(dialectOf(ctx.db)).notifyJobsEnqueued(ctx.db).catch(() => undefined);
+    return stillOurs(released, 'released');
   }
   if (error instanceof RetryJobError && !error.countAsAttempt) {
     const runAt = now + (error.delayMs ?? 0);
@@ -75,6 +117,11 @@ async function recordOutcome(ctx: RunJobContext, job: Job, lock: JobLock, logger
   }
   const message = describeJobError(error);
   const payload = error instanceof RetryJobError ? error.payload : undefined;
+  if (job.attempts >= job.maxAttempts && hasFinaliser) {
+    // Claimed once more (attempts then exceed the maximum), that run calls the handler's finaliser.
+    logger.error({ err: error }, 'job failed its last attempt; finalising it');
+    return stillOurs(await rescheduleJob(ctx.db, lock, { runAt: now, attempts: job.attempts, payload, lastError: message, now }), 'failed');
+  }
   if (job.attempts >= job.maxAttempts) {
     logger.error({ err: error }, 'job failed its last attempt and is dead');
     return stillOurs(await markJobDead(ctx.db, lock, message, now, payload), 'dead');

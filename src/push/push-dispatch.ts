@@ -31,7 +31,15 @@ export function resolveDeadline(push: PushRuntime, deadlineMs: number | undefine
  * token hygiene (unregistered addresses removed, invalid ones disabled) and one delivery record per
  * send. Outcomes come back in the order of `sends`; nothing throws for a single failed send.
  */
-export async function sendToDevices(push: PushRuntime, db: Db, projectId: string, sends: DeviceSend[], options: { deadlineMs?: number } = {}): Promise<DeviceSendOutcome[]> {
+export interface SendToDevicesOptions {
+  deadlineMs?: number;
+  /** Called as each send ends, before the others (the campaign fan-out records each send as it is accepted). */
+  onOutcome?: (outcome: DeviceSendOutcome, send: DeviceSend) => void;
+  /** `false`: the caller stores the delivery records itself (with `deliveryRow`), in its own commits. */
+  recordDeliveries?: boolean;
+}
+
+export async function sendToDevices(push: PushRuntime, db: Db, projectId: string, sends: DeviceSend[], options: SendToDevicesOptions = {}): Promise<DeviceSendOutcome[]> {
   if (sends.length === 0) return [];
   const deadline = resolveDeadline(push, options.deadlineMs);
   let credentials: ProjectCredentials | AttemptResult;
@@ -43,12 +51,18 @@ export async function sendToDevices(push: PushRuntime, db: Db, projectId: string
     credentials = { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason: error.code };
   }
   const quotas = 'status' in credentials ? {} : quotasFor(push, credentials);
-  const outcomes = await Promise.all(sends.map((send) => sendOne(push, db, projectId, credentials, quotas[send.device.provider], send, deadline)));
-  await insertDeliveries(db, outcomes.map((outcome, i) => deliveryRow(projectId, sends[i]!, outcome)));
+  const onOutcome = options.onOutcome;
+  const outcomes = await Promise.all(
+    sends.map((send) => {
+      const sent = sendOne(push, db, projectId, credentials, quotas[send.device.provider], send, deadline);
+      return onOutcome ? sent.then((outcome) => (onOutcome(outcome, send), outcome)) : sent;
+    }),
+  );
+  if (options.recordDeliveries !== false) await insertDeliveries(db, outcomes.map((outcome, i) => deliveryRow(projectId, sends[i]!, outcome)));
   return outcomes;
 }
 
-function deliveryRow(projectId: string, send: DeviceSend, outcome: DeviceSendOutcome): DeliveriesTable {
+export function deliveryRow(projectId: string, send: DeviceSend, outcome: DeviceSendOutcome): DeliveriesTable {
   const userTarget = send.refs?.projectUserId;
   return {
     message_id: outcome.messageId,

@@ -1,4 +1,6 @@
 import SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
+import { renderError } from '../../src/http/error-handler.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { TEST_DATABASE_URL, TEST_DIALECTS } from '../helpers/test-db.js';
@@ -59,6 +61,22 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('PostgreSQL out of reach', ()
     const after = await createUser('after');
     expect(after.statusCode).toBe(200);
     expect((await createUser('during')).statusCode).toBe(200);
+  });
+
+  it('a connection lost in the middle of a transaction is a 503 with Retry-After, not a 500', async () => {
+    const error: unknown = await proxied!.db
+      .transaction()
+      .execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        await proxy!.cut();
+        await sql`select 1`.execute(trx);
+      })
+      .then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(renderError(error)).toMatchObject({ status: 503, reason: 'DATABASE_UNAVAILABLE', retryAfterSeconds: expect.any(Number) });
+    expect(renderError(new Error('duplicate key value violates unique constraint')).status).toBe(500);
+    await proxy!.restore();
+    await waitFor(async () => ((await createUser('after-transaction')).statusCode === 200 ? true : undefined), 15_000, 'recovery');
   });
 
   it('connections cut in the middle of traffic give 503s, never 500s', async () => {

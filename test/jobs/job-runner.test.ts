@@ -119,6 +119,8 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
     const ok = await enqueueJob(database.db, 'test.echo', { value: 1 });
     const bad = await enqueueJob(database.db, 'test.echo', { value: 2 }, { maxAttempts: 1 });
     await waitUntil('the succeeded job is deleted', async () => (await getJob(database.db, ok)) === undefined);
+    // The failing job runs alongside: wait for its outcome; cleanup, which deleted the other, keeps it.
+    await waitUntil('the failing job is dead', async () => (await getJob(database.db, bad))?.state === 'dead');
     expect((await getJob(database.db, bad))?.state).toBe('dead');
   });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { completeJob, jobClaimsFor } from '../../src/jobs/job-store.js';
+import { completeJob, jobClaimsFor, rescueExpiredJobs } from '../../src/jobs/job-store.js';
 import { enqueueJob, getJob, RetryJobError, retryDelayMs, runJobsUntilIdle } from '../../src/jobs/jobs.js';
 import { RETRY_CAP_MS } from '../../src/jobs/job-retry.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
@@ -186,14 +186,65 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
     expect(await getJob(database.db, id)).toMatchObject({ state: 'succeeded', attempts: 2 });
   });
 
-  it('marks a job dead when its worker was lost during the last attempt', async () => {
+  it('marks a job without a finaliser dead, without running it again, when its worker was lost during the last attempt', async () => {
     const clock = new ManualClock();
     const id = await enqueueJob(database.db, 'test.echo', { value: 8 }, { clock, maxAttempts: 1 });
     await jobClaimsFor(database.dialect).claimJobs(database.db, { lockToken: 'lost/1', now: clock.now(), leaseMs: 1000, limit: 5, kinds: ['test.echo'] });
     clock.advance(1001);
     let ran = false;
-    expect((await runJobsUntilIdle(database.db, { 'test.echo': async () => void (ran = true) }, { clock })).runs).toBe(0);
+    expect(await runJobsUntilIdle(database.db, { 'test.echo': async () => void (ran = true) }, { clock })).toMatchObject({ runs: 1, dead: 1 });
     expect(ran).toBe(false);
-    expect(await getJob(database.db, id)).toMatchObject({ state: 'dead', attempts: 1, lockedBy: null, lastError: 'lease expired during the last attempt (worker lost)' });
+    expect(await getJob(database.db, id)).toMatchObject({ state: 'dead', lockedBy: null, lastError: 'lease expired (worker lost)' });
+  });
+
+  it('runs the finaliser once when the worker died during the last attempt, then the job is dead', async () => {
+    const clock = new ManualClock();
+    const id = await enqueueJob(database.db, 'test.echo', { value: 9 }, { clock, maxAttempts: 2 });
+    const claims = jobClaimsFor(database.dialect);
+    for (const token of ['lost/1', 'lost/2']) {
+      await claims.claimJobs(database.db, { lockToken: token, now: clock.now(), leaseMs: 1000, limit: 5, kinds: ['test.echo'] });
+      clock.advance(1001);
+      if (token === 'lost/1') await rescueExpiredJobs(database.db, clock.now());
+    }
+    const ran: string[] = [];
+    const handler = Object.assign(async () => void ran.push('run'), { finalise: async ({ value }: { value: number }) => void ran.push(`finalise ${value}`) });
+    expect(await runJobsUntilIdle(database.db, { 'test.echo': handler }, { clock })).toMatchObject({ runs: 1, dead: 1 });
+    expect(ran).toEqual(['finalise 9']);
+    expect(await getJob(database.db, id)).toMatchObject({ state: 'dead', attempts: 3, lockedBy: null });
+  });
+
+  it('finalises a job whose last attempt threw, and retries a finaliser that threw', async () => {
+    const clock = new ManualClock();
+    const id = await enqueueJob(database.db, 'test.echo', { value: 10 }, { clock, maxAttempts: 1 });
+    let finaliseCalls = 0;
+    const handler = Object.assign(
+      async () => {
+        throw new Error('provider down');
+      },
+      {
+        finalise: async () => {
+          finaliseCalls += 1;
+          if (finaliseCalls === 1) throw new Error('database blip');
+        },
+      },
+    );
+    expect(await runJobsUntilIdle(database.db, { 'test.echo': handler }, { clock })).toMatchObject({ runs: 2, failed: 2 });
+    expect(await getJob(database.db, id)).toMatchObject({ state: 'pending', lastError: 'Error: provider down' });
+    clock.advance(5000);
+    expect(await runJobsUntilIdle(database.db, { 'test.echo': handler }, { clock })).toMatchObject({ runs: 1, dead: 1 });
+    expect(finaliseCalls).toBe(2);
+    expect(await getJob(database.db, id)).toMatchObject({ state: 'dead', lastError: 'Error: provider down' });
+  });
+
+  it('marks a job dead when the worker running its finaliser was lost too', async () => {
+    const clock = new ManualClock();
+    const id = await enqueueJob(database.db, 'test.echo', { value: 11 }, { clock, maxAttempts: 1 });
+    const claims = jobClaimsFor(database.dialect);
+    for (const token of ['lost/1', 'lost/2']) {
+      await claims.claimJobs(database.db, { lockToken: token, now: clock.now(), leaseMs: 1000, limit: 5, kinds: ['test.echo'] });
+      clock.advance(1001);
+      await rescueExpiredJobs(database.db, clock.now());
+    }
+    expect(await getJob(database.db, id)).toMatchObject({ state: 'dead', attempts: 2, lastError: 'lease expired while finalising (worker lost)' });
   });
 });

@@ -7,6 +7,8 @@ import type { StoredPushConfig } from '../push-configs/push-configs.service.js';
 import type { SkillInvocation } from '../skills/registry.js';
 import type { SkillContext } from '../skills/skill.js';
 import { advanceTask, recordTask, startTask, type StoreContext } from './task-store.js';
+import { keepTaskLease, TASK_LEASE_MS } from './task-leases.js';
+import type { IdempotencyKeyRef } from '../../idempotency/idempotency.repository.js';
 
 /** Work that must commit with an atomic skill's task (the idempotency key, A10). */
 export interface TransactionHooks {
@@ -23,6 +25,8 @@ export interface RunRequest {
   pushConfig?: StoredPushConfig;
   /** Only for atomic skills. */
   hooks?: TransactionHooks;
+  /** A staged skill's idempotency key: released by the reaper if this instance dies mid-task. */
+  idempotency?: IdempotencyKeyRef;
 }
 
 export interface RunContext extends StoreContext {
@@ -118,15 +122,21 @@ export async function runTask(ctx: RunContext, request: RunRequest, onEvent?: (e
     done.events.forEach((e) => onEvent?.(e));
     return done.task;
   }
-  const started = await startTask(ctx, task, request.invocation.skill.descriptor.id, submittedAt, request.pushConfig);
-  started.events.forEach((e) => onEvent?.(e));
-  let outcome: Outcome;
+  const lease = { until: submittedAt + TASK_LEASE_MS, idempotency: request.idempotency };
+  const started = await startTask(ctx, task, request.invocation.skill.descriptor.id, submittedAt, request.pushConfig, lease);
+  const leaseKeeper = keepTaskLease(ctx.db, task.id, () => ctx.clock.now(), TASK_LEASE_MS, ctx.logger);
   try {
-    outcome = await execute(ctx, ctx.skill, request.invocation);
-  } catch (error) {
-    outcome = failure(ctx, task, error);
+    started.events.forEach((e) => onEvent?.(e));
+    let outcome: Outcome;
+    try {
+      outcome = await execute(ctx, ctx.skill, request.invocation);
+    } catch (error) {
+      outcome = failure(ctx, task, error);
+    }
+    const finished = await advanceTask(ctx, started.live, outcome.status, outcome.artifacts);
+    onEvent?.(finished.event);
+    return finished.task;
+  } finally {
+    await leaseKeeper.stop();
   }
-  const finished = await advanceTask(ctx, started.live, outcome.status, outcome.artifacts);
-  onEvent?.(finished.event);
-  return finished.task;
 }

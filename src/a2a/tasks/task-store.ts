@@ -7,6 +7,8 @@ import { invalidParams } from '../versions/codec.js';
 import type { TaskEventBus } from './task-events.js';
 import type { WriteBatcher } from '../../db/write-batcher.js';
 import * as repo from './tasks.repository.js';
+import type { IdempotencyKeyRef } from '../../idempotency/idempotency.repository.js';
+import { insertTaskLease } from './task-leases.js';
 
 /** The task store and its state machine (spec "States and transitions"); always scoped to one project. */
 export interface StoreContext {
@@ -101,9 +103,21 @@ export async function recordTask(db: Db, ctx: StoreContext, task: Task, skill: s
 }
 
 /** A new task stored `working`, with `submitted` before it in its history (seq 1 and 2). */
-export async function startTask(ctx: StoreContext, task: Task, skill: string, submittedAt: number, pushConfig?: StoredPushConfig): Promise<{ live: LiveTask; events: StatusEvent[] }> {
+export async function startTask(
+  ctx: StoreContext,
+  task: Task,
+  skill: string,
+  submittedAt: number,
+  pushConfig?: StoredPushConfig,
+  lease?: { until: number; idempotency?: IdempotencyKeyRef | undefined },
+): Promise<{ live: LiveTask; events: StatusEvent[] }> {
   const statusHistory: TaskStatus[] = [{ state: 'submitted', timestamp: submittedAt }, task.status];
-  const events = await ctx.writes.run((trx) => recordTask(trx, ctx, task, skill, statusHistory, pushConfig));
+  const events = await ctx.writes.run(async (trx) => {
+    const recorded = await recordTask(trx, ctx, task, skill, statusHistory, pushConfig);
+    // The lease commits with the `working` task: a task stored working always has one (task-leases.ts).
+    if (lease) await insertTaskLease(trx, task.id, ctx.projectId, lease.until, lease.idempotency);
+    return recorded;
+  });
   await ctx.events.publish(events);
   return { live: { task, seq: 2, statusHistory }, events };
 }

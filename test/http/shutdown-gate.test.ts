@@ -1,0 +1,53 @@
+import net from 'node:net';
+import Fastify from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { registerErrorHandler } from '../../src/http/error-handler.js';
+import { registerShutdownGate } from '../../src/http/shutdown-gate.js';
+import { waitFor } from '../helpers/processes.js';
+
+/**
+ * The gate as `buildApp` registers it, on a real port (Fastify refuses `inject` once closing): a
+ * request in flight keeps its kept-alive connection open through shutdown, and the next request on
+ * that connection arrives while the app is closing.
+ */
+describe('requests during shutdown', () => {
+  it("get Herald's JSON 503 with Retry-After and Connection: close, not the framework's bare 503", async () => {
+    const app = Fastify({ return503OnClosing: false });
+    registerShutdownGate(app);
+    registerErrorHandler(app);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let inFlight = false;
+    app.get('/slow', async () => {
+      inFlight = true;
+      await held;
+      return { ok: true };
+    });
+    app.get('/next', async () => ({ ok: true }));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as net.AddressInfo;
+
+    const socket = net.connect(port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+    socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+    await waitFor(async () => (inFlight ? true : undefined), 5000, 'the slow request to start');
+    const closing = app.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.write('GET /next HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    await closing;
+    await waitFor(async () => (received.includes('shutting down') ? true : undefined), 5000, 'the second response');
+    socket.destroy();
+
+    const [first, second] = received.split(/(?=HTTP\/1\.1 )/);
+    expect(first).toMatch(/^HTTP\/1\.1 200/);
+    expect(second).toMatch(/^HTTP\/1\.1 503/);
+    expect(second).toMatch(/content-type: application\/json/i);
+    expect(second).toMatch(/retry-after: 1\r\n/i);
+    expect(second).toMatch(/x-error-reason: SHUTTING_DOWN/i);
+    expect(second).toMatch(/connection: close/i);
+    expect(second).toContain('{"error":"Server is shutting down, retry"}');
+  });
+});
