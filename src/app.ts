@@ -12,6 +12,7 @@ import { registerRestAuth } from './http/auth.js';
 import { registerErrorHandler, sendError } from './http/error-handler.js';
 import { createFrameworkErrorHandler, MAX_PATH_PARAM_LENGTH } from './http/framework-errors.js';
 import { registerHealthRoutes } from './http/health.js';
+import { registerInputGuard } from './http/input-guard.js';
 import { registerJsonParser } from './http/json-body.js';
 import { createMetrics, registerMetrics, type Metrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -76,6 +77,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   registerRequestTimeout(app, config.requestTimeoutMs);
   registerJsonParser(app, config.bodyLimitBytes);
+  registerInputGuard(app);
   registerErrorHandler(app);
   app.setNotFoundHandler((request, reply) => sendError(request, reply, { status: 404, message: 'Not found', reason: 'ROUTE_NOT_FOUND' }));
   registerRestAuth(app, deps.db);

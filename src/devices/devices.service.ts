@@ -55,6 +55,19 @@ function pushAddressOf(input: RegisterDeviceBody): { provider: Provider; address
   return { provider: 'fcm', address: input.fcm_token!, keys: null };
 }
 
+/**
+ * A caller holding only the public key may refresh its own devices, but a `device_id` already
+ * registered to another user stays with that user (409): device ids can leak (logs, support
+ * screenshots) where push tokens do not. A push address still moves to the new user (R8), since
+ * only the device itself knows its token.
+ */
+async function refuseForeignDevice(db: Db, projectId: string, deviceId: string, projectUserId: string): Promise<void> {
+  const existing = await repo.findDevice(db, projectId, deviceId);
+  if (existing && existing.project_user_id !== projectUserId) {
+    throw new AppError('conflict', 'DEVICE_OWNED_BY_ANOTHER_USER', 'This device_id is registered to another user; the public key cannot move it (use the secret key)');
+  }
+}
+
 /** Attempts at a registration that loses a race (one device id registered with two addresses at once). */
 const REGISTER_ATTEMPTS = 6;
 
@@ -63,12 +76,13 @@ const REGISTER_ATTEMPTS = 6;
  * Concurrent registrations of one address queue on its row (the last to commit owns it); the rare
  * race left, one device id registered with two addresses at once, is retried.
  */
-export async function registerDevice(db: Db, clock: Clock, projectId: string, input: RegisterDeviceBody): Promise<Device> {
+export async function registerDevice(db: Db, clock: Clock, projectId: string, input: RegisterDeviceBody, options: { keepDeviceOwner?: boolean } = {}): Promise<Device> {
   const { provider, address, keys } = pushAddressOf(input);
   const deviceId = input.device_id ?? newId();
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction().execute(async (trx) => {
+        if (options.keepDeviceOwner && input.device_id !== undefined) await refuseForeignDevice(trx, projectId, input.device_id, input.project_user_id);
         const ids = await ensureUsers(trx, clock, projectId, [input.project_user_id]);
         const now = clock.now();
         await repo.upsertDevice(trx, {
