@@ -52,7 +52,7 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
       { method: 'GET' as const, url: '/api/v1/users/alice/events' },
       { method: 'GET' as const, url: '/api/v1/campaigns' },
       { method: 'POST' as const, url: '/api/v1/users', payload: JSON.stringify({ project_user_id: 'x' }) },
-      { method: 'POST' as const, url: '/api/v1/push/send', payload: JSON.stringify({ targets: [{ project_user_id: 'alice' }], title: 't', body: 'b' }) },
+      { method: 'POST' as const, url: '/api/v1/messages:send', payload: JSON.stringify({ targets: [{ project_user_id: 'alice' }], title: 't', body: 'b' }) },
       { method: 'DELETE' as const, url: '/api/v1/users/alice' },
       { method: 'PATCH' as const, url: '/api/v1/users/alice', payload: JSON.stringify({ properties: { a: 1 } }) },
     ];
