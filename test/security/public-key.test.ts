@@ -83,11 +83,17 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
     expect(taken.json()).toEqual({ error: expect.stringMatching(/another user/) });
     const listed = await call({ method: 'GET', url: '/api/v1/users/victim/devices', headers: secret });
     expect(listed.json().devices).toEqual([expect.objectContaining({ device_id: 'dev-victim', project_user_id: 'victim' })]);
+    expect((await call({ method: 'GET', url: '/api/v1/users/attacker/devices', headers: secret })).statusCode).toBe(404);
+
+    // The device itself (it sends its current token with its id) may change hands, as after a logout.
+    const sameDevice = await register(pub, { project_user_id: 'next-user', fcm_token: 'tok-victim', device_id: 'dev-victim' });
+    expect(sameDevice.statusCode).toBe(200);
+    expect(sameDevice.json()).toMatchObject({ device_id: 'dev-victim', project_user_id: 'next-user' });
 
     // Only the device knows its token: the same token registered for a new user moves to that user.
     const moved = await register(pub, { project_user_id: 'new-owner', fcm_token: 'tok-victim', device_id: 'dev-new' });
     expect(moved.statusCode).toBe(200);
-    expect((await call({ method: 'GET', url: '/api/v1/users/victim/devices', headers: secret })).json().devices).toEqual([]);
+    expect((await call({ method: 'GET', url: '/api/v1/users/next-user/devices', headers: secret })).json().devices).toEqual([]);
 
     const bySecret = await register(secret, { project_user_id: 'other', fcm_token: 'tok-x', device_id: 'dev-new' });
     expect(bySecret.statusCode).toBe(200);
