@@ -12,6 +12,7 @@ export const MAX_JSON_DEPTH = 32;
 const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 // A NUL, or a surrogate half without its partner (JSON's `\ud800` escapes decode to those).
+// eslint-disable-next-line no-control-regex -- NUL is exactly what this looks for
 const BAD_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Whether `text` is Unicode text both databases store alike: no U+0000, no unpaired surrogate. */
