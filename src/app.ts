@@ -30,6 +30,7 @@ import { registerPushCredentialRoutes } from './push/credentials/credentials.rou
 import { registerA2aRoutes } from './a2a/a2a.routes.js';
 import { registerCampaignRoutes } from './campaigns/campaigns.routes.js';
 import { registerTriggerRoutes } from './campaigns/trigger.routes.js';
+import { registerIdentityRoutes } from './identity/identity.routes.js';
 
 /** Everything the transports need, passed explicitly (no global accessors). */
 export interface AppDeps {
@@ -94,6 +95,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   registerA2aRoutes(app, deps);
   registerCampaignRoutes(app, deps);
   registerTriggerRoutes(app, deps);
+  registerIdentityRoutes(app, deps);
 
   await app.ready();
   return app;

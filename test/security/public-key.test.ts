@@ -156,6 +156,28 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
       expect((await track(pub, { project_user_id: 'erin', name: 'x' })).statusCode).toBe(200);
     });
 
+    it('is managed with the secret key over REST too (the public key cannot touch it)', async () => {
+      const { public: pub, secret } = await ctx().newProject('rest');
+      const url = '/api/v1/identity-verification';
+      for (const method of ['GET', 'PUT', 'DELETE'] as const) expect((await call({ method, url, headers: pub })).statusCode).toBe(401);
+      expect((await call({ method: 'GET', url, headers: secret })).json()).toEqual({ enabled: false, since: null });
+      const enabled = await call({ method: 'PUT', url, headers: secret });
+      expect(enabled.statusCode).toBe(200);
+      const signingKey = enabled.json().signing_key as string;
+      expect(signingKey).toMatch(/^svc_ik_/);
+      const shown = await call({ method: 'GET', url, headers: secret });
+      expect(shown.json()).toEqual({ enabled: true, since: expect.any(String) });
+      expect(shown.body).not.toContain(signingKey);
+      expect((await track(pub, { project_user_id: 'hal', name: 'x' })).statusCode).toBe(401);
+      expect((await track({ ...pub, 'x-service-user-token': userTokenFor(signingKey, 'hal') }, { project_user_id: 'hal', name: 'x' })).statusCode).toBe(200);
+      // A new key replaces the old one at once.
+      const rotated = (await call({ method: 'PUT', url, headers: secret })).json().signing_key as string;
+      expect((await track({ ...pub, 'x-service-user-token': userTokenFor(signingKey, 'hal') }, { project_user_id: 'hal', name: 'x' })).statusCode).toBe(401);
+      expect((await track({ ...pub, 'x-service-user-token': userTokenFor(rotated, 'hal') }, { project_user_id: 'hal', name: 'x' })).statusCode).toBe(200);
+      expect((await call({ method: 'DELETE', url, headers: secret })).json()).toEqual({ enabled: false, since: null });
+      expect((await track(pub, { project_user_id: 'hal', name: 'x' })).statusCode).toBe(200);
+    });
+
     it('is managed by the CLI, which prints the signing key once and stores it sealed', async () => {
       const { project, public: pub } = await ctx().newProject('cli');
       const cliEnv = { ...ctx().database.env, HERALD_SECRET_KEY: SECRET_KEY };
