@@ -178,7 +178,7 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
       expect((await track(pub, { project_user_id: 'hal', name: 'x' })).statusCode).toBe(200);
     });
 
-    it('is managed by the CLI, which prints the signing key once and stores it sealed', async () => {
+    it('is managed by the CLI, which prints the signing key once and stores it sealed (and `rate-limit set` knows the client class)', async () => {
       const { project, public: pub } = await ctx().newProject('cli');
       const cliEnv = { ...ctx().database.env, HERALD_SECRET_KEY: SECRET_KEY };
       const enabled = await runHerald(['identity', 'enable', '--project', project.project_id, '--json'], cliEnv);
@@ -196,6 +196,11 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
 
       expect((await runHerald(['identity', 'disable', '--project', project.project_id], cliEnv)).stdout).toMatch(/off/);
       expect((await track(pub, { project_user_id: 'gina', name: 'x' })).statusCode).toBe(200);
+      const setClient = await runHerald(['rate-limit', 'set', '--project', project.project_id, '--class', 'client', '--per-second', '5', '--burst', '10'], cliEnv);
+      expect(setClient).toMatchObject({ code: 0, stdout: expect.stringMatching(/^client: 5 per second, burst 10/) });
+      const limits = JSON.parse((await runHerald(['rate-limit', 'show', '--project', project.project_id, '--json'], cliEnv)).stdout).limits;
+      expect(limits.client).toEqual({ per_second: 5, burst: 10, source: 'project' });
+      expect(limits.management.source).toBe('default');
       const unknown = await runHerald(['identity', 'enable', '--project', 'prj_nope'], cliEnv);
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toMatch(/does not exist/);
