@@ -182,17 +182,19 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
       const { project, public: pub } = await ctx().newProject('cli');
       const cliEnv = { ...ctx().database.env, HERALD_SECRET_KEY: SECRET_KEY };
       const enabled = await runHerald(['identity', 'enable', '--project', project.project_id, '--json'], cliEnv);
-      expect(enabled.code).toBe(0);
+      expect(enabled.code, enabled.stderr).toBe(0);
       const { signing_key: signingKey } = JSON.parse(enabled.stdout) as { signing_key: string };
       expect(signingKey).toMatch(/^svc_ik_[0-9A-Za-z]{43}$/);
       const stored = await ctx().database.db.selectFrom('identity_verification').selectAll().where('project_id', '=', project.project_id).executeTakeFirstOrThrow();
       expect(stored.signing_key).not.toContain(signingKey.slice(7));
 
       const shown = await runHerald(['identity', 'show', '--project', project.project_id, '--json'], cliEnv);
-      expect(JSON.parse(shown.stdout)).toMatchObject({ enabled: true });
+      expect(JSON.parse(shown.stdout), shown.stderr).toMatchObject({ enabled: true });
       expect(shown.stdout).not.toContain(signingKey);
-      expect((await track(pub, { project_user_id: 'gina', name: 'x' })).statusCode).toBe(401);
-      expect((await track({ ...pub, 'x-service-user-token': userTokenFor(signingKey, 'gina') }, { project_user_id: 'gina', name: 'x' })).statusCode).toBe(200);
+      const unsigned = await track(pub, { project_user_id: 'gina', name: 'x' });
+      expect(unsigned.statusCode, unsigned.body).toBe(401);
+      const signed = await track({ ...pub, 'x-service-user-token': userTokenFor(signingKey, 'gina') }, { project_user_id: 'gina', name: 'x' });
+      expect(signed.statusCode, signed.body).toBe(200);
 
       expect((await runHerald(['identity', 'disable', '--project', project.project_id], cliEnv)).stdout).toMatch(/off/);
       expect((await track(pub, { project_user_id: 'gina', name: 'x' })).statusCode).toBe(200);
