@@ -13,6 +13,7 @@ import { registerShutdownGate } from './http/shutdown-gate.js';
 import { registerErrorHandler, sendError } from './http/error-handler.js';
 import { createFrameworkErrorHandler, MAX_PATH_PARAM_LENGTH } from './http/framework-errors.js';
 import { registerHealthRoutes } from './http/health.js';
+import { registerInputGuard } from './http/input-guard.js';
 import { registerJsonParser } from './http/json-body.js';
 import { createMetrics, registerMetrics, type Metrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -31,6 +32,7 @@ import { registerPushCredentialRoutes } from './push/credentials/credentials.rou
 import { registerA2aRoutes } from './a2a/a2a.routes.js';
 import { registerCampaignRoutes } from './campaigns/campaigns.routes.js';
 import { registerTriggerRoutes } from './campaigns/trigger.routes.js';
+import { registerIdentityRoutes } from './identity/identity.routes.js';
 
 /** Everything the transports need, passed explicitly (no global accessors). */
 export interface AppDeps {
@@ -82,6 +84,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   });
   registerRequestTimeout(app, config.requestTimeoutMs);
   registerJsonParser(app, config.bodyLimitBytes);
+  registerInputGuard(app);
   registerErrorHandler(app);
   app.setNotFoundHandler((request, reply) => sendError(request, reply, { status: 404, message: 'Not found', reason: 'ROUTE_NOT_FOUND' }));
   registerRestAuth(app, deps.db);
@@ -98,6 +101,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   registerA2aRoutes(app, deps);
   registerCampaignRoutes(app, deps);
   registerTriggerRoutes(app, deps);
+  registerIdentityRoutes(app, deps);
 
   await app.ready();
   return app;

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../app.js';
+import { AppError } from '../errors.js';
+import { parseJsonBody } from '../http/input-guard.js';
 import { registerRateLimitHook } from '../http/rate-limit-hook.js';
 import { authenticateKey } from '../projects/projects.service.js';
 import { PUBLIC_DESCRIPTION, publicCard } from './agent-card.js';
@@ -86,9 +88,17 @@ export function registerA2aRoutes(app: FastifyInstance, deps: AppDeps): void {
   });
 
   app.register(async (scope) => {
-    // Only JSON bodies; Fastify's parser refuses prototype poisoning. Parse failures become -32700.
+    // Only JSON bodies, checked at the edge (input-guard): text that is not JSON is -32700; NUL,
+    // unpaired surrogates, nesting over the limit and prototype keys are -32602 naming the cause.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser(['application/json', 'application/a2a+json'], { parseAs: 'string', bodyLimit: deps.config.bodyLimitBytes }, scope.getDefaultJsonParser('error', 'error'));
+    scope.addContentTypeParser(['application/json', 'application/a2a+json'], { parseAs: 'string', bodyLimit: deps.config.bodyLimitBytes }, (_request, body, done) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      try {
+        done(null, parseJsonBody(text));
+      } catch (error) {
+        done(error instanceof AppError && error.code === 'INVALID_JSON' ? rpcError('PARSE_ERROR') : (error as Error), undefined);
+      }
+    });
     scope.setErrorHandler((error, request, reply) => {
       const code = (error as { code?: string }).code;
       if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return sendRpcError(request, reply, rpcError('PARSE_ERROR'));

@@ -18,7 +18,10 @@ const ErrorBody = Type.Object({ error: Type.String() });
 
 /** The causes the spec files under the route's 400 that arrive as other errors. */
 function asTriggerError(error: FastifyError | AppError): unknown {
-  if (error instanceof AppError) return error.code === 'CAMPAIGN_NOT_FOUND' ? new AppError('invalid', error.code, error.message) : error;
+  if (error instanceof AppError) {
+    if (error.code === 'INVALID_JSON') return new AppError('invalid', 'INVALID_TRIGGER_BODY', error.message);
+    return error.code === 'CAMPAIGN_NOT_FOUND' ? new AppError('invalid', error.code, error.message) : error;
+  }
   if (error.statusCode === 400 && typeof error.code === 'string' && error.code.startsWith('FST_ERR_CTP')) return new AppError('invalid', 'INVALID_TRIGGER_BODY', error.message);
   return error;
 }

@@ -7,6 +7,7 @@ import { projectCommands } from './project-commands.js';
 import { pushCommands } from './push-commands.js';
 import { rateLimitCommands } from './rate-limit-commands.js';
 import { campaignCommands } from './campaign-commands.js';
+import { identityCommands } from './identity-commands.js';
 
 const commands: Record<string, CliCommand> = {
   migrate: {
@@ -25,6 +26,7 @@ const commands: Record<string, CliCommand> = {
   ...pushCommands,
   ...rateLimitCommands,
   ...campaignCommands,
+  ...identityCommands,
 };
 
 function usage(): string {

@@ -6,6 +6,7 @@ import { ProjectUserId } from '../users/users.schemas.js';
 import { DeviceId, DeviceResponse, RegisterDeviceBody } from './devices.schemas.js';
 import * as devices from './devices.service.js';
 import { checkWebPushEndpoint } from './web-push-endpoint.js';
+import { identityCheck } from '../identity/identity.http.js';
 
 const security = [{ projectId: [], apiKey: [] }];
 const ErrorBody = Type.Object({ error: Type.String() });
@@ -13,6 +14,7 @@ const ErrorBody = Type.Object({ error: Type.String() });
 export function registerDeviceRoutes(fastify: FastifyInstance, deps: AppDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, clock } = deps;
+  const verifyIdentity = identityCheck(deps);
 
   app.post(
     '/api/v1/devices',
@@ -20,15 +22,20 @@ export function registerDeviceRoutes(fastify: FastifyInstance, deps: AppDeps): v
       config: { auth: 'client', rateLimitClass: 'management' },
       schema: {
         summary: 'Register or refresh a device (public or secret key)',
+        description:
+          'With the public key, a device_id that belongs to another user is a 409; with identity verification on, X-Service-User-Token must be signed for project_user_id.',
         tags: ['devices'],
         security,
         body: RegisterDeviceBody,
-        response: { 200: DeviceResponse, 400: ErrorBody, 401: ErrorBody },
+        response: { 200: DeviceResponse, 400: ErrorBody, 401: ErrorBody, 409: ErrorBody },
       },
     },
     async (request) => {
+      await verifyIdentity(request, [request.body.project_user_id]);
       checkWebPushEndpoint({ allowPrivateNetworks: deps.config.outboundAllowPrivateNetworks }, request.body);
-      return devices.deviceToResponse(await devices.registerDevice(db, clock, request.auth!.projectId, request.body));
+      // The public key never moves a known device id to another user (docs/security.md).
+      const options = { keepDeviceOwner: request.auth!.kind === 'public' };
+      return devices.deviceToResponse(await devices.registerDevice(db, clock, request.auth!.projectId, request.body, options));
     },
   );
 

@@ -55,6 +55,20 @@ function pushAddressOf(input: RegisterDeviceBody): { provider: Provider; address
   return { provider: 'fcm', address: input.fcm_token!, keys: null };
 }
 
+/**
+ * A caller holding only the public key may refresh its own devices, but a `device_id` already
+ * registered to another user stays with that user (409) unless the call carries that device's
+ * current push address: device ids can leak (logs, support screenshots), push tokens only the
+ * device itself knows. A push address still moves to the new user (R8) for that reason.
+ */
+async function refuseForeignDevice(db: Db, projectId: string, deviceId: string, projectUserId: string, address: { provider: Provider; address: string }): Promise<void> {
+  const existing = await repo.findDevice(db, projectId, deviceId);
+  const sameAddress = existing !== undefined && existing.provider === address.provider && existing.push_address === address.address;
+  if (existing && existing.project_user_id !== projectUserId && !sameAddress) {
+    throw new AppError('conflict', 'DEVICE_OWNED_BY_ANOTHER_USER', 'This device_id is registered to another user; the public key cannot move it (use the secret key)');
+  }
+}
+
 /** Attempts at a registration that loses a race (one device id registered with two addresses at once). */
 const REGISTER_ATTEMPTS = 6;
 
@@ -63,12 +77,13 @@ const REGISTER_ATTEMPTS = 6;
  * Concurrent registrations of one address queue on its row (the last to commit owns it); the rare
  * race left, one device id registered with two addresses at once, is retried.
  */
-export async function registerDevice(db: Db, clock: Clock, projectId: string, input: RegisterDeviceBody): Promise<Device> {
+export async function registerDevice(db: Db, clock: Clock, projectId: string, input: RegisterDeviceBody, options: { keepDeviceOwner?: boolean } = {}): Promise<Device> {
   const { provider, address, keys } = pushAddressOf(input);
   const deviceId = input.device_id ?? newId();
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction().execute(async (trx) => {
+        if (options.keepDeviceOwner && input.device_id !== undefined) await refuseForeignDevice(trx, projectId, input.device_id, input.project_user_id, { provider, address });
         const ids = await ensureUsers(trx, clock, projectId, [input.project_user_id]);
         const now = clock.now();
         await repo.upsertDevice(trx, {

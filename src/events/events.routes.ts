@@ -5,6 +5,7 @@ import type { AppDeps } from '../app.js';
 import { ProjectUserId } from '../users/users.schemas.js';
 import { TrackEventsBody } from './events.schemas.js';
 import * as events from './events.service.js';
+import { identityCheck } from '../identity/identity.http.js';
 
 const security = [{ projectId: [], apiKey: [] }];
 const ErrorBody = Type.Object({ error: Type.String() });
@@ -12,6 +13,7 @@ const TrackedEvent = Type.Object({ event_id: Type.String(), project_user_id: Typ
 
 export function registerEventRoutes(fastify: FastifyInstance, deps: AppDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const verifyIdentity = identityCheck(deps);
 
   app.post(
     '/api/v1/events',
@@ -28,6 +30,7 @@ export function registerEventRoutes(fastify: FastifyInstance, deps: AppDeps): vo
     async (request) => {
       const body = request.body;
       const batch = 'events' in body ? body.events : [body];
+      await verifyIdentity(request, batch.map((e) => e.project_user_id));
       const tracked = (await events.trackEvents(deps.db, deps.clock, request.auth!.projectId, batch)).map((e) => ({
         event_id: e.eventId,
         project_user_id: e.projectUserId,

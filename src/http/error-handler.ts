@@ -24,6 +24,23 @@ interface Rendered {
   retryAfterSeconds?: number | undefined;
 }
 
+/** Herald's own names for the framework's 4xx causes: no `FST_ERR_...` code reaches a response. */
+const REASON_BY_FRAMEWORK_CODE: Record<string, string> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'BODY_TOO_LARGE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'INVALID_CONTENT_LENGTH',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_BAD_URL: 'INVALID_URL_ENCODING',
+  FST_ERR_MAX_PARAM_LENGTH: 'PATH_PARAMETER_TOO_LONG',
+  FST_ERR_ASYNC_CONSTRAINT: 'BAD_REQUEST',
+};
+
+export function publicReason(code: string | undefined): string {
+  if (code === undefined || code === '') return 'BAD_REQUEST';
+  return REASON_BY_FRAMEWORK_CODE[code] ?? (code.startsWith('FST_') ? 'BAD_REQUEST' : code);
+}
+
 /** Turns any thrown value into a status, a message safe to show, and a stable reason code. */
 export function renderError(error: unknown): Rendered {
   if (error instanceof AppError) {
@@ -38,7 +55,7 @@ export function renderError(error: unknown): Rendered {
   }
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    return { status, message: fastifyError.message ?? 'Bad request', reason: fastifyError.code ?? 'BAD_REQUEST' };
+    return { status, message: fastifyError.message ?? 'Bad request', reason: publicReason(fastifyError.code) };
   }
   return { status: 500, message: 'Internal server error', reason: 'INTERNAL' };
 }

@@ -8,11 +8,6 @@ import { renderError, sendError } from './error-handler.js';
  */
 export const MAX_PATH_PARAM_LENGTH = 4096;
 
-const REASON_BY_CODE: Record<string, string> = {
-  FST_ERR_BAD_URL: 'INVALID_URL_ENCODING',
-  FST_ERR_MAX_PARAM_LENGTH: 'PATH_PARAMETER_TOO_LONG',
-};
-
 interface PlainTextRoute {
   methods: string[];
   path: RegExp;
@@ -43,7 +38,7 @@ export function createFrameworkErrorHandler(): {
       const path = (request.raw.url ?? '').split('?')[0]!;
       const plain = plainTextRoutes.find((r) => r.methods.includes(request.method) && r.path.test(path))?.message;
       const rendered = renderError(error);
-      const reason = REASON_BY_CODE[rendered.reason] ?? rendered.reason;
+      const reason = rendered.reason;
       const message = reason === 'PATH_PARAMETER_TOO_LONG' ? 'A path parameter is too long' : reason === 'INVALID_URL_ENCODING' ? 'The URL is not valid percent-encoding' : rendered.message;
       request.log.info({ reason, url: request.raw.url?.slice(0, 200) }, message);
       sendError(request, reply, { status: plain === undefined ? rendered.status : 400, message, reason }, plain);

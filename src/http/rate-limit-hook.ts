@@ -12,8 +12,10 @@ import type { RateLimiter } from '../rate-limit/rate-limiter.js';
  */
 export function registerRateLimitHook(app: FastifyInstance, limiter: RateLimiter): void {
   app.addHook('onRequest', async (request, reply) => {
-    const cls = request.routeOptions.config.rateLimitClass;
-    if (cls === undefined || request.auth === null) return;
+    const routeClass = request.routeOptions.config.rateLimitClass;
+    if (routeClass === undefined || request.auth === null) return;
+    // The public key spends its own bucket, never the secret key's (docs/security.md).
+    const cls = request.auth.kind === 'public' ? 'client' : routeClass;
     let decision;
     try {
       decision = await limiter.take(request.auth.projectId, cls);

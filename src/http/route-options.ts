@@ -6,7 +6,8 @@ export type AuthMode =
   | 'client'
   | 'none';
 
-export type RateLimitClass = 'management' | 'send' | 'trigger' | 'a2a';
+/** `client`: every public-key request (devices, events), whatever the route's own class. */
+export type RateLimitClass = 'management' | 'client' | 'send' | 'trigger' | 'a2a';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -5,7 +5,7 @@ import type { RateLimitClass } from '../http/route-options.js';
  * Pure parsing and validation, shared by config (`RATE_LIMIT_DEFAULTS`), the limiter (stored
  * per-project overrides) and the CLI.
  */
-export const RATE_LIMIT_CLASSES: readonly RateLimitClass[] = ['management', 'send', 'trigger', 'a2a'];
+export const RATE_LIMIT_CLASSES: readonly RateLimitClass[] = ['management', 'client', 'send', 'trigger', 'a2a'];
 
 export interface ClassLimit {
   perSecond: number;
@@ -15,12 +15,14 @@ export interface ClassLimit {
 export type RateLimits = Readonly<Record<RateLimitClass, ClassLimit>>;
 
 /**
- * Defaults per project. `management` carries the client-SDK traffic of every app user (devices,
- * events), so it is generous; a `send` request may carry up to 500 notifications and a `trigger`
+ * Defaults per project. `client` carries the public-key traffic of every app user (devices,
+ * events), so it is generous, and it is a bucket of its own: an app's users (or whoever copied
+ * the public key out of the app) can never use up the secret key's `management` calls. A `send` request may carry up to 500 notifications and a `trigger`
  * may fan out to a whole audience, so those are tighter.
  */
 export const DEFAULT_RATE_LIMITS: RateLimits = Object.freeze({
   management: { perSecond: 1000, burst: 2000 },
+  client: { perSecond: 1000, burst: 2000 },
   send: { perSecond: 20, burst: 100 },
   trigger: { perSecond: 10, burst: 50 },
   a2a: { perSecond: 50, burst: 100 },

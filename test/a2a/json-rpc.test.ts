@@ -48,9 +48,10 @@ describe.each(TEST_DIALECTS)('JSON-RPC envelope, authentication and versions on 
       expect(res.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
     });
 
-    it('answers -32700 for an empty body and for prototype poisoning', async () => {
+    it('answers -32700 for an empty body and -32602 naming the key for prototype poisoning', async () => {
       expect((await rawPost(ctx(), '')).json().error.code).toBe(-32700);
-      expect((await rawPost(ctx(), '{"jsonrpc":"2.0","id":1,"method":"GetTask","__proto__":{"x":1}}')).json().error.code).toBe(-32700);
+      const poisoned = (await rawPost(ctx(), '{"jsonrpc":"2.0","id":1,"method":"GetTask","__proto__":{"x":1}}')).json().error;
+      expect(poisoned).toMatchObject({ code: -32602, message: expect.stringContaining('__proto__') });
     });
 
     it.each([

@@ -114,6 +114,7 @@ describe.each(TEST_DIALECTS)('rate limits on %s', (dialect) => {
       project_id: project.project_id,
       limits: {
         management: { per_second: 0.5, burst: 5, source: 'project' },
+        client: { per_second: 1000, burst: 2000, source: 'default' },
         send: { per_second: 20, burst: 100, source: 'default' },
         trigger: { per_second: 10, burst: 50, source: 'default' },
         a2a: { per_second: 50, burst: 100, source: 'default' },
@@ -131,7 +132,7 @@ describe.each(TEST_DIALECTS)('rate limits on %s', (dialect) => {
     const project = ctx().project.project_id;
     const badClass = await runHerald(['rate-limit', 'set', '--project', project, '--class', 'bulk', '--per-second', '1'], cliEnv);
     expect(badClass.code).toBe(1);
-    expect(badClass.stderr).toMatch(/class must be one of management, send, trigger, a2a, got "bulk"/);
+    expect(badClass.stderr).toMatch(/class must be one of management, client, send, trigger, a2a, got "bulk"/);
     const zero = await runHerald(['rate-limit', 'set', '--project', project, '--class', 'send', '--per-second', '0', '--burst', '2.5'], cliEnv);
     expect(zero.code).toBe(1);
     expect(zero.stderr).toMatch(/per-second must be a number from 0\.001 to 1000000, got 0; burst must be a whole number/);

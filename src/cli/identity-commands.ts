@@ -1,0 +1,39 @@
+import { systemClock } from '../lib/clock.js';
+import { disableIdentityVerification, enableIdentityVerification, showIdentityVerification } from '../identity/identity.service.js';
+import { createSecretBox, resolveSecretKey } from '../push/credentials/secret-box.js';
+import { print, requireFlag, withDatabase, type CliCommand } from './cli-context.js';
+
+/** `herald identity ...`: opt-in identity verification of public-key calls (docs/security.md). */
+export const identityCommands: Record<string, CliCommand> = {
+  'identity enable': {
+    usage: 'identity enable --project P [--json]   (a new signing key each time; shown once)',
+    run: async (args, config) => {
+      const projectId = requireFlag(args, 'project');
+      const { signingKey } = await withDatabase(config, (d) =>
+        enableIdentityVerification(d.db, createSecretBox(resolveSecretKey(config, d.dialect)), systemClock, projectId),
+      );
+      if (args.flags.has('json')) print(JSON.stringify({ project_id: projectId, enabled: true, signing_key: signingKey }));
+      else
+        print(
+          `identity verification: on\nsigning_key  ${signingKey}\n(shown only once; keep it on your backend. User token: hex HMAC-SHA256 of the project_user_id, or an HS256 JWT with sub = project_user_id, sent as X-Service-User-Token)`,
+        );
+    },
+  },
+  'identity disable': {
+    usage: 'identity disable --project P',
+    run: async (args, config) => {
+      const projectId = requireFlag(args, 'project');
+      const was = await withDatabase(config, (d) => disableIdentityVerification(d.db, projectId));
+      print(was ? 'identity verification: off (the signing key is deleted)' : 'identity verification: was already off');
+    },
+  },
+  'identity show': {
+    usage: 'identity show --project P [--json]',
+    run: async (args, config) => {
+      const projectId = requireFlag(args, 'project');
+      const shown = await withDatabase(config, (d) => showIdentityVerification(d.db, projectId));
+      if (args.flags.has('json')) print(JSON.stringify({ project_id: projectId, ...shown }));
+      else print(shown.enabled ? `identity verification: on (since ${shown.since})` : 'identity verification: off');
+    },
+  },
+};
