@@ -36,8 +36,10 @@ export interface Config {
 }
 
 export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
+  readonly problems: string[];
+  constructor(problems: string[]) {
     super(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.problems = problems;
   }
 }
 

@@ -37,11 +37,10 @@ const engine = new Liquid({
 });
 
 export class RenderFailure extends Error {
-  constructor(
-    readonly reason: 'TEMPLATE_RENDER_ERROR' | 'INVALID_RENDERED_URL' | 'EMPTY_MESSAGE',
-    message: string,
-  ) {
+  readonly reason: 'TEMPLATE_RENDER_ERROR' | 'INVALID_RENDERED_URL' | 'EMPTY_MESSAGE';
+  constructor(reason: RenderFailure['reason'], message: string) {
     super(message);
+    this.reason = reason;
   }
 }
 
