@@ -33,6 +33,8 @@ export interface Config {
   readonly apnsQuotaPerMinute: number;
   readonly pushTimeoutMs: number;
   readonly webhookAllowPrivateNetworks: boolean;
+  /** The worker role's health and metrics port (`herald worker`); 0 picks a free port. */
+  readonly workerMetricsPort: number;
 }
 
 export class ConfigError extends Error {
@@ -120,6 +122,7 @@ export function loadConfig(env: Env = process.env): Config {
     apnsQuotaPerMinute: int('APNS_QUOTA_PER_MINUTE', 300_000, 1, 100_000_000),
     pushTimeoutMs: int('PUSH_TIMEOUT_MS', 10_000, 100, 100_000),
     webhookAllowPrivateNetworks: bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    workerMetricsPort: int('WORKER_METRICS_PORT', 9464, 0, 65535),
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);

@@ -45,6 +45,7 @@ export async function sendToDevices(push: PushRuntime, db: Db, projectId: string
   const quotas = 'status' in credentials ? {} : quotasFor(push, credentials);
   const outcomes = await Promise.all(sends.map((send) => sendOne(push, db, projectId, credentials, quotas[send.device.provider], send, deadline)));
   await insertDeliveries(db, outcomes.map((outcome, i) => deliveryRow(projectId, sends[i]!, outcome)));
+  push.observer?.sendsFinished(outcomes);
   return outcomes;
 }
 
