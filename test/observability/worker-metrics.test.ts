@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
@@ -5,6 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { enqueueJob, RetryJobError, runJobsUntilIdle } from '../../src/jobs/jobs.js';
 import { instrumentJobHandlers } from '../../src/observability/job-metrics.js';
 import { startRuntime, type Runtime } from '../../src/runtime.js';
+import { REPO_ROOT } from '../helpers/processes.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 import '../jobs/test-jobs.js';
 import { sample } from './metrics-text.js';
@@ -57,6 +60,13 @@ describe.each(TEST_DIALECTS)('worker observability on %s', (dialect) => {
     expect(text).toContain('# TYPE herald_push_send_duration_seconds histogram');
     expect(text).toContain('# TYPE herald_job_attempts_total counter');
     expect(sample(text, 'herald_process_resident_memory_bytes')).toBeGreaterThan(0);
+
+    // The shipped Grafana dashboard asks only for metrics a worker exposes.
+    const dashboard = fs.readFileSync(path.join(REPO_ROOT, 'deploy', 'grafana', 'herald-dashboard.json'), 'utf8');
+    const exposed = new Set([...text.matchAll(/^# TYPE (\w+) /gm)].map((m) => m[1]));
+    const asked = new Set([...dashboard.matchAll(/herald_\w+/g)].map((m) => m[0].replace(/_(bucket|count|sum)$/, '')));
+    expect(asked.size).toBeGreaterThan(10);
+    expect([...asked].filter((name) => !exposed.has(name))).toEqual([]);
   });
 
   it('reports queue depth, the due backlog and the age of the oldest job by kind and state', async () => {
