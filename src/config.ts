@@ -41,11 +41,15 @@ export interface Config {
   readonly outboundAllowPrivateNetworks: boolean;
   /** Hosts (`host` or `host:port`) an FCM service account's token_uri may name besides Google's, from FCM_TOKEN_URI_HOSTS. */
   readonly fcmTokenUriHosts: readonly string[];
+  /** The worker role's health and metrics port (`herald worker`); 0 picks a free port. */
+  readonly workerMetricsPort: number;
 }
 
 export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
+  readonly problems: string[];
+  constructor(problems: string[]) {
     super(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.problems = problems;
   }
 }
 
@@ -137,6 +141,7 @@ export function loadConfig(env: Env = process.env): Config {
     pushTimeoutMs: int('PUSH_TIMEOUT_MS', 10_000, 100, 100_000),
     outboundAllowPrivateNetworks: bool('OUTBOUND_ALLOW_PRIVATE_NETWORKS', bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false)),
     fcmTokenUriHosts: hostList('FCM_TOKEN_URI_HOSTS'),
+    workerMetricsPort: int('WORKER_METRICS_PORT', 9464, 0, 65535),
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);

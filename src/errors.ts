@@ -27,15 +27,14 @@ export interface AppErrorOptions {
 export class AppError extends Error {
   readonly details: unknown;
   readonly retryAfterSeconds: number | undefined;
+  readonly kind: ErrorKind;
+  readonly code: string;
 
-  constructor(
-    readonly kind: ErrorKind,
-    readonly code: string,
-    message: string,
-    options: AppErrorOptions = {},
-  ) {
+  constructor(kind: ErrorKind, code: string, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AppError';
+    this.kind = kind;
+    this.code = code;
     this.details = options.details;
     this.retryAfterSeconds = options.retryAfterSeconds;
   }

@@ -1,3 +1,4 @@
+import { loadDotEnvFile } from './boot/env-file.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startRuntime } from './runtime.js';
@@ -5,6 +6,7 @@ import { startRuntime } from './runtime.js';
 async function main(): Promise<void> {
   let config;
   try {
+    loadDotEnvFile();
     config = loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {

@@ -14,9 +14,16 @@ import { createPushRuntime } from './push/push-runtime.js';
 import { createConfiguredTemplateRenderer } from './campaigns/render-pool.js';
 import { SHOW_KEYS_ONCE } from './lib/redact.js';
 import { sealLegacyPushConfigSecrets, secretBoxFor } from './a2a/push-configs/push-config-secrets.js';
+import { createMetrics } from './http/metrics.js';
+import { instrumentJobHandlers } from './observability/job-metrics.js';
+import { createPushMetrics } from './observability/push-metrics.js';
+import { registerQueueMetrics } from './observability/queue-metrics.js';
+import { startWorkerServer } from './observability/worker-server.js';
 
 export interface Runtime {
   app: App | undefined;
+  /** The worker role's health and metrics server (`WORKER_METRICS_PORT`); only when the role is `worker`. */
+  workerServer: App | undefined;
   database: DatabaseHandle;
   stop(): Promise<void>;
 }
@@ -56,19 +63,24 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   );
 
   const rateLimiter = createRateLimiter(config, database, { logger });
+  // One registry per process: the API's /metrics (or the worker's) shows sends, jobs and HTTP alike.
+  const metrics = createMetrics();
   // Push connections, auth caches and quotas live as long as the process; the API and the workers share them.
-  const push = createPushRuntime(config, database, { logger });
+  const push = createPushRuntime(config, database, { logger, observer: createPushMetrics(metrics.registry) });
   // Campaign templates render in worker threads (dry runs in the API, fan-out in the workers).
   const templates = createConfiguredTemplateRenderer(config, logger, { warm: true });
   let app: App | undefined;
   if (config.role !== 'worker') {
-    app = await buildApp({ config, db: database.db, dialect: database.dialect, pgPool: database.pgPool, logger, clock: systemClock, rateLimiter, push, templates });
+    app = await buildApp({ config, db: database.db, dialect: database.dialect, pgPool: database.pgPool, logger, clock: systemClock, rateLimiter, push, templates, metrics });
     await app.listen({ port: config.port, host: config.host });
   }
   let jobRunner: JobRunner | undefined;
+  let workerServer: App | undefined;
   let idempotencyCleanup: NodeJS.Timeout | undefined;
   if (config.role !== 'api') {
-    const handlers = createJobHandlers({ config, db: database.db, dialect: database.dialect, logger, clock: systemClock, push, templates });
+    const featureHandlers = createJobHandlers({ config, db: database.db, dialect: database.dialect, logger, clock: systemClock, push, templates });
+    const handlers = instrumentJobHandlers(featureHandlers, metrics.registry);
+    registerQueueMetrics(metrics.registry, database.db, systemClock, Object.keys(featureHandlers), logger);
     jobRunner = createJobRunner({
       db: database.db, dialect: database.dialect, pgPool: database.pgPool, logger, clock: systemClock, handlers,
       concurrency: config.jobConcurrency, pollIntervalMs: config.jobPollIntervalMs, leaseMs: config.jobLeaseMs,
@@ -80,18 +92,21 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
       deleteExpiredIdempotencyKeys(database.db, systemClock).catch((error: unknown) => logger.warn({ err: error }, 'deleting expired idempotency keys failed'));
     }, IDEMPOTENCY_CLEANUP_INTERVAL_MS);
     idempotencyCleanup.unref();
+    // Without the API in this process, the worker still needs somewhere to answer probes and scrapes.
+    if (config.role === 'worker') workerServer = await startWorkerServer({ db: database.db, metrics, logger, host: config.host, port: config.workerMetricsPort });
   }
 
   let stopped = false;
   return {
     app,
+    workerServer,
     database,
     async stop() {
       if (stopped) return;
       stopped = true;
       clearInterval(idempotencyCleanup);
       // Stop accepting requests and claiming jobs, let in-flight ones finish, then close what they used.
-      await Promise.all([app?.close(), jobRunner?.stop()]);
+      await Promise.all([app?.close(), jobRunner?.stop(), workerServer?.close()]);
       await push.close();
       await templates.close();
       await rateLimiter.close();

@@ -1,5 +1,3 @@
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
@@ -31,14 +29,14 @@ export interface TemplateRendererOptions {
 const MIN_CHUNK = 25;
 
 /**
- * In development and tests the sources are TypeScript run through tsx; a worker thread does not
- * inherit the loader hooks of its parent, so it loads tsx itself.
+ * The sources are TypeScript that Node strips itself; a worker thread does not inherit the module
+ * hooks of its parent, so it registers the `.js`-to-`.ts` resolve hook (src/boot/ts-resolve.ts) itself.
  */
 function workerEntry(): { filename: string; execArgv: string[] } {
   const typescript = import.meta.url.endsWith('.ts');
   const filename = new URL(`./render-worker.${typescript ? 'ts' : 'js'}`, import.meta.url).href;
   if (!typescript) return { filename, execArgv: [] };
-  return { filename, execArgv: ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] };
+  return { filename, execArgv: ['--import', new URL('../boot/ts-resolve.ts', import.meta.url).href] };
 }
 
 interface Watched {

@@ -84,7 +84,10 @@ export const OUTPUT_TOO_LARGE = 'rendered output exceeds its size limit';
 /** Collects output and stops the render as soon as it passes the byte budget (before it is all built). */
 export class BoundedEmitter implements Emitter {
   buffer = '';
-  constructor(private bytesLeft: number) {}
+  private bytesLeft: number;
+  constructor(bytesLeft: number) {
+    this.bytesLeft = bytesLeft;
+  }
   write(html: unknown): void {
     const text = typeof html === 'string' ? html : String(toValueSync(html as never) ?? '');
     // A character is at most 3 UTF-8 bytes in a JS string (surrogate pairs: 4 for 2); the exact count is taken at the end.

@@ -41,11 +41,10 @@ export type RenderFailureReason =
   | 'EMPTY_MESSAGE';
 
 export class RenderFailure extends Error {
-  constructor(
-    readonly reason: RenderFailureReason,
-    message: string,
-  ) {
+  readonly reason: RenderFailureReason;
+  constructor(reason: RenderFailureReason, message: string) {
     super(message);
+    this.reason = reason;
   }
 }
 

@@ -1,3 +1,4 @@
+import { loadDotEnvFile } from '../boot/env-file.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { AppError } from '../errors.js';
@@ -32,7 +33,7 @@ const commands: Record<string, CliCommand> = {
 function usage(): string {
   return `usage: herald <command>\n\n${Object.values(commands)
     .map((c) => `  herald ${c.usage}`)
-    .join('\n')}\n\nThe database is the server's: DATA_DIR (embedded SQLite) or DATABASE_URL (PostgreSQL).`;
+    .join('\n')}\n  herald serve | api | worker   (the server: all roles, the HTTP API only, or the job queue only)\n\nThe database is the server's: DATA_DIR (embedded SQLite) or DATABASE_URL (PostgreSQL).`;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -45,6 +46,7 @@ async function main(argv: string[]): Promise<number> {
   const command = commands[name]!;
   args.positional.splice(0, name.split(' ').length);
   try {
+    loadDotEnvFile();
     await command.run(args, loadConfig());
     return 0;
   } catch (error) {

@@ -22,8 +22,10 @@ const systemLookup: Lookup = (hostname) => dns.lookup(hostname, { all: true, ver
 /** A tenant URL or address the policy refuses; `reason` is safe to show (it never holds the full URL). */
 export class OutboundUrlRefused extends Error {
   readonly code = 'OUTBOUND_URL_REFUSED';
-  constructor(readonly reason: string) {
+  readonly reason: string;
+  constructor(reason: string) {
     super(reason);
+    this.reason = reason;
     this.name = 'OutboundUrlRefused';
   }
 }
@@ -31,8 +33,10 @@ export class OutboundUrlRefused extends Error {
 /** A name that did not resolve (or not in time): not a refusal, the destination may come back. */
 export class OutboundHostUnresolved extends Error {
   readonly code = 'OUTBOUND_HOST_UNRESOLVED';
-  constructor(readonly host: string, options?: { cause?: unknown }) {
+  readonly host: string;
+  constructor(host: string, options?: { cause?: unknown }) {
     super(`url host ${host} does not resolve`, options);
+    this.host = host;
     this.name = 'OutboundHostUnresolved';
   }
 }

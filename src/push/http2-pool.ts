@@ -49,7 +49,9 @@ export class Http2Pool {
   /** Sessions opened so far (tests read it to see reuse). */
   connects = 0;
 
-  constructor(private readonly options: Http2PoolOptions = {}) {
+  private readonly options: Http2PoolOptions;
+  constructor(options: Http2PoolOptions = {}) {
+    this.options = options;
     this.sessionsPerOrigin = options.sessionsPerOrigin ?? 2;
     this.streamsPerSession = options.streamsPerSession ?? 100;
   }

@@ -39,7 +39,10 @@ export class HttpsClient {
   private readonly guardedAgent: https.Agent | undefined;
   private readonly connectTimeoutMs: number;
 
-  constructor(private readonly options: HttpsClientOptions = {}) {
+  private readonly options: HttpsClientOptions;
+
+  constructor(options: HttpsClientOptions = {}) {
+    this.options = options;
     const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64, minVersion: 'TLSv1.2' as const, ...(options.ca ? { ca: options.ca } : {}) };
     this.agent = new https.Agent(agentOptions);
     this.guardedAgent = options.guard && new https.Agent({ ...agentOptions, lookup: guardedLookup(options.guard.policy) });

@@ -29,11 +29,14 @@ interface Gate {
 export class ProviderQuota {
   private readonly gates = new Map<string, Gate>();
 
-  constructor(
-    private readonly store: TokenBucketStore,
-    private readonly now: () => number,
-    private readonly logger?: Logger,
-  ) {}
+  private readonly store: TokenBucketStore;
+  private readonly now: () => number;
+  private readonly logger: Logger | undefined;
+  constructor(store: TokenBucketStore, now: () => number, logger?: Logger) {
+    this.store = store;
+    this.now = now;
+    this.logger = logger;
+  }
 
   /** Takes a token held locally, if there is one and nobody is waiting (no promise on the fast path). */
   tryAcquire(key: string): boolean {

@@ -59,6 +59,7 @@ export async function sendToDevices(push: PushRuntime, db: Db, projectId: string
     }),
   );
   if (options.recordDeliveries !== false) await insertDeliveries(db, outcomes.map((outcome, i) => deliveryRow(projectId, sends[i]!, outcome)));
+  push.observer?.sendsFinished(outcomes);
   return outcomes;
 }
 

@@ -20,6 +20,7 @@ import { ApnsSender } from './providers/apns.js';
 import { FcmTokenSource } from './providers/fcm-auth.js';
 import { FcmSender } from './providers/fcm.js';
 import { WebPushSender } from './providers/webpush.js';
+import type { PushObserver } from '../observability/push-metrics.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 
 export interface PushRuntimeOptions {
@@ -38,6 +39,8 @@ export interface PushRuntimeOptions {
   credentialsTtlMs?: number;
   /** Name resolution for tenant URLs (tests: a resolver that answers what they need, e.g. a rebinding one). */
   outboundLookup?: Lookup;
+  /** Told about every finished batch of sends (metrics). */
+  observer?: PushObserver;
 }
 
 /** The long-lived push machinery: connections, auth caches, quotas. Created once per process. */
@@ -53,6 +56,7 @@ export interface PushRuntime {
   readonly fcmAuth: FcmTokenSource;
   readonly apnsAuth: ApnsTokenSource;
   readonly senders: { fcm: FcmSender; apns: ApnsSender; webpush: WebPushSender };
+  readonly observer: PushObserver | undefined;
   /** The sealing key for credentials; throws a clear error on PostgreSQL without HERALD_SECRET_KEY. */
   secretBox(): SecretBox;
   credentials(db: Db, projectId: string): Promise<ProjectCredentials>;
@@ -111,6 +115,7 @@ export function createPushRuntime(config: Config, database: DatabaseHandle, opti
       apns: new ApnsSender(pool, apnsAuth, { production: config.apnsApiUrl, sandbox: config.apnsSandboxApiUrl }, now),
       webpush: new WebPushSender(https, now),
     },
+    observer: options.observer,
     secretBox() {
       box ??= createSecretBox(resolveSecretKey(config, database.dialect));
       return box;

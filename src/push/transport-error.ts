@@ -1,10 +1,9 @@
 /** A failure below HTTP (connect, reset, GOAWAY, timeout): always worth a retry. */
 export class TransportError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
+  readonly code: string;
+  constructor(code: string, message: string) {
     super(message);
+    this.code = code;
     this.name = 'TransportError';
   }
 }

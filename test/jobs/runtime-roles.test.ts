@@ -22,7 +22,7 @@ describe.each(TEST_DIALECTS)('runtime roles and the job runner on %s', (dialect)
 
   it('HERALD_ROLE=worker runs the job runner and serves no HTTP; stop() drains it', async () => {
     const { logger, messages } = capturingLogger();
-    const runtime = await startRuntime(loadConfig({ ...database.env, HERALD_ROLE: 'worker' }), logger);
+    const runtime = await startRuntime(loadConfig({ ...database.env, HERALD_ROLE: 'worker', HOST: '127.0.0.1', WORKER_METRICS_PORT: '0' }), logger);
     try {
       expect(runtime.app).toBeUndefined();
       expect(messages).toContain('job runner started');

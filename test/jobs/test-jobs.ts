@@ -16,7 +16,10 @@ export const silentLogger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent'
 
 /** A clock the test moves by hand, so due times and backoff are checked without waiting. */
 export class ManualClock implements Clock {
-  constructor(public time = 1_700_000_000_000) {}
+  time: number;
+  constructor(time = 1_700_000_000_000) {
+    this.time = time;
+  }
   now(): number {
     return this.time;
   }

@@ -36,8 +36,10 @@ export interface RunContext extends StoreContext {
 
 /** Carries a skill's failure out of its rolled-back transaction. */
 class SkillFailed extends Error {
-  constructor(override readonly cause: unknown) {
+  override readonly cause: unknown;
+  constructor(cause: unknown) {
     super('skill failed');
+    this.cause = cause;
   }
 }
 

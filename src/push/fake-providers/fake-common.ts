@@ -60,7 +60,10 @@ export class Recorder {
   total = 0;
   accepted = 0;
 
-  constructor(private readonly limit = 50_000) {}
+  private readonly limit: number;
+  constructor(limit = 50_000) {
+    this.limit = limit;
+  }
 
   add(item: Received): void {
     this.total++;

@@ -23,7 +23,10 @@ export class ApnsTokenSource {
   /** Tokens signed so far (tests and metrics). */
   issued = 0;
 
-  constructor(private readonly clock: Clock) {}
+  private readonly clock: Clock;
+  constructor(clock: Clock) {
+    this.clock = clock;
+  }
 
   async token(creds: ApnsCredentials): Promise<string> {
     const cached = this.cache.get(creds.fingerprint);

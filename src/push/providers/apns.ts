@@ -58,12 +58,13 @@ export class ApnsSender {
   private readonly production: { origin: string; prefix: string };
   private readonly sandbox: { origin: string; prefix: string };
 
-  constructor(
-    private readonly pool: Http2Pool,
-    private readonly auth: ApnsTokenSource,
-    urls: { production: string; sandbox: string },
-    private readonly now: () => number,
-  ) {
+  private readonly pool: Http2Pool;
+  private readonly auth: ApnsTokenSource;
+  private readonly now: () => number;
+  constructor(pool: Http2Pool, auth: ApnsTokenSource, urls: { production: string; sandbox: string }, now: () => number) {
+    this.pool = pool;
+    this.auth = auth;
+    this.now = now;
     this.production = splitBaseUrl(urls.production);
     this.sandbox = splitBaseUrl(urls.sandbox);
   }

@@ -3,8 +3,10 @@ import { DeliveryStatus, type AttemptResult } from '../push.types.js';
 
 /** Thrown inside a provider client to end an attempt with a classified result. */
 export class AttemptFailure extends Error {
-  constructor(readonly result: AttemptResult) {
+  readonly result: AttemptResult;
+  constructor(result: AttemptResult) {
     super(result.reason ?? result.status);
+    this.result = result;
     this.name = 'AttemptFailure';
   }
 }

@@ -28,11 +28,14 @@ export class FcmTokenSource {
   /** Token exchanges made (tests and metrics). */
   exchanges = 0;
 
-  constructor(
-    private readonly http: HttpsClient,
-    private readonly clock: Clock,
-    private readonly timeoutMs: number,
-  ) {}
+  private readonly http: HttpsClient;
+  private readonly clock: Clock;
+  private readonly timeoutMs: number;
+  constructor(http: HttpsClient, clock: Clock, timeoutMs: number) {
+    this.http = http;
+    this.clock = clock;
+    this.timeoutMs = timeoutMs;
+  }
 
   /** The cached token while it is fresh (the common case, without a promise). */
   cachedToken(creds: FcmCredentials): string | undefined {

@@ -85,13 +85,15 @@ export class FcmSender {
   private readonly origin: string;
   private readonly prefix: string;
 
-  constructor(
-    private readonly pool: Http2Pool,
-    private readonly auth: FcmTokenSource,
-    apiUrl: string,
-    private readonly quotaExceededDelayMs: number,
-    private readonly now: () => number,
-  ) {
+  private readonly pool: Http2Pool;
+  private readonly auth: FcmTokenSource;
+  private readonly quotaExceededDelayMs: number;
+  private readonly now: () => number;
+  constructor(pool: Http2Pool, auth: FcmTokenSource, apiUrl: string, quotaExceededDelayMs: number, now: () => number) {
+    this.pool = pool;
+    this.auth = auth;
+    this.quotaExceededDelayMs = quotaExceededDelayMs;
+    this.now = now;
     ({ origin: this.origin, prefix: this.prefix } = splitBaseUrl(apiUrl));
   }
 

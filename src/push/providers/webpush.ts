@@ -45,10 +45,12 @@ export function classifyWebPushResponse(response: HttpsResponse, now: number): A
 export class WebPushSender {
   private readonly vapid = new Map<string, { header: string; at: number }>();
 
-  constructor(
-    private readonly http: HttpsClient,
-    private readonly now: () => number,
-  ) {}
+  private readonly http: HttpsClient;
+  private readonly now: () => number;
+  constructor(http: HttpsClient, now: () => number) {
+    this.http = http;
+    this.now = now;
+  }
 
   async send(creds: WebPushCredentials, device: Device, message: PushMessage, messageId: string, timeoutMs: number): Promise<AttemptResult> {
     const keys = device.webPushKeys;
