@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { vapidSubjectProblem } from './push/credentials/vapid-subject.js';
 import { parseRateLimitDefaults, type RateLimits } from './rate-limit/rate-limit-settings.js';
 
 /** Which parts of Herald this process runs (S3). */
@@ -32,7 +33,19 @@ export interface Config {
   readonly apnsSandboxApiUrl: string;
   readonly apnsQuotaPerMinute: number;
   readonly pushTimeoutMs: number;
+  /** Operator default for the VAPID `sub` contact (`mailto:` or `https:`), used when a project gives none. */
+  readonly vapidSubject: string | undefined;
+  /** How long a campaign keeps retrying deliveries that failed for a passing reason before recording them FAILED. */
+  readonly campaignRetryWindowMs: number;
   readonly webhookAllowPrivateNetworks: boolean;
+}
+
+/** `VAPID_SUBJECT`: a contact push services can reach (the same rule as a project's own subject). */
+function vapidSubject(value: string | undefined, problems: string[]): string | undefined {
+  if (value === undefined) return undefined;
+  const problem = vapidSubjectProblem(value);
+  if (problem) problems.push(`VAPID_SUBJECT: ${problem}`);
+  return value;
 }
 
 export class ConfigError extends Error {
@@ -117,6 +130,8 @@ export function loadConfig(env: Env = process.env): Config {
     apnsSandboxApiUrl: url('APNS_SANDBOX_API_URL', 'https://api.sandbox.push.apple.com', ['https:', 'http:']) ?? '',
     apnsQuotaPerMinute: int('APNS_QUOTA_PER_MINUTE', 300_000, 1, 100_000_000),
     pushTimeoutMs: int('PUSH_TIMEOUT_MS', 10_000, 100, 100_000),
+    vapidSubject: vapidSubject(str('VAPID_SUBJECT'), problems),
+    campaignRetryWindowMs: int('CAMPAIGN_RETRY_WINDOW_MS', 3_600_000, 0, 7 * 24 * 3_600_000),
     webhookAllowPrivateNetworks: bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {

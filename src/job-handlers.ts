@@ -23,6 +23,6 @@ export interface WorkerDeps {
 export function createJobHandlers(_deps: WorkerDeps): JobHandlers {
   return {
     'a2a.webhook': createWebhookJobHandler({ clock: _deps.clock, allowPrivateNetworks: _deps.config.webhookAllowPrivateNetworks }),
-    ...createCampaignJobHandlers({ push: _deps.push, clock: _deps.clock, logger: _deps.logger }),
+    ...createCampaignJobHandlers({ push: _deps.push, clock: _deps.clock, logger: _deps.logger, retryWindowMs: _deps.config.campaignRetryWindowMs }),
   };
 }

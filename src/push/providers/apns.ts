@@ -1,13 +1,16 @@
 import type { Device } from '../../devices/devices.service.js';
 import type { ApnsCredentials } from '../credentials/credentials.service.js';
 import type { Http2Pool, Http2Response } from '../http2-pool.js';
+import { APNS_MAX_PAYLOAD_BYTES } from '../payload-limits.js';
 import { DeliveryStatus, type AttemptResult, type PushMessage } from '../push.types.js';
-import type { ApnsTokenSource } from './apns-auth.js';
+import { apnsKeyOf, type ApnsTokenSource } from './apns-auth.js';
 import { attemptResultOf, parseJsonObject, retryAfterMsOf } from './attempt-failure.js';
 import { splitBaseUrl } from './base-url.js';
 
 /** Kept as long as FCM's default TTL (four weeks), so both platforms hold a message alike. */
 const EXPIRATION_S = 28 * 24 * 3600;
+/** After `TooManyProviderTokenUpdates` the token is kept; sends wait a minute before trying again. */
+const TOKEN_UPDATES_BACKOFF_MS = 60_000;
 
 /**
  * The APNs payload: `aps.alert.title/body`; `mutable-content: 1` when there is an image (a
@@ -27,11 +30,23 @@ export function apnsPayload(message: PushMessage, messageId: string): object {
   };
 }
 
-const TOKEN_INVALID = new Set(['BadDeviceToken', 'DeviceTokenNotForTopic']);
-/** Wrong or missing topic: the project's APNs settings are at fault, not the device or the message. */
-const TOPIC_PROBLEMS = new Set(['BadTopic', 'MissingTopic', 'TopicDisallowed']);
+/** The project's APNs settings (topic, key, team) are at fault, not the device or the message. */
+const CREDENTIAL_PROBLEMS = new Set([
+  'DeviceTokenNotForTopic',
+  'TopicDisallowed',
+  'BadTopic',
+  'MissingTopic',
+  'ExpiredProviderToken',
+  'InvalidProviderToken',
+  'MissingProviderToken',
+  'BadCertificate',
+  'BadCertificateEnvironment',
+  'Forbidden',
+  'UnrelatedKeyIdInToken',
+  'BadEnvironmentKeyIdInToken',
+]);
 
-/** Maps an APNs answer to R12 (reasons: developer.apple.com, "Handling notification responses from APNs"). */
+/** Maps an APNs answer (developer.apple.com, "Handling notification responses from APNs"); docs/providers.md lists each reason. */
 export function classifyApnsResponse(response: Http2Response, now: number): AttemptResult {
   const headerId = response.headers['apns-id'];
   if (response.status === 200) return { status: DeliveryStatus.ACCEPTED, providerMessageId: typeof headerId === 'string' ? headerId : undefined };
@@ -42,21 +57,22 @@ export function classifyApnsResponse(response: Http2Response, now: number): Atte
     const unregisteredAt = typeof body.timestamp === 'number' ? body.timestamp : undefined;
     return { status: DeliveryStatus.TOKEN_UNREGISTERED, reason, tokenAction: 'remove', unregisteredAt };
   }
-  if (response.status === 400) {
-    if (TOKEN_INVALID.has(reason)) return { status: DeliveryStatus.TOKEN_INVALID, reason, tokenAction: 'disable' };
-    if (TOPIC_PROBLEMS.has(reason)) return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason };
-    return { status: DeliveryStatus.INVALID_PAYLOAD, reason };
-  }
-  if (response.status === 403) return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, refreshAuth: reason === 'ExpiredProviderToken' };
-  if (response.status === 413) return { status: DeliveryStatus.INVALID_PAYLOAD, reason };
-  if (response.status === 429) return { status: DeliveryStatus.RATE_LIMITED, reason, retryable: true, retryAfterMs };
-  if (response.status >= 500) return { status: DeliveryStatus.FAILED, reason, retryable: true, retryAfterMs };
+  if (reason === 'BadDeviceToken') return { status: DeliveryStatus.TOKEN_INVALID, reason, tokenAction: 'disable' };
+  if (reason === 'ExpiredProviderToken') return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, refreshAuth: true, credentialProblem: reason };
+  if (CREDENTIAL_PROBLEMS.has(reason)) return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, credentialProblem: reason };
+  if (response.status === 413) return { status: DeliveryStatus.PAYLOAD_TOO_LARGE, reason };
+  if (reason === 'TooManyProviderTokenUpdates') return { status: DeliveryStatus.RATE_LIMITED, reason, retryable: true, retryAfterMs, minDelayMs: TOKEN_UPDATES_BACKOFF_MS, quotaScope: 'device' };
+  // TooManyRequests: "too many requests for the same device token": that device backs off, nobody else.
+  if (response.status === 429) return { status: DeliveryStatus.RATE_LIMITED, reason, retryable: true, retryAfterMs, quotaScope: 'device' };
+  if (response.status >= 500 || reason === 'IdleTimeout') return { status: DeliveryStatus.FAILED, reason, retryable: true, retryAfterMs };
+  if (response.status === 400) return { status: DeliveryStatus.INVALID_PAYLOAD, reason };
   return { status: DeliveryStatus.FAILED, reason };
 }
 
+type Environment = 'production' | 'sandbox';
+
 export class ApnsSender {
-  private readonly production: { origin: string; prefix: string };
-  private readonly sandbox: { origin: string; prefix: string };
+  private readonly targets: Record<Environment, { origin: string; prefix: string }>;
 
   constructor(
     private readonly pool: Http2Pool,
@@ -64,34 +80,51 @@ export class ApnsSender {
     urls: { production: string; sandbox: string },
     private readonly now: () => number,
   ) {
-    this.production = splitBaseUrl(urls.production);
-    this.sandbox = splitBaseUrl(urls.sandbox);
+    this.targets = { production: splitBaseUrl(urls.production), sandbox: splitBaseUrl(urls.sandbox) };
   }
 
   async send(creds: ApnsCredentials, device: Device, message: PushMessage, messageId: string, timeoutMs: number): Promise<AttemptResult> {
-    const target = creds.sandbox ? this.sandbox : this.production;
+    const body = JSON.stringify(apnsPayload(message, messageId));
+    if (Buffer.byteLength(body) > APNS_MAX_PAYLOAD_BYTES) return { status: DeliveryStatus.PAYLOAD_TOO_LARGE, reason: 'PAYLOAD_TOO_LARGE' };
+    const environment: Environment = creds.sandbox ? 'sandbox' : 'production';
+    const deadline = this.now() + timeoutMs;
     try {
       const jwt = await this.auth.token(creds);
-      const response = await this.pool.request(
-        target.origin,
-        {
-          ':path': `${target.prefix}/3/device/${encodeURIComponent(device.pushAddress)}`,
-          authorization: `bearer ${jwt}`,
-          'apns-topic': creds.topic,
-          'apns-push-type': 'alert',
-          'apns-priority': '10',
-          'apns-expiration': String(Math.floor(this.now() / 1000) + EXPIRATION_S),
-          'apns-id': messageId,
-          'content-type': 'application/json',
-        },
-        JSON.stringify(apnsPayload(message, messageId)),
-        timeoutMs,
-      );
-      const result = classifyApnsResponse(response, this.now());
-      if (result.refreshAuth) this.auth.invalidate(creds, jwt);
-      return result;
+      const result = await this.post(environment, creds, jwt, device, body, messageId, timeoutMs);
+      if (result.refreshAuth && !this.auth.invalidate(creds, jwt)) return { ...result, refreshAuth: false };
+      if (result.reason !== 'BadDeviceToken') return result;
+      // BadDeviceToken is the token's fault only in its own environment: a production token sent to
+      // the sandbox (or the reverse) means the project's `sandbox` setting is wrong, not the device.
+      const other: Environment = environment === 'sandbox' ? 'production' : 'sandbox';
+      const probe = await this.post(other, creds, jwt, device, body, messageId, Math.max(1, deadline - this.now()));
+      if (probe.reason === 'BadDeviceToken') return result;
+      const problem = `APNS_ENVIRONMENT_MISMATCH: the device tokens belong to ${other}, the credentials say ${environment}`;
+      if (probe.status === DeliveryStatus.ACCEPTED) return { ...probe, credentialProblem: problem };
+      return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason: 'BadDeviceToken', credentialProblem: problem };
     } catch (error) {
       return attemptResultOf(error);
     }
+  }
+
+  private async post(environment: Environment, creds: ApnsCredentials, jwt: string, device: Device, body: string, messageId: string, timeoutMs: number): Promise<AttemptResult> {
+    const target = this.targets[environment];
+    const response = await this.pool.request(
+      target.origin,
+      {
+        ':path': `${target.prefix}/3/device/${encodeURIComponent(device.pushAddress)}`,
+        authorization: `bearer ${jwt}`,
+        'apns-topic': creds.topic,
+        'apns-push-type': 'alert',
+        'apns-priority': '10',
+        'apns-expiration': String(Math.floor(this.now() / 1000) + EXPIRATION_S),
+        'apns-id': messageId,
+        'content-type': 'application/json',
+      },
+      body,
+      timeoutMs,
+      // Apple: every request on a connection carries tokens of one team; one pool per environment, team and key.
+      `${environment}:${apnsKeyOf(creds)}`,
+    );
+    return classifyApnsResponse(response, this.now());
   }
 }
