@@ -95,7 +95,7 @@ export function createPushRuntime(config: Config, database: DatabaseHandle, opti
     apnsAuth,
     senders: {
       fcm: new FcmSender(pool, fcmAuth, config.fcmApiUrl, retry.quotaExceededDelayMs, now),
-      apns: new ApnsSender(pool, apnsAuth, { production: config.apnsApiUrl, sandbox: config.apnsSandboxApiUrl }, now),
+      apns: new ApnsSender(pool, apnsAuth, { production: config.apnsApiUrl, sandbox: config.apnsSandboxApiUrl }, now, retry.quotaExceededDelayMs),
       webpush: new WebPushSender(https, now),
     },
     secretBox() {

@@ -111,9 +111,10 @@ export async function startFakeApns(tls: LoopbackTls, options: { port?: number; 
       if (raw.length > MAX_PAYLOAD_BYTES) return reasonAnswer('PayloadTooLarge');
       if (typeof payload !== 'object' || payload === null || Array.isArray(payload) || typeof (payload as { aps?: unknown }).aps !== 'object') return reasonAnswer('PayloadEmpty');
       const documented = documentedErrorOf(decodedToken(token) ?? token);
-      if (documented) return reasonAnswer(documented in APNS_REASONS ? documented : 'BadPath');
       const injection = apnsInjection(token);
-      if (injection?.fault === 'sandbox') return sandbox ? answer(200) : reasonAnswer('BadDeviceToken');
+      // A development token: valid in the sandbox only (`BadDeviceToken.environment` in docs/providers.md).
+      if (injection?.fault === 'sandbox' || documented === 'BadDeviceToken.environment') return sandbox ? answer(200) : reasonAnswer('BadDeviceToken');
+      if (documented) return reasonAnswer(documented in APNS_REASONS ? documented : 'BadPath');
       if (injection && injection.fault !== 'slow' && injection.fault !== 'goaway' && failures.fails(token, injection)) {
         if (injection.fault === 'reset') {
           recorder.add({ token, headers: headersOf(req), body: payload, status: 0, at: Date.now() });

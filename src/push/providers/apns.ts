@@ -9,8 +9,6 @@ import { splitBaseUrl } from './base-url.js';
 
 /** Kept as long as FCM's default TTL (four weeks), so both platforms hold a message alike. */
 const EXPIRATION_S = 28 * 24 * 3600;
-/** After `TooManyProviderTokenUpdates` the token is kept; sends wait a minute before trying again. */
-const TOKEN_UPDATES_BACKOFF_MS = 60_000;
 
 /**
  * The APNs payload: `aps.alert.title/body`; `mutable-content: 1` when there is an image (a
@@ -47,7 +45,8 @@ const CREDENTIAL_PROBLEMS = new Set([
 ]);
 
 /** Maps an APNs answer (developer.apple.com, "Handling notification responses from APNs"); docs/providers.md lists each reason. */
-export function classifyApnsResponse(response: Http2Response, now: number): AttemptResult {
+/** `tokenUpdatesBackoffMs`: after `TooManyProviderTokenUpdates` the token is kept and the send waits this long (a minute by default). */
+export function classifyApnsResponse(response: Http2Response, now: number, tokenUpdatesBackoffMs = 60_000): AttemptResult {
   const headerId = response.headers['apns-id'];
   if (response.status === 200) return { status: DeliveryStatus.ACCEPTED, providerMessageId: typeof headerId === 'string' ? headerId : undefined };
   const body = parseJsonObject(response.body);
@@ -61,7 +60,7 @@ export function classifyApnsResponse(response: Http2Response, now: number): Atte
   if (reason === 'ExpiredProviderToken') return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, refreshAuth: true, credentialProblem: reason };
   if (CREDENTIAL_PROBLEMS.has(reason)) return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, credentialProblem: reason };
   if (response.status === 413) return { status: DeliveryStatus.PAYLOAD_TOO_LARGE, reason };
-  if (reason === 'TooManyProviderTokenUpdates') return { status: DeliveryStatus.RATE_LIMITED, reason, retryable: true, retryAfterMs, minDelayMs: TOKEN_UPDATES_BACKOFF_MS, quotaScope: 'device' };
+  if (reason === 'TooManyProviderTokenUpdates') return { status: DeliveryStatus.RATE_LIMITED, reason, retryable: true, retryAfterMs, minDelayMs: tokenUpdatesBackoffMs, quotaScope: 'device' };
   // TooManyRequests: "too many requests for the same device token": that device backs off, nobody else.
   if (response.status === 429) return { status: DeliveryStatus.RATE_LIMITED, reason, retryable: true, retryAfterMs, quotaScope: 'device' };
   if (response.status >= 500 || reason === 'IdleTimeout') return { status: DeliveryStatus.FAILED, reason, retryable: true, retryAfterMs };
@@ -79,6 +78,7 @@ export class ApnsSender {
     private readonly auth: ApnsTokenSource,
     urls: { production: string; sandbox: string },
     private readonly now: () => number,
+    private readonly tokenUpdatesBackoffMs = 60_000,
   ) {
     this.targets = { production: splitBaseUrl(urls.production), sandbox: splitBaseUrl(urls.sandbox) };
   }
@@ -125,6 +125,6 @@ export class ApnsSender {
       // Apple: every request on a connection carries tokens of one team; one pool per environment, team and key.
       `${environment}:${apnsKeyOf(creds)}`,
     );
-    return classifyApnsResponse(response, this.now());
+    return classifyApnsResponse(response, this.now(), this.tokenUpdatesBackoffMs);
   }
 }

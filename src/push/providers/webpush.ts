@@ -4,7 +4,7 @@ import type { WebPushCredentials } from '../credentials/credentials.service.js';
 import type { HttpsClient, HttpsResponse } from '../https-client.js';
 import { WEBPUSH_MAX_PLAINTEXT_BYTES } from '../payload-limits.js';
 import { DeliveryStatus, type AttemptResult, type PushMessage } from '../push.types.js';
-import { attemptResultOf, retryAfterMsOf } from './attempt-failure.js';
+import { attemptResultOf, parseJsonObject, retryAfterMsOf } from './attempt-failure.js';
 
 const TTL_S = 28 * 24 * 3600;
 /** A VAPID JWT may live up to 24 h; sign for 12 h and reuse it for one hour per push service origin. */
@@ -32,7 +32,9 @@ export function classifyWebPushResponse(response: HttpsResponse, now: number): A
   const status = response.status;
   const location = response.headers.location;
   if (status >= 200 && status < 300) return { status: DeliveryStatus.ACCEPTED, providerMessageId: typeof location === 'string' ? location : undefined };
-  const reason = `HTTP_${status}`;
+  // Apple's service names the error (`{"reason": "BadJwtToken"}`); the others are known by status.
+  const named = parseJsonObject(response.body).reason;
+  const reason = typeof named === 'string' && /^[A-Za-z]{1,64}$/.test(named) ? named : `HTTP_${status}`;
   const retryAfterMs = retryAfterMsOf(response.headers['retry-after'], now);
   if (status === 404 || status === 410) return { status: DeliveryStatus.TOKEN_UNREGISTERED, reason, tokenAction: 'remove' };
   if (status === 400 || status === 401 || status === 403) return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, credentialProblem: `VAPID_REJECTED_${status}` };
