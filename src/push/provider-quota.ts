@@ -9,6 +9,8 @@ const RESERVOIR_TTL_MS = 1000;
 
 interface Waiter {
   deadline: number;
+  /** The latest end of a provider hold this send still waits for. */
+  holdLimit: number;
   resolve(granted: boolean): void;
 }
 
@@ -54,14 +56,15 @@ export class ProviderQuota {
 
   /**
    * Resolves `true` once a token of `key` is ours, `false` if `deadline` comes first; at once when
-   * the key is held past the deadline, so a request never waits for what it cannot get.
+   * the key is held past the deadline or `holdLimit`, so a request never waits for what it cannot get.
    */
-  acquire(key: string, spec: BucketSpec, deadline: number): Promise<boolean> {
+  acquire(key: string, spec: BucketSpec, deadline: number, holdLimit = deadline): Promise<boolean> {
     if (this.tryAcquire(key)) return Promise.resolve(true);
     const gate = this.gate(key);
-    if (gate.holdUntil >= deadline) return Promise.resolve(false);
+    // A provider's hold that outlasts what this send may wait is answered now, not at the deadline.
+    if (gate.holdUntil >= Math.min(deadline, holdLimit)) return Promise.resolve(false);
     return new Promise((resolve) => {
-      gate.waiters.push({ deadline, resolve });
+      gate.waiters.push({ deadline, holdLimit, resolve });
       void this.pump(key, gate, spec);
     });
   }
@@ -138,7 +141,7 @@ export class ProviderQuota {
         const earliest = Math.min(...gate.waiters.slice(0, 50).map((w) => w.deadline));
         if (now < gate.holdUntil) {
           // Whoever must answer before the hold ends is told so now, not at its deadline.
-          gate.waiters = gate.waiters.filter((w) => (w.deadline > gate.holdUntil ? true : (w.resolve(false), false)));
+          gate.waiters = gate.waiters.filter((w) => (Math.min(w.deadline, w.holdLimit) > gate.holdUntil ? true : (w.resolve(false), false)));
           if (gate.waiters.length === 0) break;
           await sleep(Math.min(gate.holdUntil, earliest) - now);
           continue;

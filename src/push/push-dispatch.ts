@@ -120,15 +120,16 @@ async function sendOne(
   let attempts = 0;
   let authRefreshed = false;
   for (;;) {
+    const waitLimit = Math.min(sendBy, push.clock.now() + push.retry.maxRateLimitWaitMs);
     const deviceHeld = push.quota.deviceHeldUntil(deviceKey);
     if (deviceHeld > push.clock.now()) {
-      if (deviceHeld >= sendBy) {
+      if (deviceHeld >= waitLimit) {
         result ??= { status: DeliveryStatus.RATE_LIMITED, reason: 'DEVICE_QUOTA_BACKOFF' };
         break;
       }
       await sleep(deviceHeld - push.clock.now());
     }
-    if (quota && !push.quota.tryAcquire(quota.key) && !(await push.quota.acquire(quota.key, quota.spec, sendBy))) {
+    if (quota && !push.quota.tryAcquire(quota.key) && !(await push.quota.acquire(quota.key, quota.spec, sendBy, waitLimit))) {
       result ??= { status: DeliveryStatus.RATE_LIMITED, reason: push.quota.heldUntil(quota.key) > push.clock.now() ? 'PROVIDER_QUOTA_BACKOFF' : 'QUOTA_WAIT_TIMEOUT' };
       break;
     }
@@ -154,6 +155,7 @@ async function sendOne(
       else if (quota) push.quota.hold(quota.key, now + Math.max(result.retryAfterMs ?? 0, result.minDelayMs ?? 0));
     }
     if (now + delay >= sendBy) break;
+    if (result.status === DeliveryStatus.RATE_LIMITED && delay > push.retry.maxRateLimitWaitMs) break;
     await sleep(delay);
   }
   return finish(result, attempts, result.tokenAction ? await applyTokenAction(push, db, projectId, device, result) : undefined);
