@@ -102,7 +102,7 @@ export async function setWebPushCredentials(
     throw new AppError(
       'conflict',
       'VAPID_KEYS_EXIST',
-      'This project already has VAPID keys. Send them again to keep them, or {"rotate": true} to generate new ones: existing browser subscriptions then stop working.',
+      'This project already has VAPID keys. Send them again to keep them, or {"rotate": true} to generate new ones (existing browser subscriptions stop working).',
     );
   }
   const { settings, secret } = parseWebPushInput(input, defaultSubject);
