@@ -95,3 +95,13 @@ describe('provider quota backoff', () => {
     expect(quota.heldUntil('other')).toBe(0);
   });
 });
+
+describe('push settings', () => {
+  it('parses VAPID_SUBJECT and CAMPAIGN_RETRY_WINDOW_MS, refusing unreachable contacts', async () => {
+    const { loadConfig } = await import('../../src/config.js');
+    expect(loadConfig({}).campaignRetryWindowMs).toBe(3_600_000);
+    expect(loadConfig({ CAMPAIGN_RETRY_WINDOW_MS: '0', VAPID_SUBJECT: 'mailto:ops@example.com' })).toMatchObject({ campaignRetryWindowMs: 0, vapidSubject: 'mailto:ops@example.com' });
+    expect(() => loadConfig({ VAPID_SUBJECT: 'mailto:push@herald.invalid' })).toThrow(/VAPID_SUBJECT/);
+    expect(() => loadConfig({ CAMPAIGN_RETRY_WINDOW_MS: '-1' })).toThrow(/CAMPAIGN_RETRY_WINDOW_MS/);
+  });
+});
