@@ -89,7 +89,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.setNotFoundHandler((request, reply) => sendError(request, reply, { status: 404, message: 'Not found', reason: 'ROUTE_NOT_FOUND' }));
   registerRestAuth(app, deps.db);
   registerRateLimitHook(app, deps.rateLimiter);
-  registerMetrics(app, deps.metrics ?? createMetrics());
+  const metrics = deps.metrics ?? createMetrics();
+  for (const metric of deps.push?.metrics ?? []) if (!metrics.registry.getSingleMetric((metric as unknown as { name: string }).name)) metrics.registry.registerMetric(metric);
+  registerMetrics(app, metrics);
   await registerOpenApi(app);
 
   registerHealthRoutes(app, deps.db);

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { vapidSubjectProblem } from './push/credentials/vapid-subject.js';
 import { parseRateLimitDefaults, type RateLimits } from './rate-limit/rate-limit-settings.js';
 
 /** Which parts of Herald this process runs (S3). */
@@ -43,6 +44,18 @@ export interface Config {
   readonly fcmTokenUriHosts: readonly string[];
   /** The worker role's health and metrics port (`herald worker`); 0 picks a free port. */
   readonly workerMetricsPort: number;
+  /** Operator default for the VAPID `sub` contact (`mailto:` or `https:`), used when a project gives none. */
+  readonly vapidSubject: string | undefined;
+  /** How long a campaign keeps retrying deliveries that failed for a passing reason before recording them FAILED. */
+  readonly campaignRetryWindowMs: number;
+}
+
+/** `VAPID_SUBJECT`: a contact push services can reach (the same rule as a project's own subject). */
+function vapidSubject(value: string | undefined, problems: string[]): string | undefined {
+  if (value === undefined) return undefined;
+  const problem = vapidSubjectProblem(value);
+  if (problem) problems.push(`VAPID_SUBJECT: ${problem}`);
+  return value;
 }
 
 export class ConfigError extends Error {
@@ -142,6 +155,8 @@ export function loadConfig(env: Env = process.env): Config {
     outboundAllowPrivateNetworks: bool('OUTBOUND_ALLOW_PRIVATE_NETWORKS', bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false)),
     fcmTokenUriHosts: hostList('FCM_TOKEN_URI_HOSTS'),
     workerMetricsPort: int('WORKER_METRICS_PORT', 9464, 0, 65535),
+    vapidSubject: vapidSubject(str('VAPID_SUBJECT'), problems),
+    campaignRetryWindowMs: int('CAMPAIGN_RETRY_WINDOW_MS', 3_600_000, 0, 7 * 24 * 3_600_000),
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);

@@ -36,7 +36,13 @@ export interface FanoutDeps {
   sendDeadlineMs?: number;
   /** Users per broadcast batch (default `BATCH_USERS`). */
   batchUsers?: number;
+  /** How long after the trigger sends that failed for a passing reason are retried before they are recorded (default one hour, `CAMPAIGN_RETRY_WINDOW_MS`). */
+  retryWindowMs?: number;
 }
+
+const DEFAULT_RETRY_WINDOW_MS = 3_600_000;
+/** Longest wait between two runs of a batch that retries passing failures. */
+const MAX_RETRY_DELAY_MS = 10 * 60_000;
 
 interface Prepared {
   conditions: CompiledConditions;
@@ -164,7 +170,9 @@ async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, chunkSlots: Sema
 
   // A send that failed for a passing reason (retries exhausted, provider quota) is left out of the
   // ledger until the batch's last attempt, so the batch's next run tries it again.
-  const lastAttempt = helpers.attempt >= helpers.maxAttempts;
+  const elapsed = deps.clock.now() - trigger.createdAt;
+  const window = deps.retryWindowMs ?? DEFAULT_RETRY_WINDOW_MS;
+  const lastAttempt = helpers.attempt >= helpers.maxAttempts || elapsed >= window;
   let postponed = 0;
   const committer = createOutcomeCommitter(db, { logger: deps.logger });
   const onOutcome = (o: DeviceSendOutcome, send: DeviceSend) => {
@@ -204,7 +212,10 @@ async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, chunkSlots: Sema
   const failed = loops.find((l): l is PromiseRejectedResult => l.status === 'rejected');
   if (failed) throw failed.reason;
   if (stop()) throw new Error('batch interrupted; unsent devices are sent when it runs again');
-  if (postponed > 0) throw new RetryJobError({ countAsAttempt: true, reason: `${postponed} sends failed for a passing reason; the batch retries them` });
+  // Retried for the whole window, not a number of attempts: waits grow with the time already spent
+  // (so they double), never past the window's end, and provider quota holds are honoured by the sends.
+  const delayMs = Math.max(0, Math.min(Math.max(1000, elapsed), MAX_RETRY_DELAY_MS, window - elapsed));
+  if (postponed > 0) throw new RetryJobError({ delayMs, reason: `${postponed} sends failed for a passing reason; the batch retries them` });
 }
 
 const TRANSIENT = new Set<string>([DeliveryStatus.FAILED, DeliveryStatus.RATE_LIMITED]);

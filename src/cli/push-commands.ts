@@ -71,12 +71,14 @@ export const pushCommands: Record<string, CliCommand> = {
     },
   },
   'credentials set-webpush': {
-    usage: 'credentials set-webpush --project P [--public-key K --private-key K] [--subject mailto:...] [--json]',
+    usage: 'credentials set-webpush --project P [--public-key K --private-key K | --rotate] [--subject mailto:...] [--json]',
     run: async (args, config) => {
-      const input = { publicKey: optionalFlag(args, 'public-key'), privateKey: optionalFlag(args, 'private-key'), subject: optionalFlag(args, 'subject') };
-      const view = await forProject(args, config, (d, projectId, box) => setWebPushCredentials(d.db, box, systemClock, projectId, input, defaultVapidSubject(config.publicUrl)));
+      const input = { publicKey: optionalFlag(args, 'public-key'), privateKey: optionalFlag(args, 'private-key'), subject: optionalFlag(args, 'subject'), rotate: args.flags.has('rotate') };
+      const view = await forProject(args, config, (d, projectId, box) =>
+        setWebPushCredentials(d.db, box, systemClock, projectId, input, defaultVapidSubject(config.vapidSubject, config.publicUrl)),
+      );
       if (args.flags.has('json')) return printView(args, view);
-      print(`public_key  ${view.webpush!.public_key}\nsubject     ${view.webpush!.subject}\n(give the public key to your web app as applicationServerKey)`);
+      print(`public_key  ${view.webpush!.public_key}\nsubject     ${view.webpush!.subject}\n(give the public key to your web app as applicationServerKey)${view.warning ? `\n${view.warning}` : ''}`);
     },
   },
   'credentials show': {
@@ -119,7 +121,7 @@ export const pushCommands: Record<string, CliCommand> = {
       print(
         [
           'Provider stand-ins are running (Ctrl-C to stop). Start Herald with:',
-          `  NODE_EXTRA_CA_CERTS=${caFile} FCM_API_URL=${fakes.fcm.url} APNS_API_URL=${fakes.apns.url} APNS_SANDBOX_API_URL=${fakes.apns.url} npm start`,
+          `  NODE_EXTRA_CA_CERTS=${caFile} FCM_API_URL=${fakes.fcm.url} APNS_API_URL=${fakes.apns.url} APNS_SANDBOX_API_URL=${fakes.apns.sandboxUrl} npm start`,
           'and give a project credentials the stand-ins accept:',
           `  bin/herald credentials set-fcm --project P --service-account ${saFile}`,
           `  bin/herald credentials set-apns --project P --key-file ${keyFile} --key-id ${apnsKey.keyId} --team-id ${apnsKey.teamId} --topic com.example.app`,

@@ -61,9 +61,14 @@ export class Http2Pool {
     return this.sessionsPerOrigin * this.streamsPerSession;
   }
 
-  async request(origin: string, headers: http2.OutgoingHttpHeaders, body: string | Buffer, timeoutMs: number): Promise<Http2Response> {
+  /**
+   * `partition` separates connections to one origin that must never be shared: APNs requires all
+   * requests on a connection to carry provider tokens of one team, so its sender partitions by
+   * environment, team and key.
+   */
+  async request(origin: string, headers: http2.OutgoingHttpHeaders, body: string | Buffer, timeoutMs: number, partition = ''): Promise<Http2Response> {
     if (this.closed) throw new TransportError('POOL_CLOSED', 'the push connection pool is closed');
-    const entry = this.originEntry(origin);
+    const entry = this.originEntry(partition === '' ? origin : `${origin}\n${partition}`);
     const release = entry.gate.tryAcquire() ?? (await entry.gate.acquire());
     const slot = this.pickSlot(origin, entry);
     slot.active++;
@@ -96,13 +101,18 @@ export class Http2Pool {
     );
   }
 
-  private originEntry(origin: string): Origin {
-    let entry = this.origins.get(origin);
+  private originEntry(key: string): Origin {
+    let entry = this.origins.get(key);
     if (!entry) {
       entry = { slots: [], gate: new Semaphore(this.concurrency) };
-      this.origins.set(origin, entry);
+      this.origins.set(key, entry);
     }
     return entry;
+  }
+
+  /** Live connections per pool key (origin, or origin and partition); tests read it. */
+  connectionsByKey(): Map<string, number> {
+    return new Map([...this.origins].map(([key, o]) => [key, o.slots.filter((s) => !s.draining).length]));
   }
 
   private pickSlot(origin: string, entry: Origin): Slot {

@@ -9,13 +9,22 @@ const RESERVOIR_TTL_MS = 1000;
 
 interface Waiter {
   deadline: number;
+  /** The latest end of a provider hold this send still waits for. */
+  holdLimit: number;
   resolve(granted: boolean): void;
 }
+
+/** Longest a provider's quota answer holds a key when it gives no Retry-After. */
+const MAX_BACKOFF_MS = 15 * 60_000;
+/** Device holds kept before expired ones are swept. */
+const MAX_DEVICE_HOLDS = 10_000;
 
 interface Gate {
   tokens: number;
   tokensAt: number;
   holdUntil: number;
+  /** Quota answers in a row without a success between them: each doubles the hold. */
+  strikes: number;
   waiters: Waiter[];
   pumping: boolean;
 }
@@ -28,6 +37,7 @@ interface Gate {
  */
 export class ProviderQuota {
   private readonly gates = new Map<string, Gate>();
+  private readonly deviceHolds = new Map<string, number>();
 
   private readonly store: TokenBucketStore;
   private readonly now: () => number;
@@ -47,12 +57,17 @@ export class ProviderQuota {
     return true;
   }
 
-  /** Resolves `true` once a token of `key` is ours, `false` if `deadline` comes first. */
-  acquire(key: string, spec: BucketSpec, deadline: number): Promise<boolean> {
+  /**
+   * Resolves `true` once a token of `key` is ours, `false` if `deadline` comes first; at once when
+   * the key is held past the deadline or `holdLimit`, so a request never waits for what it cannot get.
+   */
+  acquire(key: string, spec: BucketSpec, deadline: number, holdLimit = deadline): Promise<boolean> {
     if (this.tryAcquire(key)) return Promise.resolve(true);
     const gate = this.gate(key);
+    // A provider's hold that outlasts what this send may wait is answered now, not at the deadline.
+    if (gate.holdUntil >= Math.min(deadline, holdLimit)) return Promise.resolve(false);
     return new Promise((resolve) => {
-      gate.waiters.push({ deadline, resolve });
+      gate.waiters.push({ deadline, holdLimit, resolve });
       void this.pump(key, gate, spec);
     });
   }
@@ -63,10 +78,51 @@ export class ProviderQuota {
     gate.holdUntil = Math.max(gate.holdUntil, until);
   }
 
+  /**
+   * The provider said the quota of `key` (an FCM project) is exhausted: hold every send of the key
+   * for its Retry-After, else `minMs` doubled per answer in a row (60 s, 120 s, ... up to 15 min),
+   * Google's advice for quota errors. Returns the end of the hold.
+   */
+  backOff(key: string, retryAfterMs: number | undefined, minMs: number): number {
+    const gate = this.gate(key);
+    const now = this.now();
+    // Answers to sends already in flight when the hold began belong to the same episode.
+    if (now >= gate.holdUntil) gate.strikes++;
+    this.hold(key, now + (retryAfterMs ?? Math.min(MAX_BACKOFF_MS, minMs * 2 ** Math.max(0, gate.strikes - 1))));
+    return gate.holdUntil;
+  }
+
+  /** A send on `key` was accepted: the next quota answer starts the backoff from its minimum again. */
+  succeeded(key: string): void {
+    const gate = this.gates.get(key);
+    if (gate && gate.strikes > 0) gate.strikes = 0;
+  }
+
+  /** When `key` may send again (0: now). */
+  heldUntil(key: string): number {
+    return this.gates.get(key)?.holdUntil ?? 0;
+  }
+
+  /** One device over its own rate (FCM per-device quota, APNs TooManyRequests): only its sends wait. */
+  holdDevice(deviceKey: string, until: number): void {
+    if (this.deviceHolds.size >= MAX_DEVICE_HOLDS) {
+      const now = this.now();
+      for (const [k, t] of this.deviceHolds) if (t <= now) this.deviceHolds.delete(k);
+    }
+    this.deviceHolds.set(deviceKey, Math.max(this.deviceHolds.get(deviceKey) ?? 0, until));
+  }
+
+  deviceHeldUntil(deviceKey: string): number {
+    const until = this.deviceHolds.get(deviceKey);
+    if (until === undefined) return 0;
+    if (until <= this.now()) this.deviceHolds.delete(deviceKey);
+    return until;
+  }
+
   private gate(key: string): Gate {
     let gate = this.gates.get(key);
     if (!gate) {
-      gate = { tokens: 0, tokensAt: 0, holdUntil: 0, waiters: [], pumping: false };
+      gate = { tokens: 0, tokensAt: 0, holdUntil: 0, strikes: 0, waiters: [], pumping: false };
       this.gates.set(key, gate);
     }
     return gate;
@@ -87,6 +143,9 @@ export class ProviderQuota {
         if (gate.waiters.length === 0) break;
         const earliest = Math.min(...gate.waiters.slice(0, 50).map((w) => w.deadline));
         if (now < gate.holdUntil) {
+          // Whoever must answer before the hold ends is told so now, not at its deadline.
+          gate.waiters = gate.waiters.filter((w) => (Math.min(w.deadline, w.holdLimit) > gate.holdUntil ? true : (w.resolve(false), false)));
+          if (gate.waiters.length === 0) break;
           await sleep(Math.min(gate.holdUntil, earliest) - now);
           continue;
         }

@@ -3,7 +3,7 @@ import { disableDevice, removePushAddress, type Device } from '../devices/device
 import { AppError } from '../errors.js';
 import { newMessageId } from './message-id.js';
 import type { BucketSpec } from '../rate-limit/token-buckets.js';
-import type { ProjectCredentials } from './credentials/credentials.service.js';
+import { recordCredentialProblem, type ProjectCredentials } from './credentials/credentials.service.js';
 import { insertDeliveries, type DeliveriesTable } from './deliveries.repository.js';
 import { DeliveryStatus, type AttemptResult, type DeviceSendOutcome, type PushMessage } from './push.types.js';
 import type { PushRuntime } from './push-runtime.js';
@@ -60,6 +60,7 @@ export async function sendToDevices(push: PushRuntime, db: Db, projectId: string
   );
   if (options.recordDeliveries !== false) await insertDeliveries(db, outcomes.map((outcome, i) => deliveryRow(projectId, sends[i]!, outcome)));
   push.observer?.sendsFinished(outcomes);
+  await noteCredentialProblems(push, db, projectId, outcomes);
   return outcomes;
 }
 
@@ -120,6 +121,7 @@ async function sendOne(
     ...(result.providerMessageId ? { providerMessageId: result.providerMessageId } : {}),
     ...(result.reason ? { failureReason: result.reason } : {}),
     ...(tokenAction ? { tokenAction } : {}),
+    ...(result.credentialProblem ? { credentialProblem: result.credentialProblem } : {}),
     attempts,
     createdAt,
     completedAt: push.clock.now(),
@@ -128,12 +130,22 @@ async function sendOne(
   if ('status' in credentials) return finish(credentials, 0);
 
   const sendBy = deadline - push.retry.deadlineMarginMs;
+  const deviceKey = `${projectId}:${device.deviceId}`;
   let result: AttemptResult | undefined;
   let attempts = 0;
   let authRefreshed = false;
   for (;;) {
-    if (quota && !push.quota.tryAcquire(quota.key) && !(await push.quota.acquire(quota.key, quota.spec, sendBy))) {
-      result ??= { status: DeliveryStatus.RATE_LIMITED, reason: 'QUOTA_WAIT_TIMEOUT' };
+    const waitLimit = Math.min(sendBy, push.clock.now() + push.retry.maxRateLimitWaitMs);
+    const deviceHeld = push.quota.deviceHeldUntil(deviceKey);
+    if (deviceHeld > push.clock.now()) {
+      if (deviceHeld >= waitLimit) {
+        result ??= { status: DeliveryStatus.RATE_LIMITED, reason: 'DEVICE_QUOTA_BACKOFF' };
+        break;
+      }
+      await sleep(deviceHeld - push.clock.now());
+    }
+    if (quota && !push.quota.tryAcquire(quota.key) && !(await push.quota.acquire(quota.key, quota.spec, sendBy, waitLimit))) {
+      result ??= { status: DeliveryStatus.RATE_LIMITED, reason: push.quota.heldUntil(quota.key) > push.clock.now() ? 'PROVIDER_QUOTA_BACKOFF' : 'QUOTA_WAIT_TIMEOUT' };
       break;
     }
     const remaining = sendBy - push.clock.now();
@@ -143,18 +155,43 @@ async function sendOne(
     }
     attempts++;
     result = await attempt(push, credentials, send, messageId, Math.min(push.config.pushTimeoutMs, remaining));
+    if (quota && result.status === DeliveryStatus.ACCEPTED) push.quota.succeeded(quota.key);
     if (result.refreshAuth && !authRefreshed) {
       authRefreshed = true;
       continue;
     }
     if (!result.retryable || attempts >= push.retry.maxAttempts) break;
-    const delay = retryDelayMs(push.retry, attempts, result);
     const now = push.clock.now();
-    if (quota && result.status === DeliveryStatus.RATE_LIMITED) push.quota.hold(quota.key, now + Math.max(result.retryAfterMs ?? 0, result.minDelayMs ?? 0));
+    let delay = retryDelayMs(push.retry, attempts, result);
+    if (result.status === DeliveryStatus.RATE_LIMITED) {
+      // A device's own rate holds that device only; a project quota paces every send of the project.
+      if (result.quotaScope === 'device') push.quota.holdDevice(deviceKey, now + delay);
+      else if (quota && result.quotaScope === 'project') delay = Math.max(delay, push.quota.backOff(quota.key, result.retryAfterMs, result.minDelayMs ?? 0) - now);
+      else if (quota) push.quota.hold(quota.key, now + Math.max(result.retryAfterMs ?? 0, result.minDelayMs ?? 0));
+    }
     if (now + delay >= sendBy) break;
+    if (result.status === DeliveryStatus.RATE_LIMITED && delay > push.retry.maxRateLimitWaitMs) break;
     await sleep(delay);
   }
   return finish(result, attempts, result.tokenAction ? await applyTokenAction(push, db, projectId, device, result) : undefined);
+}
+
+/** Configuration errors are the project's, not the devices': recorded once per provider and call on the credentials. */
+async function noteCredentialProblems(push: PushRuntime, db: Db, projectId: string, outcomes: DeviceSendOutcome[]): Promise<void> {
+  const problems = new Map<Device['provider'], { reason: string; count: number }>();
+  for (const o of outcomes) {
+    if (!o.credentialProblem) continue;
+    const seen = problems.get(o.provider);
+    problems.set(o.provider, { reason: seen?.reason ?? o.credentialProblem, count: (seen?.count ?? 0) + 1 });
+  }
+  for (const [provider, { reason, count }] of problems) {
+    push.noteCredentialProblem(provider, reason, count);
+    try {
+      await recordCredentialProblem(db, projectId, provider, reason, count, push.clock.now());
+    } catch (error) {
+      push.logger?.error({ err: error, projectId, provider }, 'recording a credentials problem failed');
+    }
+  }
 }
 
 /** Token hygiene (B5): an unregistered address is deleted at once, an invalid one disabled. */

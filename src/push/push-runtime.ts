@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { Counter } from 'prom-client';
 import type { Config } from '../config.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import type { Db } from '../db/database.js';
@@ -8,6 +9,7 @@ import type { Lookup } from '../lib/outbound-url-policy.js';
 import { createTokenBucketStore } from '../rate-limit/create-bucket-store.js';
 import type { BucketSpec, TokenBucketStore } from '../rate-limit/token-buckets.js';
 import { loadCredentials, type ProjectCredentials } from './credentials/credentials.service.js';
+import type { Provider } from './push.types.js';
 import { createSecretBox, resolveSecretKey, type SecretBox } from './credentials/secret-box.js';
 import { Http2Pool } from './http2-pool.js';
 import { HttpsClient } from './https-client.js';
@@ -61,6 +63,10 @@ export interface PushRuntime {
   secretBox(): SecretBox;
   credentials(db: Db, projectId: string): Promise<ProjectCredentials>;
   forgetCredentials(projectId: string): void;
+  /** Counts deliveries that met a configuration error of the project's credentials (metrics). */
+  noteCredentialProblem(provider: Provider, reason: string, count: number): void;
+  /** Prometheus metrics of this runtime, for the app's registry. */
+  readonly metrics: Array<Counter<'provider' | 'reason'>>;
   close(): Promise<void>;
 }
 
@@ -96,6 +102,12 @@ export function createPushRuntime(config: Config, database: DatabaseHandle, opti
   const fcmAuth = new FcmTokenSource(tokenHttps, clock, config.pushTimeoutMs);
   const apnsAuth = new ApnsTokenSource(clock);
   const ttl = options.credentialsTtlMs ?? 30_000;
+  const credentialProblems = new Counter({
+    name: 'herald_push_credential_problems_total',
+    help: "Deliveries answered with a configuration error of the project's credentials (devices left active), by provider and reason",
+    labelNames: ['provider', 'reason'],
+    registers: [],
+  });
   const cache = new Map<string, { at: number; value: Promise<ProjectCredentials> }>();
   let box: SecretBox | undefined;
 
@@ -112,7 +124,7 @@ export function createPushRuntime(config: Config, database: DatabaseHandle, opti
     apnsAuth,
     senders: {
       fcm: new FcmSender(pool, fcmAuth, config.fcmApiUrl, retry.quotaExceededDelayMs, now),
-      apns: new ApnsSender(pool, apnsAuth, { production: config.apnsApiUrl, sandbox: config.apnsSandboxApiUrl }, now),
+      apns: new ApnsSender(pool, apnsAuth, { production: config.apnsApiUrl, sandbox: config.apnsSandboxApiUrl }, now, retry.quotaExceededDelayMs),
       webpush: new WebPushSender(https, now),
     },
     observer: options.observer,
@@ -131,6 +143,11 @@ export function createPushRuntime(config: Config, database: DatabaseHandle, opti
     forgetCredentials(projectId) {
       cache.delete(projectId);
     },
+    noteCredentialProblem(provider, reason, count) {
+      // The reason's code only (what precedes a colon), so label values stay few.
+      credentialProblems.inc({ provider, reason: reason.split(':')[0]! }, count);
+    },
+    metrics: [credentialProblems],
     async close() {
       await pool.close();
       https.close();

@@ -1,5 +1,9 @@
 import { invalid } from '../errors.js';
 import { isValidProjectUserId } from '../users/users.schemas.js';
+import { APNS_MAX_PAYLOAD_BYTES, FCM_MAX_PAYLOAD_BYTES, fcmContentBytes, WEBPUSH_MAX_PLAINTEXT_BYTES } from './payload-limits.js';
+import { apnsPayload } from './providers/apns.js';
+import { fcmMessage } from './providers/fcm.js';
+import { webPushPayload } from './providers/webpush.js';
 import type { PushItem } from './push.types.js';
 
 /** The spec's fixed plain-text 400 for both send endpoints (R2, R10). */
@@ -41,11 +45,30 @@ function checkUrl(item: Record<string, unknown>, field: 'image_url' | 'landing_u
   if (value !== undefined && (typeof value !== 'string' || !isHttpUrl(value))) throw reject(`INVALID_${field.toUpperCase()}`, index);
 }
 
+/** A message id as long as a real one, for measuring. */
+const SAMPLE_MESSAGE_ID = '00000000-0000-7000-8000-000000000000';
+
+/**
+ * Whether the item is over every provider's byte limit (FCM 4,096, APNs 4,096, Web Push 3,993 of
+ * plaintext), measured on the very payloads the senders build. Such an item can reach no device
+ * and is refused; one that fits some providers only is sent, and the others' deliveries say
+ * `_PAYLOAD_TOO_LARGE`.
+ */
+function fitsNoProvider(item: PushItem): boolean {
+  const message = { title: item.title, body: item.body, imageUrl: item.image_url, landingUrl: item.landing_url };
+  return (
+    fcmContentBytes(fcmMessage('', message, SAMPLE_MESSAGE_ID)) > FCM_MAX_PAYLOAD_BYTES &&
+    Buffer.byteLength(JSON.stringify(apnsPayload(message, SAMPLE_MESSAGE_ID))) > APNS_MAX_PAYLOAD_BYTES &&
+    Buffer.byteLength(webPushPayload(message, SAMPLE_MESSAGE_ID)) > WEBPUSH_MAX_PLAINTEXT_BYTES
+  );
+}
+
 /**
  * R10, for both endpoints and the A2A skill: 1 to 1,000 items; each has a target with exactly one of
  * `project_user_id` / `device_id`, a non-blank `title` or `body`, and absolute http(s) URLs. Unknown
  * fields are refused, so a misspelt field never sends an empty notification. Any violation rejects
- * the whole request (`AppError` invalid; the code names the rule, `details.index` the item).
+ * the whole request (`AppError` invalid; the code names the rule, `details.index` the item), and so
+ * does an item too large for every provider.
  */
 export function validatePushItems(items: unknown): PushItem[] {
   if (!Array.isArray(items)) throw reject('MISSING_PUSH_NOTIFICATIONS');
@@ -65,6 +88,7 @@ export function validatePushItems(items: unknown): PushItem[] {
     if (!title?.trim() && !body?.trim()) throw reject('MISSING_TITLE_AND_BODY', index);
     checkUrl(item, 'image_url', index);
     checkUrl(item, 'landing_url', index);
+    if (fitsNoProvider(item as unknown as PushItem)) throw reject('PAYLOAD_TOO_LARGE', index);
   });
   return items as PushItem[];
 }

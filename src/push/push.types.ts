@@ -11,6 +11,8 @@ export const DeliveryStatus = {
   INVALID_PAYLOAD: 'DELIVERY_RESULT_STATUS_INVALID_PAYLOAD',
   PROVIDER_AUTH_ERROR: 'DELIVERY_RESULT_STATUS_PROVIDER_AUTH_ERROR',
   RATE_LIMITED: 'DELIVERY_RESULT_STATUS_RATE_LIMITED',
+  /** The message does not fit this device's provider (byte limits per provider); nothing was sent. */
+  PAYLOAD_TOO_LARGE: 'DELIVERY_RESULT_STATUS_PAYLOAD_TOO_LARGE',
   FAILED: 'DELIVERY_RESULT_STATUS_FAILED',
   NO_DEVICE: 'DELIVERY_RESULT_STATUS_NO_DEVICE',
   SKIPPED: 'DELIVERY_RESULT_STATUS_SKIPPED',
@@ -70,6 +72,8 @@ export interface DeviceSendOutcome {
   failureReason?: string;
   /** What token hygiene did to the device. */
   tokenAction?: 'removed' | 'disabled';
+  /** A configuration error of the project's credentials (recorded on them; the device stays active). */
+  credentialProblem?: string;
   attempts: number;
   createdAt: number;
   completedAt: number;
@@ -89,6 +93,16 @@ export interface AttemptResult {
   /** Retry once at once with fresh provider auth (expired access token or provider JWT). */
   refreshAuth?: boolean;
   tokenAction?: 'remove' | 'disable';
+  /**
+   * The project's credentials or provider settings are wrong (not the device): the code recorded on
+   * the credentials (`GET /api/v1/push-credentials`) and counted in metrics. Devices stay active.
+   */
+  credentialProblem?: string | undefined;
+  /**
+   * Whose rate a 429 is about: `device` (FCM per-device quota, APNs TooManyRequests) backs off that
+   * send only; `project` (FCM project quota) paces every send of the provider project.
+   */
+  quotaScope?: 'device' | 'project' | undefined;
   /** APNs 410 `timestamp`: when the token stopped being valid (a registration after it wins). */
   unregisteredAt?: number | undefined;
 }

@@ -8,6 +8,12 @@ export interface RetryPolicy {
   maxDelayMs: number;
   /** FCM asks for at least a minute of backoff after QUOTA_EXCEEDED (throttling-and-quotas). */
   quotaExceededDelayMs: number;
+  /**
+   * The longest a send waits for a rate limit (a provider's 429 or a quota hold) before answering
+   * `_RATE_LIMITED`: a minute's quota backoff never holds a request or a campaign chunk; campaigns
+   * retry such sends through the job queue instead.
+   */
+  maxRateLimitWaitMs: number;
   /** Time kept free before the deadline for recording results and answering. */
   deadlineMarginMs: number;
   random: () => number;
@@ -15,9 +21,10 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxAttempts: 5,
-  baseDelayMs: 500,
+  baseDelayMs: 1000,
   maxDelayMs: 30_000,
   quotaExceededDelayMs: 60_000,
+  maxRateLimitWaitMs: 5000,
   deadlineMarginMs: 1000,
   random: Math.random,
 };

@@ -46,8 +46,8 @@ describe.each(TEST_DIALECTS)('push credentials on %s', (dialect) => {
       ['fcm', { service_account: { ...fakes().fcm.serviceAccount('x'), private_key: 'nope' } }, 'INVALID_SERVICE_ACCOUNT'],
       ['apns', { key: fakes().apns.key().privateKey, key_id: 'short', team_id: 'ABCDEFGHIJ', topic: 'com.x' }, 'INVALID_APNS_KEY_ID'],
       ['apns', { key: fakes().fcm.serviceAccount('x').private_key, key_id: 'ABCDEFGHIJ', team_id: 'ABCDEFGHIJ', topic: 'com.x' }, 'INVALID_APNS_KEY'],
-      ['webpush', { public_key: 'abc' }, 'INVALID_VAPID_KEYS'],
-      ['webpush', { subject: 'not-an-address' }, 'INVALID_VAPID_SUBJECT'],
+      ['webpush', { public_key: 'abc', subject: 'mailto:ops@example.com' }, 'INVALID_VAPID_KEYS'],
+      ['webpush', { subject: 'not-an-address', rotate: true }, 'INVALID_VAPID_SUBJECT'],
     ];
     for (const [provider, body, reason] of cases) {
       const res = await put(ctx(), ctx().secret, `/api/v1/push-credentials/${provider}`, body);
@@ -115,7 +115,7 @@ describe.each(TEST_DIALECTS)('push credentials on %s', (dialect) => {
       expect(fcm.stdout).toContain('cli-project');
       const apns = await runCli(['credentials', 'set-apns', '--project', project, '--key-file', keyFile, '--key-id', key.keyId, '--team-id', key.teamId, '--topic', 'com.example.cli', '--sandbox'], env);
       expect(apns.code).toBe(0);
-      const web = await runCli(['credentials', 'set-webpush', '--project', project, '--subject', 'mailto:cli@example.com'], env);
+      const web = await runCli(['credentials', 'set-webpush', '--project', project, '--subject', 'mailto:cli@example.com', '--rotate'], env);
       expect(web.stdout).toMatch(/^public_key {2}[A-Za-z0-9_-]{87}$/m);
       const shown = await runCli(['credentials', 'show', '--project', project, '--json'], env);
       const view = JSON.parse(shown.stdout);

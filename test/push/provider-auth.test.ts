@@ -74,20 +74,41 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
     expect(ctx().deps.push!.fcmAuth.exchanges - before).toBe(1);
   });
 
-  it('reuses one APNs provider token and signs a new one after ExpiredProviderToken', async () => {
-    await configureProviders(ctx(), ctx().secret, fakes());
+  it('reuses one APNs provider token per key, refreshes it once after ExpiredProviderToken, never within 20 minutes', async () => {
+    const { apnsKey, topic } = await configureProviders(ctx(), ctx().secret, fakes());
     const tokens = Array.from({ length: 20 }, () => apnsToken());
     const ids = await Promise.all(tokens.map((t) => registerDevice(ctx(), ctx().secret, 'ios', { apns_token: t })));
-    const first = await sendToDevices(ctx(), ctx().secret, ids.map((device_id) => ({ target: { device_id }, title: 'x' })));
-    expect(first.every((r) => r.status === S('ACCEPTED'))).toBe(true);
-    expect(jwtsFor(new Set(tokens)).size).toBe(1);
+    await withClock(async (push, clock) => {
+      fakes().apns.now = () => clock.t;
+      try {
+        const send = () => sendPushNotifications(push, ctx().deps.db, ctx().project.project_id, ids.map((device_id) => ({ target: { device_id }, title: 'x' })), { variant: 'device' });
+        expect((await send()).every((r) => r.status === S('ACCEPTED'))).toBe(true);
+        expect(jwtsFor(new Set(tokens)).size).toBe(1);
 
-    fakes().apns.expireSeenTokens();
-    const issued = ctx().deps.push!.apnsAuth.issued;
-    const second = await sendToDevices(ctx(), ctx().secret, ids.map((device_id) => ({ target: { device_id }, title: 'x' })));
-    expect(second.every((r) => r.status === S('ACCEPTED'))).toBe(true);
-    expect(ctx().deps.push!.apnsAuth.issued - issued).toBe(1);
-    expect(jwtsFor(new Set(tokens)).size).toBe(2);
+        // Saving the same key again (a new fingerprint) mints nothing: the token belongs to the key.
+        const again = await put(ctx(), ctx().secret, '/api/v1/push-credentials/apns', { key: apnsKey.privateKey, key_id: apnsKey.keyId, team_id: apnsKey.teamId, topic });
+        expect(again.statusCode).toBe(200);
+        push.forgetCredentials(ctx().project.project_id);
+        expect((await send()).every((r) => r.status === S('ACCEPTED'))).toBe(true);
+        expect(push.apnsAuth.issued).toBe(1);
+
+        // Apple calls the token expired 5 minutes in: a new one now would earn TooManyProviderTokenUpdates, so none is signed.
+        clock.t += 5 * 60_000;
+        fakes().apns.expireSeenTokens();
+        const early = await send();
+        expect(early.map((r) => [r.status, r.additional_params.failure_reason])).toEqual(ids.map(() => [S('PROVIDER_AUTH_ERROR'), 'ExpiredProviderToken']));
+        expect(push.apnsAuth.issued).toBe(1);
+
+        // 21 minutes after signing: 20 concurrent sends refresh it once, then deliver.
+        clock.t += 16 * 60_000;
+        const late = await send();
+        expect(late.every((r) => r.status === S('ACCEPTED'))).toBe(true);
+        expect(push.apnsAuth.issued).toBe(2);
+        expect(jwtsFor(new Set(tokens)).size).toBe(2);
+      } finally {
+        fakes().apns.now = () => Date.now();
+      }
+    });
   });
 
   it('keeps an APNs provider token for 40 minutes, then signs a new one', async () => {
@@ -95,6 +116,7 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
     const token = apnsToken();
     const id = await registerDevice(ctx(), ctx().secret, 'clock', { apns_token: token });
     await withClock(async (push, clock) => {
+      fakes().apns.now = () => clock.t;
       const send = async () => {
         const [r] = await sendPushNotifications(push, ctx().deps.db, ctx().project.project_id, [{ target: { device_id: id }, title: 'x' }], { variant: 'device' });
         expect(r!.status).toBe(S('ACCEPTED'));
@@ -107,6 +129,7 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
       await send();
       expect(jwtsFor(new Set([token])).size).toBe(2);
       expect(push.apnsAuth.issued).toBe(2);
+      fakes().apns.now = () => Date.now();
     });
   });
 });

@@ -17,14 +17,15 @@ interface Case {
   status: string;
   reason: string;
   fate: Fate;
+  /** Requests the stand-in sees. */
   attempts: number;
 }
 
 const cases: Case[] = [
   { provider: 'fcm', prefix: 'unregistered-', status: 'TOKEN_UNREGISTERED', reason: 'UNREGISTERED', fate: 'removed', attempts: 1 },
   { provider: 'fcm', prefix: 'invalid-', status: 'TOKEN_INVALID', reason: 'INVALID_ARGUMENT', fate: 'disabled', attempts: 1 },
-  { provider: 'fcm', prefix: 'payload-', status: 'INVALID_PAYLOAD', reason: 'INVALID_ARGUMENT', fate: 'active', attempts: 1 },
-  { provider: 'fcm', prefix: 'mismatch-', status: 'TOKEN_INVALID', reason: 'SENDER_ID_MISMATCH', fate: 'disabled', attempts: 1 },
+  { provider: 'fcm', prefix: 'payload-', status: 'PAYLOAD_TOO_LARGE', reason: 'INVALID_ARGUMENT', fate: 'active', attempts: 1 },
+  { provider: 'fcm', prefix: 'mismatch-', status: 'PROVIDER_AUTH_ERROR', reason: 'SENDER_ID_MISMATCH', fate: 'active', attempts: 1 },
   { provider: 'fcm', prefix: 'auth-', status: 'PROVIDER_AUTH_ERROR', reason: 'THIRD_PARTY_AUTH_ERROR', fate: 'active', attempts: 1 },
   { provider: 'fcm', prefix: 'forbidden-', status: 'PROVIDER_AUTH_ERROR', reason: 'PERMISSION_DENIED', fate: 'active', attempts: 1 },
   { provider: 'fcm', prefix: 'quota-', status: 'RATE_LIMITED', reason: 'QUOTA_EXCEEDED', fate: 'active', attempts: MAX_ATTEMPTS },
@@ -32,9 +33,10 @@ const cases: Case[] = [
   { provider: 'fcm', prefix: 'internal-', status: 'FAILED', reason: 'INTERNAL', fate: 'active', attempts: MAX_ATTEMPTS },
   { provider: 'fcm', prefix: 'reset-', status: 'FAILED', reason: 'STREAM_RESET', fate: 'active', attempts: MAX_ATTEMPTS },
   { provider: 'apns', prefix: 'unregistered-', status: 'TOKEN_UNREGISTERED', reason: 'Unregistered', fate: 'removed', attempts: 1 },
-  { provider: 'apns', prefix: 'invalid-', status: 'TOKEN_INVALID', reason: 'BadDeviceToken', fate: 'disabled', attempts: 1 },
-  { provider: 'apns', prefix: 'mismatch-', status: 'TOKEN_INVALID', reason: 'DeviceTokenNotForTopic', fate: 'disabled', attempts: 1 },
-  { provider: 'apns', prefix: 'payload-', status: 'INVALID_PAYLOAD', reason: 'PayloadTooLarge', fate: 'active', attempts: 1 },
+  // BadDeviceToken in both environments (the second request asks the other one): the token itself is bad.
+  { provider: 'apns', prefix: 'invalid-', status: 'TOKEN_INVALID', reason: 'BadDeviceToken', fate: 'disabled', attempts: 2 },
+  { provider: 'apns', prefix: 'mismatch-', status: 'PROVIDER_AUTH_ERROR', reason: 'DeviceTokenNotForTopic', fate: 'active', attempts: 1 },
+  { provider: 'apns', prefix: 'payload-', status: 'PAYLOAD_TOO_LARGE', reason: 'PayloadTooLarge', fate: 'active', attempts: 1 },
   { provider: 'apns', prefix: 'auth-', status: 'PROVIDER_AUTH_ERROR', reason: 'InvalidProviderToken', fate: 'active', attempts: 1 },
   { provider: 'apns', prefix: 'forbidden-', status: 'PROVIDER_AUTH_ERROR', reason: 'Forbidden', fate: 'active', attempts: 1 },
   { provider: 'apns', prefix: 'quota-', status: 'RATE_LIMITED', reason: 'TooManyRequests', fate: 'active', attempts: MAX_ATTEMPTS },
@@ -42,8 +44,8 @@ const cases: Case[] = [
   { provider: 'apns', prefix: 'internal-', status: 'FAILED', reason: 'InternalServerError', fate: 'active', attempts: MAX_ATTEMPTS },
   { provider: 'webpush', prefix: 'unregistered-', status: 'TOKEN_UNREGISTERED', reason: 'HTTP_410', fate: 'removed', attempts: 1 },
   { provider: 'webpush', prefix: 'ghost-', status: 'TOKEN_UNREGISTERED', reason: 'HTTP_404', fate: 'removed', attempts: 1 },
-  { provider: 'webpush', prefix: 'invalid-', status: 'TOKEN_INVALID', reason: 'HTTP_400', fate: 'disabled', attempts: 1 },
-  { provider: 'webpush', prefix: 'payload-', status: 'INVALID_PAYLOAD', reason: 'HTTP_413', fate: 'active', attempts: 1 },
+  { provider: 'webpush', prefix: 'invalid-', status: 'PROVIDER_AUTH_ERROR', reason: 'HTTP_400', fate: 'active', attempts: 1 },
+  { provider: 'webpush', prefix: 'payload-', status: 'PAYLOAD_TOO_LARGE', reason: 'HTTP_413', fate: 'active', attempts: 1 },
   { provider: 'webpush', prefix: 'auth-', status: 'PROVIDER_AUTH_ERROR', reason: 'HTTP_403', fate: 'active', attempts: 1 },
   { provider: 'webpush', prefix: 'quota-', status: 'RATE_LIMITED', reason: 'HTTP_429', fate: 'active', attempts: MAX_ATTEMPTS },
   { provider: 'webpush', prefix: 'unavailable-', status: 'FAILED', reason: 'HTTP_503', fate: 'active', attempts: MAX_ATTEMPTS },

@@ -43,7 +43,7 @@ export function pushDeps(fakes: () => FakeProviders, options: PushDepsOptions = 
       HERALD_SECRET_KEY: TEST_SECRET_KEY,
       FCM_API_URL: f.fcm.url,
       APNS_API_URL: f.apns.url,
-      APNS_SANDBOX_API_URL: f.apns.url,
+      APNS_SANDBOX_API_URL: f.apns.sandboxUrl,
       PUSH_TIMEOUT_MS: '3000',
       // The Web Push stand-in listens on loopback (a tenant URL); test/security turns this off.
       OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
@@ -76,7 +76,7 @@ export async function configureProviders(ctx: TestContext, headers: Headers, fak
   for (const [url, body] of [
     ['/api/v1/push-credentials/fcm', { service_account: serviceAccount }],
     ['/api/v1/push-credentials/apns', { key: apnsKey.privateKey, key_id: apnsKey.keyId, team_id: apnsKey.teamId, topic }],
-    ['/api/v1/push-credentials/webpush', { subject: 'mailto:ops@example.com' }],
+    ['/api/v1/push-credentials/webpush', { subject: 'mailto:ops@example.com', rotate: true }],
   ] as const) {
     const res = await put(ctx, headers, url, body);
     if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);

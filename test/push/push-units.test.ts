@@ -9,13 +9,15 @@ import { retryAfterMsOf } from '../../src/push/providers/attempt-failure.js';
 import { classifyFcmResponse } from '../../src/push/providers/fcm.js';
 import { DeliveryStatus } from '../../src/push/push.types.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs } from '../../src/push/retry-policy.js';
+import { ProviderQuota } from '../../src/push/provider-quota.js';
+import { createMemoryBucketStore } from '../../src/rate-limit/token-buckets.js';
 
 describe('push building blocks', () => {
   it('backs off exponentially with jitter, never below Retry-After or the minimum', () => {
     const at = (random: number) => ({ ...DEFAULT_RETRY_POLICY, random: () => random });
-    expect(retryDelayMs(at(0), 1, { status: DeliveryStatus.FAILED })).toBe(250);
-    expect(retryDelayMs(at(1), 1, { status: DeliveryStatus.FAILED })).toBe(500);
-    expect(retryDelayMs(at(1), 3, { status: DeliveryStatus.FAILED })).toBe(2000);
+    expect(retryDelayMs(at(0), 1, { status: DeliveryStatus.FAILED })).toBe(500);
+    expect(retryDelayMs(at(1), 1, { status: DeliveryStatus.FAILED })).toBe(1000);
+    expect(retryDelayMs(at(1), 3, { status: DeliveryStatus.FAILED })).toBe(4000);
     expect(retryDelayMs(at(1), 20, { status: DeliveryStatus.FAILED })).toBe(30_000);
     expect(retryDelayMs(at(0), 1, { status: DeliveryStatus.FAILED, retryAfterMs: 7000 })).toBe(7000);
     expect(retryDelayMs(at(0), 1, { status: DeliveryStatus.RATE_LIMITED, minDelayMs: 60_000, retryAfterMs: 1000 })).toBe(60_000);
@@ -71,5 +73,35 @@ describe('message ids', () => {
     expect(a < b).toBe(true);
     expect(a.replace(/-/g, '').slice(0, 12)).toBe((1_700_000_000_000).toString(16).padStart(12, '0'));
     expect(new Set(Array.from({ length: 1000 }, () => newMessageId(5))).size).toBe(1000);
+  });
+});
+
+describe('provider quota backoff', () => {
+  it('holds a project for Retry-After, else a minimum doubling per answer in a row, and starts over after a success', () => {
+    let now = 1_000_000;
+    const quota = new ProviderQuota(createMemoryBucketStore(() => now), () => now);
+    expect(quota.backOff('p', undefined, 60_000) - now).toBe(60_000);
+    // Answers to sends already in flight during the hold are the same episode.
+    expect(quota.backOff('p', undefined, 60_000) - now).toBe(60_000);
+    now += 61_000;
+    expect(quota.backOff('p', undefined, 60_000) - now).toBe(120_000);
+    now += 121_000;
+    expect(quota.backOff('p', undefined, 60_000) - now).toBe(240_000);
+    now += 241_000;
+    expect(quota.backOff('p', 5000, 60_000) - now).toBe(5000);
+    quota.succeeded('p');
+    now += 6000;
+    expect(quota.backOff('p', undefined, 60_000) - now).toBe(60_000);
+    expect(quota.heldUntil('other')).toBe(0);
+  });
+});
+
+describe('push settings', () => {
+  it('parses VAPID_SUBJECT and CAMPAIGN_RETRY_WINDOW_MS, refusing unreachable contacts', async () => {
+    const { loadConfig } = await import('../../src/config.js');
+    expect(loadConfig({}).campaignRetryWindowMs).toBe(3_600_000);
+    expect(loadConfig({ CAMPAIGN_RETRY_WINDOW_MS: '0', VAPID_SUBJECT: 'mailto:ops@example.com' })).toMatchObject({ campaignRetryWindowMs: 0, vapidSubject: 'mailto:ops@example.com' });
+    expect(() => loadConfig({ VAPID_SUBJECT: 'mailto:push@herald.invalid' })).toThrow(/VAPID_SUBJECT/);
+    expect(() => loadConfig({ CAMPAIGN_RETRY_WINDOW_MS: '-1' })).toThrow(/CAMPAIGN_RETRY_WINDOW_MS/);
   });
 });

@@ -31,10 +31,12 @@ describe.each(TEST_DIALECTS)('push payloads and results on %s', (dialect) => {
     expect(fcmGot.body).toEqual({
       token: fcm,
       notification: { title: 'Hello', body: 'World', image: 'https://img.example.com/a.png' },
-      data: { herald_message_id: results[0]!.message_id, landing_url: 'https://example.com/deal?id=7', image_url: 'https://img.example.com/a.png' },
-      webpush: { fcm_options: { link: 'https://example.com/deal?id=7' } },
-      apns: { payload: { aps: { 'mutable-content': 1 } }, fcm_options: { image: 'https://img.example.com/a.png' } },
+      data: { herald_message_id: results[0]!.message_id, landing_url: 'https://example.com/deal?id=7' },
+      apns: { payload: { aps: { 'mutable-content': 1 } } },
     });
+    // Every value once: the image URL and the landing URL appear exactly one time in the message.
+    expect(JSON.stringify(fcmGot.body).split('https://img.example.com/a.png')).toHaveLength(2);
+    expect(JSON.stringify(fcmGot.body).split('https://example.com/deal?id=7')).toHaveLength(2);
     expect(results[0]!.additional_params.fcm_message_id).toMatch(new RegExp(`^projects/${fcmProject}/messages/`));
 
     const apnsGot = fakes().apns.recorder.items.find((r) => r.token === apns)!;

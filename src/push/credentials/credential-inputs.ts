@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import webpush from 'web-push';
 import { invalid } from '../../errors.js';
+import { vapidSubjectProblem } from './vapid-subject.js';
 
 /** Provider credentials as the senders use them (decrypted). `fingerprint` keys the auth caches. */
 export interface FcmCredentials {
@@ -75,12 +76,14 @@ export function parseApnsInput(input: ApnsInput): { settings: ApnsSettings; secr
   return { settings: { key_id: input.keyId, team_id: input.teamId, topic: input.topic, sandbox: input.sandbox === true }, secret: input.key };
 }
 
-export interface WebPushInput { publicKey?: string | undefined; privateKey?: string | undefined; subject?: string | undefined }
+export interface WebPushInput { publicKey?: string | undefined; privateKey?: string | undefined; subject?: string | undefined; rotate?: boolean | undefined }
 
 /** VAPID keys (base64url, as `web-push generate-vapid-keys` prints them); generated when both are absent. */
-export function parseWebPushInput(input: WebPushInput, defaultSubject: string): { settings: WebPushSettings; secret: string } {
+export function parseWebPushInput(input: WebPushInput, defaultSubject: string | undefined): { settings: WebPushSettings; secret: string } {
   const subject = input.subject ?? defaultSubject;
-  if (!/^(mailto:\S+@\S+|https:\/\/\S+)$/.test(subject)) throw bad('INVALID_VAPID_SUBJECT', 'subject must be a mailto: address or an https URL');
+  if (subject === undefined) throw bad('VAPID_SUBJECT_REQUIRED', 'subject is required (a mailto: address or an https URL the push services may contact), unless the operator sets VAPID_SUBJECT');
+  const problem = vapidSubjectProblem(subject);
+  if (problem) throw bad('INVALID_VAPID_SUBJECT', problem);
   if ((input.publicKey === undefined) !== (input.privateKey === undefined)) throw bad('INVALID_VAPID_KEYS', 'Give both public_key and private_key, or neither');
   const keys = input.publicKey !== undefined && input.privateKey !== undefined ? { publicKey: input.publicKey, privateKey: input.privateKey } : webpush.generateVAPIDKeys();
   const priv = Buffer.from(keys.privateKey, 'base64url');
@@ -96,7 +99,8 @@ export function parseWebPushInput(input: WebPushInput, defaultSubject: string): 
   return { settings: { public_key: keys.publicKey, subject }, secret: keys.privateKey };
 }
 
-/** The VAPID subject when none is given: the public URL if it is https, else a placeholder address. */
-export function defaultVapidSubject(publicUrl: string | undefined): string {
-  return publicUrl?.startsWith('https://') ? publicUrl : 'mailto:push@herald.invalid';
+/** The VAPID subject when the request gives none: the operator's `VAPID_SUBJECT`, else an https public URL that is a real contact; else none (the request must give one). */
+export function defaultVapidSubject(operatorSubject: string | undefined, publicUrl: string | undefined): string | undefined {
+  if (operatorSubject !== undefined) return operatorSubject;
+  return publicUrl?.startsWith('https://') && vapidSubjectProblem(publicUrl) === undefined ? publicUrl : undefined;
 }

@@ -11,12 +11,24 @@ import { describeCredentials, removeCredentials, setApnsCredentials, setFcmCrede
 
 const security = [{ projectId: [], apiKey: [] }];
 const config = { auth: 'secret', rateLimitClass: 'management' } as const;
-const Stamp = { updated_at: Type.String() };
+const Problem = Type.Union(
+  [
+    Type.Object({
+      reason: Type.String({ description: "The provider's code (SENDER_ID_MISMATCH, DeviceTokenNotForTopic, VAPID_REJECTED_403, ...)" }),
+      at: Type.String(),
+      deliveries: Type.Integer({ description: 'Deliveries that met a configuration error since the credentials were saved' }),
+    }),
+    Type.Null(),
+  ],
+  { description: 'The last configuration error a provider reported for these credentials; cleared by saving them again. Devices are not disabled for such errors.' },
+);
+const Stamp = { updated_at: Type.String(), problem: Problem };
 
 export const CredentialsView = Type.Object({
   fcm: Type.Union([Type.Object({ project_id: Type.String(), client_email: Type.String(), private_key_id: Type.Union([Type.String(), Type.Null()]), token_uri: Type.String(), ...Stamp }), Type.Null()]),
   apns: Type.Union([Type.Object({ key_id: Type.String(), team_id: Type.String(), topic: Type.String(), sandbox: Type.Boolean(), ...Stamp }), Type.Null()]),
   webpush: Type.Union([Type.Object({ public_key: Type.String(), subject: Type.String(), ...Stamp }), Type.Null()]),
+  warning: Type.Optional(Type.String({ description: 'Present when this save changed the VAPID key pair: existing browser subscriptions stop working' })),
 });
 
 const FcmBody = Type.Object({ service_account: Type.Record(Type.String(), Type.Unknown(), { description: 'The Firebase service account JSON' }) }, { additionalProperties: false });
@@ -34,9 +46,13 @@ const WebPushBody = Type.Object(
   {
     public_key: Type.Optional(Type.String()),
     private_key: Type.Optional(Type.String()),
-    subject: Type.Optional(Type.String({ description: 'mailto: address or https URL the push services may contact' })),
+    subject: Type.Optional(Type.String({ description: 'mailto: address or https URL the push services may contact (required unless VAPID_SUBJECT is set)' })),
+    rotate: Type.Optional(Type.Boolean({ description: 'Generate a new key pair although the project has one: existing browser subscriptions stop working' })),
   },
-  { additionalProperties: false, description: 'Without keys, a VAPID key pair is generated; the view returns its public key' },
+  {
+    additionalProperties: false,
+    description: 'Without keys, a VAPID key pair is generated on a project without one; a project that has keys answers 409 unless `rotate` is true',
+  },
 );
 
 /**
@@ -47,7 +63,7 @@ const WebPushBody = Type.Object(
 export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: AppDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, clock } = deps;
-  const response = { 200: CredentialsView, 400: Type.Object({ error: Type.String() }), 401: Type.Object({ error: Type.String() }) };
+  const response = { 200: CredentialsView, 400: Type.Object({ error: Type.String() }), 401: Type.Object({ error: Type.String() }), 409: Type.Object({ error: Type.String() }) };
   const boxOf = () => {
     const push = pushRuntimeOf(deps);
     return { push, box: () => push.secretBox() };
@@ -75,8 +91,8 @@ export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: App
   app.put('/api/v1/push-credentials/webpush', { config, schema: { summary: 'Set (or generate) the VAPID keys', tags: ['push'], security, body: WebPushBody, response } }, async (request) => {
     const { push, box } = boxOf();
     const b = request.body;
-    const input = { publicKey: b.public_key, privateKey: b.private_key, subject: b.subject };
-    const view = await setWebPushCredentials(db, box, clock, request.auth!.projectId, input, defaultVapidSubject(deps.config.publicUrl));
+    const input = { publicKey: b.public_key, privateKey: b.private_key, subject: b.subject, rotate: b.rotate };
+    const view = await setWebPushCredentials(db, box, clock, request.auth!.projectId, input, defaultVapidSubject(deps.config.vapidSubject, deps.config.publicUrl));
     push.forgetCredentials(request.auth!.projectId);
     return view;
   });

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { readJson, writeJson } from '../../db/json.js';
+import { AppError } from '../../errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Provider } from '../push.types.js';
 import {
@@ -29,12 +30,30 @@ export interface ProjectCredentials {
   webpush?: WebPushCredentials;
 }
 
+/** The last configuration error a provider reported for these credentials (cleared by saving them again). */
+export interface CredentialProblem {
+  reason: string;
+  at: string;
+  /** Deliveries that met a configuration error since the credentials were saved. */
+  deliveries: number;
+}
+
+interface Stamped {
+  updated_at: string;
+  problem: CredentialProblem | null;
+}
+
 /** What `GET /api/v1/push-credentials` shows: settings only, never a private key. */
 export interface CredentialsView {
-  fcm: (Omit<FcmSettings, 'private_key_id'> & { private_key_id: string | null; updated_at: string }) | null;
-  apns: (ApnsSettings & { updated_at: string }) | null;
-  webpush: (WebPushSettings & { updated_at: string }) | null;
+  fcm: (Omit<FcmSettings, 'private_key_id'> & { private_key_id: string | null } & Stamped) | null;
+  apns: (ApnsSettings & Stamped) | null;
+  webpush: (WebPushSettings & Stamped) | null;
+  /** Set when this save changed the VAPID key pair. */
+  warning?: string;
 }
+
+export const VAPID_ROTATION_WARNING =
+  'The VAPID key pair changed: existing browser subscriptions stop working. Every browser must subscribe again with the new public key.';
 
 /** The sealing key is resolved lazily, so a database without credentials never needs one. */
 export type SecretBoxSource = () => SecretBox;
@@ -67,18 +86,43 @@ export async function setApnsCredentials(db: Db, box: SecretBoxSource, clock: Cl
   return describeCredentials(db, projectId);
 }
 
-/** Stores VAPID keys (generated when not given); the view carries the public key for the web app. */
+/**
+ * Stores VAPID keys; the view carries the public key for the web app. Keys are generated only on a
+ * project without any, or when the request asks for `rotate: true`: new keys break every existing
+ * browser subscription, so that never happens by accident (409), and the answer warns when it did.
+ */
 export async function setWebPushCredentials(
   db: Db,
   box: SecretBoxSource,
   clock: Clock,
   projectId: string,
   input: WebPushInput,
-  defaultSubject: string,
+  defaultSubject: string | undefined,
 ): Promise<CredentialsView> {
+  const existing = await repo.findSettings(db, projectId, 'webpush');
+  const givesKeys = input.publicKey !== undefined || input.privateKey !== undefined;
+  if (existing && !givesKeys && input.rotate !== true) {
+    throw new AppError(
+      'conflict',
+      'VAPID_KEYS_EXIST',
+      'This project already has VAPID keys. Send them again to keep them, or {"rotate": true} to generate new ones (existing browser subscriptions stop working).',
+    );
+  }
   const { settings, secret } = parseWebPushInput(input, defaultSubject);
   await store(db, box, clock, projectId, 'webpush', settings, secret);
-  return describeCredentials(db, projectId);
+  const view = await describeCredentials(db, projectId);
+  const before = existing ? readJson<WebPushSettings>(existing.settings).public_key : undefined;
+  return before !== undefined && before !== settings.public_key ? { ...view, warning: VAPID_ROTATION_WARNING } : view;
+}
+
+/** A provider reported a configuration error for the project's credentials `count` times. */
+export async function recordCredentialProblem(db: Db, projectId: string, provider: Provider, reason: string, count: number, at: number): Promise<void> {
+  await repo.recordProblem(db, projectId, provider, reason, count, at);
+}
+
+function problemOf(row: repo.PushCredentialsTable): CredentialProblem | null {
+  if (row.problem_reason === null || row.problem_at === null) return null;
+  return { reason: row.problem_reason, at: new Date(Number(row.problem_at)).toISOString(), deliveries: Number(row.problem_count) };
 }
 
 export async function removeCredentials(db: Db, projectId: string, provider: Provider): Promise<boolean> {
@@ -88,16 +132,16 @@ export async function removeCredentials(db: Db, projectId: string, provider: Pro
 export async function describeCredentials(db: Db, projectId: string): Promise<CredentialsView> {
   const view: CredentialsView = { fcm: null, apns: null, webpush: null };
   for (const row of await repo.listCredentials(db, projectId)) {
-    const updatedAt = new Date(Number(row.updated_at)).toISOString();
+    const stamp = { updated_at: new Date(Number(row.updated_at)).toISOString(), problem: problemOf(row) };
     if (row.provider === 'fcm') {
       const s = readJson<FcmSettings>(row.settings);
-      view.fcm = { project_id: s.project_id, client_email: s.client_email, private_key_id: s.private_key_id ?? null, token_uri: s.token_uri, updated_at: updatedAt };
+      view.fcm = { project_id: s.project_id, client_email: s.client_email, private_key_id: s.private_key_id ?? null, token_uri: s.token_uri, ...stamp };
     } else if (row.provider === 'apns') {
       const s = readJson<ApnsSettings>(row.settings);
-      view.apns = { key_id: s.key_id, team_id: s.team_id, topic: s.topic, sandbox: s.sandbox, updated_at: updatedAt };
+      view.apns = { key_id: s.key_id, team_id: s.team_id, topic: s.topic, sandbox: s.sandbox, ...stamp };
     } else {
       const s = readJson<WebPushSettings>(row.settings);
-      view.webpush = { public_key: s.public_key, subject: s.subject, updated_at: updatedAt };
+      view.webpush = { public_key: s.public_key, subject: s.subject, ...stamp };
     }
   }
   return view;

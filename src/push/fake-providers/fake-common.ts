@@ -9,12 +9,14 @@ export type FakeResponse = ServerResponse | Http2ServerResponse;
 /**
  * Error injection by token prefix: `<fault>-[<n>-]<anything>`.
  * - `unregistered-`, `invalid-`, `mismatch-`, `payload-`, `auth-`, `forbidden-`: that answer, always;
- * - `quota-`, `unavailable-`, `internal-`, `reset-`: fail `n` times for this token, then succeed (no `n`: always);
+ * - `quota-` (FCM: the device's rate), `projectquota-` (FCM: the project's rate), `unavailable-`, `internal-`,
+ *   `reset-`: fail `n` times for this token, then succeed (no `n`: always);
+ * - `sandbox-` (APNs): a development token: the sandbox accepts it, production answers `BadDeviceToken`;
  * - `slow-<ms>-`: answer after `ms` milliseconds (default 1000);
  * - `goaway-`: accept, then send GOAWAY on the connection (HTTP/2).
  */
-export type Fault = 'unregistered' | 'invalid' | 'mismatch' | 'payload' | 'auth' | 'forbidden' | 'quota' | 'unavailable' | 'internal' | 'reset' | 'slow' | 'goaway';
-const FAULTS = new Set<string>(['unregistered', 'invalid', 'mismatch', 'payload', 'auth', 'forbidden', 'quota', 'unavailable', 'internal', 'reset', 'slow', 'goaway']);
+export type Fault = 'unregistered' | 'invalid' | 'mismatch' | 'payload' | 'auth' | 'forbidden' | 'quota' | 'projectquota' | 'unavailable' | 'internal' | 'reset' | 'slow' | 'goaway' | 'sandbox';
+const FAULTS = new Set<string>(['unregistered', 'invalid', 'mismatch', 'payload', 'auth', 'forbidden', 'quota', 'projectquota', 'unavailable', 'internal', 'reset', 'slow', 'goaway', 'sandbox']);
 
 export interface Injection {
   fault: Fault;
@@ -25,6 +27,16 @@ export function injectionOf(token: string): Injection | undefined {
   const match = /^([a-z]+)-(?:(\d+)-)?/.exec(token);
   if (!match || !FAULTS.has(match[1]!)) return undefined;
   return { fault: match[1] as Fault, n: match[2] === undefined ? undefined : Number(match[2]) };
+}
+
+/**
+ * A documented error by name, for the table in docs/providers.md: an address starting
+ * `doc-<Name>-` (APNs: hex of it) is answered with that error, exactly as the provider documents it,
+ * every time. Names are the providers' codes (`SENDER_ID_MISMATCH`, `TopicDisallowed`, `410`), with a
+ * qualifier after a dot where one code has several documented forms (`QUOTA_EXCEEDED.device`).
+ */
+export function documentedErrorOf(token: string): string | undefined {
+  return /^doc-([A-Za-z0-9_.]+)-/.exec(token)?.[1];
 }
 
 /** Counts failures per token so `unavailable-2-x` fails exactly twice. */

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import http2 from 'node:http2';
 import { decodeJwt, jwtVerify } from 'jose';
-import { closableServer, delay, FailureCounter, goAwayAfter, headersOf, injectionOf, listen, readBody, Recorder, resetRequest, sendJson, type FakeRequest, type FakeResponse } from './fake-common.js';
+import { checkSend, documentedFcmError, fcmError, type FcmAnswer } from './fake-fcm-rules.js';
+import { closableServer, delay, documentedErrorOf, FailureCounter, type Fault, goAwayAfter, headersOf, injectionOf, listen, readBody, Recorder, resetRequest, sendJson, type FakeRequest, type FakeResponse } from './fake-common.js';
 import type { LoopbackTls } from './self-signed.js';
 
 export interface ServiceAccountJson {
@@ -27,12 +28,6 @@ export interface FakeFcm {
   close(): Promise<void>;
 }
 
-const FCM_ERROR = 'type.googleapis.com/google.firebase.fcm.v1.FcmError';
-const MAX_PAYLOAD_BYTES = 4096;
-
-function fcmError(code: number, status: string, message: string, errorCode?: string, extra: object[] = []) {
-  return { error: { code, message, status, details: [...(errorCode ? [{ '@type': FCM_ERROR, errorCode }] : []), ...extra] } };
-}
 
 /** FCM HTTP v1 stand-in (HTTP/2 over TLS, HTTP/1.1 allowed for the token endpoint at `/token`). */
 export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; host?: string } = {}): Promise<FakeFcm> {
@@ -74,53 +69,42 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
     const issued = bearer === undefined ? undefined : tokens.get(bearer);
     if (!issued || issued.expiresAt <= Date.now()) {
       record(401, '', null);
-      return sendJson(res, 401, fcmError(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials.'));
+      return sendJson(res, 401, documentedFcmError('UNAUTHENTICATED', projectId)!.body);
     }
-    if (issued.projectId !== projectId) return sendJson(res, 403, fcmError(403, 'PERMISSION_DENIED', 'Permission denied for this project.'));
-    let message: Record<string, unknown> | undefined;
-    try {
-      message = (JSON.parse(raw.toString('utf8')) as { message?: Record<string, unknown> }).message;
-    } catch {
-      message = undefined;
+    if (issued.projectId !== projectId) return sendJson(res, 403, documentedFcmError('PERMISSION_DENIED', projectId)!.body);
+    if (!/^application\/json\b/.test(String(req.headers['content-type'] ?? ''))) return sendJson(res, 400, fcmError(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received.'));
+    const checked = checkSend(raw);
+    if ('refused' in checked) {
+      record(checked.refused.status, typeof checked.message?.token === 'string' ? checked.message.token : '', checked.message ?? null);
+      return sendJson(res, checked.refused.status, checked.refused.body);
     }
-    const token = typeof message?.token === 'string' ? message.token : '';
-    const { token: _token, ...payload } = message ?? {};
-    const dataOk = Object.values((message?.data as Record<string, unknown> | undefined) ?? {}).every((v) => typeof v === 'string');
-    if (!message || token === '' || !dataOk || Buffer.byteLength(JSON.stringify(payload)) > MAX_PAYLOAD_BYTES) {
-      record(400, token, message ?? null);
-      return sendJson(res, 400, fcmError(400, 'INVALID_ARGUMENT', 'Invalid value at message: payload rejected', 'INVALID_ARGUMENT'));
-    }
-    const injection = injectionOf(token);
-    const fail = (status: number, body: object, headers: Record<string, string> = {}) => {
-      record(status, token, message);
-      sendJson(res, status, body, headers);
+    const { message, token } = checked;
+    const fail = (answer: FcmAnswer | undefined) => {
+      record(answer!.status, token, message);
+      sendJson(res, answer!.status, answer!.body, answer!.headers);
     };
+    const documented = documentedErrorOf(token);
+    if (documented) return fail(documentedFcmError(documented, projectId) ?? { status: 400, body: fcmError(400, 'INVALID_ARGUMENT', `stand-in: no documented error ${documented}`) });
+    const injection = injectionOf(token);
     if (injection && injection.fault !== 'slow' && injection.fault !== 'goaway' && failures.fails(token, injection)) {
-      switch (injection.fault) {
-        case 'unregistered':
-          return fail(404, fcmError(404, 'NOT_FOUND', 'Requested entity was not found.', 'UNREGISTERED'));
-        case 'invalid': {
-          const violation = { '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'message.token', description: 'Invalid registration token' }] };
-          return fail(400, fcmError(400, 'INVALID_ARGUMENT', 'The registration token is not a valid FCM registration token', 'INVALID_ARGUMENT', [violation]));
-        }
-        case 'payload':
-          return fail(400, fcmError(400, 'INVALID_ARGUMENT', 'Message is too big', 'INVALID_ARGUMENT'));
-        case 'mismatch':
-          return fail(403, fcmError(403, 'PERMISSION_DENIED', 'SenderId mismatch', 'SENDER_ID_MISMATCH'));
-        case 'auth':
-          return fail(401, fcmError(401, 'UNAUTHENTICATED', 'Auth error from APNS or Web Push Service', 'THIRD_PARTY_AUTH_ERROR'));
-        case 'forbidden':
-          return fail(403, fcmError(403, 'PERMISSION_DENIED', 'The caller does not have permission'));
-        case 'quota':
-          return fail(429, fcmError(429, 'RESOURCE_EXHAUSTED', 'Quota exceeded.', 'QUOTA_EXCEEDED'), { 'retry-after': '1' });
-        case 'unavailable':
-          return fail(503, fcmError(503, 'UNAVAILABLE', 'The service is currently unavailable.', 'UNAVAILABLE'));
-        case 'internal':
-          return fail(500, fcmError(500, 'INTERNAL', 'Internal error encountered.', 'INTERNAL'));
-        case 'reset':
-          record(0, token, message);
-          return resetRequest(req);
+      const named: Partial<Record<Fault, string>> = {
+        unregistered: 'UNREGISTERED',
+        invalid: 'INVALID_ARGUMENT.token',
+        payload: 'INVALID_ARGUMENT.size',
+        mismatch: 'SENDER_ID_MISMATCH',
+        auth: 'THIRD_PARTY_AUTH_ERROR',
+        forbidden: 'PERMISSION_DENIED',
+        unavailable: 'UNAVAILABLE',
+        internal: 'INTERNAL',
+      };
+      if (injection.fault === 'quota') return fail({ ...documentedFcmError('QUOTA_EXCEEDED.device', projectId)!, headers: { 'retry-after': '1' } });
+      if (injection.fault === 'projectquota') return fail(documentedFcmError('QUOTA_EXCEEDED.project', projectId));
+      if (injection.fault === 'reset') {
+        record(0, token, message);
+        return resetRequest(req);
       }
+      const name = named[injection.fault];
+      if (name) return fail(documentedFcmError(name, projectId));
     }
     if (injection?.fault === 'slow') await delay(injection.n ?? 1000);
     record(200, token, message);

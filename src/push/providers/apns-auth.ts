@@ -6,15 +6,25 @@ import { AttemptFailure } from './attempt-failure.js';
 
 /** Apple wants a provider token refreshed no sooner than 20 and no later than 60 minutes; 40 sits in between. */
 export const APNS_TOKEN_REUSE_MS = 40 * 60_000;
+/** Apple answers `TooManyProviderTokenUpdates` to a new token of a key within 20 minutes of the last one. */
+export const APNS_MIN_REFRESH_MS = 20 * 60_000;
 
 interface CachedJwt {
   jwt: string;
   issuedAt: number;
+  /** Marked by `ExpiredProviderToken`: replaced on the next use once 20 minutes have passed since it was signed. */
+  stale: boolean;
 }
 
+/** The provider token belongs to the key, not to a project or a save of the credentials. */
+export const apnsKeyOf = (creds: Pick<ApnsCredentials, 'teamId' | 'keyId'>): string => `${creds.teamId}:${creds.keyId}`;
+
 /**
- * APNs provider tokens (ES256 JWT: `kid` = key id, `iss` = team id, `iat`). One token per key is
- * reused for 40 minutes across all sends and connections; `invalidate` after `ExpiredProviderToken`.
+ * APNs provider tokens (ES256 JWT: `kid` = key id, `iss` = team id, `iat`). One token per (team, key)
+ * is shared by every project and connection that uses the key and reused for 40 minutes, so saving
+ * the same credentials again, or a second project with the same key, mints nothing new. A token is
+ * never replaced sooner than 20 minutes after it was signed (Apple's limit), even after
+ * `ExpiredProviderToken`: then the old one is kept and the send reports the problem.
  */
 export class ApnsTokenSource {
   private readonly cache = new Map<string, CachedJwt>();
@@ -29,21 +39,34 @@ export class ApnsTokenSource {
   }
 
   async token(creds: ApnsCredentials): Promise<string> {
-    const cached = this.cache.get(creds.fingerprint);
-    if (cached && this.clock.now() - cached.issuedAt < APNS_TOKEN_REUSE_MS) return cached.jwt;
-    let pending = this.inflight.get(creds.fingerprint);
+    const id = apnsKeyOf(creds);
+    const cached = this.cache.get(id);
+    const now = this.clock.now();
+    if (cached) {
+      const age = now - cached.issuedAt;
+      const fresh = cached.stale ? age < APNS_MIN_REFRESH_MS : age < APNS_TOKEN_REUSE_MS;
+      if (fresh) return cached.jwt;
+    }
+    let pending = this.inflight.get(id);
     if (!pending) {
-      pending = this.sign(creds).finally(() => this.inflight.delete(creds.fingerprint));
-      this.inflight.set(creds.fingerprint, pending);
+      pending = this.sign(id, creds).finally(() => this.inflight.delete(id));
+      this.inflight.set(id, pending);
     }
     return (await pending).jwt;
   }
 
-  invalidate(creds: ApnsCredentials, jwt: string): void {
-    if (this.cache.get(creds.fingerprint)?.jwt === jwt) this.cache.delete(creds.fingerprint);
+  /**
+   * APNs said `ExpiredProviderToken` for `jwt`: the next send signs a new one if Apple's 20 minutes
+   * allow it. Returns whether a retry with a new token makes sense.
+   */
+  invalidate(creds: ApnsCredentials, jwt: string): boolean {
+    const cached = this.cache.get(apnsKeyOf(creds));
+    if (!cached || cached.jwt !== jwt) return true;
+    cached.stale = true;
+    return this.clock.now() - cached.issuedAt >= APNS_MIN_REFRESH_MS;
   }
 
-  private async sign(creds: ApnsCredentials): Promise<CachedJwt> {
+  private async sign(id: string, creds: ApnsCredentials): Promise<CachedJwt> {
     let key = this.keys.get(creds.fingerprint);
     if (!key) {
       key = importPKCS8(creds.privateKey, 'ES256');
@@ -54,7 +77,7 @@ export class ApnsTokenSource {
       imported = await key;
     } catch {
       this.keys.delete(creds.fingerprint);
-      throw new AttemptFailure({ status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason: 'INVALID_APNS_KEY' });
+      throw new AttemptFailure({ status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason: 'INVALID_APNS_KEY', credentialProblem: 'INVALID_APNS_KEY' });
     }
     const issuedAt = this.clock.now();
     const jwt = await new SignJWT({})
@@ -63,8 +86,8 @@ export class ApnsTokenSource {
       .setIssuedAt(Math.floor(issuedAt / 1000))
       .sign(imported);
     this.issued++;
-    const entry = { jwt, issuedAt };
-    this.cache.set(creds.fingerprint, entry);
+    const entry = { jwt, issuedAt, stale: false };
+    this.cache.set(id, entry);
     return entry;
   }
 }

@@ -1,33 +1,34 @@
 import type { Device } from '../../devices/devices.service.js';
 import type { FcmCredentials } from '../credentials/credentials.service.js';
 import type { Http2Pool, Http2Response } from '../http2-pool.js';
+import { FCM_MAX_PAYLOAD_BYTES, fcmContentBytes } from '../payload-limits.js';
 import { DeliveryStatus, type AttemptResult, type PushMessage } from '../push.types.js';
 import { attemptResultOf, parseJsonObject, retryAfterMsOf } from './attempt-failure.js';
 import type { FcmTokenSource } from './fcm-auth.js';
 import { splitBaseUrl } from './base-url.js';
 
 /**
- * The FCM HTTP v1 message for one device. Mapping (documented in docs/decisions.md):
- * - `title`, `body`, `imageUrl` → `notification.title/body/image` (shown by the OS on every platform);
- * - `landingUrl` → `data.landing_url` (the app opens it on tap) and, when https, `webpush.fcm_options.link`;
- * - `imageUrl` also → `data.image_url`, and for iOS `apns.fcm_options.image` with `mutable-content: 1`;
+ * The FCM HTTP v1 message for one device; every value is sent once. Mapping (docs/providers.md):
+ * - `title`, `body`, `imageUrl` → `notification.title/body/image` (FCM shows the image on every
+ *   platform; iOS needs `mutable-content: 1` so the service extension can fetch it);
+ * - `landingUrl` → `webpush.fcm_options.link` for web devices (the browser opens it), else `data.landing_url`;
  * - Herald's message id → `data.herald_message_id`; caller `data` is copied (string values).
  */
-export function fcmMessage(token: string, message: PushMessage, messageId: string): object {
+export function fcmMessage(token: string, message: PushMessage, messageId: string, platform?: string): { message: Record<string, unknown> } {
   const notification: Record<string, string> = {};
   if (message.title) notification.title = message.title;
   if (message.body) notification.body = message.body;
   if (message.imageUrl) notification.image = message.imageUrl;
   const data: Record<string, string> = { ...message.data, herald_message_id: messageId };
-  if (message.landingUrl) data.landing_url = message.landingUrl;
-  if (message.imageUrl) data.image_url = message.imageUrl;
+  const webLink = platform === 'web' && message.landingUrl?.startsWith('https://');
+  if (message.landingUrl && !webLink) data.landing_url = message.landingUrl;
   return {
     message: {
       token,
       ...(Object.keys(notification).length > 0 ? { notification } : {}),
       data,
-      ...(message.landingUrl?.startsWith('https://') ? { webpush: { fcm_options: { link: message.landingUrl } } } : {}),
-      ...(message.imageUrl ? { apns: { payload: { aps: { 'mutable-content': 1 } }, fcm_options: { image: message.imageUrl } } } : {}),
+      ...(webLink ? { webpush: { fcm_options: { link: message.landingUrl } } } : {}),
+      ...(message.imageUrl ? { apns: { payload: { aps: { 'mutable-content': 1 } } } } : {}),
     },
   };
 }
@@ -36,22 +37,38 @@ interface FcmErrorBody {
   code?: string;
   message: string;
   tokenField: boolean;
+  /** `google.rpc.QuotaFailure` violations (`subject`, `description`) and `google.rpc.ErrorInfo` reasons. */
+  quota: Array<{ subject: string; description: string }>;
+  infoReasons: string[];
 }
+
+const TYPE = 'type.googleapis.com/';
+const textOf = (value: unknown): string => (typeof value === 'string' ? value : '');
 
 function fcmError(body: Record<string, unknown>): FcmErrorBody {
   const error = (typeof body.error === 'object' && body.error !== null ? body.error : {}) as Record<string, unknown>;
   const details = Array.isArray(error.details) ? (error.details as Array<Record<string, unknown>>) : [];
-  const fcmCode = details.find((d) => typeof d.errorCode === 'string')?.errorCode as string | undefined;
-  const violations = details.flatMap((d) => (Array.isArray(d.fieldViolations) ? (d.fieldViolations as Array<Record<string, unknown>>) : []));
-  const message = typeof error.message === 'string' ? error.message : '';
+  const ofType = (type: string) => details.filter((d) => d['@type'] === `${TYPE}${type}`);
+  const fcmCode = ofType('google.firebase.fcm.v1.FcmError').find((d) => typeof d.errorCode === 'string')?.errorCode as string | undefined;
+  const violations = ofType('google.rpc.BadRequest').flatMap((d) => (Array.isArray(d.fieldViolations) ? (d.fieldViolations as Array<Record<string, unknown>>) : []));
+  const quota = ofType('google.rpc.QuotaFailure').flatMap((d) => (Array.isArray(d.violations) ? (d.violations as Array<Record<string, unknown>>) : []));
+  const message = textOf(error.message);
   return {
     code: fcmCode ?? (typeof error.status === 'string' ? error.status : undefined),
     message,
     tokenField: violations.some((v) => v.field === 'message.token') || /registration token/i.test(message),
+    quota: quota.map((v) => ({ subject: textOf(v.subject), description: textOf(v.description) })),
+    infoReasons: ofType('google.rpc.ErrorInfo').map((d) => textOf(d.reason)),
   };
 }
 
-/** Maps an FCM answer to R12 (error codes: firebase.google.com/docs/reference/fcm/rest/v1/ErrorCode). */
+/** Which quota a 429 is about: a device's message rate backs off that device; anything else paces the project. */
+function quotaScopeOf(error: FcmErrorBody): 'device' | 'project' {
+  const device = error.quota.length > 0 && error.quota.every((v) => /device/i.test(`${v.subject} ${v.description}`));
+  return device ? 'device' : 'project';
+}
+
+/** Maps an FCM answer (firebase.google.com/docs/reference/fcm/rest/v1/ErrorCode); docs/providers.md lists each. */
 export function classifyFcmResponse(response: Http2Response, now: number, quotaExceededDelayMs: number): AttemptResult {
   const body = parseJsonObject(response.body);
   if (response.status === 200) return { status: DeliveryStatus.ACCEPTED, providerMessageId: typeof body.name === 'string' ? body.name : undefined };
@@ -61,21 +78,27 @@ export function classifyFcmResponse(response: Http2Response, now: number, quotaE
   switch (error.code) {
     case 'UNREGISTERED':
       return { status: DeliveryStatus.TOKEN_UNREGISTERED, reason, tokenAction: 'remove' };
-    case 'SENDER_ID_MISMATCH':
-      return { status: DeliveryStatus.TOKEN_INVALID, reason, tokenAction: 'disable' };
     case 'INVALID_ARGUMENT':
-      return error.tokenField ? { status: DeliveryStatus.TOKEN_INVALID, reason, tokenAction: 'disable' } : { status: DeliveryStatus.INVALID_PAYLOAD, reason };
-    case 'QUOTA_EXCEEDED':
-      return { status: DeliveryStatus.RATE_LIMITED, reason, retryable: true, retryAfterMs, minDelayMs: quotaExceededDelayMs };
+      if (error.tokenField) return { status: DeliveryStatus.TOKEN_INVALID, reason, tokenAction: 'disable' };
+      if (/too big|too large/i.test(error.message)) return { status: DeliveryStatus.PAYLOAD_TOO_LARGE, reason };
+      return { status: DeliveryStatus.INVALID_PAYLOAD, reason };
+    case 'SENDER_ID_MISMATCH':
+    case 'THIRD_PARTY_AUTH_ERROR':
+      return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, credentialProblem: reason };
     case 'UNAVAILABLE':
     case 'INTERNAL':
       return { status: DeliveryStatus.FAILED, reason, retryable: true, retryAfterMs };
-    case 'THIRD_PARTY_AUTH_ERROR':
-      return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason };
+    case 'UNSPECIFIED_ERROR':
+      return { status: DeliveryStatus.FAILED, reason };
   }
-  if (response.status === 401) return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, refreshAuth: true };
-  if (response.status === 403) return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason };
-  if (response.status === 429) return { status: DeliveryStatus.RATE_LIMITED, reason, retryable: true, retryAfterMs };
+  if (response.status === 429 || error.code === 'QUOTA_EXCEEDED') {
+    // QUOTA_EXCEEDED, or a bare RESOURCE_EXHAUSTED / ErrorInfo RATE_LIMIT_EXCEEDED: Google asks for at least a minute.
+    const scope = quotaScopeOf(error);
+    const why = error.code === 'QUOTA_EXCEEDED' || error.infoReasons.length === 0 ? reason : error.infoReasons[0]!;
+    return { status: DeliveryStatus.RATE_LIMITED, reason: why, retryable: true, retryAfterMs, minDelayMs: quotaExceededDelayMs, quotaScope: scope };
+  }
+  if (response.status === 401) return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, refreshAuth: true, credentialProblem: reason };
+  if (response.status === 403) return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, credentialProblem: reason };
   if (response.status >= 500) return { status: DeliveryStatus.FAILED, reason, retryable: true, retryAfterMs };
   if (response.status === 400) return { status: DeliveryStatus.INVALID_PAYLOAD, reason };
   return { status: DeliveryStatus.FAILED, reason };
@@ -98,6 +121,8 @@ export class FcmSender {
   }
 
   async send(creds: FcmCredentials, device: Device, message: PushMessage, messageId: string, timeoutMs: number): Promise<AttemptResult> {
+    const body = fcmMessage(device.pushAddress, message, messageId, device.platform);
+    if (fcmContentBytes(body) > FCM_MAX_PAYLOAD_BYTES) return { status: DeliveryStatus.PAYLOAD_TOO_LARGE, reason: 'PAYLOAD_TOO_LARGE' };
     try {
       const token = this.auth.cachedToken(creds) ?? (await this.auth.accessToken(creds));
       const response = await this.pool.request(
@@ -107,7 +132,7 @@ export class FcmSender {
           authorization: `Bearer ${token}`,
           'content-type': 'application/json; charset=utf-8',
         },
-        JSON.stringify(fcmMessage(device.pushAddress, message, messageId)),
+        JSON.stringify(body),
         timeoutMs,
       );
       const result = classifyFcmResponse(response, this.now(), this.quotaExceededDelayMs);
