@@ -6,7 +6,7 @@ import { configureProviders, fcmToken, put, pushDeps, registerDevice, S, sendToD
 const fakes = useFakeProviders();
 
 describe.each(TEST_DIALECTS)('credential problems on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' }, deps: pushDeps(fakes) });
 
   const view = async () => (await ctx().inject({ method: 'GET', url: '/api/v1/push-credentials', headers: ctx().secret })).json();
   const devicesOf = async (user: string) =>

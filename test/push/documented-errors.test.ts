@@ -49,7 +49,7 @@ describe('docs/providers.md', () => {
 });
 
 describe.each(TEST_DIALECTS)('every documented provider error on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes, { runtime: { retry: { maxAttempts: MAX_ATTEMPTS, baseDelayMs: 20, maxDelayMs: 100, quotaExceededDelayMs: 50 } } }) });
+  const ctx = useTestContext(dialect, { env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' }, deps: pushDeps(fakes, { runtime: { retry: { maxAttempts: MAX_ATTEMPTS, baseDelayMs: 20, maxDelayMs: 100, quotaExceededDelayMs: 50 } } }) });
 
   function address(row: Row, n: number): DeviceAddress {
     const prefix = `doc-${row.name}-${n}x`;

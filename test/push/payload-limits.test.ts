@@ -6,7 +6,7 @@ import { apnsToken, configureProviders, fcmToken, post, pushDeps, registerDevice
 const fakes = useFakeProviders();
 
 describe.each(TEST_DIALECTS)('payload limits on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' }, deps: pushDeps(fakes) });
 
   it('refuses an item no provider can carry with the spec 400, sending nothing', async () => {
     await configureProviders(ctx(), ctx().secret, fakes());

@@ -7,7 +7,7 @@ const fakes = useFakeProviders();
 const URL = '/api/v1/push-credentials/webpush';
 
 describe.each(TEST_DIALECTS)('VAPID keys on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' }, deps: pushDeps(fakes) });
 
   it('never rotates keys by accident: 409 without keys, rotation only when asked, with a warning', async () => {
     const { project, secret } = await ctx().newProject('vapid');
@@ -54,7 +54,7 @@ describe.each(TEST_DIALECTS)('VAPID keys on %s', (dialect) => {
 });
 
 describe.each(TEST_DIALECTS)('VAPID subject from the operator on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { env: { VAPID_SUBJECT: 'mailto:operator@example.com' }, deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { env: { VAPID_SUBJECT: 'mailto:operator@example.com', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' }, deps: pushDeps(fakes) });
 
   it('uses VAPID_SUBJECT when the request gives none', async () => {
     const res = await put(ctx(), ctx().secret, URL, {});
