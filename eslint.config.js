@@ -15,7 +15,10 @@ export default tseslint.config(
   {
     files: ['src/**/*.service.ts', 'src/**/*.repository.ts'],
     rules: {
-      'no-restricted-imports': ['error', { paths: [{ name: 'fastify', message: 'Services and repositories stay transport-free.' }] }],
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'fastify', message: 'Services and repositories stay transport-free.' }] },
+      ],
     },
   },
 );

@@ -21,9 +21,21 @@ function createUserExecutor(users: Map<string, { id: string; properties: Propert
   return {
     async execute(context, bus) {
       const part = context.userMessage.parts.find((p) => p.content?.$case === 'data');
-      const data = (part?.content?.$case === 'data' ? part.content.value : {}) as { projectUserId?: string; properties?: Properties };
+      const data = (part?.content?.$case === 'data' ? part.content.value : {}) as {
+        projectUserId?: string;
+        properties?: Properties;
+      };
       const status = (state: TaskState) => ({ state, message: undefined, timestamp: new Date().toISOString() });
-      bus.publish(AgentEvent.task({ id: context.taskId, contextId: context.contextId, status: status(TaskState.TASK_STATE_SUBMITTED), artifacts: [], history: [context.userMessage], metadata: undefined }));
+      bus.publish(
+        AgentEvent.task({
+          id: context.taskId,
+          contextId: context.contextId,
+          status: status(TaskState.TASK_STATE_SUBMITTED),
+          artifacts: [],
+          history: [context.userMessage],
+          metadata: undefined,
+        }),
+      );
       const key = String(data.projectUserId);
       const user = users.get(key) ?? { id: randomUUID(), properties: {} };
       user.properties = { ...user.properties, ...(data.properties ?? {}) };
@@ -32,13 +44,27 @@ function createUserExecutor(users: Map<string, { id: string; properties: Propert
         AgentEvent.artifactUpdate({
           taskId: context.taskId,
           contextId: context.contextId,
-          artifact: { artifactId: randomUUID(), name: 'user-result', description: '', parts: [dataPart({ userId: user.id, projectUserId: key, properties: user.properties })], metadata: undefined, extensions: [] },
+          artifact: {
+            artifactId: randomUUID(),
+            name: 'user-result',
+            description: '',
+            parts: [dataPart({ userId: user.id, projectUserId: key, properties: user.properties })],
+            metadata: undefined,
+            extensions: [],
+          },
           append: false,
           lastChunk: true,
           metadata: undefined,
         }),
       );
-      bus.publish(AgentEvent.statusUpdate({ taskId: context.taskId, contextId: context.contextId, status: status(TaskState.TASK_STATE_COMPLETED), metadata: undefined }));
+      bus.publish(
+        AgentEvent.statusUpdate({
+          taskId: context.taskId,
+          contextId: context.contextId,
+          status: status(TaskState.TASK_STATE_COMPLETED),
+          metadata: undefined,
+        }),
+      );
       bus.finished();
     },
     async cancelTask() {},
@@ -69,7 +95,12 @@ export async function startSdkPeer(port = 0): Promise<{ url: string; close(): Pr
   });
   const address = server.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
-  card.supportedInterfaces.push({ url: `http://127.0.0.1:${boundPort}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' });
+  card.supportedInterfaces.push({
+    url: `http://127.0.0.1:${boundPort}/a2a`,
+    protocolBinding: 'JSONRPC',
+    protocolVersion: '1.0',
+    tenant: '',
+  });
   return {
     url: `http://127.0.0.1:${boundPort}`,
     close: () => new Promise((resolve) => server.close(() => resolve())),

@@ -28,7 +28,21 @@ const BODY = JSON.stringify({
   jsonrpc: '2.0',
   id: 1,
   method: 'SendMessage',
-  params: { message: { messageId: 'bench-[<id>]', role: 'ROLE_USER', parts: [{ data: { skill: 'create-user', projectUserId: 'user-[<id>]', properties: { plan: 'pro', score: 42, vip: true } } }] } },
+  params: {
+    message: {
+      messageId: 'bench-[<id>]',
+      role: 'ROLE_USER',
+      parts: [
+        {
+          data: {
+            skill: 'create-user',
+            projectUserId: 'user-[<id>]',
+            properties: { plan: 'pro', score: 42, vip: true },
+          },
+        },
+      ],
+    },
+  },
 });
 
 /** User + system CPU time of a process so far, in ms, from /proc (clock ticks of 10 ms). */
@@ -48,44 +62,88 @@ async function load(url: string, headers: Record<string, string>, duration: numb
     body: BODY,
     idReplacement: true,
   });
-  const cpuUsPerReq = pid === undefined ? Number.NaN : Math.round(((cpuMs(pid) - cpuBefore) * 1000) / Math.max(1, result.requests.total));
-  return { reqPerSec: Math.round(result.requests.average), cpuUsPerReq, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+  const cpuUsPerReq =
+    pid === undefined ? Number.NaN : Math.round(((cpuMs(pid) - cpuBefore) * 1000) / Math.max(1, result.requests.total));
+  return {
+    reqPerSec: Math.round(result.requests.average),
+    cpuUsPerReq,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
 }
 
 /** Answers one request and checks it completed, so a broken server cannot post a fast number. */
 async function checkOnce(url: string, headers: Record<string, string>): Promise<void> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...headers }, body: BODY.replaceAll('[<id>]', 'check') });
-  const body = (await res.json()) as { result?: { task?: { status?: { state?: string }; artifacts?: { name?: string }[] } } };
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...headers },
+    body: BODY.replaceAll('[<id>]', 'check'),
+  });
+  const body = (await res.json()) as {
+    result?: { task?: { status?: { state?: string }; artifacts?: { name?: string }[] } };
+  };
   const task = body.result?.task;
-  if (task?.status?.state !== 'TASK_STATE_COMPLETED' || task.artifacts?.[0]?.name !== 'user-result') throw new Error(`${url} did not complete create-user: ${JSON.stringify(body)}`);
+  if (task?.status?.state !== 'TASK_STATE_COMPLETED' || task.artifacts?.[0]?.name !== 'user-result')
+    throw new Error(`${url} did not complete create-user: ${JSON.stringify(body)}`);
 }
-
 
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-a2a-'));
   const [heraldPort, sdkPort] = [await freePort(), await freePort()];
-  const herald = startProcess(['--import', 'tsx', 'src/main.ts'], { PORT: String(heraldPort), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', RATE_LIMIT_DEFAULTS: 'a2a=1000000' });
+  const herald = startProcess(['--import', 'tsx', 'src/main.ts'], {
+    PORT: String(heraldPort),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_DEFAULTS: 'a2a=1000000',
+  });
   const sdk = startProcess(['--import', 'tsx', 'bench/a2a-sdk-peer.ts'], { PORT: String(sdkPort) });
   const procs: BenchProcess[] = [herald, sdk];
   try {
     await waitForHttp(`http://127.0.0.1:${heraldPort}/readyz`);
     await waitForHttp(`http://127.0.0.1:${sdkPort}/.well-known/agent-card.json`);
-    const line = herald.output().split('\n').find((l) => l.includes('secret_key'));
+    const line = herald
+      .output()
+      .split('\n')
+      .find((l) => l.includes('secret_key'));
     if (!line) throw new Error(`Herald printed no default project:\n${herald.output()}`);
     const auth = { 'x-api-key': (JSON.parse(line) as { secret_key: string }).secret_key };
     const targets = [
-      { name: '@a2a-js/sdk + Express, in-memory store', url: `http://127.0.0.1:${sdkPort}/a2a`, headers: {}, proc: sdk, runs: [] as Run[] },
-      { name: 'Herald, SQLite (embedded default)', url: `http://127.0.0.1:${heraldPort}/a2a`, headers: auth, proc: herald, runs: [] as Run[] },
+      {
+        name: '@a2a-js/sdk + Express, in-memory store',
+        url: `http://127.0.0.1:${sdkPort}/a2a`,
+        headers: {},
+        proc: sdk,
+        runs: [] as Run[],
+      },
+      {
+        name: 'Herald, SQLite (embedded default)',
+        url: `http://127.0.0.1:${heraldPort}/a2a`,
+        headers: auth,
+        proc: herald,
+        runs: [] as Run[],
+      },
     ];
     for (const t of targets) {
       await checkOnce(t.url, t.headers);
       await load(t.url, t.headers, 2); // warm-up
     }
-    for (let round = 0; round < ROUNDS; round++) for (const t of targets) t.runs.push(await load(t.url, t.headers, DURATION, t.proc.child.pid));
+    for (let round = 0; round < ROUNDS; round++)
+      for (const t of targets) t.runs.push(await load(t.url, t.headers, DURATION, t.proc.child.pid));
 
     const rows = targets.map((t) => {
       const m = (f: (r: Run) => number) => median(t.runs.map(f));
-      return [t.name, m((r) => r.reqPerSec), m((r) => r.cpuUsPerReq), m((r) => r.p50), m((r) => r.p99), t.proc.peakRssMb(), t.runs.reduce((n, r) => n + r.non2xx + r.errors, 0)];
+      return [
+        t.name,
+        m((r) => r.reqPerSec),
+        m((r) => r.cpuUsPerReq),
+        m((r) => r.p50),
+        m((r) => r.p99),
+        t.proc.peakRssMb(),
+        t.runs.reduce((n, r) => n + r.non2xx + r.errors, 0),
+      ];
     });
     const ratio = (Number(rows[1]![1]) / Number(rows[0]![1])).toFixed(2);
     const cpuRatio = (Number(rows[0]![2]) / Number(rows[1]![2])).toFixed(2);
@@ -96,7 +154,7 @@ async function main(): Promise<void> {
       '',
       `Ratio Herald / SDK peer: ${ratio} in req/s, ${cpuRatio} in CPU per request (target >= 2). Herald authenticates each request (key lookup), spends a rate-limit token, and commits the user, the whole task and its idempotency key to SQLite; the peer authenticates nothing and keeps tasks in memory.`,
       '',
-      'Where the time goes (node --cpu-prof under the same load): about a third of Herald\'s CPU per request is SQLite running its statements (key lookup, idempotency claim and completion, user upsert, task insert) and its commit, which about seven concurrent requests share (group commit); the rest is HTTP, JSON-RPC, validation and the request log. Reaching 2x would mean acknowledging before the commit, which would give up the durability the comparison is about.',
+      "Where the time goes (node --cpu-prof under the same load): about a third of Herald's CPU per request is SQLite running its statements (key lookup, idempotency claim and completion, user upsert, task insert) and its commit, which about seven concurrent requests share (group commit); the rest is HTTP, JSON-RPC, validation and the request log. Reaching 2x would mean acknowledging before the commit, which would give up the durability the comparison is about.",
     ].join('\n');
     console.log(report);
     if (!process.argv.includes('--no-write')) writeBenchmarkSection('A2A', report);

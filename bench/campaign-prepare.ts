@@ -36,7 +36,9 @@ function insertAudience(sqliteFile: string, projectId: string, n: number): void 
   raw.pragma('journal_mode = WAL');
   raw.pragma('synchronous = OFF');
   raw.pragma('cache_size = -262144');
-  const user = raw.prepare('insert into users (id, project_id, project_user_id, properties, created_at, updated_at) values (?, ?, ?, ?, ?, ?)');
+  const user = raw.prepare(
+    'insert into users (id, project_id, project_user_id, properties, created_at, updated_at) values (?, ?, ?, ?, ?, ?)',
+  );
   const device = raw.prepare(
     "insert into devices (project_id, device_id, user_id, platform, provider, push_address, push_keys, status, disabled_reason, created_at, updated_at) values (?, ?, ?, 'android', 'fcm', ?, null, 'active', null, ?, ?)",
   );
@@ -44,7 +46,14 @@ function insertAudience(sqliteFile: string, projectId: string, n: number): void 
   const chunk = raw.transaction((from: number, to: number) => {
     for (let i = from; i < to; i++) {
       const id = randomUUID();
-      user.run(id, projectId, `user-${i}`, JSON.stringify({ plan: i % 10 === 0 ? 'free' : 'pro', first_name: `Name${i}`, score: i % 100 }), at, at);
+      user.run(
+        id,
+        projectId,
+        `user-${i}`,
+        JSON.stringify({ plan: i % 10 === 0 ? 'free' : 'pro', first_name: `Name${i}`, score: i % 100 }),
+        at,
+        at,
+      );
       device.run(projectId, randomUUID(), id, `bench${i}x${id.slice(0, 8)}`, at, at);
     }
   });
@@ -63,9 +72,15 @@ async function main(): Promise<void> {
   await migrateToLatest(database.db);
   const project = await createProject(database.db, systemClock, 'bench');
   const box = createSecretBox(resolveSecretKey(config, database.dialect));
-  const serviceAccount = JSON.parse(fs.readFileSync(path.join(fakes, 'fcm-service-account.json'), 'utf8')) as { token_uri: string };
+  const serviceAccount = JSON.parse(fs.readFileSync(path.join(fakes, 'fcm-service-account.json'), 'utf8')) as {
+    token_uri: string;
+  };
   // The stand-in's token endpoint is on loopback and is the benchmark's FCM_API_URL: trusted like it.
-  const tokenUri = { outbound: { allowPrivateNetworks: false }, trustedOrigins: [new URL(serviceAccount.token_uri).origin], extraHosts: [] };
+  const tokenUri = {
+    outbound: { allowPrivateNetworks: false },
+    trustedOrigins: [new URL(serviceAccount.token_uri).origin],
+    extraHosts: [],
+  };
   await setFcmCredentials(database.db, () => box, systemClock, project.project_id, serviceAccount, tokenUri);
   // The message reads a user property and a trigger property; `plan eq pro` holds 90% of users.
   const campaign = await createCampaign(database.db, systemClock, project.project_id, {
@@ -78,7 +93,12 @@ async function main(): Promise<void> {
   await database.close();
   const started = performance.now();
   insertAudience(sqliteFile, project.project_id, size);
-  const prepared: PreparedBench = { projectId: project.project_id, secretKey: project.secret_key, campaignId: campaign.campaignId, insertSeconds: (performance.now() - started) / 1000 };
+  const prepared: PreparedBench = {
+    projectId: project.project_id,
+    secretKey: project.secret_key,
+    campaignId: campaign.campaignId,
+    insertSeconds: (performance.now() - started) / 1000,
+  };
   fs.writeFileSync(path.join(dir, 'prepared.json'), JSON.stringify(prepared));
 }
 

@@ -21,7 +21,11 @@ export interface RawLoopOptions {
   streamsPerSession?: number;
 }
 
-function request(session: http2.ClientHttp2Session, headers: http2.OutgoingHttpHeaders, body: string): Promise<{ status: number; body: string }> {
+function request(
+  session: http2.ClientHttp2Session,
+  headers: http2.OutgoingHttpHeaders,
+  body: string,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const stream = session.request(headers);
     let status = 0;
@@ -46,13 +50,19 @@ async function accessToken(session: http2.ClientHttp2Session, sa: ServiceAccount
     .setExpirationTime(now + 3600)
     .sign(key);
   const form = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }).toString();
-  const res = await request(session, { ':method': 'POST', ':path': '/token', 'content-type': 'application/x-www-form-urlencoded' }, form);
+  const res = await request(
+    session,
+    { ':method': 'POST', ':path': '/token', 'content-type': 'application/x-www-form-urlencoded' },
+    form,
+  );
   if (res.status !== 200) throw new Error(`token exchange: ${res.status} ${res.body}`);
   return (JSON.parse(res.body) as { access_token: string }).access_token;
 }
 
 /** Sends `count` messages; resolves with the accepted count and the seconds it took (token exchange excluded). */
-export async function rawSendLoop(options: RawLoopOptions): Promise<{ accepted: number; seconds: number; sendsPerSec: number }> {
+export async function rawSendLoop(
+  options: RawLoopOptions,
+): Promise<{ accepted: number; seconds: number; sendsPerSec: number }> {
   const sessions = Array.from({ length: options.sessions ?? 2 }, () => http2.connect(options.url, { ca: options.ca }));
   try {
     const token = await accessToken(sessions[0]!, options.serviceAccount);
@@ -65,8 +75,18 @@ export async function rawSendLoop(options: RawLoopOptions): Promise<{ accepted: 
       const session = sessions[w % sessions.length]!;
       while (next < options.count) {
         const i = next++;
-        const body = JSON.stringify({ message: { token: `raw${i}x${w}`, notification: { title: 'Sale', body: `Hi user-${i}` }, data: { herald_message_id: String(i) } } });
-        const res = await request(session, { ':method': 'POST', ':path': path, authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body);
+        const body = JSON.stringify({
+          message: {
+            token: `raw${i}x${w}`,
+            notification: { title: 'Sale', body: `Hi user-${i}` },
+            data: { herald_message_id: String(i) },
+          },
+        });
+        const res = await request(
+          session,
+          { ':method': 'POST', ':path': path, authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body,
+        );
         if (res.status === 200) accepted++;
       }
     };

@@ -41,7 +41,10 @@ async function startProfiler(file: string | undefined): Promise<(() => Promise<v
 /** Fan-out knobs for experiments (CAMPAIGN_BENCH_CHUNK, CAMPAIGN_BENCH_IN_FLIGHT); the defaults are what Herald ships. */
 function tuning(): { sendChunk?: number; chunksInFlight?: number } {
   const n = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
-  return { ...(n('CAMPAIGN_BENCH_CHUNK') && { sendChunk: n('CAMPAIGN_BENCH_CHUNK') }), ...(n('CAMPAIGN_BENCH_IN_FLIGHT') && { chunksInFlight: n('CAMPAIGN_BENCH_IN_FLIGHT') }) };
+  return {
+    ...(n('CAMPAIGN_BENCH_CHUNK') && { sendChunk: n('CAMPAIGN_BENCH_CHUNK') }),
+    ...(n('CAMPAIGN_BENCH_IN_FLIGHT') && { chunksInFlight: n('CAMPAIGN_BENCH_IN_FLIGHT') }),
+  };
 }
 
 async function main(): Promise<void> {
@@ -58,9 +61,21 @@ async function main(): Promise<void> {
   });
   const database = openDatabase({ sqliteFile: path.join(dir, 'herald.sqlite') });
   const logger = pino({ level: 'silent' });
-  const push = createPushRuntime(config, database, { ca: fs.readFileSync(path.join(arg('fakes'), 'ca.pem'), 'utf8'), logger });
+  const push = createPushRuntime(config, database, {
+    ca: fs.readFileSync(path.join(arg('fakes'), 'ca.pem'), 'utf8'),
+    logger,
+  });
   const templates = createConfiguredTemplateRenderer(config, logger, { warm: true });
-  const app = await buildApp({ config, db: database.db, dialect: database.dialect, logger, clock: systemClock, rateLimiter: unlimitedRateLimiter, push, templates });
+  const app = await buildApp({
+    config,
+    db: database.db,
+    dialect: database.dialect,
+    logger,
+    clock: systemClock,
+    rateLimiter: unlimitedRateLimiter,
+    push,
+    templates,
+  });
   const runner = createJobRunner({
     db: database.db,
     dialect: database.dialect,
@@ -83,15 +98,31 @@ async function main(): Promise<void> {
     peakRss = Math.max(peakRss, m.rss);
     peakHeap = Math.max(peakHeap, m.heapUsed);
   }, 50);
-  const headers = { 'x-service-project-id': prepared.projectId, 'x-service-api-key': prepared.secretKey, 'content-type': 'application/json' };
+  const headers = {
+    'x-service-project-id': prepared.projectId,
+    'x-service-api-key': prepared.secretKey,
+    'content-type': 'application/json',
+  };
   const campaignUrl = `/api/v1/campaigns/${prepared.campaignId}`;
   const started = performance.now();
-  const res = await app.inject({ method: 'POST', url: `${campaignUrl}:trigger`, headers, payload: JSON.stringify({ audience: { broadcast: true }, properties: { code: 'SPRING' } }) });
+  const res = await app.inject({
+    method: 'POST',
+    url: `${campaignUrl}:trigger`,
+    headers,
+    payload: JSON.stringify({ audience: { broadcast: true }, properties: { code: 'SPRING' } }),
+  });
   const triggerMs = performance.now() - started;
   if (res.statusCode !== 200) throw new Error(`trigger: ${res.statusCode} ${res.body}`);
   const triggerId = (res.json() as { trigger_id: string }).trigger_id;
   // A cheap look at the state only (the status endpoint sums every batch; polling it would cost the worker time).
-  const stateOf = async () => (await database.db.selectFrom('campaign_triggers').select('state').where('id', '=', triggerId).executeTakeFirstOrThrow()).state;
+  const stateOf = async () =>
+    (
+      await database.db
+        .selectFrom('campaign_triggers')
+        .select('state')
+        .where('id', '=', triggerId)
+        .executeTakeFirstOrThrow()
+    ).state;
   while (!['completed', 'failed', 'canceled'].includes(await stateOf())) await new Promise((r) => setTimeout(r, 50));
   const makespanMs = performance.now() - started;
   clearInterval(sampler);
@@ -102,7 +133,12 @@ async function main(): Promise<void> {
   };
   // The segment query over the whole audience: a broadcast dry run (counts only), after the fan-out.
   const dryStarted = performance.now();
-  const dry = await app.inject({ method: 'POST', url: `${campaignUrl}:trigger?dry_run=true`, headers, payload: JSON.stringify({ audience: { broadcast: true }, properties: { code: 'SPRING' } }) });
+  const dry = await app.inject({
+    method: 'POST',
+    url: `${campaignUrl}:trigger?dry_run=true`,
+    headers,
+    payload: JSON.stringify({ audience: { broadcast: true }, properties: { code: 'SPRING' } }),
+  });
   const dryRunMs = performance.now() - dryStarted;
   if (dry.statusCode !== 200) throw new Error(`dry run: ${dry.statusCode} ${dry.body}`);
   const sends = status.counters.accepted;

@@ -26,37 +26,67 @@ const SESSIONS = 2;
 const STREAMS = 100;
 
 async function waitForFile(file: string, timeoutMs = 60_000): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) if (fs.existsSync(file)) return;
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100)))
+    if (fs.existsSync(file)) return;
   throw new Error(`${file} did not appear`);
 }
 
 function getJson(url: string, ca: string): Promise<Record<string, number>> {
   return new Promise((resolve, reject) => {
-    https.get(url, { ca }, (res) => {
-      let text = '';
-      res.on('data', (d: Buffer) => (text += d.toString()));
-      res.on('end', () => resolve(JSON.parse(text) as Record<string, number>));
-    }).on('error', reject);
+    https
+      .get(url, { ca }, (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve(JSON.parse(text) as Record<string, number>));
+      })
+      .on('error', reject);
   });
 }
 
-async function api(base: string, auth: Record<string, string>, method: string, url: string, body: unknown): Promise<unknown> {
-  const res = await fetch(`${base}${url}`, { method, headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+async function api(
+  base: string,
+  auth: Record<string, string>,
+  method: string,
+  url: string,
+  body: unknown,
+): Promise<unknown> {
+  const res = await fetch(`${base}${url}`, {
+    method,
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
   return res.json();
 }
 
 /** The baseline: N FCM v1 POSTs over SESSIONS x STREAMS concurrent HTTP/2 streams, nothing else. */
-async function rawLoop(fcmUrl: string, ca: string, projectId: string, accessToken: string, tokens: string[]): Promise<number> {
+async function rawLoop(
+  fcmUrl: string,
+  ca: string,
+  projectId: string,
+  accessToken: string,
+  tokens: string[],
+): Promise<number> {
   const sessions = Array.from({ length: SESSIONS }, () => http2.connect(fcmUrl, { ca }));
   let next = 0;
   let failures = 0;
   const worker = async (session: http2.ClientHttp2Session) => {
     while (next < tokens.length) {
       const token = tokens[next++]!;
-      const body = JSON.stringify({ message: { token, notification: { title: 'Bench', body: 'Raw loop' }, data: { herald_message_id: crypto.randomUUID() } } });
+      const body = JSON.stringify({
+        message: {
+          token,
+          notification: { title: 'Bench', body: 'Raw loop' },
+          data: { herald_message_id: crypto.randomUUID() },
+        },
+      });
       await new Promise<void>((resolve) => {
-        const stream = session.request({ ':method': 'POST', ':path': `/v1/projects/${projectId}/messages:send`, authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' });
+        const stream = session.request({
+          ':method': 'POST',
+          ':path': `/v1/projects/${projectId}/messages:send`,
+          authorization: `Bearer ${accessToken}`,
+          'content-type': 'application/json',
+        });
         stream.on('response', (h) => {
           if (h[':status'] !== 200) failures++;
         });
@@ -83,8 +113,16 @@ async function heraldRun(base: string, auth: Record<string, string>, deviceIds: 
   const worker = async () => {
     while (next < batches.length) {
       const batch = batches[next++]!;
-      const body = { push_notifications: batch.map((device_id) => ({ target: { device_id }, title: 'Bench', body: 'Through Herald' })) };
-      const result = (await api(base, auth, 'POST', '/api/v1/send-push-notifications', body)) as { delivery_results: Array<{ status: string }> };
+      const body = {
+        push_notifications: batch.map((device_id) => ({
+          target: { device_id },
+          title: 'Bench',
+          body: 'Through Herald',
+        })),
+      };
+      const result = (await api(base, auth, 'POST', '/api/v1/send-push-notifications', body)) as {
+        delivery_results: Array<{ status: string }>;
+      };
       failures += result.delivery_results.filter((r) => r.status !== 'DELIVERY_RESULT_STATUS_ACCEPTED').length;
     }
   };
@@ -94,7 +132,6 @@ async function heraldRun(base: string, auth: Record<string, string>, deviceIds: 
   if (failures > 0) throw new Error(`herald: ${failures} sends not accepted`);
   return (deviceIds.length / elapsed) * 1000;
 }
-
 
 /** CPU time (user + system, ms) a process has used so far, from /proc (clock ticks of 10 ms). */
 function cpuMs(pid: number | undefined): number {
@@ -113,12 +150,23 @@ interface CpuPerSend {
 }
 
 /** Runs `work` and returns the CPU each process spent on it, in microseconds per send. */
-async function measured(pids: { herald?: number; fake?: number }, sends: number, work: () => Promise<number>): Promise<{ rate: number; cpu: CpuPerSend }> {
+async function measured(
+  pids: { herald?: number; fake?: number },
+  sends: number,
+  work: () => Promise<number>,
+): Promise<{ rate: number; cpu: CpuPerSend }> {
   const before = { herald: cpuMs(pids.herald), fake: cpuMs(pids.fake), bench: process.cpuUsage() };
   const rate = await work();
   const bench = process.cpuUsage(before.bench);
   const per = (ms: number) => Math.round((ms * 1000) / sends);
-  return { rate, cpu: { herald: per(cpuMs(pids.herald) - before.herald), fake: per(cpuMs(pids.fake) - before.fake), bench: Math.round((bench.user + bench.system) / sends) } };
+  return {
+    rate,
+    cpu: {
+      herald: per(cpuMs(pids.herald) - before.herald),
+      fake: per(cpuMs(pids.fake) - before.fake),
+      bench: Math.round((bench.user + bench.system) / sends),
+    },
+  };
 }
 
 async function main(): Promise<void> {
@@ -132,7 +180,12 @@ async function main(): Promise<void> {
     await waitForFile(path.join(fakeDir, 'fcm-service-account.json'));
     await new Promise((r) => setTimeout(r, 200));
     const ca = fs.readFileSync(path.join(fakeDir, 'ca.pem'), 'utf8');
-    const sa = JSON.parse(fs.readFileSync(path.join(fakeDir, 'fcm-service-account.json'), 'utf8')) as { project_id: string; client_email: string; private_key: string; token_uri: string };
+    const sa = JSON.parse(fs.readFileSync(path.join(fakeDir, 'fcm-service-account.json'), 'utf8')) as {
+      project_id: string;
+      client_email: string;
+      private_key: string;
+      token_uri: string;
+    };
     const fcmUrl = `https://127.0.0.1:${fcmPort}`;
 
     const optionsAt = process.argv.indexOf('--herald-node-options');
@@ -152,7 +205,10 @@ async function main(): Promise<void> {
     procs.push(herald);
     const base = `http://127.0.0.1:${heraldPort}`;
     await waitForHttp(`${base}/readyz`);
-    const line = herald.output().split('\n').find((l) => l.includes('secret_key'));
+    const line = herald
+      .output()
+      .split('\n')
+      .find((l) => l.includes('secret_key'));
     if (!line) throw new Error(`Herald printed no default project:\n${herald.output()}`);
     const created = JSON.parse(line) as { project_id: string; secret_key: string };
     const auth = { 'x-service-project-id': created.project_id, 'x-service-api-key': created.secret_key };
@@ -162,11 +218,26 @@ async function main(): Promise<void> {
     const deviceIds: string[] = [];
     for (let i = 0; i < tokens.length; i += 50) {
       const chunk = tokens.slice(i, i + 50);
-      const ids = await Promise.all(chunk.map((fcm_token, j) => api(base, auth, 'POST', '/api/v1/devices', { project_user_id: `bench-${i + j}`, platform: 'android', fcm_token })));
+      const ids = await Promise.all(
+        chunk.map((fcm_token, j) =>
+          api(base, auth, 'POST', '/api/v1/devices', {
+            project_user_id: `bench-${i + j}`,
+            platform: 'android',
+            fcm_token,
+          }),
+        ),
+      );
       deviceIds.push(...ids.map((d) => (d as { device_id: string }).device_id));
     }
 
-    const creds: FcmCredentials = { projectId: sa.project_id, clientEmail: sa.client_email, privateKeyId: undefined, tokenUri: sa.token_uri, privateKey: sa.private_key, fingerprint: 'bench' };
+    const creds: FcmCredentials = {
+      projectId: sa.project_id,
+      clientEmail: sa.client_email,
+      privateKeyId: undefined,
+      tokenUri: sa.token_uri,
+      privateKey: sa.private_key,
+      fingerprint: 'bench',
+    };
     const http = new HttpsClient({ ca });
     const accessToken = await new FcmTokenSource(http, systemClock, 10_000).accessToken(creds);
     http.close();
@@ -190,7 +261,8 @@ async function main(): Promise<void> {
     }
     const after = await getJson(`${fcmUrl}/__fake/stats`, ca);
     const accepted = after.accepted! - before.accepted!;
-    if (accepted !== 2 * ROUNDS * SENDS) throw new Error(`stand-in accepted ${accepted}, expected ${2 * ROUNDS * SENDS}`);
+    if (accepted !== 2 * ROUNDS * SENDS)
+      throw new Error(`stand-in accepted ${accepted}, expected ${2 * ROUNDS * SENDS}`);
 
     const ratio = median(ours) / median(raw);
     const rssHerald = herald.peakRssMb();
@@ -200,7 +272,13 @@ async function main(): Promise<void> {
     const table = markdownTable(
       ['path', 'sends/s (median)', 'rounds', 'CPU µs/send: Herald / stand-in / bench client', 'peak RSS MB'],
       [
-        [`raw HTTP/2 loop (${SESSIONS} sessions x ${STREAMS} streams)`, Math.round(median(raw)), fmt(raw), `- / ${cpu(rawCpu, 'fake')} / ${cpu(rawCpu, 'bench')}`, `${rssBench} (bench process)`],
+        [
+          `raw HTTP/2 loop (${SESSIONS} sessions x ${STREAMS} streams)`,
+          Math.round(median(raw)),
+          fmt(raw),
+          `- / ${cpu(rawCpu, 'fake')} / ${cpu(rawCpu, 'bench')}`,
+          `${rssBench} (bench process)`,
+        ],
         [
           `Herald /api/v1/send-push-notifications (${BATCH}-item requests, ${REQUESTS_IN_FLIGHT} in flight)`,
           Math.round(median(ours)),

@@ -20,8 +20,13 @@ interface Sample {
   failures: number;
 }
 
-
-async function load(target: BenchProcess, url: string, headers: Record<string, string>, pipelining: number, overallRate?: number): Promise<Sample> {
+async function load(
+  target: BenchProcess,
+  url: string,
+  headers: Record<string, string>,
+  pipelining: number,
+  overallRate?: number,
+): Promise<Sample> {
   const cpuBefore = target.cpuSeconds();
   const result = await autocannon({
     url,
@@ -62,12 +67,21 @@ async function main(): Promise<void> {
   const heraldPort = await freePort();
   const helloPort = await freePort();
   // The management limit is raised so the limiter runs on every request but never refuses.
-  const herald = startProcess(['--import', 'tsx', 'src/main.ts'], { PORT: String(heraldPort), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', RATE_LIMIT_DEFAULTS: 'management=1000000' });
+  const herald = startProcess(['--import', 'tsx', 'src/main.ts'], {
+    PORT: String(heraldPort),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_DEFAULTS: 'management=1000000',
+  });
   const hello = startProcess(['--import', 'tsx', 'bench/hello-fastify.ts'], { PORT: String(helloPort) });
   try {
     await waitForHttp(`http://127.0.0.1:${heraldPort}/readyz`);
     await waitForHttp(`http://127.0.0.1:${helloPort}/`);
-    const line = herald.output().split('\n').find((l) => l.includes('secret_key'));
+    const line = herald
+      .output()
+      .split('\n')
+      .find((l) => l.includes('secret_key'));
     if (!line) throw new Error(`Herald printed no default project:\n${herald.output()}`);
     const created = JSON.parse(line) as { project_id: string; secret_key: string };
     const auth = { 'x-service-project-id': created.project_id, 'x-service-api-key': created.secret_key };

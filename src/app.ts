@@ -73,7 +73,13 @@ export async function buildApp(options: AppOptions): Promise<App> {
     return503OnClosing: false,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false } },
     ...(config.tlsCertFile && config.tlsKeyFile
-      ? { https: { cert: fs.readFileSync(config.tlsCertFile), key: fs.readFileSync(config.tlsKeyFile), minVersion: 'TLSv1.2' as const } }
+      ? {
+          https: {
+            cert: fs.readFileSync(config.tlsCertFile),
+            key: fs.readFileSync(config.tlsKeyFile),
+            minVersion: 'TLSv1.2' as const,
+          },
+        }
       : {}),
   });
 
@@ -86,11 +92,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
   registerJsonParser(app, config.bodyLimitBytes);
   registerInputGuard(app);
   registerErrorHandler(app);
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, { status: 404, message: 'Not found', reason: 'ROUTE_NOT_FOUND' }));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, { status: 404, message: 'Not found', reason: 'ROUTE_NOT_FOUND' }),
+  );
   registerRestAuth(app, deps.db);
   registerRateLimitHook(app, deps.rateLimiter);
   const metrics = deps.metrics ?? createMetrics();
-  for (const metric of deps.push?.metrics ?? []) if (!metrics.registry.getSingleMetric((metric as unknown as { name: string }).name)) metrics.registry.registerMetric(metric);
+  for (const metric of deps.push?.metrics ?? [])
+    if (!metrics.registry.getSingleMetric((metric as unknown as { name: string }).name))
+      metrics.registry.registerMetric(metric);
   registerMetrics(app, metrics);
   await registerOpenApi(app);
 

@@ -101,7 +101,8 @@ export function loadConfig(env: Env = process.env): Config {
     if (raw === undefined) return undefined;
     try {
       const parsed = new URL(raw);
-      if (!protocols.includes(parsed.protocol)) problems.push(`${name} must use ${protocols.join(' or ')}, got "${raw}"`);
+      if (!protocols.includes(parsed.protocol))
+        problems.push(`${name} must use ${protocols.join(' or ')}, got "${raw}"`);
     } catch {
       problems.push(`${name} must be a URL, got "${raw}"`);
     }
@@ -109,18 +110,26 @@ export function loadConfig(env: Env = process.env): Config {
   };
 
   const hostList = (name: string): string[] => {
-    const hosts = (str(name) ?? '').split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '');
-    for (const host of hosts) if (!/^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/.test(host)) problems.push(`${name} must list host or host:port names separated by commas, got "${host}"`);
+    const hosts = (str(name) ?? '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter((h) => h !== '');
+    for (const host of hosts)
+      if (!/^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/.test(host))
+        problems.push(`${name} must list host or host:port names separated by commas, got "${host}"`);
     return hosts;
   };
 
   const role = str('HERALD_ROLE') ?? 'all';
-  if (role !== 'api' && role !== 'worker' && role !== 'all') problems.push(`HERALD_ROLE must be api, worker or all, got "${role}"`);
+  if (role !== 'api' && role !== 'worker' && role !== 'all')
+    problems.push(`HERALD_ROLE must be api, worker or all, got "${role}"`);
   const tlsCertFile = str('TLS_CERT_FILE');
   const tlsKeyFile = str('TLS_KEY_FILE');
-  if ((tlsCertFile === undefined) !== (tlsKeyFile === undefined)) problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
+  if ((tlsCertFile === undefined) !== (tlsKeyFile === undefined))
+    problems.push('TLS_CERT_FILE and TLS_KEY_FILE must be set together');
   const secretKey = str('HERALD_SECRET_KEY');
-  if (secretKey !== undefined && !/^[0-9a-fA-F]{64}$/.test(secretKey)) problems.push('HERALD_SECRET_KEY must be 64 hex characters (32 bytes)');
+  if (secretKey !== undefined && !/^[0-9a-fA-F]{64}$/.test(secretKey))
+    problems.push('HERALD_SECRET_KEY must be 64 hex characters (32 bytes)');
 
   const config: Config = {
     port: int('PORT', 8080, 0, 65535),
@@ -152,7 +161,10 @@ export function loadConfig(env: Env = process.env): Config {
     apnsSandboxApiUrl: url('APNS_SANDBOX_API_URL', 'https://api.sandbox.push.apple.com', ['https:', 'http:']) ?? '',
     apnsQuotaPerMinute: int('APNS_QUOTA_PER_MINUTE', 300_000, 1, 100_000_000),
     pushTimeoutMs: int('PUSH_TIMEOUT_MS', 10_000, 100, 100_000),
-    outboundAllowPrivateNetworks: bool('OUTBOUND_ALLOW_PRIVATE_NETWORKS', bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false)),
+    outboundAllowPrivateNetworks: bool(
+      'OUTBOUND_ALLOW_PRIVATE_NETWORKS',
+      bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    ),
     fcmTokenUriHosts: hostList('FCM_TOKEN_URI_HOSTS'),
     workerMetricsPort: int('WORKER_METRICS_PORT', 9464, 0, 65535),
     vapidSubject: vapidSubject(str('VAPID_SUBJECT'), problems),

@@ -40,5 +40,6 @@ export class AppError extends Error {
   }
 }
 
-export const invalid = (code: string, message: string, details?: unknown): AppError => new AppError('invalid', code, message, { details });
+export const invalid = (code: string, message: string, details?: unknown): AppError =>
+  new AppError('invalid', code, message, { details });
 export const notFound = (code: string, message: string): AppError => new AppError('not_found', code, message);

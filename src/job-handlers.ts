@@ -31,6 +31,12 @@ export function createJobHandlers(_deps: WorkerDeps): JobHandlers {
       outbound: { allowPrivateNetworks: _deps.config.outboundAllowPrivateNetworks },
       secrets: secretBoxFor(_deps.config, _deps.dialect),
     }),
-    ...createCampaignJobHandlers({ push: _deps.push, templates: _deps.templates, clock: _deps.clock, logger: _deps.logger, retryWindowMs: _deps.config.campaignRetryWindowMs }),
+    ...createCampaignJobHandlers({
+      push: _deps.push,
+      templates: _deps.templates,
+      clock: _deps.clock,
+      logger: _deps.logger,
+      retryWindowMs: _deps.config.campaignRetryWindowMs,
+    }),
   };
 }

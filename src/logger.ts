@@ -2,7 +2,18 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import { REDACTED, SECRET_HEADERS, SHOW_KEYS_ONCE, redactText } from './lib/redact.js';
 
 /** Fields whose values are censored wherever the walk below meets them: credential headers and secret-named fields. */
-const SECRET_KEYS = new Set([...SECRET_HEADERS, 'secret_key', 'public_key', 'api_key', 'apikey', 'password', 'credentials', 'private_key', 'privatekey', 'token']);
+const SECRET_KEYS = new Set([
+  ...SECRET_HEADERS,
+  'secret_key',
+  'public_key',
+  'api_key',
+  'apikey',
+  'password',
+  'credentials',
+  'private_key',
+  'privatekey',
+  'token',
+]);
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> => {
   if (value === null || typeof value !== 'object') return false;

@@ -45,7 +45,15 @@ export function openConfiguredDatabase(config: Config, logger?: Logger): Databas
 async function createDefaultProjectIfEmpty(database: DatabaseHandle, logger: Logger): Promise<void> {
   if (database.dialect !== 'sqlite' || (await countProjects(database.db)) > 0) return;
   const project = await createProject(database.db, systemClock, 'default');
-  logger.info({ [SHOW_KEYS_ONCE]: true, project_id: project.project_id, public_key: project.public_key, secret_key: project.secret_key }, 'created the default project; keep these keys, they are not shown again');
+  logger.info(
+    {
+      [SHOW_KEYS_ONCE]: true,
+      project_id: project.project_id,
+      public_key: project.public_key,
+      secret_key: project.secret_key,
+    },
+    'created the default project; keep these keys, they are not shown again',
+  );
 }
 
 /** Workers delete idempotency keys past their 24 h this often, so the table stays bounded. */
@@ -71,29 +79,64 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
   const templates = createConfiguredTemplateRenderer(config, logger, { warm: true });
   let app: App | undefined;
   if (config.role !== 'worker') {
-    app = await buildApp({ config, db: database.db, dialect: database.dialect, pgPool: database.pgPool, logger, clock: systemClock, rateLimiter, push, templates, metrics });
+    app = await buildApp({
+      config,
+      db: database.db,
+      dialect: database.dialect,
+      pgPool: database.pgPool,
+      logger,
+      clock: systemClock,
+      rateLimiter,
+      push,
+      templates,
+      metrics,
+    });
     await app.listen({ port: config.port, host: config.host });
   }
   let jobRunner: JobRunner | undefined;
   let workerServer: App | undefined;
   let idempotencyCleanup: NodeJS.Timeout | undefined;
   if (config.role !== 'api') {
-    const featureHandlers = createJobHandlers({ config, db: database.db, dialect: database.dialect, logger, clock: systemClock, push, templates });
+    const featureHandlers = createJobHandlers({
+      config,
+      db: database.db,
+      dialect: database.dialect,
+      logger,
+      clock: systemClock,
+      push,
+      templates,
+    });
     const handlers = instrumentJobHandlers(featureHandlers, metrics.registry);
     registerQueueMetrics(metrics.registry, database.db, systemClock, Object.keys(featureHandlers), logger);
     jobRunner = createJobRunner({
-      db: database.db, dialect: database.dialect, pgPool: database.pgPool, logger, clock: systemClock, handlers,
-      concurrency: config.jobConcurrency, pollIntervalMs: config.jobPollIntervalMs, leaseMs: config.jobLeaseMs,
+      db: database.db,
+      dialect: database.dialect,
+      pgPool: database.pgPool,
+      logger,
+      clock: systemClock,
+      handlers,
+      concurrency: config.jobConcurrency,
+      pollIntervalMs: config.jobPollIntervalMs,
+      leaseMs: config.jobLeaseMs,
       // Leave time inside the shutdown budget (main.ts) for aborting stragglers and closing the database.
       drainTimeoutMs: Math.max(0, config.shutdownTimeoutMs - 2000),
     });
     await jobRunner.start();
     idempotencyCleanup = setInterval(() => {
-      deleteExpiredIdempotencyKeys(database.db, systemClock).catch((error: unknown) => logger.warn({ err: error }, 'deleting expired idempotency keys failed'));
+      deleteExpiredIdempotencyKeys(database.db, systemClock).catch((error: unknown) =>
+        logger.warn({ err: error }, 'deleting expired idempotency keys failed'),
+      );
     }, IDEMPOTENCY_CLEANUP_INTERVAL_MS);
     idempotencyCleanup.unref();
     // Without the API in this process, the worker still needs somewhere to answer probes and scrapes.
-    if (config.role === 'worker') workerServer = await startWorkerServer({ db: database.db, metrics, logger, host: config.host, port: config.workerMetricsPort });
+    if (config.role === 'worker')
+      workerServer = await startWorkerServer({
+        db: database.db,
+        metrics,
+        logger,
+        host: config.host,
+        port: config.workerMetricsPort,
+      });
   }
 
   let stopped = false;

@@ -20,7 +20,11 @@ import { v1Codec } from './versions/v1.js';
 
 const JSON_TYPES = /^application\/(json|a2a\+json)\s*(;|$)/i;
 
-const versionOf = (request: FastifyRequest) => chooseVersion(request.headers['a2a-version'], (request.query as Record<string, unknown> | undefined)?.['A2A-Version']);
+const versionOf = (request: FastifyRequest) =>
+  chooseVersion(
+    request.headers['a2a-version'],
+    (request.query as Record<string, unknown> | undefined)?.['A2A-Version'],
+  );
 /** The codec of the request, or v1's error form when the version is unsupported (-32009 is a v1 error). */
 const codecOf = (request: FastifyRequest): Codec => {
   const choice = versionOf(request);
@@ -28,23 +32,37 @@ const codecOf = (request: FastifyRequest): Codec => {
 };
 
 /** Where `/a2a` is: under PUBLIC_URL when set, else on the host the request named (then the card varies by Host). */
-const endpointUrl = (deps: AppDeps, request: FastifyRequest): string => `${deps.config.publicUrl?.replace(/\/+$/, '') ?? `${request.protocol}://${request.host}`}/a2a`;
+const endpointUrl = (deps: AppDeps, request: FastifyRequest): string =>
+  `${deps.config.publicUrl?.replace(/\/+$/, '') ?? `${request.protocol}://${request.host}`}/a2a`;
 
 function sendRpcError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
   const rendered = toRpcError(error);
   if (rendered.code === -32603 && rendered.http !== 409) request.log.error({ err: error }, 'a2a request failed');
   else request.log.info({ reason: rendered.reason, code: rendered.code }, rendered.message);
-  if (rendered.retryAfterSeconds !== undefined) reply.header('Retry-After', String(Math.max(1, Math.ceil(rendered.retryAfterSeconds))));
-  return reply.code(rendered.http).type('application/json; charset=utf-8').send(failure(idOf(request.body), rendered, codecOf(request)));
+  if (rendered.retryAfterSeconds !== undefined)
+    reply.header('Retry-After', String(Math.max(1, Math.ceil(rendered.retryAfterSeconds))));
+  return reply
+    .code(rendered.http)
+    .type('application/json; charset=utf-8')
+    .send(failure(idOf(request.body), rendered, codecOf(request)));
 }
 
 function operationOf(codec: Codec, method: string): Operation {
   const operation = codec.methods.get(method);
-  if (!operation) throw rpcError('METHOD_NOT_FOUND', `Method ${method.slice(0, 100)} is not a method of A2A ${codec.version}`, { metadata: { method: method.slice(0, 100), version: codec.version } });
+  if (!operation)
+    throw rpcError('METHOD_NOT_FOUND', `Method ${method.slice(0, 100)} is not a method of A2A ${codec.version}`, {
+      metadata: { method: method.slice(0, 100), version: codec.version },
+    });
   return operation;
 }
 
-function callContext(deps: AppDeps, request: FastifyRequest, codec: Codec, events: TaskEventBus, writes: AppDeps['writes']): CallContext {
+function callContext(
+  deps: AppDeps,
+  request: FastifyRequest,
+  codec: Codec,
+  events: TaskEventBus,
+  writes: AppDeps['writes'],
+): CallContext {
   const idempotencyKey = request.headers['x-service-idempotency-key'];
   return {
     deps,
@@ -68,8 +86,13 @@ async function runNotification(call: CallContext, envelope: Envelope): Promise<v
     if (outcome.kind === 'stream') for await (const _event of outcome.events);
   } catch (error) {
     const rendered = toRpcError(error);
-    if (rendered.code === -32603) call.logger.error({ err: error, method: envelope.method.slice(0, 100) }, 'a2a notification failed');
-    else call.logger.info({ reason: rendered.reason, code: rendered.code, method: envelope.method.slice(0, 100) }, `a2a notification refused: ${rendered.message}`);
+    if (rendered.code === -32603)
+      call.logger.error({ err: error, method: envelope.method.slice(0, 100) }, 'a2a notification failed');
+    else
+      call.logger.info(
+        { reason: rendered.reason, code: rendered.code, method: envelope.method.slice(0, 100) },
+        `a2a notification refused: ${rendered.message}`,
+      );
   }
 }
 
@@ -91,27 +114,41 @@ export function registerA2aRoutes(app: FastifyInstance, deps: AppDeps): void {
     // Only JSON bodies, checked at the edge (input-guard): text that is not JSON is -32700; NUL,
     // unpaired surrogates, nesting over the limit and prototype keys are -32602 naming the cause.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser(['application/json', 'application/a2a+json'], { parseAs: 'string', bodyLimit: deps.config.bodyLimitBytes }, (_request, body, done) => {
-      const text = typeof body === 'string' ? body : body.toString('utf8');
-      try {
-        done(null, parseJsonBody(text));
-      } catch (error) {
-        done(error instanceof AppError && error.code === 'INVALID_JSON' ? rpcError('PARSE_ERROR') : (error as Error), undefined);
-      }
-    });
+    scope.addContentTypeParser(
+      ['application/json', 'application/a2a+json'],
+      { parseAs: 'string', bodyLimit: deps.config.bodyLimitBytes },
+      (_request, body, done) => {
+        const text = typeof body === 'string' ? body : body.toString('utf8');
+        try {
+          done(null, parseJsonBody(text));
+        } catch (error) {
+          done(
+            error instanceof AppError && error.code === 'INVALID_JSON' ? rpcError('PARSE_ERROR') : (error as Error),
+            undefined,
+          );
+        }
+      },
+    );
     scope.setErrorHandler((error, request, reply) => {
       const code = (error as { code?: string }).code;
-      if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return sendRpcError(request, reply, rpcError('PARSE_ERROR'));
-      if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendRpcError(request, reply, rpcError('CONTENT_TYPE_NOT_SUPPORTED'));
+      if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || code === 'FST_ERR_CTP_EMPTY_JSON_BODY')
+        return sendRpcError(request, reply, rpcError('PARSE_ERROR'));
+      if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+        return sendRpcError(request, reply, rpcError('CONTENT_TYPE_NOT_SUPPORTED'));
       return sendRpcError(request, reply, error);
     });
     // A5: authentication failures (a public key included) are HTTP 401 with a JSON-RPC envelope.
     scope.addHook('onRequest', async (request) => {
       const key = request.headers['x-api-key'];
-      if (typeof key !== 'string' || key.trim() === '') throw rpcError('UNAUTHENTICATED', 'The X-API-Key header with a secret API key is required');
+      if (typeof key !== 'string' || key.trim() === '')
+        throw rpcError('UNAUTHENTICATED', 'The X-API-Key header with a secret API key is required');
       const found = await authenticateKey(deps.db, key.trim());
       if (!found) throw rpcError('UNAUTHENTICATED', 'Invalid or revoked API key');
-      if (found.kind !== 'secret') throw rpcError('UNAUTHENTICATED', 'The agent interface needs a secret API key (svc_sk_...); public keys are refused');
+      if (found.kind !== 'secret')
+        throw rpcError(
+          'UNAUTHENTICATED',
+          'The agent interface needs a secret API key (svc_sk_...); public keys are refused',
+        );
       request.auth = found;
       if (!JSON_TYPES.test(request.headers['content-type'] ?? '')) throw rpcError('CONTENT_TYPE_NOT_SUPPORTED');
     });
@@ -119,7 +156,10 @@ export function registerA2aRoutes(app: FastifyInstance, deps: AppDeps): void {
 
     const handleRpc = async (request: FastifyRequest, reply: FastifyReply) => {
       const choice = versionOf(request);
-      if (!choice.ok) throw rpcError('VERSION_NOT_SUPPORTED', `A2A-Version ${choice.requested} is not supported; use 1.0 or 0.3`, { metadata: { requestedVersion: choice.requested } });
+      if (!choice.ok)
+        throw rpcError('VERSION_NOT_SUPPORTED', `A2A-Version ${choice.requested} is not supported; use 1.0 or 0.3`, {
+          metadata: { requestedVersion: choice.requested },
+        });
       const codec = codecFor(choice.version);
       const envelope = readEnvelope(request.body);
       const call = callContext(deps, request, codec, events, writes);
@@ -129,7 +169,8 @@ export function registerA2aRoutes(app: FastifyInstance, deps: AppDeps): void {
       }
       const operation = operationOf(codec, envelope.method);
       const outcome = await dispatch(call, operation, envelope.params);
-      if (outcome.kind === 'json') return reply.type('application/json; charset=utf-8').send(success(envelope.id, outcome.result));
+      if (outcome.kind === 'json')
+        return reply.type('application/json; charset=utf-8').send(success(envelope.id, outcome.result));
       await writeSse(
         reply,
         outcome.events,
@@ -139,19 +180,31 @@ export function registerA2aRoutes(app: FastifyInstance, deps: AppDeps): void {
       return reply;
     };
     // `/a2a/` is the same endpoint: clients join a base URL and a path either way.
-    for (const url of ['/a2a', '/a2a/']) scope.post(url, { config: { auth: 'none', rateLimitClass: 'a2a' }, schema: { hide: true } }, handleRpc);
+    for (const url of ['/a2a', '/a2a/'])
+      scope.post(url, { config: { auth: 'none', rateLimitClass: 'a2a' }, schema: { hide: true } }, handleRpc);
   });
 
-  app.get('/.well-known/agent-card.json', { config: { auth: 'none' }, schema: { hide: true } }, async (request, reply) => {
-    const body = JSON.stringify(publicCard({ endpointUrl: endpointUrl(deps, request), description: PUBLIC_DESCRIPTION }));
-    const etag = `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-    // A card built from the Host header must not land in a shared cache, where a forged Host would
-    // serve other clients a foreign endpoint: public caching only with a configured PUBLIC_URL.
-    if (deps.config.publicUrl) reply.header('Cache-Control', 'public, max-age=300');
-    else reply.header('Cache-Control', 'private, no-cache').header('Vary', 'Host');
-    reply.header('ETag', etag);
-    const ifNoneMatch = request.headers['if-none-match'];
-    if (ifNoneMatch && (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag.replace(/^W\//, '')))) return reply.code(304).send();
-    return reply.type('application/json; charset=utf-8').send(body);
-  });
+  app.get(
+    '/.well-known/agent-card.json',
+    { config: { auth: 'none' }, schema: { hide: true } },
+    async (request, reply) => {
+      const body = JSON.stringify(
+        publicCard({ endpointUrl: endpointUrl(deps, request), description: PUBLIC_DESCRIPTION }),
+      );
+      const etag = `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+      // A card built from the Host header must not land in a shared cache, where a forged Host would
+      // serve other clients a foreign endpoint: public caching only with a configured PUBLIC_URL.
+      if (deps.config.publicUrl) reply.header('Cache-Control', 'public, max-age=300');
+      else reply.header('Cache-Control', 'private, no-cache').header('Vary', 'Host');
+      reply.header('ETag', etag);
+      const ifNoneMatch = request.headers['if-none-match'];
+      if (
+        ifNoneMatch &&
+        (ifNoneMatch.trim() === '*' ||
+          ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag.replace(/^W\//, '')))
+      )
+        return reply.code(304).send();
+      return reply.type('application/json; charset=utf-8').send(body);
+    },
+  );
 }

@@ -9,7 +9,8 @@ export interface CardModel {
   description: string;
 }
 
-const API_KEY_DESCRIPTION = 'A secret API key of your Herald project (svc_sk_...). The project is derived from the key.';
+const API_KEY_DESCRIPTION =
+  'A secret API key of your Herald project (svc_sk_...). The project is derived from the key.';
 const MODES = ['application/json'];
 
 const skills = () =>
@@ -18,7 +19,9 @@ const skills = () =>
 export const PUBLIC_DESCRIPTION =
   'Herald engagement backend: create users, track events, send push notifications and trigger campaigns. Put the skill in a message part: data.skill plus the skill fields.';
 
-const API_KEY_V1 = { apiKeySecurityScheme: { name: 'X-API-Key', location: 'header', description: API_KEY_DESCRIPTION } };
+const API_KEY_V1 = {
+  apiKeySecurityScheme: { name: 'X-API-Key', location: 'header', description: API_KEY_DESCRIPTION },
+};
 const API_KEY_V0_3 = { type: 'apiKey', in: 'header', name: 'X-API-Key', description: API_KEY_DESCRIPTION };
 
 /** The A2A v1.0 card (A8): the spec's fields plus the ones v1.0 requires. */

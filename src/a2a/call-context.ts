@@ -22,7 +22,13 @@ export interface CallContext {
   endpointUrl: string;
 }
 
-export const storeContext = (call: CallContext): StoreContext => ({ db: call.deps.db, writes: call.writes, clock: call.deps.clock, events: call.events, projectId: call.projectId });
+export const storeContext = (call: CallContext): StoreContext => ({
+  db: call.deps.db,
+  writes: call.writes,
+  clock: call.deps.clock,
+  events: call.events,
+  projectId: call.projectId,
+});
 
 export const runContext = (call: CallContext): RunContext => ({
   ...storeContext(call),

@@ -3,7 +3,12 @@ import { extendedDescription } from './agent-card.js';
 import type { CallContext } from './call-context.js';
 import { pushContext, storeContext } from './call-context.js';
 import type { StatusEvent } from './model.js';
-import { createPushConfig, deletePushConfig, getPushConfig, listPushConfigs } from './push-configs/push-configs.service.js';
+import {
+  createPushConfig,
+  deletePushConfig,
+  getPushConfig,
+  listPushConfigs,
+} from './push-configs/push-configs.service.js';
 import { sendMessage, sendStreamingMessage } from './send-message.js';
 import { cancelTask, currentStatus, getTask, listTasks } from './tasks/task-store.js';
 import type { Operation, OperationParams } from './versions/codec.js';
@@ -23,13 +28,26 @@ async function* once(event: StatusEvent): AsyncIterable<StatusEvent> {
 const HANDLERS: Handlers = {
   send: async (call, p) => json(call.codec.sendResult(await sendMessage(call, p))),
   stream: async (call, p) => ({ kind: 'stream', events: await sendStreamingMessage(call, p) }),
-  get: async (call, p) => json(call.codec.task(await getTask(storeContext(call), p.id, p.historyLength === undefined ? {} : { historyLength: p.historyLength }))),
+  get: async (call, p) =>
+    json(
+      call.codec.task(
+        await getTask(
+          storeContext(call),
+          p.id,
+          p.historyLength === undefined ? {} : { historyLength: p.historyLength },
+        ),
+      ),
+    ),
   list: async (call, p) => json(call.codec.list(await listTasks(storeContext(call), p))),
   cancel: async (call, p) => json(call.codec.task(await cancelTask(storeContext(call), p.id))),
   // A4: one snapshot of the current status (terminal tasks included), then the stream closes.
   subscribe: async (call, p) => ({ kind: 'stream', events: once(await currentStatus(storeContext(call), p.id)) }),
-  'push.create': async (call, p) => json(call.codec.pushConfig(await createPushConfig(pushContext(call), p.taskId, p.config, call.codec.version), false)),
-  'push.get': async (call, p) => json(call.codec.pushConfig(await getPushConfig(pushContext(call), p.taskId, p.id), true)),
+  'push.create': async (call, p) =>
+    json(
+      call.codec.pushConfig(await createPushConfig(pushContext(call), p.taskId, p.config, call.codec.version), false),
+    ),
+  'push.get': async (call, p) =>
+    json(call.codec.pushConfig(await getPushConfig(pushContext(call), p.taskId, p.id), true)),
   'push.list': async (call, p) => json(call.codec.pushConfigList(await listPushConfigs(pushContext(call), p.taskId))),
   'push.delete': async (call, p) => {
     await deletePushConfig(pushContext(call), p.taskId, p.id);
@@ -37,7 +55,12 @@ const HANDLERS: Handlers = {
   },
   card: async (call) => {
     const project = await findProject(call.deps.db, call.projectId);
-    return json(call.codec.card({ endpointUrl: call.endpointUrl, description: extendedDescription(project?.name ?? call.projectId, call.projectId) }));
+    return json(
+      call.codec.card({
+        endpointUrl: call.endpointUrl,
+        description: extendedDescription(project?.name ?? call.projectId, call.projectId),
+      }),
+    );
   },
 };
 

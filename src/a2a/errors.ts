@@ -72,7 +72,11 @@ const KIND_OF: Partial<Record<RpcErrorName, ErrorKind>> = {
 };
 
 /** Throws nothing; the a2a layer raises these as `AppError`s whose `code` is a table name. */
-export function rpcError(name: RpcErrorName, message?: string, details?: { violations?: FieldViolation[]; metadata?: Record<string, string> }): AppError {
+export function rpcError(
+  name: RpcErrorName,
+  message?: string,
+  details?: { violations?: FieldViolation[]; metadata?: Record<string, string> },
+): AppError {
   return new AppError(KIND_OF[name] ?? 'invalid', name, message ?? RPC_ERRORS[name].message, { details });
 }
 
@@ -82,7 +86,9 @@ export function toRpcError(error: unknown): RpcError {
     const details = (error.details ?? {}) as { violations?: FieldViolation[]; metadata?: Record<string, string> };
     const entry = isName(error.code) ? { name: error.code, http: undefined } : BY_KIND[error.kind];
     const row = RPC_ERRORS[entry.name];
-    const violations = details.violations ?? (error.kind === 'invalid' && !isName(error.code) ? [{ field: 'params', description: error.message }] : undefined);
+    const violations =
+      details.violations ??
+      (error.kind === 'invalid' && !isName(error.code) ? [{ field: 'params', description: error.message }] : undefined);
     return {
       code: row.code,
       message: error.kind === 'internal' && !isName(error.code) ? row.message : error.message,
@@ -93,8 +99,16 @@ export function toRpcError(error: unknown): RpcError {
       ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
     };
   }
-  if (isDatabaseUnavailable(error)) return { code: -32603, message: 'Database unavailable, retry later', reason: 'DATABASE_UNAVAILABLE', http: 503, retryAfterSeconds: 5 };
+  if (isDatabaseUnavailable(error))
+    return {
+      code: -32603,
+      message: 'Database unavailable, retry later',
+      reason: 'DATABASE_UNAVAILABLE',
+      http: 503,
+      retryAfterSeconds: 5,
+    };
   const status = (error as { statusCode?: unknown }).statusCode;
-  if (status === 413) return { code: -32600, message: 'Request body is too large', reason: 'BODY_TOO_LARGE', http: 413 };
+  if (status === 413)
+    return { code: -32600, message: 'Request body is too large', reason: 'BODY_TOO_LARGE', http: 413 };
   return { code: -32603, message: RPC_ERRORS.INTERNAL_ERROR.message, reason: 'INTERNAL_ERROR', http: 200 };
 }

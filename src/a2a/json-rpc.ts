@@ -13,7 +13,8 @@ export interface Envelope {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isId = (v: unknown): v is RpcId => v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+const isId = (v: unknown): v is RpcId =>
+  v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
 
 /** The request's id when it has a usable one, for error responses; else null (JSON-RPC 2.0 §5). */
 export function idOf(body: unknown): RpcId {
@@ -31,14 +32,25 @@ export function readEnvelope(body: unknown): Envelope {
   if (body.jsonrpc !== '2.0') throw rpcError('INVALID_REQUEST', 'jsonrpc must be "2.0"');
   const notification = !Object.hasOwn(body, 'id');
   if (!notification && !isId(body.id)) throw rpcError('INVALID_REQUEST', 'id must be a string, a number or null');
-  if (typeof body.method !== 'string' || body.method === '') throw rpcError('INVALID_REQUEST', 'method must be a non-empty string');
-  if (body.params !== undefined && body.params !== null && !isObject(body.params)) throw rpcError('INVALID_REQUEST', 'params must be an object');
-  return { id: notification ? null : (body.id as RpcId), notification, method: body.method, params: body.params ?? undefined };
+  if (typeof body.method !== 'string' || body.method === '')
+    throw rpcError('INVALID_REQUEST', 'method must be a non-empty string');
+  if (body.params !== undefined && body.params !== null && !isObject(body.params))
+    throw rpcError('INVALID_REQUEST', 'params must be an object');
+  return {
+    id: notification ? null : (body.id as RpcId),
+    notification,
+    method: body.method,
+    params: body.params ?? undefined,
+  };
 }
 
 export const success = (id: RpcId, result: unknown) => ({ jsonrpc: '2.0' as const, id, result });
 
 /** The error envelope; `data` in the codec's form (v1 when the version is unknown or unsupported). */
 export function failure(id: RpcId, error: RpcError, codec: Codec = v1Codec) {
-  return { jsonrpc: '2.0' as const, id, error: { code: error.code, message: error.message, data: codec.errorData(error) } };
+  return {
+    jsonrpc: '2.0' as const,
+    id,
+    error: { code: error.code, message: error.message, data: codec.errorData(error) },
+  };
 }

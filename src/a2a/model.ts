@@ -4,7 +4,16 @@
  * Glossary: a *task* is an A2A task only; a *message* is an A2A message.
  */
 
-export const TASK_STATES = ['submitted', 'working', 'completed', 'failed', 'canceled', 'rejected', 'input-required', 'auth-required'] as const;
+export const TASK_STATES = [
+  'submitted',
+  'working',
+  'completed',
+  'failed',
+  'canceled',
+  'rejected',
+  'input-required',
+  'auth-required',
+] as const;
 export type TaskState = (typeof TASK_STATES)[number];
 
 const TERMINAL: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'canceled', 'rejected']);
@@ -17,7 +26,9 @@ export const TERMINAL_STATES: readonly TaskState[] = [...TERMINAL];
 
 /** `TASK_STATE_INPUT_REQUIRED` → `input-required`, and the v0.3 spelling as is; else undefined (A2). */
 export function parseTaskState(value: string): TaskState | undefined {
-  const lower = value.startsWith('TASK_STATE_') ? value.slice('TASK_STATE_'.length).toLowerCase().replace(/_/g, '-') : value;
+  const lower = value.startsWith('TASK_STATE_')
+    ? value.slice('TASK_STATE_'.length).toLowerCase().replace(/_/g, '-')
+    : value;
   return (TASK_STATES as readonly string[]).includes(lower) ? (lower as TaskState) : undefined;
 }
 

@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import { claimKey, completeKey, type IdempotencyKeyRef } from '../idempotency/idempotency.repository.js';
-import { IDEMPOTENCY_TTL_MS, hashRequest, runIdempotent, validateIdempotencyKey } from '../idempotency/idempotency.service.js';
+import {
+  IDEMPOTENCY_TTL_MS,
+  hashRequest,
+  runIdempotent,
+  validateIdempotencyKey,
+} from '../idempotency/idempotency.service.js';
 import { newId } from '../lib/ids.js';
 import { AsyncQueue } from './async-queue.js';
 import type { CallContext } from './call-context.js';
@@ -23,8 +28,13 @@ const SAFE_KEY = /^[\x21-\x7e]{1,200}$/;
  */
 function idempotency(call: CallContext, input: SendInput) {
   const explicit = call.idempotencyKey;
-  const messageKey = SAFE_KEY.test(input.message.messageId) ? input.message.messageId : createHash('sha256').update(input.message.messageId).digest('hex');
-  const ref = explicit !== undefined ? { projectId: call.projectId, scope: 'a2a.send', key: explicit } : { projectId: call.projectId, scope: 'a2a.send.message-id', key: messageKey };
+  const messageKey = SAFE_KEY.test(input.message.messageId)
+    ? input.message.messageId
+    : createHash('sha256').update(input.message.messageId).digest('hex');
+  const ref =
+    explicit !== undefined
+      ? { projectId: call.projectId, scope: 'a2a.send', key: explicit }
+      : { projectId: call.projectId, scope: 'a2a.send.message-id', key: messageKey };
   return { ref, hash: hashRequest(input) };
 }
 
@@ -33,16 +43,24 @@ async function prepare(call: CallContext, input: SendInput): Promise<RunRequest>
   const invocation = selectSkill(input.message);
   const given = input.message.taskId;
   if (given !== undefined) {
-    if (!(await findTask(call.deps.db, call.projectId, given))) throw rpcError('TASK_NOT_FOUND', `Task ${given} not found`, { metadata: { taskId: given } });
-    throw rpcError('UNSUPPORTED_OPERATION', `Task ${given} cannot take more messages: every built-in skill finishes its task`, { metadata: { taskId: given } });
+    if (!(await findTask(call.deps.db, call.projectId, given)))
+      throw rpcError('TASK_NOT_FOUND', `Task ${given} not found`, { metadata: { taskId: given } });
+    throw rpcError(
+      'UNSUPPORTED_OPERATION',
+      `Task ${given} cannot take more messages: every built-in skill finishes its task`,
+      { metadata: { taskId: given } },
+    );
   }
   const taskId = newId();
-  const pushConfig = input.pushConfig && (await preparePushConfig(pushContext(call), taskId, input.pushConfig, call.codec.version));
+  const pushConfig =
+    input.pushConfig && (await preparePushConfig(pushContext(call), taskId, input.pushConfig, call.codec.version));
   return { taskId, message: input.message, invocation, ...(pushConfig ? { pushConfig } : {}) };
 }
 
 const withHistory = (task: Task, historyLength: number | undefined): Task =>
-  historyLength === undefined ? task : { ...task, history: historyLength === 0 ? [] : task.history.slice(-historyLength) };
+  historyLength === undefined
+    ? task
+    : { ...task, history: historyLength === 0 ? [] : task.history.slice(-historyLength) };
 
 /** The key was already there: the atomic fast path rolled back; the general path decides. */
 class KeyTaken extends Error {}
@@ -63,12 +81,20 @@ function keyHooks(call: CallContext, ref: IdempotencyKeyRef, hash: string): Tran
  * when the key exists, and for staged skills, `runIdempotent` replays the stored task, refuses a
  * key in progress or reused with another body (HTTP 409, -32603), or runs the task.
  */
-async function runOnce(call: CallContext, input: SendInput, request: RunRequest, onEvent?: (event: StatusEvent) => void): Promise<{ task: Task; replayed: boolean }> {
+async function runOnce(
+  call: CallContext,
+  input: SendInput,
+  request: RunRequest,
+  onEvent?: (event: StatusEvent) => void,
+): Promise<{ task: Task; replayed: boolean }> {
   const { ref, hash } = idempotency(call, input);
   validateIdempotencyKey(ref.key);
   if (request.invocation.skill.atomic) {
     try {
-      return { task: await runTask(runContext(call), { ...request, hooks: keyHooks(call, ref, hash) }, onEvent), replayed: false };
+      return {
+        task: await runTask(runContext(call), { ...request, hooks: keyHooks(call, ref, hash) }, onEvent),
+        replayed: false,
+      };
     } catch (error) {
       if (!(error instanceof KeyTaken)) throw error;
     }

@@ -9,12 +9,21 @@ const KEEP_ALIVE_MS = 15_000;
  * `event: error` frame. Comments keep idle connections alive; a client that disconnects stops the
  * writing (the task itself runs on). The response always ends when the events do.
  */
-export async function writeSse<T>(reply: FastifyReply, events: AsyncIterable<T>, encode: (event: T) => unknown, encodeError: (error: unknown) => unknown): Promise<void> {
+export async function writeSse<T>(
+  reply: FastifyReply,
+  events: AsyncIterable<T>,
+  encode: (event: T) => unknown,
+  encodeError: (error: unknown) => unknown,
+): Promise<void> {
   const iterator = events[Symbol.asyncIterator]();
   const first = await iterator.next();
   reply.hijack();
   const raw = reply.raw;
-  const inherited = Object.fromEntries(Object.entries(reply.getHeaders()).filter((entry): entry is [string, string | number | string[]] => entry[1] !== undefined));
+  const inherited = Object.fromEntries(
+    Object.entries(reply.getHeaders()).filter(
+      (entry): entry is [string, string | number | string[]] => entry[1] !== undefined,
+    ),
+  );
   raw.writeHead(200, {
     ...inherited,
     'content-type': 'text/event-stream; charset=utf-8',

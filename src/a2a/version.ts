@@ -10,7 +10,15 @@ const MAJOR_MINOR = /^(\d{1,4})(?:\.(\d{1,4}))?(?:\.\d{1,4})?$/;
  * `1.0` is v1; absent, empty or `0.3` is v0.3; anything else is unsupported (-32009).
  */
 export function chooseVersion(header: string | string[] | undefined, query: unknown): VersionChoice {
-  const raw = (typeof header === 'string' ? header : Array.isArray(header) ? header[0] : typeof query === 'string' ? query : undefined)?.trim() ?? '';
+  const raw =
+    (typeof header === 'string'
+      ? header
+      : Array.isArray(header)
+        ? header[0]
+        : typeof query === 'string'
+          ? query
+          : undefined
+    )?.trim() ?? '';
   if (raw === '') return { ok: true, version: '0.3' };
   const match = MAJOR_MINOR.exec(raw);
   const majorMinor = match ? `${Number(match[1])}.${Number(match[2] ?? 0)}` : raw;

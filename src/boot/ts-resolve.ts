@@ -14,7 +14,12 @@ registerHooks({
       return nextResolve(specifier, context);
     } catch (error) {
       const fromTypeScript = context.parentURL?.endsWith('.ts') === true;
-      if (!fromTypeScript || !RELATIVE_JS.test(specifier) || (error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+      if (
+        !fromTypeScript ||
+        !RELATIVE_JS.test(specifier) ||
+        (error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND'
+      )
+        throw error;
       return nextResolve(`${specifier.slice(0, -3)}.ts`, context);
     }
   },

@@ -25,11 +25,23 @@ interface Conditions {
 function selectAudience(db: Db, projectId: string, c: Conditions) {
   return db
     .selectFrom('users')
-    .select(['users.id', 'users.project_user_id', 'users.properties', c.segment.as('in_segment'), sql<boolean>`(${c.segment} and ${c.audience})`.as('eligible')])
+    .select([
+      'users.id',
+      'users.project_user_id',
+      'users.properties',
+      c.segment.as('in_segment'),
+      sql<boolean>`(${c.segment} and ${c.audience})`.as('eligible'),
+    ])
     .where('users.project_id', '=', projectId);
 }
 
-const toAudienceUser = (r: { id: string; project_user_id: string; properties: unknown; in_segment: unknown; eligible: unknown }): AudienceUser => ({
+const toAudienceUser = (r: {
+  id: string;
+  project_user_id: string;
+  properties: unknown;
+  in_segment: unknown;
+  eligible: unknown;
+}): AudienceUser => ({
   id: r.id,
   projectUserId: r.project_user_id,
   properties: readJson<Record<string, unknown>>(r.properties),
@@ -51,8 +63,19 @@ export async function segmentUsersInRange(
 ): Promise<Array<{ user: AudienceUser; devices: Device[] }>> {
   let query = db
     .selectFrom('users')
-    .leftJoin('devices', (join) => join.onRef('devices.user_id', '=', 'users.id').on('devices.status', '=', 'active').on('devices.created_at', '<=', snapshotAt))
-    .select(['users.id', 'users.project_user_id', 'users.properties', sql<boolean>`${c.audience}`.as('eligible'), ...joinedDeviceColumns])
+    .leftJoin('devices', (join) =>
+      join
+        .onRef('devices.user_id', '=', 'users.id')
+        .on('devices.status', '=', 'active')
+        .on('devices.created_at', '<=', snapshotAt),
+    )
+    .select([
+      'users.id',
+      'users.project_user_id',
+      'users.properties',
+      sql<boolean>`${c.audience}`.as('eligible'),
+      ...joinedDeviceColumns,
+    ])
     .where('users.project_id', '=', projectId)
     .where('users.created_at', '<=', snapshotAt)
     .where(c.segment);
@@ -65,7 +88,15 @@ export async function segmentUsersInRange(
       last = { user: toAudienceUser({ ...r, in_segment: true }), devices: [] };
       out.push(last);
     }
-    if (r.device_id !== null) last.devices.push(deviceRowToDevice({ ...(r as unknown as DeviceRow), project_id: projectId, user_id: r.id, project_user_id: r.project_user_id }));
+    if (r.device_id !== null)
+      last.devices.push(
+        deviceRowToDevice({
+          ...(r as unknown as DeviceRow),
+          project_id: projectId,
+          user_id: r.id,
+          project_user_id: r.project_user_id,
+        }),
+      );
   }
   return out;
 }
@@ -74,9 +105,20 @@ export async function segmentUsersInRange(
  * Targeted users by either id, with both conditions evaluated (targets are named, so no snapshot
  * applies). Two queries, each on its own index: an `OR` across the two ids would scan the project.
  */
-export async function usersByIds(db: Db, projectId: string, ids: { projectUserIds: string[]; userIds: string[] }, c: Conditions): Promise<AudienceUser[]> {
-  const byProjectUserId = ids.projectUserIds.length === 0 ? [] : await selectAudience(db, projectId, c).where('users.project_user_id', 'in', ids.projectUserIds).execute();
-  const byId = ids.userIds.length === 0 ? [] : await selectAudience(db, projectId, c).where('users.id', 'in', ids.userIds).execute();
+export async function usersByIds(
+  db: Db,
+  projectId: string,
+  ids: { projectUserIds: string[]; userIds: string[] },
+  c: Conditions,
+): Promise<AudienceUser[]> {
+  const byProjectUserId =
+    ids.projectUserIds.length === 0
+      ? []
+      : await selectAudience(db, projectId, c).where('users.project_user_id', 'in', ids.projectUserIds).execute();
+  const byId =
+    ids.userIds.length === 0
+      ? []
+      : await selectAudience(db, projectId, c).where('users.id', 'in', ids.userIds).execute();
   const unique = new Map([...byProjectUserId, ...byId].map((r) => [r.id, r]));
   return [...unique.values()].map(toAudienceUser);
 }
@@ -115,24 +157,46 @@ const deviceColumns = [
  */
 export async function activeDevicesOf(db: Db, users: Map<string, string>, createdBefore?: number): Promise<Device[]> {
   if (users.size === 0) return [];
-  let query = db.selectFrom('devices').select(deviceColumns).where('user_id', 'in', [...users.keys()]).where('status', '=', 'active');
+  let query = db
+    .selectFrom('devices')
+    .select(deviceColumns)
+    .where('user_id', 'in', [...users.keys()])
+    .where('status', '=', 'active');
   if (createdBefore !== undefined) query = query.where('created_at', '<=', createdBefore);
   const rows = await query.orderBy('user_id').orderBy('device_id').execute();
   return rows.map((row) => deviceRowToDevice({ ...row, project_user_id: users.get(row.user_id)! }));
 }
 
 /** Targeted devices, whatever their status (a disabled device is a target without a usable device). */
-export async function devicesByIds(db: Db, projectId: string, deviceIds: string[]): Promise<Array<{ deviceId: string; userId: string; active: boolean }>> {
+export async function devicesByIds(
+  db: Db,
+  projectId: string,
+  deviceIds: string[],
+): Promise<Array<{ deviceId: string; userId: string; active: boolean }>> {
   if (deviceIds.length === 0) return [];
-  const rows = await db.selectFrom('devices').select(['device_id', 'user_id', 'status']).where('project_id', '=', projectId).where('device_id', 'in', deviceIds).execute();
+  const rows = await db
+    .selectFrom('devices')
+    .select(['device_id', 'user_id', 'status'])
+    .where('project_id', '=', projectId)
+    .where('device_id', 'in', deviceIds)
+    .execute();
   return rows.map((r) => ({ deviceId: r.device_id, userId: r.user_id, active: r.status === 'active' }));
 }
 
 /** The id `size` users after `after` (keyset over the project's users), or undefined when fewer remain. */
-export async function rangeEnd(db: Db, projectId: string, after: string | null, size: number): Promise<string | undefined> {
+export async function rangeEnd(
+  db: Db,
+  projectId: string,
+  after: string | null,
+  size: number,
+): Promise<string | undefined> {
   let query = db.selectFrom('users').select('id').where('project_id', '=', projectId);
   if (after !== null) query = query.where('id', '>', after);
-  const row = await query.orderBy('id').limit(1).offset(size - 1).executeTakeFirst();
+  const row = await query
+    .orderBy('id')
+    .limit(1)
+    .offset(size - 1)
+    .executeTakeFirst();
   return row?.id;
 }
 
@@ -156,5 +220,10 @@ export async function countBroadcastAudience(db: Db, projectId: string, snapshot
       where users.project_id = ${projectId} and users.created_at <= ${snapshotAt} and ${c.segment}
     ) as audience`.execute(db);
   const row = result.rows[0]!;
-  return { inSegment: Number(row.in_segment), eligible: Number(row.eligible), noDevice: Number(row.no_device), devices: Number(row.devices) };
+  return {
+    inSegment: Number(row.in_segment),
+    eligible: Number(row.eligible),
+    noDevice: Number(row.no_device),
+    devices: Number(row.devices),
+  };
 }

@@ -33,8 +33,15 @@ export interface AudienceSlice {
 export type CompiledConditions = ReturnType<typeof compileTriggerConditions>;
 
 /** The segment (always enforced) and the trigger's audience conditions, as SQL over `users`. */
-export function compileTriggerConditions(db: Db, definition: Pick<TriggerDefinition, 'segment' | 'audienceConditions'>, now: number) {
-  return { segment: compileCondition(db, definition.segment, { now }), audience: compileCondition(db, definition.audienceConditions, { now }) };
+export function compileTriggerConditions(
+  db: Db,
+  definition: Pick<TriggerDefinition, 'segment' | 'audienceConditions'>,
+  now: number,
+) {
+  return {
+    segment: compileCondition(db, definition.segment, { now }),
+    audience: compileCondition(db, definition.audienceConditions, { now }),
+  };
 }
 
 function groupByUser(users: repo.AudienceUser[], devices: Device[]): Recipient[] {
@@ -44,7 +51,13 @@ function groupByUser(users: repo.AudienceUser[], devices: Device[]): Recipient[]
 }
 
 /** One broadcast range: the segment's users in it, as they are now, and their devices as of the snapshot. */
-export async function broadcastSlice(db: Db, projectId: string, range: { after: string | null; upto: string | null }, snapshotAt: number, c: CompiledConditions): Promise<AudienceSlice> {
+export async function broadcastSlice(
+  db: Db,
+  projectId: string,
+  range: { after: string | null; upto: string | null },
+  snapshotAt: number,
+  c: CompiledConditions,
+): Promise<AudienceSlice> {
   const users = await repo.segmentUsersInRange(db, projectId, range, snapshotAt, c);
   const eligible = users.filter((u) => u.user.eligible);
   const recipients = eligible.filter((u) => u.devices.length > 0);
@@ -62,22 +75,42 @@ export async function broadcastSlice(db: Db, projectId: string, range: { after: 
  * user) and judged against the segment and the audience conditions. A user target reaches every
  * active device of the user, a device target that device only; a device reached twice is sent once.
  */
-export async function targetsSlice(db: Db, projectId: string, targets: Target[], c: CompiledConditions): Promise<AudienceSlice> {
-  const of = <K extends 'project_user_id' | 'user_id' | 'device_id'>(key: K) => targets.flatMap((t) => (key in t ? [(t as Record<K, string>)[key]] : []));
+export async function targetsSlice(
+  db: Db,
+  projectId: string,
+  targets: Target[],
+  c: CompiledConditions,
+): Promise<AudienceSlice> {
+  const of = <K extends 'project_user_id' | 'user_id' | 'device_id'>(key: K) =>
+    targets.flatMap((t) => (key in t ? [(t as Record<K, string>)[key]] : []));
   const targetDevices = new Map((await repo.devicesByIds(db, projectId, of('device_id'))).map((d) => [d.deviceId, d]));
-  const users = await repo.usersByIds(db, projectId, { projectUserIds: of('project_user_id'), userIds: [...of('user_id'), ...[...targetDevices.values()].map((d) => d.userId)] }, c);
+  const users = await repo.usersByIds(
+    db,
+    projectId,
+    {
+      projectUserIds: of('project_user_id'),
+      userIds: [...of('user_id'), ...[...targetDevices.values()].map((d) => d.userId)],
+    },
+    c,
+  );
   const byId = new Map(users.map((u) => [u.id, u]));
   const byProjectUserId = new Map(users.map((u) => [u.projectUserId, u]));
   const eligible = users.filter((u) => u.eligible);
   const devicesOf = new Map<string, Device[]>();
-  for (const d of await repo.activeDevicesOf(db, new Map(eligible.map((u) => [u.id, u.projectUserId])))) devicesOf.set(d.userId, [...(devicesOf.get(d.userId) ?? []), d]);
+  for (const d of await repo.activeDevicesOf(db, new Map(eligible.map((u) => [u.id, u.projectUserId]))))
+    devicesOf.set(d.userId, [...(devicesOf.get(d.userId) ?? []), d]);
 
   const counters = emptyCounters();
   counters.targets = targets.length;
   const chosen = new Map<string, Device>();
   const results = targets.map((target): TargetResult => {
     const device = 'device_id' in target ? targetDevices.get(target.device_id) : undefined;
-    const user = 'project_user_id' in target ? byProjectUserId.get(target.project_user_id) : 'user_id' in target ? byId.get(target.user_id) : device && byId.get(device.userId);
+    const user =
+      'project_user_id' in target
+        ? byProjectUserId.get(target.project_user_id)
+        : 'user_id' in target
+          ? byId.get(target.user_id)
+          : device && byId.get(device.userId);
     const verdict = (v: TargetVerdict, devices: Device[] = []): TargetResult => {
       if (v !== 'eligible') counters.skipped[v] = (counters.skipped[v] ?? 0) + 1;
       if (v !== 'not_found' && v !== 'not_in_segment') counters.in_segment += 1;

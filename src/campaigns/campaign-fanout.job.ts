@@ -7,18 +7,38 @@ import { deliveryRow, sendToDevices, type DeviceSend } from '../push/push-dispat
 import type { PushRuntime } from '../push/push-runtime.js';
 import { Semaphore } from '../push/semaphore.js';
 import { DeliveryStatus, type DeviceSendOutcome } from '../push/push.types.js';
-import { broadcastSlice, compileTriggerConditions, targetsSlice, type CompiledConditions, type Recipient } from './audience.js';
+import {
+  broadcastSlice,
+  compileTriggerConditions,
+  targetsSlice,
+  type CompiledConditions,
+  type Recipient,
+} from './audience.js';
 import { createPlanHandler } from './campaign-plan.job.js';
 import { findCampaign } from './campaigns.service.js';
 import type { TemplateRenderer } from './render-pool.js';
 import { parseMessageTemplate, type ParsedMessage } from './templates.js';
 import { createOutcomeCommitter } from './outcome-committer.js';
 import { addCounters, addDeliveryCounts, emptyCounters, type TriggerCounters } from './trigger-counters.js';
-import { countDeliveries, recordDeliveries, recordedDevices, type TriggerDeliveriesTable } from './trigger-deliveries.repository.js';
-import { cancelTrigger, completeTriggerIfDone, findBatch, findTrigger, finishBatch, type TriggerRecord } from './triggers.repository.js';
+import {
+  countDeliveries,
+  recordDeliveries,
+  recordedDevices,
+  type TriggerDeliveriesTable,
+} from './trigger-deliveries.repository.js';
+import {
+  cancelTrigger,
+  completeTriggerIfDone,
+  findBatch,
+  findTrigger,
+  finishBatch,
+  type TriggerRecord,
+} from './triggers.repository.js';
 
 /** The campaign job handlers, for `createJobHandlers` (S2). */
-export function createCampaignJobHandlers(deps: FanoutDeps): Pick<JobHandlers, 'campaign.plan' | 'campaign.send-batch'> {
+export function createCampaignJobHandlers(
+  deps: FanoutDeps,
+): Pick<JobHandlers, 'campaign.plan' | 'campaign.send-batch'> {
   return { 'campaign.plan': createPlanHandler(deps), 'campaign.send-batch': createSendBatchHandler(deps) };
 }
 
@@ -62,32 +82,56 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
   const prepare = (db: Db, trigger: TriggerRecord): Prepared => {
     let prepared = cache.get(trigger.id);
     if (!prepared) {
-      prepared = { conditions: compileTriggerConditions(db, trigger.definition, trigger.createdAt), message: parseMessageTemplate(trigger.definition.message) };
+      prepared = {
+        conditions: compileTriggerConditions(db, trigger.definition, trigger.createdAt),
+        message: parseMessageTemplate(trigger.definition.message),
+      };
       if (cache.size >= 64) cache.delete(cache.keys().next().value!);
       cache.set(trigger.id, prepared);
     }
     return prepared;
   };
-  const audienceOf = (db: Db, trigger: TriggerRecord, batch: { after_user_id: string | null; upto_user_id: string | null }) => {
+  const audienceOf = (
+    db: Db,
+    trigger: TriggerRecord,
+    batch: { after_user_id: string | null; upto_user_id: string | null },
+  ) => {
     const prepared = prepare(db, trigger);
     return 'targets' in trigger.audience
       ? targetsSlice(db, trigger.projectId, trigger.audience.targets, prepared.conditions)
-      : broadcastSlice(db, trigger.projectId, { after: batch.after_user_id, upto: batch.upto_user_id }, trigger.snapshotAt, prepared.conditions);
+      : broadcastSlice(
+          db,
+          trigger.projectId,
+          { after: batch.after_user_id, upto: batch.upto_user_id },
+          trigger.snapshotAt,
+          prepared.conditions,
+        );
   };
   // Chunks under way in this process, over all its batches: no more sends than the HTTP/2 pool has
   // streams, so none wait in its queue. At shutdown only those streams are left to end (nothing queued).
   const chunkSlots = new Semaphore(Math.max(1, Math.floor(deps.push.pool.concurrency / (deps.sendChunk ?? 100))));
-  const close = (db: Db, triggerId: string, batchNo: number, state: 'done' | 'failed' | 'canceled', counters: unknown) =>
+  const close = (
+    db: Db,
+    triggerId: string,
+    batchNo: number,
+    state: 'done' | 'failed' | 'canceled',
+    counters: unknown,
+  ) =>
     db.transaction().execute(async (trx) => {
-      if (await finishBatch(trx, triggerId, batchNo, state, counters, deps.clock.now())) await completeTriggerIfDone(trx, triggerId, deps.clock.now());
+      if (await finishBatch(trx, triggerId, batchNo, state, counters, deps.clock.now()))
+        await completeTriggerIfDone(trx, triggerId, deps.clock.now());
     });
 
-  const handler = async ({ triggerId, batchNo }: { triggerId: string; batchNo: number }, helpers: JobHelpers): Promise<void> => {
+  const handler = async (
+    { triggerId, batchNo }: { triggerId: string; batchNo: number },
+    helpers: JobHelpers,
+  ): Promise<void> => {
     const { db } = helpers;
     const [trigger, batch] = await Promise.all([findTrigger(db, triggerId), findBatch(db, triggerId, batchNo)]);
     if (!trigger || !batch || batch.state !== 'queued') return;
 
-    const campaign = trigger.state === 'canceled' ? undefined : await findCampaign(db, trigger.projectId, trigger.campaignId);
+    const campaign =
+      trigger.state === 'canceled' ? undefined : await findCampaign(db, trigger.projectId, trigger.campaignId);
     if (!campaign || campaign.status !== 'active') {
       await cancelTrigger(db, triggerId, `campaign is ${campaign?.status ?? 'no longer active'}`, deps.clock.now());
       await close(db, triggerId, batchNo, 'canceled', null);
@@ -95,29 +139,61 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
     }
     const slice = await audienceOf(db, trigger, batch);
     const deviceIds = slice.recipients.flatMap((r) => r.devices.map((d) => d.deviceId));
-    await sendBatch(deps, helpers, chunkSlots, trigger, batchNo, prepare(db, trigger), slice.recipients, await recordedDevices(db, triggerId, deviceIds));
+    await sendBatch(
+      deps,
+      helpers,
+      chunkSlots,
+      trigger,
+      batchNo,
+      prepare(db, trigger),
+      slice.recipients,
+      await recordedDevices(db, triggerId, deviceIds),
+    );
     await close(db, triggerId, batchNo, 'done', await batchTotals(db, triggerId, batchNo, slice.counters));
   };
 
-  const finalise = async ({ triggerId, batchNo }: { triggerId: string; batchNo: number }, helpers: JobHelpers): Promise<void> => {
+  const finalise = async (
+    { triggerId, batchNo }: { triggerId: string; batchNo: number },
+    helpers: JobHelpers,
+  ): Promise<void> => {
     const { db } = helpers;
     const [trigger, batch] = await Promise.all([findTrigger(db, triggerId), findBatch(db, triggerId, batchNo)]);
     if (!trigger || !batch || batch.state !== 'queued') return;
     let audience: TriggerCounters | undefined;
     try {
       const slice = await audienceOf(db, trigger, batch);
-      const devices = slice.recipients.flatMap((r) => r.devices.map((d) => ({ deviceId: d.deviceId, userId: r.user.id })));
-      const recorded = await recordedDevices(db, triggerId, devices.map((d) => d.deviceId));
+      const devices = slice.recipients.flatMap((r) =>
+        r.devices.map((d) => ({ deviceId: d.deviceId, userId: r.user.id })),
+      );
+      const recorded = await recordedDevices(
+        db,
+        triggerId,
+        devices.map((d) => d.deviceId),
+      );
       const now = deps.clock.now();
       const unsent = devices.filter((d) => !recorded.has(d.deviceId));
       await recordDeliveries(
         db,
-        unsent.map((d) => ({ trigger_id: triggerId, device_id: d.deviceId, batch_no: batchNo, user_id: d.userId, status: DeliveryStatus.FAILED, message_id: null, failure_reason: 'BATCH_ATTEMPTS_EXHAUSTED', token_action: null, detail: null, created_at: now })),
+        unsent.map((d) => ({
+          trigger_id: triggerId,
+          device_id: d.deviceId,
+          batch_no: batchNo,
+          user_id: d.userId,
+          status: DeliveryStatus.FAILED,
+          message_id: null,
+          failure_reason: 'BATCH_ATTEMPTS_EXHAUSTED',
+          token_action: null,
+          detail: null,
+          created_at: now,
+        })),
       );
       audience = slice.counters;
     } catch (error) {
       // The audience cannot be read (the reason the batch failed, perhaps): close with what was recorded.
-      deps.logger?.warn({ err: error, triggerId, batchNo }, 'could not read a spent batch\'s audience; closing it with its recorded outcomes');
+      deps.logger?.warn(
+        { err: error, triggerId, batchNo },
+        "could not read a spent batch's audience; closing it with its recorded outcomes",
+      );
     }
     deps.logger?.error({ triggerId, batchNo }, 'campaign batch spent its attempts; closed as failed');
     await close(db, triggerId, batchNo, 'failed', await batchTotals(db, triggerId, batchNo, audience));
@@ -131,16 +207,33 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
  * counts ledger rows, so a device pruned on an earlier attempt (gone from the slice now) still
  * counts, and `devices` = accepted + failed + render skips holds.
  */
-async function batchTotals(db: Db, triggerId: string, batchNo: number, audience: TriggerCounters | undefined): Promise<TriggerCounters> {
+async function batchTotals(
+  db: Db,
+  triggerId: string,
+  batchNo: number,
+  audience: TriggerCounters | undefined,
+): Promise<TriggerCounters> {
   const totals = addCounters(emptyCounters(), audience);
   totals.devices = 0;
   return addDeliveryCounts(totals, await countDeliveries(db, triggerId, batchNo), true);
 }
 
-async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, chunkSlots: Semaphore, trigger: TriggerRecord, batchNo: number, prepared: Prepared, recipients: Recipient[], done: Set<string>): Promise<void> {
+async function sendBatch(
+  deps: FanoutDeps,
+  helpers: JobHelpers,
+  chunkSlots: Semaphore,
+  trigger: TriggerRecord,
+  batchNo: number,
+  prepared: Prepared,
+  recipients: Recipient[],
+  done: Set<string>,
+): Promise<void> {
   const { db } = helpers;
   const now = deps.clock.now();
-  const row = (d: { deviceId: string; userId: string }, fields: Pick<TriggerDeliveriesTable, 'status' | 'message_id' | 'failure_reason' | 'token_action' | 'detail'>): TriggerDeliveriesTable => ({
+  const row = (
+    d: { deviceId: string; userId: string },
+    fields: Pick<TriggerDeliveriesTable, 'status' | 'message_id' | 'failure_reason' | 'token_action' | 'detail'>,
+  ): TriggerDeliveriesTable => ({
     trigger_id: trigger.id,
     device_id: d.deviceId,
     batch_no: batchNo,
@@ -152,18 +245,36 @@ async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, chunkSlots: Sema
   const skipped: TriggerDeliveriesTable[] = [];
   const campaign = { campaign_id: trigger.campaignId, name: trigger.definition.campaignName };
   // The whole batch renders in one call to the worker pool; a recipient over a budget fails alone.
-  const pendingRecipients = recipients.map(({ user, devices }) => ({ user, pending: devices.filter((d) => !done.has(d.deviceId)) })).filter((r) => r.pending.length > 0);
+  const pendingRecipients = recipients
+    .map(({ user, devices }) => ({ user, pending: devices.filter((d) => !done.has(d.deviceId)) }))
+    .filter((r) => r.pending.length > 0);
   const rendered = await deps.templates.render(
     trigger.definition.message,
-    pendingRecipients.map(({ user }) => ({ trigger: trigger.properties, user: { ...user.properties, project_user_id: user.projectUserId }, campaign })),
+    pendingRecipients.map(({ user }) => ({
+      trigger: trigger.properties,
+      user: { ...user.properties, project_user_id: user.projectUserId },
+      campaign,
+    })),
   );
   pendingRecipients.forEach(({ pending }, i) => {
     const outcome = rendered[i]!;
     if (!outcome.ok) {
-      for (const d of pending) skipped.push(row(d, { status: DeliveryStatus.SKIPPED, message_id: null, failure_reason: outcome.reason, token_action: null, detail: outcome.detail }));
+      for (const d of pending)
+        skipped.push(
+          row(d, {
+            status: DeliveryStatus.SKIPPED,
+            message_id: null,
+            failure_reason: outcome.reason,
+            token_action: null,
+            detail: outcome.detail,
+          }),
+        );
       return;
     }
-    const message = { ...outcome.message, data: { herald_campaign_id: trigger.campaignId, herald_trigger_id: trigger.id } };
+    const message = {
+      ...outcome.message,
+      data: { herald_campaign_id: trigger.campaignId, herald_trigger_id: trigger.id },
+    };
     for (const device of pending) sends.push({ device, message, refs: { triggerId: trigger.id } });
   });
   await recordDeliveries(db, skipped);
@@ -178,7 +289,15 @@ async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, chunkSlots: Sema
   const onOutcome = (o: DeviceSendOutcome, send: DeviceSend) => {
     const retryLater = !lastAttempt && TRANSIENT.has(o.status);
     if (retryLater) postponed++;
-    const ledger = retryLater ? null : row(send.device, { status: o.status, message_id: o.messageId, failure_reason: o.failureReason ?? null, token_action: o.tokenAction ?? null, detail: null });
+    const ledger = retryLater
+      ? null
+      : row(send.device, {
+          status: o.status,
+          message_id: o.messageId,
+          failure_reason: o.failureReason ?? null,
+          token_action: o.tokenAction ?? null,
+          detail: null,
+        });
     committer.add({ delivery: deliveryRow(trigger.projectId, send, o), ledger });
   };
   const chunk = deps.sendChunk ?? 100;
@@ -193,7 +312,11 @@ async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, chunkSlots: Sema
       try {
         if (stop() || next >= sends.length) break;
         const part = sends.slice(next, (next += chunk));
-        await sendToDevices(deps.push, db, trigger.projectId, part, { deadlineMs: deps.sendDeadlineMs ?? 60_000, onOutcome, recordDeliveries: false });
+        await sendToDevices(deps.push, db, trigger.projectId, part, {
+          deadlineMs: deps.sendDeadlineMs ?? 60_000,
+          onOutcome,
+          recordDeliveries: false,
+        });
       } finally {
         release();
       }
@@ -215,7 +338,11 @@ async function sendBatch(deps: FanoutDeps, helpers: JobHelpers, chunkSlots: Sema
   // Retried for the whole window, not a number of attempts: waits grow with the time already spent
   // (so they double), never past the window's end, and provider quota holds are honoured by the sends.
   const delayMs = Math.max(0, Math.min(Math.max(1000, elapsed), MAX_RETRY_DELAY_MS, window - elapsed));
-  if (postponed > 0) throw new RetryJobError({ delayMs, reason: `${postponed} sends failed for a passing reason; the batch retries them` });
+  if (postponed > 0)
+    throw new RetryJobError({
+      delayMs,
+      reason: `${postponed} sends failed for a passing reason; the batch retries them`,
+    });
 }
 
 const TRANSIENT = new Set<string>([DeliveryStatus.FAILED, DeliveryStatus.RATE_LIMITED]);

@@ -15,5 +15,3 @@ export const BATCH_USERS = 400;
 export const PLAN_CHUNK = 25;
 /** A batch job retries with backoff (about an hour in all) before it is counted as failed. */
 export const BATCH_MAX_ATTEMPTS = 12;
-
-

@@ -5,7 +5,14 @@ import { enqueueJob } from '../jobs/jobs.js';
 import type { JobHandler, JobHelpers } from '../jobs/job-types.js';
 import { rangeEnd } from './audience.repository.js';
 import { BATCH_MAX_ATTEMPTS, BATCH_USERS, PLAN_CHUNK } from './campaign-jobs.js';
-import { addBatches, completeTriggerIfDone, failTrigger, findTrigger, markPlanningDone, startTrigger } from './triggers.repository.js';
+import {
+  addBatches,
+  completeTriggerIfDone,
+  failTrigger,
+  findTrigger,
+  markPlanningDone,
+  startTrigger,
+} from './triggers.repository.js';
 
 type Range = { batchNo: number; after: string | null; upto: string | null };
 
@@ -19,7 +26,8 @@ type Range = { batchNo: number; after: string | null; upto: string | null };
 export function createPlanHandler(deps: { clock: Clock; batchUsers?: number }): JobHandler<'campaign.plan'> {
   const batchUsers = deps.batchUsers ?? BATCH_USERS;
   const plan = createPlan(deps.clock, batchUsers);
-  const handler = async ({ triggerId }: { triggerId: string }, helpers: JobHelpers) => plan(triggerId, helpers.db, helpers.signal, helpers.stopping);
+  const handler = async ({ triggerId }: { triggerId: string }, helpers: JobHelpers) =>
+    plan(triggerId, helpers.db, helpers.signal, helpers.stopping);
   // Attempts spent (failed, or the worker died during the last): the trigger fails instead of staying `running`.
   const finalise = async ({ triggerId }: { triggerId: string }, helpers: JobHelpers) => {
     const trigger = await findTrigger(helpers.db, triggerId);
@@ -39,7 +47,13 @@ function createPlan(clock: Clock, batchUsers: number) {
     const record = (ranges: Range[], cursor: string | null, done: boolean) =>
       db.transaction().execute(async (trx) => {
         await addBatches(trx, triggerId, ranges, cursor, deps.clock.now());
-        for (const r of ranges) await enqueueJob(trx, 'campaign.send-batch', { triggerId, batchNo: r.batchNo }, { clock: deps.clock, maxAttempts: BATCH_MAX_ATTEMPTS });
+        for (const r of ranges)
+          await enqueueJob(
+            trx,
+            'campaign.send-batch',
+            { triggerId, batchNo: r.batchNo },
+            { clock: deps.clock, maxAttempts: BATCH_MAX_ATTEMPTS },
+          );
         if (done) await markPlanningDone(trx, triggerId);
       });
 
@@ -48,7 +62,7 @@ function createPlan(clock: Clock, batchUsers: number) {
     } else {
       let cursor = trigger.planCursor;
       let next = trigger.batchesPlanned;
-      for (let done = false; !done; ) {
+      for (let done = false; !done;) {
         if (signal.aborted || stopping.aborted) throw new Error('planning interrupted; it resumes from its cursor');
         const ranges: Range[] = [];
         while (ranges.length < PLAN_CHUNK) {

@@ -82,19 +82,33 @@ export async function insertCampaign(db: Db, campaign: Campaign): Promise<boolea
 }
 
 export async function findCampaign(db: Db, projectId: string, campaignId: string): Promise<Campaign | undefined> {
-  const row = await db.selectFrom('campaigns').selectAll().where('project_id', '=', projectId).where('campaign_id', '=', campaignId).executeTakeFirst();
+  const row = await db
+    .selectFrom('campaigns')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('campaign_id', '=', campaignId)
+    .executeTakeFirst();
   return row && rowToCampaign(row);
 }
 
 /** Replaces every editable field; `false` when the campaign does not exist. */
 export async function updateCampaign(db: Db, campaign: Campaign): Promise<boolean> {
   const { project_id, campaign_id, created_at: _created, ...fields } = campaignToRow(campaign);
-  const result = await db.updateTable('campaigns').set(fields).where('project_id', '=', project_id).where('campaign_id', '=', campaign_id).executeTakeFirst();
+  const result = await db
+    .updateTable('campaigns')
+    .set(fields)
+    .where('project_id', '=', project_id)
+    .where('campaign_id', '=', campaign_id)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
 export async function deleteCampaign(db: Db, projectId: string, campaignId: string): Promise<boolean> {
-  const result = await db.deleteFrom('campaigns').where('project_id', '=', projectId).where('campaign_id', '=', campaignId).executeTakeFirst();
+  const result = await db
+    .deleteFrom('campaigns')
+    .where('project_id', '=', projectId)
+    .where('campaign_id', '=', campaignId)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
@@ -102,13 +116,22 @@ export async function deleteCampaign(db: Db, projectId: string, campaignId: stri
 export async function listCampaigns(
   db: Db,
   projectId: string,
-  options: { limit: number; status?: CampaignStatus | undefined; after?: { createdAt: number; campaignId: string } | undefined },
+  options: {
+    limit: number;
+    status?: CampaignStatus | undefined;
+    after?: { createdAt: number; campaignId: string } | undefined;
+  },
 ): Promise<Campaign[]> {
   let query = db.selectFrom('campaigns').selectAll().where('project_id', '=', projectId);
   if (options.status) query = query.where('status', '=', options.status);
   const after = options.after;
   if (after) {
-    query = query.where((eb) => eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('campaign_id', '<', after.campaignId)])]));
+    query = query.where((eb) =>
+      eb.or([
+        eb('created_at', '<', after.createdAt),
+        eb.and([eb('created_at', '=', after.createdAt), eb('campaign_id', '<', after.campaignId)]),
+      ]),
+    );
   }
   const rows = await query.orderBy('created_at', 'desc').orderBy('campaign_id', 'desc').limit(options.limit).execute();
   return rows.map(rowToCampaign);

@@ -2,7 +2,13 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app.js';
-import { CampaignParams, CampaignResponse, CreateCampaignBody, ListCampaignsQuery, PatchCampaignBody } from './campaigns.schemas.js';
+import {
+  CampaignParams,
+  CampaignResponse,
+  CreateCampaignBody,
+  ListCampaignsQuery,
+  PatchCampaignBody,
+} from './campaigns.schemas.js';
 import * as campaigns from './campaigns.service.js';
 
 const routeConfig = { auth: 'secret', rateLimitClass: 'management' } as const;
@@ -20,7 +26,13 @@ export function registerCampaignRoutes(fastify: FastifyInstance, deps: AppDeps):
     '/api/v1/campaigns',
     {
       config: routeConfig,
-      schema: { summary: 'Create a campaign', tags, security, body: CreateCampaignBody, response: { 201: CampaignResponse, 409: ErrorBody, ...errors } },
+      schema: {
+        summary: 'Create a campaign',
+        tags,
+        security,
+        body: CreateCampaignBody,
+        response: { 201: CampaignResponse, 409: ErrorBody, ...errors },
+      },
     },
     async (request, reply) => {
       const campaign = await campaigns.createCampaign(db, clock, request.auth!.projectId, request.body);
@@ -37,7 +49,13 @@ export function registerCampaignRoutes(fastify: FastifyInstance, deps: AppDeps):
         tags,
         security,
         querystring: ListCampaignsQuery,
-        response: { 200: Type.Object({ campaigns: Type.Array(CampaignResponse), next_cursor: Type.Union([Type.String(), Type.Null()]) }), ...errors },
+        response: {
+          200: Type.Object({
+            campaigns: Type.Array(CampaignResponse),
+            next_cursor: Type.Union([Type.String(), Type.Null()]),
+          }),
+          ...errors,
+        },
       },
     },
     async (request) => {
@@ -48,24 +66,50 @@ export function registerCampaignRoutes(fastify: FastifyInstance, deps: AppDeps):
 
   app.get(
     '/api/v1/campaigns/:campaign_id',
-    { config: routeConfig, schema: { summary: 'Get a campaign', tags, security, params: CampaignParams, response: { 200: CampaignResponse, ...errors } } },
-    async (request) => campaigns.campaignToWire(await campaigns.getCampaign(db, request.auth!.projectId, request.params.campaign_id)),
+    {
+      config: routeConfig,
+      schema: {
+        summary: 'Get a campaign',
+        tags,
+        security,
+        params: CampaignParams,
+        response: { 200: CampaignResponse, ...errors },
+      },
+    },
+    async (request) =>
+      campaigns.campaignToWire(await campaigns.getCampaign(db, request.auth!.projectId, request.params.campaign_id)),
   );
 
   app.patch(
     '/api/v1/campaigns/:campaign_id',
     {
       config: routeConfig,
-      schema: { summary: 'Change some fields of a campaign', tags, security, params: CampaignParams, body: PatchCampaignBody, response: { 200: CampaignResponse, ...errors } },
+      schema: {
+        summary: 'Change some fields of a campaign',
+        tags,
+        security,
+        params: CampaignParams,
+        body: PatchCampaignBody,
+        response: { 200: CampaignResponse, ...errors },
+      },
     },
-    async (request) => campaigns.campaignToWire(await campaigns.updateCampaign(db, clock, request.auth!.projectId, request.params.campaign_id, request.body)),
+    async (request) =>
+      campaigns.campaignToWire(
+        await campaigns.updateCampaign(db, clock, request.auth!.projectId, request.params.campaign_id, request.body),
+      ),
   );
 
   app.delete(
     '/api/v1/campaigns/:campaign_id',
     {
       config: routeConfig,
-      schema: { summary: 'Delete a campaign with its trigger history (200 also when absent)', tags, security, params: CampaignParams, response: { 200: Type.Object({}), ...errors } },
+      schema: {
+        summary: 'Delete a campaign with its trigger history (200 also when absent)',
+        tags,
+        security,
+        params: CampaignParams,
+        response: { 200: Type.Object({}), ...errors },
+      },
     },
     async (request) => {
       await campaigns.deleteCampaign(db, request.auth!.projectId, request.params.campaign_id);

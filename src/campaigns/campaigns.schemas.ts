@@ -3,10 +3,16 @@ import { Type, type Static } from '@sinclair/typebox';
 /** Campaign ids: given or generated; no `:` (the trigger path ends in `:trigger`) and nothing to escape. */
 export const CAMPAIGN_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$';
 const campaignIdRegExp = new RegExp(CAMPAIGN_ID_PATTERN);
-export const isValidCampaignId = (value: unknown): value is string => typeof value === 'string' && campaignIdRegExp.test(value);
+export const isValidCampaignId = (value: unknown): value is string =>
+  typeof value === 'string' && campaignIdRegExp.test(value);
 
 export const CAMPAIGN_STATUSES = ['draft', 'active', 'paused', 'archived'] as const;
-export const CampaignStatus = Type.Union([Type.Literal('draft'), Type.Literal('active'), Type.Literal('paused'), Type.Literal('archived')]);
+export const CampaignStatus = Type.Union([
+  Type.Literal('draft'),
+  Type.Literal('active'),
+  Type.Literal('paused'),
+  Type.Literal('archived'),
+]);
 export type CampaignStatus = Static<typeof CampaignStatus>;
 
 const Template = (maxLength: number) => Type.String({ maxLength });
@@ -20,8 +26,13 @@ export const MessageTemplateSchema = Type.Object(
   { additionalProperties: false, description: 'Liquid templates; `trigger`, `user` and `campaign` are in scope' },
 );
 
-const ConditionSchema = Type.Unknown({ description: 'Condition tree: {all|any:[...]}, {not:{...}}, {property,op,value|value_from}, {event,op,count_gte?,within_days?}' });
-const AudienceSchema = Type.Unknown({ description: '{"broadcast": true} (the whole segment, default) or {"targets": [{project_user_id|device_id|user_id}]}' });
+const ConditionSchema = Type.Unknown({
+  description:
+    'Condition tree: {all|any:[...]}, {not:{...}}, {property,op,value|value_from}, {event,op,count_gte?,within_days?}',
+});
+const AudienceSchema = Type.Unknown({
+  description: '{"broadcast": true} (the whole segment, default) or {"targets": [{project_user_id|device_id|user_id}]}',
+});
 
 const editable = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -48,7 +59,9 @@ export const CreateCampaignBody = Type.Object(
 );
 export type CreateCampaignBody = Static<typeof CreateCampaignBody>;
 
-export const PatchCampaignBody = Type.Partial(Type.Object(editable, { additionalProperties: false }), { additionalProperties: false });
+export const PatchCampaignBody = Type.Partial(Type.Object(editable, { additionalProperties: false }), {
+  additionalProperties: false,
+});
 export type PatchCampaignBody = Static<typeof PatchCampaignBody>;
 
 export const CampaignResponse = Type.Object({

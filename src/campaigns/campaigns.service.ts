@@ -14,12 +14,18 @@ import { parseAudience } from './trigger-body.js';
 export type { Campaign } from './campaigns.repository.js';
 type Campaign = repo.Campaign;
 
-const notFound = (campaignId: string) => new AppError('not_found', 'CAMPAIGN_NOT_FOUND', `Campaign ${campaignId} does not exist`);
+const notFound = (campaignId: string) =>
+  new AppError('not_found', 'CAMPAIGN_NOT_FOUND', `Campaign ${campaignId} does not exist`);
 
 /** Shape check shared by REST and the CLI (the CLI has no Fastify validation in front of it). */
 function checkShape<T>(schema: TSchema, input: unknown): T {
   const first = Value.Errors(schema, input).First();
-  if (first) throw new AppError('invalid', 'INVALID_CAMPAIGN', `${first.path === '' ? 'body' : first.path.slice(1).replaceAll('/', '.')}: ${first.message}`);
+  if (first)
+    throw new AppError(
+      'invalid',
+      'INVALID_CAMPAIGN',
+      `${first.path === '' ? 'body' : first.path.slice(1).replaceAll('/', '.')}: ${first.message}`,
+    );
   return input as T;
 }
 
@@ -27,12 +33,14 @@ const hasMarkup = (source: string) => source.includes('{{') || source.includes('
 
 /** At least a title or a body; every field parses as Liquid; literal URLs are absolute http(s). */
 function checkMessage(message: MessageTemplate): void {
-  if (!message.title?.trim() && !message.body?.trim()) throw new AppError('invalid', 'INVALID_TEMPLATE', 'message: give a title or a body');
+  if (!message.title?.trim() && !message.body?.trim())
+    throw new AppError('invalid', 'INVALID_TEMPLATE', 'message: give a title or a body');
   parseMessageTemplate(message);
   for (const field of ['image_url', 'landing_url'] as const) {
     const source = message[field]?.trim();
     if (!source || hasMarkup(source)) continue;
-    if (!URL.canParse(source) || !['http:', 'https:'].includes(new URL(source).protocol)) throw new AppError('invalid', 'INVALID_TEMPLATE', `message.${field}: expected an absolute http(s) URL`);
+    if (!URL.canParse(source) || !['http:', 'https:'].includes(new URL(source).protocol))
+      throw new AppError('invalid', 'INVALID_TEMPLATE', `message.${field}: expected an absolute http(s) URL`);
   }
 }
 
@@ -41,7 +49,10 @@ function checkCampaign(campaign: Campaign): Campaign {
   if (campaign.segment !== null) validateCondition(campaign.segment, 'segment');
   if (campaign.audienceConditions !== null) validateCondition(campaign.audienceConditions, 'audience_conditions');
   checkMessage(campaign.message);
-  return { ...campaign, defaultAudience: parseAudience(campaign.defaultAudience, 'default_audience', 'INVALID_DEFAULT_AUDIENCE') };
+  return {
+    ...campaign,
+    defaultAudience: parseAudience(campaign.defaultAudience, 'default_audience', 'INVALID_DEFAULT_AUDIENCE'),
+  };
 }
 
 export async function createCampaign(db: Db, clock: Clock, projectId: string, input: unknown): Promise<Campaign> {
@@ -60,7 +71,8 @@ export async function createCampaign(db: Db, clock: Clock, projectId: string, in
     createdAt: now,
     updatedAt: now,
   });
-  if (!(await repo.insertCampaign(db, campaign))) throw new AppError('conflict', 'CAMPAIGN_EXISTS', `Campaign ${campaign.campaignId} already exists`);
+  if (!(await repo.insertCampaign(db, campaign)))
+    throw new AppError('conflict', 'CAMPAIGN_EXISTS', `Campaign ${campaign.campaignId} already exists`);
   return campaign;
 }
 
@@ -73,7 +85,13 @@ export async function getCampaign(db: Db, projectId: string, campaignId: string)
 export const findCampaign = repo.findCampaign;
 
 /** Changes only the supplied fields; `null` clears `segment` or `audience_conditions`. */
-export async function updateCampaign(db: Db, clock: Clock, projectId: string, campaignId: string, input: unknown): Promise<Campaign> {
+export async function updateCampaign(
+  db: Db,
+  clock: Clock,
+  projectId: string,
+  campaignId: string,
+  input: unknown,
+): Promise<Campaign> {
   const patch = checkShape<PatchCampaignBody>(PatchCampaignBody, input ?? {});
   return db.transaction().execute(async (trx) => {
     const current = await getCampaign(trx, projectId, campaignId);
@@ -83,8 +101,12 @@ export async function updateCampaign(db: Db, clock: Clock, projectId: string, ca
       ...(patch.status !== undefined && { status: patch.status }),
       ...(patch.api_triggered !== undefined && { apiTriggered: patch.api_triggered }),
       ...(patch.segment !== undefined && { segment: patch.segment as Campaign['segment'] }),
-      ...(patch.audience_conditions !== undefined && { audienceConditions: patch.audience_conditions as Campaign['audienceConditions'] }),
-      ...(patch.default_audience !== undefined && { defaultAudience: patch.default_audience as Campaign['defaultAudience'] }),
+      ...(patch.audience_conditions !== undefined && {
+        audienceConditions: patch.audience_conditions as Campaign['audienceConditions'],
+      }),
+      ...(patch.default_audience !== undefined && {
+        defaultAudience: patch.default_audience as Campaign['defaultAudience'],
+      }),
       ...(patch.message !== undefined && { message: patch.message }),
       updatedAt: clock.now(),
     });
@@ -93,7 +115,13 @@ export async function updateCampaign(db: Db, clock: Clock, projectId: string, ca
   });
 }
 
-export function setCampaignStatus(db: Db, clock: Clock, projectId: string, campaignId: string, status: CampaignStatus): Promise<Campaign> {
+export function setCampaignStatus(
+  db: Db,
+  clock: Clock,
+  projectId: string,
+  campaignId: string,
+  status: CampaignStatus,
+): Promise<Campaign> {
   return updateCampaign(db, clock, projectId, campaignId, { status });
 }
 
@@ -116,7 +144,10 @@ export async function listCampaigns(
   });
   const page = campaigns.slice(0, limit);
   const last = page[page.length - 1];
-  return { campaigns: page, nextCursor: campaigns.length > limit && last ? encodeCursor([last.createdAt, last.campaignId]) : null };
+  return {
+    campaigns: page,
+    nextCursor: campaigns.length > limit && last ? encodeCursor([last.createdAt, last.campaignId]) : null,
+  };
 }
 
 export function campaignToWire(c: Campaign) {

@@ -42,14 +42,24 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
     for (let attempt = 0; ; attempt++) {
       try {
         await db.transaction().execute(async (trx) => {
-          await insertNewDeliveries(trx, group.map((r) => r.delivery), attempt > 0);
-          await recordDeliveries(trx, group.flatMap((r) => (r.ledger ? [r.ledger] : [])));
+          await insertNewDeliveries(
+            trx,
+            group.map((r) => r.delivery),
+            attempt > 0,
+          );
+          await recordDeliveries(
+            trx,
+            group.flatMap((r) => (r.ledger ? [r.ledger] : [])),
+          );
         });
         return;
       } catch (error) {
         if (!isDatabaseUnavailable(error) || Date.now() >= giveUpAt) throw error;
         const delay = Math.min(2000, 100 * 2 ** attempt);
-        options.logger?.warn({ err: error, rows: group.length, retry_in_ms: delay }, 'recording send outcomes failed; retrying');
+        options.logger?.warn(
+          { err: error, rows: group.length, retry_in_ms: delay },
+          'recording send outcomes failed; retrying',
+        );
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
@@ -100,7 +110,19 @@ async function insertNewDeliveries(db: Db, rows: DeliveriesTable[], mayExist: bo
   if (rows.length === 0) return;
   let fresh = rows;
   if (mayExist) {
-    const existing = new Set((await db.selectFrom('deliveries').select('message_id').where('message_id', 'in', rows.map((r) => r.message_id)).execute()).map((r) => r.message_id));
+    const existing = new Set(
+      (
+        await db
+          .selectFrom('deliveries')
+          .select('message_id')
+          .where(
+            'message_id',
+            'in',
+            rows.map((r) => r.message_id),
+          )
+          .execute()
+      ).map((r) => r.message_id),
+    );
     fresh = rows.filter((r) => !existing.has(r.message_id));
   }
   await insertDeliveries(db, fresh);

@@ -9,7 +9,8 @@ export function decodeCursor(cursor: string | undefined): Array<string | number>
   if (cursor === undefined || cursor === '') return undefined;
   try {
     const key: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(key) && key.length === 2 && typeof key[0] === 'number' && typeof key[1] === 'string') return key as Array<string | number>;
+    if (Array.isArray(key) && key.length === 2 && typeof key[0] === 'number' && typeof key[1] === 'string')
+      return key as Array<string | number>;
   } catch {
     // fall through
   }
@@ -18,6 +19,7 @@ export function decodeCursor(cursor: string | undefined): Array<string | number>
 
 export function parseLimit(limit: string | number | undefined, fallback = 50): number {
   const value = limit === undefined ? fallback : Number(limit);
-  if (!Number.isInteger(value) || value < 1 || value > 100) throw new AppError('invalid', 'INVALID_LIMIT', 'limit must be an integer from 1 to 100');
+  if (!Number.isInteger(value) || value < 1 || value > 100)
+    throw new AppError('invalid', 'INVALID_LIMIT', 'limit must be an integer from 1 to 100');
   return value;
 }

@@ -1,5 +1,14 @@
 import type { PushMessage } from '../push/push.types.js';
-import { parseMessageTemplate, RenderFailure, renderMessage, type MessageTemplate, type ParsedMessage, type RenderFailureReason, type RenderScope, type TemplateLimits } from './templates.js';
+import {
+  parseMessageTemplate,
+  RenderFailure,
+  renderMessage,
+  type MessageTemplate,
+  type ParsedMessage,
+  type RenderFailureReason,
+  type RenderScope,
+  type TemplateLimits,
+} from './templates.js';
 
 /** One pool task: a message and the recipients to render it for. */
 export interface RenderTask {
@@ -13,7 +22,8 @@ export interface RenderTask {
   progress?: Float64Array;
 }
 
-export type RenderOutcome = { ok: true; message: PushMessage } | { ok: false; reason: RenderFailureReason; detail: string };
+export type RenderOutcome =
+  { ok: true; message: PushMessage } | { ok: false; reason: RenderFailureReason; detail: string };
 
 /**
  * Consecutive time-budget failures after which the rest of a task renders with a tenth of the time
@@ -22,7 +32,10 @@ export type RenderOutcome = { ok: true; message: PushMessage } | { ok: false; re
  * in microseconds and still fits. A success restores the full budget.
  */
 export const TIMEOUT_STRIKES = 3;
-const reducedBudget = (limits: TemplateLimits): TemplateLimits => ({ ...limits, renderTimeoutMs: Math.max(10, Math.floor(limits.renderTimeoutMs / 10)) });
+const reducedBudget = (limits: TemplateLimits): TemplateLimits => ({
+  ...limits,
+  renderTimeoutMs: Math.max(10, Math.floor(limits.renderTimeoutMs / 10)),
+});
 
 const parsedCache = new Map<string, ParsedMessage>();
 
@@ -56,7 +69,10 @@ export function renderBatch(task: RenderTask): RenderOutcome[] {
       task.progress[0] = index;
     }
     try {
-      outcomes.push({ ok: true, message: renderMessage(parsed, scope, strikes >= TIMEOUT_STRIKES ? reduced : task.limits) });
+      outcomes.push({
+        ok: true,
+        message: renderMessage(parsed, scope, strikes >= TIMEOUT_STRIKES ? reduced : task.limits),
+      });
       strikes = 0;
     } catch (error) {
       if (!(error instanceof RenderFailure)) throw error;

@@ -63,11 +63,17 @@ export function createTemplateRenderer(options: TemplateRendererOptions): Templa
     minThreads: options.warm ? options.workers : 0,
     maxThreads: options.workers,
     idleTimeout: 30_000,
-    resourceLimits: { maxOldGenerationSizeMb: options.memoryLimitMb, maxYoungGenerationSizeMb: Math.max(1, Math.min(16, Math.floor(options.memoryLimitMb / 4))), stackSizeMb: 4 },
+    resourceLimits: {
+      maxOldGenerationSizeMb: options.memoryLimitMb,
+      maxYoungGenerationSizeMb: Math.max(1, Math.min(16, Math.floor(options.memoryLimitMb / 4))),
+      stackSizeMb: 4,
+    },
   });
   // A worker that dies between tasks (e.g. its heap filled after the last render returned) is replaced
   // by piscina; the event only needs to be heard, or it would crash the process as an unhandled 'error'.
-  pool.on('error', (error: unknown) => options.logger?.warn({ err: error }, 'a template render worker died between tasks; it is replaced'));
+  pool.on('error', (error: unknown) =>
+    options.logger?.warn({ err: error }, 'a template render worker died between tasks; it is replaced'),
+  );
   const limits: TemplateLimits = {
     renderTimeoutMs: options.renderTimeoutMs,
     // liquidjs counts the characters and array elements it allocates (a sum, not what is live); an
@@ -104,7 +110,11 @@ export function createTemplateRenderer(options: TemplateRendererOptions): Templa
 
   const runChunk = async (message: MessageTemplate, scopes: RenderScope[]): Promise<RenderOutcome[]> => {
     if (scopes.length === 0) return [];
-    const task: Watched = { progress: new Float64Array(new SharedArrayBuffer(16)), controller: new AbortController(), stuck: false };
+    const task: Watched = {
+      progress: new Float64Array(new SharedArrayBuffer(16)),
+      controller: new AbortController(),
+      stuck: false,
+    };
     task.progress[0] = -1;
     track(task);
     try {
@@ -113,11 +123,25 @@ export function createTemplateRenderer(options: TemplateRendererOptions): Templa
       const at = task.progress[0]!;
       const outOfMemory = (error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY';
       if (closed || at < 0 || (!task.stuck && !outOfMemory)) throw error;
-      options.logger?.warn({ reason: task.stuck ? 'timeout' : 'memory', recipients: scopes.length }, 'a template render worker was stopped; it is replaced');
+      options.logger?.warn(
+        { reason: task.stuck ? 'timeout' : 'memory', recipients: scopes.length },
+        'a template render worker was stopped; it is replaced',
+      );
       const failed: RenderOutcome = task.stuck
-        ? { ok: false, reason: 'TEMPLATE_RENDER_TIMEOUT', detail: `rendering ran past its time budget of ${options.renderTimeoutMs} ms and was stopped` }
-        : { ok: false, reason: 'TEMPLATE_MEMORY_EXCEEDED', detail: `rendering ran out of its ${options.memoryLimitMb} MB memory budget` };
-      const [before, after] = await Promise.all([runChunk(message, scopes.slice(0, at)), runChunk(message, scopes.slice(at + 1))]);
+        ? {
+            ok: false,
+            reason: 'TEMPLATE_RENDER_TIMEOUT',
+            detail: `rendering ran past its time budget of ${options.renderTimeoutMs} ms and was stopped`,
+          }
+        : {
+            ok: false,
+            reason: 'TEMPLATE_MEMORY_EXCEEDED',
+            detail: `rendering ran out of its ${options.memoryLimitMb} MB memory budget`,
+          };
+      const [before, after] = await Promise.all([
+        runChunk(message, scopes.slice(0, at)),
+        runChunk(message, scopes.slice(at + 1)),
+      ]);
       return [...before, failed, ...after];
     } finally {
       untrack(task);
@@ -141,7 +165,11 @@ export function createTemplateRenderer(options: TemplateRendererOptions): Templa
 }
 
 /** The renderer with the operator's settings (`TEMPLATE_*`). */
-export function createConfiguredTemplateRenderer(config: Config, logger?: Logger, options: { warm?: boolean } = {}): TemplateRenderer {
+export function createConfiguredTemplateRenderer(
+  config: Config,
+  logger?: Logger,
+  options: { warm?: boolean } = {},
+): TemplateRenderer {
   return createTemplateRenderer({
     workers: config.templateWorkers,
     renderTimeoutMs: config.templateRenderTimeoutMs,

@@ -1,4 +1,14 @@
-import { CaptureTag, Liquid, Tag, toValueSync, type Context, type Emitter, type FS, type TagToken, type TopLevelToken } from 'liquidjs';
+import {
+  CaptureTag,
+  Liquid,
+  Tag,
+  toValueSync,
+  type Context,
+  type Emitter,
+  type FS,
+  type TagToken,
+  type TopLevelToken,
+} from 'liquidjs';
 
 // The Liquid engine campaigns use, sandboxed: no file system and every allocation path counted.
 // Parsing (save time) and rendering (worker threads only) both go through it.
@@ -77,7 +87,6 @@ function createEngine(): Liquid {
 }
 
 export const engine = createEngine();
-
 
 export const OUTPUT_TOO_LARGE = 'rendered output exceeds its size limit';
 

@@ -58,7 +58,11 @@ export function parseMessageTemplate(message: MessageTemplate): ParsedMessage {
       parsed[field] = engine.parse(source);
     } catch (error) {
       const text = error instanceof Error ? error.message : String(error);
-      throw new AppError('invalid', text.includes(REFUSED_TAG) ? 'TEMPLATE_TAG_NOT_ALLOWED' : 'INVALID_TEMPLATE', `message.${field}: ${text}`);
+      throw new AppError(
+        'invalid',
+        text.includes(REFUSED_TAG) ? 'TEMPLATE_TAG_NOT_ALLOWED' : 'INVALID_TEMPLATE',
+        `message.${field}: ${text}`,
+      );
     }
   }
   return parsed;
@@ -91,7 +95,8 @@ type FilterLike = { name: string; args: unknown[] };
 function visitFiltered(initial: Token[], filters: FilterLike[], into: Set<string>): void {
   const optional = filters[0]?.name === 'default';
   for (const token of initial) visitToken(token, optional ? undefined : into, into);
-  for (const filter of filters) for (const arg of filter.args) visitToken(Array.isArray(arg) ? arg[1] : arg, into, into);
+  for (const filter of filters)
+    for (const arg of filter.args) visitToken(Array.isArray(arg) ? arg[1] : arg, into, into);
 }
 
 function visitArgument(argument: unknown, into: Set<string>): void {
@@ -103,7 +108,12 @@ function visitArgument(argument: unknown, into: Set<string>): void {
 function visitToken(token: unknown, required: Set<string> | undefined, into: Set<string>): void {
   if (TypeGuards.isPropertyAccessToken(token)) {
     const [root, first] = token.props;
-    if (token.variable === undefined && TypeGuards.isWordToken(root) && root.content === 'trigger' && first !== undefined) {
+    if (
+      token.variable === undefined &&
+      TypeGuards.isWordToken(root) &&
+      root.content === 'trigger' &&
+      first !== undefined
+    ) {
       if (TypeGuards.isWordToken(first) || TypeGuards.isQuotedToken(first)) required?.add(first.content);
     }
     for (const prop of token.props) if (!TypeGuards.isWordToken(prop)) visitToken(prop, into, into);
@@ -128,20 +138,31 @@ const isHttpUrl = (text: string): boolean => {
 function failureFor(field: Field, error: unknown): RenderFailure {
   const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
   const at = `message.${field}`;
-  if (message.includes('template render limit exceeded')) return new RenderFailure('TEMPLATE_RENDER_TIMEOUT', `${at}: rendering took longer than its time budget`);
-  if (message.includes('memory alloc limit exceeded')) return new RenderFailure('TEMPLATE_MEMORY_EXCEEDED', `${at}: rendering exceeded its memory budget`);
-  if (message.includes(OUTPUT_TOO_LARGE)) return new RenderFailure('TEMPLATE_OUTPUT_TOO_LARGE', `${at}: ${OUTPUT_TOO_LARGE}`);
+  if (message.includes('template render limit exceeded'))
+    return new RenderFailure('TEMPLATE_RENDER_TIMEOUT', `${at}: rendering took longer than its time budget`);
+  if (message.includes('memory alloc limit exceeded'))
+    return new RenderFailure('TEMPLATE_MEMORY_EXCEEDED', `${at}: rendering exceeded its memory budget`);
+  if (message.includes(OUTPUT_TOO_LARGE))
+    return new RenderFailure('TEMPLATE_OUTPUT_TOO_LARGE', `${at}: ${OUTPUT_TOO_LARGE}`);
   return new RenderFailure('TEMPLATE_RENDER_ERROR', `${at}: ${message}`);
 }
 
-export const DEFAULT_TEMPLATE_LIMITS: TemplateLimits = { renderTimeoutMs: 200, memoryLimit: 10_000_000, outputLimitBytes: 65_536 };
+export const DEFAULT_TEMPLATE_LIMITS: TemplateLimits = {
+  renderTimeoutMs: 200,
+  memoryLimit: 10_000_000,
+  outputLimitBytes: 65_536,
+};
 
 /**
  * Renders one recipient's message; a failure concerns only that recipient. Synchronous and
  * CPU-bound: call it only inside the render worker (src/campaigns/render-pool.ts), never on the
  * HTTP event loop.
  */
-export function renderMessage(parsed: ParsedMessage, scope: RenderScope, limits: TemplateLimits = DEFAULT_TEMPLATE_LIMITS): PushMessage {
+export function renderMessage(
+  parsed: ParsedMessage,
+  scope: RenderScope,
+  limits: TemplateLimits = DEFAULT_TEMPLATE_LIMITS,
+): PushMessage {
   const out: Partial<Record<Field, string>> = {};
   const deadline = performance.now() + limits.renderTimeoutMs;
   let bytesLeft = limits.outputLimitBytes;
@@ -151,7 +172,12 @@ export function renderMessage(parsed: ParsedMessage, scope: RenderScope, limits:
     let text: string;
     try {
       const renderLimit = Math.max(0, deadline - performance.now());
-      const context = new Context(scope, engine.options, { sync: true, renderLimit, memoryLimit: limits.memoryLimit }, { liquid: engine });
+      const context = new Context(
+        scope,
+        engine.options,
+        { sync: true, renderLimit, memoryLimit: limits.memoryLimit },
+        { liquid: engine },
+      );
       text = toValueSync(engine.renderer.renderTemplates(templates, context, new BoundedEmitter(bytesLeft))) as string;
     } catch (error) {
       throw failureFor(field, error);
@@ -160,10 +186,12 @@ export function renderMessage(parsed: ParsedMessage, scope: RenderScope, limits:
     if (bytesLeft < 0) throw new RenderFailure('TEMPLATE_OUTPUT_TOO_LARGE', `message.${field}: ${OUTPUT_TOO_LARGE}`);
     if (field === 'image_url' || field === 'landing_url') {
       text = text.trim();
-      if (text !== '' && !isHttpUrl(text)) throw new RenderFailure('INVALID_RENDERED_URL', `message.${field} did not render to an absolute http(s) URL`);
+      if (text !== '' && !isHttpUrl(text))
+        throw new RenderFailure('INVALID_RENDERED_URL', `message.${field} did not render to an absolute http(s) URL`);
     }
     if (text !== '') out[field] = text;
   }
-  if (out.title === undefined && out.body === undefined) throw new RenderFailure('EMPTY_MESSAGE', 'title and body both rendered empty');
+  if (out.title === undefined && out.body === undefined)
+    throw new RenderFailure('EMPTY_MESSAGE', 'title and body both rendered empty');
   return { title: out.title, body: out.body, imageUrl: out.image_url, landingUrl: out.landing_url };
 }

@@ -18,7 +18,8 @@ const TARGET_KEYS: readonly TargetKey[] = ['project_user_id', 'device_id', 'user
 // eslint-disable-next-line no-control-regex
 const ID_PATTERN = /^[^\u0000-\u001f\u007f-\u009f]{1,255}$/u;
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * An audience as a trigger body or a campaign's `default_audience` gives it. `broadcast: true` wins
@@ -35,15 +36,18 @@ export function parseAudience(input: unknown, path: string, code: string): Audie
   if (input.broadcast !== undefined && typeof input.broadcast !== 'boolean') fail('.broadcast: expected a boolean');
   if (input.broadcast === true) return { broadcast: true };
   if (input.targets === undefined) return fail(': give broadcast: true or targets');
-  if (!Array.isArray(input.targets) || input.targets.length === 0 || input.targets.length > MAX_TARGETS) fail(`.targets: expected an array of 1 to ${MAX_TARGETS} targets`);
+  if (!Array.isArray(input.targets) || input.targets.length === 0 || input.targets.length > MAX_TARGETS)
+    fail(`.targets: expected an array of 1 to ${MAX_TARGETS} targets`);
   const targets = (input.targets as unknown[]).map((target, i) => {
     const where = `.targets[${i}]`;
     if (!isObject(target)) return fail(`${where}: expected an object`);
     const keys = Object.keys(target);
-    if (keys.length !== 1 || !TARGET_KEYS.includes(keys[0] as TargetKey)) fail(`${where}: a target holds exactly one of project_user_id, device_id or user_id`);
+    if (keys.length !== 1 || !TARGET_KEYS.includes(keys[0] as TargetKey))
+      fail(`${where}: a target holds exactly one of project_user_id, device_id or user_id`);
     const key = keys[0] as TargetKey;
     const id = target[key];
-    if (typeof id !== 'string' || !ID_PATTERN.test(id)) fail(`${where}.${key}: expected 1 to 255 characters without control characters`);
+    if (typeof id !== 'string' || !ID_PATTERN.test(id))
+      fail(`${where}.${key}: expected 1 to 255 characters without control characters`);
     return { [key]: id } as Target;
   });
   return { targets };
@@ -61,7 +65,10 @@ export function parseTriggerProperties(input: unknown, path: string, code: strin
   const out: TriggerProperties = {};
   for (const [key, value] of entries) {
     if (key.length === 0 || key.length > 128) fail(`: property names are 1 to 128 characters`);
-    const ok = typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && value.length <= 8192);
+    const ok =
+      typeof value === 'boolean' ||
+      (typeof value === 'number' && Number.isFinite(value)) ||
+      (typeof value === 'string' && value.length <= 8192);
     if (!ok) fail(`.${key}: values are strings (up to 8 KiB), numbers or booleans`);
     out[key] = value as string | number | boolean;
   }
@@ -76,5 +83,7 @@ export function parseTriggerBody(body: unknown): TriggerInput {
   const extra = Object.keys(body).find((k) => k !== 'audience' && k !== 'properties');
   if (extra !== undefined) throw new AppError('invalid', code, `Unexpected field "${extra}"`);
   const properties = parseTriggerProperties(body.properties, 'properties', code);
-  return body.audience === undefined ? { properties } : { audience: parseAudience(body.audience, 'audience', code), properties };
+  return body.audience === undefined
+    ? { properties }
+    : { audience: parseAudience(body.audience, 'audience', code), properties };
 }

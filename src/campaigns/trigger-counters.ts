@@ -5,7 +5,15 @@ import type { DeliveryCount } from './trigger-deliveries.repository.js';
  * Why a target, user or device got nothing. The first four are decided per audience member (a
  * target in targeted triggers, a user in broadcasts); the render reasons per device.
  */
-export type SkipReason = 'not_found' | 'not_in_segment' | 'audience_conditions' | 'no_device' | 'template_render_error' | 'invalid_rendered_url' | 'empty_message' | (string & {});
+export type SkipReason =
+  | 'not_found'
+  | 'not_in_segment'
+  | 'audience_conditions'
+  | 'no_device'
+  | 'template_render_error'
+  | 'invalid_rendered_url'
+  | 'empty_message'
+  | (string & {});
 
 /**
  * A trigger's counters (R16). Targeted triggers count targets at each audience stage, broadcasts
@@ -58,7 +66,11 @@ export function addCounters(into: TriggerCounters, from: Partial<TriggerCounters
 }
 
 /** Folds recorded outcomes into counters (`devices` too, when the audience stage did not count them). */
-export function addDeliveryCounts(into: TriggerCounters, counts: DeliveryCount[], countDevices = false): TriggerCounters {
+export function addDeliveryCounts(
+  into: TriggerCounters,
+  counts: DeliveryCount[],
+  countDevices = false,
+): TriggerCounters {
   for (const c of counts) {
     if (countDevices) into.devices += c.count;
     if (c.pruned) into.tokens_pruned += c.count;

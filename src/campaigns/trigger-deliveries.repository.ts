@@ -27,7 +27,18 @@ declare module '../db/database.js' {
 const INSERT_CHUNK = 500;
 /** Rows per insert statement: a fan-out records about this many outcomes at a time. */
 const PREPARED_ROWS = 100;
-const COLUMNS = ['trigger_id', 'device_id', 'batch_no', 'user_id', 'status', 'message_id', 'failure_reason', 'token_action', 'detail', 'created_at'] as const;
+const COLUMNS = [
+  'trigger_id',
+  'device_id',
+  'batch_no',
+  'user_id',
+  'status',
+  'message_id',
+  'failure_reason',
+  'token_action',
+  'detail',
+  'created_at',
+] as const;
 
 interface PreparedInsert {
   compiled: CompiledQuery;
@@ -48,8 +59,16 @@ function preparedInsert(db: Db, rows: number): PreparedInsert {
   let prepared = byRows.get(rows);
   if (!prepared) {
     const placeholder = (r: number, c: number) => `__herald_slot:${r}:${c}`;
-    const values = Array.from({ length: rows }, (_, r) => Object.fromEntries(COLUMNS.map((name, c) => [name, placeholder(r, c)])) as unknown as TriggerDeliveriesTable);
-    const compiled = db.insertInto('trigger_deliveries').values(values).onConflict((oc) => oc.columns(['trigger_id', 'device_id']).doNothing()).compile();
+    const values = Array.from(
+      { length: rows },
+      (_, r) =>
+        Object.fromEntries(COLUMNS.map((name, c) => [name, placeholder(r, c)])) as unknown as TriggerDeliveriesTable,
+    );
+    const compiled = db
+      .insertInto('trigger_deliveries')
+      .values(values)
+      .onConflict((oc) => oc.columns(['trigger_id', 'device_id']).doNothing())
+      .compile();
     const slots = compiled.parameters.map((p) => {
       const match = typeof p === 'string' ? /^__herald_slot:(\d+):(\d+)$/.exec(p) : null;
       if (!match) throw new Error('unexpected parameter in the prepared ledger insert');
@@ -71,13 +90,19 @@ export async function recordDeliveries(db: Db, rows: TriggerDeliveriesTable[]): 
   }
 }
 
-const chunks = <T>(items: T[], size: number): T[][] => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+const chunks = <T>(items: T[], size: number): T[][] =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 
 /** Which of `deviceIds` already have an outcome for the trigger (a resumed batch skips them). Primary-key lookups only. */
 export async function recordedDevices(db: Db, triggerId: string, deviceIds: string[]): Promise<Set<string>> {
   const out = new Set<string>();
   for (const part of chunks(deviceIds, INSERT_CHUNK)) {
-    const rows = await db.selectFrom('trigger_deliveries').select('device_id').where('trigger_id', '=', triggerId).where('device_id', 'in', part).execute();
+    const rows = await db
+      .selectFrom('trigger_deliveries')
+      .select('device_id')
+      .where('trigger_id', '=', triggerId)
+      .where('device_id', 'in', part)
+      .execute();
     for (const r of rows) out.add(r.device_id);
   }
   return out;
@@ -107,5 +132,10 @@ export async function countDeliveries(db: Db, triggerId: string, batchNo: number
     .where('batch_no', '=', batchNo)
     .groupBy(['status', sql`2`, sql`3`])
     .execute();
-  return rows.map((r) => ({ status: r.status, reason: r.reason, pruned: Number(r.pruned) === 1, count: Number(r.count) }));
+  return rows.map((r) => ({
+    status: r.status,
+    reason: r.reason,
+    pruned: Number(r.pruned) === 1,
+    count: Number(r.count),
+  }));
 }

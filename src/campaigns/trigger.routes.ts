@@ -22,7 +22,8 @@ function asTriggerError(error: FastifyError | AppError): unknown {
     if (error.code === 'INVALID_JSON') return new AppError('invalid', 'INVALID_TRIGGER_BODY', error.message);
     return error.code === 'CAMPAIGN_NOT_FOUND' ? new AppError('invalid', error.code, error.message) : error;
   }
-  if (error.statusCode === 400 && typeof error.code === 'string' && error.code.startsWith('FST_ERR_CTP')) return new AppError('invalid', 'INVALID_TRIGGER_BODY', error.message);
+  if (error.statusCode === 400 && typeof error.code === 'string' && error.code.startsWith('FST_ERR_CTP'))
+    return new AppError('invalid', 'INVALID_TRIGGER_BODY', error.message);
   return error;
 }
 
@@ -33,7 +34,11 @@ function asTriggerError(error: FastifyError | AppError): unknown {
  * `Failed to send campaign trigger message` (the unknown campaign and unparsable JSON included) and
  * re-throws everything else to the app's error handler.
  */
-function triggerErrorHandler(error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+function triggerErrorHandler(
+  error: FastifyError | AppError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
   const mapped = asTriggerError(error);
   const rendered = renderError(mapped);
   if (rendered.status !== 400) throw mapped;
@@ -61,7 +66,10 @@ export function registerTriggerRoutes(fastify: FastifyInstance, deps: AppDeps): 
         params: Type.Object({ campaign_action: Type.String({ description: '`{campaign_id}:trigger`' }) }),
         querystring: Type.Object({ dry_run: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }),
         response: {
-          200: Type.Union([Type.Object({ trigger_id: Type.String() }), Type.Object({ dry_run: Type.Literal(true) }, { additionalProperties: true })]),
+          200: Type.Union([
+            Type.Object({ trigger_id: Type.String() }),
+            Type.Object({ dry_run: Type.Literal(true) }, { additionalProperties: true }),
+          ]),
           400: Type.String({ description: `text/plain: ${CAMPAIGN_ID_MESSAGE} | ${FAILED} (cause in X-Error-Reason)` }),
           401: ErrorBody,
         },
@@ -85,16 +93,30 @@ export function registerTriggerRoutes(fastify: FastifyInstance, deps: AppDeps): 
     '/api/v1/campaigns/:campaign_id/triggers/:trigger_id',
     {
       config: { auth: 'secret', rateLimitClass: 'management' },
-      schema: { summary: "A trigger's state and counters", tags, security, params: TriggerParams, response: { 200: TriggerStatusSchema, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } },
+      schema: {
+        summary: "A trigger's state and counters",
+        tags,
+        security,
+        params: TriggerParams,
+        response: { 200: TriggerStatusSchema, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+      },
     },
-    async (request) => getTriggerStatus(db, request.auth!.projectId, request.params.campaign_id, request.params.trigger_id),
+    async (request) =>
+      getTriggerStatus(db, request.auth!.projectId, request.params.campaign_id, request.params.trigger_id),
   );
 
   app.get(
     '/api/v1/campaigns/:campaign_id/triggers',
     {
       config: { auth: 'secret', rateLimitClass: 'management' },
-      schema: { summary: "A campaign's triggers, newest first", tags, security, params: Type.Object({ campaign_id: Type.String() }), querystring: ListQuery, response: { 200: TriggerListSchema, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody } },
+      schema: {
+        summary: "A campaign's triggers, newest first",
+        tags,
+        security,
+        params: Type.Object({ campaign_id: Type.String() }),
+        querystring: ListQuery,
+        response: { 200: TriggerListSchema, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+      },
     },
     async (request) => listTriggers(db, request.auth!.projectId, request.params.campaign_id, request.query),
   );

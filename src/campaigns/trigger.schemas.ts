@@ -8,7 +8,9 @@ export const TriggerCountersSchema = Type.Object({
   in_segment: Count,
   eligible: Count,
   devices: Count,
-  skipped: Type.Record(Type.String(), Count, { description: 'not_found, not_in_segment, audience_conditions, no_device, template_render_error, ...' }),
+  skipped: Type.Record(Type.String(), Count, {
+    description: 'not_found, not_in_segment, audience_conditions, no_device, template_render_error, ...',
+  }),
   accepted: Count,
   failed: Count,
   failed_by_status: Type.Record(Type.String(), Count),
@@ -18,7 +20,13 @@ export const TriggerCountersSchema = Type.Object({
 export const TriggerSummarySchema = Type.Object({
   trigger_id: Type.String(),
   campaign_id: Type.String(),
-  state: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed'), Type.Literal('canceled')]),
+  state: Type.Union([
+    Type.Literal('queued'),
+    Type.Literal('running'),
+    Type.Literal('completed'),
+    Type.Literal('failed'),
+    Type.Literal('canceled'),
+  ]),
   audience: Type.Union([Type.Object({ broadcast: Type.Literal(true) }), Type.Object({ targets: Count })]),
   properties: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()])),
   created_at: Type.String({ format: 'date-time' }),
@@ -35,4 +43,7 @@ export const TriggerStatusSchema = Type.Composite([
   }),
 ]);
 
-export const TriggerListSchema = Type.Object({ triggers: Type.Array(TriggerSummarySchema), next_cursor: Nullable(Type.String()) });
+export const TriggerListSchema = Type.Object({
+  triggers: Type.Array(TriggerSummarySchema),
+  next_cursor: Nullable(Type.String()),
+});

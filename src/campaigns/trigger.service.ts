@@ -37,26 +37,54 @@ interface PreparedTrigger {
  * tell apart a failure (`not_found`: the campaign does not exist) from a refusal (`refused`: it
  * exists but may not be triggered now) and a bad request (`invalid`) (A6).
  */
-async function prepareTrigger(db: Db, projectId: string, campaignId: string, body: unknown, options: { requireActive: boolean }): Promise<PreparedTrigger> {
-  if (!isValidCampaignId(campaignId)) throw new AppError('invalid', campaignId === '' ? 'MISSING_CAMPAIGN_ID' : 'INVALID_CAMPAIGN_ID', CAMPAIGN_ID_MESSAGE);
+async function prepareTrigger(
+  db: Db,
+  projectId: string,
+  campaignId: string,
+  body: unknown,
+  options: { requireActive: boolean },
+): Promise<PreparedTrigger> {
+  if (!isValidCampaignId(campaignId))
+    throw new AppError(
+      'invalid',
+      campaignId === '' ? 'MISSING_CAMPAIGN_ID' : 'INVALID_CAMPAIGN_ID',
+      CAMPAIGN_ID_MESSAGE,
+    );
   const input = parseTriggerBody(body);
   const campaign = await findCampaign(db, projectId, campaignId);
   if (!campaign) throw new AppError('not_found', 'CAMPAIGN_NOT_FOUND', `Campaign ${campaignId} does not exist`);
-  if (!campaign.apiTriggered) throw new AppError('refused', 'CAMPAIGN_NOT_API_TRIGGERED', `Campaign ${campaignId} is not API-triggered`);
-  if (options.requireActive && campaign.status !== 'active') throw new AppError('refused', 'CAMPAIGN_NOT_ACTIVE', `Campaign ${campaignId} is ${campaign.status}, not active`);
+  if (!campaign.apiTriggered)
+    throw new AppError('refused', 'CAMPAIGN_NOT_API_TRIGGERED', `Campaign ${campaignId} is not API-triggered`);
+  if (options.requireActive && campaign.status !== 'active')
+    throw new AppError('refused', 'CAMPAIGN_NOT_ACTIVE', `Campaign ${campaignId} is ${campaign.status}, not active`);
   const message = parseMessageTemplate(campaign.message);
-  const required = triggerPropertiesRequiredBy(campaign.audienceConditions, triggerPropertiesRequiredByMessage(message));
+  const required = triggerPropertiesRequiredBy(
+    campaign.audienceConditions,
+    triggerPropertiesRequiredByMessage(message),
+  );
   const missing = [...required].filter((name) => !Object.hasOwn(input.properties, name)).sort();
   if (missing.length > 0) {
-    throw new AppError('invalid', 'MISSING_TRIGGER_PROPERTY', `The campaign reads trigger properties the trigger does not supply: ${missing.join(', ')}`, { details: { missing } });
+    throw new AppError(
+      'invalid',
+      'MISSING_TRIGGER_PROPERTY',
+      `The campaign reads trigger properties the trigger does not supply: ${missing.join(', ')}`,
+      { details: { missing } },
+    );
   }
   const definition: TriggerDefinition = {
     campaignName: campaign.name,
     segment: campaign.segment,
-    audienceConditions: campaign.audienceConditions && resolveTriggerRefs(campaign.audienceConditions, input.properties),
+    audienceConditions:
+      campaign.audienceConditions && resolveTriggerRefs(campaign.audienceConditions, input.properties),
     message: campaign.message,
   };
-  return { campaign, audience: input.audience ?? campaign.defaultAudience, properties: input.properties, definition, message };
+  return {
+    campaign,
+    audience: input.audience ?? campaign.defaultAudience,
+    properties: input.properties,
+    definition,
+    message,
+  };
 }
 
 /**
@@ -64,7 +92,12 @@ async function prepareTrigger(db: Db, projectId: string, campaignId: string, bod
  * skill). Returns as soon as the trigger row and its planning job are committed together; the
  * fan-out runs on the job queue.
  */
-export async function triggerCampaign(deps: TriggerDeps, projectId: string, campaignId: string, body: unknown): Promise<{ triggerId: string; campaignId: string }> {
+export async function triggerCampaign(
+  deps: TriggerDeps,
+  projectId: string,
+  campaignId: string,
+  body: unknown,
+): Promise<{ triggerId: string; campaignId: string }> {
   const prepared = await prepareTrigger(deps.db, projectId, campaignId, body, { requireActive: true });
   const triggerId = newId();
   await deps.db.transaction().execute(async (trx) => {
@@ -86,7 +119,14 @@ export async function triggerCampaign(deps: TriggerDeps, projectId: string, camp
 export interface DryRunTarget {
   target: TargetResult['target'];
   eligible: boolean;
-  reason: TargetResult['verdict'] | 'template_render_error' | 'template_render_timeout' | 'template_memory_exceeded' | 'template_output_too_large' | 'invalid_rendered_url' | 'empty_message';
+  reason:
+    | TargetResult['verdict']
+    | 'template_render_error'
+    | 'template_render_timeout'
+    | 'template_memory_exceeded'
+    | 'template_output_too_large'
+    | 'invalid_rendered_url'
+    | 'empty_message';
   devices: number;
   detail?: string;
 }
@@ -105,15 +145,27 @@ export interface DryRunResult {
  * the audience it would reach: counts, and for targets each one's verdict, its rendered message
  * checked. Nothing is stored or sent.
  */
-export async function dryRunTrigger(deps: TriggerDeps & { templates: TemplateRenderer }, projectId: string, campaignId: string, body: unknown): Promise<DryRunResult> {
+export async function dryRunTrigger(
+  deps: TriggerDeps & { templates: TemplateRenderer },
+  projectId: string,
+  campaignId: string,
+  body: unknown,
+): Promise<DryRunResult> {
   const prepared = await prepareTrigger(deps.db, projectId, campaignId, body, { requireActive: false });
   const now = deps.clock.now();
   const conditions = compileTriggerConditions(deps.db, prepared.definition, now);
   const base = { dry_run: true as const, campaign_id: campaignId, campaign_status: prepared.campaign.status };
   if ('broadcast' in prepared.audience) {
     const n = await countBroadcastAudience(deps.db, projectId, now, conditions);
-    const skipped = { ...(n.inSegment > n.eligible && { audience_conditions: n.inSegment - n.eligible }), ...(n.noDevice > 0 && { no_device: n.noDevice }) };
-    return { ...base, audience: 'broadcast', counters: { targets: 0, in_segment: n.inSegment, eligible: n.eligible, devices: n.devices, skipped } };
+    const skipped = {
+      ...(n.inSegment > n.eligible && { audience_conditions: n.inSegment - n.eligible }),
+      ...(n.noDevice > 0 && { no_device: n.noDevice }),
+    };
+    return {
+      ...base,
+      audience: 'broadcast',
+      counters: { targets: 0, in_segment: n.inSegment, eligible: n.eligible, devices: n.devices, skipped },
+    };
   }
   const slice = await targetsSlice(deps.db, projectId, prepared.audience.targets, conditions);
   // Rendered in the worker pool like a real send, so a hostile template cannot stall the API.
@@ -128,9 +180,21 @@ export async function dryRunTrigger(deps: TriggerDeps & { templates: TemplateRen
   const failures = new Map(slice.recipients.map((r, i) => [r.user.id, rendered[i]!]));
   const targets = slice.targets!.map((t): DryRunTarget => {
     const failure = t.verdict === 'eligible' && t.userId !== undefined ? failures.get(t.userId) : undefined;
-    if (failure && !failure.ok) return { target: t.target, eligible: false, reason: failure.reason.toLowerCase() as DryRunTarget['reason'], devices: t.devices, detail: failure.detail };
+    if (failure && !failure.ok)
+      return {
+        target: t.target,
+        eligible: false,
+        reason: failure.reason.toLowerCase() as DryRunTarget['reason'],
+        devices: t.devices,
+        detail: failure.detail,
+      };
     return { target: t.target, eligible: t.verdict === 'eligible', reason: t.verdict, devices: t.devices };
   });
   const { targets: count, in_segment, eligible, devices, skipped } = slice.counters;
-  return { ...base, audience: 'targets', counters: { targets: count, in_segment, eligible, devices, skipped }, targets };
+  return {
+    ...base,
+    audience: 'targets',
+    counters: { targets: count, in_segment, eligible, devices, skipped },
+    targets,
+  };
 }

@@ -98,7 +98,13 @@ function rowToTrigger(r: CampaignTriggersTable): TriggerRecord {
   };
 }
 
-export async function insertTrigger(db: Db, t: Pick<TriggerRecord, 'id' | 'projectId' | 'campaignId' | 'definition' | 'audience' | 'properties' | 'targets' | 'createdAt'>): Promise<void> {
+export async function insertTrigger(
+  db: Db,
+  t: Pick<
+    TriggerRecord,
+    'id' | 'projectId' | 'campaignId' | 'definition' | 'audience' | 'properties' | 'targets' | 'createdAt'
+  >,
+): Promise<void> {
   await db
     .insertInto('campaign_triggers')
     .values({
@@ -128,7 +134,12 @@ export async function findTrigger(db: Db, triggerId: string): Promise<TriggerRec
   return row && rowToTrigger(row);
 }
 
-export async function findCampaignTrigger(db: Db, projectId: string, campaignId: string, triggerId: string): Promise<TriggerRecord | undefined> {
+export async function findCampaignTrigger(
+  db: Db,
+  projectId: string,
+  campaignId: string,
+  triggerId: string,
+): Promise<TriggerRecord | undefined> {
   const row = await db
     .selectFrom('campaign_triggers')
     .selectAll()
@@ -140,23 +151,60 @@ export async function findCampaignTrigger(db: Db, projectId: string, campaignId:
 }
 
 /** Newest first; `after` is the last row of the previous page. */
-export async function listCampaignTriggers(db: Db, projectId: string, campaignId: string, limit: number, after?: { createdAt: number; id: string }): Promise<TriggerRecord[]> {
-  let query = db.selectFrom('campaign_triggers').selectAll().where('project_id', '=', projectId).where('campaign_id', '=', campaignId);
-  if (after) query = query.where((eb) => eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]));
+export async function listCampaignTriggers(
+  db: Db,
+  projectId: string,
+  campaignId: string,
+  limit: number,
+  after?: { createdAt: number; id: string },
+): Promise<TriggerRecord[]> {
+  let query = db
+    .selectFrom('campaign_triggers')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('campaign_id', '=', campaignId);
+  if (after)
+    query = query.where((eb) =>
+      eb.or([
+        eb('created_at', '<', after.createdAt),
+        eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)]),
+      ]),
+    );
   const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   return rows.map(rowToTrigger);
 }
 
 export async function startTrigger(db: Db, triggerId: string, now: number): Promise<void> {
-  await db.updateTable('campaign_triggers').set({ state: 'running', started_at: now }).where('id', '=', triggerId).where('state', '=', 'queued').execute();
+  await db
+    .updateTable('campaign_triggers')
+    .set({ state: 'running', started_at: now })
+    .where('id', '=', triggerId)
+    .where('state', '=', 'queued')
+    .execute();
 }
 
 /** Records planned ranges and moves the plan cursor past them; the caller enqueues their jobs in the same transaction. */
-export async function addBatches(db: Db, triggerId: string, batches: Array<{ batchNo: number; after: string | null; upto: string | null }>, cursor: string | null, now: number): Promise<void> {
+export async function addBatches(
+  db: Db,
+  triggerId: string,
+  batches: Array<{ batchNo: number; after: string | null; upto: string | null }>,
+  cursor: string | null,
+  now: number,
+): Promise<void> {
   if (batches.length === 0) return;
   await db
     .insertInto('trigger_batches')
-    .values(batches.map((b) => ({ trigger_id: triggerId, batch_no: b.batchNo, after_user_id: b.after, upto_user_id: b.upto, state: 'queued' as const, counters: null, updated_at: now })))
+    .values(
+      batches.map((b) => ({
+        trigger_id: triggerId,
+        batch_no: b.batchNo,
+        after_user_id: b.after,
+        upto_user_id: b.upto,
+        state: 'queued' as const,
+        counters: null,
+        updated_at: now,
+      })),
+    )
     .execute();
   await db
     .updateTable('campaign_triggers')
@@ -170,11 +218,23 @@ export async function markPlanningDone(db: Db, triggerId: string): Promise<void>
 }
 
 export async function findBatch(db: Db, triggerId: string, batchNo: number) {
-  return db.selectFrom('trigger_batches').selectAll().where('trigger_id', '=', triggerId).where('batch_no', '=', batchNo).executeTakeFirst();
+  return db
+    .selectFrom('trigger_batches')
+    .selectAll()
+    .where('trigger_id', '=', triggerId)
+    .where('batch_no', '=', batchNo)
+    .executeTakeFirst();
 }
 
 /** Closes a batch exactly once (a re-run finds it closed); returns whether this call closed it. */
-export async function finishBatch(db: Db, triggerId: string, batchNo: number, state: Exclude<BatchState, 'queued'>, counters: unknown, now: number): Promise<boolean> {
+export async function finishBatch(
+  db: Db,
+  triggerId: string,
+  batchNo: number,
+  state: Exclude<BatchState, 'queued'>,
+  counters: unknown,
+  now: number,
+): Promise<boolean> {
   const result = await db
     .updateTable('trigger_batches')
     .set({ state, counters: writeJson(counters), updated_at: now })
@@ -183,7 +243,11 @@ export async function finishBatch(db: Db, triggerId: string, batchNo: number, st
     .where('state', '=', 'queued')
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) return false;
-  await db.updateTable('campaign_triggers').set({ batches_finished: sql`batches_finished + 1` }).where('id', '=', triggerId).execute();
+  await db
+    .updateTable('campaign_triggers')
+    .set({ batches_finished: sql`batches_finished + 1` })
+    .where('id', '=', triggerId)
+    .execute();
   return true;
 }
 
@@ -204,15 +268,36 @@ export async function completeTriggerIfDone(db: Db, triggerId: string, now: numb
 
 /** Stops a trigger that has not finished (its campaign was paused, archived or made inactive). */
 export async function cancelTrigger(db: Db, triggerId: string, reason: string, now: number): Promise<void> {
-  await db.updateTable('campaign_triggers').set({ state: 'canceled', error: reason, finished_at: now }).where('id', '=', triggerId).where('state', 'in', ['queued', 'running']).execute();
+  await db
+    .updateTable('campaign_triggers')
+    .set({ state: 'canceled', error: reason, finished_at: now })
+    .where('id', '=', triggerId)
+    .where('state', 'in', ['queued', 'running'])
+    .execute();
 }
 
 /** Ends a trigger whose fan-out cannot go on (planning failed its last attempt). */
 export async function failTrigger(db: Db, triggerId: string, reason: string, now: number): Promise<void> {
-  await db.updateTable('campaign_triggers').set({ state: 'failed', error: reason, finished_at: now }).where('id', '=', triggerId).where('state', 'in', ['queued', 'running']).execute();
+  await db
+    .updateTable('campaign_triggers')
+    .set({ state: 'failed', error: reason, finished_at: now })
+    .where('id', '=', triggerId)
+    .where('state', 'in', ['queued', 'running'])
+    .execute();
 }
 
-export async function batchCounters(db: Db, triggerId: string): Promise<Array<{ batchNo: number; state: BatchState; counters: unknown }>> {
-  const rows = await db.selectFrom('trigger_batches').select(['batch_no', 'state', 'counters']).where('trigger_id', '=', triggerId).execute();
-  return rows.map((r) => ({ batchNo: Number(r.batch_no), state: r.state, counters: r.counters === null ? null : readJson(r.counters) }));
+export async function batchCounters(
+  db: Db,
+  triggerId: string,
+): Promise<Array<{ batchNo: number; state: BatchState; counters: unknown }>> {
+  const rows = await db
+    .selectFrom('trigger_batches')
+    .select(['batch_no', 'state', 'counters'])
+    .where('trigger_id', '=', triggerId)
+    .execute();
+  return rows.map((r) => ({
+    batchNo: Number(r.batch_no),
+    state: r.state,
+    counters: r.counters === null ? null : readJson(r.counters),
+  }));
 }

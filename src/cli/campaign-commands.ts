@@ -1,15 +1,30 @@
 import fs from 'node:fs/promises';
-import { campaignToWire, createCampaign, deleteCampaign, getCampaign, listCampaigns, setCampaignStatus, updateCampaign } from '../campaigns/campaigns.service.js';
+import {
+  campaignToWire,
+  createCampaign,
+  deleteCampaign,
+  getCampaign,
+  listCampaigns,
+  setCampaignStatus,
+  updateCampaign,
+} from '../campaigns/campaigns.service.js';
 import { CAMPAIGN_STATUSES, type CampaignStatus } from '../campaigns/campaigns.schemas.js';
 import { systemClock } from '../lib/clock.js';
 import { optionalFlag, print, requireFlag, UsageError, withDatabase, type CliCommand } from './cli-context.js';
 
 /** Reads a JSON file (`-` for stdin). */
 async function readJsonFile(path: string): Promise<unknown> {
-  const text = path === '-' ? await new Promise<string>((resolve, reject) => {
-    let data = '';
-    process.stdin.setEncoding('utf8').on('data', (chunk: string) => (data += chunk)).on('end', () => resolve(data)).on('error', reject);
-  }) : await fs.readFile(path, 'utf8');
+  const text =
+    path === '-'
+      ? await new Promise<string>((resolve, reject) => {
+          let data = '';
+          process.stdin
+            .setEncoding('utf8')
+            .on('data', (chunk: string) => (data += chunk))
+            .on('end', () => resolve(data))
+            .on('error', reject);
+        })
+      : await fs.readFile(path, 'utf8');
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
@@ -18,7 +33,8 @@ async function readJsonFile(path: string): Promise<unknown> {
 }
 
 const statusFlag = (value: string): CampaignStatus => {
-  if (!(CAMPAIGN_STATUSES as readonly string[]).includes(value)) throw new UsageError(`--status must be one of ${CAMPAIGN_STATUSES.join(', ')}`);
+  if (!(CAMPAIGN_STATUSES as readonly string[]).includes(value))
+    throw new UsageError(`--status must be one of ${CAMPAIGN_STATUSES.join(', ')}`);
   return value as CampaignStatus;
 };
 
@@ -28,7 +44,11 @@ export const campaignCommands: Record<string, CliCommand> = {
     usage: 'campaign create --project P --file campaign.json',
     run: async (args, config) => {
       const body = await readJsonFile(requireFlag(args, 'file'));
-      print(campaignToWire(await withDatabase(config, (d) => createCampaign(d.db, systemClock, requireFlag(args, 'project'), body))));
+      print(
+        campaignToWire(
+          await withDatabase(config, (d) => createCampaign(d.db, systemClock, requireFlag(args, 'project'), body)),
+        ),
+      );
     },
   },
   'campaign list': {
@@ -36,7 +56,11 @@ export const campaignCommands: Record<string, CliCommand> = {
     run: async (args, config) => {
       const status = optionalFlag(args, 'status');
       const page = await withDatabase(config, (d) =>
-        listCampaigns(d.db, requireFlag(args, 'project'), { limit: optionalFlag(args, 'limit'), cursor: optionalFlag(args, 'cursor'), status: status === undefined ? undefined : statusFlag(status) }),
+        listCampaigns(d.db, requireFlag(args, 'project'), {
+          limit: optionalFlag(args, 'limit'),
+          cursor: optionalFlag(args, 'cursor'),
+          status: status === undefined ? undefined : statusFlag(status),
+        }),
       );
       print({ campaigns: page.campaigns.map(campaignToWire), next_cursor: page.nextCursor });
     },
@@ -44,27 +68,45 @@ export const campaignCommands: Record<string, CliCommand> = {
   'campaign get': {
     usage: 'campaign get --project P --id C',
     run: async (args, config) => {
-      print(campaignToWire(await withDatabase(config, (d) => getCampaign(d.db, requireFlag(args, 'project'), requireFlag(args, 'id')))));
+      print(
+        campaignToWire(
+          await withDatabase(config, (d) => getCampaign(d.db, requireFlag(args, 'project'), requireFlag(args, 'id'))),
+        ),
+      );
     },
   },
   'campaign update': {
     usage: 'campaign update --project P --id C --file changes.json',
     run: async (args, config) => {
       const patch = await readJsonFile(requireFlag(args, 'file'));
-      print(campaignToWire(await withDatabase(config, (d) => updateCampaign(d.db, systemClock, requireFlag(args, 'project'), requireFlag(args, 'id'), patch))));
+      print(
+        campaignToWire(
+          await withDatabase(config, (d) =>
+            updateCampaign(d.db, systemClock, requireFlag(args, 'project'), requireFlag(args, 'id'), patch),
+          ),
+        ),
+      );
     },
   },
   'campaign status': {
     usage: 'campaign status --project P --id C --status draft|active|paused|archived',
     run: async (args, config) => {
       const status = statusFlag(requireFlag(args, 'status'));
-      print(campaignToWire(await withDatabase(config, (d) => setCampaignStatus(d.db, systemClock, requireFlag(args, 'project'), requireFlag(args, 'id'), status))));
+      print(
+        campaignToWire(
+          await withDatabase(config, (d) =>
+            setCampaignStatus(d.db, systemClock, requireFlag(args, 'project'), requireFlag(args, 'id'), status),
+          ),
+        ),
+      );
     },
   },
   'campaign delete': {
     usage: 'campaign delete --project P --id C',
     run: async (args, config) => {
-      const deleted = await withDatabase(config, (d) => deleteCampaign(d.db, requireFlag(args, 'project'), requireFlag(args, 'id')));
+      const deleted = await withDatabase(config, (d) =>
+        deleteCampaign(d.db, requireFlag(args, 'project'), requireFlag(args, 'id')),
+      );
       print({ deleted });
     },
   },

@@ -1,5 +1,9 @@
 import { systemClock } from '../lib/clock.js';
-import { disableIdentityVerification, enableIdentityVerification, showIdentityVerification } from '../identity/identity.service.js';
+import {
+  disableIdentityVerification,
+  enableIdentityVerification,
+  showIdentityVerification,
+} from '../identity/identity.service.js';
 import { createSecretBox, resolveSecretKey } from '../push/credentials/secret-box.js';
 import { print, requireFlag, withDatabase, type CliCommand } from './cli-context.js';
 
@@ -12,7 +16,8 @@ export const identityCommands: Record<string, CliCommand> = {
       const { signingKey } = await withDatabase(config, (d) =>
         enableIdentityVerification(d.db, createSecretBox(resolveSecretKey(config, d.dialect)), systemClock, projectId),
       );
-      if (args.flags.has('json')) print(JSON.stringify({ project_id: projectId, enabled: true, signing_key: signingKey }));
+      if (args.flags.has('json'))
+        print(JSON.stringify({ project_id: projectId, enabled: true, signing_key: signingKey }));
       else
         print(
           `identity verification: on\nsigning_key  ${signingKey}\n(shown only once; keep it on your backend. User token: hex HMAC-SHA256 of the project_user_id, or an HS256 JWT with sub = project_user_id, sent as X-Service-User-Token)`,

@@ -33,7 +33,9 @@ const commands: Record<string, CliCommand> = {
 function usage(): string {
   return `usage: herald <command>\n\n${Object.values(commands)
     .map((c) => `  herald ${c.usage}`)
-    .join('\n')}\n  herald serve | api | worker   (the server: all roles, the HTTP API only, or the job queue only)\n\nThe database is the server's: DATA_DIR (embedded SQLite) or DATABASE_URL (PostgreSQL).`;
+    .join(
+      '\n',
+    )}\n  herald serve | api | worker   (the server: all roles, the HTTP API only, or the job queue only)\n\nThe database is the server's: DATA_DIR (embedded SQLite) or DATABASE_URL (PostgreSQL).`;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -51,7 +53,8 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof UsageError) process.stderr.write(`herald: ${error.message}\nusage: herald ${command.usage}\n`);
-    else if (error instanceof ConfigError || error instanceof AppError) process.stderr.write(`herald: ${error.message}\n`);
+    else if (error instanceof ConfigError || error instanceof AppError)
+      process.stderr.write(`herald: ${error.message}\n`);
     else process.stderr.write(`herald: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     return error instanceof UsageError ? 2 : 1;
   }

@@ -14,14 +14,22 @@ export const projectCommands: Record<string, CliCommand> = {
       const created = await withDatabase(config, (d) => createProject(d.db, systemClock, requireFlag(args, 'name')));
       const out = { project_id: created.project_id, public_key: created.public_key, secret_key: created.secret_key };
       if (args.flags.has('json')) print(JSON.stringify(out));
-      else print(`project_id  ${out.project_id}\npublic_key  ${out.public_key}\nsecret_key  ${out.secret_key}\n(keys are shown only once)`);
+      else
+        print(
+          `project_id  ${out.project_id}\npublic_key  ${out.public_key}\nsecret_key  ${out.secret_key}\n(keys are shown only once)`,
+        );
     },
   },
   'project list': {
     usage: 'project list [--json]',
     run: async (args, config) => {
       const projects = await withDatabase(config, (d) => listProjects(d.db));
-      const rows = projects.map((p) => ({ project_id: p.id, name: p.name, created_at: new Date(p.createdAt).toISOString(), rate_limits: p.rateLimits }));
+      const rows = projects.map((p) => ({
+        project_id: p.id,
+        name: p.name,
+        created_at: new Date(p.createdAt).toISOString(),
+        rate_limits: p.rateLimits,
+      }));
       if (args.flags.has('json')) print(JSON.stringify(rows));
       else print(rows.map((r) => `${r.project_id}  ${r.name}  ${r.created_at}`).join('\n') || '(no projects)');
     },
@@ -38,7 +46,15 @@ export const projectCommands: Record<string, CliCommand> = {
         revoked_at: k.revoked_at === null ? null : new Date(Number(k.revoked_at)).toISOString(),
       }));
       if (args.flags.has('json')) print(JSON.stringify(rows));
-      else print(rows.map((r) => `${r.key_id}  ${r.kind.padEnd(6)}  ${r.prefix}  ${r.revoked_at ? `revoked ${r.revoked_at}` : 'active'}`).join('\n') || '(no keys)');
+      else
+        print(
+          rows
+            .map(
+              (r) =>
+                `${r.key_id}  ${r.kind.padEnd(6)}  ${r.prefix}  ${r.revoked_at ? `revoked ${r.revoked_at}` : 'active'}`,
+            )
+            .join('\n') || '(no keys)',
+        );
     },
   },
   'key rotate': {
@@ -53,7 +69,9 @@ export const projectCommands: Record<string, CliCommand> = {
   'key revoke': {
     usage: 'key revoke --project P --key KEY_ID_OR_PREFIX',
     run: async (args, config) => {
-      await withDatabase(config, (d) => revokeKey(d.db, systemClock, requireFlag(args, 'project'), requireFlag(args, 'key').replace(/…$/, '')));
+      await withDatabase(config, (d) =>
+        revokeKey(d.db, systemClock, requireFlag(args, 'project'), requireFlag(args, 'key').replace(/…$/, '')),
+      );
       print('revoked');
     },
   },

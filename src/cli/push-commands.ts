@@ -18,13 +18,26 @@ import {
 import { createSecretBox, resolveSecretKey } from '../push/credentials/secret-box.js';
 import { OPERATOR_TOKEN_URI_RULES } from '../push/credentials/token-uri-policy.js';
 import { startFakeProviders } from '../push/fake-providers/fake-providers.js';
-import { optionalFlag, print, requireFlag, UsageError, withDatabase, type CliCommand, type ParsedArgs } from './cli-context.js';
+import {
+  optionalFlag,
+  print,
+  requireFlag,
+  UsageError,
+  withDatabase,
+  type CliCommand,
+  type ParsedArgs,
+} from './cli-context.js';
 
 /** Runs `run` for an existing project, with the credential sealing key of this configuration. */
-async function forProject<T>(args: ParsedArgs, config: Config, run: (database: DatabaseHandle, projectId: string, box: SecretBoxSource) => Promise<T>): Promise<T> {
+async function forProject<T>(
+  args: ParsedArgs,
+  config: Config,
+  run: (database: DatabaseHandle, projectId: string, box: SecretBoxSource) => Promise<T>,
+): Promise<T> {
   const projectId = requireFlag(args, 'project');
   return withDatabase(config, async (database) => {
-    if (!(await findProject(database.db, projectId))) throw notFound('PROJECT_NOT_FOUND', `Project ${projectId} does not exist`);
+    if (!(await findProject(database.db, projectId)))
+      throw notFound('PROJECT_NOT_FOUND', `Project ${projectId} does not exist`);
     const box = createSecretBox(resolveSecretKey(config, database.dialect));
     return run(database, projectId, () => box);
   });
@@ -60,25 +73,56 @@ export const pushCommands: Record<string, CliCommand> = {
         if (error instanceof UsageError) throw error;
         throw new UsageError('--service-account must be a JSON file');
       }
-      printView(args, await forProject(args, config, (d, projectId, box) => setFcmCredentials(d.db, box, systemClock, projectId, serviceAccount, OPERATOR_TOKEN_URI_RULES)));
+      printView(
+        args,
+        await forProject(args, config, (d, projectId, box) =>
+          setFcmCredentials(d.db, box, systemClock, projectId, serviceAccount, OPERATOR_TOKEN_URI_RULES),
+        ),
+      );
     },
   },
   'credentials set-apns': {
     usage: 'credentials set-apns --project P --key-file F --key-id K --team-id T --topic BUNDLE [--sandbox] [--json]',
     run: async (args, config) => {
-      const input = { key: readFile(args, 'key-file'), keyId: requireFlag(args, 'key-id'), teamId: requireFlag(args, 'team-id'), topic: requireFlag(args, 'topic'), sandbox: args.flags.has('sandbox') };
-      printView(args, await forProject(args, config, (d, projectId, box) => setApnsCredentials(d.db, box, systemClock, projectId, input)));
+      const input = {
+        key: readFile(args, 'key-file'),
+        keyId: requireFlag(args, 'key-id'),
+        teamId: requireFlag(args, 'team-id'),
+        topic: requireFlag(args, 'topic'),
+        sandbox: args.flags.has('sandbox'),
+      };
+      printView(
+        args,
+        await forProject(args, config, (d, projectId, box) =>
+          setApnsCredentials(d.db, box, systemClock, projectId, input),
+        ),
+      );
     },
   },
   'credentials set-webpush': {
-    usage: 'credentials set-webpush --project P [--public-key K --private-key K | --rotate] [--subject mailto:...] [--json]',
+    usage:
+      'credentials set-webpush --project P [--public-key K --private-key K | --rotate] [--subject mailto:...] [--json]',
     run: async (args, config) => {
-      const input = { publicKey: optionalFlag(args, 'public-key'), privateKey: optionalFlag(args, 'private-key'), subject: optionalFlag(args, 'subject'), rotate: args.flags.has('rotate') };
+      const input = {
+        publicKey: optionalFlag(args, 'public-key'),
+        privateKey: optionalFlag(args, 'private-key'),
+        subject: optionalFlag(args, 'subject'),
+        rotate: args.flags.has('rotate'),
+      };
       const view = await forProject(args, config, (d, projectId, box) =>
-        setWebPushCredentials(d.db, box, systemClock, projectId, input, defaultVapidSubject(config.vapidSubject, config.publicUrl)),
+        setWebPushCredentials(
+          d.db,
+          box,
+          systemClock,
+          projectId,
+          input,
+          defaultVapidSubject(config.vapidSubject, config.publicUrl),
+        ),
       );
       if (args.flags.has('json')) return printView(args, view);
-      print(`public_key  ${view.webpush!.public_key}\nsubject     ${view.webpush!.subject}\n(give the public key to your web app as applicationServerKey)${view.warning ? `\n${view.warning}` : ''}`);
+      print(
+        `public_key  ${view.webpush!.public_key}\nsubject     ${view.webpush!.subject}\n(give the public key to your web app as applicationServerKey)${view.warning ? `\n${view.warning}` : ''}`,
+      );
     },
   },
   'credentials show': {
@@ -92,8 +136,11 @@ export const pushCommands: Record<string, CliCommand> = {
     usage: 'credentials remove --project P --provider fcm|apns|webpush',
     run: async (args, config) => {
       const provider = requireFlag(args, 'provider');
-      if (provider !== 'fcm' && provider !== 'apns' && provider !== 'webpush') throw new UsageError('--provider must be fcm, apns or webpush');
-      const removed = await withDatabase(config, (d) => removeCredentials(d.db, requireFlag(args, 'project'), provider));
+      if (provider !== 'fcm' && provider !== 'apns' && provider !== 'webpush')
+        throw new UsageError('--provider must be fcm, apns or webpush');
+      const removed = await withDatabase(config, (d) =>
+        removeCredentials(d.db, requireFlag(args, 'project'), provider),
+      );
       print(removed ? 'removed' : 'nothing to remove');
     },
   },
@@ -103,11 +150,15 @@ export const pushCommands: Record<string, CliCommand> = {
       const port = (name: string) => {
         const raw = optionalFlag(args, name);
         const value = raw === undefined ? 0 : Number(raw);
-        if (!Number.isInteger(value) || value < 0 || value > 65535) throw new UsageError(`--${name} must be a port number`);
+        if (!Number.isInteger(value) || value < 0 || value > 65535)
+          throw new UsageError(`--${name} must be a port number`);
         return value;
       };
       const dir = path.resolve(optionalFlag(args, 'dir') ?? path.join(process.cwd(), 'data', 'fake-providers'));
-      const fakes = await startFakeProviders({ host: optionalFlag(args, 'host') ?? '127.0.0.1', ports: { fcm: port('port-fcm'), apns: port('port-apns'), webpush: port('port-webpush') } });
+      const fakes = await startFakeProviders({
+        host: optionalFlag(args, 'host') ?? '127.0.0.1',
+        ports: { fcm: port('port-fcm'), apns: port('port-apns'), webpush: port('port-webpush') },
+      });
       fs.mkdirSync(dir, { recursive: true });
       const file = (name: string, content: string) => {
         const target = path.join(dir, name);
@@ -115,7 +166,10 @@ export const pushCommands: Record<string, CliCommand> = {
         return target;
       };
       const caFile = file('ca.pem', fakes.tls.caPem);
-      const saFile = file('fcm-service-account.json', JSON.stringify(fakes.fcm.serviceAccount('herald-local'), null, 2));
+      const saFile = file(
+        'fcm-service-account.json',
+        JSON.stringify(fakes.fcm.serviceAccount('herald-local'), null, 2),
+      );
       const apnsKey = fakes.apns.key();
       const keyFile = file(`AuthKey_${apnsKey.keyId}.p8`, apnsKey.privateKey);
       print(

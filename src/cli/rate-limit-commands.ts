@@ -1,7 +1,19 @@
 import { OVERRIDE_CACHE_MS } from '../rate-limit/bucket-rate-limiter.js';
 import { RATE_LIMIT_CLASSES } from '../rate-limit/rate-limit-settings.js';
-import { resetProjectRateLimits, setProjectRateLimit, showProjectRateLimits } from '../rate-limit/rate-limits.service.js';
-import { optionalFlag, print, requireFlag, withDatabase, UsageError, type CliCommand, type ParsedArgs } from './cli-context.js';
+import {
+  resetProjectRateLimits,
+  setProjectRateLimit,
+  showProjectRateLimits,
+} from '../rate-limit/rate-limits.service.js';
+import {
+  optionalFlag,
+  print,
+  requireFlag,
+  withDatabase,
+  UsageError,
+  type CliCommand,
+  type ParsedArgs,
+} from './cli-context.js';
 
 const CLASSES = RATE_LIMIT_CLASSES.join('|');
 const APPLIES = `running servers apply it within ${OVERRIDE_CACHE_MS / 1000} s`;
@@ -35,12 +47,16 @@ export const rateLimitCommands: Record<string, CliCommand> = {
     usage: 'rate-limit show --project P [--json]',
     run: async (args, config) => {
       const projectId = requireFlag(args, 'project');
-      const limits = await withDatabase(config, (d) => showProjectRateLimits(d.db, config.rateLimitDefaults, projectId));
+      const limits = await withDatabase(config, (d) =>
+        showProjectRateLimits(d.db, config.rateLimitDefaults, projectId),
+      );
       if (args.flags.has('json')) {
         print(JSON.stringify({ project_id: projectId, limits }));
         return;
       }
-      const rows = Object.entries(limits).map(([cls, l]) => `${cls.padEnd(12)}${String(l.per_second).padEnd(12)}${String(l.burst).padEnd(10)}${l.source}`);
+      const rows = Object.entries(limits).map(
+        ([cls, l]) => `${cls.padEnd(12)}${String(l.per_second).padEnd(12)}${String(l.burst).padEnd(10)}${l.source}`,
+      );
       print([`${'class'.padEnd(12)}${'per_second'.padEnd(12)}${'burst'.padEnd(10)}source`, ...rows].join('\n'));
     },
   },

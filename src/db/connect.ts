@@ -41,7 +41,9 @@ function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
     // Epoch-millisecond columns are bigint; they fit a double exactly, so read them as numbers.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+        oid === INT8_OID
+          ? (value: string) => Number(value)
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
   // A connection lost while idle, or while checked out, emits 'error'; without a listener that

@@ -30,7 +30,8 @@ export function mergeJsonObject(db: Kysely<any>, column: string, patchJson: stri
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function mergedJsonKeyCount(db: Kysely<any>, column: string, patchJson: string): RawBuilder<number> {
   const col = sql.ref(column);
-  if (dialectOf(db) === 'postgres') return sql<number>`(select count(*) from jsonb_object_keys(coalesce(${col}, '{}'::jsonb) || ${patchJson}::jsonb))`;
+  if (dialectOf(db) === 'postgres')
+    return sql<number>`(select count(*) from jsonb_object_keys(coalesce(${col}, '{}'::jsonb) || ${patchJson}::jsonb))`;
   return sql<number>`(select count(*) from (select key from json_each(${col}) union select key from json_each(${patchJson})))`;
 }
 
@@ -42,10 +43,18 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
     if (['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(code)) return true;
     // PostgreSQL classes 08 (connection), 53 (resources), 57P (operator intervention, e.g. shutdown).
     if (/^(08|53|57P)/.test(code)) return true;
-    if (['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_CANTOPEN', 'SQLITE_IOERR', 'SQLITE_FULL'].some((c) => code.startsWith(c))) return true;
+    if (
+      ['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_CANTOPEN', 'SQLITE_IOERR', 'SQLITE_FULL'].some((c) => code.startsWith(c))
+    )
+      return true;
   }
   // A connection lost inside a transaction surfaces as the failed rollback on the dead client ("not queryable").
-  if (/timeout exceeded when trying to connect|Connection terminated|connection is closed|database connection is not open|is not queryable|terminating connection/i.test(error.message)) return true;
+  if (
+    /timeout exceeded when trying to connect|Connection terminated|connection is closed|database connection is not open|is not queryable|terminating connection/i.test(
+      error.message,
+    )
+  )
+    return true;
   // Wrapped errors (a `cause`, or several at once) are unavailable when what they wrap is.
   if (depth < 5 && error.cause !== undefined && isDatabaseUnavailable(error.cause, depth + 1)) return true;
   return depth < 5 && error instanceof AggregateError && error.errors.some((e) => isDatabaseUnavailable(e, depth + 1));
@@ -57,25 +66,37 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
  * `"` or `\` (the compiler validates names), which keeps them addressable as SQLite JSON paths.
  */
 export type JsonKind = 'string' | 'number' | 'boolean' | 'null';
-const SQLITE_JSON_TYPES: Record<JsonKind, string[]> = { string: ['text'], number: ['integer', 'real'], boolean: ['true', 'false'], null: ['null'] };
+const SQLITE_JSON_TYPES: Record<JsonKind, string[]> = {
+  string: ['text'],
+  number: ['integer', 'real'],
+  boolean: ['true', 'false'],
+  null: ['null'],
+};
 const sqliteJsonPath = (key: string): string => `$."${key}"`;
 
 /** True when the JSON object in `column` holds `key` with a value of `kind`. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function jsonKeyIsKind(db: Kysely<any>, column: string, key: string, kind: JsonKind): RawBuilder<boolean> {
   const col = sql.ref(column);
-  if (dialectOf(db) === 'postgres') return sql<boolean>`coalesce(jsonb_typeof(${col} -> ${key}::text) = ${kind}, false)`;
+  if (dialectOf(db) === 'postgres')
+    return sql<boolean>`coalesce(jsonb_typeof(${col} -> ${key}::text) = ${kind}, false)`;
   return sql<boolean>`coalesce(json_type(${col}, ${sqliteJsonPath(key)}) in (${sql.join(SQLITE_JSON_TYPES[kind])}), false)`;
 }
 
 /** True when `key` holds exactly `value` (same JSON type; numbers compared numerically). On PostgreSQL a GIN `jsonb_path_ops` index serves it. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function jsonKeyEquals(db: Kysely<any>, column: string, key: string, value: string | number | boolean | null): RawBuilder<boolean> {
+export function jsonKeyEquals(
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any table: the helper is schema-agnostic
+  db: Kysely<any>,
+  column: string,
+  key: string,
+  value: string | number | boolean | null,
+): RawBuilder<boolean> {
   const col = sql.ref(column);
   if (dialectOf(db) === 'postgres') return sql<boolean>`(${col} @> ${JSON.stringify({ [key]: value })}::jsonb)`;
   const path = sqliteJsonPath(key);
   if (value === null) return sql<boolean>`coalesce(json_type(${col}, ${path}) = 'null', false)`;
-  if (typeof value === 'boolean') return sql<boolean>`coalesce(json_type(${col}, ${path}) = ${value ? 'true' : 'false'}, false)`;
+  if (typeof value === 'boolean')
+    return sql<boolean>`coalesce(json_type(${col}, ${path}) = ${value ? 'true' : 'false'}, false)`;
   return sql<boolean>`coalesce(${jsonKeyIsKind(db, column, key, typeof value === 'string' ? 'string' : 'number')} and json_extract(${col}, ${path}) = ${value}, false)`;
 }
 
@@ -91,19 +112,24 @@ export function jsonKeyText(db: Kysely<any>, column: string, key: string): RawBu
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function jsonKeyNumber(db: Kysely<any>, column: string, key: string): RawBuilder<number> {
   const col = sql.ref(column);
-  if (dialectOf(db) === 'postgres') return sql<number>`(case when jsonb_typeof(${col} -> ${key}::text) = 'number' then (${col} ->> ${key}::text)::numeric end)`;
+  if (dialectOf(db) === 'postgres')
+    return sql<number>`(case when jsonb_typeof(${col} -> ${key}::text) = 'number' then (${col} ->> ${key}::text)::numeric end)`;
   return sql<number>`(case when json_type(${col}, ${sqliteJsonPath(key)}) in ('integer', 'real') then json_extract(${col}, ${sqliteJsonPath(key)}) end)`;
 }
 
 /** Case-sensitive substring and prefix tests on text (no LIKE: its case rules and escapes differ). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function textContains(db: Kysely<any>, text: RawBuilder<string>, needle: string): RawBuilder<boolean> {
-  return dialectOf(db) === 'postgres' ? sql<boolean>`(strpos(${text}, ${needle}::text) > 0)` : sql<boolean>`(instr(${text}, ${needle}) > 0)`;
+  return dialectOf(db) === 'postgres'
+    ? sql<boolean>`(strpos(${text}, ${needle}::text) > 0)`
+    : sql<boolean>`(instr(${text}, ${needle}) > 0)`;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function textStartsWith(db: Kysely<any>, text: RawBuilder<string>, prefix: string): RawBuilder<boolean> {
-  return dialectOf(db) === 'postgres' ? sql<boolean>`starts_with(${text}, ${prefix}::text)` : sql<boolean>`(substr(${text}, 1, length(${prefix})) = ${prefix})`;
+  return dialectOf(db) === 'postgres'
+    ? sql<boolean>`starts_with(${text}, ${prefix}::text)`
+    : sql<boolean>`(substr(${text}, 1, length(${prefix})) = ${prefix})`;
 }
 
 /**

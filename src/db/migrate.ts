@@ -12,7 +12,9 @@ const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '
  */
 class FolderMigrationProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
-    const files = (await fs.readdir(MIGRATIONS_DIR)).filter((f) => /^\d{4}-.*\.(ts|js)$/.test(f) && !f.endsWith('.d.ts')).sort();
+    const files = (await fs.readdir(MIGRATIONS_DIR))
+      .filter((f) => /^\d{4}-.*\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
+      .sort();
     const migrations: Record<string, Migration> = {};
     for (const file of files) {
       const mod = (await import(pathToFileURL(path.join(MIGRATIONS_DIR, file)).href)) as Migration;
@@ -49,5 +51,10 @@ async function migratorFor(db: Kysely<any>): Promise<Migrator> {
     const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
     migrationTableSchema = rows[0]?.schema;
   }
-  return new Migrator({ db, provider: new FolderMigrationProvider(), allowUnorderedMigrations: true, ...(migrationTableSchema ? { migrationTableSchema } : {}) });
+  return new Migrator({
+    db,
+    provider: new FolderMigrationProvider(),
+    allowUnorderedMigrations: true,
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
+  });
 }

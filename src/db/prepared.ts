@@ -9,8 +9,11 @@ import { dialectOf, type Dialect } from './dialect.js';
  * skip it. `build` receives placeholder values; it must pass every parameter through as a bound
  * value (not as an identifier or raw SQL), and its SQL shape must not depend on the values.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function preparedQuery<P extends Record<string, unknown>, R>(names: readonly (keyof P & string)[], build: (db: Kysely<any>, params: P) => Compilable<R>) {
+export function preparedQuery<P extends Record<string, unknown>, R>(
+  names: readonly (keyof P & string)[],
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any table: the helper is schema-agnostic
+  build: (db: Kysely<any>, params: P) => Compilable<R>,
+) {
   const cache = new Map<Dialect, { compiled: CompiledQuery<R>; slots: (keyof P | undefined)[] }>();
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const prepare = (db: Kysely<any>) => {

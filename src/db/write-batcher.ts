@@ -14,7 +14,9 @@ interface Pending {
 }
 
 /** Each unit in its own transaction (PostgreSQL, where the server groups concurrent commits itself). */
-export const separateTransactions = (db: Kysely<Database>): WriteBatcher => ({ run: (work) => db.transaction().execute(work) });
+export const separateTransactions = (db: Kysely<Database>): WriteBatcher => ({
+  run: (work) => db.transaction().execute(work),
+});
 
 const MAX_BATCH = 64;
 

@@ -18,7 +18,11 @@ const deviceColumns = [
 ] as const;
 
 export function selectDevices(db: Db, projectId: string) {
-  return db.selectFrom('devices').innerJoin('users', 'users.id', 'devices.user_id').select(deviceColumns).where('devices.project_id', '=', projectId);
+  return db
+    .selectFrom('devices')
+    .innerJoin('users', 'users.id', 'devices.user_id')
+    .select(deviceColumns)
+    .where('devices.project_id', '=', projectId);
 }
 
 /**
@@ -48,7 +52,12 @@ export async function upsertDevice(db: Db, row: Omit<DevicesTable, 'status' | 'd
         status: 'active',
         disabled_reason: null,
         // The row keeps its creation time only when it already was this device.
-        created_at: eb.case().when('devices.device_id', '=', row.device_id).then(eb.ref('devices.created_at')).else(createdAt).end(),
+        created_at: eb
+          .case()
+          .when('devices.device_id', '=', row.device_id)
+          .then(eb.ref('devices.created_at'))
+          .else(createdAt)
+          .end(),
         updated_at: row.updated_at,
       })),
     )
@@ -84,25 +93,58 @@ export function findDevicesByIds(db: Db, projectId: string, deviceIds: string[])
 
 export function findDevicesOfUsers(db: Db, projectId: string, projectUserIds: string[]): Promise<DeviceRow[]> {
   return inChunks(projectUserIds, (chunk) =>
-    selectDevices(db, projectId).where('users.project_user_id', 'in', chunk).orderBy('devices.created_at').orderBy('devices.device_id').execute(),
+    selectDevices(db, projectId)
+      .where('users.project_user_id', 'in', chunk)
+      .orderBy('devices.created_at')
+      .orderBy('devices.device_id')
+      .execute(),
   );
 }
 
 export function listUserDevices(db: Db, projectId: string, userId: string): Promise<DeviceRow[]> {
-  return selectDevices(db, projectId).where('devices.user_id', '=', userId).orderBy('devices.created_at').orderBy('devices.device_id').execute();
+  return selectDevices(db, projectId)
+    .where('devices.user_id', '=', userId)
+    .orderBy('devices.created_at')
+    .orderBy('devices.device_id')
+    .execute();
 }
 
 export async function deleteDevice(db: Db, projectId: string, deviceId: string): Promise<boolean> {
-  const result = await db.deleteFrom('devices').where('project_id', '=', projectId).where('device_id', '=', deviceId).executeTakeFirst();
+  const result = await db
+    .deleteFrom('devices')
+    .where('project_id', '=', projectId)
+    .where('device_id', '=', deviceId)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
 /** Token hygiene: a provider said the address is gone. Only the row still holding it is removed. */
-export async function deleteDeviceByAddress(db: Db, projectId: string, provider: DevicesTable['provider'], pushAddress: string): Promise<number> {
-  const result = await db.deleteFrom('devices').where('project_id', '=', projectId).where('provider', '=', provider).where('push_address', '=', pushAddress).executeTakeFirst();
+export async function deleteDeviceByAddress(
+  db: Db,
+  projectId: string,
+  provider: DevicesTable['provider'],
+  pushAddress: string,
+): Promise<number> {
+  const result = await db
+    .deleteFrom('devices')
+    .where('project_id', '=', projectId)
+    .where('provider', '=', provider)
+    .where('push_address', '=', pushAddress)
+    .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 
-export async function disableDevice(db: Db, projectId: string, deviceId: string, reason: string, now: number): Promise<void> {
-  await db.updateTable('devices').set({ status: 'disabled', disabled_reason: reason, updated_at: now }).where('project_id', '=', projectId).where('device_id', '=', deviceId).execute();
+export async function disableDevice(
+  db: Db,
+  projectId: string,
+  deviceId: string,
+  reason: string,
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('devices')
+    .set({ status: 'disabled', disabled_reason: reason, updated_at: now })
+    .where('project_id', '=', projectId)
+    .where('device_id', '=', deviceId)
+    .execute();
 }

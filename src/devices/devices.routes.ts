@@ -35,7 +35,9 @@ export function registerDeviceRoutes(fastify: FastifyInstance, deps: AppDeps): v
       checkWebPushEndpoint({ allowPrivateNetworks: deps.config.outboundAllowPrivateNetworks }, request.body);
       // The public key never moves a known device id to another user (docs/security.md).
       const options = { keepDeviceOwner: request.auth!.kind === 'public' };
-      return devices.deviceToResponse(await devices.registerDevice(db, clock, request.auth!.projectId, request.body, options));
+      return devices.deviceToResponse(
+        await devices.registerDevice(db, clock, request.auth!.projectId, request.body, options),
+      );
     },
   );
 
@@ -43,7 +45,13 @@ export function registerDeviceRoutes(fastify: FastifyInstance, deps: AppDeps): v
     '/api/v1/devices/:device_id',
     {
       config: { auth: 'secret', rateLimitClass: 'management' },
-      schema: { summary: 'Delete a device', tags: ['devices'], security, params: Type.Object({ device_id: DeviceId }), response: { 200: Type.Object({}), 400: ErrorBody, 401: ErrorBody } },
+      schema: {
+        summary: 'Delete a device',
+        tags: ['devices'],
+        security,
+        params: Type.Object({ device_id: DeviceId }),
+        response: { 200: Type.Object({}), 400: ErrorBody, 401: ErrorBody },
+      },
     },
     async (request) => {
       await devices.deleteDevice(db, request.auth!.projectId, request.params.device_id);
@@ -60,11 +68,18 @@ export function registerDeviceRoutes(fastify: FastifyInstance, deps: AppDeps): v
         tags: ['devices'],
         security,
         params: Type.Object({ project_user_id: ProjectUserId }),
-        response: { 200: Type.Object({ devices: Type.Array(DeviceResponse) }), 400: ErrorBody, 404: ErrorBody, 401: ErrorBody },
+        response: {
+          200: Type.Object({ devices: Type.Array(DeviceResponse) }),
+          400: ErrorBody,
+          404: ErrorBody,
+          401: ErrorBody,
+        },
       },
     },
     async (request) => ({
-      devices: (await devices.listUserDevices(db, request.auth!.projectId, request.params.project_user_id)).map(devices.deviceToResponse),
+      devices: (await devices.listUserDevices(db, request.auth!.projectId, request.params.project_user_id)).map(
+        devices.deviceToResponse,
+      ),
     }),
   );
 }

@@ -11,7 +11,10 @@ export const WebPushSubscription = Type.Object(
   {
     endpoint: Type.String({ minLength: 1, maxLength: 2048, pattern: '^https://[\\x21-\\x7E]+$' }),
     expirationTime: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
-    keys: Type.Object({ p256dh: Type.String({ minLength: 1, maxLength: 512, pattern: BASE64_PATTERN }), auth: Type.String({ minLength: 1, maxLength: 256, pattern: BASE64_PATTERN }) }),
+    keys: Type.Object({
+      p256dh: Type.String({ minLength: 1, maxLength: 512, pattern: BASE64_PATTERN }),
+      auth: Type.String({ minLength: 1, maxLength: 256, pattern: BASE64_PATTERN }),
+    }),
   },
   { additionalProperties: false },
 );

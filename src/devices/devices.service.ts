@@ -42,15 +42,24 @@ export function deviceRowToDevice(row: repo.DeviceRow): Device {
 function pushAddressOf(input: RegisterDeviceBody): { provider: Provider; address: string; keys: string | null } {
   const given = [input.fcm_token, input.apns_token, input.web_push_subscription].filter((v) => v !== undefined);
   if (given.length !== 1) {
-    throw new AppError('invalid', 'INVALID_PUSH_ADDRESS', 'Give exactly one of fcm_token, apns_token or web_push_subscription');
+    throw new AppError(
+      'invalid',
+      'INVALID_PUSH_ADDRESS',
+      'Give exactly one of fcm_token, apns_token or web_push_subscription',
+    );
   }
   if (input.apns_token !== undefined) {
     if (input.platform !== 'ios') throw new AppError('invalid', 'INVALID_PLATFORM', 'apns_token requires platform ios');
     return { provider: 'apns', address: input.apns_token.toLowerCase(), keys: null };
   }
   if (input.web_push_subscription !== undefined) {
-    if (input.platform !== 'web') throw new AppError('invalid', 'INVALID_PLATFORM', 'web_push_subscription requires platform web');
-    return { provider: 'webpush', address: input.web_push_subscription.endpoint, keys: writeJson(input.web_push_subscription.keys) };
+    if (input.platform !== 'web')
+      throw new AppError('invalid', 'INVALID_PLATFORM', 'web_push_subscription requires platform web');
+    return {
+      provider: 'webpush',
+      address: input.web_push_subscription.endpoint,
+      keys: writeJson(input.web_push_subscription.keys),
+    };
   }
   return { provider: 'fcm', address: input.fcm_token!, keys: null };
 }
@@ -61,11 +70,22 @@ function pushAddressOf(input: RegisterDeviceBody): { provider: Provider; address
  * current push address: device ids can leak (logs, support screenshots), push tokens only the
  * device itself knows. A push address still moves to the new user (R8) for that reason.
  */
-async function refuseForeignDevice(db: Db, projectId: string, deviceId: string, projectUserId: string, address: { provider: Provider; address: string }): Promise<void> {
+async function refuseForeignDevice(
+  db: Db,
+  projectId: string,
+  deviceId: string,
+  projectUserId: string,
+  address: { provider: Provider; address: string },
+): Promise<void> {
   const existing = await repo.findDevice(db, projectId, deviceId);
-  const sameAddress = existing !== undefined && existing.provider === address.provider && existing.push_address === address.address;
+  const sameAddress =
+    existing !== undefined && existing.provider === address.provider && existing.push_address === address.address;
   if (existing && existing.project_user_id !== projectUserId && !sameAddress) {
-    throw new AppError('conflict', 'DEVICE_OWNED_BY_ANOTHER_USER', 'This device_id is registered to another user; the public key cannot move it (use the secret key)');
+    throw new AppError(
+      'conflict',
+      'DEVICE_OWNED_BY_ANOTHER_USER',
+      'This device_id is registered to another user; the public key cannot move it (use the secret key)',
+    );
   }
 }
 
@@ -77,13 +97,20 @@ const REGISTER_ATTEMPTS = 6;
  * Concurrent registrations of one address queue on its row (the last to commit owns it); the rare
  * race left, one device id registered with two addresses at once, is retried.
  */
-export async function registerDevice(db: Db, clock: Clock, projectId: string, input: RegisterDeviceBody, options: { keepDeviceOwner?: boolean } = {}): Promise<Device> {
+export async function registerDevice(
+  db: Db,
+  clock: Clock,
+  projectId: string,
+  input: RegisterDeviceBody,
+  options: { keepDeviceOwner?: boolean } = {},
+): Promise<Device> {
   const { provider, address, keys } = pushAddressOf(input);
   const deviceId = input.device_id ?? newId();
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction().execute(async (trx) => {
-        if (options.keepDeviceOwner && input.device_id !== undefined) await refuseForeignDevice(trx, projectId, input.device_id, input.project_user_id, { provider, address });
+        if (options.keepDeviceOwner && input.device_id !== undefined)
+          await refuseForeignDevice(trx, projectId, input.device_id, input.project_user_id, { provider, address });
         const ids = await ensureUsers(trx, clock, projectId, [input.project_user_id]);
         const now = clock.now();
         await repo.upsertDevice(trx, {
@@ -124,7 +151,11 @@ export async function findDevices(db: Db, projectId: string, deviceIds: string[]
 }
 
 /** Active devices of each named user that has any (push sends), oldest registration first. */
-export async function activeDevicesOfUsers(db: Db, projectId: string, projectUserIds: string[]): Promise<Map<string, Device[]>> {
+export async function activeDevicesOfUsers(
+  db: Db,
+  projectId: string,
+  projectUserIds: string[],
+): Promise<Map<string, Device[]>> {
   const byUser = new Map<string, Device[]>();
   for (const row of await repo.findDevicesOfUsers(db, projectId, [...new Set(projectUserIds)])) {
     if (row.status !== 'active') continue;
@@ -143,7 +174,13 @@ export function removePushAddress(db: Db, projectId: string, provider: Provider,
 }
 
 /** Token hygiene: the provider rejects this address as malformed; keep the row, stop sending. */
-export function disableDevice(db: Db, clock: Clock, projectId: string, deviceId: string, reason: string): Promise<void> {
+export function disableDevice(
+  db: Db,
+  clock: Clock,
+  projectId: string,
+  deviceId: string,
+  reason: string,
+): Promise<void> {
   return repo.disableDevice(db, projectId, deviceId, reason, clock.now());
 }
 

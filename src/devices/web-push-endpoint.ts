@@ -9,13 +9,21 @@ import type { RegisterDeviceBody } from './devices.schemas.js';
  * address connected to; DNS is not consulted here, on the client-SDK path, since its answer may
  * change before any send.
  */
-export function checkWebPushEndpoint(policy: OutboundPolicy, input: Pick<RegisterDeviceBody, 'web_push_subscription'>): void {
+export function checkWebPushEndpoint(
+  policy: OutboundPolicy,
+  input: Pick<RegisterDeviceBody, 'web_push_subscription'>,
+): void {
   const endpoint = input.web_push_subscription?.endpoint;
   if (endpoint === undefined) return;
   try {
     checkOutboundUrl(endpoint, policy);
   } catch (error) {
-    if (error instanceof OutboundUrlRefused) throw new AppError('invalid', 'WEB_PUSH_ENDPOINT_REFUSED', `web_push_subscription.endpoint refused: ${error.reason}`);
+    if (error instanceof OutboundUrlRefused)
+      throw new AppError(
+        'invalid',
+        'WEB_PUSH_ENDPOINT_REFUSED',
+        `web_push_subscription.endpoint refused: ${error.reason}`,
+      );
     throw error;
   }
 }

@@ -25,5 +25,10 @@ export async function listUserEvents(db: Db, projectId: string, userId: string, 
     .orderBy('seq', 'desc')
     .limit(limit)
     .execute();
-  return rows.map((r) => ({ id: r.id, name: r.name, properties: readJson<Record<string, unknown>>(r.properties), timestamp: Number(r.timestamp) }));
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    properties: readJson<Record<string, unknown>>(r.properties),
+    timestamp: Number(r.timestamp),
+  }));
 }

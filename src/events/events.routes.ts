@@ -9,7 +9,12 @@ import { identityCheck } from '../identity/identity.http.js';
 
 const security = [{ projectId: [], apiKey: [] }];
 const ErrorBody = Type.Object({ error: Type.String() });
-const TrackedEvent = Type.Object({ event_id: Type.String(), project_user_id: Type.String(), name: Type.String(), timestamp: Type.String() });
+const TrackedEvent = Type.Object({
+  event_id: Type.String(),
+  project_user_id: Type.String(),
+  name: Type.String(),
+  timestamp: Type.String(),
+});
 
 export function registerEventRoutes(fastify: FastifyInstance, deps: AppDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -24,13 +29,20 @@ export function registerEventRoutes(fastify: FastifyInstance, deps: AppDeps): vo
         tags: ['events'],
         security,
         body: TrackEventsBody,
-        response: { 200: Type.Union([TrackedEvent, Type.Object({ events: Type.Array(TrackedEvent) })]), 400: ErrorBody, 401: ErrorBody },
+        response: {
+          200: Type.Union([TrackedEvent, Type.Object({ events: Type.Array(TrackedEvent) })]),
+          400: ErrorBody,
+          401: ErrorBody,
+        },
       },
     },
     async (request) => {
       const body = request.body;
       const batch = 'events' in body ? body.events : [body];
-      await verifyIdentity(request, batch.map((e) => e.project_user_id));
+      await verifyIdentity(
+        request,
+        batch.map((e) => e.project_user_id),
+      );
       const tracked = (await events.trackEvents(deps.db, deps.clock, request.auth!.projectId, batch)).map((e) => ({
         event_id: e.eventId,
         project_user_id: e.projectUserId,
@@ -52,7 +64,16 @@ export function registerEventRoutes(fastify: FastifyInstance, deps: AppDeps): vo
         params: Type.Object({ project_user_id: ProjectUserId }),
         querystring: Type.Object({ limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]{0,2}|1000)$' })) }),
         response: {
-          200: Type.Object({ events: Type.Array(Type.Object({ event_id: Type.String(), name: Type.String(), properties: Type.Record(Type.String(), Type.Unknown()), timestamp: Type.String() })) }),
+          200: Type.Object({
+            events: Type.Array(
+              Type.Object({
+                event_id: Type.String(),
+                name: Type.String(),
+                properties: Type.Record(Type.String(), Type.Unknown()),
+                timestamp: Type.String(),
+              }),
+            ),
+          }),
           400: ErrorBody,
           404: ErrorBody,
           401: ErrorBody,
@@ -61,8 +82,20 @@ export function registerEventRoutes(fastify: FastifyInstance, deps: AppDeps): vo
     },
     async (request) => {
       const limit = request.query.limit === undefined ? 100 : Number(request.query.limit);
-      const found = await events.listUserEvents(deps.db, request.auth!.projectId, request.params.project_user_id, limit);
-      return { events: found.map((e) => ({ event_id: e.id, name: e.name, properties: e.properties, timestamp: new Date(e.timestamp).toISOString() })) };
+      const found = await events.listUserEvents(
+        deps.db,
+        request.auth!.projectId,
+        request.params.project_user_id,
+        limit,
+      );
+      return {
+        events: found.map((e) => ({
+          event_id: e.id,
+          name: e.name,
+          properties: e.properties,
+          timestamp: new Date(e.timestamp).toISOString(),
+        })),
+      };
     },
   );
 }

@@ -9,12 +9,20 @@ export const EventName = Type.String({ minLength: 1, maxLength: 255, pattern: EV
 export const EventTimestamp = Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Number()]);
 
 export const EventInput = Type.Object(
-  { project_user_id: ProjectUserId, name: EventName, properties: Type.Optional(Properties), timestamp: Type.Optional(EventTimestamp) },
+  {
+    project_user_id: ProjectUserId,
+    name: EventName,
+    properties: Type.Optional(Properties),
+    timestamp: Type.Optional(EventTimestamp),
+  },
   { additionalProperties: false },
 );
 export type EventInput = Static<typeof EventInput>;
 
 export const TrackEventsBody = Type.Union([
   EventInput,
-  Type.Object({ events: Type.Array(EventInput, { minItems: 1, maxItems: MAX_EVENTS_PER_BATCH }) }, { additionalProperties: false }),
+  Type.Object(
+    { events: Type.Array(EventInput, { minItems: 1, maxItems: MAX_EVENTS_PER_BATCH }) },
+    { additionalProperties: false },
+  ),
 ]);

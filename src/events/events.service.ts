@@ -18,7 +18,8 @@ export interface TrackedEvent {
 const MAX_FUTURE_SKEW_MS = 24 * 60 * 60 * 1000;
 const EARLIEST_TIMESTAMP = Date.UTC(2000, 0, 1);
 /** RFC 3339 / ISO 8601: a date, optionally a time (seconds and fraction optional) and an offset. */
-const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))?)?$/;
+const ISO_TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))?)?$/;
 const eventNameRegExp = new RegExp(EVENT_NAME_PATTERN, 'u');
 
 /**
@@ -29,7 +30,9 @@ const eventNameRegExp = new RegExp(EVENT_NAME_PATTERN, 'u');
 function parseIsoTimestamp(text: string): number {
   const m = ISO_TIMESTAMP.exec(text);
   if (!m) return Number.NaN;
-  const [year, month, day, hour = 0, minute = 0, second = 0] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((part) => (part === undefined ? undefined : Number(part)));
+  const [year, month, day, hour = 0, minute = 0, second = 0] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((part) =>
+    part === undefined ? undefined : Number(part),
+  );
   const millis = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
   if (month! < 1 || month! > 12 || hour > 23 || minute > 59 || second > 59) return Number.NaN;
   const local = Date.UTC(year!, month! - 1, day!, hour, minute, second, millis);
@@ -45,7 +48,11 @@ function parseTimestamp(value: string | number | undefined, now: number, index: 
   if (value === undefined) return now;
   const ms = typeof value === 'number' ? value : parseIsoTimestamp(value);
   if (!Number.isFinite(ms) || ms < EARLIEST_TIMESTAMP || ms > now + MAX_FUTURE_SKEW_MS) {
-    throw new AppError('invalid', 'INVALID_EVENT_TIMESTAMP', `events[${index}].timestamp must be an ISO 8601 date-time or epoch milliseconds between 2000 and now`);
+    throw new AppError(
+      'invalid',
+      'INVALID_EVENT_TIMESTAMP',
+      `events[${index}].timestamp must be an ISO 8601 date-time or epoch milliseconds between 2000 and now`,
+    );
   }
   return Math.trunc(ms);
 }
@@ -54,7 +61,11 @@ function parseTimestamp(value: string | number | undefined, now: number, index: 
 function assertValidEvent(event: EventInput, index: number): void {
   assertValidProjectUserId(event.project_user_id);
   if (typeof event.name !== 'string' || [...event.name].length > 255 || !eventNameRegExp.test(event.name)) {
-    throw new AppError('invalid', 'INVALID_EVENT_NAME', `events[${index}].name must be 1 to 255 characters without control characters`);
+    throw new AppError(
+      'invalid',
+      'INVALID_EVENT_NAME',
+      `events[${index}].name must be 1 to 255 characters without control characters`,
+    );
   }
   assertValidProperties(event.properties ?? {});
 }
@@ -64,12 +75,22 @@ function assertValidEvent(event: EventInput, index: number): void {
  * not exist yet. One transaction for the whole batch: all stored or none. Serves REST and the
  * `track-event` skill alike.
  */
-export async function trackEvents(db: Db, clock: Clock, projectId: string, events: EventInput[]): Promise<TrackedEvent[]> {
+export async function trackEvents(
+  db: Db,
+  clock: Clock,
+  projectId: string,
+  events: EventInput[],
+): Promise<TrackedEvent[]> {
   const now = clock.now();
   events.forEach(assertValidEvent);
   const timestamps = events.map((e, i) => parseTimestamp(e.timestamp, now, i));
   return db.transaction().execute(async (trx) => {
-    const userIds = await ensureUsers(trx, clock, projectId, events.map((e) => e.project_user_id));
+    const userIds = await ensureUsers(
+      trx,
+      clock,
+      projectId,
+      events.map((e) => e.project_user_id),
+    );
     const rows = events.map((e, i) => ({
       id: newId(),
       project_id: projectId,
@@ -80,7 +101,12 @@ export async function trackEvents(db: Db, clock: Clock, projectId: string, event
       received_at: now,
     }));
     await repo.insertEvents(trx, rows);
-    return rows.map((r, i) => ({ eventId: r.id, projectUserId: events[i]!.project_user_id, name: r.name, timestamp: r.timestamp }));
+    return rows.map((r, i) => ({
+      eventId: r.id,
+      projectUserId: events[i]!.project_user_id,
+      name: r.name,
+      timestamp: r.timestamp,
+    }));
   });
 }
 

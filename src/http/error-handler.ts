@@ -44,14 +44,28 @@ export function publicReason(code: string | undefined): string {
 /** Turns any thrown value into a status, a message safe to show, and a stable reason code. */
 export function renderError(error: unknown): Rendered {
   if (error instanceof AppError) {
-    return { status: STATUS_BY_KIND[error.kind], message: error.message, reason: error.code, retryAfterSeconds: error.retryAfterSeconds };
+    return {
+      status: STATUS_BY_KIND[error.kind],
+      message: error.message,
+      reason: error.code,
+      retryAfterSeconds: error.retryAfterSeconds,
+    };
   }
   const fastifyError = error as Partial<FastifyError> & { validation?: unknown };
   if (fastifyError.validation) {
-    return { status: 400, message: `Invalid request: ${fastifyError.message ?? 'validation failed'}`, reason: 'VALIDATION_FAILED' };
+    return {
+      status: 400,
+      message: `Invalid request: ${fastifyError.message ?? 'validation failed'}`,
+      reason: 'VALIDATION_FAILED',
+    };
   }
   if (isDatabaseUnavailable(error)) {
-    return { status: 503, message: 'Database unavailable, retry later', reason: 'DATABASE_UNAVAILABLE', retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS };
+    return {
+      status: 503,
+      message: 'Database unavailable, retry later',
+      reason: 'DATABASE_UNAVAILABLE',
+      retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS,
+    };
   }
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -75,8 +89,14 @@ export function registerErrorHandler(app: FastifyInstance): void {
 }
 
 /** `plainText400` defaults to the route's own (`config.plainText400`). */
-export function sendError(request: FastifyRequest, reply: FastifyReply, rendered: Rendered, plainText400 = request.routeOptions.config?.plainText400): FastifyReply {
-  if (rendered.retryAfterSeconds !== undefined) reply.header('Retry-After', String(Math.max(1, Math.ceil(rendered.retryAfterSeconds))));
+export function sendError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  rendered: Rendered,
+  plainText400 = request.routeOptions.config?.plainText400,
+): FastifyReply {
+  if (rendered.retryAfterSeconds !== undefined)
+    reply.header('Retry-After', String(Math.max(1, Math.ceil(rendered.retryAfterSeconds))));
   reply.header('X-Error-Reason', rendered.reason);
   const plain = plainText400;
   if (rendered.status === 400 && plain !== undefined) {

@@ -30,8 +30,14 @@ export function createFrameworkErrorHandler(): {
     onRoute(route) {
       const message = route.config?.plainText400;
       if (message === undefined) return;
-      const segments = route.url.split('/').map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
-      plainTextRoutes.push({ methods: [route.method].flat().map((m) => m.toUpperCase()), path: new RegExp(`^${segments.join('/')}$`), message });
+      const segments = route.url
+        .split('/')
+        .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+      plainTextRoutes.push({
+        methods: [route.method].flat().map((m) => m.toUpperCase()),
+        path: new RegExp(`^${segments.join('/')}$`),
+        message,
+      });
     },
     handle(error, request, reply) {
       reply.header('X-Request-ID', request.id);
@@ -39,7 +45,12 @@ export function createFrameworkErrorHandler(): {
       const plain = plainTextRoutes.find((r) => r.methods.includes(request.method) && r.path.test(path))?.message;
       const rendered = renderError(error);
       const reason = rendered.reason;
-      const message = reason === 'PATH_PARAMETER_TOO_LONG' ? 'A path parameter is too long' : reason === 'INVALID_URL_ENCODING' ? 'The URL is not valid percent-encoding' : rendered.message;
+      const message =
+        reason === 'PATH_PARAMETER_TOO_LONG'
+          ? 'A path parameter is too long'
+          : reason === 'INVALID_URL_ENCODING'
+            ? 'The URL is not valid percent-encoding'
+            : rendered.message;
       request.log.info({ reason, url: request.raw.url?.slice(0, 200) }, message);
       sendError(request, reply, { status: plain === undefined ? rendered.status : 400, message, reason }, plain);
     },

@@ -9,7 +9,8 @@ export function registerHealthRoutes(app: FastifyInstance, db: Db): void {
   app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
     try {
       await sql`select 1`.execute(db);
-      if (await hasPendingMigrations(db)) return reply.code(503).header('Retry-After', '5').send({ status: 'migrations pending' });
+      if (await hasPendingMigrations(db))
+        return reply.code(503).header('Retry-After', '5').send({ status: 'migrations pending' });
       return { status: 'ready' };
     } catch (error) {
       request.log.warn({ err: error }, 'readiness check failed');

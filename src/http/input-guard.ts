@@ -43,13 +43,18 @@ export function assertSafeInput(value: unknown, where = 'The request body'): voi
     }
     if (typeof v !== 'object' || v === null) continue;
     const depth = item.depth + 1;
-    if (depth > MAX_JSON_DEPTH) throw refuse('NESTING_TOO_DEEP', `${where} is nested deeper than ${MAX_JSON_DEPTH} levels`);
+    if (depth > MAX_JSON_DEPTH)
+      throw refuse('NESTING_TOO_DEEP', `${where} is nested deeper than ${MAX_JSON_DEPTH} levels`);
     if (Array.isArray(v)) {
       for (const element of v) stack.push({ value: element, depth });
       continue;
     }
     for (const key of Object.keys(v)) {
-      if (PROTOTYPE_KEYS.has(key)) throw refuse('FORBIDDEN_KEY', `${where} uses the key "${key}", which is not allowed (__proto__, constructor and prototype are refused)`);
+      if (PROTOTYPE_KEYS.has(key))
+        throw refuse(
+          'FORBIDDEN_KEY',
+          `${where} uses the key "${key}", which is not allowed (__proto__, constructor and prototype are refused)`,
+        );
       checkText(key, where);
       stack.push({ value: (v as Record<string, unknown>)[key], depth });
     }

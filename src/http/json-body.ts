@@ -10,16 +10,20 @@ import { parseJsonBody } from './input-guard.js';
  */
 export function registerJsonParser(app: FastifyInstance, bodyLimit: number): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(['application/json', 'application/a2a+json'], { parseAs: 'string', bodyLimit }, (_request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (text.trim() === '') {
-      done(null, undefined);
-      return;
-    }
-    try {
-      done(null, parseJsonBody(text));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
+  app.addContentTypeParser(
+    ['application/json', 'application/a2a+json'],
+    { parseAs: 'string', bodyLimit },
+    (_request, body, done) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      if (text.trim() === '') {
+        done(null, undefined);
+        return;
+      }
+      try {
+        done(null, parseJsonBody(text));
+      } catch (error) {
+        done(error as Error, undefined);
+      }
+    },
+  );
 }

@@ -13,7 +13,12 @@ export function createMetrics(): Metrics {
   collectDefaultMetrics({ register: registry, prefix: 'herald_' });
   return {
     registry,
-    httpRequests: new Counter({ name: 'herald_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers: [registry] }),
+    httpRequests: new Counter({
+      name: 'herald_http_requests_total',
+      help: 'HTTP requests by route and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    }),
     httpDuration: new Histogram({
       name: 'herald_http_request_duration_seconds',
       help: 'HTTP request latency by route and status',
@@ -27,7 +32,11 @@ export function createMetrics(): Metrics {
 export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
   app.addHook('onResponse', async (request, reply) => {
     // The route pattern, never the raw URL, keeps label cardinality bounded.
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: String(reply.statusCode),
+    };
     metrics.httpRequests.inc(labels);
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
   });

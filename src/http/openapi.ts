@@ -7,7 +7,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Herald', version: '1.0.0', description: 'Self-hostable engagement backend: users, devices, events, push and campaigns.' },
+      info: {
+        title: 'Herald',
+        version: '1.0.0',
+        description: 'Self-hostable engagement backend: users, devices, events, push and campaigns.',
+      },
       components: {
         securitySchemes: {
           projectId: { type: 'apiKey', in: 'header', name: 'X-Service-Project-ID' },

@@ -27,11 +27,17 @@ export function registerRateLimitHook(app: FastifyInstance, limiter: RateLimiter
     reply.header('RateLimit-Limit', String(decision.limit));
     reply.header('RateLimit-Remaining', String(Math.max(0, Math.floor(decision.remaining))));
     reply.header('RateLimit-Reset', String(Math.max(0, Math.ceil(decision.resetSeconds))));
-    if (decision.windowSeconds !== undefined) reply.header('RateLimit-Policy', `${decision.limit};w=${decision.windowSeconds}`);
+    if (decision.windowSeconds !== undefined)
+      reply.header('RateLimit-Policy', `${decision.limit};w=${decision.windowSeconds}`);
     if (!decision.allowed) {
-      throw new AppError('rate_limited', 'RATE_LIMITED', `Rate limit exceeded for ${cls} requests; retry after ${decision.retryAfterSeconds} s`, {
-        retryAfterSeconds: Math.max(1, decision.retryAfterSeconds),
-      });
+      throw new AppError(
+        'rate_limited',
+        'RATE_LIMITED',
+        `Rate limit exceeded for ${cls} requests; retry after ${decision.retryAfterSeconds} s`,
+        {
+          retryAfterSeconds: Math.max(1, decision.retryAfterSeconds),
+        },
+      );
     }
   });
 }

@@ -12,7 +12,12 @@ export class CompactRequestLog extends LogController {
   }
 
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
-    const line = { method: request.method, url: redactUrl(request.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 };
+    const line = {
+      method: request.method,
+      url: redactUrl(request.url),
+      statusCode: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 100) / 100,
+    };
     if (error) reply.log.error({ ...line, err: error }, 'request errored');
     else reply.log.info(line, 'request completed');
   }

@@ -9,7 +9,12 @@ export function registerRequestTimeout(app: FastifyInstance, timeoutMs: number):
     const timer = setTimeout(() => {
       if (reply.sent || reply.raw.headersSent) return;
       request.log.warn({ timeoutMs }, 'request timed out');
-      void reply.code(503).header('Retry-After', '1').header('X-Error-Reason', 'REQUEST_TIMEOUT').type('application/json; charset=utf-8').send({ error: 'Request timed out' });
+      void reply
+        .code(503)
+        .header('Retry-After', '1')
+        .header('X-Error-Reason', 'REQUEST_TIMEOUT')
+        .type('application/json; charset=utf-8')
+        .send({ error: 'Request timed out' });
     }, timeoutMs);
     timer.unref();
     reply.raw.once('close', () => clearTimeout(timer));

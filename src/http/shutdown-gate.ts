@@ -17,6 +17,16 @@ export function registerShutdownGate(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {
     if (!closing) return;
     reply.header('Connection', 'close');
-    return sendError(request, reply, { status: 503, message: 'Server is shutting down, retry', reason: 'SHUTTING_DOWN', retryAfterSeconds: SHUTDOWN_RETRY_AFTER_SECONDS }, undefined);
+    return sendError(
+      request,
+      reply,
+      {
+        status: 503,
+        message: 'Server is shutting down, retry',
+        reason: 'SHUTTING_DOWN',
+        retryAfterSeconds: SHUTDOWN_RETRY_AFTER_SECONDS,
+      },
+      undefined,
+    );
   });
 }

@@ -25,7 +25,13 @@ export async function replyIdempotently(
     return reply.code(response.status).send(response.body);
   }
   const ref = { projectId: request.auth!.projectId, scope, key };
-  const requestHash = hashRequest([request.method, request.routeOptions.url, request.params, request.query, request.body]);
+  const requestHash = hashRequest([
+    request.method,
+    request.routeOptions.url,
+    request.params,
+    request.query,
+    request.body,
+  ]);
   const { response, replayed } = await runIdempotent(deps.db, deps.clock, ref, requestHash, execute);
   if (replayed) reply.header('Idempotent-Replayed', 'true');
   return reply.code(response.status).send(response.body);

@@ -25,13 +25,34 @@ export interface IdempotencyKeyRef {
 }
 
 const where = (ref: IdempotencyKeyRef) => (db: Db) =>
-  db.selectFrom('idempotency_keys').selectAll().where('project_id', '=', ref.projectId).where('scope', '=', ref.scope).where('idempotency_key', '=', ref.key);
+  db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('project_id', '=', ref.projectId)
+    .where('scope', '=', ref.scope)
+    .where('idempotency_key', '=', ref.key);
 
 /** Claims the key; `false` when a row for it already exists. */
-export async function claimKey(db: Db, ref: IdempotencyKeyRef, requestHash: string, now: number, expiresAt: number): Promise<boolean> {
+export async function claimKey(
+  db: Db,
+  ref: IdempotencyKeyRef,
+  requestHash: string,
+  now: number,
+  expiresAt: number,
+): Promise<boolean> {
   const result = await db
     .insertInto('idempotency_keys')
-    .values({ project_id: ref.projectId, scope: ref.scope, idempotency_key: ref.key, request_hash: requestHash, state: 'in_progress', response_status: null, response_body: null, created_at: now, expires_at: expiresAt })
+    .values({
+      project_id: ref.projectId,
+      scope: ref.scope,
+      idempotency_key: ref.key,
+      request_hash: requestHash,
+      state: 'in_progress',
+      response_status: null,
+      response_body: null,
+      created_at: now,
+      expires_at: expiresAt,
+    })
     .onConflict((oc) => oc.columns(['project_id', 'scope', 'idempotency_key']).doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
@@ -53,7 +74,11 @@ export async function completeKey(db: Db, ref: IdempotencyKeyRef, status: number
 
 /** Removes the key when it still has the given creation time (so a newer claim is never removed). */
 export async function releaseKey(db: Db, ref: IdempotencyKeyRef, createdAt?: number): Promise<void> {
-  let query = db.deleteFrom('idempotency_keys').where('project_id', '=', ref.projectId).where('scope', '=', ref.scope).where('idempotency_key', '=', ref.key);
+  let query = db
+    .deleteFrom('idempotency_keys')
+    .where('project_id', '=', ref.projectId)
+    .where('scope', '=', ref.scope)
+    .where('idempotency_key', '=', ref.key);
   if (createdAt !== undefined) query = query.where('created_at', '=', createdAt);
   await query.execute();
 }

@@ -25,7 +25,12 @@ export function hashRequest(parts: unknown): string {
 }
 
 export function validateIdempotencyKey(key: string): void {
-  if (!KEY_PATTERN.test(key)) throw new AppError('invalid', 'INVALID_IDEMPOTENCY_KEY', 'Idempotency key must be 1 to 255 printable ASCII characters');
+  if (!KEY_PATTERN.test(key))
+    throw new AppError(
+      'invalid',
+      'INVALID_IDEMPOTENCY_KEY',
+      'Idempotency key must be 1 to 255 printable ASCII characters',
+    );
 }
 
 /**
@@ -63,14 +68,28 @@ export async function runIdempotent(
       continue;
     }
     if (existing.request_hash !== requestHash) {
-      throw new AppError('conflict', 'IDEMPOTENCY_KEY_REUSED', 'Idempotency key was already used with a different request');
+      throw new AppError(
+        'conflict',
+        'IDEMPOTENCY_KEY_REUSED',
+        'Idempotency key was already used with a different request',
+      );
     }
     if (existing.state === 'in_progress') {
-      throw new AppError('conflict', 'IDEMPOTENCY_KEY_IN_PROGRESS', 'A request with this idempotency key is still in progress', { retryAfterSeconds: 1 });
+      throw new AppError(
+        'conflict',
+        'IDEMPOTENCY_KEY_IN_PROGRESS',
+        'A request with this idempotency key is still in progress',
+        { retryAfterSeconds: 1 },
+      );
     }
-    return { response: { status: existing.response_status ?? 200, body: JSON.parse(existing.response_body ?? 'null') }, replayed: true };
+    return {
+      response: { status: existing.response_status ?? 200, body: JSON.parse(existing.response_body ?? 'null') },
+      replayed: true,
+    };
   }
-  throw new AppError('conflict', 'IDEMPOTENCY_KEY_BUSY', 'Idempotency key is changing hands, retry', { retryAfterSeconds: 1 });
+  throw new AppError('conflict', 'IDEMPOTENCY_KEY_BUSY', 'Idempotency key is changing hands, retry', {
+    retryAfterSeconds: 1,
+  });
 }
 
 /** Removes keys past their 24 h; a replay of an expired key is treated as new anyway, this bounds the table. */

@@ -21,6 +21,12 @@ export function identityCheck(deps: AppDeps): (request: FastifyRequest, projectU
   return async (request, projectUserIds) => {
     if (request.auth?.kind !== 'public') return;
     const token = request.headers[USER_TOKEN_HEADER];
-    await verifyUserToken(deps.db, secretBox, request.auth.projectId, projectUserIds, typeof token === 'string' ? token.trim() : undefined);
+    await verifyUserToken(
+      deps.db,
+      secretBox,
+      request.auth.projectId,
+      projectUserIds,
+      typeof token === 'string' ? token.trim() : undefined,
+    );
   };
 }

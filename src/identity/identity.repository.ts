@@ -22,7 +22,9 @@ export async function saveSetting(db: Db, row: IdentityVerificationTable): Promi
   await db
     .insertInto('identity_verification')
     .values(row)
-    .onConflict((oc) => oc.column('project_id').doUpdateSet({ signing_key: row.signing_key, created_at: row.created_at }))
+    .onConflict((oc) =>
+      oc.column('project_id').doUpdateSet({ signing_key: row.signing_key, created_at: row.created_at }),
+    )
     .execute();
 }
 

@@ -3,7 +3,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app.js';
 import { identitySecretBox } from './identity.http.js';
-import { disableIdentityVerification, enableIdentityVerification, showIdentityVerification } from './identity.service.js';
+import {
+  disableIdentityVerification,
+  enableIdentityVerification,
+  showIdentityVerification,
+} from './identity.service.js';
 
 const security = [{ projectId: [], apiKey: [] }];
 const ErrorBody = Type.Object({ error: Type.String() });
@@ -16,8 +20,18 @@ export function registerIdentityRoutes(fastify: FastifyInstance, deps: AppDeps):
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const box = identitySecretBox(deps);
 
-  app.get(URL, { config, schema: { summary: 'Whether identity verification is on', tags: ['identity'], security, response: { 200: Setting, 401: ErrorBody } } }, async (request) =>
-    showIdentityVerification(deps.db, request.auth!.projectId),
+  app.get(
+    URL,
+    {
+      config,
+      schema: {
+        summary: 'Whether identity verification is on',
+        tags: ['identity'],
+        security,
+        response: { 200: Setting, 401: ErrorBody },
+      },
+    },
+    async (request) => showIdentityVerification(deps.db, request.auth!.projectId),
   );
 
   app.put(
@@ -25,17 +39,33 @@ export function registerIdentityRoutes(fastify: FastifyInstance, deps: AppDeps):
     {
       config,
       schema: {
-        summary: 'Turn identity verification on with a new signing key (shown only in this answer; replaces any previous key)',
+        summary:
+          'Turn identity verification on with a new signing key (shown only in this answer; replaces any previous key)',
         tags: ['identity'],
         security,
         response: { 200: Type.Object({ enabled: Type.Literal(true), signing_key: Type.String() }), 401: ErrorBody },
       },
     },
-    async (request) => ({ enabled: true as const, signing_key: (await enableIdentityVerification(deps.db, box(), deps.clock, request.auth!.projectId)).signingKey }),
+    async (request) => ({
+      enabled: true as const,
+      signing_key: (await enableIdentityVerification(deps.db, box(), deps.clock, request.auth!.projectId)).signingKey,
+    }),
   );
 
-  app.delete(URL, { config, schema: { summary: 'Turn identity verification off (deletes the signing key)', tags: ['identity'], security, response: { 200: Setting, 401: ErrorBody } } }, async (request) => {
-    await disableIdentityVerification(deps.db, request.auth!.projectId);
-    return { enabled: false, since: null };
-  });
+  app.delete(
+    URL,
+    {
+      config,
+      schema: {
+        summary: 'Turn identity verification off (deletes the signing key)',
+        tags: ['identity'],
+        security,
+        response: { 200: Setting, 401: ErrorBody },
+      },
+    },
+    async (request) => {
+      await disableIdentityVerification(deps.db, request.auth!.projectId);
+      return { enabled: false, since: null };
+    },
+  );
 }

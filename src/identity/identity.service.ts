@@ -20,14 +20,24 @@ const aadOf = (projectId: string): string => `identity-verification:${projectId}
 const HEX_HMAC = /^[0-9a-fA-F]{64}$/;
 
 async function requireProject(db: Db, projectId: string): Promise<void> {
-  if (!(await findProject(db, projectId))) throw new AppError('not_found', 'PROJECT_NOT_FOUND', `Project ${projectId} does not exist`);
+  if (!(await findProject(db, projectId)))
+    throw new AppError('not_found', 'PROJECT_NOT_FOUND', `Project ${projectId} does not exist`);
 }
 
 /** Turns verification on with a fresh signing key (replacing any previous one) and returns the key once. */
-export async function enableIdentityVerification(db: Db, box: SecretBox, clock: Clock, projectId: string): Promise<{ signingKey: string }> {
+export async function enableIdentityVerification(
+  db: Db,
+  box: SecretBox,
+  clock: Clock,
+  projectId: string,
+): Promise<{ signingKey: string }> {
   await requireProject(db, projectId);
   const signingKey = `${SIGNING_KEY_PREFIX}${randomBase62(43)}`;
-  await repo.saveSetting(db, { project_id: projectId, signing_key: box.seal(signingKey, aadOf(projectId)), created_at: clock.now() });
+  await repo.saveSetting(db, {
+    project_id: projectId,
+    signing_key: box.seal(signingKey, aadOf(projectId)),
+    created_at: clock.now(),
+  });
   return { signingKey };
 }
 
@@ -36,7 +46,10 @@ export async function disableIdentityVerification(db: Db, projectId: string): Pr
   return repo.deleteSetting(db, projectId);
 }
 
-export async function showIdentityVerification(db: Db, projectId: string): Promise<{ enabled: boolean; since: string | null }> {
+export async function showIdentityVerification(
+  db: Db,
+  projectId: string,
+): Promise<{ enabled: boolean; since: string | null }> {
   await requireProject(db, projectId);
   const row = await repo.findSetting(db, projectId);
   return { enabled: row !== undefined, since: row ? new Date(Number(row.created_at)).toISOString() : null };
@@ -51,7 +64,10 @@ const refused = (message: string): AppError => new AppError('unauthenticated', '
 
 async function tokenNamesUser(signingKey: string, token: string, projectUserId: string): Promise<boolean> {
   if (HEX_HMAC.test(token)) {
-    return timingSafeEqual(Buffer.from(token.toLowerCase(), 'hex'), Buffer.from(userTokenFor(signingKey, projectUserId), 'hex'));
+    return timingSafeEqual(
+      Buffer.from(token.toLowerCase(), 'hex'),
+      Buffer.from(userTokenFor(signingKey, projectUserId), 'hex'),
+    );
   }
   try {
     const { payload } = await jwtVerify(token, new TextEncoder().encode(signingKey), { algorithms: ['HS256'] });
@@ -65,12 +81,23 @@ async function tokenNamesUser(signingKey: string, token: string, projectUserId: 
  * For a public-key call about `projectUserIds` (all of them must be the one user the token is
  * for): nothing when the project has verification off, else a 401 unless `token` is valid.
  */
-export async function verifyUserToken(db: Db, box: () => SecretBox, projectId: string, projectUserIds: string[], token: string | undefined): Promise<void> {
+export async function verifyUserToken(
+  db: Db,
+  box: () => SecretBox,
+  projectId: string,
+  projectUserIds: string[],
+  token: string | undefined,
+): Promise<void> {
   const row = await repo.findSetting(db, projectId);
   if (!row) return;
   const users = [...new Set(projectUserIds)];
-  if (token === undefined || token === '') throw refused('This project requires identity verification: send X-Service-User-Token, signed by your backend for the user');
-  if (users.length !== 1) throw refused('With identity verification on, one public-key request may be about one user only');
+  if (token === undefined || token === '')
+    throw refused(
+      'This project requires identity verification: send X-Service-User-Token, signed by your backend for the user',
+    );
+  if (users.length !== 1)
+    throw refused('With identity verification on, one public-key request may be about one user only');
   const signingKey = box().open(row.signing_key, aadOf(projectId));
-  if (!(await tokenNamesUser(signingKey, token, users[0]!))) throw refused('X-Service-User-Token is not valid for this user');
+  if (!(await tokenNamesUser(signingKey, token, users[0]!)))
+    throw refused('X-Service-User-Token is not valid for this user');
 }

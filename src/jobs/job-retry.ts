@@ -49,7 +49,8 @@ export class RetryJobError<P = unknown> extends Error {
   constructor(options: RetryJobOptions<P> = {}) {
     super(options.reason ?? 'job asked to be retried');
     this.name = 'RetryJobError';
-    if (options.delayMs !== undefined && !(Number.isFinite(options.delayMs) && options.delayMs >= 0)) throw new RangeError('delayMs must be a finite number >= 0');
+    if (options.delayMs !== undefined && !(Number.isFinite(options.delayMs) && options.delayMs >= 0))
+      throw new RangeError('delayMs must be a finite number >= 0');
     this.delayMs = options.delayMs;
     this.payload = options.payload;
     this.countAsAttempt = options.countAsAttempt ?? false;

@@ -57,7 +57,13 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const logger = options.logger.child({ worker_id: workerId });
   const claims = jobClaimsFor(options.dialect);
   const kinds = Object.keys(options.handlers);
-  const context: RunJobContext = { db: options.db, logger, clock, leaseMs: options.leaseMs, handlers: options.handlers };
+  const context: RunJobContext = {
+    db: options.db,
+    logger,
+    clock,
+    leaseMs: options.leaseMs,
+    handlers: options.handlers,
+  };
   // `stopping` asks running jobs to stop at a safe point as soon as stop() is called; `shutdown`
   // aborts them outright once the drain time is over.
   const stopping = new AbortController();
@@ -106,9 +112,16 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
         if (now - lastRescueAt >= options.pollIntervalMs) {
           const rescued = await rescueExpiredJobs(options.db, now);
           lastRescueAt = now;
-          if (rescued > 0) logger.warn({ jobs: rescued }, 'handed back jobs whose lease expired (their worker was lost)');
+          if (rescued > 0)
+            logger.warn({ jobs: rescued }, 'handed back jobs whose lease expired (their worker was lost)');
         }
-        const rows = await claims.claimJobs(options.db, { lockToken: `${workerId}/${claimSeq}`, now, leaseMs: options.leaseMs, limit: free, kinds });
+        const rows = await claims.claimJobs(options.db, {
+          lockToken: `${workerId}/${claimSeq}`,
+          now,
+          leaseMs: options.leaseMs,
+          limit: free,
+          kinds,
+        });
         claimFailures = 0;
         for (const row of rows) track(rowToJob(row));
       }
@@ -140,7 +153,12 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       let deleted = 0;
       // A few batches per round bounds the work; a large backlog shrinks over several rounds.
       for (let round = 0; round < 10; round += 1) {
-        const count = await deleteFinishedJobs(options.db, now - (options.succeededRetentionMs ?? 3_600_000), now - (options.deadRetentionMs ?? 7 * 86_400_000), CLEANUP_BATCH);
+        const count = await deleteFinishedJobs(
+          options.db,
+          now - (options.succeededRetentionMs ?? 3_600_000),
+          now - (options.deadRetentionMs ?? 7 * 86_400_000),
+          CLEANUP_BATCH,
+        );
         deleted += count;
         if (count < CLEANUP_BATCH || state !== 'running') break;
       }
@@ -180,7 +198,10 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       stopping.abort(new Error('worker is shutting down'));
       await claiming; // jobs it claims join `running` and are drained below
       if (!(await settlesWithin(running, options.drainTimeoutMs ?? 10_000))) {
-        logger.warn({ jobs: running.size }, 'jobs still running at the drain timeout; aborting them (their leases will expire)');
+        logger.warn(
+          { jobs: running.size },
+          'jobs still running at the drain timeout; aborting them (their leases will expire)',
+        );
         shutdown.abort();
         await settlesWithin(running, ABORT_GRACE_MS);
       }

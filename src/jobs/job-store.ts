@@ -45,11 +45,21 @@ export interface ClaimRequest {
  * `lockRows` adds `FOR UPDATE SKIP LOCKED` to the picking subquery (PostgreSQL); SQLite needs none,
  * since the statement holds the database's write lock from its start.
  */
-export async function claimPendingJobs(db: Kysely<Database>, { lockToken, now, leaseMs, limit, kinds }: ClaimRequest, lockRows: boolean): Promise<JobsTable[]> {
+export async function claimPendingJobs(
+  db: Kysely<Database>,
+  { lockToken, now, leaseMs, limit, kinds }: ClaimRequest,
+  lockRows: boolean,
+): Promise<JobsTable[]> {
   if (kinds.length === 0 || limit <= 0) return [];
   return db
     .updateTable('jobs')
-    .set({ state: 'running', attempts: sql`attempts + 1`, locked_by: lockToken, locked_until: now + leaseMs, updated_at: now })
+    .set({
+      state: 'running',
+      attempts: sql`attempts + 1`,
+      locked_by: lockToken,
+      locked_until: now + leaseMs,
+      updated_at: now,
+    })
     .where('id', 'in', (eb) =>
       eb
         .selectFrom('jobs')
@@ -117,8 +127,19 @@ export interface NewJob {
 /** Inserts the job; with a job key already held by an unfinished job, inserts nothing and returns that job's id. */
 export async function insertJob(db: Db, job: NewJob, tries = 3): Promise<{ id: string; inserted: boolean }> {
   const values = {
-    id: job.id, kind: job.kind, payload: writeJson(job.payload), state: 'pending' as const, run_at: job.runAt, attempts: 0,
-    max_attempts: job.maxAttempts, locked_by: null, locked_until: null, last_error: null, job_key: job.jobKey, created_at: job.now, updated_at: job.now,
+    id: job.id,
+    kind: job.kind,
+    payload: writeJson(job.payload),
+    state: 'pending' as const,
+    run_at: job.runAt,
+    attempts: 0,
+    max_attempts: job.maxAttempts,
+    locked_by: null,
+    locked_until: null,
+    last_error: null,
+    job_key: job.jobKey,
+    created_at: job.now,
+    updated_at: job.now,
   };
   if (job.jobKey === null) {
     await db.insertInto('jobs').values(values).execute();
@@ -133,7 +154,12 @@ export async function insertJob(db: Db, job: NewJob, tries = 3): Promise<{ id: s
     .returning('id')
     .executeTakeFirst();
   if (inserted) return { id: inserted.id, inserted: true };
-  const existing = await db.selectFrom('jobs').select('id').where('job_key', '=', job.jobKey).where(UNFINISHED).executeTakeFirst();
+  const existing = await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('job_key', '=', job.jobKey)
+    .where(UNFINISHED)
+    .executeTakeFirst();
   // Only reachable if the holder finished between the two statements; the key is free again then.
   if (!existing) {
     if (tries <= 1) throw new Error(`could not enqueue job with key ${job.jobKey}: the key kept changing hands`);
@@ -148,18 +174,28 @@ export async function findJob(db: Db, id: string): Promise<Job | undefined> {
 }
 
 const lockedJob = (db: Db, lock: JobLock) =>
-  db.updateTable('jobs').where('id', '=', lock.id).where('locked_by', '=', lock.lockedBy).where('state', '=', 'running');
+  db
+    .updateTable('jobs')
+    .where('id', '=', lock.id)
+    .where('locked_by', '=', lock.lockedBy)
+    .where('state', '=', 'running');
 
 const changed = (result: { numUpdatedRows: bigint }): boolean => result.numUpdatedRows > 0n;
 
 /** Extends the lease; `false` when the job is no longer ours (the lease expired and another worker took it). */
 export async function renewJobLease(db: Db, lock: JobLock, lockedUntil: number, now: number): Promise<boolean> {
-  return changed(await lockedJob(db, lock).set({ locked_until: lockedUntil, updated_at: now }).executeTakeFirstOrThrow());
+  return changed(
+    await lockedJob(db, lock).set({ locked_until: lockedUntil, updated_at: now }).executeTakeFirstOrThrow(),
+  );
 }
 
 /** Finished jobs are kept for a retention period (see `deleteFinishedJobs`), then deleted. */
 export async function completeJob(db: Db, lock: JobLock, now: number): Promise<boolean> {
-  return changed(await lockedJob(db, lock).set({ state: 'succeeded', locked_by: null, locked_until: null, updated_at: now }).executeTakeFirstOrThrow());
+  return changed(
+    await lockedJob(db, lock)
+      .set({ state: 'succeeded', locked_by: null, locked_until: null, updated_at: now })
+      .executeTakeFirstOrThrow(),
+  );
 }
 
 export interface Reschedule {
@@ -175,7 +211,12 @@ export async function rescheduleJob(db: Db, lock: JobLock, change: Reschedule): 
   return changed(
     await lockedJob(db, lock)
       .set({
-        state: 'pending', run_at: change.runAt, attempts: change.attempts, locked_by: null, locked_until: null, updated_at: change.now,
+        state: 'pending',
+        run_at: change.runAt,
+        attempts: change.attempts,
+        locked_by: null,
+        locked_until: null,
+        updated_at: change.now,
         ...(change.payload !== undefined ? { payload: writeJson(change.payload) } : {}),
         ...(change.lastError !== undefined ? { last_error: truncateError(change.lastError) } : {}),
       })
@@ -183,10 +224,23 @@ export async function rescheduleJob(db: Db, lock: JobLock, change: Reschedule): 
   );
 }
 
-export async function markJobDead(db: Db, lock: JobLock, lastError: string, now: number, payload?: unknown): Promise<boolean> {
+export async function markJobDead(
+  db: Db,
+  lock: JobLock,
+  lastError: string,
+  now: number,
+  payload?: unknown,
+): Promise<boolean> {
   return changed(
     await lockedJob(db, lock)
-      .set({ state: 'dead', last_error: truncateError(lastError), locked_by: null, locked_until: null, updated_at: now, ...(payload !== undefined ? { payload: writeJson(payload) } : {}) })
+      .set({
+        state: 'dead',
+        last_error: truncateError(lastError),
+        locked_by: null,
+        locked_until: null,
+        updated_at: now,
+        ...(payload !== undefined ? { payload: writeJson(payload) } : {}),
+      })
       .executeTakeFirstOrThrow(),
   );
 }
@@ -202,19 +256,49 @@ export async function rescueExpiredJobs(db: Db, now: number): Promise<number> {
   const expired = () => db.updateTable('jobs').where('state', '=', sql.lit('running')).where('locked_until', '<', now);
   const dead = await expired()
     .where((eb) => eb('attempts', '>', eb.ref('max_attempts')))
-    .set({ state: 'dead', locked_by: null, locked_until: null, last_error: 'lease expired while finalising (worker lost)', updated_at: now })
+    .set({
+      state: 'dead',
+      locked_by: null,
+      locked_until: null,
+      last_error: 'lease expired while finalising (worker lost)',
+      updated_at: now,
+    })
     .executeTakeFirst();
-  const retried = await expired().set({ state: 'pending', run_at: now, locked_by: null, locked_until: null, last_error: 'lease expired (worker lost)', updated_at: now }).executeTakeFirst();
+  const retried = await expired()
+    .set({
+      state: 'pending',
+      run_at: now,
+      locked_by: null,
+      locked_until: null,
+      last_error: 'lease expired (worker lost)',
+      updated_at: now,
+    })
+    .executeTakeFirst();
   return Number(dead.numUpdatedRows) + Number(retried.numUpdatedRows);
 }
 
 /** Deletes up to `limit` succeeded and `limit` dead jobs older than their retention; returns how many. */
-export async function deleteFinishedJobs(db: Db, succeededBefore: number, deadBefore: number, limit: number): Promise<number> {
+export async function deleteFinishedJobs(
+  db: Db,
+  succeededBefore: number,
+  deadBefore: number,
+  limit: number,
+): Promise<number> {
   let deleted = 0;
-  for (const [state, before] of [['succeeded', succeededBefore], ['dead', deadBefore]] as const) {
+  for (const [state, before] of [
+    ['succeeded', succeededBefore],
+    ['dead', deadBefore],
+  ] as const) {
     const result = await db
       .deleteFrom('jobs')
-      .where('id', 'in', (eb) => eb.selectFrom('jobs').select('id').where('state', '=', sql.lit(state)).where('updated_at', '<', before).limit(limit))
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('jobs')
+          .select('id')
+          .where('state', '=', sql.lit(state))
+          .where('updated_at', '<', before)
+          .limit(limit),
+      )
       .executeTakeFirst();
     deleted += Number(result.numDeletedRows);
   }

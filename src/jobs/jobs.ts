@@ -21,12 +21,27 @@ export const DEFAULT_MAX_ATTEMPTS = 25;
  * job then exists exactly when that state commits (transactional outbox, S2). On PostgreSQL the
  * commit also wakes listening workers. With `jobKey`, an unfinished job holding the key is reused.
  */
-export async function enqueueJob<K extends JobKind>(db: Db, kind: K, payload: JobPayloads[K], options: EnqueueOptions = {}): Promise<string> {
+export async function enqueueJob<K extends JobKind>(
+  db: Db,
+  kind: K,
+  payload: JobPayloads[K],
+  options: EnqueueOptions = {},
+): Promise<string> {
   const now = (options.clock ?? systemClock).now();
   const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new RangeError(`maxAttempts must be an integer >= 1, got ${maxAttempts}`);
-  if (options.runAt !== undefined && !Number.isFinite(options.runAt)) throw new RangeError('runAt must be epoch milliseconds');
-  const result = await insertJob(db, { id: newId(), kind, payload, runAt: Math.round(options.runAt ?? now), maxAttempts, jobKey: options.jobKey ?? null, now });
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1)
+    throw new RangeError(`maxAttempts must be an integer >= 1, got ${maxAttempts}`);
+  if (options.runAt !== undefined && !Number.isFinite(options.runAt))
+    throw new RangeError('runAt must be epoch milliseconds');
+  const result = await insertJob(db, {
+    id: newId(),
+    kind,
+    payload,
+    runAt: Math.round(options.runAt ?? now),
+    maxAttempts,
+    jobKey: options.jobKey ?? null,
+    now,
+  });
   if (result.inserted) await jobClaimsFor(dialectOf(db)).notifyJobsEnqueued(db);
   return result.id;
 }
@@ -52,7 +67,11 @@ export type RunJobsUntilIdleResult = Record<JobOutcome, number> & { runs: number
  * until none is due, then returns what happened. Jobs retried with a delay are not due yet, so a
  * failing job ends the loop; advance `clock` and call again to run its next attempt.
  */
-export async function runJobsUntilIdle(db: Kysely<Database>, handlers: JobHandlers, options: RunJobsUntilIdleOptions = {}): Promise<RunJobsUntilIdleResult> {
+export async function runJobsUntilIdle(
+  db: Kysely<Database>,
+  handlers: JobHandlers,
+  options: RunJobsUntilIdleOptions = {},
+): Promise<RunJobsUntilIdleResult> {
   const clock = options.clock ?? systemClock;
   const leaseMs = options.leaseMs ?? 60_000;
   const maxRuns = options.maxRuns ?? 10_000;
@@ -60,13 +79,28 @@ export async function runJobsUntilIdle(db: Kysely<Database>, handlers: JobHandle
   const claims = jobClaimsFor(dialectOf(db));
   const kinds = Object.keys(handlers);
   const lockPrefix = `run-until-idle:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const result: RunJobsUntilIdleResult = { runs: 0, succeeded: 0, retried: 0, failed: 0, dead: 0, released: 0, lost: 0 };
+  const result: RunJobsUntilIdleResult = {
+    runs: 0,
+    succeeded: 0,
+    retried: 0,
+    failed: 0,
+    dead: 0,
+    released: 0,
+    lost: 0,
+  };
   const neverAborted = new AbortController().signal;
   for (;;) {
     await rescueExpiredJobs(db, clock.now());
-    const [row] = await claims.claimJobs(db, { lockToken: `${lockPrefix}/${result.runs}`, now: clock.now(), leaseMs, limit: 1, kinds });
+    const [row] = await claims.claimJobs(db, {
+      lockToken: `${lockPrefix}/${result.runs}`,
+      now: clock.now(),
+      leaseMs,
+      limit: 1,
+      kinds,
+    });
     if (!row) return result;
-    if (result.runs >= maxRuns) throw new Error(`runJobsUntilIdle: still busy after ${maxRuns} runs (a job that re-queues itself forever?)`);
+    if (result.runs >= maxRuns)
+      throw new Error(`runJobsUntilIdle: still busy after ${maxRuns} runs (a job that re-queues itself forever?)`);
     result.runs += 1;
     result[await runClaimedJob(context, rowToJob(row), neverAborted)] += 1;
   }

@@ -18,7 +18,9 @@ export interface RunJobContext {
 /** What became of one claimed run. `released`: handed back uncounted at shutdown; `lost`: the lease went to another worker. */
 export type JobOutcome = 'succeeded' | 'retried' | 'failed' | 'dead' | 'released' | 'lost';
 
-type AnyJobHandler = ((payload: unknown, helpers: JobHelpers) => Promise<void>) & { finalise?: (payload: unknown, helpers: JobHelpers) => Promise<void> };
+type AnyJobHandler = ((payload: unknown, helpers: JobHelpers) => Promise<void>) & {
+  finalise?: (payload: unknown, helpers: JobHelpers) => Promise<void>;
+};
 
 /** Delay between tries of a finaliser that threw (a database blip): short, it only writes state. */
 const FINALISE_RETRY_MS = 5000;
@@ -27,7 +29,12 @@ const FINALISE_RETRY_MS = 5000;
  * Runs one claimed job (its `attempts` already counts this run) and records the outcome. Never
  * throws: a failure to record is logged and the lease expiry retries the job.
  */
-export async function runClaimedJob(ctx: RunJobContext, job: Job, shutdown: AbortSignal, stopping: AbortSignal = shutdown): Promise<JobOutcome> {
+export async function runClaimedJob(
+  ctx: RunJobContext,
+  job: Job,
+  shutdown: AbortSignal,
+  stopping: AbortSignal = shutdown,
+): Promise<JobOutcome> {
   const lock: JobLock = { id: job.id, lockedBy: job.lockedBy ?? '' };
   const logger = ctx.logger.child({ job_id: job.id, job_kind: job.kind, attempt: job.attempts });
   try {
@@ -36,7 +43,9 @@ export async function runClaimedJob(ctx: RunJobContext, job: Job, shutdown: Abor
     const finalising = job.attempts > job.maxAttempts;
     const run = finalising ? handler?.finalise : handler;
     if (finalising && !run) {
-      return (await markJobDead(ctx.db, lock, job.lastError ?? 'attempts exhausted', ctx.clock.now())) ? 'dead' : 'lost';
+      return (await markJobDead(ctx.db, lock, job.lastError ?? 'attempts exhausted', ctx.clock.now()))
+        ? 'dead'
+        : 'lost';
     }
     const controller = new AbortController();
     const lease = keepLease(ctx, lock, controller, logger);
@@ -51,7 +60,15 @@ export async function runClaimedJob(ctx: RunJobContext, job: Job, shutdown: Abor
     let failed = false;
     try {
       if (!run) throw new Error(`no handler for job kind ${job.kind}`);
-      await run(job.payload, { db: ctx.db, logger, jobId: job.id, attempt: Math.min(job.attempts, job.maxAttempts), maxAttempts: job.maxAttempts, signal: controller.signal, stopping });
+      await run(job.payload, {
+        db: ctx.db,
+        logger,
+        jobId: job.id,
+        attempt: Math.min(job.attempts, job.maxAttempts),
+        maxAttempts: job.maxAttempts,
+        signal: controller.signal,
+        stopping,
+      });
     } catch (caught) {
       error = caught;
       failed = true;
@@ -63,10 +80,13 @@ export async function runClaimedJob(ctx: RunJobContext, job: Job, shutdown: Abor
       logger.warn('job lease was lost while running; another worker owns the job now');
       return 'lost';
     }
-    const handedBack = (shutdown.aborted && controller.signal.aborted) || (stopping.aborted && !(error instanceof RetryJobError));
+    const handedBack =
+      (shutdown.aborted && controller.signal.aborted) || (stopping.aborted && !(error instanceof RetryJobError));
     // Retried across a database blip: a dropped outcome would leave the job to run again after its lease.
     return await retryWhileUnavailable(ctx, logger, () =>
-      finalising ? recordFinalisation(ctx, job, lock, logger, failed, error) : recordOutcome(ctx, job, lock, logger, failed, error, handedBack, handler?.finalise !== undefined),
+      finalising
+        ? recordFinalisation(ctx, job, lock, logger, failed, error)
+        : recordOutcome(ctx, job, lock, logger, failed, error, handedBack, handler?.finalise !== undefined),
     );
   } catch (storeError) {
     logger.error({ err: storeError }, 'could not record the job outcome; the job runs again after its lease expires');
@@ -89,17 +109,35 @@ async function retryWhileUnavailable<T>(ctx: RunJobContext, logger: Logger, writ
   }
 }
 
-async function recordFinalisation(ctx: RunJobContext, job: Job, lock: JobLock, logger: Logger, failed: boolean, error: unknown): Promise<JobOutcome> {
+async function recordFinalisation(
+  ctx: RunJobContext,
+  job: Job,
+  lock: JobLock,
+  logger: Logger,
+  failed: boolean,
+  error: unknown,
+): Promise<JobOutcome> {
   const now = ctx.clock.now();
   if (failed) {
     logger.warn({ err: error, retry_in_ms: FINALISE_RETRY_MS }, 'finalising the job failed; trying again');
-    return (await rescheduleJob(ctx.db, lock, { runAt: now + FINALISE_RETRY_MS, attempts: job.attempts - 1, now })) ? 'failed' : 'lost';
+    return (await rescheduleJob(ctx.db, lock, { runAt: now + FINALISE_RETRY_MS, attempts: job.attempts - 1, now }))
+      ? 'failed'
+      : 'lost';
   }
   logger.error({ last_error: job.lastError }, 'job spent its attempts and was finalised; it is dead');
   return (await markJobDead(ctx.db, lock, job.lastError ?? 'attempts exhausted', now)) ? 'dead' : 'lost';
 }
 
-async function recordOutcome(ctx: RunJobContext, job: Job, lock: JobLock, logger: Logger, failed: boolean, error: unknown, shuttingDown: boolean, hasFinaliser: boolean): Promise<JobOutcome> {
+async function recordOutcome(
+  ctx: RunJobContext,
+  job: Job,
+  lock: JobLock,
+  logger: Logger,
+  failed: boolean,
+  error: unknown,
+  shuttingDown: boolean,
+  hasFinaliser: boolean,
+): Promise<JobOutcome> {
   const now = ctx.clock.now();
   const stillOurs = (ok: boolean, outcome: JobOutcome): JobOutcome => (ok ? outcome : 'lost');
   if (!failed) return stillOurs(await completeJob(ctx.db, lock, now), 'succeeded');
@@ -108,27 +146,40 @@ async function recordOutcome(ctx: RunJobContext, job: Job, lock: JobLock, logger
     logger.info('job handed back at shutdown');
     const released = await rescheduleJob(ctx.db, lock, { runAt: now, attempts: job.attempts - 1, now });
     // Wake the other workers now (PostgreSQL), so one resumes the job without waiting for its poll.
-    if (released) await jobClaimsFor(dialectOf(ctx.db)).notifyJobsEnqueued(ctx.db).catch(() => undefined);
+    if (released)
+      await jobClaimsFor(dialectOf(ctx.db))
+        .notifyJobsEnqueued(ctx.db)
+        .catch(() => undefined);
     return stillOurs(released, 'released');
   }
   if (error instanceof RetryJobError && !error.countAsAttempt) {
     const runAt = now + (error.delayMs ?? 0);
-    return stillOurs(await rescheduleJob(ctx.db, lock, { runAt, attempts: job.attempts - 1, payload: error.payload, now }), 'retried');
+    return stillOurs(
+      await rescheduleJob(ctx.db, lock, { runAt, attempts: job.attempts - 1, payload: error.payload, now }),
+      'retried',
+    );
   }
   const message = describeJobError(error);
   const payload = error instanceof RetryJobError ? error.payload : undefined;
   if (job.attempts >= job.maxAttempts && hasFinaliser) {
     // Claimed once more (attempts then exceed the maximum), that run calls the handler's finaliser.
     logger.error({ err: error }, 'job failed its last attempt; finalising it');
-    return stillOurs(await rescheduleJob(ctx.db, lock, { runAt: now, attempts: job.attempts, payload, lastError: message, now }), 'failed');
+    return stillOurs(
+      await rescheduleJob(ctx.db, lock, { runAt: now, attempts: job.attempts, payload, lastError: message, now }),
+      'failed',
+    );
   }
   if (job.attempts >= job.maxAttempts) {
     logger.error({ err: error }, 'job failed its last attempt and is dead');
     return stillOurs(await markJobDead(ctx.db, lock, message, now, payload), 'dead');
   }
-  const delay = error instanceof RetryJobError && error.delayMs !== undefined ? error.delayMs : retryDelayMs(job.attempts);
+  const delay =
+    error instanceof RetryJobError && error.delayMs !== undefined ? error.delayMs : retryDelayMs(job.attempts);
   logger.warn({ err: error, retry_in_ms: delay }, 'job attempt failed');
-  return stillOurs(await rescheduleJob(ctx.db, lock, { runAt: now + delay, attempts: job.attempts, payload, lastError: message, now }), 'failed');
+  return stillOurs(
+    await rescheduleJob(ctx.db, lock, { runAt: now + delay, attempts: job.attempts, payload, lastError: message, now }),
+    'failed',
+  );
 }
 
 /**
@@ -136,7 +187,12 @@ async function recordOutcome(ctx: RunJobContext, job: Job, lock: JobLock, logger
  * the renewal finds the job taken (or the lease ran out while the database was unreachable) the
  * handler's signal aborts: it no longer owns the job and should stop.
  */
-function keepLease(ctx: RunJobContext, lock: JobLock, controller: AbortController, logger: Logger): { lost: boolean; stop(): void } {
+function keepLease(
+  ctx: RunJobContext,
+  lock: JobLock,
+  controller: AbortController,
+  logger: Logger,
+): { lost: boolean; stop(): void } {
   let lockedUntil = ctx.clock.now() + ctx.leaseMs;
   let renewing = false;
   const state = {
@@ -148,17 +204,20 @@ function keepLease(ctx: RunJobContext, lock: JobLock, controller: AbortControlle
     state.stop();
     controller.abort(new Error('job lease lost'));
   };
-  const timer = setInterval(() => {
-    if (renewing) return;
-    renewing = true;
-    const now = ctx.clock.now();
-    renewJobLease(ctx.db, lock, now + ctx.leaseMs, now)
-      .then((ours) => (ours ? (lockedUntil = now + ctx.leaseMs) : loseLease()))
-      .catch((error: unknown) => {
-        logger.warn({ err: error }, 'could not renew the job lease');
-        if (ctx.clock.now() >= lockedUntil) loseLease();
-      })
-      .finally(() => (renewing = false));
-  }, Math.max(1, Math.floor(ctx.leaseMs / 3)));
+  const timer = setInterval(
+    () => {
+      if (renewing) return;
+      renewing = true;
+      const now = ctx.clock.now();
+      renewJobLease(ctx.db, lock, now + ctx.leaseMs, now)
+        .then((ours) => (ours ? (lockedUntil = now + ctx.leaseMs) : loseLease()))
+        .catch((error: unknown) => {
+          logger.warn({ err: error }, 'could not renew the job lease');
+          if (ctx.clock.now() >= lockedUntil) loseLease();
+        })
+        .finally(() => (renewing = false));
+    },
+    Math.max(1, Math.floor(ctx.leaseMs / 3)),
+  );
   return state;
 }

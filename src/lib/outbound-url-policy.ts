@@ -56,7 +56,12 @@ export function refusedAddressReason(address: string): string | undefined {
     return 'not an IP address';
   }
   const range = parsed.range();
-  if (range === 'unicast' && parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 5).every((word) => word === 0)) return 'an IPv4-compatible IPv6 address';
+  if (
+    range === 'unicast' &&
+    parsed.kind() === 'ipv6' &&
+    (parsed as ipaddr.IPv6).parts.slice(0, 5).every((word) => word === 0)
+  )
+    return 'an IPv4-compatible IPv6 address';
   if (range === 'unicast') return undefined;
   return `${/^[aeiou]/i.test(range) ? 'an' : 'a'} ${range} address`;
 }
@@ -72,15 +77,21 @@ const bareHost = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1');
  * literal. The WHATWG parser has already turned decimal, octal, hex and short IPv4 spellings into
  * dotted form, so `2130706433`, `0x7f.1` and `017700000001` are seen as 127.0.0.1 here.
  */
-export function checkOutboundUrl(raw: string | URL, policy: OutboundPolicy, protocols: readonly string[] = ['https:']): URL {
+export function checkOutboundUrl(
+  raw: string | URL,
+  policy: OutboundPolicy,
+  protocols: readonly string[] = ['https:'],
+): URL {
   let url: URL;
   try {
     url = typeof raw === 'string' ? new URL(raw) : raw;
   } catch {
     throw new OutboundUrlRefused(`url must be an absolute ${protocols.map((p) => p.slice(0, -1)).join(' or ')} URL`);
   }
-  if (!protocols.includes(url.protocol)) throw new OutboundUrlRefused(`url must use ${protocols.map((p) => p.slice(0, -1)).join(' or ')}`);
-  if (url.username !== '' || url.password !== '') throw new OutboundUrlRefused('url must not carry credentials (user:password@)');
+  if (!protocols.includes(url.protocol))
+    throw new OutboundUrlRefused(`url must use ${protocols.map((p) => p.slice(0, -1)).join(' or ')}`);
+  if (url.username !== '' || url.password !== '')
+    throw new OutboundUrlRefused('url must not carry credentials (user:password@)');
   const host = bareHost(url);
   if (policy.allowPrivateNetworks) return url;
   if (LOCAL_NAMES.test(host)) throw new OutboundUrlRefused(`url host ${host} is a loopback name`);
@@ -118,7 +129,11 @@ export interface OutboundTarget {
  * resolver's order may change between calls). The caller connects to `address`, so a second DNS
  * answer cannot redirect the request (DNS rebinding).
  */
-export async function resolveOutboundTarget(raw: string | URL, policy: OutboundPolicy, protocols: readonly string[] = ['https:']): Promise<OutboundTarget> {
+export async function resolveOutboundTarget(
+  raw: string | URL,
+  policy: OutboundPolicy,
+  protocols: readonly string[] = ['https:'],
+): Promise<OutboundTarget> {
   const url = checkOutboundUrl(raw, policy, protocols);
   const host = bareHost(url);
   let answers: { address: string; family: number }[];
@@ -152,12 +167,12 @@ export function guardedLookup(policy: OutboundPolicy): LookupFunction {
     Promise.resolve(`https://${host}/`)
       .then((url) => resolveOutboundTarget(url, policy))
       .then(
-      (target) => {
-        if (options.all) callback(null, [{ address: target.address, family: target.family }]);
-        else callback(null, target.address, target.family);
-      },
-      (error: Error) => callback(error as NodeJS.ErrnoException, '', 4),
-    );
+        (target) => {
+          if (options.all) callback(null, [{ address: target.address, family: target.family }]);
+          else callback(null, target.address, target.family);
+        },
+        (error: Error) => callback(error as NodeJS.ErrnoException, '', 4),
+      );
   };
 }
 

@@ -23,7 +23,15 @@ export function redactText(text: string): string {
 }
 
 /** Header names whose values are credentials. */
-export const SECRET_HEADERS = ['x-service-api-key', 'x-api-key', 'authorization', 'proxy-authorization', 'cookie', 'x-a2a-token', 'x-a2a-notification-token'];
+export const SECRET_HEADERS = [
+  'x-service-api-key',
+  'x-api-key',
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'x-a2a-token',
+  'x-a2a-notification-token',
+];
 
 /**
  * Marks the one log line allowed to carry API keys: the default project's keys, printed once at

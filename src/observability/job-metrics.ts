@@ -2,7 +2,10 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { RetryJobError } from '../jobs/jobs.js';
 import type { JobHandlers } from '../jobs/job-types.js';
 
-type AnyHandler = (payload: unknown, helpers: Parameters<NonNullable<JobHandlers[keyof JobHandlers]>>[1]) => Promise<void>;
+type AnyHandler = (
+  payload: unknown,
+  helpers: Parameters<NonNullable<JobHandlers[keyof JobHandlers]>>[1],
+) => Promise<void>;
 
 /**
  * Wraps every job handler to count its runs by kind and result and time them. The queue itself
@@ -10,7 +13,12 @@ type AnyHandler = (payload: unknown, helpers: Parameters<NonNullable<JobHandlers
  * other throw is `failed` (the queue retries it with backoff, or marks the job dead at its last attempt).
  */
 export function instrumentJobHandlers(handlers: JobHandlers, registry: Registry): JobHandlers {
-  const runs = new Counter({ name: 'herald_job_attempts_total', help: 'Job runs by kind and result (succeeded, failed, deferred)', labelNames: ['kind', 'result'], registers: [registry] });
+  const runs = new Counter({
+    name: 'herald_job_attempts_total',
+    help: 'Job runs by kind and result (succeeded, failed, deferred)',
+    labelNames: ['kind', 'result'],
+    registers: [registry],
+  });
   const duration = new Histogram({
     name: 'herald_job_duration_seconds',
     help: 'Job run time by kind and result',

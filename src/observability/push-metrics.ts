@@ -11,8 +11,18 @@ export interface PushObserver {
  * included, which is what a sender experiences) and the provider attempts it took.
  */
 export function createPushMetrics(registry: Registry): PushObserver {
-  const sends = new Counter({ name: 'herald_push_sends_total', help: 'Device sends by provider and final delivery status', labelNames: ['provider', 'status'], registers: [registry] });
-  const attempts = new Counter({ name: 'herald_push_send_attempts_total', help: 'Provider requests made by device sends (retries included)', labelNames: ['provider'], registers: [registry] });
+  const sends = new Counter({
+    name: 'herald_push_sends_total',
+    help: 'Device sends by provider and final delivery status',
+    labelNames: ['provider', 'status'],
+    registers: [registry],
+  });
+  const attempts = new Counter({
+    name: 'herald_push_send_attempts_total',
+    help: 'Provider requests made by device sends (retries included)',
+    labelNames: ['provider'],
+    registers: [registry],
+  });
   const duration = new Histogram({
     name: 'herald_push_send_duration_seconds',
     help: 'Device send latency from start to final result (quota waits and retries included), by provider and status',

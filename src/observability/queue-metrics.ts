@@ -20,7 +20,11 @@ interface QueueSnapshot {
 
 async function readSnapshot(db: Db, now: number): Promise<QueueSnapshot> {
   const [jobs, due, triggers] = await Promise.all([
-    db.selectFrom('jobs').select((eb) => ['kind', 'state', eb.fn.countAll().as('count'), eb.fn.min('created_at').as('oldest')]).groupBy(['kind', 'state']).execute(),
+    db
+      .selectFrom('jobs')
+      .select((eb) => ['kind', 'state', eb.fn.countAll().as('count'), eb.fn.min('created_at').as('oldest')])
+      .groupBy(['kind', 'state'])
+      .execute(),
     // The state as a literal so SQLite uses the partial index of pending jobs (as the claim does).
     db
       .selectFrom('jobs')
@@ -29,10 +33,19 @@ async function readSnapshot(db: Db, now: number): Promise<QueueSnapshot> {
       .where('run_at', '<=', now)
       .groupBy('kind')
       .execute(),
-    db.selectFrom('campaign_triggers').select((eb) => ['state', eb.fn.countAll().as('count')]).groupBy('state').execute(),
+    db
+      .selectFrom('campaign_triggers')
+      .select((eb) => ['state', eb.fn.countAll().as('count')])
+      .groupBy('state')
+      .execute(),
   ]);
   return {
-    jobs: jobs.map((r) => ({ kind: r.kind, state: r.state, count: Number(r.count), oldestCreatedAt: Number(r.oldest) })),
+    jobs: jobs.map((r) => ({
+      kind: r.kind,
+      state: r.state,
+      count: Number(r.count),
+      oldestCreatedAt: Number(r.oldest),
+    })),
     due: due.map((r) => ({ kind: r.kind, count: Number(r.count), oldestRunAt: Number(r.oldest) })),
     triggers: triggers.map((r) => ({ state: r.state, count: Number(r.count) })),
     at: now,
@@ -44,10 +57,20 @@ async function readSnapshot(db: Db, now: number): Promise<QueueSnapshot> {
  * campaign triggers by state: read from the database at scrape time, so every worker reports the
  * shared queue (aggregate with `max`, not `sum`). `kinds` get explicit zeros, so alerts see them.
  */
-export function registerQueueMetrics(registry: Registry, db: Db, clock: Clock, kinds: readonly string[], logger?: Logger): void {
+export function registerQueueMetrics(
+  registry: Registry,
+  db: Db,
+  clock: Clock,
+  kinds: readonly string[],
+  logger?: Logger,
+): void {
   let snapshot: Promise<QueueSnapshot | undefined> | undefined;
   let snapshotAt = Number.NEGATIVE_INFINITY;
-  const errors = new Counter({ name: 'herald_queue_metrics_errors_total', help: 'Scrapes whose queue and trigger queries failed', registers: [registry] });
+  const errors = new Counter({
+    name: 'herald_queue_metrics_errors_total',
+    help: 'Scrapes whose queue and trigger queries failed',
+    registers: [registry],
+  });
   const current = (): Promise<QueueSnapshot | undefined> => {
     const now = clock.now();
     if (!snapshot || now - snapshotAt > SNAPSHOT_MAX_AGE_MS) {
@@ -83,7 +106,9 @@ export function registerQueueMetrics(registry: Registry, db: Db, clock: Clock, k
       const s = await current();
       this.reset();
       if (!s) return;
-      for (const row of s.jobs) if (JOB_STATES.includes(row.state as never)) this.set({ kind: row.kind, state: row.state }, Math.max(0, s.at - row.oldestCreatedAt) / 1000);
+      for (const row of s.jobs)
+        if (JOB_STATES.includes(row.state as never))
+          this.set({ kind: row.kind, state: row.state }, Math.max(0, s.at - row.oldestCreatedAt) / 1000);
     },
   });
   new Gauge({

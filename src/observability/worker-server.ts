@@ -9,8 +9,18 @@ import { CompactRequestLog } from '../http/request-logging.js';
  * The worker role's own small HTTP server (`WORKER_METRICS_PORT`): `/healthz`, `/readyz` (database
  * reachable and migrated) and `/metrics`, no authentication, like the API's. Nothing else is served.
  */
-export async function startWorkerServer(options: { db: Db; metrics: Metrics; logger: Logger; host: string; port: number }): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: options.logger.child({ server: 'worker' }) as FastifyBaseLogger, logController: new CompactRequestLog(), return503OnClosing: true });
+export async function startWorkerServer(options: {
+  db: Db;
+  metrics: Metrics;
+  logger: Logger;
+  host: string;
+  port: number;
+}): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: options.logger.child({ server: 'worker' }) as FastifyBaseLogger,
+    logController: new CompactRequestLog(),
+    return503OnClosing: true,
+  });
   registerMetrics(app, options.metrics);
   registerHealthRoutes(app, options.db);
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));

@@ -11,7 +11,10 @@ export interface ProjectRow {
 }
 
 export async function insertProject(db: Db, project: { id: string; name: string; createdAt: number }): Promise<void> {
-  await db.insertInto('projects').values({ id: project.id, name: project.name, created_at: project.createdAt, rate_limits: null }).execute();
+  await db
+    .insertInto('projects')
+    .values({ id: project.id, name: project.name, created_at: project.createdAt, rate_limits: null })
+    .execute();
 }
 
 export async function insertApiKey(
@@ -20,13 +23,25 @@ export async function insertApiKey(
 ): Promise<void> {
   await db
     .insertInto('api_keys')
-    .values({ id: key.id, project_id: key.projectId, kind: key.kind, prefix: key.prefix, digest: key.digest, created_at: key.createdAt, revoked_at: null })
+    .values({
+      id: key.id,
+      project_id: key.projectId,
+      kind: key.kind,
+      prefix: key.prefix,
+      digest: key.digest,
+      created_at: key.createdAt,
+      revoked_at: null,
+    })
     .execute();
 }
 
 /** Runs on every authenticated request, hence prepared once. */
 const activeKeysByPrefix = preparedQuery(['prefix'], (db: Db, p: { prefix: string }) =>
-  db.selectFrom('api_keys').select(['id', 'project_id', 'kind', 'digest']).where('prefix', '=', p.prefix).where('revoked_at', 'is', null),
+  db
+    .selectFrom('api_keys')
+    .select(['id', 'project_id', 'kind', 'digest'])
+    .where('prefix', '=', p.prefix)
+    .where('revoked_at', 'is', null),
 );
 
 export function findActiveKeysByPrefix(db: Db, prefix: string) {
@@ -44,7 +59,10 @@ export async function findProject(db: Db, projectId: string): Promise<ProjectRow
 }
 
 export async function countProjects(db: Db): Promise<number> {
-  const row = await db.selectFrom('projects').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('projects')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -58,15 +76,29 @@ export function listKeys(db: Db, projectId: string) {
     .execute();
 }
 
-export async function revokeKeys(db: Db, projectId: string, filter: { id?: string; kind?: KeyKind }, at: number): Promise<number> {
-  let query = db.updateTable('api_keys').set({ revoked_at: at }).where('project_id', '=', projectId).where('revoked_at', 'is', null);
-  if (filter.id !== undefined) query = query.where((eb) => eb.or([eb('id', '=', filter.id!), eb('prefix', '=', filter.id!)]));
+export async function revokeKeys(
+  db: Db,
+  projectId: string,
+  filter: { id?: string; kind?: KeyKind },
+  at: number,
+): Promise<number> {
+  let query = db
+    .updateTable('api_keys')
+    .set({ revoked_at: at })
+    .where('project_id', '=', projectId)
+    .where('revoked_at', 'is', null);
+  if (filter.id !== undefined)
+    query = query.where((eb) => eb.or([eb('id', '=', filter.id!), eb('prefix', '=', filter.id!)]));
   if (filter.kind !== undefined) query = query.where('kind', '=', filter.kind);
   const result = await query.executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
 
-export async function setProjectRateLimits(db: Db, projectId: string, limits: Record<string, unknown> | null): Promise<boolean> {
+export async function setProjectRateLimits(
+  db: Db,
+  projectId: string,
+  limits: Record<string, unknown> | null,
+): Promise<boolean> {
   const result = await db
     .updateTable('projects')
     .set({ rate_limits: limits === null ? null : writeJson(limits) })

@@ -22,15 +22,30 @@ export interface AuthenticatedKey {
 }
 
 export async function createProject(db: Db, clock: Clock, name: string): Promise<CreatedProject> {
-  if (name.trim() === '' || name.length > 200) throw new AppError('invalid', 'INVALID_PROJECT_NAME', 'Project name must be 1 to 200 characters');
+  if (name.trim() === '' || name.length > 200)
+    throw new AppError('invalid', 'INVALID_PROJECT_NAME', 'Project name must be 1 to 200 characters');
   const projectId = `prj_${randomBase62(20)}`;
   const now = clock.now();
   const secret = generateKey('secret');
   const pub = generateKey('public');
   await db.transaction().execute(async (trx) => {
     await repo.insertProject(trx, { id: projectId, name, createdAt: now });
-    await repo.insertApiKey(trx, { id: newId(), projectId, kind: 'secret', prefix: secret.prefix, digest: secret.digest, createdAt: now });
-    await repo.insertApiKey(trx, { id: newId(), projectId, kind: 'public', prefix: pub.prefix, digest: pub.digest, createdAt: now });
+    await repo.insertApiKey(trx, {
+      id: newId(),
+      projectId,
+      kind: 'secret',
+      prefix: secret.prefix,
+      digest: secret.digest,
+      createdAt: now,
+    });
+    await repo.insertApiKey(trx, {
+      id: newId(),
+      projectId,
+      kind: 'public',
+      prefix: pub.prefix,
+      digest: pub.digest,
+      createdAt: now,
+    });
   });
   return { project_id: projectId, name, public_key: pub.key, secret_key: secret.key };
 }
@@ -48,14 +63,26 @@ export async function authenticateKey(db: Db, key: string): Promise<Authenticate
 }
 
 /** Issues a new key of `kind` and revokes the project's previous keys of that kind. */
-export async function rotateKey(db: Db, clock: Clock, projectId: string, kind: KeyKind): Promise<{ key: string; prefix: string }> {
+export async function rotateKey(
+  db: Db,
+  clock: Clock,
+  projectId: string,
+  kind: KeyKind,
+): Promise<{ key: string; prefix: string }> {
   const project = await repo.findProject(db, projectId);
   if (!project) throw new AppError('not_found', 'PROJECT_NOT_FOUND', `Project ${projectId} does not exist`);
   const fresh = generateKey(kind);
   const now = clock.now();
   await db.transaction().execute(async (trx) => {
     await repo.revokeKeys(trx, projectId, { kind }, now);
-    await repo.insertApiKey(trx, { id: newId(), projectId, kind, prefix: fresh.prefix, digest: fresh.digest, createdAt: now });
+    await repo.insertApiKey(trx, {
+      id: newId(),
+      projectId,
+      kind,
+      prefix: fresh.prefix,
+      digest: fresh.digest,
+      createdAt: now,
+    });
   });
   return { key: fresh.key, prefix: fresh.prefix };
 }
@@ -63,7 +90,8 @@ export async function rotateKey(db: Db, clock: Clock, projectId: string, kind: K
 /** Revokes one key, named by its id or its listed prefix. */
 export async function revokeKey(db: Db, clock: Clock, projectId: string, keyIdOrPrefix: string): Promise<void> {
   const count = await repo.revokeKeys(db, projectId, { id: keyIdOrPrefix }, clock.now());
-  if (count === 0) throw new AppError('not_found', 'KEY_NOT_FOUND', `No active key ${keyIdOrPrefix} in project ${projectId}`);
+  if (count === 0)
+    throw new AppError('not_found', 'KEY_NOT_FOUND', `No active key ${keyIdOrPrefix} in project ${projectId}`);
 }
 
 export const listProjects = repo.listProjects;
@@ -73,6 +101,7 @@ export const countProjects = repo.countProjects;
 
 /** A project's keys (prefixes and dates only; keys themselves are never stored). */
 export async function listKeys(db: Db, projectId: string) {
-  if (!(await repo.findProject(db, projectId))) throw new AppError('not_found', 'PROJECT_NOT_FOUND', `Project ${projectId} does not exist`);
+  if (!(await repo.findProject(db, projectId)))
+    throw new AppError('not_found', 'PROJECT_NOT_FOUND', `Project ${projectId} does not exist`);
   return repo.listKeys(db, projectId);
 }

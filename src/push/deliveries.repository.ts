@@ -59,7 +59,10 @@ function insertFor(db: Db, rows: number) {
   if (!entry) {
     const PREFIX = '\u0000slot:';
     const marker = (r: number, c: number) => `${PREFIX}${r}:${c}`;
-    const values = Array.from({ length: rows }, (_, r) => Object.fromEntries(COLUMNS.map((column, c) => [column, marker(r, c)])) as unknown as DeliveriesTable);
+    const values = Array.from(
+      { length: rows },
+      (_, r) => Object.fromEntries(COLUMNS.map((column, c) => [column, marker(r, c)])) as unknown as DeliveriesTable,
+    );
     const query = db.insertInto('deliveries').values(values).compile();
     const slots = query.parameters.map((p) => {
       if (typeof p !== 'string' || !p.startsWith(PREFIX)) return undefined;
@@ -82,5 +85,10 @@ export async function insertDeliveries(db: Db, rows: DeliveriesTable[]): Promise
 }
 
 export function findDelivery(db: Db, projectId: string, messageId: string): Promise<DeliveriesTable | undefined> {
-  return db.selectFrom('deliveries').selectAll().where('project_id', '=', projectId).where('message_id', '=', messageId).executeTakeFirst();
+  return db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('message_id', '=', messageId)
+    .executeTakeFirst();
 }

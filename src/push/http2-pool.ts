@@ -66,7 +66,13 @@ export class Http2Pool {
    * requests on a connection to carry provider tokens of one team, so its sender partitions by
    * environment, team and key.
    */
-  async request(origin: string, headers: http2.OutgoingHttpHeaders, body: string | Buffer, timeoutMs: number, partition = ''): Promise<Http2Response> {
+  async request(
+    origin: string,
+    headers: http2.OutgoingHttpHeaders,
+    body: string | Buffer,
+    timeoutMs: number,
+    partition = '',
+  ): Promise<Http2Response> {
     if (this.closed) throw new TransportError('POOL_CLOSED', 'the push connection pool is closed');
     const entry = this.originEntry(partition === '' ? origin : `${origin}\n${partition}`);
     const release = entry.gate.tryAcquire() ?? (await entry.gate.acquire());
@@ -129,7 +135,10 @@ export class Http2Pool {
     }
     if (dead) entry.slots = entry.slots.filter((s) => !s.draining || s.active > 0);
     if (best) {
-      const limit = Math.min(this.streamsPerSession, best.session.remoteSettings?.maxConcurrentStreams ?? this.streamsPerSession);
+      const limit = Math.min(
+        this.streamsPerSession,
+        best.session.remoteSettings?.maxConcurrentStreams ?? this.streamsPerSession,
+      );
       if (best.active < limit || live >= this.sessionsPerOrigin) return best;
     }
     const slot = this.connect(origin);
@@ -139,7 +148,11 @@ export class Http2Pool {
 
   private connect(origin: string): Slot {
     this.connects++;
-    const session = http2.connect(origin, { ...(this.options.ca ? { ca: this.options.ca } : {}), minVersion: 'TLSv1.2', settings: { enablePush: false } });
+    const session = http2.connect(origin, {
+      ...(this.options.ca ? { ca: this.options.ca } : {}),
+      minVersion: 'TLSv1.2',
+      settings: { enablePush: false },
+    });
     const slot: Slot = { session, active: 0, draining: false };
     const drain = () => {
       slot.draining = true;
@@ -173,7 +186,12 @@ export class Http2Pool {
     return () => this.deadlines.delete(stream);
   }
 
-  private exchange(slot: Slot, headers: http2.OutgoingHttpHeaders, body: string | Buffer, timeoutMs: number): Promise<Http2Response> {
+  private exchange(
+    slot: Slot,
+    headers: http2.OutgoingHttpHeaders,
+    body: string | Buffer,
+    timeoutMs: number,
+  ): Promise<Http2Response> {
     return new Promise((resolve, reject) => {
       let stream: http2.ClientHttp2Stream;
       try {
@@ -208,10 +226,13 @@ export class Http2Pool {
         unwatch();
         resolve({ status, headers: responseHeaders, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
       });
-      stream.on('error', (error: NodeJS.ErrnoException) => fail(new TransportError(STABLE_CODES[error.code ?? ''] ?? error.code ?? 'STREAM_ERROR', error.message)));
+      stream.on('error', (error: NodeJS.ErrnoException) =>
+        fail(new TransportError(STABLE_CODES[error.code ?? ''] ?? error.code ?? 'STREAM_ERROR', error.message)),
+      );
       stream.on('close', () => {
         if (settled) return;
-        if (stream.rstCode !== undefined && stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR) fail(new TransportError('STREAM_RESET', `stream reset (code ${stream.rstCode})`));
+        if (stream.rstCode !== undefined && stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR)
+          fail(new TransportError('STREAM_RESET', `stream reset (code ${stream.rstCode})`));
         else fail(new TransportError('STREAM_CLOSED', 'stream closed before the response ended'));
       });
       stream.end(body);

@@ -1,6 +1,12 @@
 import https from 'node:https';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
-import { OutboundHostUnresolved, OutboundUrlRefused, checkOutboundUrl, guardedLookup, type OutboundPolicy } from '../lib/outbound-url-policy.js';
+import {
+  OutboundHostUnresolved,
+  OutboundUrlRefused,
+  checkOutboundUrl,
+  guardedLookup,
+  type OutboundPolicy,
+} from '../lib/outbound-url-policy.js';
 import { TransportError } from './transport-error.js';
 
 export interface HttpsResponse {
@@ -43,9 +49,15 @@ export class HttpsClient {
 
   constructor(options: HttpsClientOptions = {}) {
     this.options = options;
-    const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64, minVersion: 'TLSv1.2' as const, ...(options.ca ? { ca: options.ca } : {}) };
+    const agentOptions = {
+      keepAlive: true,
+      maxSockets: options.maxSockets ?? 64,
+      minVersion: 'TLSv1.2' as const,
+      ...(options.ca ? { ca: options.ca } : {}),
+    };
     this.agent = new https.Agent(agentOptions);
-    this.guardedAgent = options.guard && new https.Agent({ ...agentOptions, lookup: guardedLookup(options.guard.policy) });
+    this.guardedAgent =
+      options.guard && new https.Agent({ ...agentOptions, lookup: guardedLookup(options.guard.policy) });
     this.connectTimeoutMs = options.connectTimeoutMs ?? 3000;
   }
 
@@ -71,7 +83,10 @@ export class HttpsClient {
     return this.guardedAgent;
   }
 
-  request(url: string, init: { method?: string; headers: OutgoingHttpHeaders; body?: string | Buffer; timeoutMs: number }): Promise<HttpsResponse> {
+  request(
+    url: string,
+    init: { method?: string; headers: OutgoingHttpHeaders; body?: string | Buffer; timeoutMs: number },
+  ): Promise<HttpsResponse> {
     return new Promise((resolve, reject) => {
       let settled = false;
       let req: ReturnType<typeof https.request> | undefined;
@@ -103,7 +118,9 @@ export class HttpsClient {
             clearTimeout(total);
             resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
           });
-          res.on('error', (error: NodeJS.ErrnoException) => fail(new TransportError(error.code ?? 'RESPONSE_ERROR', error.message)));
+          res.on('error', (error: NodeJS.ErrnoException) =>
+            fail(new TransportError(error.code ?? 'RESPONSE_ERROR', error.message)),
+          );
         });
       } catch (error) {
         fail(new TransportError('BAD_REQUEST_URL', error instanceof Error ? error.message : String(error)));

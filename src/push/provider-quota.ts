@@ -144,7 +144,9 @@ export class ProviderQuota {
         const earliest = Math.min(...gate.waiters.slice(0, 50).map((w) => w.deadline));
         if (now < gate.holdUntil) {
           // Whoever must answer before the hold ends is told so now, not at its deadline.
-          gate.waiters = gate.waiters.filter((w) => (Math.min(w.deadline, w.holdLimit) > gate.holdUntil ? true : (w.resolve(false), false)));
+          gate.waiters = gate.waiters.filter((w) =>
+            Math.min(w.deadline, w.holdLimit) > gate.holdUntil ? true : (w.resolve(false), false),
+          );
           if (gate.waiters.length === 0) break;
           await sleep(Math.min(gate.holdUntil, earliest) - now);
           continue;

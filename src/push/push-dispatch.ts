@@ -22,7 +22,8 @@ export interface DeviceSend {
  */
 export function resolveDeadline(push: PushRuntime, deadlineMs: number | undefined): number {
   const now = push.clock.now();
-  if (deadlineMs === undefined) return now + push.config.requestTimeoutMs - Math.min(5000, push.config.requestTimeoutMs / 10);
+  if (deadlineMs === undefined)
+    return now + push.config.requestTimeoutMs - Math.min(5000, push.config.requestTimeoutMs / 10);
   return deadlineMs < 1e12 ? now + deadlineMs : deadlineMs;
 }
 
@@ -39,7 +40,13 @@ export interface SendToDevicesOptions {
   recordDeliveries?: boolean;
 }
 
-export async function sendToDevices(push: PushRuntime, db: Db, projectId: string, sends: DeviceSend[], options: SendToDevicesOptions = {}): Promise<DeviceSendOutcome[]> {
+export async function sendToDevices(
+  push: PushRuntime,
+  db: Db,
+  projectId: string,
+  sends: DeviceSend[],
+  options: SendToDevicesOptions = {},
+): Promise<DeviceSendOutcome[]> {
   if (sends.length === 0) return [];
   const deadline = resolveDeadline(push, options.deadlineMs);
   let credentials: ProjectCredentials | AttemptResult;
@@ -58,7 +65,11 @@ export async function sendToDevices(push: PushRuntime, db: Db, projectId: string
       return onOutcome ? sent.then((outcome) => (onOutcome(outcome, send), outcome)) : sent;
     }),
   );
-  if (options.recordDeliveries !== false) await insertDeliveries(db, outcomes.map((outcome, i) => deliveryRow(projectId, sends[i]!, outcome)));
+  if (options.recordDeliveries !== false)
+    await insertDeliveries(
+      db,
+      outcomes.map((outcome, i) => deliveryRow(projectId, sends[i]!, outcome)),
+    );
   push.observer?.sendsFinished(outcomes);
   await noteCredentialProblems(push, db, projectId, outcomes);
   return outcomes;
@@ -93,11 +104,20 @@ function quotasFor(push: PushRuntime, credentials: ProjectCredentials): Partial<
   };
 }
 
-function attempt(push: PushRuntime, credentials: ProjectCredentials, send: DeviceSend, messageId: string, timeoutMs: number): Promise<AttemptResult> {
+function attempt(
+  push: PushRuntime,
+  credentials: ProjectCredentials,
+  send: DeviceSend,
+  messageId: string,
+  timeoutMs: number,
+): Promise<AttemptResult> {
   const { device, message } = send;
-  if (device.provider === 'fcm' && credentials.fcm) return push.senders.fcm.send(credentials.fcm, device, message, messageId, timeoutMs);
-  if (device.provider === 'apns' && credentials.apns) return push.senders.apns.send(credentials.apns, device, message, messageId, timeoutMs);
-  if (device.provider === 'webpush' && credentials.webpush) return push.senders.webpush.send(credentials.webpush, device, message, messageId, timeoutMs);
+  if (device.provider === 'fcm' && credentials.fcm)
+    return push.senders.fcm.send(credentials.fcm, device, message, messageId, timeoutMs);
+  if (device.provider === 'apns' && credentials.apns)
+    return push.senders.apns.send(credentials.apns, device, message, messageId, timeoutMs);
+  if (device.provider === 'webpush' && credentials.webpush)
+    return push.senders.webpush.send(credentials.webpush, device, message, messageId, timeoutMs);
   return Promise.resolve({ status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason: 'CREDENTIALS_NOT_CONFIGURED' });
 }
 
@@ -113,7 +133,11 @@ async function sendOne(
   const createdAt = push.clock.now();
   const messageId = newMessageId(createdAt);
   const { device } = send;
-  const finish = (result: AttemptResult, attempts: number, tokenAction?: 'removed' | 'disabled'): DeviceSendOutcome => ({
+  const finish = (
+    result: AttemptResult,
+    attempts: number,
+    tokenAction?: 'removed' | 'disabled',
+  ): DeviceSendOutcome => ({
     deviceId: device.deviceId,
     provider: device.provider,
     status: result.status,
@@ -144,8 +168,15 @@ async function sendOne(
       }
       await sleep(deviceHeld - push.clock.now());
     }
-    if (quota && !push.quota.tryAcquire(quota.key) && !(await push.quota.acquire(quota.key, quota.spec, sendBy, waitLimit))) {
-      result ??= { status: DeliveryStatus.RATE_LIMITED, reason: push.quota.heldUntil(quota.key) > push.clock.now() ? 'PROVIDER_QUOTA_BACKOFF' : 'QUOTA_WAIT_TIMEOUT' };
+    if (
+      quota &&
+      !push.quota.tryAcquire(quota.key) &&
+      !(await push.quota.acquire(quota.key, quota.spec, sendBy, waitLimit))
+    ) {
+      result ??= {
+        status: DeliveryStatus.RATE_LIMITED,
+        reason: push.quota.heldUntil(quota.key) > push.clock.now() ? 'PROVIDER_QUOTA_BACKOFF' : 'QUOTA_WAIT_TIMEOUT',
+      };
       break;
     }
     const remaining = sendBy - push.clock.now();
@@ -166,18 +197,28 @@ async function sendOne(
     if (result.status === DeliveryStatus.RATE_LIMITED) {
       // A device's own rate holds that device only; a project quota paces every send of the project.
       if (result.quotaScope === 'device') push.quota.holdDevice(deviceKey, now + delay);
-      else if (quota && result.quotaScope === 'project') delay = Math.max(delay, push.quota.backOff(quota.key, result.retryAfterMs, result.minDelayMs ?? 0) - now);
+      else if (quota && result.quotaScope === 'project')
+        delay = Math.max(delay, push.quota.backOff(quota.key, result.retryAfterMs, result.minDelayMs ?? 0) - now);
       else if (quota) push.quota.hold(quota.key, now + Math.max(result.retryAfterMs ?? 0, result.minDelayMs ?? 0));
     }
     if (now + delay >= sendBy) break;
     if (result.status === DeliveryStatus.RATE_LIMITED && delay > push.retry.maxRateLimitWaitMs) break;
     await sleep(delay);
   }
-  return finish(result, attempts, result.tokenAction ? await applyTokenAction(push, db, projectId, device, result) : undefined);
+  return finish(
+    result,
+    attempts,
+    result.tokenAction ? await applyTokenAction(push, db, projectId, device, result) : undefined,
+  );
 }
 
 /** Configuration errors are the project's, not the devices': recorded once per provider and call on the credentials. */
-async function noteCredentialProblems(push: PushRuntime, db: Db, projectId: string, outcomes: DeviceSendOutcome[]): Promise<void> {
+async function noteCredentialProblems(
+  push: PushRuntime,
+  db: Db,
+  projectId: string,
+  outcomes: DeviceSendOutcome[],
+): Promise<void> {
   const problems = new Map<Device['provider'], { reason: string; count: number }>();
   for (const o of outcomes) {
     if (!o.credentialProblem) continue;
@@ -195,7 +236,13 @@ async function noteCredentialProblems(push: PushRuntime, db: Db, projectId: stri
 }
 
 /** Token hygiene (B5): an unregistered address is deleted at once, an invalid one disabled. */
-async function applyTokenAction(push: PushRuntime, db: Db, projectId: string, device: Device, result: AttemptResult): Promise<'removed' | 'disabled' | undefined> {
+async function applyTokenAction(
+  push: PushRuntime,
+  db: Db,
+  projectId: string,
+  device: Device,
+  result: AttemptResult,
+): Promise<'removed' | 'disabled' | undefined> {
   try {
     if (result.tokenAction === 'remove') {
       // Apple's advice: a token registered again after it was reported invalid is valid again.

@@ -72,20 +72,34 @@ export interface PushRuntime {
 
 const perMinute = (quota: number): BucketSpec => ({ capacity: quota, refillPerSecond: quota / 60 });
 
-export function createPushRuntime(config: Config, database: DatabaseHandle, options: PushRuntimeOptions = {}): PushRuntime {
+export function createPushRuntime(
+  config: Config,
+  database: DatabaseHandle,
+  options: PushRuntimeOptions = {},
+): PushRuntime {
   const clock = options.clock ?? systemClock;
   const now = () => clock.now();
   const retry: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   const ownStore = options.bucketStore === undefined;
   const store = options.bucketStore ?? createTokenBucketStore(config, database, { logger: options.logger });
-  const pool = new Http2Pool({ ca: options.ca, sessionsPerOrigin: options.sessionsPerOrigin, streamsPerSession: options.streamsPerSession });
-  const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks, ...(options.outboundLookup ? { lookup: options.outboundLookup } : {}) };
+  const pool = new Http2Pool({
+    ca: options.ca,
+    sessionsPerOrigin: options.sessionsPerOrigin,
+    streamsPerSession: options.streamsPerSession,
+  });
+  const outbound = {
+    allowPrivateNetworks: config.outboundAllowPrivateNetworks,
+    ...(options.outboundLookup ? { lookup: options.outboundLookup } : {}),
+  };
   // Web Push endpoints are tenant URLs: checked against the outbound policy before any socket, and
   // a refused one fails its delivery without a retry.
   const https = new HttpsClient({
     ca: options.ca,
     maxSockets: pool.concurrency,
-    guard: { policy: outbound, refused: () => new AttemptFailure({ status: DeliveryStatus.FAILED, reason: 'ENDPOINT_REFUSED' }) },
+    guard: {
+      policy: outbound,
+      refused: () => new AttemptFailure({ status: DeliveryStatus.FAILED, reason: 'ENDPOINT_REFUSED' }),
+    },
   });
   // token_uri is a tenant URL too, narrowed to Google's token hosts; FCM_API_URL's origin is the operator's.
   const tokenUri = tokenUriRulesOf(config);
@@ -118,13 +132,22 @@ export function createPushRuntime(config: Config, database: DatabaseHandle, opti
     logger: options.logger,
     retry,
     quota: new ProviderQuota(store, now, options.logger),
-    quotas: { fcm: options.quotas?.fcm ?? perMinute(config.fcmQuotaPerMinute), apns: options.quotas?.apns ?? perMinute(config.apnsQuotaPerMinute) },
+    quotas: {
+      fcm: options.quotas?.fcm ?? perMinute(config.fcmQuotaPerMinute),
+      apns: options.quotas?.apns ?? perMinute(config.apnsQuotaPerMinute),
+    },
     pool,
     fcmAuth,
     apnsAuth,
     senders: {
       fcm: new FcmSender(pool, fcmAuth, config.fcmApiUrl, retry.quotaExceededDelayMs, now),
-      apns: new ApnsSender(pool, apnsAuth, { production: config.apnsApiUrl, sandbox: config.apnsSandboxApiUrl }, now, retry.quotaExceededDelayMs),
+      apns: new ApnsSender(
+        pool,
+        apnsAuth,
+        { production: config.apnsApiUrl, sandbox: config.apnsSandboxApiUrl },
+        now,
+        retry.quotaExceededDelayMs,
+      ),
       webpush: new WebPushSender(https, now),
     },
     observer: options.observer,

@@ -1,6 +1,11 @@
 import { invalid } from '../errors.js';
 import { isValidProjectUserId } from '../users/users.schemas.js';
-import { APNS_MAX_PAYLOAD_BYTES, FCM_MAX_PAYLOAD_BYTES, fcmContentBytes, WEBPUSH_MAX_PLAINTEXT_BYTES } from './payload-limits.js';
+import {
+  APNS_MAX_PAYLOAD_BYTES,
+  FCM_MAX_PAYLOAD_BYTES,
+  fcmContentBytes,
+  WEBPUSH_MAX_PLAINTEXT_BYTES,
+} from './payload-limits.js';
 import { apnsPayload } from './providers/apns.js';
 import { fcmMessage } from './providers/fcm.js';
 import { webPushPayload } from './providers/webpush.js';
@@ -18,9 +23,11 @@ const ITEM_FIELDS = new Set(['target', 'title', 'body', 'image_url', 'landing_ur
 const TARGET_FIELDS = new Set(['project_user_id', 'device_id']);
 const DEVICE_ID = /^[\x21-\x7E]{1,255}$/;
 
-const reject = (code: string, index?: number) => invalid(code, INVALID_PUSH_PARAMETERS, index === undefined ? undefined : { index });
+const reject = (code: string, index?: number) =>
+  invalid(code, INVALID_PUSH_PARAMETERS, index === undefined ? undefined : { index });
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function isHttpUrl(value: string): boolean {
   if (value.length > MAX_URL_LENGTH) return false;
@@ -32,7 +39,12 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-function checkText(item: Record<string, unknown>, field: 'title' | 'body', max: number, index: number): string | undefined {
+function checkText(
+  item: Record<string, unknown>,
+  field: 'title' | 'body',
+  max: number,
+  index: number,
+): string | undefined {
   const value = item[field];
   if (value === undefined) return undefined;
   if (typeof value !== 'string') throw reject(`INVALID_${field.toUpperCase()}`, index);
@@ -42,7 +54,8 @@ function checkText(item: Record<string, unknown>, field: 'title' | 'body', max: 
 
 function checkUrl(item: Record<string, unknown>, field: 'image_url' | 'landing_url', index: number): void {
   const value = item[field];
-  if (value !== undefined && (typeof value !== 'string' || !isHttpUrl(value))) throw reject(`INVALID_${field.toUpperCase()}`, index);
+  if (value !== undefined && (typeof value !== 'string' || !isHttpUrl(value)))
+    throw reject(`INVALID_${field.toUpperCase()}`, index);
 }
 
 /** A message id as long as a real one, for measuring. */
@@ -81,8 +94,10 @@ export function validatePushItems(items: unknown): PushItem[] {
     if (!isObject(target)) throw reject('MISSING_TARGET', index);
     const keys = Object.keys(target);
     if (keys.length !== 1 || !TARGET_FIELDS.has(keys[0]!)) throw reject('INVALID_TARGET', index);
-    if ('project_user_id' in target && !isValidProjectUserId(target.project_user_id)) throw reject('INVALID_PROJECT_USER_ID', index);
-    if ('device_id' in target && (typeof target.device_id !== 'string' || !DEVICE_ID.test(target.device_id))) throw reject('INVALID_DEVICE_ID', index);
+    if ('project_user_id' in target && !isValidProjectUserId(target.project_user_id))
+      throw reject('INVALID_PROJECT_USER_ID', index);
+    if ('device_id' in target && (typeof target.device_id !== 'string' || !DEVICE_ID.test(target.device_id)))
+      throw reject('INVALID_DEVICE_ID', index);
     const title = checkText(item, 'title', MAX_TITLE_LENGTH, index);
     const body = checkText(item, 'body', MAX_BODY_LENGTH, index);
     if (!title?.trim() && !body?.trim()) throw reject('MISSING_TITLE_AND_BODY', index);

@@ -5,15 +5,25 @@ import type { AppDeps } from '../app.js';
 import { AppError } from '../errors.js';
 import { replyIdempotently } from '../idempotency/idempotency.http.js';
 import type { PushRuntime } from './push-runtime.js';
-import { DeviceSendResponse, MessageParams, MessageResponse, MessagesSendResponse, SendPushBody } from './push.schemas.js';
+import {
+  DeviceSendResponse,
+  MessageParams,
+  MessageResponse,
+  MessagesSendResponse,
+  SendPushBody,
+} from './push.schemas.js';
 import { getMessage, sendPushNotifications, type SendPushOptions } from './push.service.js';
 import { INVALID_PUSH_PARAMETERS, validatePushItems } from './push-validation.js';
 
 const security = [{ projectId: [], apiKey: [] }];
-const errorResponses = { 400: Type.String({ description: `text/plain: ${INVALID_PUSH_PARAMETERS}` }), 401: Type.Object({ error: Type.String() }) };
+const errorResponses = {
+  400: Type.String({ description: `text/plain: ${INVALID_PUSH_PARAMETERS}` }),
+  401: Type.Object({ error: Type.String() }),
+};
 
 export function pushRuntimeOf(deps: AppDeps): PushRuntime {
-  if (!deps.push) throw new AppError('unavailable', 'PUSH_NOT_CONFIGURED', 'Push delivery is not configured in this process');
+  if (!deps.push)
+    throw new AppError('unavailable', 'PUSH_NOT_CONFIGURED', 'Push delivery is not configured in this process');
   return deps.push;
 }
 
@@ -33,28 +43,51 @@ export function registerPushRoutes(fastify: FastifyInstance, deps: AppDeps): voi
         config: { auth: 'secret', rateLimitClass: 'send', plainText400: INVALID_PUSH_PARAMETERS },
         // The body schema documents the shape; `validatePushItems` checks it and names the broken rule.
         validatorCompiler: () => () => true,
-        schema: { summary, tags: ['push'], security, body: SendPushBody, response: { 200: variant === 'messages' ? MessagesSendResponse : DeviceSendResponse, ...errorResponses } },
+        schema: {
+          summary,
+          tags: ['push'],
+          security,
+          body: SendPushBody,
+          response: { 200: variant === 'messages' ? MessagesSendResponse : DeviceSendResponse, ...errorResponses },
+        },
       },
       async (request, reply) => {
         const body: unknown = request.body;
         // Checked before the idempotency claim, so a refused body never occupies a key.
-        const items = validatePushItems(typeof body === 'object' && body !== null ? (body as { push_notifications?: unknown }).push_notifications : undefined);
+        const items = validatePushItems(
+          typeof body === 'object' && body !== null
+            ? (body as { push_notifications?: unknown }).push_notifications
+            : undefined,
+        );
         return replyIdempotently(deps, request, reply, `push-send:${variant}`, async () => {
           const push = pushRuntimeOf(deps);
-          const results = await sendPushNotifications(push, deps.db, request.auth!.projectId, items, { variant, deadlineMs: deadlineOf(push, reply) });
+          const results = await sendPushNotifications(push, deps.db, request.auth!.projectId, items, {
+            variant,
+            deadlineMs: deadlineOf(push, reply),
+          });
           return { status: 200, body: { delivery_results: results } };
         });
       },
     );
 
   sendRoute('/api/v1/messages:send', 'messages', 'Send push notifications to users (or devices)');
-  sendRoute('/api/v1/send-push-notifications', 'device', 'Send push notifications to devices (or users), with status per result');
+  sendRoute(
+    '/api/v1/send-push-notifications',
+    'device',
+    'Send push notifications to devices (or users), with status per result',
+  );
 
   app.get(
     '/api/v1/messages/:message_id',
     {
       config: { auth: 'secret', rateLimitClass: 'management' },
-      schema: { summary: 'One sent message and its outcome', tags: ['push'], security, params: MessageParams, response: { 200: MessageResponse, 404: Type.Object({ error: Type.String() }) } },
+      schema: {
+        summary: 'One sent message and its outcome',
+        tags: ['push'],
+        security,
+        params: MessageParams,
+        response: { 200: MessageResponse, 404: Type.Object({ error: Type.String() }) },
+      },
     },
     async (request) => getMessage(deps.db, request.auth!.projectId, request.params.message_id),
   );

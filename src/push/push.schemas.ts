@@ -19,14 +19,22 @@ export const PushNotificationItem = Type.Object(
   { additionalProperties: false, description: 'A non-blank title or body is required' },
 );
 
-export const SendPushBody = Type.Object({ push_notifications: Type.Array(PushNotificationItem, { minItems: 1, maxItems: MAX_PUSH_ITEMS }) });
+export const SendPushBody = Type.Object({
+  push_notifications: Type.Array(PushNotificationItem, { minItems: 1, maxItems: MAX_PUSH_ITEMS }),
+});
 
-const Status = Type.Unsafe<DeliveryStatus>({ type: 'string', enum: Object.values(DeliveryStatus), description: 'R12 delivery status' });
+const Status = Type.Unsafe<DeliveryStatus>({
+  type: 'string',
+  enum: Object.values(DeliveryStatus),
+  description: 'R12 delivery status',
+});
 
 const AdditionalParams = Type.Object({
   device_id: Type.String(),
   fcm_message_id: Type.String({ description: "The provider's message id (FCM name, APNs apns-id, Web Push Location)" }),
-  failure_reason: Type.String({ description: "The provider's raw code, or Herald's when no provider answered; empty on success" }),
+  failure_reason: Type.String({
+    description: "The provider's raw code, or Herald's when no provider answered; empty on success",
+  }),
 });
 
 const Delivery = Type.Object({
@@ -41,12 +49,20 @@ const Delivery = Type.Object({
 const Deliveries = Type.Array(Delivery, { description: "Each device's outcome (one per device of a user target)" });
 
 export const MessagesSendResponse = Type.Object({
-  delivery_results: Type.Array(Type.Object({ message_id: Type.String(), additional_params: AdditionalParams, deliveries: Deliveries })),
+  delivery_results: Type.Array(
+    Type.Object({ message_id: Type.String(), additional_params: AdditionalParams, deliveries: Deliveries }),
+  ),
 });
 
 export const DeviceSendResponse = Type.Object({
   delivery_results: Type.Array(
-    Type.Object({ message_id: Type.String(), status: Status, additional_params: AdditionalParams, created_at: Type.String(), deliveries: Deliveries }),
+    Type.Object({
+      message_id: Type.String(),
+      status: Status,
+      additional_params: AdditionalParams,
+      created_at: Type.String(),
+      deliveries: Deliveries,
+    }),
   ),
 });
 

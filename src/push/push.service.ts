@@ -7,7 +7,14 @@ import { findDelivery, insertDeliveries, type DeliveriesTable } from './deliveri
 import { resolveDeadline, sendToDevices, type DeviceSend } from './push-dispatch.js';
 import type { PushRuntime } from './push-runtime.js';
 import { validatePushItems } from './push-validation.js';
-import { DeliveryStatus, type DeliveryResult, type DeviceDelivery, type DeviceSendOutcome, type PushItem, type PushMessage } from './push.types.js';
+import {
+  DeliveryStatus,
+  type DeliveryResult,
+  type DeviceDelivery,
+  type DeviceSendOutcome,
+  type PushItem,
+  type PushMessage,
+} from './push.types.js';
 
 export interface SendPushOptions {
   /** `messages`: `POST /api/v1/messages:send` shape; `device`: `/api/v1/send-push-notifications`, with `status` and `created_at`. */
@@ -18,14 +25,24 @@ export interface SendPushOptions {
 
 type Resolved = { devices: Device[]; projectUserId?: string } | { none: string };
 
-const messageOf = (item: PushItem): PushMessage => ({ title: item.title, body: item.body, imageUrl: item.image_url, landingUrl: item.landing_url });
+const messageOf = (item: PushItem): PushMessage => ({
+  title: item.title,
+  body: item.body,
+  imageUrl: item.image_url,
+  landingUrl: item.landing_url,
+});
 
 /** Looks every target up in a few batched queries (not one per item: that dominated a 500-item send). */
 async function resolveTargets(db: Db, projectId: string, items: PushItem[]): Promise<Resolved[]> {
   const deviceIds = items.flatMap(({ target }) => (target.device_id === undefined ? [] : [target.device_id]));
   const userIds = items.flatMap(({ target }) => (target.device_id === undefined ? [target.project_user_id!] : []));
-  const [devices, devicesByUser] = await Promise.all([findDevices(db, projectId, deviceIds), activeDevicesOfUsers(db, projectId, userIds)]);
-  const existingUsers = await existingProjectUserIds(db, projectId, [...new Set(userIds.filter((id) => !devicesByUser.has(id)))]);
+  const [devices, devicesByUser] = await Promise.all([
+    findDevices(db, projectId, deviceIds),
+    activeDevicesOfUsers(db, projectId, userIds),
+  ]);
+  const existingUsers = await existingProjectUserIds(db, projectId, [
+    ...new Set(userIds.filter((id) => !devicesByUser.has(id))),
+  ]);
   return items.map(({ target }): Resolved => {
     if (target.device_id !== undefined) {
       const device = devices.get(target.device_id);
@@ -47,9 +64,22 @@ const toDelivery = (o: DeviceSendOutcome): DeviceDelivery => ({
   failure_reason: o.failureReason ?? '',
 });
 
-function result(variant: SendPushOptions['variant'], messageId: string, status: DeliveryStatus, createdAt: number, params: DeliveryResult['additional_params'], deliveries: DeviceDelivery[]): DeliveryResult {
+function result(
+  variant: SendPushOptions['variant'],
+  messageId: string,
+  status: DeliveryStatus,
+  createdAt: number,
+  params: DeliveryResult['additional_params'],
+  deliveries: DeviceDelivery[],
+): DeliveryResult {
   if (variant === 'messages') return { message_id: messageId, additional_params: params, deliveries };
-  return { message_id: messageId, status, additional_params: params, created_at: new Date(createdAt).toISOString(), deliveries };
+  return {
+    message_id: messageId,
+    status,
+    additional_params: params,
+    created_at: new Date(createdAt).toISOString(),
+    deliveries,
+  };
 }
 
 /**
@@ -58,7 +88,13 @@ function result(variant: SendPushOptions['variant'], messageId: string, status: 
  * provider over its own connections. Returns one result per item, in order. A user target reaches
  * every active device of the user: `deliveries` lists each, the item's own fields describe the first.
  */
-export async function sendPushNotifications(push: PushRuntime, db: Db, projectId: string, items: PushItem[], options: SendPushOptions): Promise<DeliveryResult[]> {
+export async function sendPushNotifications(
+  push: PushRuntime,
+  db: Db,
+  projectId: string,
+  items: PushItem[],
+  options: SendPushOptions,
+): Promise<DeliveryResult[]> {
   const valid = validatePushItems(items);
   const deadline = resolveDeadline(push, options.deadlineMs);
   const createdAt = push.clock.now();
@@ -68,7 +104,8 @@ export async function sendPushNotifications(push: PushRuntime, db: Db, projectId
   resolved.forEach((r, i) => {
     if ('none' in r) return;
     const message = messageOf(valid[i]!);
-    for (const device of r.devices) sends.push({ device, message, refs: r.projectUserId === undefined ? {} : { projectUserId: r.projectUserId } });
+    for (const device of r.devices)
+      sends.push({ device, message, refs: r.projectUserId === undefined ? {} : { projectUserId: r.projectUserId } });
   });
   const outcomes = await sendToDevices(push, db, projectId, sends, { deadlineMs: deadline });
 
@@ -93,11 +130,22 @@ export async function sendPushNotifications(push: PushRuntime, db: Db, projectId
         created_at: createdAt,
         completed_at: createdAt,
       });
-      return result(options.variant, messageId, DeliveryStatus.NO_DEVICE, createdAt, { device_id: target.device_id ?? '', fcm_message_id: '', failure_reason: r.none }, []);
+      return result(
+        options.variant,
+        messageId,
+        DeliveryStatus.NO_DEVICE,
+        createdAt,
+        { device_id: target.device_id ?? '', fcm_message_id: '', failure_reason: r.none },
+        [],
+      );
     }
     const own = outcomes.slice(next, (next += r.devices.length));
     const first = own[0]!;
-    const params = { device_id: first.deviceId, fcm_message_id: first.providerMessageId ?? '', failure_reason: first.failureReason ?? '' };
+    const params = {
+      device_id: first.deviceId,
+      fcm_message_id: first.providerMessageId ?? '',
+      failure_reason: first.failureReason ?? '',
+    };
     return result(options.variant, first.messageId, first.status, first.createdAt, params, own.map(toDelivery));
   });
   await insertDeliveries(db, missing);
@@ -113,7 +161,11 @@ export async function getMessage(db: Db, projectId: string, messageId: string) {
     status: row.status,
     target: row.target_type === 'user' ? { project_user_id: row.target_id } : { device_id: row.target_id },
     provider: row.provider,
-    additional_params: { device_id: row.device_id ?? '', fcm_message_id: row.provider_message_id ?? '', failure_reason: row.failure_reason ?? '' },
+    additional_params: {
+      device_id: row.device_id ?? '',
+      fcm_message_id: row.provider_message_id ?? '',
+      failure_reason: row.failure_reason ?? '',
+    },
     ...(row.trigger_id ? { trigger_id: row.trigger_id } : {}),
     attempts: Number(row.attempts),
     created_at: new Date(Number(row.created_at)).toISOString(),

@@ -38,7 +38,10 @@ export function createBucketRateLimiter(options: BucketRateLimiterOptions): Rate
     try {
       limits = { ...defaults, ...readOverrides(await options.loadOverrides(projectId)) };
     } catch (error) {
-      logger?.warn({ err: error, projectId }, 'could not read project rate limits; using the last known or default limits');
+      logger?.warn(
+        { err: error, projectId },
+        'could not read project rate limits; using the last known or default limits',
+      );
       limits = stale?.limits ?? defaults;
     }
     if (cache.size >= MAX_CACHED_PROJECTS) {
@@ -66,7 +69,11 @@ export function createBucketRateLimiter(options: BucketRateLimiterOptions): Rate
       let limit: ClassLimit = defaults[cls];
       try {
         limit = (await limitsFor(projectId))[cls];
-        const result = await store.take(`${prefix}${projectId}:${cls}`, { capacity: limit.burst, refillPerSecond: limit.perSecond }, cost);
+        const result = await store.take(
+          `${prefix}${projectId}:${cls}`,
+          { capacity: limit.burst, refillPerSecond: limit.perSecond },
+          cost,
+        );
         return decision(limit, result.allowed, result.remaining, result.resetMs, result.retryAfterMs);
       } catch (error) {
         logger?.warn({ err: error, projectId, class: cls }, 'rate limiter failed; letting the request through');
@@ -80,7 +87,13 @@ export function createBucketRateLimiter(options: BucketRateLimiterOptions): Rate
   };
 }
 
-function decision(limit: ClassLimit, allowed: boolean, remaining: number, resetMs: number, retryAfterMs: number): RateLimitDecision {
+function decision(
+  limit: ClassLimit,
+  allowed: boolean,
+  remaining: number,
+  resetMs: number,
+  retryAfterMs: number,
+): RateLimitDecision {
   return {
     allowed,
     limit: limit.burst,

@@ -21,7 +21,10 @@ export interface BucketStoreOptions {
  * memory. Embedded SQLite is one Herald instance by design (S3), so its buckets live in memory and
  * start full after a restart.
  */
-export function bucketBackendFor(config: Pick<Config, 'redisUrl'>, database: Pick<DatabaseHandle, 'dialect'>): BucketBackend {
+export function bucketBackendFor(
+  config: Pick<Config, 'redisUrl'>,
+  database: Pick<DatabaseHandle, 'dialect'>,
+): BucketBackend {
   if (config.redisUrl !== undefined) return 'redis';
   return database.dialect === 'postgres' ? 'postgres' : 'memory';
 }
@@ -30,7 +33,11 @@ export function bucketBackendFor(config: Pick<Config, 'redisUrl'>, database: Pic
  * The token bucket store for this process. Shared backends fall back to local buckets while they
  * fail (see `withLocalFallback`), so callers never see their errors.
  */
-export function createTokenBucketStore(config: Pick<Config, 'redisUrl'>, database: DatabaseHandle, options: BucketStoreOptions = {}): TokenBucketStore {
+export function createTokenBucketStore(
+  config: Pick<Config, 'redisUrl'>,
+  database: DatabaseHandle,
+  options: BucketStoreOptions = {},
+): TokenBucketStore {
   const { logger, now } = options;
   const backend = bucketBackendFor(config, database);
   if (backend === 'memory') return createMemoryBucketStore(now);
@@ -44,7 +51,11 @@ export function createTokenBucketStore(config: Pick<Config, 'redisUrl'>, databas
       : createPostgresBucketStore(database.db, { now });
   return withLocalFallback(shared, {
     ...(now ? { now } : {}),
-    onFailure: (error) => logger?.warn({ err: error, backend }, 'shared rate limit store failed; using per-instance buckets until it recovers'),
+    onFailure: (error) =>
+      logger?.warn(
+        { err: error, backend },
+        'shared rate limit store failed; using per-instance buckets until it recovers',
+      ),
     onRecovery: () => logger?.info({ backend }, 'shared rate limit store recovered'),
   });
 }

@@ -24,7 +24,11 @@ export interface RateLimiterOptions {
  * PostgreSQL, else in memory (embedded SQLite); limits from `RATE_LIMIT_DEFAULTS` and the
  * project's overrides (`herald rate-limit set`).
  */
-export function createRateLimiter(config: Config, database: DatabaseHandle, options: RateLimiterOptions = {}): RateLimiter {
+export function createRateLimiter(
+  config: Config,
+  database: DatabaseHandle,
+  options: RateLimiterOptions = {},
+): RateLimiter {
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? systemClock;
   const now = options.clock ? () => clock.now() : undefined;

@@ -38,8 +38,14 @@ export function isRateLimitClass(value: string): value is RateLimitClass {
 /** Problems with a limit, as sentences; empty when it is valid. */
 export function limitProblems(limit: { perSecond: number; burst: number }): string[] {
   const problems: string[] = [];
-  if (!Number.isFinite(limit.perSecond) || limit.perSecond < PER_SECOND_RANGE.min || limit.perSecond > PER_SECOND_RANGE.max) {
-    problems.push(`per-second must be a number from ${PER_SECOND_RANGE.min} to ${PER_SECOND_RANGE.max}, got ${limit.perSecond}`);
+  if (
+    !Number.isFinite(limit.perSecond) ||
+    limit.perSecond < PER_SECOND_RANGE.min ||
+    limit.perSecond > PER_SECOND_RANGE.max
+  ) {
+    problems.push(
+      `per-second must be a number from ${PER_SECOND_RANGE.min} to ${PER_SECOND_RANGE.max}, got ${limit.perSecond}`,
+    );
   }
   if (!Number.isInteger(limit.burst) || limit.burst < BURST_RANGE.min || limit.burst > BURST_RANGE.max) {
     problems.push(`burst must be a whole number from ${BURST_RANGE.min} to ${BURST_RANGE.max}, got ${limit.burst}`);
@@ -57,7 +63,10 @@ export const defaultBurstFor = (perSecond: number): number => Math.max(1, Math.c
 export function parseRateLimitDefaults(raw: string | undefined, problems: string[]): RateLimits {
   if (raw === undefined) return DEFAULT_RATE_LIMITS;
   const limits: Record<RateLimitClass, ClassLimit> = { ...DEFAULT_RATE_LIMITS };
-  for (const part of raw.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+  for (const part of raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
     const match = /^([a-z0-9]+)=([^/]+)(?:\/(.+))?$/.exec(part);
     if (!match) {
       problems.push(`RATE_LIMIT_DEFAULTS entries must look like class=perSecond[/burst], got "${part}"`);
@@ -85,7 +94,9 @@ export interface StoredClassLimit {
 }
 
 /** Reads the stored overrides leniently: an entry that is not a valid limit is ignored. */
-export function readOverrides(stored: Record<string, unknown> | null | undefined): Partial<Record<RateLimitClass, ClassLimit>> {
+export function readOverrides(
+  stored: Record<string, unknown> | null | undefined,
+): Partial<Record<RateLimitClass, ClassLimit>> {
   const overrides: Partial<Record<RateLimitClass, ClassLimit>> = {};
   if (stored === null || stored === undefined || typeof stored !== 'object') return overrides;
   for (const cls of RATE_LIMIT_CLASSES) {

@@ -28,13 +28,21 @@ async function requireProject(db: Db, projectId: string) {
 
 export function parseRateLimitClass(value: string): RateLimitClass {
   if (!isRateLimitClass(value)) {
-    throw new AppError('invalid', 'INVALID_RATE_LIMIT_CLASS', `class must be one of ${RATE_LIMIT_CLASSES.join(', ')}, got "${value}"`);
+    throw new AppError(
+      'invalid',
+      'INVALID_RATE_LIMIT_CLASS',
+      `class must be one of ${RATE_LIMIT_CLASSES.join(', ')}, got "${value}"`,
+    );
   }
   return value;
 }
 
 /** The limits in force for every class, and whether each comes from the defaults or the project. */
-export async function showProjectRateLimits(db: Db, defaults: RateLimits, projectId: string): Promise<Record<RateLimitClass, EffectiveLimit>> {
+export async function showProjectRateLimits(
+  db: Db,
+  defaults: RateLimits,
+  projectId: string,
+): Promise<Record<RateLimitClass, EffectiveLimit>> {
   const overrides = readOverrides((await requireProject(db, projectId)).rateLimits);
   const shown = {} as Record<RateLimitClass, EffectiveLimit>;
   for (const cls of RATE_LIMIT_CLASSES) {
@@ -46,7 +54,13 @@ export async function showProjectRateLimits(db: Db, defaults: RateLimits, projec
 }
 
 /** Sets one class's override; the burst defaults to one second's worth of requests. */
-export async function setProjectRateLimit(db: Db, projectId: string, cls: string, perSecond: number, burst?: number): Promise<ClassLimit> {
+export async function setProjectRateLimit(
+  db: Db,
+  projectId: string,
+  cls: string,
+  perSecond: number,
+  burst?: number,
+): Promise<ClassLimit> {
   const rateClass = parseRateLimitClass(cls);
   const limit = { perSecond, burst: burst ?? defaultBurstFor(perSecond) };
   const problems = limitProblems(limit);

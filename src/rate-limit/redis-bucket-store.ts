@@ -77,7 +77,13 @@ export function createRedisBucketStore(url: string, options: RedisBucketStoreOpt
   return {
     async take(key, spec, cost = 1) {
       const now = options.now === undefined ? '' : String(Math.floor(options.now()));
-      const [granted, tokens] = await command.heraldTakeTokens(`${prefix}${key}`, String(spec.capacity), String(spec.refillPerSecond), String(cost), now);
+      const [granted, tokens] = await command.heraldTakeTokens(
+        `${prefix}${key}`,
+        String(spec.capacity),
+        String(spec.refillPerSecond),
+        String(cost),
+        now,
+      );
       return bucketResult(Number(tokens), Number(granted) === 1, spec, cost);
     },
     async close() {

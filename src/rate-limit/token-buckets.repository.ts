@@ -24,7 +24,13 @@ const DATABASE_NOW_MS = sql<number>`floor(extract(epoch from clock_timestamp()) 
  * `nowMs` replaces the database clock (tests). `updated_at` never moves back, so a step back of
  * the clock mints no tokens.
  */
-export async function takeTokens(db: Db, key: string, spec: BucketSpec, cost: number, nowMs?: number): Promise<{ tokens: number; granted: boolean }> {
+export async function takeTokens(
+  db: Db,
+  key: string,
+  spec: BucketSpec,
+  cost: number,
+  nowMs?: number,
+): Promise<{ tokens: number; granted: boolean }> {
   const capacity = sql`${spec.capacity}::float8`;
   const rate = sql`${spec.refillPerSecond}::float8`;
   const need = sql`${cost}::float8`;
@@ -42,4 +48,3 @@ export async function takeTokens(db: Db, key: string, spec: BucketSpec, cost: nu
   const row = rows[0]!;
   return { tokens: Number(row.tokens), granted: Number(row.granted) === 1 };
 }
-

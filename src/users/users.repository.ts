@@ -21,22 +21,38 @@ export async function upsertUserMerging(
   maxKeys: number,
 ): Promise<UserRecord | undefined> {
   const [result] = await upsertMerging(db, { ...row, maxKeys });
-  return result && { id: result.id, projectUserId: result.project_user_id, properties: readJson<Properties>(result.properties) };
+  return (
+    result && {
+      id: result.id,
+      projectUserId: result.project_user_id,
+      properties: readJson<Properties>(result.properties),
+    }
+  );
 }
 
 const upsertMerging = preparedQuery(
   ['id', 'projectId', 'projectUserId', 'propertiesJson', 'now', 'maxKeys'],
-  (db: Db, p: { id: string; projectId: string; projectUserId: string; propertiesJson: string; now: number; maxKeys: number }) =>
-  db
-    .insertInto('users')
-    .values({ id: p.id, project_id: p.projectId, project_user_id: p.projectUserId, properties: p.propertiesJson, created_at: p.now, updated_at: p.now })
-    .onConflict((oc) =>
-      oc
-        .columns(['project_id', 'project_user_id'])
-        .doUpdateSet({ properties: mergeJsonObject(db, 'users.properties', p.propertiesJson), updated_at: p.now })
-        .where(mergedJsonKeyCount(db, 'users.properties', p.propertiesJson), '<=', p.maxKeys),
-    )
-    .returning(['id', 'project_user_id', 'properties']),
+  (
+    db: Db,
+    p: { id: string; projectId: string; projectUserId: string; propertiesJson: string; now: number; maxKeys: number },
+  ) =>
+    db
+      .insertInto('users')
+      .values({
+        id: p.id,
+        project_id: p.projectId,
+        project_user_id: p.projectUserId,
+        properties: p.propertiesJson,
+        created_at: p.now,
+        updated_at: p.now,
+      })
+      .onConflict((oc) =>
+        oc
+          .columns(['project_id', 'project_user_id'])
+          .doUpdateSet({ properties: mergeJsonObject(db, 'users.properties', p.propertiesJson), updated_at: p.now })
+          .where(mergedJsonKeyCount(db, 'users.properties', p.propertiesJson), '<=', p.maxKeys),
+      )
+      .returning(['id', 'project_user_id', 'properties']),
 );
 
 /** Merges into an existing user only; `undefined` when no row changed (absent user or key limit). */
@@ -68,19 +84,43 @@ export async function findUser(db: Db, projectId: string, projectUserId: string)
 }
 
 /** Which of the given users exist (one query per call; callers pass at most a request's worth). */
-export async function existingProjectUserIds(db: Db, projectId: string, projectUserIds: string[]): Promise<Set<string>> {
+export async function existingProjectUserIds(
+  db: Db,
+  projectId: string,
+  projectUserIds: string[],
+): Promise<Set<string>> {
   if (projectUserIds.length === 0) return new Set();
-  const rows = await db.selectFrom('users').select('project_user_id').where('project_id', '=', projectId).where('project_user_id', 'in', projectUserIds).execute();
+  const rows = await db
+    .selectFrom('users')
+    .select('project_user_id')
+    .where('project_id', '=', projectId)
+    .where('project_user_id', 'in', projectUserIds)
+    .execute();
   return new Set(rows.map((r) => r.project_user_id));
 }
 
 /** Inserts users that do not exist yet (no property change for those that do); returns all ids. */
-export async function ensureUsers(db: Db, projectId: string, projectUserIds: string[], newId: () => string, now: number): Promise<Map<string, string>> {
+export async function ensureUsers(
+  db: Db,
+  projectId: string,
+  projectUserIds: string[],
+  newId: () => string,
+  now: number,
+): Promise<Map<string, string>> {
   const unique = [...new Set(projectUserIds)];
   if (unique.length === 0) return new Map();
   await db
     .insertInto('users')
-    .values(unique.map((projectUserId) => ({ id: newId(), project_id: projectId, project_user_id: projectUserId, properties: '{}', created_at: now, updated_at: now })))
+    .values(
+      unique.map((projectUserId) => ({
+        id: newId(),
+        project_id: projectId,
+        project_user_id: projectUserId,
+        properties: '{}',
+        created_at: now,
+        updated_at: now,
+      })),
+    )
     .onConflict((oc) => oc.columns(['project_id', 'project_user_id']).doNothing())
     .execute();
   const rows = await db
@@ -94,6 +134,10 @@ export async function ensureUsers(db: Db, projectId: string, projectUserIds: str
 
 /** Deletes the user; devices and events go with it through `ON DELETE CASCADE`. */
 export async function deleteUser(db: Db, projectId: string, projectUserId: string): Promise<boolean> {
-  const result = await db.deleteFrom('users').where('project_id', '=', projectId).where('project_user_id', '=', projectUserId).executeTakeFirst();
+  const result = await db
+    .deleteFrom('users')
+    .where('project_id', '=', projectId)
+    .where('project_user_id', '=', projectUserId)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }

@@ -4,13 +4,22 @@ import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app.js';
 import { invalid } from '../errors.js';
 import { replyIdempotently } from '../idempotency/idempotency.http.js';
-import { CreateUserBody, PatchUserBody, PropertiesResponse, UserParams, isValidProjectUserId } from './users.schemas.js';
+import {
+  CreateUserBody,
+  PatchUserBody,
+  PropertiesResponse,
+  UserParams,
+  isValidProjectUserId,
+} from './users.schemas.js';
 import * as users from './users.service.js';
 
 const MISSING_ID = 'Project User Id must be provided';
 const routeConfig = { auth: 'secret', rateLimitClass: 'management', plainText400: MISSING_ID } as const;
 const security = [{ projectId: [], apiKey: [] }];
-const errorResponses = { 400: Type.String({ description: `text/plain: ${MISSING_ID}` }), 401: Type.Object({ error: Type.String() }) };
+const errorResponses = {
+  400: Type.String({ description: `text/plain: ${MISSING_ID}` }),
+  401: Type.Object({ error: Type.String() }),
+};
 
 function pathUserId(params: { project_user_id: string }): string {
   if (!isValidProjectUserId(params.project_user_id)) throw invalid('INVALID_PROJECT_USER_ID', MISSING_ID);
@@ -37,7 +46,9 @@ export function registerUserRoutes(fastify: FastifyInstance, deps: AppDeps): voi
       const body = request.body;
       return replyIdempotently(deps, request, reply, 'create-user', async () => {
         // Through the shared-commit writer: on SQLite concurrent creates share one commit.
-        const user = await deps.writes.run((trx) => users.upsertUser(trx, clock, request.auth!.projectId, body.project_user_id, body.properties));
+        const user = await deps.writes.run((trx) =>
+          users.upsertUser(trx, clock, request.auth!.projectId, body.project_user_id, body.properties),
+        );
         return { status: 200, body: { properties: user.properties } };
       });
     },
@@ -64,10 +75,13 @@ export function registerUserRoutes(fastify: FastifyInstance, deps: AppDeps): voi
       const projectUserId = pathUserId(request.params);
       const body = request.body;
       try {
-        return { properties: await users.patchUser(db, clock, request.auth!.projectId, projectUserId, body.properties) };
+        return {
+          properties: await users.patchUser(db, clock, request.auth!.projectId, projectUserId, body.properties),
+        };
       } catch (error) {
         // The spec gives PATCH's 404 an empty body.
-        if (error instanceof Error && 'code' in error && error.code === 'USER_NOT_FOUND') return reply.code(404).header('X-Error-Reason', 'USER_NOT_FOUND').send('');
+        if (error instanceof Error && 'code' in error && error.code === 'USER_NOT_FOUND')
+          return reply.code(404).header('X-Error-Reason', 'USER_NOT_FOUND').send('');
         throw error;
       }
     },
@@ -77,7 +91,13 @@ export function registerUserRoutes(fastify: FastifyInstance, deps: AppDeps): voi
     '/api/v1/users/:project_user_id',
     {
       config: routeConfig,
-      schema: { summary: 'Delete a user permanently, with its devices and events', tags: ['users'], security, params: UserParams, response: { 200: Type.Object({}), ...errorResponses } },
+      schema: {
+        summary: 'Delete a user permanently, with its devices and events',
+        tags: ['users'],
+        security,
+        params: UserParams,
+        response: { 200: Type.Object({}), ...errorResponses },
+      },
     },
     async (request) => {
       await users.deleteUser(db, request.auth!.projectId, pathUserId(request.params));

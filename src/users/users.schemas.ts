@@ -16,7 +16,12 @@ export const MAX_PROPERTY_KEY_LENGTH = 128;
 export const MAX_PROPERTY_VALUE_BYTES = 8192;
 
 /** R4: flat values only; numbers are finite by JSON's own grammar. */
-export const PropertyValue = Type.Union([Type.String({ maxLength: MAX_PROPERTY_VALUE_BYTES, pattern: STORABLE_TEXT_PATTERN }), Type.Number(), Type.Boolean(), Type.Null()]);
+export const PropertyValue = Type.Union([
+  Type.String({ maxLength: MAX_PROPERTY_VALUE_BYTES, pattern: STORABLE_TEXT_PATTERN }),
+  Type.Number(),
+  Type.Boolean(),
+  Type.Null(),
+]);
 export const Properties = Type.Record(Type.String(), PropertyValue, {
   maxProperties: MAX_PROPERTIES,
   propertyNames: { minLength: 1, maxLength: MAX_PROPERTY_KEY_LENGTH, pattern: STORABLE_TEXT_PATTERN },

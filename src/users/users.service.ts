@@ -4,7 +4,14 @@ import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import * as repo from './users.repository.js';
-import { isValidProjectUserId, MAX_PROPERTIES, MAX_PROPERTY_KEY_LENGTH, MAX_PROPERTY_VALUE_BYTES, STORABLE_TEXT_PATTERN, type Properties } from './users.schemas.js';
+import {
+  isValidProjectUserId,
+  MAX_PROPERTIES,
+  MAX_PROPERTY_KEY_LENGTH,
+  MAX_PROPERTY_VALUE_BYTES,
+  STORABLE_TEXT_PATTERN,
+  type Properties,
+} from './users.schemas.js';
 
 export type { UserRecord } from './users.repository.js';
 
@@ -15,7 +22,12 @@ const storableText = new RegExp(STORABLE_TEXT_PATTERN, 'u');
 
 /** R3 for every caller that may create a user. */
 export function assertValidProjectUserId(projectUserId: unknown): asserts projectUserId is string {
-  if (!isValidProjectUserId(projectUserId)) throw new AppError('invalid', 'INVALID_PROJECT_USER_ID', 'project_user_id must be 1 to 255 characters without control characters');
+  if (!isValidProjectUserId(projectUserId))
+    throw new AppError(
+      'invalid',
+      'INVALID_PROJECT_USER_ID',
+      'project_user_id must be 1 to 255 characters without control characters',
+    );
 }
 
 /**
@@ -27,7 +39,8 @@ export function assertValidProperties(properties: unknown): asserts properties i
   const fail = (code: string, message: string): never => {
     throw new AppError('invalid', code, message);
   };
-  if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) fail('INVALID_PROPERTIES', 'properties must be an object');
+  if (typeof properties !== 'object' || properties === null || Array.isArray(properties))
+    fail('INVALID_PROPERTIES', 'properties must be an object');
   const entries = Object.entries(properties as object);
   if (entries.length > MAX_PROPERTIES) throw tooManyProperties();
   for (const [key, value] of entries) {
@@ -35,9 +48,15 @@ export function assertValidProperties(properties: unknown): asserts properties i
       fail('INVALID_PROPERTY_KEY', `Property keys must be 1 to ${MAX_PROPERTY_KEY_LENGTH} characters of text`);
     }
     if (typeof value === 'string') {
-      if (Buffer.byteLength(value, 'utf8') > MAX_PROPERTY_VALUE_BYTES) fail('PROPERTY_VALUE_TOO_LONG', `Property ${key} is longer than ${MAX_PROPERTY_VALUE_BYTES} bytes`);
-      if (!storableText.test(value)) fail('INVALID_PROPERTY_VALUE', `Property ${key} holds a NUL character or an unpaired surrogate`);
-    } else if (!(value === null || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value)))) {
+      if (Buffer.byteLength(value, 'utf8') > MAX_PROPERTY_VALUE_BYTES)
+        fail('PROPERTY_VALUE_TOO_LONG', `Property ${key} is longer than ${MAX_PROPERTY_VALUE_BYTES} bytes`);
+      if (!storableText.test(value))
+        fail('INVALID_PROPERTY_VALUE', `Property ${key} holds a NUL character or an unpaired surrogate`);
+    } else if (!(
+      value === null ||
+      typeof value === 'boolean' ||
+      (typeof value === 'number' && Number.isFinite(value))
+    )) {
       fail('INVALID_PROPERTY_VALUE', `Property ${key} must be a string, a finite number, a boolean or null`);
     }
   }
@@ -47,7 +66,13 @@ export function assertValidProperties(properties: unknown): asserts properties i
  * Creates the user, or merges `properties` into an existing one (R5), atomically in the database.
  * Returns every stored property.
  */
-export async function upsertUser(db: Db, clock: Clock, projectId: string, projectUserId: string, properties: Properties = {}): Promise<repo.UserRecord> {
+export async function upsertUser(
+  db: Db,
+  clock: Clock,
+  projectId: string,
+  projectUserId: string,
+  properties: Properties = {},
+): Promise<repo.UserRecord> {
   assertValidProjectUserId(projectUserId);
   assertValidProperties(properties);
   const user = await repo.upsertUserMerging(
@@ -60,9 +85,21 @@ export async function upsertUser(db: Db, clock: Clock, projectId: string, projec
 }
 
 /** Merges `properties` into an existing user (PATCH); returns only the supplied keys (R6). */
-export async function patchUser(db: Db, clock: Clock, projectId: string, projectUserId: string, properties: Properties = {}): Promise<Properties> {
+export async function patchUser(
+  db: Db,
+  clock: Clock,
+  projectId: string,
+  projectUserId: string,
+  properties: Properties = {},
+): Promise<Properties> {
   assertValidProperties(properties);
-  const updated = await repo.mergeUserProperties(db, { projectId, projectUserId }, writeJson(properties), clock.now(), MAX_PROPERTIES);
+  const updated = await repo.mergeUserProperties(
+    db,
+    { projectId, projectUserId },
+    writeJson(properties),
+    clock.now(),
+    MAX_PROPERTIES,
+  );
   if (updated) return properties;
   if (await repo.findUser(db, projectId, projectUserId)) throw tooManyProperties();
   throw new AppError('not_found', 'USER_NOT_FOUND', `User ${projectUserId} does not exist`);
@@ -83,7 +120,12 @@ export const findUser = repo.findUser;
 export const existingProjectUserIds = repo.existingProjectUserIds;
 
 /** Internal ids of the given users, creating those that do not exist yet (devices and events, R8, R9). */
-export function ensureUsers(db: Db, clock: Clock, projectId: string, projectUserIds: string[]): Promise<Map<string, string>> {
+export function ensureUsers(
+  db: Db,
+  clock: Clock,
+  projectId: string,
+  projectUserIds: string[],
+): Promise<Map<string, string>> {
   projectUserIds.forEach(assertValidProjectUserId);
   return repo.ensureUsers(db, projectId, projectUserIds, newId, clock.now());
 }

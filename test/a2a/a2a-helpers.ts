@@ -17,14 +17,42 @@ export interface RpcOptions {
 }
 
 /** POST /a2a with a JSON-RPC request; `key` defaults to the context project's secret key. */
-export function rpc(ctx: TestContext, method: string, params: unknown, options: RpcOptions = {}): Promise<LightMyRequestResponse> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-api-key': options.key ?? ctx.project.secret_key, ...options.headers };
+export function rpc(
+  ctx: TestContext,
+  method: string,
+  params: unknown,
+  options: RpcOptions = {},
+): Promise<LightMyRequestResponse> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-api-key': options.key ?? ctx.project.secret_key,
+    ...options.headers,
+  };
   if (options.version !== undefined) headers['a2a-version'] = options.version;
-  return ctx.inject({ method: 'POST', url: '/a2a', headers, payload: JSON.stringify({ jsonrpc: '2.0', id: options.id === undefined ? 1 : options.id, method, ...(params === undefined ? {} : { params }) }) });
+  return ctx.inject({
+    method: 'POST',
+    url: '/a2a',
+    headers,
+    payload: JSON.stringify({
+      jsonrpc: '2.0',
+      id: options.id === undefined ? 1 : options.id,
+      method,
+      ...(params === undefined ? {} : { params }),
+    }),
+  });
 }
 
-export function rawPost(ctx: TestContext, payload: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-  return ctx.inject({ method: 'POST', url: '/a2a', headers: { 'content-type': 'application/json', 'x-api-key': ctx.project.secret_key, ...headers }, payload });
+export function rawPost(
+  ctx: TestContext,
+  payload: string,
+  headers: Record<string, string> = {},
+): Promise<LightMyRequestResponse> {
+  return ctx.inject({
+    method: 'POST',
+    url: '/a2a',
+    headers: { 'content-type': 'application/json', 'x-api-key': ctx.project.secret_key, ...headers },
+    payload,
+  });
 }
 
 /** The `data:` payloads of an SSE response body, parsed. */
@@ -40,13 +68,29 @@ let counter = 0;
 export const uid = (prefix = 'id') => `${prefix}-${process.pid}-${Date.now().toString(36)}-${++counter}`;
 
 /** A v1 message carrying one skill part. */
-export const v1Message = (data: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ messageId: uid('m'), role: 'ROLE_USER', parts: [{ data }], ...extra });
+export const v1Message = (data: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  messageId: uid('m'),
+  role: 'ROLE_USER',
+  parts: [{ data }],
+  ...extra,
+});
 /** A v0.3 message carrying one skill part. */
-export const v03Message = (data: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ kind: 'message', messageId: uid('m'), role: 'user', parts: [{ kind: 'data', data }], ...extra });
+export const v03Message = (data: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  kind: 'message',
+  messageId: uid('m'),
+  role: 'user',
+  parts: [{ kind: 'data', data }],
+  ...extra,
+});
 
 /** SendMessage (v1) of `create-user` that must succeed; returns the task. */
 export async function createUserTask(ctx: TestContext, projectUserId = uid('user'), key?: string): Promise<Json> {
-  const res = await rpc(ctx, 'SendMessage', { message: v1Message({ skill: 'create-user', projectUserId }) }, { version: '1.0', ...(key ? { key } : {}) });
+  const res = await rpc(
+    ctx,
+    'SendMessage',
+    { message: v1Message({ skill: 'create-user', projectUserId }) },
+    { version: '1.0', ...(key ? { key } : {}) },
+  );
   const body = res.json();
   if (!body.result?.task) throw new Error(`SendMessage failed: ${res.body}`);
   return body.result.task;
@@ -74,7 +118,11 @@ export async function startReceiver(options: { failFirst?: number; status?: numb
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/hook`, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** A clock that moves only when told to (job backoff and the 24 h webhook window). */

@@ -21,14 +21,32 @@ type ObjectSchema = { properties: Record<string, unknown> };
 let v0_3Schema: ObjectSchema | undefined;
 function v0_3AgentCardSchema(): ObjectSchema {
   if (v0_3Schema) return v0_3Schema;
-  const typesFile = createRequire(import.meta.url).resolve('@a2a-js/sdk/compat/v0_3/server').replace(/index\.c?js$/, 'index.d.ts');
-  v0_3Schema = createGenerator({ path: typesFile, type: 'AgentCard', expose: 'all', topRef: false, skipTypeCheck: true, additionalProperties: true }).createSchema('AgentCard') as unknown as ObjectSchema;
+  const typesFile = createRequire(import.meta.url)
+    .resolve('@a2a-js/sdk/compat/v0_3/server')
+    .replace(/index\.c?js$/, 'index.d.ts');
+  v0_3Schema = createGenerator({
+    path: typesFile,
+    type: 'AgentCard',
+    expose: 'all',
+    topRef: false,
+    skipTypeCheck: true,
+    additionalProperties: true,
+  }).createSchema('AgentCard') as unknown as ObjectSchema;
   return v0_3Schema;
 }
 
 /** The fields `a2a.proto` (v1.0) marks REQUIRED on the card and what it holds. */
 const V1_REQUIRED = {
-  card: ['name', 'description', 'supportedInterfaces', 'version', 'capabilities', 'defaultInputModes', 'defaultOutputModes', 'skills'],
+  card: [
+    'name',
+    'description',
+    'supportedInterfaces',
+    'version',
+    'capabilities',
+    'defaultInputModes',
+    'defaultOutputModes',
+    'skills',
+  ],
   supportedInterfaces: ['url', 'protocolBinding', 'protocolVersion'],
   skills: ['id', 'name', 'description', 'tags'],
 };
@@ -36,7 +54,8 @@ const V1_REQUIRED = {
 function expectV1Card(card: Json): void {
   expect(AgentCard.toJSON(AgentCard.fromJSON(card))).toEqual(withoutEmptyLists(stripV0_3(card)));
   for (const field of V1_REQUIRED.card) expect(card, field).toHaveProperty(field);
-  for (const i of card.supportedInterfaces) for (const field of V1_REQUIRED.supportedInterfaces) expect(i[field], field).toBeTruthy();
+  for (const i of card.supportedInterfaces)
+    for (const field of V1_REQUIRED.supportedInterfaces) expect(i[field], field).toBeTruthy();
   for (const s of card.skills) for (const field of V1_REQUIRED.skills) expect(s[field], field).toBeTruthy();
   expect(card.supportedInterfaces.length).toBeGreaterThan(0);
 }
@@ -45,14 +64,30 @@ function expectV1Card(card: Json): void {
 function withoutEmptyLists(value: Json): Json {
   if (Array.isArray(value)) return value.map(withoutEmptyLists);
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => !(Array.isArray(v) && v.length === 0)).map(([k, v]) => [k, withoutEmptyLists(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, v]) => !(Array.isArray(v) && v.length === 0))
+      .map(([k, v]) => [k, withoutEmptyLists(v)]),
+  );
 }
 
 /** The card as a v1.0 reader keeps it: v0.3's own keys are unknown fields there. */
 function stripV0_3(card: Json): Json {
-  const { protocolVersion: _p, url: _u, preferredTransport: _t, additionalInterfaces: _a, security: _s, supportsAuthenticatedExtendedCard: _x, ...v1 } = card;
+  const {
+    protocolVersion: _p,
+    url: _u,
+    preferredTransport: _t,
+    additionalInterfaces: _a,
+    security: _s,
+    supportsAuthenticatedExtendedCard: _x,
+    ...v1
+  } = card;
   const { stateTransitionHistory: _h, ...capabilities } = v1.capabilities;
-  const securitySchemes = Object.fromEntries(Object.entries(v1.securitySchemes as Record<string, Json>).map(([k, { type: _ty, in: _in, name: _n, description: _d, ...scheme }]) => [k, scheme]));
+  const securitySchemes = Object.fromEntries(
+    Object.entries(v1.securitySchemes as Record<string, Json>).map(
+      ([k, { type: _ty, in: _in, name: _n, description: _d, ...scheme }]) => [k, scheme],
+    ),
+  );
   return { ...v1, capabilities, securitySchemes };
 }
 
@@ -64,11 +99,26 @@ describe.each(TEST_DIALECTS)('agent cards against the published v1.0 and v0.3 sh
     validateV0_3 = new Ajv({ strict: false, allErrors: true }).compile(v0_3AgentCardSchema());
   });
 
-  const publicCard = async () => (await ctx().inject({ method: 'GET', url: '/.well-known/agent-card.json', headers: { host: 'herald.test' } })).json();
+  const publicCard = async () =>
+    (
+      await ctx().inject({ method: 'GET', url: '/.well-known/agent-card.json', headers: { host: 'herald.test' } })
+    ).json();
 
   it('the v0.3 schema is the real one: it refuses a card without v0.3 fields', () => {
-    expect(validateV0_3({ name: 'x', description: 'y', version: '1', capabilities: {}, defaultInputModes: [], defaultOutputModes: [], skills: [] })).toBe(false);
-    expect(validateV0_3.errors?.map((e) => e.params)).toEqual(expect.arrayContaining([{ missingProperty: 'protocolVersion' }, { missingProperty: 'url' }]));
+    expect(
+      validateV0_3({
+        name: 'x',
+        description: 'y',
+        version: '1',
+        capabilities: {},
+        defaultInputModes: [],
+        defaultOutputModes: [],
+        skills: [],
+      }),
+    ).toBe(false);
+    expect(validateV0_3.errors?.map((e) => e.params)).toEqual(
+      expect.arrayContaining([{ missingProperty: 'protocolVersion' }, { missingProperty: 'url' }]),
+    );
   });
 
   it('the public card is a valid v0.3 card with every v0.3 field Herald has, supportsAuthenticatedExtendedCard included', async () => {

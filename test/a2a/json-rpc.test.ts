@@ -13,7 +13,12 @@ describe.each(TEST_DIALECTS)('JSON-RPC envelope, authentication and versions on 
 
   describe('authentication (HTTP 401 with a JSON-RPC envelope)', () => {
     it('refuses a missing key', async () => {
-      const res = await ctx().inject({ method: 'POST', url: '/a2a', headers: { 'content-type': 'application/json' }, payload: '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}' });
+      const res = await ctx().inject({
+        method: 'POST',
+        url: '/a2a',
+        headers: { 'content-type': 'application/json' },
+        payload: '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}',
+      });
       expect(res.statusCode).toBe(401);
       expect(res.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
       expect(res.headers['x-request-id']).toBeTruthy();
@@ -23,11 +28,18 @@ describe.each(TEST_DIALECTS)('JSON-RPC envelope, authentication and versions on 
       const res = await rpc(ctx(), 'GetTask', { id: 'x' }, { key: ctx().project.public_key, version: '1.0' });
       expect(res.statusCode).toBe(401);
       expect(res.json().error.message).toMatch(/public keys are refused/);
-      expect(res.json().error.data[0]).toMatchObject({ '@type': ERROR_INFO, reason: 'UNAUTHENTICATED', domain: 'a2a-protocol.org' });
+      expect(res.json().error.data[0]).toMatchObject({
+        '@type': ERROR_INFO,
+        reason: 'UNAUTHENTICATED',
+        domain: 'a2a-protocol.org',
+      });
     });
 
     it('refuses an unknown and a revoked key', async () => {
-      expect((await rpc(ctx(), 'GetTask', { id: 'x' }, { key: 'svc_sk_doesnotexist000000000000000000000000000' })).statusCode).toBe(401);
+      expect(
+        (await rpc(ctx(), 'GetTask', { id: 'x' }, { key: 'svc_sk_doesnotexist000000000000000000000000000' }))
+          .statusCode,
+      ).toBe(401);
       const { project } = await ctx().newProject('rotated');
       await rotateKey(ctx().database.db, systemClock, project.project_id, 'secret');
       expect((await rpc(ctx(), 'GetTask', { id: 'x' }, { key: project.secret_key })).statusCode).toBe(401);
@@ -50,7 +62,8 @@ describe.each(TEST_DIALECTS)('JSON-RPC envelope, authentication and versions on 
 
     it('answers -32700 for an empty body and -32602 naming the key for prototype poisoning', async () => {
       expect((await rawPost(ctx(), '')).json().error.code).toBe(-32700);
-      const poisoned = (await rawPost(ctx(), '{"jsonrpc":"2.0","id":1,"method":"GetTask","__proto__":{"x":1}}')).json().error;
+      const poisoned = (await rawPost(ctx(), '{"jsonrpc":"2.0","id":1,"method":"GetTask","__proto__":{"x":1}}')).json()
+        .error;
       expect(poisoned).toMatchObject({ code: -32602, message: expect.stringContaining('__proto__') });
     });
 
@@ -68,12 +81,15 @@ describe.each(TEST_DIALECTS)('JSON-RPC envelope, authentication and versions on 
     });
 
     it('echoes string, number and null ids', async () => {
-      for (const id of ['abc', 42, null]) expect((await rpc(ctx(), 'GetTask', { id: 'nope' }, { id, version: '1.0' })).json().id).toBe(id);
+      for (const id of ['abc', 42, null])
+        expect((await rpc(ctx(), 'GetTask', { id: 'nope' }, { id, version: '1.0' })).json().id).toBe(id);
     });
 
     it('answers HTTP 415 with -32005 for another Content-Type', async () => {
       for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
-        const res = await rawPost(ctx(), '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}', { 'content-type': type });
+        const res = await rawPost(ctx(), '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}', {
+          'content-type': type,
+        });
         expect(res.statusCode).toBe(415);
         expect(res.json().error.code).toBe(-32005);
       }
@@ -81,18 +97,24 @@ describe.each(TEST_DIALECTS)('JSON-RPC envelope, authentication and versions on 
 
     it('accepts application/a2a+json and a charset parameter', async () => {
       for (const type of ['application/a2a+json', 'application/json; charset=utf-8']) {
-        const res = await rawPost(ctx(), '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}', { 'content-type': type, 'a2a-version': '1.0' });
+        const res = await rawPost(ctx(), '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}', {
+          'content-type': type,
+          'a2a-version': '1.0',
+        });
         expect(res.json().error.code).toBe(-32001);
       }
     });
 
     it('answers HTTP 413 beyond the 1 MiB body limit', async () => {
-      const res = await rawPost(ctx(), JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'x', pad: 'x'.repeat(1024 * 1024) } }));
+      const res = await rawPost(
+        ctx(),
+        JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'x', pad: 'x'.repeat(1024 * 1024) } }),
+      );
       expect(res.statusCode).toBe(413);
       expect(res.json().error.code).toBe(-32600);
     });
 
-    it('carries X-Request-ID on every answer, the caller\'s when sane', async () => {
+    it("carries X-Request-ID on every answer, the caller's when sane", async () => {
       const res = await rpc(ctx(), 'GetTask', { id: 'x' }, { headers: { 'x-request-id': 'trace-123' } });
       expect(res.headers['x-request-id']).toBe('trace-123');
     });
@@ -102,7 +124,9 @@ describe.each(TEST_DIALECTS)('JSON-RPC envelope, authentication and versions on 
       const error = res.json().error;
       expect(error.code).toBe(-32602);
       const badRequest = error.data.find((d: Json) => d['@type'] === 'type.googleapis.com/google.rpc.BadRequest');
-      expect(badRequest.fieldViolations.map((v: Json) => v.field)).toEqual(expect.arrayContaining(['params.id', 'params.historyLength']));
+      expect(badRequest.fieldViolations.map((v: Json) => v.field)).toEqual(
+        expect.arrayContaining(['params.id', 'params.historyLength']),
+      );
     });
   });
 
@@ -118,11 +142,20 @@ describe.each(TEST_DIALECTS)('JSON-RPC envelope, authentication and versions on 
     });
 
     it('the A2A-Version query parameter selects the version too', async () => {
-      const res = await ctx().inject({ method: 'POST', url: '/a2a?A2A-Version=1.0', headers: { 'content-type': 'application/json', 'x-api-key': ctx().project.secret_key }, payload: '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}' });
+      const res = await ctx().inject({
+        method: 'POST',
+        url: '/a2a?A2A-Version=1.0',
+        headers: { 'content-type': 'application/json', 'x-api-key': ctx().project.secret_key },
+        payload: '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}',
+      });
       expect(res.json().error.code).toBe(-32001);
     });
 
-    it.each([['absent', undefined], ['empty', ''], ['0.3', '0.3']])('%s selects v0.3', async (_name, version) => {
+    it.each([
+      ['absent', undefined],
+      ['empty', ''],
+      ['0.3', '0.3'],
+    ])('%s selects v0.3', async (_name, version) => {
       const headers: Record<string, string> = version === undefined ? {} : { 'a2a-version': version };
       const res = await rpc(ctx(), 'tasks/get', { id: 'nope' }, { headers });
       expect(res.json().error.code).toBe(-32001);
@@ -135,7 +168,11 @@ describe.each(TEST_DIALECTS)('JSON-RPC envelope, authentication and versions on 
       const res = await rpc(ctx(), 'GetTask', { id: 'x' }, { headers: { 'a2a-version': version } });
       expect(res.statusCode).toBe(200);
       expect(res.json().error.code).toBe(-32009);
-      expect(res.json().error.data[0]).toMatchObject({ '@type': ERROR_INFO, reason: 'VERSION_NOT_SUPPORTED', domain: 'a2a-protocol.org' });
+      expect(res.json().error.data[0]).toMatchObject({
+        '@type': ERROR_INFO,
+        reason: 'VERSION_NOT_SUPPORTED',
+        domain: 'a2a-protocol.org',
+      });
     });
 
     it('a v0.3 method under 1.0 and an unknown method are -32601', async () => {
@@ -154,7 +191,18 @@ describe.each(TEST_DIALECTS)('rate limits on %s', (dialect) => {
   const ctx = useTestContext(dialect, { deps: { rateLimiter: refusing } });
 
   it('answers HTTP 429 with a JSON-RPC error and Retry-After', async () => {
-    const res = await rpc(ctx(), 'SendMessage', { message: { messageId: uid(), role: 'ROLE_USER', parts: [{ data: { skill: 'create-user', projectUserId: 'x' } }] } }, { version: '1.0' });
+    const res = await rpc(
+      ctx(),
+      'SendMessage',
+      {
+        message: {
+          messageId: uid(),
+          role: 'ROLE_USER',
+          parts: [{ data: { skill: 'create-user', projectUserId: 'x' } }],
+        },
+      },
+      { version: '1.0' },
+    );
     expect(res.statusCode).toBe(429);
     expect(res.headers['retry-after']).toBe('7');
     expect(res.json().error).toMatchObject({ code: -32000, data: [{ reason: 'RATE_LIMITED' }] });

@@ -4,10 +4,22 @@ import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { createUserTask, rawPost, uid, v03Message, v1Message, type Json } from './a2a-helpers.js';
 
 const post = (ctx: TestContext, body: Record<string, unknown>, version: '1.0' | '0.3' = '1.0', url = '/a2a') =>
-  ctx.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', 'x-api-key': ctx.project.secret_key, 'a2a-version': version }, payload: JSON.stringify({ jsonrpc: '2.0', ...body }) });
+  ctx.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json', 'x-api-key': ctx.project.secret_key, 'a2a-version': version },
+    payload: JSON.stringify({ jsonrpc: '2.0', ...body }),
+  });
 
 const taskCount = async (ctx: TestContext, key: string) =>
-  (await ctx.inject({ method: 'POST', url: '/a2a', headers: { 'content-type': 'application/json', 'x-api-key': key, 'a2a-version': '1.0' }, payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: {} }) })).json().result.totalSize as number;
+  (
+    await ctx.inject({
+      method: 'POST',
+      url: '/a2a',
+      headers: { 'content-type': 'application/json', 'x-api-key': key, 'a2a-version': '1.0' },
+      payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: {} }),
+    })
+  ).json().result.totalSize as number;
 
 describe.each(TEST_DIALECTS)('JSON-RPC notifications and the /a2a/ path on %s', (dialect) => {
   const ctx = useTestContext(dialect);
@@ -19,7 +31,11 @@ describe.each(TEST_DIALECTS)('JSON-RPC notifications and the /a2a/ path on %s', 
       method: 'POST',
       url: '/a2a',
       headers: { 'content-type': 'application/json', 'x-api-key': key, 'a2a-version': '1.0' },
-      payload: JSON.stringify({ jsonrpc: '2.0', method: 'SendMessage', params: { message: v1Message({ skill: 'create-user', projectUserId: uid('u') }) } }),
+      payload: JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'SendMessage',
+        params: { message: v1Message({ skill: 'create-user', projectUserId: uid('u') }) },
+      }),
     });
     expect(res.statusCode).toBe(204);
     expect(res.body).toBe('');
@@ -33,7 +49,11 @@ describe.each(TEST_DIALECTS)('JSON-RPC notifications and the /a2a/ path on %s', 
       method: 'POST',
       url: '/a2a',
       headers: { 'content-type': 'application/json', 'x-api-key': key, 'a2a-version': '0.3' },
-      payload: JSON.stringify({ jsonrpc: '2.0', method: 'message/stream', params: { message: v03Message({ skill: 'create-user', projectUserId: uid('u') }) } }),
+      payload: JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'message/stream',
+        params: { message: v03Message({ skill: 'create-user', projectUserId: uid('u') }) },
+      }),
     });
     expect(res.statusCode).toBe(204);
     expect(res.body).toBe('');
@@ -70,10 +90,18 @@ describe.each(TEST_DIALECTS)('JSON-RPC notifications and the /a2a/ path on %s', 
     const v1 = await post(ctx(), { id: 'a', method: 'GetTask', params: { id: task.id } }, '1.0', '/a2a/');
     expect(v1.json()).toMatchObject({ id: 'a', result: { id: task.id, status: { state: 'TASK_STATE_COMPLETED' } } });
     const v03 = await post(ctx(), { id: 'b', method: 'tasks/get', params: { id: task.id } }, '0.3', '/a2a/');
-    expect(v03.json()).toMatchObject({ id: 'b', result: { kind: 'task', id: task.id, status: { state: 'completed' } } });
+    expect(v03.json()).toMatchObject({
+      id: 'b',
+      result: { kind: 'task', id: task.id, status: { state: 'completed' } },
+    });
     const note = await post(ctx(), { method: 'GetTask', params: { id: task.id } }, '1.0', '/a2a/');
     expect(note.statusCode).toBe(204);
-    const unauthenticated = await ctx().inject({ method: 'POST', url: '/a2a/', headers: { 'content-type': 'application/json' }, payload: '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}' });
+    const unauthenticated = await ctx().inject({
+      method: 'POST',
+      url: '/a2a/',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}',
+    });
     expect(unauthenticated.statusCode).toBe(401);
     expect((unauthenticated.json() as Json).error.code).toBe(-32000);
   });

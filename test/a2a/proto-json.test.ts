@@ -5,13 +5,23 @@ import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { createUserTask, rpc, uid, type Json } from './a2a-helpers.js';
 
-const v1 = (ctx: TestContext, method: string, params: unknown, key?: string) => rpc(ctx, method, params, { version: '1.0', ...(key ? { key } : {}) });
+const v1 = (ctx: TestContext, method: string, params: unknown, key?: string) =>
+  rpc(ctx, method, params, { version: '1.0', ...(key ? { key } : {}) });
 
 async function workingTask(ctx: TestContext, projectId: string): Promise<string> {
   const id = uid('task');
   const now = Date.now();
   await ctx.database.db.transaction().execute((trx) =>
-    insertTask(trx, { id, projectId, contextId: 'ctx-w', skill: 'send-push-notification', createdAt: now }, [{ state: 'submitted', timestamp: now }, { state: 'working', timestamp: now }], [], []),
+    insertTask(
+      trx,
+      { id, projectId, contextId: 'ctx-w', skill: 'send-push-notification', createdAt: now },
+      [
+        { state: 'submitted', timestamp: now },
+        { state: 'working', timestamp: now },
+      ],
+      [],
+      [],
+    ),
   );
   return id;
 }
@@ -19,23 +29,47 @@ async function workingTask(ctx: TestContext, projectId: string): Promise<string>
 describe('readProtoJson (the one ProtoJSON reading of v1 params)', () => {
   it('drops nulls, renames snake_case, keeps data and metadata as given', () => {
     const read = readProtoJson(
-      { history_length: null, message: { message_id: 'm', reference_task_ids: ['t'], parts: [{ data: { some_key: null }, media_type: 'x', metadata: { a_b: null } }], metadata: null } },
+      {
+        history_length: null,
+        message: {
+          message_id: 'm',
+          reference_task_ids: ['t'],
+          parts: [{ data: { some_key: null }, media_type: 'x', metadata: { a_b: null } }],
+          metadata: null,
+        },
+      },
       {},
     );
-    expect(read).toEqual({ message: { messageId: 'm', referenceTaskIds: ['t'], parts: [{ data: { some_key: null }, mediaType: 'x', metadata: { a_b: null } }] } });
+    expect(read).toEqual({
+      message: {
+        messageId: 'm',
+        referenceTaskIds: ['t'],
+        parts: [{ data: { some_key: null }, mediaType: 'x', metadata: { a_b: null } }],
+      },
+    });
   });
 
   it('reads enums by name, number and v0.3 spelling; filters drop the zero and unknown values', () => {
     const fields = { enums: { 'message.role': ROLE_ENUM }, filters: { status: TASK_STATE_ENUM } };
-    expect(readProtoJson({ message: { role: 1 }, status: 3 }, fields)).toEqual({ message: { role: 'ROLE_USER' }, status: 'TASK_STATE_COMPLETED' });
-    expect(readProtoJson({ message: { role: 'agent' }, status: 'input-required' }, fields)).toEqual({ message: { role: 'ROLE_AGENT' }, status: 'TASK_STATE_INPUT_REQUIRED' });
-    for (const status of [0, 'TASK_STATE_UNSPECIFIED', 'UNRECOGNIZED', 99, -1, 'done', true, null]) expect(readProtoJson({ status }, fields)).toEqual({});
+    expect(readProtoJson({ message: { role: 1 }, status: 3 }, fields)).toEqual({
+      message: { role: 'ROLE_USER' },
+      status: 'TASK_STATE_COMPLETED',
+    });
+    expect(readProtoJson({ message: { role: 'agent' }, status: 'input-required' }, fields)).toEqual({
+      message: { role: 'ROLE_AGENT' },
+      status: 'TASK_STATE_INPUT_REQUIRED',
+    });
+    for (const status of [0, 'TASK_STATE_UNSPECIFIED', 'UNRECOGNIZED', 99, -1, 'done', true, null])
+      expect(readProtoJson({ status }, fields)).toEqual({});
     // A required enum keeps an unknown value, so its schema refuses it.
     expect(readProtoJson({ message: { role: 'ROLE_ROBOT' } }, fields)).toEqual({ message: { role: 'ROLE_ROBOT' } });
   });
 
   it('reads integers written as strings where the field is an integer', () => {
-    expect(readProtoJson({ pageSize: '5', pageToken: '7' }, { integers: ['pageSize'] })).toEqual({ pageSize: 5, pageToken: '7' });
+    expect(readProtoJson({ pageSize: '5', pageToken: '7' }, { integers: ['pageSize'] })).toEqual({
+      pageSize: 5,
+      pageToken: '7',
+    });
   });
 
   it('refuses a field given twice, once per spelling', () => {
@@ -55,18 +89,54 @@ describe.each(TEST_DIALECTS)('ProtoJSON params as the official clients write the
     const task = await createUserTask(ctx());
     const got = (await v1(ctx(), 'GetTask', { id: task.id, historyLength: null, tenant: null })).json();
     expect(got.result).toMatchObject({ id: task.id, history: [expect.anything()] });
-    const list = (await v1(ctx(), 'ListTasks', { contextId: null, status: null, pageSize: null, pageToken: null, historyLength: null, statusTimestampAfter: null, includeArtifacts: null })).json();
+    const list = (
+      await v1(ctx(), 'ListTasks', {
+        contextId: null,
+        status: null,
+        pageSize: null,
+        pageToken: null,
+        historyLength: null,
+        statusTimestampAfter: null,
+        includeArtifacts: null,
+      })
+    ).json();
     expect(list.result.pageSize).toBe(50);
     expect(list.result.tasks.map((t: Json) => t.id)).toContain(task.id);
-    const configs = (await v1(ctx(), 'ListTaskPushNotificationConfigs', { taskId: task.id, pageSize: null, pageToken: null })).json();
+    const configs = (
+      await v1(ctx(), 'ListTaskPushNotificationConfigs', { taskId: task.id, pageSize: null, pageToken: null })
+    ).json();
     expect(configs.result).toEqual({ configs: [], nextPageToken: '' });
-    const sent = (await v1(ctx(), 'SendMessage', { message: { messageId: uid('m'), role: 'ROLE_USER', contextId: null, taskId: null, parts: [{ data: { skill: 'create-user', projectUserId: uid('u') }, metadata: null }], metadata: null, extensions: null }, configuration: null, metadata: null })).json();
+    const sent = (
+      await v1(ctx(), 'SendMessage', {
+        message: {
+          messageId: uid('m'),
+          role: 'ROLE_USER',
+          contextId: null,
+          taskId: null,
+          parts: [{ data: { skill: 'create-user', projectUserId: uid('u') }, metadata: null }],
+          metadata: null,
+          extensions: null,
+        },
+        configuration: null,
+        metadata: null,
+      })
+    ).json();
     expect(sent.result.task.status.state).toBe('TASK_STATE_COMPLETED');
   });
 
   it('accepts proto snake_case names as well as lowerCamel', async () => {
     const projectUserId = uid('u');
-    const sent = (await v1(ctx(), 'SendMessage', { message: { message_id: uid('m'), role: 'ROLE_USER', context_id: 'ctx-snake', parts: [{ data: { skill: 'create-user', projectUserId } }] }, configuration: { history_length: 0 } })).json();
+    const sent = (
+      await v1(ctx(), 'SendMessage', {
+        message: {
+          message_id: uid('m'),
+          role: 'ROLE_USER',
+          context_id: 'ctx-snake',
+          parts: [{ data: { skill: 'create-user', projectUserId } }],
+        },
+        configuration: { history_length: 0 },
+      })
+    ).json();
     const task = sent.result.task;
     expect(task).toMatchObject({ contextId: 'ctx-snake', status: { state: 'TASK_STATE_COMPLETED' } });
     expect(task).not.toHaveProperty('history');
@@ -74,12 +144,17 @@ describe.each(TEST_DIALECTS)('ProtoJSON params as the official clients write the
     expect(task.artifacts[0].parts[0].data.projectUserId).toBe(projectUserId);
     const got = (await v1(ctx(), 'GetTask', { id: task.id, history_length: 1 })).json().result;
     expect(got.history).toHaveLength(1);
-    const listed = (await v1(ctx(), 'ListTasks', { context_id: 'ctx-snake', page_size: '1', include_artifacts: true })).json().result;
+    const listed = (
+      await v1(ctx(), 'ListTasks', { context_id: 'ctx-snake', page_size: '1', include_artifacts: true })
+    ).json().result;
     expect(listed).toMatchObject({ pageSize: 1, tasks: [{ id: task.id, artifacts: [{ name: 'user-result' }] }] });
     const hook = 'https://93.184.216.34/hooks/snake';
-    const created = (await v1(ctx(), 'CreateTaskPushNotificationConfig', { task_id: task.id, url: hook })).json().result;
+    const created = (await v1(ctx(), 'CreateTaskPushNotificationConfig', { task_id: task.id, url: hook })).json()
+      .result;
     expect(created).toMatchObject({ taskId: task.id, url: hook });
-    expect((await v1(ctx(), 'GetTaskPushNotificationConfig', { task_id: task.id, id: created.id })).json().result.url).toBe(hook);
+    expect(
+      (await v1(ctx(), 'GetTaskPushNotificationConfig', { task_id: task.id, id: created.id })).json().result.url,
+    ).toBe(hook);
   });
 
   it('a field given in both spellings is -32602', async () => {
@@ -93,19 +168,30 @@ describe.each(TEST_DIALECTS)('ProtoJSON params as the official clients write the
     await createUserTask(ctx(), uid('u'), key);
     await createUserTask(ctx(), uid('u'), key);
     const working = await workingTask(ctx(), project.project_id);
-    const ids = async (status: unknown) => (await v1(ctx(), 'ListTasks', { status }, key)).json().result.tasks.length as number;
+    const ids = async (status: unknown) =>
+      (await v1(ctx(), 'ListTasks', { status }, key)).json().result.tasks.length as number;
     for (const status of ['TASK_STATE_COMPLETED', 3, 'completed']) expect(await ids(status)).toBe(2);
-    expect((await v1(ctx(), 'ListTasks', { status: 2 }, key)).json().result.tasks.map((t: Json) => t.id)).toEqual([working]);
+    expect((await v1(ctx(), 'ListTasks', { status: 2 }, key)).json().result.tasks.map((t: Json) => t.id)).toEqual([
+      working,
+    ]);
     for (const status of [0, 'TASK_STATE_UNSPECIFIED', 'UNRECOGNIZED', 42, 'done']) expect(await ids(status)).toBe(3);
   });
 
   it('a message role takes names and numbers; an unknown role is -32602', async () => {
     for (const role of [1, 'ROLE_USER', 'user']) {
-      const res = (await v1(ctx(), 'SendMessage', { message: { messageId: uid('m'), role, parts: [{ data: { skill: 'create-user', projectUserId: uid('u') } }] } })).json();
+      const res = (
+        await v1(ctx(), 'SendMessage', {
+          message: { messageId: uid('m'), role, parts: [{ data: { skill: 'create-user', projectUserId: uid('u') } }] },
+        })
+      ).json();
       expect(res.result.task.history[0].role).toBe('ROLE_USER');
     }
     for (const role of ['ROLE_ROBOT', 7]) {
-      const res = (await v1(ctx(), 'SendMessage', { message: { messageId: uid('m'), role, parts: [{ data: { skill: 'create-user', projectUserId: uid('u') } }] } })).json();
+      const res = (
+        await v1(ctx(), 'SendMessage', {
+          message: { messageId: uid('m'), role, parts: [{ data: { skill: 'create-user', projectUserId: uid('u') } }] },
+        })
+      ).json();
       expect(res.error).toMatchObject({ code: -32602 });
     }
   });

@@ -18,9 +18,24 @@ async function abandonedTask(ctx: TestContext, key: string, leaseUntil: number):
   const id = uid('task');
   const now = Date.now();
   const projectId = ctx.project.project_id;
-  const message = { messageId: uid('m'), role: 'user' as const, parts: [{ data: { skill: 'send-push-notification' } }], taskId: id, contextId: 'ctx-lost' };
+  const message = {
+    messageId: uid('m'),
+    role: 'user' as const,
+    parts: [{ data: { skill: 'send-push-notification' } }],
+    taskId: id,
+    contextId: 'ctx-lost',
+  };
   await ctx.database.db.transaction().execute(async (trx) => {
-    await insertTask(trx, { id, projectId, contextId: 'ctx-lost', skill: 'send-push-notification', createdAt: now }, [{ state: 'submitted', timestamp: now }, { state: 'working', timestamp: now }], [message], []);
+    await insertTask(
+      trx,
+      { id, projectId, contextId: 'ctx-lost', skill: 'send-push-notification', createdAt: now },
+      [
+        { state: 'submitted', timestamp: now },
+        { state: 'working', timestamp: now },
+      ],
+      [message],
+      [],
+    );
     await insertTaskLease(trx, id, projectId, leaseUntil, { projectId, scope: 'a2a.send', key });
     await claimKey(trx, { projectId, scope: 'a2a.send', key }, 'the-lost-request', now, now + 86_400_000);
   });
@@ -32,12 +47,23 @@ describe.each(TEST_DIALECTS)('A2A tasks whose instance died, on %s', (dialect) =
   const reap = async () => {
     const events = createTaskEventBus(undefined, pino({ level: 'silent' }));
     try {
-      return await reapLapsedTasks({ db: ctx().database.db, writes: writeBatcherFor(ctx().database.db, dialect), clock: systemClock, events });
+      return await reapLapsedTasks({
+        db: ctx().database.db,
+        writes: writeBatcherFor(ctx().database.db, dialect),
+        clock: systemClock,
+        events,
+      });
     } finally {
       await events.close();
     }
   };
-  const send = (key: string) => rpc(ctx(), 'SendMessage', { message: v1Message({ skill: 'create-user', projectUserId: uid('u') }) }, { version: '1.0', headers: { 'x-service-idempotency-key': key } });
+  const send = (key: string) =>
+    rpc(
+      ctx(),
+      'SendMessage',
+      { message: v1Message({ skill: 'create-user', projectUserId: uid('u') }) },
+      { version: '1.0', headers: { 'x-service-idempotency-key': key } },
+    );
 
   it('are failed with a reason after their lease, and the client retry runs at once instead of 409', async () => {
     const key = uid('lost');
@@ -48,7 +74,9 @@ describe.each(TEST_DIALECTS)('A2A tasks whose instance died, on %s', (dialect) =
     const task = (await rpc(ctx(), 'GetTask', { id: taskId }, { version: '1.0' })).json().result;
     expect(task.status.state).toBe('TASK_STATE_FAILED');
     expect(task.status.message.metadata).toEqual({ reason: 'INSTANCE_LOST' });
-    expect(await ctx().database.db.selectFrom('a2a_task_leases').select('task_id').where('task_id', '=', taskId).execute()).toEqual([]);
+    expect(
+      await ctx().database.db.selectFrom('a2a_task_leases').select('task_id').where('task_id', '=', taskId).execute(),
+    ).toEqual([]);
 
     const retry = await send(key);
     expect(retry.statusCode).toBe(200);
@@ -59,20 +87,37 @@ describe.each(TEST_DIALECTS)('A2A tasks whose instance died, on %s', (dialect) =
     const key = uid('alive');
     const taskId = await abandonedTask(ctx(), key, Date.now() + 60_000);
     await reap();
-    expect((await rpc(ctx(), 'GetTask', { id: taskId }, { version: '1.0' })).json().result.status.state).toBe('TASK_STATE_WORKING');
+    expect((await rpc(ctx(), 'GetTask', { id: taskId }, { version: '1.0' })).json().result.status.state).toBe(
+      'TASK_STATE_WORKING',
+    );
     expect((await send(key)).statusCode).toBe(409);
   });
 
   it('a staged task that finishes drops its lease, and a completed key keeps replaying after the reaper ran', async () => {
     const key = uid('done');
-    const message = v1Message({ skill: 'send-push-notification', notifications: [{ target: { deviceId: 'nope' }, title: 'Hi' }] });
-    const res = await rpc(ctx(), 'SendMessage', { message }, { version: '1.0', headers: { 'x-service-idempotency-key': key } });
+    const message = v1Message({
+      skill: 'send-push-notification',
+      notifications: [{ target: { deviceId: 'nope' }, title: 'Hi' }],
+    });
+    const res = await rpc(
+      ctx(),
+      'SendMessage',
+      { message },
+      { version: '1.0', headers: { 'x-service-idempotency-key': key } },
+    );
     const task = res.json().result.task;
     // No push credentials in this project: the skill ends failed; what matters is that it ended.
     expect(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED']).toContain(task.status.state);
-    expect(await ctx().database.db.selectFrom('a2a_task_leases').select('task_id').where('task_id', '=', task.id).execute()).toEqual([]);
+    expect(
+      await ctx().database.db.selectFrom('a2a_task_leases').select('task_id').where('task_id', '=', task.id).execute(),
+    ).toEqual([]);
     await reap();
-    const replay = await rpc(ctx(), 'SendMessage', { message }, { version: '1.0', headers: { 'x-service-idempotency-key': key } });
+    const replay = await rpc(
+      ctx(),
+      'SendMessage',
+      { message },
+      { version: '1.0', headers: { 'x-service-idempotency-key': key } },
+    );
     expect(replay.json().result.task.id).toBe(task.id);
   });
 });

@@ -9,9 +9,24 @@ import { createUserTask, rpc, sseEvents, uid, v03Message, v1Message, type Json }
 async function workingTask(ctx: TestContext, projectId = ctx.project.project_id): Promise<string> {
   const id = uid('task');
   const now = Date.now();
-  const message = { messageId: uid('m'), role: 'user' as const, parts: [{ data: { skill: 'send-push-notification' } }], taskId: id, contextId: 'ctx-working' };
+  const message = {
+    messageId: uid('m'),
+    role: 'user' as const,
+    parts: [{ data: { skill: 'send-push-notification' } }],
+    taskId: id,
+    contextId: 'ctx-working',
+  };
   await ctx.database.db.transaction().execute((trx) =>
-    insertTask(trx, { id, projectId, contextId: 'ctx-working', skill: 'send-push-notification', createdAt: now }, [{ state: 'submitted', timestamp: now }, { state: 'working', timestamp: now }], [message], []),
+    insertTask(
+      trx,
+      { id, projectId, contextId: 'ctx-working', skill: 'send-push-notification', createdAt: now },
+      [
+        { state: 'submitted', timestamp: now },
+        { state: 'working', timestamp: now },
+      ],
+      [message],
+      [],
+    ),
   );
   return id;
 }
@@ -21,7 +36,10 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
 
   describe('SendMessage', () => {
     it('v1 answers {task} with ProtoJSON states, roles and parts without kind', async () => {
-      const message = v1Message({ skill: 'create-user', projectUserId: uid('u'), properties: { plan: 'pro' } }, { contextId: 'conv-1' });
+      const message = v1Message(
+        { skill: 'create-user', projectUserId: uid('u'), properties: { plan: 'pro' } },
+        { contextId: 'conv-1' },
+      );
       const res = await rpc(ctx(), 'SendMessage', { message }, { version: '1.0' });
       expect(res.statusCode).toBe(200);
       const { task } = res.json().result;
@@ -33,22 +51,49 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
     });
 
     it('v0.3 message/send answers the bare task with kind and lowercase states', async () => {
-      const res = await rpc(ctx(), 'message/send', { message: v03Message({ skill: 'create-user', projectUserId: uid('u') }) }, { version: '0.3' });
+      const res = await rpc(
+        ctx(),
+        'message/send',
+        { message: v03Message({ skill: 'create-user', projectUserId: uid('u') }) },
+        { version: '0.3' },
+      );
       const task = res.json().result;
-      expect(task).toMatchObject({ kind: 'task', status: { state: 'completed' }, history: [{ kind: 'message', role: 'user', parts: [{ kind: 'data' }] }] });
-      expect(task.artifacts[0]).toMatchObject({ name: 'user-result', parts: [{ kind: 'data', data: { projectUserId: expect.any(String) } }] });
+      expect(task).toMatchObject({
+        kind: 'task',
+        status: { state: 'completed' },
+        history: [{ kind: 'message', role: 'user', parts: [{ kind: 'data' }] }],
+      });
+      expect(task.artifacts[0]).toMatchObject({
+        name: 'user-result',
+        parts: [{ kind: 'data', data: { projectUserId: expect.any(String) } }],
+      });
     });
 
     it('honours configuration.historyLength', async () => {
-      const res = await rpc(ctx(), 'SendMessage', { message: v1Message({ skill: 'create-user', projectUserId: uid('u') }), configuration: { historyLength: 0 } }, { version: '1.0' });
+      const res = await rpc(
+        ctx(),
+        'SendMessage',
+        { message: v1Message({ skill: 'create-user', projectUserId: uid('u') }), configuration: { historyLength: 0 } },
+        { version: '1.0' },
+      );
       expect(res.json().result.task).not.toHaveProperty('history');
     });
 
     it('refuses a message for an existing task (-32004) and for an unknown one (-32001)', async () => {
       const task = await createUserTask(ctx());
-      const again = await rpc(ctx(), 'SendMessage', { message: v1Message({ skill: 'create-user', projectUserId: 'x' }, { taskId: task.id }) }, { version: '1.0' });
+      const again = await rpc(
+        ctx(),
+        'SendMessage',
+        { message: v1Message({ skill: 'create-user', projectUserId: 'x' }, { taskId: task.id }) },
+        { version: '1.0' },
+      );
       expect(again.json().error.code).toBe(-32004);
-      const unknown = await rpc(ctx(), 'SendMessage', { message: v1Message({ skill: 'create-user', projectUserId: 'x' }, { taskId: 'nope' }) }, { version: '1.0' });
+      const unknown = await rpc(
+        ctx(),
+        'SendMessage',
+        { message: v1Message({ skill: 'create-user', projectUserId: 'x' }, { taskId: 'nope' }) },
+        { version: '1.0' },
+      );
       expect(unknown.json().error.code).toBe(-32001);
     });
   });
@@ -65,7 +110,12 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
     it('the same messageId with another body is HTTP 409 with -32603', async () => {
       const message = v1Message({ skill: 'create-user', projectUserId: uid('u') });
       await rpc(ctx(), 'SendMessage', { message }, { version: '1.0' });
-      const res = await rpc(ctx(), 'SendMessage', { message: { ...message, parts: [{ data: { skill: 'create-user', projectUserId: 'other' } }] } }, { version: '1.0' });
+      const res = await rpc(
+        ctx(),
+        'SendMessage',
+        { message: { ...message, parts: [{ data: { skill: 'create-user', projectUserId: 'other' } }] } },
+        { version: '1.0' },
+      );
       expect(res.statusCode).toBe(409);
       expect(res.json().error.code).toBe(-32603);
     });
@@ -73,19 +123,49 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
     it('X-Service-Idempotency-Key wins over messageId, scoped to the project', async () => {
       const key = uid('key');
       const headers = { 'x-service-idempotency-key': key };
-      const a = (await rpc(ctx(), 'SendMessage', { message: v1Message({ skill: 'create-user', projectUserId: 'k1' }) }, { version: '1.0', headers })).json().result.task;
-      const conflict = await rpc(ctx(), 'SendMessage', { message: v1Message({ skill: 'create-user', projectUserId: 'k2' }) }, { version: '1.0', headers });
+      const a = (
+        await rpc(
+          ctx(),
+          'SendMessage',
+          { message: v1Message({ skill: 'create-user', projectUserId: 'k1' }) },
+          { version: '1.0', headers },
+        )
+      ).json().result.task;
+      const conflict = await rpc(
+        ctx(),
+        'SendMessage',
+        { message: v1Message({ skill: 'create-user', projectUserId: 'k2' }) },
+        { version: '1.0', headers },
+      );
       expect(conflict.statusCode).toBe(409);
       const other = await ctx().newProject('other');
-      const b = (await rpc(ctx(), 'SendMessage', { message: v1Message({ skill: 'create-user', projectUserId: 'k1' }) }, { version: '1.0', headers, key: other.project.secret_key })).json().result.task;
+      const b = (
+        await rpc(
+          ctx(),
+          'SendMessage',
+          { message: v1Message({ skill: 'create-user', projectUserId: 'k1' }) },
+          { version: '1.0', headers, key: other.project.secret_key },
+        )
+      ).json().result.task;
       expect(b.id).not.toBe(a.id);
     });
 
     it('a key still in progress is HTTP 409 with -32603', async () => {
       const key = uid('busy');
       const now = Date.now();
-      await claimKey(ctx().database.db, { projectId: ctx().project.project_id, scope: 'a2a.send', key }, 'another-request', now, now + 60_000);
-      const res = await rpc(ctx(), 'SendMessage', { message: v1Message({ skill: 'create-user', projectUserId: 'x' }) }, { version: '1.0', headers: { 'x-service-idempotency-key': key } });
+      await claimKey(
+        ctx().database.db,
+        { projectId: ctx().project.project_id, scope: 'a2a.send', key },
+        'another-request',
+        now,
+        now + 60_000,
+      );
+      const res = await rpc(
+        ctx(),
+        'SendMessage',
+        { message: v1Message({ skill: 'create-user', projectUserId: 'x' }) },
+        { version: '1.0', headers: { 'x-service-idempotency-key': key } },
+      );
       expect(res.statusCode).toBe(409);
       expect(res.json().error.code).toBe(-32603);
     });
@@ -102,7 +182,7 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
       expect(v03).not.toHaveProperty('history');
     });
 
-    it('unknown or another project\'s task is -32001', async () => {
+    it("unknown or another project's task is -32001", async () => {
       expect((await rpc(ctx(), 'GetTask', { id: 'nope' }, { version: '1.0' })).json().error.code).toBe(-32001);
     });
   });
@@ -113,7 +193,10 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
       const res = (await rpc(ctx(), 'CancelTask', { id }, { version: '1.0' })).json();
       expect(res.result).toMatchObject({ id, status: { state: 'TASK_STATE_CANCELED' } });
       const v03 = await workingTask(ctx());
-      expect((await rpc(ctx(), 'tasks/cancel', { id: v03 }, { version: '0.3' })).json().result).toMatchObject({ kind: 'task', status: { state: 'canceled' } });
+      expect((await rpc(ctx(), 'tasks/cancel', { id: v03 }, { version: '0.3' })).json().result).toMatchObject({
+        kind: 'task',
+        status: { state: 'canceled' },
+      });
     });
 
     it('a terminal task is -32002 and stays unchanged', async () => {
@@ -122,33 +205,55 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
       const canceled = await workingTask(ctx());
       await rpc(ctx(), 'CancelTask', { id: canceled }, { version: '1.0' });
       expect((await rpc(ctx(), 'CancelTask', { id: canceled }, { version: '1.0' })).json().error.code).toBe(-32002);
-      expect((await rpc(ctx(), 'GetTask', { id: task.id }, { version: '1.0' })).json().result.status.state).toBe('TASK_STATE_COMPLETED');
+      expect((await rpc(ctx(), 'GetTask', { id: task.id }, { version: '1.0' })).json().result.status.state).toBe(
+        'TASK_STATE_COMPLETED',
+      );
     });
 
     it('another project cannot cancel (-32001)', async () => {
       const id = await workingTask(ctx());
       const other = await ctx().newProject('other');
-      expect((await rpc(ctx(), 'CancelTask', { id }, { version: '1.0', key: other.project.secret_key })).json().error.code).toBe(-32001);
-      expect((await rpc(ctx(), 'GetTask', { id }, { version: '1.0' })).json().result.status.state).toBe('TASK_STATE_WORKING');
+      expect(
+        (await rpc(ctx(), 'CancelTask', { id }, { version: '1.0', key: other.project.secret_key })).json().error.code,
+      ).toBe(-32001);
+      expect((await rpc(ctx(), 'GetTask', { id }, { version: '1.0' })).json().result.status.state).toBe(
+        'TASK_STATE_WORKING',
+      );
     });
   });
 
   describe('streams (A4)', () => {
     it('SendStreamingMessage streams submitted, working, completed, then closes (v1)', async () => {
-      const res = await rpc(ctx(), 'SendStreamingMessage', { message: v1Message({ skill: 'create-user', projectUserId: uid('u') }) }, { version: '1.0', id: 'stream-1' });
+      const res = await rpc(
+        ctx(),
+        'SendStreamingMessage',
+        { message: v1Message({ skill: 'create-user', projectUserId: uid('u') }) },
+        { version: '1.0', id: 'stream-1' },
+      );
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
       expect(res.headers['x-accel-buffering']).toBe('no');
       expect(res.headers['x-request-id']).toBeTruthy();
       const events = sseEvents(res.body);
       expect(events.map((e) => e.id)).toEqual(['stream-1', 'stream-1', 'stream-1']);
-      expect(events.map((e) => e.result.statusUpdate.status.state)).toEqual(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
+      expect(events.map((e) => e.result.statusUpdate.status.state)).toEqual([
+        'TASK_STATE_SUBMITTED',
+        'TASK_STATE_WORKING',
+        'TASK_STATE_COMPLETED',
+      ]);
       const taskId = events[0]!.result.statusUpdate.taskId;
-      expect((await rpc(ctx(), 'GetTask', { id: taskId }, { version: '1.0' })).json().result.status.state).toBe('TASK_STATE_COMPLETED');
+      expect((await rpc(ctx(), 'GetTask', { id: taskId }, { version: '1.0' })).json().result.status.state).toBe(
+        'TASK_STATE_COMPLETED',
+      );
     });
 
     it('message/stream carries kind and final (v0.3)', async () => {
-      const res = await rpc(ctx(), 'message/stream', { message: v03Message({ skill: 'create-user', projectUserId: uid('u') }) }, { version: '0.3' });
+      const res = await rpc(
+        ctx(),
+        'message/stream',
+        { message: v03Message({ skill: 'create-user', projectUserId: uid('u') }) },
+        { version: '0.3' },
+      );
       const events = sseEvents(res.body);
       expect(events.map((e) => [e.result.kind, e.result.status.state, e.result.final])).toEqual([
         ['status-update', 'submitted', false],
@@ -158,7 +263,12 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
     });
 
     it('refusals before the first event are ordinary JSON-RPC errors', async () => {
-      const res = await rpc(ctx(), 'SendStreamingMessage', { message: v1Message({ skill: 'nope' }) }, { version: '1.0' });
+      const res = await rpc(
+        ctx(),
+        'SendStreamingMessage',
+        { message: v1Message({ skill: 'nope' }) },
+        { version: '1.0' },
+      );
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.json().error.code).toBe(-32007);
     });
@@ -167,7 +277,10 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
       const task = await createUserTask(ctx());
       const events = sseEvents((await rpc(ctx(), 'SubscribeToTask', { id: task.id }, { version: '1.0' })).body);
       expect(events).toHaveLength(1);
-      expect(events[0]!.result.statusUpdate).toMatchObject({ taskId: task.id, status: { state: 'TASK_STATE_COMPLETED' } });
+      expect(events[0]!.result.statusUpdate).toMatchObject({
+        taskId: task.id,
+        status: { state: 'TASK_STATE_COMPLETED' },
+      });
       const working = await workingTask(ctx());
       const v03 = sseEvents((await rpc(ctx(), 'tasks/resubscribe', { id: working }, { version: '0.3' })).body);
       expect(v03.map((e) => e.result.status.state)).toEqual(['working']);
@@ -184,7 +297,14 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
       let token = '';
       let page = 0;
       do {
-        const res = (await rpc(ctx(), 'ListTasks', { pageSize: 2, ...(token ? { pageToken: token } : {}) }, { version: '1.0', key: project.secret_key })).json().result;
+        const res = (
+          await rpc(
+            ctx(),
+            'ListTasks',
+            { pageSize: 2, ...(token ? { pageToken: token } : {}) },
+            { version: '1.0', key: project.secret_key },
+          )
+        ).json().result;
         expect(res.pageSize).toBe(2);
         expect(res.totalSize).toBe(page === 0 ? 5 : 0);
         expect(res.tasks[0]).not.toHaveProperty('artifacts');
@@ -201,16 +321,25 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
       const { project } = await ctx().newProject('filters');
       const key = project.secret_key;
       await createUserTask(ctx(), uid('u'), key);
-      await rpc(ctx(), 'SendMessage', { message: v1Message({ skill: 'create-user', projectUserId: uid('u') }, { contextId: 'ctx-a' }) }, { version: '1.0', key });
+      await rpc(
+        ctx(),
+        'SendMessage',
+        { message: v1Message({ skill: 'create-user', projectUserId: uid('u') }, { contextId: 'ctx-a' }) },
+        { version: '1.0', key },
+      );
       const working = await workingTask(ctx(), project.project_id);
       for (const status of ['completed', 'TASK_STATE_COMPLETED']) {
         const res = (await rpc(ctx(), 'ListTasks', { status }, { version: '1.0', key })).json().result;
         expect(res.tasks).toHaveLength(2);
         expect(res.pageSize).toBe(50);
       }
-      const byWorking = (await rpc(ctx(), 'ListTasks', { status: 'TASK_STATE_WORKING' }, { version: '1.0', key })).json().result;
+      const byWorking = (
+        await rpc(ctx(), 'ListTasks', { status: 'TASK_STATE_WORKING' }, { version: '1.0', key })
+      ).json().result;
       expect(byWorking.tasks.map((t: Json) => t.id)).toEqual([working]);
-      const byContext = (await rpc(ctx(), 'ListTasks', { contextId: 'ctx-a', includeArtifacts: true }, { version: '1.0', key })).json().result;
+      const byContext = (
+        await rpc(ctx(), 'ListTasks', { contextId: 'ctx-a', includeArtifacts: true }, { version: '1.0', key })
+      ).json().result;
       expect(byContext.tasks).toHaveLength(1);
       expect(byContext.tasks[0].artifacts[0].name).toBe('user-result');
     });
@@ -221,7 +350,7 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
       }
     });
 
-    it('lists only the key\'s project', async () => {
+    it("lists only the key's project", async () => {
       const a = await ctx().newProject('a');
       const b = await ctx().newProject('b');
       await createUserTask(ctx(), uid('u'), a.project.secret_key);

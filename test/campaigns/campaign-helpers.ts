@@ -9,7 +9,13 @@ type Headers = Record<string, string>;
 export const FAILED = 'Failed to send campaign trigger message';
 export const MISSING_ID = 'Campaign Id must be provided';
 
-export const json = (ctx: TestContext, method: 'POST' | 'PATCH' | 'GET' | 'DELETE', url: string, payload?: unknown, headers: Headers = ctx.secret): Promise<LightMyRequestResponse> =>
+export const json = (
+  ctx: TestContext,
+  method: 'POST' | 'PATCH' | 'GET' | 'DELETE',
+  url: string,
+  payload?: unknown,
+  headers: Headers = ctx.secret,
+): Promise<LightMyRequestResponse> =>
   ctx.inject({
     method,
     url,
@@ -21,13 +27,34 @@ let seq = 0;
 export const uniqueId = (prefix: string) => `${prefix}-${process.pid}-${++seq}`;
 
 /** Creates an active, API-triggered campaign (overridable) and returns its id. */
-export async function createCampaign(ctx: TestContext, fields: Record<string, unknown> = {}, headers: Headers = ctx.secret): Promise<string> {
-  const res = await json(ctx, 'POST', '/api/v1/campaigns', { name: 'Test', status: 'active', api_triggered: true, message: { title: 'Hello', body: 'Hi {{ user.project_user_id }}' }, ...fields }, headers);
+export async function createCampaign(
+  ctx: TestContext,
+  fields: Record<string, unknown> = {},
+  headers: Headers = ctx.secret,
+): Promise<string> {
+  const res = await json(
+    ctx,
+    'POST',
+    '/api/v1/campaigns',
+    {
+      name: 'Test',
+      status: 'active',
+      api_triggered: true,
+      message: { title: 'Hello', body: 'Hi {{ user.project_user_id }}' },
+      ...fields,
+    },
+    headers,
+  );
   if (res.statusCode !== 201) throw new Error(`create campaign: ${res.statusCode} ${res.body}`);
   return (res.json() as { campaign_id: string }).campaign_id;
 }
 
-export const trigger = (ctx: TestContext, campaignId: string, body?: unknown, options: { dryRun?: boolean; headers?: Headers } = {}) =>
+export const trigger = (
+  ctx: TestContext,
+  campaignId: string,
+  body?: unknown,
+  options: { dryRun?: boolean; headers?: Headers } = {},
+) =>
   ctx.inject({
     method: 'POST',
     url: `/api/v1/campaigns/${encodeURIComponent(campaignId)}:trigger${options.dryRun ? '?dry_run=true' : ''}`,
@@ -36,13 +63,24 @@ export const trigger = (ctx: TestContext, campaignId: string, body?: unknown, op
   });
 
 /** Triggers and expects a trigger id. */
-export async function triggerOk(ctx: TestContext, campaignId: string, body?: unknown, headers: Headers = ctx.secret): Promise<string> {
+export async function triggerOk(
+  ctx: TestContext,
+  campaignId: string,
+  body?: unknown,
+  headers: Headers = ctx.secret,
+): Promise<string> {
   const res = await trigger(ctx, campaignId, body, { headers });
-  if (res.statusCode !== 200) throw new Error(`trigger: ${res.statusCode} ${res.headers['x-error-reason']} ${res.body}`);
+  if (res.statusCode !== 200)
+    throw new Error(`trigger: ${res.statusCode} ${res.headers['x-error-reason']} ${res.body}`);
   return (res.json() as { trigger_id: string }).trigger_id;
 }
 
-export async function createUser(ctx: TestContext, projectUserId: string, properties: Record<string, unknown> = {}, headers: Headers = ctx.secret): Promise<void> {
+export async function createUser(
+  ctx: TestContext,
+  projectUserId: string,
+  properties: Record<string, unknown> = {},
+  headers: Headers = ctx.secret,
+): Promise<void> {
   const res = await json(ctx, 'POST', '/api/v1/users', { project_user_id: projectUserId, properties }, headers);
   if (res.statusCode !== 200) throw new Error(`create user: ${res.statusCode} ${res.body}`);
 }
@@ -50,14 +88,33 @@ export async function createUser(ctx: TestContext, projectUserId: string, proper
 /** Runs the fan-out (and any other due campaign job) in this process until the queue is idle; `laterByMs` also runs jobs due that much later (retries). */
 export function runFanout(ctx: TestContext, options: { laterByMs?: number } = {}) {
   const later = options.laterByMs ?? 0;
-  return runJobsUntilIdle(ctx.database.db, createCampaignJobHandlers({ push: ctx.deps.push!, templates: ctx.deps.templates, clock: systemClock }), { clock: { now: () => Date.now() + later } });
+  return runJobsUntilIdle(
+    ctx.database.db,
+    createCampaignJobHandlers({ push: ctx.deps.push!, templates: ctx.deps.templates, clock: systemClock }),
+    { clock: { now: () => Date.now() + later } },
+  );
 }
 
-export async function triggerStatus(ctx: TestContext, campaignId: string, triggerId: string, headers: Headers = ctx.secret) {
+export async function triggerStatus(
+  ctx: TestContext,
+  campaignId: string,
+  triggerId: string,
+  headers: Headers = ctx.secret,
+) {
   const res = await json(ctx, 'GET', `/api/v1/campaigns/${campaignId}/triggers/${triggerId}`, undefined, headers);
   if (res.statusCode !== 200) throw new Error(`status: ${res.statusCode} ${res.body}`);
   return res.json() as {
     state: string;
-    counters: { targets: number; in_segment: number; eligible: number; devices: number; skipped: Record<string, number>; accepted: number; failed: number; failed_by_status: Record<string, number>; tokens_pruned: number };
+    counters: {
+      targets: number;
+      in_segment: number;
+      eligible: number;
+      devices: number;
+      skipped: Record<string, number>;
+      accepted: number;
+      failed: number;
+      failed_by_status: Record<string, number>;
+      tokens_pruned: number;
+    };
   } & Record<string, unknown>;
 }

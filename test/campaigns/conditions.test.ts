@@ -23,10 +23,15 @@ function expected(condition: Condition, props: Record<string, unknown>): boolean
   if ('any' in condition) return condition.any.some((c) => expected(c, props));
   if ('not' in condition) return !expected(condition.not, props);
   const leaf = condition as PropertyLeaf;
-  return matchesScalar(Object.hasOwn(props, leaf.property) ? (props[leaf.property] as never) : undefined, leaf.op, leaf.value);
+  return matchesScalar(
+    Object.hasOwn(props, leaf.property) ? (props[leaf.property] as never) : undefined,
+    leaf.op,
+    leaf.value,
+  );
 }
 
-const leaf = (property: string, op: PropertyLeaf['op'], value?: PropertyLeaf['value']): PropertyLeaf => (value === undefined ? { property, op } : { property, op, value });
+const leaf = (property: string, op: PropertyLeaf['op'], value?: PropertyLeaf['value']): PropertyLeaf =>
+  value === undefined ? { property, op } : { property, op, value };
 
 const CASES: Condition[] = [
   leaf('n', 'eq', 5),
@@ -78,13 +83,30 @@ describe.each(TEST_DIALECTS)('condition language on %s', (dialect) => {
   });
 
   /** Users the segment admits, through the real API: a dry run over every user as a target. */
-  async function admitted(segment: Condition | null, audience?: { conditions: Condition; properties: Record<string, unknown> }): Promise<string[]> {
-    const patch = await json(ctx(), 'PATCH', `/api/v1/campaigns/${campaignId}`, { segment, audience_conditions: audience?.conditions ?? null }, headers);
+  async function admitted(
+    segment: Condition | null,
+    audience?: { conditions: Condition; properties: Record<string, unknown> },
+  ): Promise<string[]> {
+    const patch = await json(
+      ctx(),
+      'PATCH',
+      `/api/v1/campaigns/${campaignId}`,
+      { segment, audience_conditions: audience?.conditions ?? null },
+      headers,
+    );
     expect(patch.statusCode, patch.body).toBe(200);
-    const res = await trigger(ctx(), campaignId, { audience: { targets }, properties: audience?.properties ?? {} }, { dryRun: true, headers });
+    const res = await trigger(
+      ctx(),
+      campaignId,
+      { audience: { targets }, properties: audience?.properties ?? {} },
+      { dryRun: true, headers },
+    );
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json() as { targets: Array<{ target: { project_user_id: string }; reason: string }> };
-    return body.targets.filter((t) => t.reason !== 'not_in_segment' && t.reason !== 'audience_conditions').map((t) => t.target.project_user_id).sort();
+    return body.targets
+      .filter((t) => t.reason !== 'not_in_segment' && t.reason !== 'audience_conditions')
+      .map((t) => t.target.project_user_id)
+      .sort();
   }
 
   it.each(CASES.map((c) => [JSON.stringify(c), c] as const))('%s', async (_name, condition) => {
@@ -97,11 +119,23 @@ describe.each(TEST_DIALECTS)('condition language on %s', (dialect) => {
 
   it('admits everyone without a segment, and reads trigger values in audience conditions', async () => {
     expect(await admitted(null)).toEqual(Object.keys(USERS).sort());
-    const conditions: Condition = { all: [{ property: 'city', op: 'eq', value_from: 'trigger.city' }, { property: 'trigger.vip', op: 'eq', value: true }] };
+    const conditions: Condition = {
+      all: [
+        { property: 'city', op: 'eq', value_from: 'trigger.city' },
+        { property: 'trigger.vip', op: 'eq', value: true },
+      ],
+    };
     expect(await admitted(null, { conditions, properties: { city: 'Paris', vip: true } })).toEqual(['num5', 'str5']);
     expect(await admitted(null, { conditions, properties: { city: 'Paris', vip: false } })).toEqual([]);
-    expect(await admitted(null, { conditions: { property: 'n', op: 'lt', value_from: 'trigger.max' }, properties: { max: 1 } })).toEqual(['emoji', 'neg']);
-    expect(await admitted(null, { conditions: { property: 'trigger.promo', op: 'exists' }, properties: {} })).toEqual([]);
+    expect(
+      await admitted(null, {
+        conditions: { property: 'n', op: 'lt', value_from: 'trigger.max' },
+        properties: { max: 1 },
+      }),
+    ).toEqual(['emoji', 'neg']);
+    expect(await admitted(null, { conditions: { property: 'trigger.promo', op: 'exists' }, properties: {} })).toEqual(
+      [],
+    );
   });
 
   it('evaluates event conditions with counts and time windows', async () => {
@@ -114,14 +148,22 @@ describe.each(TEST_DIALECTS)('condition language on %s', (dialect) => {
     ];
     const res = await json(ctx(), 'POST', '/api/v1/events', { events }, headers);
     expect(res.statusCode, res.body).toBe(200);
-    const ev = (op: 'performed' | 'not_performed', extra: object = {}): Condition => ({ event: 'purchase', op, ...extra });
+    const ev = (op: 'performed' | 'not_performed', extra: object = {}): Condition => ({
+      event: 'purchase',
+      op,
+      ...extra,
+    });
     expect(await admitted(ev('performed'))).toEqual(['num10', 'num5']);
     expect(await admitted(ev('performed', { within_days: 30 }))).toEqual(['num5']);
     expect(await admitted(ev('performed', { count_gte: 3, within_days: 30 }))).toEqual(['num5']);
     expect(await admitted(ev('performed', { count_gte: 4, within_days: 30 }))).toEqual([]);
     expect(await admitted(ev('performed', { count_gte: 4 }))).toEqual(['num5']);
-    const rest = Object.keys(USERS).filter((u) => u !== 'num5').sort();
+    const rest = Object.keys(USERS)
+      .filter((u) => u !== 'num5')
+      .sort();
     expect(await admitted(ev('not_performed', { within_days: 30 }))).toEqual(rest);
-    expect(await admitted({ all: [ev('performed'), { property: 'city', op: 'eq', value: 'Lyon' }] })).toEqual(['num10']);
+    expect(await admitted({ all: [ev('performed'), { property: 'city', op: 'eq', value: 'Lyon' }] })).toEqual([
+      'num10',
+    ]);
   });
 });

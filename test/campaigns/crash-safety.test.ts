@@ -27,8 +27,27 @@ async function insertAudience(db: Db, projectId: string, n: number): Promise<str
       const id = randomUUID();
       const token = `crash${i}x${randomBytes(6).toString('hex')}`;
       tokens.push(token);
-      users.push({ id, project_id: projectId, project_user_id: `bulk-${i}`, properties: '{"plan":"pro"}', created_at: at, updated_at: at });
-      devices.push({ project_id: projectId, device_id: randomUUID(), user_id: id, platform: 'android' as const, provider: 'fcm' as const, push_address: token, push_keys: null, status: 'active' as const, disabled_reason: null, created_at: at, updated_at: at });
+      users.push({
+        id,
+        project_id: projectId,
+        project_user_id: `bulk-${i}`,
+        properties: '{"plan":"pro"}',
+        created_at: at,
+        updated_at: at,
+      });
+      devices.push({
+        project_id: projectId,
+        device_id: randomUUID(),
+        user_id: id,
+        platform: 'android' as const,
+        provider: 'fcm' as const,
+        push_address: token,
+        push_keys: null,
+        status: 'active' as const,
+        disabled_reason: null,
+        created_at: at,
+        updated_at: at,
+      });
     }
     await db.insertInto('users').values(users).execute();
     await db.insertInto('devices').values(devices).execute();
@@ -75,15 +94,23 @@ function harness(dialect: Dialect) {
     return worker;
   };
 
-  const count = async (query: ReturnType<typeof sql<{ n: number }>>) => Number((await query.execute(ctx().database.db)).rows[0]!.n);
-  const recorded = (triggerId: string) => count(sql<{ n: number }>`select count(*) as n from trigger_deliveries where trigger_id = ${triggerId}`);
-  const state = async (triggerId: string) => (await sql<{ state: string }>`select state from campaign_triggers where id = ${triggerId}`.execute(ctx().database.db)).rows[0]!.state;
+  const count = async (query: ReturnType<typeof sql<{ n: number }>>) =>
+    Number((await query.execute(ctx().database.db)).rows[0]!.n);
+  const recorded = (triggerId: string) =>
+    count(sql<{ n: number }>`select count(*) as n from trigger_deliveries where trigger_id = ${triggerId}`);
+  const state = async (triggerId: string) =>
+    (
+      await sql<{ state: string }>`select state from campaign_triggers where id = ${triggerId}`.execute(
+        ctx().database.db,
+      )
+    ).rows[0]!.state;
 
   /** Accepted sends per token at the FCM stand-in. */
   const acceptedPerToken = (tokens: string[]) => {
     const wanted = new Set(tokens);
     const counts = new Map<string, number>();
-    for (const item of fakes().fcm.recorder.items) if (item.status === 200 && wanted.has(item.token)) counts.set(item.token, (counts.get(item.token) ?? 0) + 1);
+    for (const item of fakes().fcm.recorder.items)
+      if (item.status === 200 && wanted.has(item.token)) counts.set(item.token, (counts.get(item.token) ?? 0) + 1);
     return counts;
   };
 
@@ -92,13 +119,25 @@ function harness(dialect: Dialect) {
     const { project, secret } = await ctx().newProject(`crash-${dialect}`);
     await configureProviders(ctx(), secret, fakes());
     const tokens = await insertAudience(ctx().database.db, project.project_id, AUDIENCE);
-    const campaignId = await createCampaign(ctx(), { segment: { property: 'plan', op: 'eq', value: 'pro' }, message: { title: 'Sale', body: 'Hi {{ user.project_user_id }}' } }, secret);
+    const campaignId = await createCampaign(
+      ctx(),
+      {
+        segment: { property: 'plan', op: 'eq', value: 'pro' },
+        message: { title: 'Sale', body: 'Hi {{ user.project_user_id }}' },
+      },
+      secret,
+    );
     const triggerId = await triggerOk(ctx(), campaignId, { audience: { broadcast: true } }, secret);
     return { tokens, triggerId };
   };
 
   const expectLedger = async (triggerId: string) => {
-    const rows = await sql<{ status: string; n: number }>`select status, count(*) as n from trigger_deliveries where trigger_id = ${triggerId} group by status`.execute(ctx().database.db);
+    const rows = await sql<{
+      status: string;
+      n: number;
+    }>`select status, count(*) as n from trigger_deliveries where trigger_id = ${triggerId} group by status`.execute(
+      ctx().database.db,
+    );
     expect(rows.rows.map((r) => [r.status, Number(r.n)])).toEqual([['DELIVERY_RESULT_STATUS_ACCEPTED', AUDIENCE]]);
   };
 
@@ -110,7 +149,11 @@ for (const dialect of TEST_DIALECTS) {
     it(`resumes a ${AUDIENCE}-user broadcast after SIGKILL: none missing, duplicates within the unrecorded sends`, async () => {
       const { tokens, triggerId } = await h.broadcast();
       const first = await h.spawnWorker();
-      await waitFor(async () => ((await h.recorded(triggerId)) >= AUDIENCE / 5 ? true : undefined), 60_000, 'a fifth of the sends');
+      await waitFor(
+        async () => ((await h.recorded(triggerId)) >= AUDIENCE / 5 ? true : undefined),
+        60_000,
+        'a fifth of the sends',
+      );
       first.child.kill('SIGKILL');
       await first.exited;
       await new Promise((r) => setTimeout(r, 300));
@@ -121,7 +164,11 @@ for (const dialect of TEST_DIALECTS) {
       expect(unrecorded).toBeLessThanOrEqual(IN_FLIGHT_BOUND);
 
       const second = await h.spawnWorker();
-      await waitFor(async () => ((await h.state(triggerId)) === 'completed' ? true : undefined), 120_000, 'the trigger to complete');
+      await waitFor(
+        async () => ((await h.state(triggerId)) === 'completed' ? true : undefined),
+        120_000,
+        'the trigger to complete',
+      );
       second.child.kill('SIGTERM');
 
       const perToken = h.acceptedPerToken(tokens);
@@ -138,8 +185,15 @@ if (TEST_DIALECTS.includes('postgres')) {
   suite('postgres', 'campaign fan-out with two workers', (h) => {
     it(`two worker processes drain one ${AUDIENCE}-user broadcast with no duplicate`, async () => {
       const { tokens, triggerId } = await h.broadcast();
-      const workers = await Promise.all([h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: '30000' }), h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: '30000' })]);
-      await waitFor(async () => ((await h.state(triggerId)) === 'completed' ? true : undefined), 120_000, 'the trigger to complete');
+      const workers = await Promise.all([
+        h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: '30000' }),
+        h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: '30000' }),
+      ]);
+      await waitFor(
+        async () => ((await h.state(triggerId)) === 'completed' ? true : undefined),
+        120_000,
+        'the trigger to complete',
+      );
       for (const w of workers) w.child.kill('SIGTERM');
       const perToken = h.acceptedPerToken(tokens);
       expect(perToken.size).toBe(AUDIENCE);

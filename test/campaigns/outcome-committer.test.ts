@@ -25,10 +25,22 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('send outcomes across a datab
 
   it('a group whose commit meets a cut connection is committed once the database is back', async () => {
     await createUser(ctx(), 'blip', { plan: 'pro' }, ctx().secret);
-    const campaignId = await createCampaign(ctx(), { segment: { property: 'plan', op: 'eq', value: 'pro' }, message: { title: 'Hi' } }, ctx().secret);
-    const triggerId = await triggerOk(ctx(), campaignId, { audience: { targets: [{ project_user_id: 'blip' }] } }, ctx().secret);
+    const campaignId = await createCampaign(
+      ctx(),
+      { segment: { property: 'plan', op: 'eq', value: 'pro' }, message: { title: 'Hi' } },
+      ctx().secret,
+    );
+    const triggerId = await triggerOk(
+      ctx(),
+      campaignId,
+      { audience: { targets: [{ project_user_id: 'blip' }] } },
+      ctx().secret,
+    );
 
-    proxy = await startTcpProxy({ host: new URL(TEST_DATABASE_URL).hostname, port: Number(new URL(TEST_DATABASE_URL).port || 5432) });
+    proxy = await startTcpProxy({
+      host: new URL(TEST_DATABASE_URL).hostname,
+      port: Number(new URL(TEST_DATABASE_URL).port || 5432),
+    });
     const url = new URL(ctx().database.env.DATABASE_URL!);
     url.port = String(proxy.port);
     proxied = openConfiguredDatabase(loadConfig({ DATABASE_URL: url.toString(), DATABASE_POOL_SIZE: '2' }));
@@ -43,19 +55,58 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('send outcomes across a datab
     for (const deviceId of devices) {
       const messageId = randomUUID();
       committer.add({
-        delivery: { message_id: messageId, project_id: ctx().project.project_id, target_type: 'device', target_id: deviceId, device_id: deviceId, provider: 'fcm', status: DeliveryStatus.ACCEPTED, failure_reason: null, provider_message_id: null, trigger_id: triggerId, attempts: 1, created_at: now, completed_at: now },
-        ledger: { trigger_id: triggerId, device_id: deviceId, batch_no: 0, user_id: randomUUID(), status: DeliveryStatus.ACCEPTED, message_id: messageId, failure_reason: null, token_action: null, detail: null, created_at: now },
+        delivery: {
+          message_id: messageId,
+          project_id: ctx().project.project_id,
+          target_type: 'device',
+          target_id: deviceId,
+          device_id: deviceId,
+          provider: 'fcm',
+          status: DeliveryStatus.ACCEPTED,
+          failure_reason: null,
+          provider_message_id: null,
+          trigger_id: triggerId,
+          attempts: 1,
+          created_at: now,
+          completed_at: now,
+        },
+        ledger: {
+          trigger_id: triggerId,
+          device_id: deviceId,
+          batch_no: 0,
+          user_id: randomUUID(),
+          status: DeliveryStatus.ACCEPTED,
+          message_id: messageId,
+          failure_reason: null,
+          token_action: null,
+          detail: null,
+          created_at: now,
+        },
       });
     }
     const drained = committer.drain();
     // The database comes back only once a commit has failed and is being retried.
-    await waitFor(async () => (warnings.some((w) => w.includes('recording send outcomes failed; retrying')) ? true : undefined), 20_000, 'a failed commit');
+    await waitFor(
+      async () => (warnings.some((w) => w.includes('recording send outcomes failed; retrying')) ? true : undefined),
+      20_000,
+      'a failed commit',
+    );
     await proxy.restore();
     await drained;
 
-    const ledger = await ctx().database.db.selectFrom('trigger_deliveries').select('device_id').where('trigger_id', '=', triggerId).where('device_id', 'in', devices).execute();
+    const ledger = await ctx()
+      .database.db.selectFrom('trigger_deliveries')
+      .select('device_id')
+      .where('trigger_id', '=', triggerId)
+      .where('device_id', 'in', devices)
+      .execute();
     expect(ledger.map((r) => r.device_id).sort()).toEqual([...devices].sort());
-    const deliveries = await ctx().database.db.selectFrom('deliveries').select('message_id').where('trigger_id', '=', triggerId).where('device_id', 'in', devices).execute();
+    const deliveries = await ctx()
+      .database.db.selectFrom('deliveries')
+      .select('message_id')
+      .where('trigger_id', '=', triggerId)
+      .where('device_id', 'in', devices)
+      .execute();
     expect(deliveries).toHaveLength(5);
   });
 
@@ -63,7 +114,35 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('send outcomes across a datab
     const committer = createOutcomeCommitter(ctx().database.db, { retryForMs: 30_000 });
     const now = Date.now();
     // A ledger row for a trigger that does not exist breaks its foreign key: a real error, thrown at once.
-    committer.add({ delivery: { message_id: randomUUID(), project_id: ctx().project.project_id, target_type: 'device', target_id: 'd', device_id: 'd', provider: 'fcm', status: DeliveryStatus.ACCEPTED, failure_reason: null, provider_message_id: null, trigger_id: null, attempts: 1, created_at: now, completed_at: now }, ledger: { trigger_id: 'no-such-trigger', device_id: 'd', batch_no: 0, user_id: 'u', status: DeliveryStatus.ACCEPTED, message_id: null, failure_reason: null, token_action: null, detail: null, created_at: now } });
+    committer.add({
+      delivery: {
+        message_id: randomUUID(),
+        project_id: ctx().project.project_id,
+        target_type: 'device',
+        target_id: 'd',
+        device_id: 'd',
+        provider: 'fcm',
+        status: DeliveryStatus.ACCEPTED,
+        failure_reason: null,
+        provider_message_id: null,
+        trigger_id: null,
+        attempts: 1,
+        created_at: now,
+        completed_at: now,
+      },
+      ledger: {
+        trigger_id: 'no-such-trigger',
+        device_id: 'd',
+        batch_no: 0,
+        user_id: 'u',
+        status: DeliveryStatus.ACCEPTED,
+        message_id: null,
+        failure_reason: null,
+        token_action: null,
+        detail: null,
+        created_at: now,
+      },
+    });
     await expect(committer.drain()).rejects.toThrow(/foreign key/);
   });
 });

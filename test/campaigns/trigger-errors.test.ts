@@ -8,7 +8,10 @@ describe.each(TEST_DIALECTS)('trigger endpoint errors on %s', (dialect) => {
   let active: string;
 
   beforeAll(async () => {
-    active = await createCampaign(ctx(), { campaign_id: 'welcome', message: { title: 'Hi', body: 'Code {{ trigger.code }}, {{ trigger.extra | default: "" }}' } });
+    active = await createCampaign(ctx(), {
+      campaign_id: 'welcome',
+      message: { title: 'Hi', body: 'Code {{ trigger.code }}, {{ trigger.extra | default: "" }}' },
+    });
   });
 
   const expect400 = async (res: Awaited<ReturnType<typeof trigger>>, message: string, reason: string) => {
@@ -19,7 +22,12 @@ describe.each(TEST_DIALECTS)('trigger endpoint errors on %s', (dialect) => {
     expect(res.headers['x-request-id']).toBeTruthy();
   };
   const raw = (url: string, payload?: string, contentType = 'application/json') =>
-    ctx().inject({ method: 'POST', url, headers: { ...ctx().secret, 'content-type': contentType }, ...(payload === undefined ? {} : { payload }) });
+    ctx().inject({
+      method: 'POST',
+      url,
+      headers: { ...ctx().secret, 'content-type': contentType },
+      ...(payload === undefined ? {} : { payload }),
+    });
 
   it('answers a trigger id for a valid call, also with an empty or absent body', async () => {
     for (const res of [await trigger(ctx(), active, { properties: { code: 'X1' } })]) {
@@ -37,7 +45,11 @@ describe.each(TEST_DIALECTS)('trigger endpoint errors on %s', (dialect) => {
     await expect400(await raw('/api/v1/campaigns/a%20b:trigger', '{}'), MISSING_ID, 'INVALID_CAMPAIGN_ID');
     await expect400(await raw(`/api/v1/campaigns/${'x'.repeat(200)}:trigger`, '{}'), MISSING_ID, 'INVALID_CAMPAIGN_ID');
     await expect400(await raw('/api/v1/campaigns/%zz:trigger', '{}'), MISSING_ID, 'INVALID_URL_ENCODING');
-    await expect400(await raw(`/api/v1/campaigns/${'y'.repeat(5000)}:trigger`, '{}'), MISSING_ID, 'PATH_PARAMETER_TOO_LONG');
+    await expect400(
+      await raw(`/api/v1/campaigns/${'y'.repeat(5000)}:trigger`, '{}'),
+      MISSING_ID,
+      'PATH_PARAMETER_TOO_LONG',
+    );
   });
 
   it('unknown, not API-triggered and inactive campaigns', async () => {
@@ -49,7 +61,11 @@ describe.each(TEST_DIALECTS)('trigger endpoint errors on %s', (dialect) => {
       await expect400(await trigger(ctx(), id, {}), FAILED, 'CAMPAIGN_NOT_ACTIVE');
     }
     const other = await ctx().newProject('other');
-    await expect400(await trigger(ctx(), active, { properties: { code: 'x' } }, { headers: other.secret }), FAILED, 'CAMPAIGN_NOT_FOUND');
+    await expect400(
+      await trigger(ctx(), active, { properties: { code: 'x' } }, { headers: other.secret }),
+      FAILED,
+      'CAMPAIGN_NOT_FOUND',
+    );
   });
 
   it('malformed bodies: INVALID_TRIGGER_BODY', async () => {
@@ -64,7 +80,10 @@ describe.each(TEST_DIALECTS)('trigger endpoint errors on %s', (dialect) => {
       { audience: { targets: [] }, properties: { code: 'x' } },
       { audience: { broadcast: 'yes' }, properties: { code: 'x' } },
       { audience: {}, properties: { code: 'x' } },
-      { audience: { targets: Array.from({ length: 1001 }, (_, i) => ({ project_user_id: `u${i}` })) }, properties: { code: 'x' } },
+      {
+        audience: { targets: Array.from({ length: 1001 }, (_, i) => ({ project_user_id: `u${i}` })) },
+        properties: { code: 'x' },
+      },
       { properties: { code: null } },
       { properties: { code: { nested: true } } },
       { properties: ['x'] },
@@ -74,17 +93,32 @@ describe.each(TEST_DIALECTS)('trigger endpoint errors on %s', (dialect) => {
   });
 
   it('broadcast ignores targets, even malformed ones', async () => {
-    const res = await trigger(ctx(), active, { audience: { broadcast: true, targets: [{ nonsense: 1 }] }, properties: { code: 'x' } });
+    const res = await trigger(ctx(), active, {
+      audience: { broadcast: true, targets: [{ nonsense: 1 }] },
+      properties: { code: 'x' },
+    });
     expect(res.statusCode, res.body).toBe(200);
   });
 
   it('a template property the trigger does not supply: MISSING_TRIGGER_PROPERTY (unless read through default)', async () => {
     await expect400(await trigger(ctx(), active, {}), FAILED, 'MISSING_TRIGGER_PROPERTY');
-    await expect400(await trigger(ctx(), active, { properties: { extra: 'only the optional one' } }), FAILED, 'MISSING_TRIGGER_PROPERTY');
-    const conditional = await createCampaign(ctx(), { message: { title: '{% if trigger.vip %}VIP{% endif %} {{ trigger["name"] }}' } });
-    await expect400(await trigger(ctx(), conditional, { properties: { vip: true } }), FAILED, 'MISSING_TRIGGER_PROPERTY');
+    await expect400(
+      await trigger(ctx(), active, { properties: { extra: 'only the optional one' } }),
+      FAILED,
+      'MISSING_TRIGGER_PROPERTY',
+    );
+    const conditional = await createCampaign(ctx(), {
+      message: { title: '{% if trigger.vip %}VIP{% endif %} {{ trigger["name"] }}' },
+    });
+    await expect400(
+      await trigger(ctx(), conditional, { properties: { vip: true } }),
+      FAILED,
+      'MISSING_TRIGGER_PROPERTY',
+    );
     expect((await trigger(ctx(), conditional, { properties: { vip: true, name: 'A' } })).statusCode).toBe(200);
-    const audience = await createCampaign(ctx(), { audience_conditions: { property: 'city', op: 'eq', value_from: 'trigger.city' } });
+    const audience = await createCampaign(ctx(), {
+      audience_conditions: { property: 'city', op: 'eq', value_from: 'trigger.city' },
+    });
     await expect400(await trigger(ctx(), audience, {}), FAILED, 'MISSING_TRIGGER_PROPERTY');
     expect((await trigger(ctx(), audience, { properties: { city: 'Oslo' } })).statusCode).toBe(200);
   });

@@ -20,12 +20,23 @@ describe.each(TEST_DIALECTS)('herald project and key commands on %s', (dialect) 
   const cli = (...args: string[]) => runCli(args, ctx().database.env);
   const headers = (projectId: string, key: string) => ({ 'x-service-project-id': projectId, 'x-service-api-key': key });
   const createUser = (projectId: string, key: string) =>
-    ctx().inject({ method: 'POST', url: '/api/v1/users', headers: headers(projectId, key), payload: { project_user_id: 'cli-user' } });
+    ctx().inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: headers(projectId, key),
+      payload: { project_user_id: 'cli-user' },
+    });
   const trackEvent = (projectId: string, key: string) =>
-    ctx().inject({ method: 'POST', url: '/api/v1/events', headers: headers(projectId, key), payload: { project_user_id: 'cli-user', name: 'opened' } });
+    ctx().inject({
+      method: 'POST',
+      url: '/api/v1/events',
+      headers: headers(projectId, key),
+      payload: { project_user_id: 'cli-user', name: 'opened' },
+    });
 
   // Projects for the other commands are made in-process: one child process per command under test.
-  const createProject = (name: string): Promise<CreatedJson> => createProjectInProcess(ctx().database.db, systemClock, name);
+  const createProject = (name: string): Promise<CreatedJson> =>
+    createProjectInProcess(ctx().database.db, systemClock, name);
 
   it('project create --json prints exactly the id and both keys, and they work at once', async () => {
     const result = await cli('project', 'create', '--name', 'Acme Mobile', '--json');
@@ -41,7 +52,11 @@ describe.each(TEST_DIALECTS)('herald project and key commands on %s', (dialect) 
     expect((await createUser(created.project_id, created.public_key)).statusCode).toBe(401);
 
     // Only SHA-256 digests are stored: no column of any key row holds the key itself.
-    const rows = await ctx().database.db.selectFrom('api_keys').selectAll().where('project_id', '=', created.project_id).execute();
+    const rows = await ctx()
+      .database.db.selectFrom('api_keys')
+      .selectAll()
+      .where('project_id', '=', created.project_id)
+      .execute();
     expect(rows).toHaveLength(2);
     const stored = JSON.stringify(rows);
     for (const key of [created.secret_key, created.public_key]) {
@@ -53,13 +68,18 @@ describe.each(TEST_DIALECTS)('herald project and key commands on %s', (dialect) 
     const list = await cli('project', 'list', '--json');
     expect(list.code).toBe(0);
     const listed = JSON.parse(list.stdout) as { project_id: string; name: string }[];
-    expect(listed).toEqual(expect.arrayContaining([expect.objectContaining({ project_id: created.project_id, name: 'Acme Mobile' })]));
+    expect(listed).toEqual(
+      expect.arrayContaining([expect.objectContaining({ project_id: created.project_id, name: 'Acme Mobile' })]),
+    );
     expect(list.stdout).not.toMatch(/svc_[sp]k_/);
   });
 
   it('key list shows prefixes only, never a whole key or a digest', async () => {
     const created = await createProject('Key Listing');
-    const [json, text] = [await cli('key', 'list', '--project', created.project_id, '--json'), await cli('key', 'list', '--project', created.project_id)];
+    const [json, text] = [
+      await cli('key', 'list', '--project', created.project_id, '--json'),
+      await cli('key', 'list', '--project', created.project_id),
+    ];
     for (const result of [json, text]) {
       expect(result.code, result.stderr).toBe(0);
       for (const key of [created.secret_key, created.public_key]) {

@@ -5,7 +5,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { TASK_LEASE_MS } from '../../src/a2a/tasks/task-leases.js';
 import { freePort, startServerProcess, waitFor, type ServerProcess } from '../helpers/processes.js';
 import { useTestContext } from '../helpers/test-app.js';
-import { configureProviders, pushDeps, registerDevice, TEST_SECRET_KEY, useFakeProviders } from '../push/push-helpers.js';
+import {
+  configureProviders,
+  pushDeps,
+  registerDevice,
+  TEST_SECRET_KEY,
+  useFakeProviders,
+} from '../push/push-helpers.js';
 import { uid, v1Message } from '../a2a/a2a-helpers.js';
 import { report } from './fault-harness.js';
 
@@ -26,16 +32,33 @@ describe('A2A streaming task under kill -9 (PostgreSQL)', () => {
     const caFile = path.join(os.tmpdir(), `herald-fault-ca-${process.pid}.pem`);
     fs.writeFileSync(caFile, fakes().tls.caPem);
     const port = await freePort();
-    const server = startServerProcess({ ...ctx().database.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', FCM_API_URL: fakes().fcm.url, HERALD_SECRET_KEY: TEST_SECRET_KEY, NODE_EXTRA_CA_CERTS: caFile });
+    const server = startServerProcess({
+      ...ctx().database.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      FCM_API_URL: fakes().fcm.url,
+      HERALD_SECRET_KEY: TEST_SECRET_KEY,
+      NODE_EXTRA_CA_CERTS: caFile,
+    });
     servers.push(server);
-    await waitFor(async () => ((await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200 ? true : undefined), 60_000, 'the instance to listen');
+    await waitFor(
+      async () => ((await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200 ? true : undefined),
+      60_000,
+      'the instance to listen',
+    );
     return { server, port };
   };
 
   const call = (port: number, method: string, params: unknown, key: string) =>
     fetch(`http://127.0.0.1:${port}/a2a`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': ctx().project.secret_key, 'a2a-version': '1.0', 'x-service-idempotency-key': key },
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': ctx().project.secret_key,
+        'a2a-version': '1.0',
+        'x-service-idempotency-key': key,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
     });
 
@@ -59,7 +82,10 @@ describe('A2A streaming task under kill -9 (PostgreSQL)', () => {
     // The provider holds this device's send for 60 s: the task is mid-skill when the instance dies.
     await registerDevice(ctx(), ctx().secret, 'a2a-fault', { fcm_token: `slow-60000-${uid('tok')}` });
     const key = uid('fault-key');
-    const message = v1Message({ skill: 'send-push-notification', notifications: [{ target: { projectUserId: 'a2a-fault' }, title: 'Hi' }] });
+    const message = v1Message({
+      skill: 'send-push-notification',
+      notifications: [{ target: { projectUserId: 'a2a-fault' }, title: 'Hi' }],
+    });
 
     const a = await start();
     const stream = await call(a.port, 'SendStreamingMessage', { message }, key);
@@ -74,11 +100,20 @@ describe('A2A streaming task under kill -9 (PostgreSQL)', () => {
     const b = await start();
     // While the lease runs, the retry is refused as in progress.
     expect((await call(b.port, 'SendMessage', { message }, key)).status).toBe(409);
-    const state = async () => ((await (await call(b.port, 'GetTask', { id: taskId }, uid('get'))).json()) as { result?: { status: { state: string; message?: { metadata?: unknown } } } }).result?.status;
-    const failed = await waitFor(async () => {
-      const s = await state();
-      return s?.state === 'TASK_STATE_FAILED' ? s : undefined;
-    }, TASK_LEASE_MS + 60_000, 'the task to be reaped');
+    const state = async () =>
+      (
+        (await (await call(b.port, 'GetTask', { id: taskId }, uid('get'))).json()) as {
+          result?: { status: { state: string; message?: { metadata?: unknown } } };
+        }
+      ).result?.status;
+    const failed = await waitFor(
+      async () => {
+        const s = await state();
+        return s?.state === 'TASK_STATE_FAILED' ? s : undefined;
+      },
+      TASK_LEASE_MS + 60_000,
+      'the task to be reaped',
+    );
     const reapedMs = Date.now() - killedAt;
     expect(failed.message?.metadata).toEqual({ reason: 'INSTANCE_LOST' });
 
@@ -88,6 +123,16 @@ describe('A2A streaming task under kill -9 (PostgreSQL)', () => {
     const retried = await readUntil(retry, 'TASK_STATE_WORKING');
     expect(retried).toContain('TASK_STATE_WORKING');
     expect(retried).not.toContain(taskId!);
-    report({ scenario: 'kill -9 during an A2A streaming task', recipients: 1, latencyMs: 60_000, lostAcknowledged: 0, duplicates: 0, duplicateBound: 0, nonTerminal: 0, recoveryMs: reapedMs, note: `task lease ${TASK_LEASE_MS} ms; recovery = kill to task failed and key released` });
+    report({
+      scenario: 'kill -9 during an A2A streaming task',
+      recipients: 1,
+      latencyMs: 60_000,
+      lostAcknowledged: 0,
+      duplicates: 0,
+      duplicateBound: 0,
+      nonTerminal: 0,
+      recoveryMs: reapedMs,
+      note: `task lease ${TASK_LEASE_MS} ms; recovery = kill to task failed and key released`,
+    });
   });
 });

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/processes.js';
-import { faultHarness, GROUP_COMMIT, HTTP2_IN_FLIGHT, pgCtl, pgReady, postgresCluster, recipients, report } from './fault-harness.js';
+import {
+  faultHarness,
+  GROUP_COMMIT,
+  HTTP2_IN_FLIGHT,
+  pgCtl,
+  pgReady,
+  postgresCluster,
+  recipients,
+  report,
+} from './fault-harness.js';
 
 /**
  * Faults in the middle of a campaign fan-out on PostgreSQL, with worker processes and the FCM
@@ -17,7 +26,11 @@ describe('campaign fan-out under faults (PostgreSQL)', () => {
     const { tokens, triggerId } = await h.broadcast(n, latencyMs);
     const lease = '5000';
     const workers = await Promise.all([0, 1, 2].map(() => h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: lease })));
-    await waitFor(async () => ((await h.recorded(triggerId)) >= n / 4 ? true : undefined), 120_000, 'a quarter of the sends');
+    await waitFor(
+      async () => ((await h.recorded(triggerId)) >= n / 4 ? true : undefined),
+      120_000,
+      'a quarter of the sends',
+    );
     const killedAt = Date.now();
     workers[0]!.child.kill('SIGKILL');
     await workers[0]!.exited;
@@ -25,7 +38,17 @@ describe('campaign fan-out under faults (PostgreSQL)', () => {
     const recoveryMs = Date.now() - killedAt;
     const o = await h.outcome(triggerId, tokens);
     const bound = HTTP2_IN_FLIGHT + GROUP_COMMIT;
-    report({ scenario: 'kill -9 one of three workers mid-fan-out', recipients: n, latencyMs, lostAcknowledged: o.missing, duplicates: o.duplicates, duplicateBound: bound, nonTerminal: o.nonTerminal, recoveryMs, note: `lease ${lease} ms; recovery = kill to trigger completed` });
+    report({
+      scenario: 'kill -9 one of three workers mid-fan-out',
+      recipients: n,
+      latencyMs,
+      lostAcknowledged: o.missing,
+      duplicates: o.duplicates,
+      duplicateBound: bound,
+      nonTerminal: o.nonTerminal,
+      recoveryMs,
+      note: `lease ${lease} ms; recovery = kill to trigger completed`,
+    });
     expect(await h.state(triggerId)).toBe('completed');
     expect(o).toMatchObject({ missing: 0, nonTerminal: 0, openJobs: 0, countersAddUp: true, ledger: n, accepted: n });
     expect(o.duplicates).toBeLessThanOrEqual(bound);
@@ -39,7 +62,10 @@ describe('campaign fan-out under faults (PostgreSQL)', () => {
     const { tokens, triggerId } = await h.broadcast(n, latencyMs);
     // A long lease: the other worker can only resume this quickly if the lease was handed back.
     const lease = '60000';
-    const [stopped, other] = await Promise.all([h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: lease, CAMPAIGN_TEST_DRAIN_MS: '28000' }), h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: lease })]);
+    const [stopped, other] = await Promise.all([
+      h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: lease, CAMPAIGN_TEST_DRAIN_MS: '28000' }),
+      h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: lease }),
+    ]);
     await waitFor(async () => ((await h.recorded(triggerId)) >= 200 ? true : undefined), 120_000, 'the first sends');
     const termAt = Date.now();
     stopped!.child.kill('SIGTERM');
@@ -48,7 +74,17 @@ describe('campaign fan-out under faults (PostgreSQL)', () => {
     await h.waitTerminal(triggerId, 180_000);
     const recoveryMs = Date.now() - termAt;
     const o = await h.outcome(triggerId, tokens);
-    report({ scenario: 'SIGTERM mid-batch', recipients: n, latencyMs, lostAcknowledged: o.missing, duplicates: o.duplicates, duplicateBound: 0, nonTerminal: o.nonTerminal, recoveryMs, note: `exit after ${exitMs} ms (code ${exit.code}); lease ${lease} ms, so resuming did not wait for it; recovery = SIGTERM to trigger completed` });
+    report({
+      scenario: 'SIGTERM mid-batch',
+      recipients: n,
+      latencyMs,
+      lostAcknowledged: o.missing,
+      duplicates: o.duplicates,
+      duplicateBound: 0,
+      nonTerminal: o.nonTerminal,
+      recoveryMs,
+      note: `exit after ${exitMs} ms (code ${exit.code}); lease ${lease} ms, so resuming did not wait for it; recovery = SIGTERM to trigger completed`,
+    });
     expect(exit.code).toBe(0);
     expect(o).toMatchObject({ missing: 0, duplicates: 0, nonTerminal: 0, openJobs: 0, countersAddUp: true, ledger: n });
     expect(recoveryMs).toBeLessThan(Number(lease));
@@ -65,7 +101,11 @@ describe('campaign fan-out under faults (PostgreSQL)', () => {
     const { tokens, triggerId } = await h.broadcast(n, latencyMs);
     const lease = '15000';
     const workers = await Promise.all([0, 1, 2].map(() => h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: lease })));
-    await waitFor(async () => ((await h.recorded(triggerId)) >= n / 4 ? true : undefined), 120_000, 'a quarter of the sends');
+    await waitFor(
+      async () => ((await h.recorded(triggerId)) >= n / 4 ? true : undefined),
+      120_000,
+      'a quarter of the sends',
+    );
     const restartAt = Date.now();
     try {
       pgCtl(cluster.version, 'restart');
@@ -78,7 +118,17 @@ describe('campaign fan-out under faults (PostgreSQL)', () => {
     const recoveryMs = Date.now() - restartAt;
     const o = await h.outcome(triggerId, tokens);
     const bound = 3 * (HTTP2_IN_FLIGHT + GROUP_COMMIT);
-    report({ scenario: 'PostgreSQL restart mid-fan-out (three workers)', recipients: n, latencyMs, lostAcknowledged: o.missing, duplicates: o.duplicates, duplicateBound: bound, nonTerminal: o.nonTerminal, recoveryMs, note: `restart took ${downMs} ms; recovery = restart to trigger completed` });
+    report({
+      scenario: 'PostgreSQL restart mid-fan-out (three workers)',
+      recipients: n,
+      latencyMs,
+      lostAcknowledged: o.missing,
+      duplicates: o.duplicates,
+      duplicateBound: bound,
+      nonTerminal: o.nonTerminal,
+      recoveryMs,
+      note: `restart took ${downMs} ms; recovery = restart to trigger completed`,
+    });
     expect(o).toMatchObject({ missing: 0, nonTerminal: 0, openJobs: 0, countersAddUp: true, ledger: n });
     expect(o.duplicates).toBeLessThanOrEqual(bound);
     for (const w of workers) w.child.kill('SIGTERM');

@@ -55,8 +55,27 @@ async function insertAudience(db: Db, projectId: string, n: number, latencyMs: n
       const id = randomUUID();
       const token = `slow-${latencyMs}-f${i}x${randomBytes(6).toString('hex')}`;
       tokens.push(token);
-      users.push({ id, project_id: projectId, project_user_id: `bulk-${i}`, properties: '{"plan":"pro"}', created_at: at, updated_at: at });
-      devices.push({ project_id: projectId, device_id: randomUUID(), user_id: id, platform: 'android' as const, provider: 'fcm' as const, push_address: token, push_keys: null, status: 'active' as const, disabled_reason: null, created_at: at, updated_at: at });
+      users.push({
+        id,
+        project_id: projectId,
+        project_user_id: `bulk-${i}`,
+        properties: '{"plan":"pro"}',
+        created_at: at,
+        updated_at: at,
+      });
+      devices.push({
+        project_id: projectId,
+        device_id: randomUUID(),
+        user_id: id,
+        platform: 'android' as const,
+        provider: 'fcm' as const,
+        push_address: token,
+        push_keys: null,
+        status: 'active' as const,
+        disabled_reason: null,
+        created_at: at,
+        updated_at: at,
+      });
     }
     await db.insertInto('users').values(users).execute();
     await db.insertInto('devices').values(devices).execute();
@@ -77,39 +96,68 @@ export function faultHarness() {
   const spawnWorker = async (env: Record<string, string> = {}): Promise<Worker> => {
     const child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
       cwd: REPO_ROOT,
-      env: { ...process.env, CAMPAIGN_TEST_TARGET: JSON.stringify(ctx().database.target), CAMPAIGN_TEST_CA: fakes().tls.caPem, FCM_API_URL: fakes().fcm.url, HERALD_SECRET_KEY: TEST_SECRET_KEY, ...env },
+      env: {
+        ...process.env,
+        CAMPAIGN_TEST_TARGET: JSON.stringify(ctx().database.target),
+        CAMPAIGN_TEST_CA: fakes().tls.caPem,
+        FCM_API_URL: fakes().fcm.url,
+        HERALD_SECRET_KEY: TEST_SECRET_KEY,
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    const worker: Worker = { child, exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))) };
+    const worker: Worker = {
+      child,
+      exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))),
+    };
     workers.push(worker);
     await waitFor(async () => (out.includes('ready') ? true : undefined), 60_000, 'worker ready');
     return worker;
   };
 
-  const one = async (query: ReturnType<typeof sql<{ n: number }>>) => Number((await query.execute(ctx().database.db)).rows[0]!.n);
+  const one = async (query: ReturnType<typeof sql<{ n: number }>>) =>
+    Number((await query.execute(ctx().database.db)).rows[0]!.n);
 
   const broadcast = async (n: number, latencyMs: number) => {
     fakes().fcm.recorder.clear();
     const { project, secret } = await ctx().newProject(`fault-${Date.now()}`);
     await configureProviders(ctx(), secret, fakes());
     const tokens = await insertAudience(ctx().database.db, project.project_id, n, latencyMs);
-    const campaignId = await createCampaign(ctx(), { segment: { property: 'plan', op: 'eq', value: 'pro' }, message: { title: 'Sale', body: 'Hi {{ user.project_user_id }}' } }, secret);
+    const campaignId = await createCampaign(
+      ctx(),
+      {
+        segment: { property: 'plan', op: 'eq', value: 'pro' },
+        message: { title: 'Sale', body: 'Hi {{ user.project_user_id }}' },
+      },
+      secret,
+    );
     const triggerId = await triggerOk(ctx(), campaignId, { audience: { broadcast: true } }, secret);
     return { tokens, triggerId };
   };
 
-  const recorded = (triggerId: string) => one(sql<{ n: number }>`select count(*) as n from trigger_deliveries where trigger_id = ${triggerId}`);
-  const state = async (triggerId: string) => (await sql<{ state: string }>`select state from campaign_triggers where id = ${triggerId}`.execute(ctx().database.db)).rows[0]!.state;
+  const recorded = (triggerId: string) =>
+    one(sql<{ n: number }>`select count(*) as n from trigger_deliveries where trigger_id = ${triggerId}`);
+  const state = async (triggerId: string) =>
+    (
+      await sql<{ state: string }>`select state from campaign_triggers where id = ${triggerId}`.execute(
+        ctx().database.db,
+      )
+    ).rows[0]!.state;
   const waitTerminal = (triggerId: string, timeoutMs: number) =>
-    waitFor(async () => (['completed', 'failed', 'canceled'].includes(await state(triggerId)) ? true : undefined), timeoutMs, 'the trigger to finish');
+    waitFor(
+      async () => (['completed', 'failed', 'canceled'].includes(await state(triggerId)) ? true : undefined),
+      timeoutMs,
+      'the trigger to finish',
+    );
 
   /** Accepted sends per token at the stand-in. */
   const acceptedPerToken = (tokens: string[]) => {
     const wanted = new Set(tokens);
     const counts = new Map<string, number>();
-    for (const item of fakes().fcm.recorder.items) if (item.status === 200 && wanted.has(item.token)) counts.set(item.token, (counts.get(item.token) ?? 0) + 1);
+    for (const item of fakes().fcm.recorder.items)
+      if (item.status === 200 && wanted.has(item.token)) counts.set(item.token, (counts.get(item.token) ?? 0) + 1);
     return counts;
   };
 
@@ -118,16 +166,40 @@ export function faultHarness() {
     const perToken = acceptedPerToken(tokens);
     const missing = tokens.filter((t) => !perToken.has(t)).length;
     const duplicates = [...perToken.values()].reduce((a, b) => a + b, 0) - perToken.size;
-    const ledger = await one(sql<{ n: number }>`select count(*) as n from trigger_deliveries where trigger_id = ${triggerId} and status = 'DELIVERY_RESULT_STATUS_ACCEPTED'`);
-    const nonTerminal = await one(sql<{ n: number }>`select count(*) as n from campaign_triggers where state in ('queued', 'running')`);
-    const openJobs = await one(sql<{ n: number }>`select count(*) as n from jobs where state in ('pending', 'running')`);
-    const batches = (await sql<{ counters: { devices: number; accepted: number; failed: number; skipped: Record<string, number> } }>`select counters from trigger_batches where trigger_id = ${triggerId}`.execute(ctx().database.db)).rows;
-    const sum = (f: (c: (typeof batches)[number]['counters']) => number) => batches.reduce((n, b) => n + f(b.counters), 0);
-    const countersAddUp = sum((c) => c.devices) === sum((c) => c.accepted + c.failed + Object.values(c.skipped).reduce((a, b) => a + b, 0));
+    const ledger = await one(
+      sql<{
+        n: number;
+      }>`select count(*) as n from trigger_deliveries where trigger_id = ${triggerId} and status = 'DELIVERY_RESULT_STATUS_ACCEPTED'`,
+    );
+    const nonTerminal = await one(
+      sql<{ n: number }>`select count(*) as n from campaign_triggers where state in ('queued', 'running')`,
+    );
+    const openJobs = await one(
+      sql<{ n: number }>`select count(*) as n from jobs where state in ('pending', 'running')`,
+    );
+    const batches = (
+      await sql<{
+        counters: { devices: number; accepted: number; failed: number; skipped: Record<string, number> };
+      }>`select counters from trigger_batches where trigger_id = ${triggerId}`.execute(ctx().database.db)
+    ).rows;
+    const sum = (f: (c: (typeof batches)[number]['counters']) => number) =>
+      batches.reduce((n, b) => n + f(b.counters), 0);
+    const countersAddUp =
+      sum((c) => c.devices) === sum((c) => c.accepted + c.failed + Object.values(c.skipped).reduce((a, b) => a + b, 0));
     return { missing, duplicates, ledger, nonTerminal, openJobs, countersAddUp, accepted: sum((c) => c.accepted) };
   };
 
-  return { ctx: ctx as () => TestContext, fakes: fakes as () => FakeProviders, spawnWorker, broadcast, recorded, state, waitTerminal, acceptedPerToken, outcome };
+  return {
+    ctx: ctx as () => TestContext,
+    fakes: fakes as () => FakeProviders,
+    spawnWorker,
+    broadcast,
+    recorded,
+    state,
+    waitTerminal,
+    acceptedPerToken,
+    outcome,
+  };
 }
 
 /** The installed PostgreSQL cluster's version directory (`/etc/postgresql/<version>`), or why there is none. */
@@ -138,12 +210,17 @@ export function postgresCluster(): { version: string } | { missing: string } {
     execFileSync('which', ['pg_ctlcluster']);
     return { version: versions[0]! };
   } catch (error) {
-    return { missing: `no local PostgreSQL cluster to restart (${error instanceof Error ? error.message : String(error)})` };
+    return {
+      missing: `no local PostgreSQL cluster to restart (${error instanceof Error ? error.message : String(error)})`,
+    };
   }
 }
 
 export function pgCtl(version: string, action: 'restart' | 'start'): void {
-  execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', action], { stdio: 'inherit', timeout: 60_000 });
+  execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', action], {
+    stdio: 'inherit',
+    timeout: 60_000,
+  });
 }
 
 export function pgReady(): boolean {

@@ -5,19 +5,48 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, startServerProcess, waitFor, type ServerProcess } from '../helpers/processes.js';
 import { useTestContext } from '../helpers/test-app.js';
-import { configureProviders, fcmToken, pushDeps, registerDevice, TEST_SECRET_KEY, useFakeProviders } from '../push/push-helpers.js';
+import {
+  configureProviders,
+  fcmToken,
+  pushDeps,
+  registerDevice,
+  TEST_SECRET_KEY,
+  useFakeProviders,
+} from '../push/push-helpers.js';
 import { report } from './fault-harness.js';
 
 const redisUp = (): boolean => {
   try {
-    return execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', '6379', 'ping'], { timeout: 5000 }).toString().includes('PONG');
+    return execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', '6379', 'ping'], { timeout: 5000 })
+      .toString()
+      .includes('PONG');
   } catch {
     return false;
   }
 };
 /** The command `.ci/run` starts Redis with. */
 const startRedis = () =>
-  execFileSync('redis-server', ['--daemonize', 'yes', '--bind', '127.0.0.1', '-::1', '--port', '6379', '--save', '', '--appendonly', 'no', '--dir', '/tmp', '--logfile', '/tmp/redis-ci.log'], { timeout: 10_000 });
+  execFileSync(
+    'redis-server',
+    [
+      '--daemonize',
+      'yes',
+      '--bind',
+      '127.0.0.1',
+      '-::1',
+      '--port',
+      '6379',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      '/tmp',
+      '--logfile',
+      '/tmp/redis-ci.log',
+    ],
+    { timeout: 10_000 },
+  );
 
 /** Redis (the shared rate-limit store) stopped while pushes are being sent through a real instance. */
 describe('Redis stopped mid-send', () => {
@@ -38,18 +67,39 @@ describe('Redis stopped mid-send', () => {
     const caFile = path.join(os.tmpdir(), `herald-fault-ca-${process.pid}.pem`);
     fs.writeFileSync(caFile, fakes().tls.caPem);
     const port = await freePort();
-    server = startServerProcess({ ...ctx().database.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', REDIS_URL: 'redis://127.0.0.1:6379', FCM_API_URL: fakes().fcm.url, HERALD_SECRET_KEY: TEST_SECRET_KEY, NODE_EXTRA_CA_CERTS: caFile });
-    await waitFor(async () => ((await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200 ? true : undefined), 60_000, 'the instance to listen');
+    server = startServerProcess({
+      ...ctx().database.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      FCM_API_URL: fakes().fcm.url,
+      HERALD_SECRET_KEY: TEST_SECRET_KEY,
+      NODE_EXTRA_CA_CERTS: caFile,
+    });
+    await waitFor(
+      async () => ((await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200 ? true : undefined),
+      60_000,
+      'the instance to listen',
+    );
     fakes().fcm.recorder.clear();
 
-    const headers = { 'content-type': 'application/json', 'x-service-project-id': ctx().project.project_id, 'x-service-api-key': ctx().project.secret_key };
+    const headers = {
+      'content-type': 'application/json',
+      'x-service-project-id': ctx().project.project_id,
+      'x-service-api-key': ctx().project.secret_key,
+    };
     const statuses = new Map<number, number>();
     let stoppedAt = 0;
     let firstAfterStop = 0;
     let done = 0;
     const sendLoop = async () => {
       for (let i = 0; i < 15; i++) {
-        const res = await fetch(`http://127.0.0.1:${port}/api/v1/messages:send`, { method: 'POST', headers, body: JSON.stringify({ push_notifications: [{ target: { project_user_id: 'redis-fault' }, title: 'Hi' }] }) });
+        const res = await fetch(`http://127.0.0.1:${port}/api/v1/messages:send`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ push_notifications: [{ target: { project_user_id: 'redis-fault' }, title: 'Hi' }] }),
+        });
         await res.arrayBuffer();
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
         done++;
@@ -71,7 +121,17 @@ describe('Redis stopped mid-send', () => {
     const accepted = fakes().fcm.recorder.items.filter((i) => i.status === 200 && i.token === token).length;
     // One device per send: the provider accepted as many messages as were answered, none twice.
     const duplicates = accepted - (statuses.get(200) ?? 0);
-    report({ scenario: 'Redis stopped mid-send (10 concurrent senders)', recipients: 150, latencyMs: 50, lostAcknowledged: 150 - (statuses.get(200) ?? 0), duplicates, duplicateBound: 0, nonTerminal: 0, recoveryMs: firstAfterStop ? firstAfterStop - stoppedAt : -1, note: `statuses ${JSON.stringify(Object.fromEntries(statuses))}; recovery = Redis stopped to the next answered send` });
+    report({
+      scenario: 'Redis stopped mid-send (10 concurrent senders)',
+      recipients: 150,
+      latencyMs: 50,
+      lostAcknowledged: 150 - (statuses.get(200) ?? 0),
+      duplicates,
+      duplicateBound: 0,
+      nonTerminal: 0,
+      recoveryMs: firstAfterStop ? firstAfterStop - stoppedAt : -1,
+      note: `statuses ${JSON.stringify(Object.fromEntries(statuses))}; recovery = Redis stopped to the next answered send`,
+    });
     expect(Object.fromEntries(statuses)).toEqual({ 200: 150 });
     expect(accepted).toBe(150);
     expect(duplicates).toBe(0);

@@ -19,8 +19,16 @@ describe('concurrent writers on one user (PostgreSQL)', () => {
   it(`${WRITERS} writers x ${ROUNDS} rounds merge properties into one user: no acknowledged write lost`, async () => {
     const port = await freePort();
     server = startServerProcess({ ...ctx().database.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
-    await waitFor(async () => ((await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200 ? true : undefined), 60_000, 'the instance to listen');
-    const headers = { 'content-type': 'application/json', 'x-service-project-id': ctx().project.project_id, 'x-service-api-key': ctx().project.secret_key };
+    await waitFor(
+      async () => ((await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200 ? true : undefined),
+      60_000,
+      'the instance to listen',
+    );
+    const headers = {
+      'content-type': 'application/json',
+      'x-service-project-id': ctx().project.project_id,
+      'x-service-api-key': ctx().project.secret_key,
+    };
     const acknowledged: string[] = [];
     const statuses = new Map<number, number>();
     const startedAt = Date.now();
@@ -28,7 +36,11 @@ describe('concurrent writers on one user (PostgreSQL)', () => {
       Array.from({ length: WRITERS }, async (_, w) => {
         for (let round = 0; round < ROUNDS; round++) {
           const key = `w${w}r${round}`;
-          const res = await fetch(`http://127.0.0.1:${port}/api/v1/users`, { method: 'POST', headers, body: JSON.stringify({ project_user_id: 'contended', properties: { [key]: round } }) });
+          const res = await fetch(`http://127.0.0.1:${port}/api/v1/users`, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({ project_user_id: 'contended', properties: { [key]: round } }),
+          });
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
           if (res.status === 200) acknowledged.push(key);
           await res.arrayBuffer();
@@ -36,10 +48,27 @@ describe('concurrent writers on one user (PostgreSQL)', () => {
       }),
     );
     const elapsedMs = Date.now() - startedAt;
-    const stored = await ctx().database.db.selectFrom('users').select('properties').where('project_id', '=', ctx().project.project_id).where('project_user_id', '=', 'contended').executeTakeFirstOrThrow();
-    const properties = (typeof stored.properties === 'string' ? JSON.parse(stored.properties) : stored.properties) as Record<string, unknown>;
+    const stored = await ctx()
+      .database.db.selectFrom('users')
+      .select('properties')
+      .where('project_id', '=', ctx().project.project_id)
+      .where('project_user_id', '=', 'contended')
+      .executeTakeFirstOrThrow();
+    const properties = (
+      typeof stored.properties === 'string' ? JSON.parse(stored.properties) : stored.properties
+    ) as Record<string, unknown>;
     const lost = acknowledged.filter((k) => !(k in properties));
-    report({ scenario: `${WRITERS} concurrent writers on one user (${ROUNDS} rounds)`, recipients: WRITERS * ROUNDS, latencyMs: 0, lostAcknowledged: lost.length, duplicates: 0, duplicateBound: 0, nonTerminal: 0, recoveryMs: elapsedMs, note: `statuses ${JSON.stringify(Object.fromEntries(statuses))}; "recovery" = time for all writes` });
+    report({
+      scenario: `${WRITERS} concurrent writers on one user (${ROUNDS} rounds)`,
+      recipients: WRITERS * ROUNDS,
+      latencyMs: 0,
+      lostAcknowledged: lost.length,
+      duplicates: 0,
+      duplicateBound: 0,
+      nonTerminal: 0,
+      recoveryMs: elapsedMs,
+      note: `statuses ${JSON.stringify(Object.fromEntries(statuses))}; "recovery" = time for all writes`,
+    });
     expect(lost).toEqual([]);
     expect([...statuses.keys()].every((s) => s === 200 || s === 503)).toBe(true);
     expect(acknowledged.length).toBeGreaterThan(0);

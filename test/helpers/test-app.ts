@@ -21,12 +21,17 @@ export interface TestContext {
   secret: Record<string, string>;
   /** Headers authenticating as `project` with its public key. */
   public: Record<string, string>;
-  newProject(name?: string): Promise<{ project: CreatedProject; secret: Record<string, string>; public: Record<string, string> }>;
+  newProject(
+    name?: string,
+  ): Promise<{ project: CreatedProject; secret: Record<string, string>; public: Record<string, string> }>;
   inject(options: InjectOptions): Promise<LightMyRequestResponse>;
 }
 
 export function authHeaders(project: CreatedProject, kind: 'secret' | 'public' = 'secret'): Record<string, string> {
-  return { 'x-service-project-id': project.project_id, 'x-service-api-key': kind === 'secret' ? project.secret_key : project.public_key };
+  return {
+    'x-service-project-id': project.project_id,
+    'x-service-api-key': kind === 'secret' ? project.secret_key : project.public_key,
+  };
 }
 
 export interface TestAppOptions {

@@ -26,7 +26,10 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('PostgreSQL out of reach', ()
   // The app reaches PostgreSQL through a proxy the test can cut.
   const ctx = useTestContext('postgres', {
     deps: async (database) => {
-      proxy = await startTcpProxy({ host: new URL(TEST_DATABASE_URL).hostname, port: Number(new URL(TEST_DATABASE_URL).port || 5432) });
+      proxy = await startTcpProxy({
+        host: new URL(TEST_DATABASE_URL).hostname,
+        port: Number(new URL(TEST_DATABASE_URL).port || 5432),
+      });
       // Opened the way the server opens its database, so the server's connection error handling is what is tested.
       const url = new URL(database.env.DATABASE_URL!);
       url.port = String(proxy.port);
@@ -40,7 +43,13 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('PostgreSQL out of reach', ()
     await proxy?.close();
   });
 
-  const createUser = (id: string) => ctx().inject({ method: 'POST', url: '/api/v1/users', headers: ctx().secret, payload: { project_user_id: id, properties: { a: 1 } } });
+  const createUser = (id: string) =>
+    ctx().inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: ctx().secret,
+      payload: { project_user_id: id, properties: { a: 1 } },
+    });
 
   it('answers 503 with Retry-After while the database is gone, and recovers', async () => {
     expect((await createUser('before')).statusCode).toBe(200);
@@ -49,15 +58,33 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('PostgreSQL out of reach', ()
     await proxy!.cut();
     // Pooled connections are dead and new ones are refused: every route that needs the database says so.
     expectUnavailable(await createUser('during'));
-    expectUnavailable(await ctx().inject({ method: 'PATCH', url: '/api/v1/users/before', headers: ctx().secret, payload: { properties: { b: 2 } } }));
-    expectUnavailable(await ctx().inject({ method: 'POST', url: '/api/v1/events', headers: ctx().public, payload: { project_user_id: 'before', name: 'x' } }));
+    expectUnavailable(
+      await ctx().inject({
+        method: 'PATCH',
+        url: '/api/v1/users/before',
+        headers: ctx().secret,
+        payload: { properties: { b: 2 } },
+      }),
+    );
+    expectUnavailable(
+      await ctx().inject({
+        method: 'POST',
+        url: '/api/v1/events',
+        headers: ctx().public,
+        payload: { project_user_id: 'before', name: 'x' },
+      }),
+    );
     const ready = await ctx().inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(503);
     expect(ready.headers['retry-after']).toBeTruthy();
     expect((await ctx().inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
 
     await proxy!.restore();
-    await waitFor(async () => ((await ctx().inject({ method: 'GET', url: '/readyz' })).statusCode === 200 ? true : undefined), 15_000, '/readyz');
+    await waitFor(
+      async () => ((await ctx().inject({ method: 'GET', url: '/readyz' })).statusCode === 200 ? true : undefined),
+      15_000,
+      '/readyz',
+    );
     const after = await createUser('after');
     expect(after.statusCode).toBe(200);
     expect((await createUser('during')).statusCode).toBe(200);
@@ -71,12 +98,23 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('PostgreSQL out of reach', ()
         await proxy!.cut();
         await sql`select 1`.execute(trx);
       })
-      .then(() => undefined, (e: unknown) => e);
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(error).toBeInstanceOf(Error);
-    expect(renderError(error)).toMatchObject({ status: 503, reason: 'DATABASE_UNAVAILABLE', retryAfterSeconds: expect.any(Number) });
+    expect(renderError(error)).toMatchObject({
+      status: 503,
+      reason: 'DATABASE_UNAVAILABLE',
+      retryAfterSeconds: expect.any(Number),
+    });
     expect(renderError(new Error('duplicate key value violates unique constraint')).status).toBe(500);
     await proxy!.restore();
-    await waitFor(async () => ((await createUser('after-transaction')).statusCode === 200 ? true : undefined), 15_000, 'recovery');
+    await waitFor(
+      async () => ((await createUser('after-transaction')).statusCode === 200 ? true : undefined),
+      15_000,
+      'recovery',
+    );
   });
 
   it('connections cut in the middle of traffic give 503s, never 500s', async () => {
@@ -86,7 +124,11 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('PostgreSQL out of reach', ()
     const statuses = (await Promise.all(burst)).map((r) => r.statusCode);
     expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
     await proxy!.restore();
-    await waitFor(async () => ((await createUser('recovered')).statusCode === 200 ? true : undefined), 15_000, 'recovery');
+    await waitFor(
+      async () => ((await createUser('recovered')).statusCode === 200 ? true : undefined),
+      15_000,
+      'recovery',
+    );
   });
 });
 
@@ -94,18 +136,45 @@ describe.runIf(TEST_DIALECTS.includes('sqlite'))('SQLite locked by another proce
   const ctx = useTestContext('sqlite');
 
   it('a write that cannot get the lock within the busy timeout is a 503, reads and readiness go on', async () => {
-    expect((await ctx().inject({ method: 'POST', url: '/api/v1/users', headers: ctx().secret, payload: { project_user_id: 'locked' } })).statusCode).toBe(200);
+    expect(
+      (
+        await ctx().inject({
+          method: 'POST',
+          url: '/api/v1/users',
+          headers: ctx().secret,
+          payload: { project_user_id: 'locked' },
+        })
+      ).statusCode,
+    ).toBe(200);
     const other = new SQLite(ctx().database.target.sqliteFile!);
     try {
       other.exec('BEGIN IMMEDIATE');
       other.prepare("update users set updated_at = updated_at where project_user_id = 'locked'").run();
-      expectUnavailable(await ctx().inject({ method: 'POST', url: '/api/v1/users', headers: ctx().secret, payload: { project_user_id: 'locked', properties: { x: 1 } } }));
-      expect((await ctx().inject({ method: 'GET', url: '/api/v1/users/locked/devices', headers: ctx().secret })).statusCode).toBe(200);
+      expectUnavailable(
+        await ctx().inject({
+          method: 'POST',
+          url: '/api/v1/users',
+          headers: ctx().secret,
+          payload: { project_user_id: 'locked', properties: { x: 1 } },
+        }),
+      );
+      expect(
+        (await ctx().inject({ method: 'GET', url: '/api/v1/users/locked/devices', headers: ctx().secret })).statusCode,
+      ).toBe(200);
       expect((await ctx().inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
     } finally {
       other.exec('ROLLBACK');
       other.close();
     }
-    expect((await ctx().inject({ method: 'POST', url: '/api/v1/users', headers: ctx().secret, payload: { project_user_id: 'locked', properties: { x: 1 } } })).json()).toEqual({ properties: { x: 1 } });
+    expect(
+      (
+        await ctx().inject({
+          method: 'POST',
+          url: '/api/v1/users',
+          headers: ctx().secret,
+          payload: { project_user_id: 'locked', properties: { x: 1 } },
+        })
+      ).json(),
+    ).toEqual({ properties: { x: 1 } });
   });
 });

@@ -11,7 +11,10 @@ import { startRuntime } from '../../src/runtime.js';
 
 function capturingLogger() {
   let text = '';
-  const logger = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _enc, done) => ((text += chunk.toString('utf8')), done()) }));
+  const logger = pino(
+    { level: 'info' },
+    new Writable({ write: (chunk: Buffer, _enc, done) => ((text += chunk.toString('utf8')), done()) }),
+  );
   return { logger, lines: () => logLines(text) };
 }
 
@@ -50,7 +53,12 @@ describe.runIf(TEST_DIALECTS.includes('sqlite'))('first start on an empty embedd
       const again = await startRuntime(loadConfig({ ...serverEnv, DATA_DIR: dataDir }), second.logger);
       try {
         expect(second.lines().filter((line) => 'secret_key' in line)).toEqual([]);
-        expect(second.lines().map((line) => JSON.stringify(line)).join('\n')).not.toContain(created!.secret_key);
+        expect(
+          second
+            .lines()
+            .map((line) => JSON.stringify(line))
+            .join('\n'),
+        ).not.toContain(created!.secret_key);
         expect(await again.database.db.selectFrom('projects').select('id').execute()).toHaveLength(1);
       } finally {
         await again.stop();
@@ -70,7 +78,12 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('first start on an empty Post
       try {
         expect(await runtime.database.db.selectFrom('projects').select('id').execute()).toEqual([]);
         expect(log.lines().filter((line) => 'secret_key' in line || 'public_key' in line)).toEqual([]);
-        expect(log.lines().map((line) => JSON.stringify(line)).join('\n')).not.toMatch(/svc_[sp]k_/);
+        expect(
+          log
+            .lines()
+            .map((line) => JSON.stringify(line))
+            .join('\n'),
+        ).not.toMatch(/svc_[sp]k_/);
       } finally {
         await runtime.stop();
       }

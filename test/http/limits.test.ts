@@ -25,8 +25,17 @@ describe.each(TEST_DIALECTS)('body and time limits (G6) on %s', (dialect) => {
   const ctx = useTestContext(dialect, { env: { REQUEST_TIMEOUT_MS: '300' }, deps: { rateLimiter } });
 
   it.each(ENDPOINTS)('%s %s: a body over 1 MiB is a JSON 413', async (method, url) => {
-    const payload = JSON.stringify({ project_user_id: 'limit-user', name: 'x', properties: { pad: 'x'.repeat(1024 * 1024) } });
-    const res = await ctx().inject({ method, url, headers: { ...ctx().secret, 'content-type': 'application/json' }, payload });
+    const payload = JSON.stringify({
+      project_user_id: 'limit-user',
+      name: 'x',
+      properties: { pad: 'x'.repeat(1024 * 1024) },
+    });
+    const res = await ctx().inject({
+      method,
+      url,
+      headers: { ...ctx().secret, 'content-type': 'application/json' },
+      payload,
+    });
     expect(res.statusCode).toBe(413);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.json()).toEqual({ error: expect.any(String) });
@@ -36,13 +45,29 @@ describe.each(TEST_DIALECTS)('body and time limits (G6) on %s', (dialect) => {
     const prefix = '{"project_user_id":"exact","pad":"';
     const payload = prefix + 'x'.repeat(1024 * 1024 - prefix.length - 2) + '"}';
     expect(Buffer.byteLength(payload)).toBe(1024 * 1024);
-    const res = await ctx().inject({ method: 'POST', url: '/api/v1/users', headers: { ...ctx().secret, 'content-type': 'application/json' }, payload });
+    const res = await ctx().inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: { ...ctx().secret, 'content-type': 'application/json' },
+      payload,
+    });
     expect(res.statusCode).toBe(200);
   });
 
   it.each(ENDPOINTS)('%s %s: a body that is not JSON is a JSON 415', async (method, url) => {
-    for (const type of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx']) {
-      const res = await ctx().inject({ method, url, headers: { ...ctx().secret, 'content-type': type }, payload: 'project_user_id=x' });
+    for (const type of [
+      'text/plain',
+      'application/xml',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/jsonx',
+    ]) {
+      const res = await ctx().inject({
+        method,
+        url,
+        headers: { ...ctx().secret, 'content-type': type },
+        payload: 'project_user_id=x',
+      });
       expect(res.statusCode, type).toBe(415);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.json()).toEqual({ error: expect.any(String) });
@@ -53,16 +78,38 @@ describe.each(TEST_DIALECTS)('body and time limits (G6) on %s', (dialect) => {
 
   it('JSON with a charset or in another case is accepted', async () => {
     for (const type of ['application/json; charset=utf-8', 'Application/JSON']) {
-      const res = await ctx().inject({ method: 'POST', url: '/api/v1/users', headers: { ...ctx().secret, 'content-type': type }, payload: '{"project_user_id":"typed"}' });
+      const res = await ctx().inject({
+        method: 'POST',
+        url: '/api/v1/users',
+        headers: { ...ctx().secret, 'content-type': type },
+        payload: '{"project_user_id":"typed"}',
+      });
       expect(res.statusCode, type).toBe(200);
     }
   });
 
-  const MALFORMED = ['{', '{"a":}', 'nul', '[1,', '"\\u12"', '{"project_user_id":"x"}}', '\u0000', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', '1e999999', '{"project_user_id":"x","properties":{"a":1e999}}'];
+  const MALFORMED = [
+    '{',
+    '{"a":}',
+    'nul',
+    '[1,',
+    '"\\u12"',
+    '{"project_user_id":"x"}}',
+    '\u0000',
+    '{"__proto__":{"x":1}}',
+    '{"constructor":{"prototype":{"x":1}}}',
+    '1e999999',
+    '{"project_user_id":"x","properties":{"a":1e999}}',
+  ];
 
   it.each(ENDPOINTS)('%s %s: malformed or hostile JSON is a 4xx, never a 5xx', async (method, url) => {
     for (const payload of MALFORMED) {
-      const res = await ctx().inject({ method, url, headers: { ...ctx().secret, 'content-type': 'application/json' }, payload });
+      const res = await ctx().inject({
+        method,
+        url,
+        headers: { ...ctx().secret, 'content-type': 'application/json' },
+        payload,
+      });
       expect(res.statusCode, payload).toBeGreaterThanOrEqual(400);
       expect(res.statusCode, payload).toBeLessThan(500);
     }
@@ -91,7 +138,12 @@ describe.each(TEST_DIALECTS)('body and time limits (G6) on %s', (dialect) => {
   it('a request past the execution limit answers 503 {"error":"Request timed out"}', async () => {
     const slow = await ctx().newProject('slow');
     stalled.add(slow.project.project_id);
-    const res = await ctx().inject({ method: 'POST', url: '/api/v1/users', headers: slow.secret, payload: { project_user_id: 'late' } });
+    const res = await ctx().inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: slow.secret,
+      payload: { project_user_id: 'late' },
+    });
     expect(res.statusCode).toBe(503);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.json()).toEqual({ error: 'Request timed out' });
@@ -100,11 +152,29 @@ describe.each(TEST_DIALECTS)('body and time limits (G6) on %s', (dialect) => {
     // The stalled work finishing later neither crashes the app nor answers twice.
     await new Promise((resolve) => setTimeout(resolve, STALL_MS + 200));
     stalled.delete(slow.project.project_id);
-    expect((await ctx().inject({ method: 'POST', url: '/api/v1/users', headers: slow.secret, payload: { project_user_id: 'on-time' } })).statusCode).toBe(200);
+    expect(
+      (
+        await ctx().inject({
+          method: 'POST',
+          url: '/api/v1/users',
+          headers: slow.secret,
+          payload: { project_user_id: 'on-time' },
+        })
+      ).statusCode,
+    ).toBe(200);
   });
 
   it('fast requests are not affected by the limit', async () => {
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => ctx().inject({ method: 'POST', url: '/api/v1/users', headers: ctx().secret, payload: { project_user_id: `fast-${i}` } })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        ctx().inject({
+          method: 'POST',
+          url: '/api/v1/users',
+          headers: ctx().secret,
+          payload: { project_user_id: `fast-${i}` },
+        }),
+      ),
+    );
     expect(results.every((r) => r.statusCode === 200)).toBe(true);
   });
 });

@@ -22,7 +22,12 @@ describe.each(TEST_DIALECTS)('operations endpoints on %s', (dialect) => {
   it('/readyz answers 200 when the database is reachable and migrated, 503 while a migration is pending', async () => {
     expect((await ctx().inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ready' });
     const db = ctx().database.db;
-    const [last] = (await sql<{ name: string; applied: string }>`select name, "timestamp" as applied from kysely_migration order by name desc limit 1`.execute(db)).rows;
+    const [last] = (
+      await sql<{
+        name: string;
+        applied: string;
+      }>`select name, "timestamp" as applied from kysely_migration order by name desc limit 1`.execute(db)
+    ).rows;
     await sql`delete from kysely_migration where name = ${last!.name}`.execute(db);
     try {
       const pending = await ctx().inject({ method: 'GET', url: '/readyz' });
@@ -35,8 +40,18 @@ describe.each(TEST_DIALECTS)('operations endpoints on %s', (dialect) => {
   });
 
   it('/metrics is Prometheus text with request counts by route and status', async () => {
-    await ctx().inject({ method: 'POST', url: '/api/v1/users', headers: ctx().secret, payload: { project_user_id: 'metric-user' } });
-    await ctx().inject({ method: 'POST', url: '/api/v1/users', headers: ctx().secret, payload: { project_user_id: '' } });
+    await ctx().inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: ctx().secret,
+      payload: { project_user_id: 'metric-user' },
+    });
+    await ctx().inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: ctx().secret,
+      payload: { project_user_id: '' },
+    });
     await ctx().inject({ method: 'PATCH', url: '/api/v1/users/some-unknown-user', headers: ctx().secret, payload: {} });
     const res = await ctx().inject({ method: 'GET', url: '/metrics' });
     expect(res.statusCode).toBe(200);
@@ -56,7 +71,9 @@ describe.each(TEST_DIALECTS)('operations endpoints on %s', (dialect) => {
     expect(res.statusCode).toBe(200);
     const doc = res.json<OpenApiDocument>();
     expect(doc.openapi).toMatch(/^3\.1\./);
-    const operations = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
+    const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`),
+    );
     expect(operations).toEqual(
       expect.arrayContaining([
         'POST /api/v1/users',

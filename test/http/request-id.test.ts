@@ -9,7 +9,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Log lines written by the app, to check that they carry the request id. */
 let logText = '';
-const logger = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _enc, done) => ((logText += chunk.toString('utf8')), done()) }));
+const logger = pino(
+  { level: 'info' },
+  new Writable({ write: (chunk: Buffer, _enc, done) => ((logText += chunk.toString('utf8')), done()) }),
+);
 
 /** A clock that can be made to fail: the generic 500 path (an unexpected error in a service). */
 const faults = { clock: false };
@@ -34,13 +37,31 @@ describe.each(TEST_DIALECTS)('X-Request-ID (G5) on %s', (dialect) => {
       [401, { method: 'POST', url: '/api/v1/users', payload: { project_user_id: 'x' } }],
       [404, { method: 'GET', url: '/no/such/route' }],
       [404, { method: 'PATCH', url: '/api/v1/users/nobody', headers: json(), payload: '{}' }],
-      [413, { method: 'POST', url: '/api/v1/users', headers: json(), payload: JSON.stringify({ project_user_id: 'big', pad: 'x'.repeat(1_100_000) }) }],
-      [415, { method: 'POST', url: '/api/v1/users', headers: { ...ctx().secret, 'content-type': 'text/plain' }, payload: 'hi' }],
+      [
+        413,
+        {
+          method: 'POST',
+          url: '/api/v1/users',
+          headers: json(),
+          payload: JSON.stringify({ project_user_id: 'big', pad: 'x'.repeat(1_100_000) }),
+        },
+      ],
+      [
+        415,
+        {
+          method: 'POST',
+          url: '/api/v1/users',
+          headers: { ...ctx().secret, 'content-type': 'text/plain' },
+          payload: 'hi',
+        },
+      ],
       [500, { method: 'POST', url: '/api/v1/users', headers: json(), payload: '{"project_user_id":"x"}' }],
     ];
     for (const [status, request] of cases) {
       faults.clock = status === 500;
-      const res = await ctx().inject(request).finally(() => (faults.clock = false));
+      const res = await ctx()
+        .inject(request)
+        .finally(() => (faults.clock = false));
       expect(res.statusCode, `${request.method} ${request.url}`).toBe(status);
       expect(res.headers['x-request-id'], `${request.method} ${request.url}`).toMatch(UUID);
     }
@@ -63,7 +84,12 @@ describe.each(TEST_DIALECTS)('X-Request-ID (G5) on %s', (dialect) => {
   ])("echoes the caller's value when it is %s", async (_label, given) => {
     for (const request of [
       { method: 'GET' as const, url: '/healthz', headers: { 'x-request-id': given } },
-      { method: 'POST' as const, url: '/api/v1/users', headers: { 'x-request-id': given }, payload: { project_user_id: 'x' } },
+      {
+        method: 'POST' as const,
+        url: '/api/v1/users',
+        headers: { 'x-request-id': given },
+        payload: { project_user_id: 'x' },
+      },
       { method: 'DELETE' as const, url: '/api/v1/users/%zz', headers: { 'x-request-id': given } },
     ]) {
       expect((await ctx().inject(request)).headers['x-request-id']).toBe(given);
@@ -83,8 +109,15 @@ describe.each(TEST_DIALECTS)('X-Request-ID (G5) on %s', (dialect) => {
 
   it('every log line of a request carries its id', async () => {
     logText = '';
-    await ctx().inject({ method: 'POST', url: '/api/v1/users', headers: { ...json(), 'x-request-id': 'trace-me-123' }, payload: '{"project_user_id":' });
-    const lines = logLines(logText).filter((line) => JSON.stringify(line).includes('/api/v1/users') || line.reason !== undefined);
+    await ctx().inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: { ...json(), 'x-request-id': 'trace-me-123' },
+      payload: '{"project_user_id":',
+    });
+    const lines = logLines(logText).filter(
+      (line) => JSON.stringify(line).includes('/api/v1/users') || line.reason !== undefined,
+    );
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(line.reqId).toBe('trace-me-123');
   });

@@ -33,11 +33,27 @@ describe.each(TEST_DIALECTS)('graceful shutdown on %s', (dialect) => {
     database = await createTestDatabase(dialect);
     const project = await createProject(database.db, systemClock, 'shutdown');
     const port = await freePort();
-    server = startServerProcess({ ...database.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '20000' });
-    await waitFor(async () => ((await getStatus(port, '/healthz')) === 200 ? true : undefined), 30_000, 'the server to listen');
+    server = startServerProcess({
+      ...database.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      SHUTDOWN_TIMEOUT_MS: '20000',
+    });
+    await waitFor(
+      async () => ((await getStatus(port, '/healthz')) === 200 ? true : undefined),
+      30_000,
+      'the server to listen',
+    );
 
     // A 500-event batch whose body is still arriving when SIGTERM comes: the request is in flight.
-    const body = JSON.stringify({ events: Array.from({ length: 500 }, (_, i) => ({ project_user_id: `sd-${i % 7}`, name: 'shutdown-test', properties: { i } })) });
+    const body = JSON.stringify({
+      events: Array.from({ length: 500 }, (_, i) => ({
+        project_user_id: `sd-${i % 7}`,
+        name: 'shutdown-test',
+        properties: { i },
+      })),
+    });
     const half = Math.floor(body.length / 2);
     const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = http.request(
@@ -46,7 +62,12 @@ describe.each(TEST_DIALECTS)('graceful shutdown on %s', (dialect) => {
           port,
           method: 'POST',
           path: '/api/v1/events',
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-service-project-id': project.project_id, 'x-service-api-key': project.secret_key },
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            'x-service-project-id': project.project_id,
+            'x-service-api-key': project.secret_key,
+          },
         },
         (res) => {
           let text = '';

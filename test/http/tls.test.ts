@@ -16,15 +16,29 @@ import { startRuntime, type Runtime } from '../../src/runtime.js';
 function handshake(port: number, version: tls.SecureVersion): Promise<{ protocol: string | null } | { error: string }> {
   return new Promise((resolve) => {
     // SECLEVEL=0 lets this client offer the old versions at all, so the refusal is the server's.
-    const socket = tls.connect({ host: '127.0.0.1', port, minVersion: version, maxVersion: version, rejectUnauthorized: false, ciphers: 'DEFAULT@SECLEVEL=0' }, () => {
-      resolve({ protocol: socket.getProtocol() });
-      socket.end();
-    });
+    const socket = tls.connect(
+      {
+        host: '127.0.0.1',
+        port,
+        minVersion: version,
+        maxVersion: version,
+        rejectUnauthorized: false,
+        ciphers: 'DEFAULT@SECLEVEL=0',
+      },
+      () => {
+        resolve({ protocol: socket.getProtocol() });
+        socket.end();
+      },
+    );
     socket.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
   });
 }
 
-function get(client: typeof http | typeof https, port: number, options: https.RequestOptions = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function get(
+  client: typeof http | typeof https,
+  port: number,
+  options: https.RequestOptions = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const req = client.get({ host: '127.0.0.1', port, path: '/healthz', timeout: 5000, ...options }, (res) => {
       let body = '';
@@ -46,7 +60,27 @@ describe.each(TEST_DIALECTS)('TLS on %s', (dialect) => {
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        path.join(dir, 'key.pem'),
+        '-out',
+        path.join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     cert = fs.readFileSync(path.join(dir, 'cert.pem'));
     database = await createTestDatabase(dialect);
     const config = loadConfig({
@@ -91,10 +125,20 @@ describe.each(TEST_DIALECTS)('TLS on %s', (dialect) => {
 
   it('serves the API over HTTPS', async () => {
     const res = await new Promise<number>((resolve, reject) => {
-      const req = https.request({ host: '127.0.0.1', port, method: 'POST', path: '/api/v1/users', ca: cert, headers: { 'content-type': 'application/json' } }, (r) => {
-        r.resume();
-        resolve(r.statusCode!);
-      });
+      const req = https.request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/api/v1/users',
+          ca: cert,
+          headers: { 'content-type': 'application/json' },
+        },
+        (r) => {
+          r.resume();
+          resolve(r.statusCode!);
+        },
+      );
       req.on('error', reject);
       req.end('{"project_user_id":"x"}');
     });

@@ -1,6 +1,21 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentCard, Message, MessageSendParams, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from 'a2a-js-sdk-v0.3';
-import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, TaskNotCancelableError, TaskNotFoundError, type Client } from 'a2a-js-sdk-v0.3/client';
+import type {
+  AgentCard,
+  Message,
+  MessageSendParams,
+  Task,
+  TaskArtifactUpdateEvent,
+  TaskStatusUpdateEvent,
+} from 'a2a-js-sdk-v0.3';
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  type Client,
+} from 'a2a-js-sdk-v0.3/client';
 import { startReceiver, uid, type Json } from '../a2a/a2a-helpers.js';
 import { createCampaign } from '../campaigns/campaign-helpers.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
@@ -25,9 +40,23 @@ interface Sent {
   method: string;
 }
 
-const V03_METHODS = ['message/send', 'message/stream', 'tasks/get', 'tasks/cancel', 'tasks/resubscribe', 'tasks/pushNotificationConfig/set', 'tasks/pushNotificationConfig/get', 'tasks/pushNotificationConfig/list', 'tasks/pushNotificationConfig/delete', 'agent/getAuthenticatedExtendedCard'];
+const V03_METHODS = [
+  'message/send',
+  'message/stream',
+  'tasks/get',
+  'tasks/cancel',
+  'tasks/resubscribe',
+  'tasks/pushNotificationConfig/set',
+  'tasks/pushNotificationConfig/get',
+  'tasks/pushNotificationConfig/list',
+  'tasks/pushNotificationConfig/delete',
+  'agent/getAuthenticatedExtendedCard',
+];
 
-const params = (data: Record<string, unknown>, configuration?: MessageSendParams['configuration']): MessageSendParams => ({
+const params = (
+  data: Record<string, unknown>,
+  configuration?: MessageSendParams['configuration'],
+): MessageSendParams => ({
   message: { kind: 'message', messageId: uid('sdk03'), role: 'user', parts: [{ kind: 'data', data }] },
   ...(configuration ? { configuration } : {}),
 });
@@ -43,10 +72,14 @@ async function collect(stream: AsyncIterable<A2AStreamEventData>): Promise<A2ASt
   return events;
 }
 
-const statusEvents = (events: A2AStreamEventData[]) => events.filter((e): e is TaskStatusUpdateEvent => e.kind === 'status-update');
+const statusEvents = (events: A2AStreamEventData[]) =>
+  events.filter((e): e is TaskStatusUpdateEvent => e.kind === 'status-update');
 
 describe.each(TEST_DIALECTS)('@a2a-js/sdk 0.3.14 (a v0.3 client) against a listening Herald on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', HERALD_SECRET_KEY: TEST_SECRET_KEY }, deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, {
+    env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', HERALD_SECRET_KEY: TEST_SECRET_KEY },
+    deps: pushDeps(fakes),
+  });
   let base = '';
   const sent: Sent[] = [];
   const receivers: { close(): Promise<void> }[] = [];
@@ -54,12 +87,18 @@ describe.each(TEST_DIALECTS)('@a2a-js/sdk 0.3.14 (a v0.3 client) against a liste
   const fetchImpl: typeof fetch = async (input, init) => {
     const headers = new Headers(init?.headers);
     headers.set('X-API-Key', ctx().project.secret_key);
-    if (typeof init?.body === 'string') sent.push({ version: headers.get('A2A-Version'), method: (JSON.parse(init.body) as { method: string }).method });
+    if (typeof init?.body === 'string')
+      sent.push({ version: headers.get('A2A-Version'), method: (JSON.parse(init.body) as { method: string }).method });
     return fetch(input, { ...init, headers });
   };
 
   const client = (): Promise<Client> =>
-    new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })], cardResolver: new DefaultAgentCardResolver({ fetchImpl }) })).createFromUrl(base);
+    new ClientFactory(
+      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+        transports: [new JsonRpcTransportFactory({ fetchImpl })],
+        cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+      }),
+    ).createFromUrl(base);
 
   beforeAll(async () => {
     base = await ctx().app.listen({ port: 0, host: '127.0.0.1' });
@@ -75,7 +114,13 @@ describe.each(TEST_DIALECTS)('@a2a-js/sdk 0.3.14 (a v0.3 client) against a liste
 
   it('reads the card by its v0.3 fields and, told by supportsAuthenticatedExtendedCard, fetches the extended card', async () => {
     const card: AgentCard = await new DefaultAgentCardResolver({ fetchImpl }).resolve(base);
-    expect(card).toMatchObject({ protocolVersion: '0.3.0', url: `${base}/a2a`, preferredTransport: 'JSONRPC', supportsAuthenticatedExtendedCard: true, capabilities: { streaming: true, pushNotifications: true } });
+    expect(card).toMatchObject({
+      protocolVersion: '0.3.0',
+      url: `${base}/a2a`,
+      preferredTransport: 'JSONRPC',
+      supportsAuthenticatedExtendedCard: true,
+      capabilities: { streaming: true, pushNotifications: true },
+    });
     expect(card.securitySchemes?.apiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
     const extended = await (await client()).getAgentCard();
     expect(sent.at(-1)).toEqual({ version: null, method: 'agent/getAuthenticatedExtendedCard' });
@@ -86,27 +131,63 @@ describe.each(TEST_DIALECTS)('@a2a-js/sdk 0.3.14 (a v0.3 client) against a liste
   it('message/send runs each of the four skills', async () => {
     const c = await client();
     const projectUserId = uid('u');
-    const user = asTask(await c.sendMessage(params({ skill: 'create-user', projectUserId, properties: { plan: 'pro' } })));
+    const user = asTask(
+      await c.sendMessage(params({ skill: 'create-user', projectUserId, properties: { plan: 'pro' } })),
+    );
     expect(sent.at(-1)).toEqual({ version: null, method: 'message/send' });
     expect(user.status.state).toBe('completed');
-    expect(user.artifacts?.[0]).toMatchObject({ name: 'user-result', parts: [{ kind: 'data', data: { projectUserId, properties: { plan: 'pro' } } }] });
+    expect(user.artifacts?.[0]).toMatchObject({
+      name: 'user-result',
+      parts: [{ kind: 'data', data: { projectUserId, properties: { plan: 'pro' } } }],
+    });
     const event = asTask(await c.sendMessage(params({ skill: 'track-event', projectUserId, eventName: 'signup' })));
-    expect(event.artifacts?.[0]).toMatchObject({ name: 'event-result', parts: [{ data: { eventName: 'signup', projectUserId } }] });
-    const push = asTask(await c.sendMessage(params({ skill: 'send-push-notification', notifications: [{ target: { deviceId: 'no-such-device' }, title: 'Hi' }] })));
-    expect(push.artifacts?.[0]).toMatchObject({ name: 'delivery-results', parts: [{ data: { deliveryResults: [{ status: 'DELIVERY_RESULT_STATUS_NO_DEVICE' }] } }] });
+    expect(event.artifacts?.[0]).toMatchObject({
+      name: 'event-result',
+      parts: [{ data: { eventName: 'signup', projectUserId } }],
+    });
+    const push = asTask(
+      await c.sendMessage(
+        params({
+          skill: 'send-push-notification',
+          notifications: [{ target: { deviceId: 'no-such-device' }, title: 'Hi' }],
+        }),
+      ),
+    );
+    expect(push.artifacts?.[0]).toMatchObject({
+      name: 'delivery-results',
+      parts: [{ data: { deliveryResults: [{ status: 'DELIVERY_RESULT_STATUS_NO_DEVICE' }] } }],
+    });
     const campaignId = await createCampaign(ctx());
-    const trigger = asTask(await c.sendMessage(params({ skill: 'trigger-campaign', campaignId, audience: { targets: [{ projectUserId }] } })));
+    const trigger = asTask(
+      await c.sendMessage(
+        params({ skill: 'trigger-campaign', campaignId, audience: { targets: [{ projectUserId }] } }),
+      ),
+    );
     expect(trigger.status.state).toBe('completed');
-    expect(trigger.artifacts?.[0]).toMatchObject({ name: 'trigger-result', parts: [{ data: { triggerId: expect.any(String), campaignId } }] });
+    expect(trigger.artifacts?.[0]).toMatchObject({
+      name: 'trigger-result',
+      parts: [{ data: { triggerId: expect.any(String), campaignId } }],
+    });
   });
 
   it('message/stream: submitted, working, completed (final), and tasks/get has the result', async () => {
     const c = await client();
-    const events = statusEvents(await collect(c.sendMessageStream(params({ skill: 'create-user', projectUserId: uid('u') }))));
-    expect(events.map((e) => [e.status.state, e.final])).toEqual([['submitted', false], ['working', false], ['completed', true]]);
+    const events = statusEvents(
+      await collect(c.sendMessageStream(params({ skill: 'create-user', projectUserId: uid('u') }))),
+    );
+    expect(events.map((e) => [e.status.state, e.final])).toEqual([
+      ['submitted', false],
+      ['working', false],
+      ['completed', true],
+    ]);
     const task = await c.getTask({ id: events[0]!.taskId, historyLength: 1 });
     expect(sent.at(-1)?.method).toBe('tasks/get');
-    expect(task).toMatchObject({ kind: 'task', id: events[0]!.taskId, status: { state: 'completed' }, artifacts: [{ name: 'user-result' }] });
+    expect(task).toMatchObject({
+      kind: 'task',
+      id: events[0]!.taskId,
+      status: { state: 'completed' },
+      artifacts: [{ name: 'user-result' }],
+    });
     expect(task.history).toHaveLength(1);
     await expect(c.getTask({ id: 'no-such-task' })).rejects.toBeInstanceOf(TaskNotFoundError);
   });
@@ -119,7 +200,9 @@ describe.each(TEST_DIALECTS)('@a2a-js/sdk 0.3.14 (a v0.3 client) against a liste
     expect(await c.cancelTask({ id })).toMatchObject({ kind: 'task', id, status: { state: 'canceled' } });
     expect(sent.at(-1)?.method).toBe('tasks/cancel');
     await expect(c.cancelTask({ id })).rejects.toBeInstanceOf(TaskNotCancelableError);
-    expect(statusEvents(await collect(c.resubscribeTask({ id }))).map((e) => [e.status.state, e.final])).toEqual([['canceled', true]]);
+    expect(statusEvents(await collect(c.resubscribeTask({ id }))).map((e) => [e.status.state, e.final])).toEqual([
+      ['canceled', true],
+    ]);
   });
 
   it('tasks/pushNotificationConfig set, get, list, delete, with the webhook delivered to a loopback receiver', async () => {
@@ -127,9 +210,19 @@ describe.each(TEST_DIALECTS)('@a2a-js/sdk 0.3.14 (a v0.3 client) against a liste
     receivers.push(hook);
     const c = await client();
     const taskId = await workingTask(ctx(), ctx().project.project_id);
-    const set = await c.setTaskPushNotificationConfig({ taskId, pushNotificationConfig: { url: hook.url, token: 'tok-03', authentication: { schemes: ['Bearer'], credentials: 'c2VjcmV0' } } });
+    const set = await c.setTaskPushNotificationConfig({
+      taskId,
+      pushNotificationConfig: {
+        url: hook.url,
+        token: 'tok-03',
+        authentication: { schemes: ['Bearer'], credentials: 'c2VjcmV0' },
+      },
+    });
     const id = set.pushNotificationConfig.id!;
-    expect(set).toMatchObject({ taskId, pushNotificationConfig: { url: hook.url, token: 'tok-03', authentication: { schemes: ['Bearer'] } } });
+    expect(set).toMatchObject({
+      taskId,
+      pushNotificationConfig: { url: hook.url, token: 'tok-03', authentication: { schemes: ['Bearer'] } },
+    });
     expect(id).toBeTruthy();
     const got = await c.getTaskPushNotificationConfig({ id: taskId, pushNotificationConfigId: id } as Json);
     expect(got.pushNotificationConfig).toMatchObject({ id, url: hook.url });
@@ -138,7 +231,10 @@ describe.each(TEST_DIALECTS)('@a2a-js/sdk 0.3.14 (a v0.3 client) against a liste
     expect(list.map((cfg) => cfg.pushNotificationConfig.id)).toEqual([id]);
     await c.cancelTask({ id: taskId });
     await deliverUntil(ctx(), hook, 1);
-    expect(hook.received[0]).toMatchObject({ headers: { authorization: 'Bearer c2VjcmV0', 'x-a2a-token': 'tok-03' }, body: { kind: 'task', id: taskId, status: { state: 'canceled' } } });
+    expect(hook.received[0]).toMatchObject({
+      headers: { authorization: 'Bearer c2VjcmV0', 'x-a2a-token': 'tok-03' },
+      body: { kind: 'task', id: taskId, status: { state: 'canceled' } },
+    });
     await c.deleteTaskPushNotificationConfig({ id: taskId, pushNotificationConfigId: id });
     expect(await c.listTaskPushNotificationConfig({ id: taskId })).toEqual([]);
   });

@@ -19,16 +19,39 @@ export async function waitFor(condition: () => Promise<boolean>, what: string, t
 export async function workingTask(ctx: TestContext, projectId: string, contextId = 'ctx-working'): Promise<string> {
   const id = uid('task');
   const now = Date.now();
-  const user = { messageId: uid('m'), role: 'user' as const, parts: [{ data: { skill: 'send-push-notification' } }], taskId: id, contextId };
+  const user = {
+    messageId: uid('m'),
+    role: 'user' as const,
+    parts: [{ data: { skill: 'send-push-notification' } }],
+    taskId: id,
+    contextId,
+  };
   await ctx.database.db.transaction().execute((trx) =>
-    insertTask(trx, { id, projectId, contextId, skill: 'send-push-notification', createdAt: now }, [{ state: 'submitted', timestamp: now }, { state: 'working', timestamp: now }], [user], []),
+    insertTask(
+      trx,
+      { id, projectId, contextId, skill: 'send-push-notification', createdAt: now },
+      [
+        { state: 'submitted', timestamp: now },
+        { state: 'working', timestamp: now },
+      ],
+      [user],
+      [],
+    ),
   );
   return id;
 }
 
 /** Runs the worker's real job handlers (as `createJobHandlers` composes them) until the receiver has `count` webhooks. */
 export async function deliverUntil(ctx: TestContext, hook: { received: unknown[] }, count: number): Promise<void> {
-  const handlers = createJobHandlers({ config: ctx.config, db: ctx.database.db, dialect: ctx.database.dialect, logger: ctx.deps.logger, clock: systemClock, push: ctx.deps.push as PushRuntime, templates: ctx.deps.templates });
+  const handlers = createJobHandlers({
+    config: ctx.config,
+    db: ctx.database.db,
+    dialect: ctx.database.dialect,
+    logger: ctx.deps.logger,
+    clock: systemClock,
+    push: ctx.deps.push as PushRuntime,
+    templates: ctx.deps.templates,
+  });
   await waitFor(async () => {
     await runJobsUntilIdle(ctx.database.db, handlers);
     return hook.received.length >= count;

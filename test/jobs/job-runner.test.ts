@@ -10,7 +10,12 @@ import { deferred, silentLogger, waitUntil } from './test-jobs.js';
 /** A logger whose records the test can read (to see the runner's warnings and the listener's pid). */
 function capturingLogger() {
   const records: Array<Record<string, unknown>> = [];
-  const stream = new Writable({ write(chunk, _enc, done) { records.push(JSON.parse(String(chunk)) as Record<string, unknown>); done(); } });
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      records.push(JSON.parse(String(chunk)) as Record<string, unknown>);
+      done();
+    },
+  });
   return { logger: pino({ level: 'debug' }, stream), records };
 }
 
@@ -18,7 +23,17 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
   let database: TestDatabase;
   const runners: JobRunner[] = [];
   const startRunner = async (handlers: JobHandlers, options: Partial<JobRunnerOptions> = {}) => {
-    const runner = createJobRunner({ db: database.db, dialect, pgPool: database.pgPool, logger: silentLogger, handlers, concurrency: 4, pollIntervalMs: 50, leaseMs: 60_000, ...options });
+    const runner = createJobRunner({
+      db: database.db,
+      dialect,
+      pgPool: database.pgPool,
+      logger: silentLogger,
+      handlers,
+      concurrency: 4,
+      pollIntervalMs: 50,
+      leaseMs: 60_000,
+      ...options,
+    });
     runners.push(runner);
     await runner.start();
     return runner;
@@ -40,28 +55,37 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
     let active = 0;
     let maxActive = 0;
     let done = 0;
-    await startRunner({ 'test.echo': async () => {
-      active += 1;
-      maxActive = Math.max(maxActive, active);
-      await gate.promise;
-      active -= 1;
-      done += 1;
-    } }, { concurrency: 2 });
+    await startRunner(
+      {
+        'test.echo': async () => {
+          active += 1;
+          maxActive = Math.max(maxActive, active);
+          await gate.promise;
+          active -= 1;
+          done += 1;
+        },
+      },
+      { concurrency: 2 },
+    );
     const ids = await Promise.all([1, 2, 3, 4, 5].map((value) => enqueueJob(database.db, 'test.echo', { value })));
     await waitUntil('two jobs run', () => active === 2);
     gate.resolve();
     await waitUntil('all jobs ran', () => done === 5);
     expect(maxActive).toBe(2);
-    await waitUntil('all succeeded', async () => (await Promise.all(ids.map((id) => getJob(database.db, id)))).every((j) => j?.state === 'succeeded'));
+    await waitUntil('all succeeded', async () =>
+      (await Promise.all(ids.map((id) => getJob(database.db, id)))).every((j) => j?.state === 'succeeded'),
+    );
   });
 
   it('stop() stops claiming and waits for the in-flight job before resolving', async () => {
     const release = deferred();
     const started = deferred();
-    const runner = await startRunner({ 'test.echo': async ({ value }) => {
-      if (value === 1) started.resolve();
-      await release.promise;
-    } });
+    const runner = await startRunner({
+      'test.echo': async ({ value }) => {
+        if (value === 1) started.resolve();
+        await release.promise;
+      },
+    });
     const id = await enqueueJob(database.db, 'test.echo', { value: 1 });
     await started.promise;
     let stopped = false;
@@ -79,10 +103,17 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
   it('after the drain timeout aborts the job signal and hands the job back without spending an attempt', async () => {
     const started = deferred();
     let abortReason: unknown;
-    const runner = await startRunner({ 'test.block': async (_payload, { signal }) => {
-      started.resolve();
-      await new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject((abortReason = signal.reason))));
-    } }, { drainTimeoutMs: 100 });
+    const runner = await startRunner(
+      {
+        'test.block': async (_payload, { signal }) => {
+          started.resolve();
+          await new Promise((_resolve, reject) =>
+            signal.addEventListener('abort', () => reject((abortReason = signal.reason))),
+          );
+        },
+      },
+      { drainTimeoutMs: 100 },
+    );
     const id = await enqueueJob(database.db, 'test.block', {});
     await started.promise;
     await runner.stop();
@@ -94,15 +125,23 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
     const otherRuns: string[] = [];
     const release = deferred();
     const started = deferred<string>();
-    await startRunner({ 'test.block': async (_p, { jobId }) => {
-      started.resolve(jobId);
-      await release.promise;
-    } }, { leaseMs: 600 });
+    await startRunner(
+      {
+        'test.block': async (_p, { jobId }) => {
+          started.resolve(jobId);
+          await release.promise;
+        },
+      },
+      { leaseMs: 600 },
+    );
     const id = await enqueueJob(database.db, 'test.block', {});
     expect(await started.promise).toBe(id);
     const lockedBy = (await getJob(database.db, id))?.lockedBy;
     // A second worker keeps trying for well over two lease lengths while the first one runs.
-    const other = await startRunner({ 'test.block': async (_p, { jobId }) => void otherRuns.push(jobId) }, { leaseMs: 600, pollIntervalMs: 50 });
+    const other = await startRunner(
+      { 'test.block': async (_p, { jobId }) => void otherRuns.push(jobId) },
+      { leaseMs: 600, pollIntervalMs: 50 },
+    );
     await new Promise((resolve) => setTimeout(resolve, 1500));
     await other.stop();
     const during = await getJob(database.db, id);
@@ -113,9 +152,14 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
   });
 
   it('deletes succeeded jobs after their retention and keeps dead ones', async () => {
-    await startRunner({ 'test.echo': async ({ value }) => {
-      if (value === 2) throw new Error('always');
-    } }, { succeededRetentionMs: 0, cleanupIntervalMs: 50 });
+    await startRunner(
+      {
+        'test.echo': async ({ value }) => {
+          if (value === 2) throw new Error('always');
+        },
+      },
+      { succeededRetentionMs: 0, cleanupIntervalMs: 50 },
+    );
     const ok = await enqueueJob(database.db, 'test.echo', { value: 1 });
     const bad = await enqueueJob(database.db, 'test.echo', { value: 2 }, { maxAttempts: 1 });
     await waitUntil('the succeeded job is deleted', async () => (await getJob(database.db, ok)) === undefined);
@@ -134,27 +178,39 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
   }, 20_000);
 
   // PostgreSQL only: SQLite has no listening connection to lose.
-  if (dialect === 'postgres') it('listens again after its connection is killed', async () => {
-    const { logger, records } = capturingLogger();
-    const ran: string[] = [];
-    await startRunner({ 'test.echo': async (_p, { jobId }) => void ran.push(jobId) }, { pollIntervalMs: 60_000, logger });
-    const listening = () => records.filter((r) => r.msg === 'listening for job wake-ups');
-    const pid = listening()[0]?.backend_pid;
-    expect(typeof pid).toBe('number');
-    await database.pgPool!.query('select pg_terminate_backend($1)', [pid]);
-    await waitUntil('the listener reconnected', () => listening().length === 2);
-    expect(records.some((r) => r.msg === 'job wake-up connection dropped; reconnecting')).toBe(true);
-    expect(listening()[1]?.backend_pid).not.toBe(pid);
-    const id = await enqueueJob(database.db, 'test.echo', { value: 1 });
-    await waitUntil('the job ran', () => ran.includes(id));
-  }, 20_000);
+  if (dialect === 'postgres')
+    it('listens again after its connection is killed', async () => {
+      const { logger, records } = capturingLogger();
+      const ran: string[] = [];
+      await startRunner(
+        { 'test.echo': async (_p, { jobId }) => void ran.push(jobId) },
+        { pollIntervalMs: 60_000, logger },
+      );
+      const listening = () => records.filter((r) => r.msg === 'listening for job wake-ups');
+      const pid = listening()[0]?.backend_pid;
+      expect(typeof pid).toBe('number');
+      await database.pgPool!.query('select pg_terminate_backend($1)', [pid]);
+      await waitUntil('the listener reconnected', () => listening().length === 2);
+      expect(records.some((r) => r.msg === 'job wake-up connection dropped; reconnecting')).toBe(true);
+      expect(listening()[1]?.backend_pid).not.toBe(pid);
+      const id = await enqueueJob(database.db, 'test.echo', { value: 1 });
+      await waitUntil('the job ran', () => ran.includes(id));
+    }, 20_000);
 });
 
 describe('job runner with an unreachable database', () => {
   it('backs off between failed claims instead of spinning', async () => {
     const unreachable = openDatabase({ url: 'postgres://postgres@127.0.0.1:1/test' });
     const { logger, records } = capturingLogger();
-    const runner = createJobRunner({ db: unreachable.db, dialect: 'postgres', logger, handlers: { 'test.echo': async () => {} }, concurrency: 1, pollIntervalMs: 10, leaseMs: 60_000 });
+    const runner = createJobRunner({
+      db: unreachable.db,
+      dialect: 'postgres',
+      logger,
+      handlers: { 'test.echo': async () => {} },
+      concurrency: 1,
+      pollIntervalMs: 10,
+      leaseMs: 60_000,
+    });
     try {
       await runner.start();
       await new Promise((resolve) => setTimeout(resolve, 1000));

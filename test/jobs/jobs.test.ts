@@ -38,14 +38,24 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
 
     const id = await database.db.transaction().execute((trx) => enqueueJob(trx, 'test.echo', { value: 2 }));
     const job = await getJob(database.db, id);
-    expect(job).toMatchObject({ id, kind: 'test.echo', payload: { value: 2 }, state: 'pending', attempts: 0, maxAttempts: 25, lockedBy: null });
+    expect(job).toMatchObject({
+      id,
+      kind: 'test.echo',
+      payload: { value: 2 },
+      state: 'pending',
+      attempts: 0,
+      maxAttempts: 25,
+      lockedBy: null,
+    });
     await runJobsUntilIdle(database.db, { 'test.echo': async () => {} });
   });
 
   it('de-duplicates by job key while the keyed job is unfinished, and not after it finished', async () => {
     const first = await enqueueJob(database.db, 'test.echo', { value: 1 }, { jobKey: 'dedup-1' });
     const again = await enqueueJob(database.db, 'test.echo', { value: 2 }, { jobKey: 'dedup-1' });
-    const inTransaction = await database.db.transaction().execute((trx) => enqueueJob(trx, 'test.echo', { value: 3 }, { jobKey: 'dedup-1' }));
+    const inTransaction = await database.db
+      .transaction()
+      .execute((trx) => enqueueJob(trx, 'test.echo', { value: 3 }, { jobKey: 'dedup-1' }));
     const other = await enqueueJob(database.db, 'test.echo', { value: 4 }, { jobKey: 'dedup-2' });
     expect(again).toBe(first);
     expect(inTransaction).toBe(first);
@@ -103,16 +113,23 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
     const clock = new ManualClock();
     const id = await enqueueJob(database.db, 'test.echo', { value: 1 }, { maxAttempts: 5, clock });
     const attemptsSeen: Array<[number, number]> = [];
-    const failing = { 'test.echo': async (_: unknown, h: { attempt: number; maxAttempts: number }) => {
-      attemptsSeen.push([h.attempt, h.maxAttempts]);
-      throw new Error(`provider down (attempt ${h.attempt})`);
-    } };
+    const failing = {
+      'test.echo': async (_: unknown, h: { attempt: number; maxAttempts: number }) => {
+        attemptsSeen.push([h.attempt, h.maxAttempts]);
+        throw new Error(`provider down (attempt ${h.attempt})`);
+      },
+    };
     const delays: number[] = [];
     for (let attempt = 1; attempt <= 4; attempt += 1) {
       const result = await runJobsUntilIdle(database.db, failing, { clock });
       expect(result).toMatchObject({ runs: 1, failed: 1 });
       const job = (await getJob(database.db, id))!;
-      expect(job).toMatchObject({ state: 'pending', attempts: attempt, lastError: `Error: provider down (attempt ${attempt})`, lockedBy: null });
+      expect(job).toMatchObject({
+        state: 'pending',
+        attempts: attempt,
+        lastError: `Error: provider down (attempt ${attempt})`,
+        lockedBy: null,
+      });
       const delay = job.runAt - clock.now();
       const ceiling = 1000 * 2 ** (attempt - 1);
       expect(delay).toBeGreaterThanOrEqual(ceiling / 2);
@@ -126,8 +143,18 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
     expect([...delays].sort((a, b) => a - b)).toEqual(delays);
     const last = await runJobsUntilIdle(database.db, failing, { clock });
     expect(last).toMatchObject({ runs: 1, dead: 1 });
-    expect(await getJob(database.db, id)).toMatchObject({ state: 'dead', attempts: 5, lastError: 'Error: provider down (attempt 5)' });
-    expect(attemptsSeen).toEqual([[1, 5], [2, 5], [3, 5], [4, 5], [5, 5]]);
+    expect(await getJob(database.db, id)).toMatchObject({
+      state: 'dead',
+      attempts: 5,
+      lastError: 'Error: provider down (attempt 5)',
+    });
+    expect(attemptsSeen).toEqual([
+      [1, 5],
+      [2, 5],
+      [3, 5],
+      [4, 5],
+      [5, 5],
+    ]);
     clock.advance(RETRY_CAP_MS * 2);
     expect((await runJobsUntilIdle(database.db, failing, { clock })).runs).toBe(0);
   });
@@ -153,16 +180,28 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
     const clock = new ManualClock();
     const id = await enqueueJob(database.db, 'test.items', { items: [1, 2] }, { maxAttempts: 2, clock });
     let calls = 0;
-    const handler = { 'test.items': async () => {
-      calls += 1;
-      if (calls === 1) throw new RetryJobError({ delayMs: 30_000 });
-      throw new RetryJobError({ payload: { items: [9] }, countAsAttempt: true, reason: 'one send failed' });
-    } };
+    const handler = {
+      'test.items': async () => {
+        calls += 1;
+        if (calls === 1) throw new RetryJobError({ delayMs: 30_000 });
+        throw new RetryJobError({ payload: { items: [9] }, countAsAttempt: true, reason: 'one send failed' });
+      },
+    };
     await runJobsUntilIdle(database.db, handler, { clock });
-    expect(await getJob(database.db, id)).toMatchObject({ state: 'pending', attempts: 0, runAt: clock.now() + 30_000, lastError: null });
+    expect(await getJob(database.db, id)).toMatchObject({
+      state: 'pending',
+      attempts: 0,
+      runAt: clock.now() + 30_000,
+      lastError: null,
+    });
     clock.advance(30_000);
     expect(await runJobsUntilIdle(database.db, handler, { clock })).toMatchObject({ runs: 1, failed: 1 });
-    expect(await getJob(database.db, id)).toMatchObject({ state: 'pending', attempts: 1, payload: { items: [9] }, lastError: 'RetryJobError: one send failed' });
+    expect(await getJob(database.db, id)).toMatchObject({
+      state: 'pending',
+      attempts: 1,
+      payload: { items: [9] },
+      lastError: 'RetryJobError: one send failed',
+    });
     clock.advance(1000);
     expect(await runJobsUntilIdle(database.db, handler, { clock })).toMatchObject({ runs: 1, dead: 1 });
   });
@@ -171,7 +210,13 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
     const clock = new ManualClock();
     const id = await enqueueJob(database.db, 'test.echo', { value: 7 }, { clock });
     const claims = jobClaimsFor(database.dialect);
-    const [claimed] = await claims.claimJobs(database.db, { lockToken: 'dead-worker/1', now: clock.now(), leaseMs: 1000, limit: 5, kinds: ['test.echo'] });
+    const [claimed] = await claims.claimJobs(database.db, {
+      lockToken: 'dead-worker/1',
+      now: clock.now(),
+      leaseMs: 1000,
+      limit: 5,
+      kinds: ['test.echo'],
+    });
     expect(claimed).toMatchObject({ id, state: 'running', attempts: 1, locked_by: 'dead-worker/1' });
 
     const runs: number[] = [];
@@ -189,12 +234,24 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
   it('marks a job without a finaliser dead, without running it again, when its worker was lost during the last attempt', async () => {
     const clock = new ManualClock();
     const id = await enqueueJob(database.db, 'test.echo', { value: 8 }, { clock, maxAttempts: 1 });
-    await jobClaimsFor(database.dialect).claimJobs(database.db, { lockToken: 'lost/1', now: clock.now(), leaseMs: 1000, limit: 5, kinds: ['test.echo'] });
+    await jobClaimsFor(database.dialect).claimJobs(database.db, {
+      lockToken: 'lost/1',
+      now: clock.now(),
+      leaseMs: 1000,
+      limit: 5,
+      kinds: ['test.echo'],
+    });
     clock.advance(1001);
     let ran = false;
-    expect(await runJobsUntilIdle(database.db, { 'test.echo': async () => void (ran = true) }, { clock })).toMatchObject({ runs: 1, dead: 1 });
+    expect(
+      await runJobsUntilIdle(database.db, { 'test.echo': async () => void (ran = true) }, { clock }),
+    ).toMatchObject({ runs: 1, dead: 1 });
     expect(ran).toBe(false);
-    expect(await getJob(database.db, id)).toMatchObject({ state: 'dead', lockedBy: null, lastError: 'lease expired (worker lost)' });
+    expect(await getJob(database.db, id)).toMatchObject({
+      state: 'dead',
+      lockedBy: null,
+      lastError: 'lease expired (worker lost)',
+    });
   });
 
   it('runs the finaliser once when the worker died during the last attempt, then the job is dead', async () => {
@@ -202,13 +259,24 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
     const id = await enqueueJob(database.db, 'test.echo', { value: 9 }, { clock, maxAttempts: 2 });
     const claims = jobClaimsFor(database.dialect);
     for (const token of ['lost/1', 'lost/2']) {
-      await claims.claimJobs(database.db, { lockToken: token, now: clock.now(), leaseMs: 1000, limit: 5, kinds: ['test.echo'] });
+      await claims.claimJobs(database.db, {
+        lockToken: token,
+        now: clock.now(),
+        leaseMs: 1000,
+        limit: 5,
+        kinds: ['test.echo'],
+      });
       clock.advance(1001);
       if (token === 'lost/1') await rescueExpiredJobs(database.db, clock.now());
     }
     const ran: string[] = [];
-    const handler = Object.assign(async () => void ran.push('run'), { finalise: async ({ value }: { value: number }) => void ran.push(`finalise ${value}`) });
-    expect(await runJobsUntilIdle(database.db, { 'test.echo': handler }, { clock })).toMatchObject({ runs: 1, dead: 1 });
+    const handler = Object.assign(async () => void ran.push('run'), {
+      finalise: async ({ value }: { value: number }) => void ran.push(`finalise ${value}`),
+    });
+    expect(await runJobsUntilIdle(database.db, { 'test.echo': handler }, { clock })).toMatchObject({
+      runs: 1,
+      dead: 1,
+    });
     expect(ran).toEqual(['finalise 9']);
     expect(await getJob(database.db, id)).toMatchObject({ state: 'dead', attempts: 3, lockedBy: null });
   });
@@ -228,10 +296,16 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
         },
       },
     );
-    expect(await runJobsUntilIdle(database.db, { 'test.echo': handler }, { clock })).toMatchObject({ runs: 2, failed: 2 });
+    expect(await runJobsUntilIdle(database.db, { 'test.echo': handler }, { clock })).toMatchObject({
+      runs: 2,
+      failed: 2,
+    });
     expect(await getJob(database.db, id)).toMatchObject({ state: 'pending', lastError: 'Error: provider down' });
     clock.advance(5000);
-    expect(await runJobsUntilIdle(database.db, { 'test.echo': handler }, { clock })).toMatchObject({ runs: 1, dead: 1 });
+    expect(await runJobsUntilIdle(database.db, { 'test.echo': handler }, { clock })).toMatchObject({
+      runs: 1,
+      dead: 1,
+    });
     expect(finaliseCalls).toBe(2);
     expect(await getJob(database.db, id)).toMatchObject({ state: 'dead', lastError: 'Error: provider down' });
   });
@@ -241,10 +315,20 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
     const id = await enqueueJob(database.db, 'test.echo', { value: 11 }, { clock, maxAttempts: 1 });
     const claims = jobClaimsFor(database.dialect);
     for (const token of ['lost/1', 'lost/2']) {
-      await claims.claimJobs(database.db, { lockToken: token, now: clock.now(), leaseMs: 1000, limit: 5, kinds: ['test.echo'] });
+      await claims.claimJobs(database.db, {
+        lockToken: token,
+        now: clock.now(),
+        leaseMs: 1000,
+        limit: 5,
+        kinds: ['test.echo'],
+      });
       clock.advance(1001);
       await rescueExpiredJobs(database.db, clock.now());
     }
-    expect(await getJob(database.db, id)).toMatchObject({ state: 'dead', attempts: 2, lastError: 'lease expired while finalising (worker lost)' });
+    expect(await getJob(database.db, id)).toMatchObject({
+      state: 'dead',
+      attempts: 2,
+      lastError: 'lease expired while finalising (worker lost)',
+    });
   });
 });

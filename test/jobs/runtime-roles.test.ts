@@ -7,7 +7,12 @@ import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers
 
 function capturingLogger() {
   const messages: string[] = [];
-  const stream = new Writable({ write(chunk, _enc, done) { messages.push(String((JSON.parse(String(chunk)) as { msg: string }).msg)); done(); } });
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      messages.push(String((JSON.parse(String(chunk)) as { msg: string }).msg));
+      done();
+    },
+  });
   return { logger: pino({ level: 'info' }, stream), messages };
 }
 
@@ -22,7 +27,10 @@ describe.each(TEST_DIALECTS)('runtime roles and the job runner on %s', (dialect)
 
   it('HERALD_ROLE=worker runs the job runner and serves no HTTP; stop() drains it', async () => {
     const { logger, messages } = capturingLogger();
-    const runtime = await startRuntime(loadConfig({ ...database.env, HERALD_ROLE: 'worker', HOST: '127.0.0.1', WORKER_METRICS_PORT: '0' }), logger);
+    const runtime = await startRuntime(
+      loadConfig({ ...database.env, HERALD_ROLE: 'worker', HOST: '127.0.0.1', WORKER_METRICS_PORT: '0' }),
+      logger,
+    );
     try {
       expect(runtime.app).toBeUndefined();
       expect(messages).toContain('job runner started');
@@ -34,7 +42,10 @@ describe.each(TEST_DIALECTS)('runtime roles and the job runner on %s', (dialect)
 
   it('HERALD_ROLE=api starts no job runner', async () => {
     const { logger, messages } = capturingLogger();
-    const runtime = await startRuntime(loadConfig({ ...database.env, HERALD_ROLE: 'api', PORT: '0', HOST: '127.0.0.1' }), logger);
+    const runtime = await startRuntime(
+      loadConfig({ ...database.env, HERALD_ROLE: 'api', PORT: '0', HOST: '127.0.0.1' }),
+      logger,
+    );
     try {
       expect(runtime.app).toBeDefined();
       expect(messages).not.toContain('job runner started');

@@ -41,9 +41,14 @@ describe.each(TEST_DIALECTS)('job workers in separate processes on %s', (dialect
     workers.push(worker);
     return worker;
   };
-  const lineStarting = (worker: WorkerProcess, prefix: string) => worker.lines.find((l) => l.startsWith(prefix))?.slice(prefix.length);
+  const lineStarting = (worker: WorkerProcess, prefix: string) =>
+    worker.lines.find((l) => l.startsWith(prefix))?.slice(prefix.length);
   const waitForLine = async (worker: WorkerProcess, prefix: string) => {
-    await waitUntil(`a worker printed "${prefix}"`, () => lineStarting(worker, prefix) !== undefined || worker.child.exitCode !== null, 30_000);
+    await waitUntil(
+      `a worker printed "${prefix}"`,
+      () => lineStarting(worker, prefix) !== undefined || worker.child.exitCode !== null,
+      30_000,
+    );
     const rest = lineStarting(worker, prefix);
     if (rest === undefined) throw new Error(`worker exited before printing "${prefix}"`);
     return rest;
@@ -54,7 +59,8 @@ describe.each(TEST_DIALECTS)('job workers in separate processes on %s', (dialect
     await sql`create table job_runs (job_id text not null, worker text not null)`.execute(database.db);
   });
   afterAll(async () => {
-    for (const worker of workers) if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
+    for (const worker of workers)
+      if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
     await Promise.all(workers.map((w) => w.exited));
     await database?.destroy();
   });
@@ -72,13 +78,21 @@ describe.each(TEST_DIALECTS)('job workers in separate processes on %s', (dialect
       });
       ids.push(...batchIds);
     }
-    const unfinished = async () => Number((await sql<{ n: number }>`select count(*) as n from jobs where state <> 'succeeded'`.execute(database.db)).rows[0]?.n);
+    const unfinished = async () =>
+      Number(
+        (await sql<{ n: number }>`select count(*) as n from jobs where state <> 'succeeded'`.execute(database.db))
+          .rows[0]?.n,
+      );
     await waitUntil('every job succeeded', async () => (await unfinished()) === 0, 60_000);
 
-    const runs = (await sql<{ job_id: string; worker: string }>`select job_id, worker from job_runs`.execute(database.db)).rows;
+    const runs = (
+      await sql<{ job_id: string; worker: string }>`select job_id, worker from job_runs`.execute(database.db)
+    ).rows;
     expect(runs).toHaveLength(300);
     expect(new Set(runs.map((r) => r.job_id))).toEqual(new Set(ids));
-    const attempts = (await sql<{ attempts: number }>`select distinct attempts from jobs`.execute(database.db)).rows.map((r) => Number(r.attempts));
+    const attempts = (
+      await sql<{ attempts: number }>`select distinct attempts from jobs`.execute(database.db)
+    ).rows.map((r) => Number(r.attempts));
     expect(attempts).toEqual([1]);
     // Both really competed for the jobs.
     expect(new Set(runs.map((r) => r.worker))).toEqual(new Set(['a', 'b']));
@@ -103,12 +117,22 @@ describe.each(TEST_DIALECTS)('job workers in separate processes on %s', (dialect
 
     const reruns: Array<{ attempt: number; at: number }> = [];
     const rescuer = createJobRunner({
-      db: database.db, dialect, pgPool: database.pgPool, logger: silentLogger, concurrency: 1, pollIntervalMs: 50, leaseMs: 1000,
+      db: database.db,
+      dialect,
+      pgPool: database.pgPool,
+      logger: silentLogger,
+      concurrency: 1,
+      pollIntervalMs: 50,
+      leaseMs: 1000,
       handlers: { 'test.block': async (_p, { attempt }) => void reruns.push({ attempt, at: Date.now() }) },
     });
     try {
       await rescuer.start();
-      await waitUntil('the orphaned job succeeded', async () => (await getJob(database.db, id))?.state === 'succeeded', 30_000);
+      await waitUntil(
+        'the orphaned job succeeded',
+        async () => (await getJob(database.db, id))?.state === 'succeeded',
+        30_000,
+      );
     } finally {
       await rescuer.stop();
     }

@@ -3,7 +3,14 @@ import { createMetrics } from '../../src/http/metrics.js';
 import { createPushMetrics } from '../../src/observability/push-metrics.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
-import { configureProviders, fcmToken, post, pushDeps, registerDevice, useFakeProviders } from '../push/push-helpers.js';
+import {
+  configureProviders,
+  fcmToken,
+  post,
+  pushDeps,
+  registerDevice,
+  useFakeProviders,
+} from '../push/push-helpers.js';
 import { sample } from './metrics-text.js';
 
 describe.each(TEST_DIALECTS)('send metrics on %s', (dialect) => {
@@ -39,6 +46,8 @@ describe.each(TEST_DIALECTS)('send metrics on %s', (dialect) => {
     expect(sample(text, 'herald_push_send_attempts_total', { provider: 'fcm' })).toBe(2);
     expect(sample(text, 'herald_push_send_duration_seconds_count', accepted)).toBe(1);
     expect(sample(text, 'herald_push_send_duration_seconds_bucket', { ...accepted, le: '+Inf' })).toBe(1);
-    expect(sample(text, 'herald_http_requests_total', { method: 'POST', route: '/api/v1/messages:send', status: '200' })).toBe(1);
+    expect(
+      sample(text, 'herald_http_requests_total', { method: 'POST', route: '/api/v1/messages:send', status: '200' }),
+    ).toBe(1);
   });
 });

@@ -29,7 +29,16 @@ describe.each(TEST_DIALECTS)('worker observability on %s', (dialect) => {
   });
 
   const startWorker = async () => {
-    runtime = await startRuntime(loadConfig({ ...database.env, HERALD_ROLE: 'worker', HOST: '127.0.0.1', WORKER_METRICS_PORT: '0', JOB_POLL_INTERVAL_MS: '50' }), silent);
+    runtime = await startRuntime(
+      loadConfig({
+        ...database.env,
+        HERALD_ROLE: 'worker',
+        HOST: '127.0.0.1',
+        WORKER_METRICS_PORT: '0',
+        JOB_POLL_INTERVAL_MS: '50',
+      }),
+      silent,
+    );
     const address = runtime.workerServer?.server.address();
     if (!address || typeof address === 'string') throw new Error('the worker server is not listening');
     return `http://127.0.0.1:${address.port}`;
@@ -56,7 +65,8 @@ describe.each(TEST_DIALECTS)('worker observability on %s', (dialect) => {
     // Known kinds and trigger states are reported as zeros, so alerts see them before anything happens.
     expect(sample(text, 'herald_jobs', { kind: 'a2a.webhook', state: 'pending' })).toBe(0);
     expect(sample(text, 'herald_jobs_due', { kind: 'a2a.webhook' })).toBe(0);
-    for (const state of ['queued', 'running', 'completed', 'failed', 'canceled']) expect(sample(text, 'herald_campaign_triggers', { state })).toBe(0);
+    for (const state of ['queued', 'running', 'completed', 'failed', 'canceled'])
+      expect(sample(text, 'herald_campaign_triggers', { state })).toBe(0);
     expect(text).toContain('# TYPE herald_push_send_duration_seconds histogram');
     expect(text).toContain('# TYPE herald_job_attempts_total counter');
     expect(sample(text, 'herald_process_resident_memory_bytes')).toBeGreaterThan(0);
@@ -82,7 +92,9 @@ describe.each(TEST_DIALECTS)('worker observability on %s', (dialect) => {
     const lateness = sample(text, 'herald_job_oldest_due_seconds', { kind: 'test.echo' })!;
     expect(lateness).toBeGreaterThanOrEqual(89);
     expect(lateness).toBeLessThan(600);
-    expect(sample(text, 'herald_job_oldest_age_seconds', { kind: 'test.echo', state: 'pending' })).toBeGreaterThanOrEqual(0);
+    expect(
+      sample(text, 'herald_job_oldest_age_seconds', { kind: 'test.echo', state: 'pending' }),
+    ).toBeGreaterThanOrEqual(0);
     expect(sample(text, 'herald_job_oldest_due_seconds', { kind: 'a2a.webhook' })).toBe(0);
   });
 

@@ -9,7 +9,11 @@ import { configureProviders, fcmToken, pushDeps, registerDevice, useFakeProvider
 const fakes = useFakeProviders();
 
 describe.each(TEST_DIALECTS)('campaign retry window on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes, { runtime: { retry: { maxAttempts: 2, baseDelayMs: 20, maxDelayMs: 50, quotaExceededDelayMs: 50 } } }) });
+  const ctx = useTestContext(dialect, {
+    deps: pushDeps(fakes, {
+      runtime: { retry: { maxAttempts: 2, baseDelayMs: 20, maxDelayMs: 50, quotaExceededDelayMs: 50 } },
+    }),
+  });
 
   async function setUp(tag: string) {
     const { secret } = await ctx().newProject(tag);
@@ -21,7 +25,16 @@ describe.each(TEST_DIALECTS)('campaign retry window on %s', (dialect) => {
     const triggerId = await triggerOk(ctx(), campaignId, { audience: { targets: [{ project_user_id: 'u' }] } }, secret);
     const clock = { t: Date.now() };
     const run = (retryWindowMs?: number) =>
-      runJobsUntilIdle(ctx().database.db, createCampaignJobHandlers({ push: ctx().deps.push!, templates: ctx().deps.templates, clock: { now: () => clock.t }, ...(retryWindowMs === undefined ? {} : { retryWindowMs }) }), { clock: { now: () => clock.t } });
+      runJobsUntilIdle(
+        ctx().database.db,
+        createCampaignJobHandlers({
+          push: ctx().deps.push!,
+          templates: ctx().deps.templates,
+          clock: { now: () => clock.t },
+          ...(retryWindowMs === undefined ? {} : { retryWindowMs }),
+        }),
+        { clock: { now: () => clock.t } },
+      );
     return { hot, clock, run, status: () => triggerStatus(ctx(), campaignId, triggerId, secret) };
   }
 
@@ -39,7 +52,12 @@ describe.each(TEST_DIALECTS)('campaign retry window on %s', (dialect) => {
     await w.run();
     const st = await w.status();
     expect(st.state).toBe('completed');
-    expect(st.counters).toMatchObject({ devices: 2, accepted: 1, failed: 1, failed_by_status: { DELIVERY_RESULT_STATUS_RATE_LIMITED: 1 } });
+    expect(st.counters).toMatchObject({
+      devices: 2,
+      accepted: 1,
+      failed: 1,
+      failed_by_status: { DELIVERY_RESULT_STATUS_RATE_LIMITED: 1 },
+    });
   });
 
   it('records at once when the window is zero (CAMPAIGN_RETRY_WINDOW_MS=0)', async () => {

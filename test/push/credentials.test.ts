@@ -11,7 +11,17 @@ import { sendPushNotifications } from '../../src/push/push.service.js';
 import { runCli } from '../helpers/processes.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
-import { configureProviders, fcmToken, put, pushDeps, registerDevice, S, sendToDevices, TEST_SECRET_KEY, useFakeProviders } from './push-helpers.js';
+import {
+  configureProviders,
+  fcmToken,
+  put,
+  pushDeps,
+  registerDevice,
+  S,
+  sendToDevices,
+  TEST_SECRET_KEY,
+  useFakeProviders,
+} from './push-helpers.js';
 
 const fakes = useFakeProviders();
 
@@ -24,14 +34,22 @@ describe.each(TEST_DIALECTS)('push credentials on %s', (dialect) => {
     expect(res.statusCode).toBe(200);
     const view = res.json();
     expect(view).toMatchObject({
-      fcm: { project_id: serviceAccount.project_id, client_email: serviceAccount.client_email, private_key_id: serviceAccount.private_key_id },
+      fcm: {
+        project_id: serviceAccount.project_id,
+        client_email: serviceAccount.client_email,
+        private_key_id: serviceAccount.private_key_id,
+      },
       apns: { key_id: apnsKey.keyId, team_id: apnsKey.teamId, topic, sandbox: false },
       webpush: { subject: 'mailto:ops@example.com' },
     });
     expect(Buffer.from(view.webpush.public_key, 'base64url')).toHaveLength(65);
     expect(res.body).not.toMatch(/PRIVATE KEY|private_key"/);
 
-    const rows = await ctx().database.db.selectFrom('push_credentials').selectAll().where('project_id', '=', ctx().project.project_id).execute();
+    const rows = await ctx()
+      .database.db.selectFrom('push_credentials')
+      .selectAll()
+      .where('project_id', '=', ctx().project.project_id)
+      .execute();
     expect(rows).toHaveLength(3);
     for (const row of rows) {
       expect(row.secret).toMatch(/^v1\./);
@@ -43,9 +61,26 @@ describe.each(TEST_DIALECTS)('push credentials on %s', (dialect) => {
   it('refuses malformed credentials with the reason', async () => {
     const cases: Array<[string, unknown, string]> = [
       ['fcm', { service_account: { project_id: 'p' } }, 'INVALID_SERVICE_ACCOUNT'],
-      ['fcm', { service_account: { ...fakes().fcm.serviceAccount('x'), private_key: 'nope' } }, 'INVALID_SERVICE_ACCOUNT'],
-      ['apns', { key: fakes().apns.key().privateKey, key_id: 'short', team_id: 'ABCDEFGHIJ', topic: 'com.x' }, 'INVALID_APNS_KEY_ID'],
-      ['apns', { key: fakes().fcm.serviceAccount('x').private_key, key_id: 'ABCDEFGHIJ', team_id: 'ABCDEFGHIJ', topic: 'com.x' }, 'INVALID_APNS_KEY'],
+      [
+        'fcm',
+        { service_account: { ...fakes().fcm.serviceAccount('x'), private_key: 'nope' } },
+        'INVALID_SERVICE_ACCOUNT',
+      ],
+      [
+        'apns',
+        { key: fakes().apns.key().privateKey, key_id: 'short', team_id: 'ABCDEFGHIJ', topic: 'com.x' },
+        'INVALID_APNS_KEY_ID',
+      ],
+      [
+        'apns',
+        {
+          key: fakes().fcm.serviceAccount('x').private_key,
+          key_id: 'ABCDEFGHIJ',
+          team_id: 'ABCDEFGHIJ',
+          topic: 'com.x',
+        },
+        'INVALID_APNS_KEY',
+      ],
       ['webpush', { public_key: 'abc', subject: 'mailto:ops@example.com' }, 'INVALID_VAPID_KEYS'],
       ['webpush', { subject: 'not-an-address', rotate: true }, 'INVALID_VAPID_SUBJECT'],
     ];
@@ -60,19 +95,39 @@ describe.each(TEST_DIALECTS)('push credentials on %s', (dialect) => {
   it('stops using removed credentials at once', async () => {
     await configureProviders(ctx(), ctx().secret, fakes());
     const id = await registerDevice(ctx(), ctx().secret, 'rm', { fcm_token: fcmToken() });
-    expect((await sendToDevices(ctx(), ctx().secret, [{ target: { device_id: id }, title: 'x' }]))[0]!.status).toBe(S('ACCEPTED'));
-    expect((await ctx().inject({ method: 'DELETE', url: '/api/v1/push-credentials/fcm', headers: ctx().secret })).statusCode).toBe(200);
+    expect((await sendToDevices(ctx(), ctx().secret, [{ target: { device_id: id }, title: 'x' }]))[0]!.status).toBe(
+      S('ACCEPTED'),
+    );
+    expect(
+      (await ctx().inject({ method: 'DELETE', url: '/api/v1/push-credentials/fcm', headers: ctx().secret })).statusCode,
+    ).toBe(200);
     const [after] = await sendToDevices(ctx(), ctx().secret, [{ target: { device_id: id }, title: 'x' }]);
-    expect([after!.status, after!.additional_params.failure_reason]).toEqual([S('PROVIDER_AUTH_ERROR'), 'CREDENTIALS_NOT_CONFIGURED']);
+    expect([after!.status, after!.additional_params.failure_reason]).toEqual([
+      S('PROVIDER_AUTH_ERROR'),
+      'CREDENTIALS_NOT_CONFIGURED',
+    ]);
   });
 
   it('reports credentials sealed with another key as unreadable, never sending with them', async () => {
     await configureProviders(ctx(), ctx().secret, fakes());
     const id = await registerDevice(ctx(), ctx().secret, 'rekeyed', { fcm_token: fcmToken() });
-    const other = createPushRuntime(loadConfig({ ...ctx().database.env, HERALD_SECRET_KEY: 'cd'.repeat(32), FCM_API_URL: fakes().fcm.url }), ctx().database, { ca: fakes().tls.caPem });
+    const other = createPushRuntime(
+      loadConfig({ ...ctx().database.env, HERALD_SECRET_KEY: 'cd'.repeat(32), FCM_API_URL: fakes().fcm.url }),
+      ctx().database,
+      { ca: fakes().tls.caPem },
+    );
     try {
-      const [result] = await sendPushNotifications(other, ctx().deps.db, ctx().project.project_id, [{ target: { device_id: id }, title: 'x' }], { variant: 'device' });
-      expect([result!.status, result!.additional_params.failure_reason]).toEqual([S('PROVIDER_AUTH_ERROR'), 'CREDENTIALS_UNREADABLE']);
+      const [result] = await sendPushNotifications(
+        other,
+        ctx().deps.db,
+        ctx().project.project_id,
+        [{ target: { device_id: id }, title: 'x' }],
+        { variant: 'device' },
+      );
+      expect([result!.status, result!.additional_params.failure_reason]).toEqual([
+        S('PROVIDER_AUTH_ERROR'),
+        'CREDENTIALS_UNREADABLE',
+      ]);
     } finally {
       await other.close();
     }
@@ -84,7 +139,14 @@ describe.each(TEST_DIALECTS)('push credentials on %s', (dialect) => {
     try {
       if (dialect === 'postgres') {
         expect(() => push.secretBox()).toThrow(/HERALD_SECRET_KEY/);
-        const stored = setFcmCredentials(ctx().deps.db, () => push.secretBox(), systemClock, ctx().project.project_id, fakes().fcm.serviceAccount('nokey'), tokenUriRulesOf(ctx().deps.push!.config));
+        const stored = setFcmCredentials(
+          ctx().deps.db,
+          () => push.secretBox(),
+          systemClock,
+          ctx().project.project_id,
+          fakes().fcm.serviceAccount('nokey'),
+          tokenUriRulesOf(ctx().deps.push!.config),
+        );
         await expect(stored).rejects.toMatchObject({ kind: 'unavailable', code: 'SECRET_KEY_REQUIRED' });
       } else {
         const box = push.secretBox();
@@ -113,13 +175,37 @@ describe.each(TEST_DIALECTS)('push credentials on %s', (dialect) => {
       const fcm = await runCli(['credentials', 'set-fcm', '--project', project, '--service-account', saFile], env);
       expect(fcm.stderr).toBe('');
       expect(fcm.stdout).toContain('cli-project');
-      const apns = await runCli(['credentials', 'set-apns', '--project', project, '--key-file', keyFile, '--key-id', key.keyId, '--team-id', key.teamId, '--topic', 'com.example.cli', '--sandbox'], env);
+      const apns = await runCli(
+        [
+          'credentials',
+          'set-apns',
+          '--project',
+          project,
+          '--key-file',
+          keyFile,
+          '--key-id',
+          key.keyId,
+          '--team-id',
+          key.teamId,
+          '--topic',
+          'com.example.cli',
+          '--sandbox',
+        ],
+        env,
+      );
       expect(apns.code).toBe(0);
-      const web = await runCli(['credentials', 'set-webpush', '--project', project, '--subject', 'mailto:cli@example.com', '--rotate'], env);
+      const web = await runCli(
+        ['credentials', 'set-webpush', '--project', project, '--subject', 'mailto:cli@example.com', '--rotate'],
+        env,
+      );
       expect(web.stdout).toMatch(/^public_key {2}[A-Za-z0-9_-]{87}$/m);
       const shown = await runCli(['credentials', 'show', '--project', project, '--json'], env);
       const view = JSON.parse(shown.stdout);
-      expect(view).toMatchObject({ fcm: { project_id: 'cli-project' }, apns: { topic: 'com.example.cli', sandbox: true }, webpush: { subject: 'mailto:cli@example.com' } });
+      expect(view).toMatchObject({
+        fcm: { project_id: 'cli-project' },
+        apns: { topic: 'com.example.cli', sandbox: true },
+        webpush: { subject: 'mailto:cli@example.com' },
+      });
       expect(shown.stdout).not.toContain('PRIVATE KEY');
       const unknown = await runCli(['credentials', 'set-webpush', '--project', 'no-such-project'], env);
       expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining('does not exist')]);

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
-import { configureProviders, fcmToken, pushDeps, registerDevice, S, sendToDevices, useFakeProviders } from './push-helpers.js';
+import {
+  configureProviders,
+  fcmToken,
+  pushDeps,
+  registerDevice,
+  S,
+  sendToDevices,
+  useFakeProviders,
+} from './push-helpers.js';
 
 const fakes = useFakeProviders();
 
@@ -9,7 +17,11 @@ const fakes = useFakeProviders();
 const QUOTA_DELAY_MS = 60_000;
 
 describe.each(TEST_DIALECTS)('FCM quota scopes on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes, { runtime: { retry: { baseDelayMs: 20, maxDelayMs: 200, quotaExceededDelayMs: QUOTA_DELAY_MS } } }) });
+  const ctx = useTestContext(dialect, {
+    deps: pushDeps(fakes, {
+      runtime: { retry: { baseDelayMs: 20, maxDelayMs: 200, quotaExceededDelayMs: QUOTA_DELAY_MS } },
+    }),
+  });
 
   const sendAt = (token: string) => fakes().fcm.recorder.items.find((r) => r.token === token && r.status === 200)?.at;
 
@@ -31,21 +43,34 @@ describe.each(TEST_DIALECTS)('FCM quota scopes on %s', (dialect) => {
     const results = await sendToDevices(ctx(), ctx().secret, [{ target: { device_id: hotId }, title: 'x' }, ...items]);
     const elapsed = Date.now() - t1;
     expect(results.slice(1).map((r) => r.status)).toEqual(Array(20).fill(S('ACCEPTED')));
-    expect([results[0]!.status, results[0]!.additional_params.failure_reason]).toEqual([S('RATE_LIMITED'), 'QUOTA_EXCEEDED']);
+    expect([results[0]!.status, results[0]!.additional_params.failure_reason]).toEqual([
+      S('RATE_LIMITED'),
+      'QUOTA_EXCEEDED',
+    ]);
     const lastOther = Math.max(...others.map((t) => sendAt(t)!));
     const delay = lastOther - t1 - baseline;
-    if (process.env.HERALD_PRINT_MEASURES) process.stdout.write(`[measure ${dialect}] 20 devices: baseline ${baseline} ms; with a QUOTA_EXCEEDED device ${elapsed} ms; last other device accepted ${lastOther - t1} ms after the request began\n`);
+    if (process.env.HERALD_PRINT_MEASURES)
+      process.stdout.write(
+        `[measure ${dialect}] 20 devices: baseline ${baseline} ms; with a QUOTA_EXCEEDED device ${elapsed} ms; last other device accepted ${lastOther - t1} ms after the request began\n`,
+      );
     // A minute's backoff cannot fit the request: it answers at once instead of holding anyone.
     expect(elapsed).toBeLessThan(baseline + 2000);
     expect(delay).toBeLessThan(2000);
 
     // The hot device stays backed off (no request leaves for it); the others go on.
-    const [again, calm] = await sendToDevices(ctx(), ctx().secret, [{ target: { device_id: hotId }, title: 'x' }, items[0]!]);
-    expect([again!.status, again!.additional_params.failure_reason, calm!.status]).toEqual([S('RATE_LIMITED'), 'DEVICE_QUOTA_BACKOFF', S('ACCEPTED')]);
+    const [again, calm] = await sendToDevices(ctx(), ctx().secret, [
+      { target: { device_id: hotId }, title: 'x' },
+      items[0]!,
+    ]);
+    expect([again!.status, again!.additional_params.failure_reason, calm!.status]).toEqual([
+      S('RATE_LIMITED'),
+      'DEVICE_QUOTA_BACKOFF',
+      S('ACCEPTED'),
+    ]);
     expect(fakes().fcm.recorder.items.filter((r) => r.token === hot)).toHaveLength(1);
   });
 
-  it("paces a project over its quota without blocking other projects, answering at once what cannot go before the deadline", async () => {
+  it('paces a project over its quota without blocking other projects, answering at once what cannot go before the deadline', async () => {
     for (const trigger of ['projectquota-', 'doc-RATE_LIMIT_EXCEEDED-']) {
       const held = await ctx().newProject('over-quota');
       const other = await ctx().newProject('other-fcm-project');
@@ -62,12 +87,19 @@ describe.each(TEST_DIALECTS)('FCM quota scopes on %s', (dialect) => {
         sendToDevices(ctx(), held.secret, [{ target: { device_id: mine }, title: 'x' }]),
         sendToDevices(ctx(), other.secret, [{ target: { device_id: theirs }, title: 'x' }]),
       ]);
-      expect([stopped!.status, stopped!.additional_params.failure_reason]).toEqual([S('RATE_LIMITED'), 'PROVIDER_QUOTA_BACKOFF']);
+      expect([stopped!.status, stopped!.additional_params.failure_reason]).toEqual([
+        S('RATE_LIMITED'),
+        'PROVIDER_QUOTA_BACKOFF',
+      ]);
       expect(free!.status).toBe(S('ACCEPTED'));
       expect(Date.now() - started).toBeLessThan(2000);
-      expect(fakes().fcm.recorder.items.filter((r) => r.headers[':path'] === `/v1/projects/${fcmProject}/messages:send`)).toHaveLength(1);
+      expect(
+        fakes().fcm.recorder.items.filter((r) => r.headers[':path'] === `/v1/projects/${fcmProject}/messages:send`),
+      ).toHaveLength(1);
       // Held for at least Google's minute (no Retry-After given).
-      expect(ctx().deps.push!.quota.heldUntil(`push:fcm:${fcmProject}`) - Date.now()).toBeGreaterThan(QUOTA_DELAY_MS - 5000);
+      expect(ctx().deps.push!.quota.heldUntil(`push:fcm:${fcmProject}`) - Date.now()).toBeGreaterThan(
+        QUOTA_DELAY_MS - 5000,
+      );
     }
   });
 });

@@ -4,7 +4,17 @@ import { createPushRuntime, type PushRuntime } from '../../src/push/push-runtime
 import { sendPushNotifications } from '../../src/push/push.service.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
-import { apnsToken, configureProviders, fcmToken, put, pushDeps, registerDevice, S, sendToDevices, useFakeProviders } from './push-helpers.js';
+import {
+  apnsToken,
+  configureProviders,
+  fcmToken,
+  put,
+  pushDeps,
+  registerDevice,
+  S,
+  sendToDevices,
+  useFakeProviders,
+} from './push-helpers.js';
 
 const fakes = useFakeProviders();
 
@@ -14,7 +24,10 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
   /** A second runtime on the same database whose clock the test moves. */
   async function withClock(run: (push: PushRuntime, clock: { t: number }) => Promise<void>): Promise<void> {
     const clock = { t: Date.now() };
-    const push = createPushRuntime(ctx().deps.push!.config, ctx().database, { ca: fakes().tls.caPem, clock: { now: () => clock.t } });
+    const push = createPushRuntime(ctx().deps.push!.config, ctx().database, {
+      ca: fakes().tls.caPem,
+      clock: { now: () => clock.t },
+    });
     try {
       await run(push, clock);
     } finally {
@@ -22,21 +35,40 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
     }
   }
 
-  const jwtsFor = (tokens: Set<string>) => new Set(fakes().apns.recorder.items.filter((r) => tokens.has(r.token)).map((r) => String(r.headers.authorization)));
+  const jwtsFor = (tokens: Set<string>) =>
+    new Set(
+      fakes()
+        .apns.recorder.items.filter((r) => tokens.has(r.token))
+        .map((r) => String(r.headers.authorization)),
+    );
 
   it('shares one OAuth token exchange among many concurrent FCM sends, and exchanges again after expiry', async () => {
     await configureProviders(ctx(), ctx().secret, fakes());
-    const ids = await Promise.all(Array.from({ length: 40 }, () => registerDevice(ctx(), ctx().secret, 'many', { fcm_token: fcmToken() })));
+    const ids = await Promise.all(
+      Array.from({ length: 40 }, () => registerDevice(ctx(), ctx().secret, 'many', { fcm_token: fcmToken() })),
+    );
     fakes().fcm.tokenLifetimeSeconds = 1;
     try {
       const before = fakes().fcm.exchanges;
-      const results = await sendToDevices(ctx(), ctx().secret, ids.map((device_id) => ({ target: { device_id }, title: 'x' })));
+      const results = await sendToDevices(
+        ctx(),
+        ctx().secret,
+        ids.map((device_id) => ({ target: { device_id }, title: 'x' })),
+      );
       expect(results.every((r) => r.status === S('ACCEPTED'))).toBe(true);
       expect(fakes().fcm.exchanges - before).toBe(1);
-      await sendToDevices(ctx(), ctx().secret, ids.slice(0, 5).map((device_id) => ({ target: { device_id }, title: 'x' })));
+      await sendToDevices(
+        ctx(),
+        ctx().secret,
+        ids.slice(0, 5).map((device_id) => ({ target: { device_id }, title: 'x' })),
+      );
       expect(fakes().fcm.exchanges - before).toBe(1);
       await new Promise((resolve) => setTimeout(resolve, 1100));
-      const later = await sendToDevices(ctx(), ctx().secret, ids.map((device_id) => ({ target: { device_id }, title: 'x' })));
+      const later = await sendToDevices(
+        ctx(),
+        ctx().secret,
+        ids.map((device_id) => ({ target: { device_id }, title: 'x' })),
+      );
       expect(later.every((r) => r.status === S('ACCEPTED'))).toBe(true);
       expect(fakes().fcm.exchanges - before).toBe(2);
     } finally {
@@ -50,7 +82,14 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
     await withClock(async (push) => {
       fakes().fcm.tokenLifetimeSeconds = 1;
       try {
-        const send = () => sendPushNotifications(push, ctx().deps.db, ctx().project.project_id, [{ target: { device_id: id }, title: 'x' }], { variant: 'device' });
+        const send = () =>
+          sendPushNotifications(
+            push,
+            ctx().deps.db,
+            ctx().project.project_id,
+            [{ target: { device_id: id }, title: 'x' }],
+            { variant: 'device' },
+          );
         expect((await send())[0]!.status).toBe(S('ACCEPTED'));
         await new Promise((resolve) => setTimeout(resolve, 1100));
         // The runtime's clock stood still, so it still trusts its token; the stand-in does not.
@@ -65,12 +104,23 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
 
   it('reports a service account the token endpoint refuses as a provider auth error, without retrying', async () => {
     await configureProviders(ctx(), ctx().secret, fakes());
-    const rogue = { ...fakes().fcm.serviceAccount('rogue'), private_key: crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
-    expect((await put(ctx(), ctx().secret, '/api/v1/push-credentials/fcm', { service_account: rogue })).statusCode).toBe(200);
+    const rogue = {
+      ...fakes().fcm.serviceAccount('rogue'),
+      private_key: crypto
+        .generateKeyPairSync('rsa', { modulusLength: 2048 })
+        .privateKey.export({ type: 'pkcs8', format: 'pem' })
+        .toString(),
+    };
+    expect(
+      (await put(ctx(), ctx().secret, '/api/v1/push-credentials/fcm', { service_account: rogue })).statusCode,
+    ).toBe(200);
     const id = await registerDevice(ctx(), ctx().secret, 'rogue', { fcm_token: fcmToken() });
     const before = ctx().deps.push!.fcmAuth.exchanges;
     const [result] = await sendToDevices(ctx(), ctx().secret, [{ target: { device_id: id }, title: 'x' }]);
-    expect([result!.status, result!.additional_params.failure_reason]).toEqual([S('PROVIDER_AUTH_ERROR'), 'OAUTH_INVALID_GRANT']);
+    expect([result!.status, result!.additional_params.failure_reason]).toEqual([
+      S('PROVIDER_AUTH_ERROR'),
+      'OAUTH_INVALID_GRANT',
+    ]);
     expect(ctx().deps.push!.fcmAuth.exchanges - before).toBe(1);
   });
 
@@ -81,12 +131,24 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
     await withClock(async (push, clock) => {
       fakes().apns.now = () => clock.t;
       try {
-        const send = () => sendPushNotifications(push, ctx().deps.db, ctx().project.project_id, ids.map((device_id) => ({ target: { device_id }, title: 'x' })), { variant: 'device' });
+        const send = () =>
+          sendPushNotifications(
+            push,
+            ctx().deps.db,
+            ctx().project.project_id,
+            ids.map((device_id) => ({ target: { device_id }, title: 'x' })),
+            { variant: 'device' },
+          );
         expect((await send()).every((r) => r.status === S('ACCEPTED'))).toBe(true);
         expect(jwtsFor(new Set(tokens)).size).toBe(1);
 
         // Saving the same key again (a new fingerprint) mints nothing: the token belongs to the key.
-        const again = await put(ctx(), ctx().secret, '/api/v1/push-credentials/apns', { key: apnsKey.privateKey, key_id: apnsKey.keyId, team_id: apnsKey.teamId, topic });
+        const again = await put(ctx(), ctx().secret, '/api/v1/push-credentials/apns', {
+          key: apnsKey.privateKey,
+          key_id: apnsKey.keyId,
+          team_id: apnsKey.teamId,
+          topic,
+        });
         expect(again.statusCode).toBe(200);
         push.forgetCredentials(ctx().project.project_id);
         expect((await send()).every((r) => r.status === S('ACCEPTED'))).toBe(true);
@@ -96,7 +158,9 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
         clock.t += 5 * 60_000;
         fakes().apns.expireSeenTokens();
         const early = await send();
-        expect(early.map((r) => [r.status, r.additional_params.failure_reason])).toEqual(ids.map(() => [S('PROVIDER_AUTH_ERROR'), 'ExpiredProviderToken']));
+        expect(early.map((r) => [r.status, r.additional_params.failure_reason])).toEqual(
+          ids.map(() => [S('PROVIDER_AUTH_ERROR'), 'ExpiredProviderToken']),
+        );
         expect(push.apnsAuth.issued).toBe(1);
 
         // 21 minutes after signing: 20 concurrent sends refresh it once, then deliver.
@@ -118,7 +182,13 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
     await withClock(async (push, clock) => {
       fakes().apns.now = () => clock.t;
       const send = async () => {
-        const [r] = await sendPushNotifications(push, ctx().deps.db, ctx().project.project_id, [{ target: { device_id: id }, title: 'x' }], { variant: 'device' });
+        const [r] = await sendPushNotifications(
+          push,
+          ctx().deps.db,
+          ctx().project.project_id,
+          [{ target: { device_id: id }, title: 'x' }],
+          { variant: 'device' },
+        );
         expect(r!.status).toBe(S('ACCEPTED'));
       };
       await send();

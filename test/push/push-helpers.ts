@@ -34,7 +34,10 @@ export interface PushDepsOptions {
  * `deps` for `useTestContext`: a push runtime pointed at the stand-ins, trusting their CA, with short
  * backoffs so retry tests stay quick.
  */
-export function pushDeps(fakes: () => FakeProviders, options: PushDepsOptions = {}): (database: TestDatabase) => Partial<AppDeps> {
+export function pushDeps(
+  fakes: () => FakeProviders,
+  options: PushDepsOptions = {},
+): (database: TestDatabase) => Partial<AppDeps> {
   return (database) => {
     const f = fakes();
     const config = loadConfig({
@@ -61,21 +64,39 @@ export function pushDeps(fakes: () => FakeProviders, options: PushDepsOptions = 
 type Headers = Record<string, string>;
 
 export function put(ctx: TestContext, headers: Headers, url: string, payload: unknown) {
-  return ctx.inject({ method: 'PUT', url, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+  return ctx.inject({
+    method: 'PUT',
+    url,
+    headers: { ...headers, 'content-type': 'application/json' },
+    payload: JSON.stringify(payload),
+  });
 }
 
 export function post(ctx: TestContext, headers: Headers, url: string, payload: unknown) {
-  return ctx.inject({ method: 'POST', url, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+  return ctx.inject({
+    method: 'POST',
+    url,
+    headers: { ...headers, 'content-type': 'application/json' },
+    payload: JSON.stringify(payload),
+  });
 }
 
 /** Stores credentials for all three providers (FCM project `fcmProject`) through the REST API. */
-export async function configureProviders(ctx: TestContext, headers: Headers, fakes: FakeProviders, fcmProject = `fcm-${crypto.randomBytes(3).toString('hex')}`) {
+export async function configureProviders(
+  ctx: TestContext,
+  headers: Headers,
+  fakes: FakeProviders,
+  fcmProject = `fcm-${crypto.randomBytes(3).toString('hex')}`,
+) {
   const serviceAccount = fakes.fcm.serviceAccount(fcmProject);
   const apnsKey = fakes.apns.key();
   const topic = `com.example.${crypto.randomBytes(3).toString('hex')}`;
   for (const [url, body] of [
     ['/api/v1/push-credentials/fcm', { service_account: serviceAccount }],
-    ['/api/v1/push-credentials/apns', { key: apnsKey.privateKey, key_id: apnsKey.keyId, team_id: apnsKey.teamId, topic }],
+    [
+      '/api/v1/push-credentials/apns',
+      { key: apnsKey.privateKey, key_id: apnsKey.keyId, team_id: apnsKey.teamId, topic },
+    ],
     ['/api/v1/push-credentials/webpush', { subject: 'mailto:ops@example.com', rotate: true }],
   ] as const) {
     const res = await put(ctx, headers, url, body);
@@ -85,15 +106,28 @@ export async function configureProviders(ctx: TestContext, headers: Headers, fak
 }
 
 /** An APNs-shaped (hex) token whose decoded prefix selects a stand-in fault, e.g. `apnsToken('unregistered-')`. */
-export const apnsToken = (prefix = ''): string => Buffer.from(prefix, 'latin1').toString('hex') + crypto.randomBytes(32).toString('hex');
+export const apnsToken = (prefix = ''): string =>
+  Buffer.from(prefix, 'latin1').toString('hex') + crypto.randomBytes(32).toString('hex');
 export const fcmToken = (prefix = ''): string => `${prefix}${crypto.randomBytes(16).toString('hex')}`;
 
-export type DeviceAddress = { fcm_token: string } | { apns_token: string } | { web_push_subscription: FakeSubscription };
+export type DeviceAddress =
+  { fcm_token: string } | { apns_token: string } | { web_push_subscription: FakeSubscription };
 
 /** Registers a device (R8) and returns its id. */
-export async function registerDevice(ctx: TestContext, headers: Headers, projectUserId: string, address: DeviceAddress, deviceId?: string): Promise<string> {
+export async function registerDevice(
+  ctx: TestContext,
+  headers: Headers,
+  projectUserId: string,
+  address: DeviceAddress,
+  deviceId?: string,
+): Promise<string> {
   const platform = 'apns_token' in address ? 'ios' : 'web_push_subscription' in address ? 'web' : 'android';
-  const res = await post(ctx, headers, '/api/v1/devices', { project_user_id: projectUserId, platform, ...address, ...(deviceId ? { device_id: deviceId } : {}) });
+  const res = await post(ctx, headers, '/api/v1/devices', {
+    project_user_id: projectUserId,
+    platform,
+    ...address,
+    ...(deviceId ? { device_id: deviceId } : {}),
+  });
   if (res.statusCode !== 200) throw new Error(`device registration: ${res.statusCode} ${res.body}`);
   return (res.json() as { device_id: string }).device_id;
 }
@@ -103,11 +137,25 @@ export interface WireResult {
   status?: string;
   created_at?: string;
   additional_params: { device_id: string; fcm_message_id: string; failure_reason: string };
-  deliveries: Array<{ message_id: string; device_id: string; provider: string; status: string; fcm_message_id: string; failure_reason: string }>;
+  deliveries: Array<{
+    message_id: string;
+    device_id: string;
+    provider: string;
+    status: string;
+    fcm_message_id: string;
+    failure_reason: string;
+  }>;
 }
 
-export async function sendToDevices(ctx: TestContext, headers: Headers, items: unknown[], extra: Headers = {}): Promise<WireResult[]> {
-  const res = await post(ctx, { ...headers, ...extra }, '/api/v1/send-push-notifications', { push_notifications: items });
+export async function sendToDevices(
+  ctx: TestContext,
+  headers: Headers,
+  items: unknown[],
+  extra: Headers = {},
+): Promise<WireResult[]> {
+  const res = await post(ctx, { ...headers, ...extra }, '/api/v1/send-push-notifications', {
+    push_notifications: items,
+  });
   if (res.statusCode !== 200) throw new Error(`send: ${res.statusCode} ${res.body}`);
   return (res.json() as { delivery_results: WireResult[] }).delivery_results;
 }

@@ -20,7 +20,9 @@ describe('push building blocks', () => {
     expect(retryDelayMs(at(1), 3, { status: DeliveryStatus.FAILED })).toBe(4000);
     expect(retryDelayMs(at(1), 20, { status: DeliveryStatus.FAILED })).toBe(30_000);
     expect(retryDelayMs(at(0), 1, { status: DeliveryStatus.FAILED, retryAfterMs: 7000 })).toBe(7000);
-    expect(retryDelayMs(at(0), 1, { status: DeliveryStatus.RATE_LIMITED, minDelayMs: 60_000, retryAfterMs: 1000 })).toBe(60_000);
+    expect(
+      retryDelayMs(at(0), 1, { status: DeliveryStatus.RATE_LIMITED, minDelayMs: 60_000, retryAfterMs: 1000 }),
+    ).toBe(60_000);
   });
 
   it('reads Retry-After as seconds or an HTTP date', () => {
@@ -31,10 +33,23 @@ describe('push building blocks', () => {
   });
 
   it('removes FCM tokens only on an explicit UNREGISTERED', () => {
-    const response = (status: number, body: unknown) => ({ status, headers: {}, body: Buffer.from(JSON.stringify(body)) });
-    expect(classifyFcmResponse(response(404, { error: { code: 404, status: 'NOT_FOUND', message: 'x' } }), 0, 60_000)).toEqual({ status: DeliveryStatus.FAILED, reason: 'NOT_FOUND' });
-    expect(classifyFcmResponse(response(200, { name: 'projects/p/messages/1' }), 0, 60_000)).toEqual({ status: DeliveryStatus.ACCEPTED, providerMessageId: 'projects/p/messages/1' });
-    expect(classifyFcmResponse(response(502, 'not json'), 0, 60_000)).toMatchObject({ status: DeliveryStatus.FAILED, reason: 'HTTP_502', retryable: true });
+    const response = (status: number, body: unknown) => ({
+      status,
+      headers: {},
+      body: Buffer.from(JSON.stringify(body)),
+    });
+    expect(
+      classifyFcmResponse(response(404, { error: { code: 404, status: 'NOT_FOUND', message: 'x' } }), 0, 60_000),
+    ).toEqual({ status: DeliveryStatus.FAILED, reason: 'NOT_FOUND' });
+    expect(classifyFcmResponse(response(200, { name: 'projects/p/messages/1' }), 0, 60_000)).toEqual({
+      status: DeliveryStatus.ACCEPTED,
+      providerMessageId: 'projects/p/messages/1',
+    });
+    expect(classifyFcmResponse(response(502, 'not json'), 0, 60_000)).toMatchObject({
+      status: DeliveryStatus.FAILED,
+      reason: 'HTTP_502',
+      retryable: true,
+    });
   });
 
   it('parses the stand-ins’ fault prefixes', () => {
@@ -59,7 +74,12 @@ describe('push building blocks', () => {
     const ua = crypto.createECDH('prime256v1');
     ua.generateKeys();
     const auth = crypto.randomBytes(16);
-    const { cipherText } = webpush.encrypt(ua.getPublicKey().toString('base64url'), auth.toString('base64url'), '{"hello":"world"}', 'aes128gcm');
+    const { cipherText } = webpush.encrypt(
+      ua.getPublicKey().toString('base64url'),
+      auth.toString('base64url'),
+      '{"hello":"world"}',
+      'aes128gcm',
+    );
     expect(decryptAes128gcm(cipherText, ua, auth).toString('utf8')).toBe('{"hello":"world"}');
     expect(() => decryptAes128gcm(cipherText, ua, crypto.randomBytes(16))).toThrow();
   });
@@ -79,7 +99,10 @@ describe('message ids', () => {
 describe('provider quota backoff', () => {
   it('holds a project for Retry-After, else a minimum doubling per answer in a row, and starts over after a success', () => {
     let now = 1_000_000;
-    const quota = new ProviderQuota(createMemoryBucketStore(() => now), () => now);
+    const quota = new ProviderQuota(
+      createMemoryBucketStore(() => now),
+      () => now,
+    );
     expect(quota.backOff('p', undefined, 60_000) - now).toBe(60_000);
     // Answers to sends already in flight during the hold are the same episode.
     expect(quota.backOff('p', undefined, 60_000) - now).toBe(60_000);
@@ -100,7 +123,10 @@ describe('push settings', () => {
   it('parses VAPID_SUBJECT and CAMPAIGN_RETRY_WINDOW_MS, refusing unreachable contacts', async () => {
     const { loadConfig } = await import('../../src/config.js');
     expect(loadConfig({}).campaignRetryWindowMs).toBe(3_600_000);
-    expect(loadConfig({ CAMPAIGN_RETRY_WINDOW_MS: '0', VAPID_SUBJECT: 'mailto:ops@example.com' })).toMatchObject({ campaignRetryWindowMs: 0, vapidSubject: 'mailto:ops@example.com' });
+    expect(loadConfig({ CAMPAIGN_RETRY_WINDOW_MS: '0', VAPID_SUBJECT: 'mailto:ops@example.com' })).toMatchObject({
+      campaignRetryWindowMs: 0,
+      vapidSubject: 'mailto:ops@example.com',
+    });
     expect(() => loadConfig({ VAPID_SUBJECT: 'mailto:push@herald.invalid' })).toThrow(/VAPID_SUBJECT/);
     expect(() => loadConfig({ CAMPAIGN_RETRY_WINDOW_MS: '-1' })).toThrow(/CAMPAIGN_RETRY_WINDOW_MS/);
   });

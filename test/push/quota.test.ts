@@ -3,7 +3,15 @@ import type { Received } from '../../src/push/fake-providers/fake-common.js';
 import { sendPushNotifications } from '../../src/push/push.service.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
-import { configureProviders, fcmToken, pushDeps, registerDevice, S, sendToDevices, useFakeProviders } from './push-helpers.js';
+import {
+  configureProviders,
+  fcmToken,
+  pushDeps,
+  registerDevice,
+  S,
+  sendToDevices,
+  useFakeProviders,
+} from './push-helpers.js';
 
 const fakes = useFakeProviders();
 const BUCKET = { capacity: 5, refillPerSecond: 10 };
@@ -20,7 +28,9 @@ function peakInWindow(received: Received[], ms: number): number {
 }
 
 describe.each(TEST_DIALECTS)('provider quota on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes, { runtime: { quotas: { fcm: BUCKET, apns: BUCKET } } }) });
+  const ctx = useTestContext(dialect, {
+    deps: pushDeps(fakes, { runtime: { quotas: { fcm: BUCKET, apns: BUCKET } } }),
+  });
 
   it('holds an FCM project to its bucket, shared by every Herald project sending through it', async () => {
     const other = await ctx().newProject('same-firebase-app');
@@ -28,8 +38,12 @@ describe.each(TEST_DIALECTS)('provider quota on %s', (dialect) => {
     await configureProviders(ctx(), ctx().secret, fakes(), fcmProject);
     await configureProviders(ctx(), other.secret, fakes(), fcmProject);
     const tokens = Array.from({ length: 30 }, () => fcmToken());
-    const mine = await Promise.all(tokens.slice(0, 15).map((t) => registerDevice(ctx(), ctx().secret, 'q', { fcm_token: t })));
-    const theirs = await Promise.all(tokens.slice(15).map((t) => registerDevice(ctx(), other.secret, 'q', { fcm_token: t })));
+    const mine = await Promise.all(
+      tokens.slice(0, 15).map((t) => registerDevice(ctx(), ctx().secret, 'q', { fcm_token: t })),
+    );
+    const theirs = await Promise.all(
+      tokens.slice(15).map((t) => registerDevice(ctx(), other.secret, 'q', { fcm_token: t })),
+    );
 
     // Warm up (OAuth exchanges, connections) so arrival times reflect the bucket alone, then let it refill.
     await sendToDevices(ctx(), ctx().secret, [{ target: { device_id: mine[0]! }, title: 'warm' }]);
@@ -37,8 +51,16 @@ describe.each(TEST_DIALECTS)('provider quota on %s', (dialect) => {
     await new Promise((resolve) => setTimeout(resolve, 700));
     fakes().fcm.recorder.clear();
     const [a, b] = await Promise.all([
-      sendToDevices(ctx(), ctx().secret, mine.map((device_id) => ({ target: { device_id }, title: 'q' }))),
-      sendToDevices(ctx(), other.secret, theirs.map((device_id) => ({ target: { device_id }, title: 'q' }))),
+      sendToDevices(
+        ctx(),
+        ctx().secret,
+        mine.map((device_id) => ({ target: { device_id }, title: 'q' })),
+      ),
+      sendToDevices(
+        ctx(),
+        other.secret,
+        theirs.map((device_id) => ({ target: { device_id }, title: 'q' })),
+      ),
     ]);
     expect([...a, ...b].every((r) => r.status === S('ACCEPTED'))).toBe(true);
     const received = fakes().fcm.recorder.items.filter((r) => tokens.includes(r.token));
@@ -54,7 +76,13 @@ describe.each(TEST_DIALECTS)('provider quota on %s', (dialect) => {
     const tokens = Array.from({ length: 20 }, () => fcmToken());
     const ids = await Promise.all(tokens.map((t) => registerDevice(ctx(), ctx().secret, 'late', { fcm_token: t })));
     // A 1.6 s deadline less the 1 s margin leaves 0.6 s: 5 at once plus about 6 refilled; the rest wait in vain.
-    const results = await sendPushNotifications(ctx().deps.push!, ctx().deps.db, ctx().project.project_id, ids.map((device_id) => ({ target: { device_id }, title: 'x' })), { variant: 'device', deadlineMs: 1600 });
+    const results = await sendPushNotifications(
+      ctx().deps.push!,
+      ctx().deps.db,
+      ctx().project.project_id,
+      ids.map((device_id) => ({ target: { device_id }, title: 'x' })),
+      { variant: 'device', deadlineMs: 1600 },
+    );
     const accepted = results.filter((r) => r.status === S('ACCEPTED')).length;
     const limited = results.filter((r) => r.status === S('RATE_LIMITED'));
     expect(accepted).toBeGreaterThanOrEqual(5);

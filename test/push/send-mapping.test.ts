@@ -1,7 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
-import { apnsToken, configureProviders, fcmToken, post, pushDeps, registerDevice, S, sendToDevices, useFakeProviders, type WireResult } from './push-helpers.js';
+import {
+  apnsToken,
+  configureProviders,
+  fcmToken,
+  post,
+  pushDeps,
+  registerDevice,
+  S,
+  sendToDevices,
+  useFakeProviders,
+  type WireResult,
+} from './push-helpers.js';
 
 // Web Push subscriptions registered here point at the stand-in on loopback.
 const LOOPBACK_WEB_PUSH = { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' };
@@ -11,7 +22,13 @@ const fakes = useFakeProviders();
 describe.each(TEST_DIALECTS)('push payloads and results on %s', (dialect) => {
   const ctx = useTestContext(dialect, { env: LOOPBACK_WEB_PUSH, deps: pushDeps(fakes) });
 
-  const item = (target: object) => ({ target, title: 'Hello', body: 'World', image_url: 'https://img.example.com/a.png', landing_url: 'https://example.com/deal?id=7' });
+  const item = (target: object) => ({
+    target,
+    title: 'Hello',
+    body: 'World',
+    image_url: 'https://img.example.com/a.png',
+    landing_url: 'https://example.com/deal?id=7',
+  });
 
   it('maps title, body, image and landing URL into each provider payload', async () => {
     const { fcmProject, topic } = await configureProviders(ctx(), ctx().secret, fakes());
@@ -23,7 +40,11 @@ describe.each(TEST_DIALECTS)('push payloads and results on %s', (dialect) => {
       await registerDevice(ctx(), ctx().secret, 'map-user', { apns_token: apns }),
       await registerDevice(ctx(), ctx().secret, 'map-user', { web_push_subscription: sub }),
     ];
-    const results = await sendToDevices(ctx(), ctx().secret, ids.map((device_id) => item({ device_id })));
+    const results = await sendToDevices(
+      ctx(),
+      ctx().secret,
+      ids.map((device_id) => item({ device_id })),
+    );
     expect(results.map((r) => r.status)).toEqual([S('ACCEPTED'), S('ACCEPTED'), S('ACCEPTED')]);
 
     const fcmGot = fakes().fcm.recorder.items.find((r) => r.token === fcm)!;
@@ -55,7 +76,14 @@ describe.each(TEST_DIALECTS)('push payloads and results on %s', (dialect) => {
     const webGot = fakes().webpush.recorder.items.find((r) => sub.endpoint.endsWith(r.token))!;
     expect(webGot.headers['content-encoding']).toBe('aes128gcm');
     expect(String(webGot.headers.authorization)).toMatch(/^vapid t=.+, k=.+$/);
-    expect(webGot.body).toEqual({ title: 'Hello', body: 'World', image: 'https://img.example.com/a.png', url: 'https://example.com/deal?id=7', message_id: results[2]!.message_id, data: {} });
+    expect(webGot.body).toEqual({
+      title: 'Hello',
+      body: 'World',
+      image: 'https://img.example.com/a.png',
+      url: 'https://example.com/deal?id=7',
+      message_id: results[2]!.message_id,
+      data: {},
+    });
     expect(results[2]!.additional_params.fcm_message_id).toMatch(/\/message\//);
   });
 
@@ -66,7 +94,12 @@ describe.each(TEST_DIALECTS)('push payloads and results on %s', (dialect) => {
       await registerDevice(ctx(), ctx().secret, 'three', { apns_token: apnsToken() }),
       await registerDevice(ctx(), ctx().secret, 'three', { web_push_subscription: fakes().webpush.subscription() }),
     ];
-    const res = await post(ctx(), ctx().secret, '/api/v1/messages:send', { push_notifications: [{ target: { project_user_id: 'three' }, title: 'Hi' }, { target: { project_user_id: 'nobody' }, body: 'x' }] });
+    const res = await post(ctx(), ctx().secret, '/api/v1/messages:send', {
+      push_notifications: [
+        { target: { project_user_id: 'three' }, title: 'Hi' },
+        { target: { project_user_id: 'nobody' }, body: 'x' },
+      ],
+    });
     expect(res.statusCode).toBe(200);
     const [three, nobody] = (res.json() as { delivery_results: WireResult[] }).delivery_results;
     expect(three).not.toHaveProperty('status');
@@ -77,9 +110,17 @@ describe.each(TEST_DIALECTS)('push payloads and results on %s', (dialect) => {
       [ids[2], 'webpush', S('ACCEPTED')],
     ]);
     expect(three!.message_id).toBe(three!.deliveries[0]!.message_id);
-    expect(three!.additional_params).toEqual({ device_id: ids[0], fcm_message_id: three!.deliveries[0]!.fcm_message_id, failure_reason: '' });
+    expect(three!.additional_params).toEqual({
+      device_id: ids[0],
+      fcm_message_id: three!.deliveries[0]!.fcm_message_id,
+      failure_reason: '',
+    });
     expect(new Set(three!.deliveries.map((d) => d.message_id)).size).toBe(3);
-    expect(nobody).toEqual({ message_id: expect.any(String), additional_params: { device_id: '', fcm_message_id: '', failure_reason: 'USER_NOT_FOUND' }, deliveries: [] });
+    expect(nobody).toEqual({
+      message_id: expect.any(String),
+      additional_params: { device_id: '', fcm_message_id: '', failure_reason: 'USER_NOT_FOUND' },
+      deliveries: [],
+    });
 
     const [device] = await sendToDevices(ctx(), ctx().secret, [{ target: { project_user_id: 'three' }, title: 'Hi' }]);
     expect(device!.status).toBe(S('ACCEPTED'));
@@ -90,25 +131,53 @@ describe.each(TEST_DIALECTS)('push payloads and results on %s', (dialect) => {
   it('stores every message and returns it by id; unknown ids and other projects get 404', async () => {
     await configureProviders(ctx(), ctx().secret, fakes());
     const deviceId = await registerDevice(ctx(), ctx().secret, 'lookup', { fcm_token: fcmToken() });
-    const [sent, missing] = await sendToDevices(ctx(), ctx().secret, [{ target: { device_id: deviceId }, title: 'T' }, { target: { device_id: 'no-such-device' }, title: 'T' }]);
-    const got = await ctx().inject({ method: 'GET', url: `/api/v1/messages/${sent!.message_id}`, headers: ctx().secret });
+    const [sent, missing] = await sendToDevices(ctx(), ctx().secret, [
+      { target: { device_id: deviceId }, title: 'T' },
+      { target: { device_id: 'no-such-device' }, title: 'T' },
+    ]);
+    const got = await ctx().inject({
+      method: 'GET',
+      url: `/api/v1/messages/${sent!.message_id}`,
+      headers: ctx().secret,
+    });
     expect(got.statusCode).toBe(200);
     expect(got.json()).toMatchObject({
       message_id: sent!.message_id,
       status: S('ACCEPTED'),
       target: { device_id: deviceId },
       provider: 'fcm',
-      additional_params: { device_id: deviceId, fcm_message_id: sent!.additional_params.fcm_message_id, failure_reason: '' },
+      additional_params: {
+        device_id: deviceId,
+        fcm_message_id: sent!.additional_params.fcm_message_id,
+        failure_reason: '',
+      },
       attempts: 1,
     });
-    const none = await ctx().inject({ method: 'GET', url: `/api/v1/messages/${missing!.message_id}`, headers: ctx().secret });
-    expect(none.json()).toMatchObject({ status: S('NO_DEVICE'), target: { device_id: 'no-such-device' }, provider: null, additional_params: { failure_reason: 'DEVICE_NOT_FOUND' } });
+    const none = await ctx().inject({
+      method: 'GET',
+      url: `/api/v1/messages/${missing!.message_id}`,
+      headers: ctx().secret,
+    });
+    expect(none.json()).toMatchObject({
+      status: S('NO_DEVICE'),
+      target: { device_id: 'no-such-device' },
+      provider: null,
+      additional_params: { failure_reason: 'DEVICE_NOT_FOUND' },
+    });
 
     const other = await ctx().newProject('other');
-    const foreign = await ctx().inject({ method: 'GET', url: `/api/v1/messages/${sent!.message_id}`, headers: other.secret });
+    const foreign = await ctx().inject({
+      method: 'GET',
+      url: `/api/v1/messages/${sent!.message_id}`,
+      headers: other.secret,
+    });
     expect(foreign.statusCode).toBe(404);
     expect(foreign.json()).toHaveProperty('error');
-    const unknown = await ctx().inject({ method: 'GET', url: '/api/v1/messages/00000000-0000-0000-0000-000000000000', headers: ctx().secret });
+    const unknown = await ctx().inject({
+      method: 'GET',
+      url: '/api/v1/messages/00000000-0000-0000-0000-000000000000',
+      headers: ctx().secret,
+    });
     expect(unknown.statusCode).toBe(404);
   });
 
@@ -116,14 +185,23 @@ describe.each(TEST_DIALECTS)('push payloads and results on %s', (dialect) => {
     await configureProviders(ctx(), ctx().secret, fakes());
     const deviceId = await registerDevice(ctx(), ctx().secret, 'mine', { fcm_token: fcmToken() });
     const other = await ctx().newProject('other');
-    const [byDevice, byUser] = await sendToDevices(ctx(), other.secret, [{ target: { device_id: deviceId }, title: 'x' }, { target: { project_user_id: 'mine' }, title: 'x' }]);
-    expect([byDevice!.status, byDevice!.additional_params.failure_reason]).toEqual([S('NO_DEVICE'), 'DEVICE_NOT_FOUND']);
+    const [byDevice, byUser] = await sendToDevices(ctx(), other.secret, [
+      { target: { device_id: deviceId }, title: 'x' },
+      { target: { project_user_id: 'mine' }, title: 'x' },
+    ]);
+    expect([byDevice!.status, byDevice!.additional_params.failure_reason]).toEqual([
+      S('NO_DEVICE'),
+      'DEVICE_NOT_FOUND',
+    ]);
     expect([byUser!.status, byUser!.additional_params.failure_reason]).toEqual([S('NO_DEVICE'), 'USER_NOT_FOUND']);
 
     // The other project has a device but no credentials: ours are not used for it.
     const theirs = await registerDevice(ctx(), other.secret, 'theirs', { fcm_token: fcmToken() });
     const [noCreds] = await sendToDevices(ctx(), other.secret, [{ target: { device_id: theirs }, title: 'x' }]);
-    expect([noCreds!.status, noCreds!.additional_params.failure_reason]).toEqual([S('PROVIDER_AUTH_ERROR'), 'CREDENTIALS_NOT_CONFIGURED']);
+    expect([noCreds!.status, noCreds!.additional_params.failure_reason]).toEqual([
+      S('PROVIDER_AUTH_ERROR'),
+      'CREDENTIALS_NOT_CONFIGURED',
+    ]);
     const view = await ctx().inject({ method: 'GET', url: '/api/v1/push-credentials', headers: other.secret });
     expect(view.json()).toEqual({ fcm: null, apns: null, webpush: null });
   });
@@ -140,7 +218,9 @@ describe.each(TEST_DIALECTS)('push payloads and results on %s', (dialect) => {
     expect(second.headers['idempotent-replayed']).toBe('true');
     expect(second.json()).toEqual(first.json());
     expect(fakes().fcm.recorder.items.filter((r) => r.token === token)).toHaveLength(1);
-    const changed = await post(ctx(), headers, '/api/v1/send-push-notifications', { push_notifications: [{ target: { device_id: deviceId }, title: 'other' }] });
+    const changed = await post(ctx(), headers, '/api/v1/send-push-notifications', {
+      push_notifications: [{ target: { device_id: deviceId }, title: 'other' }],
+    });
     expect(changed.statusCode).toBe(409);
   });
 });

@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
-import { configureProviders, fcmToken, post, pushDeps, registerDevice, S, useFakeProviders, type WireResult } from './push-helpers.js';
+import {
+  configureProviders,
+  fcmToken,
+  post,
+  pushDeps,
+  registerDevice,
+  S,
+  useFakeProviders,
+  type WireResult,
+} from './push-helpers.js';
 
 const fakes = useFakeProviders();
 const INVALID = 'Invalid push notification parameters';
@@ -52,9 +61,16 @@ describe.each(TEST_DIALECTS)('push request validation on %s', (dialect) => {
     const token = fcmToken();
     const deviceId = await registerDevice(ctx(), ctx().secret, 'refused', { fcm_token: token });
     for (const url of ENDPOINTS) {
-      const notJson = await ctx().inject({ method: 'POST', url, headers: { ...ctx().secret, 'content-type': 'application/json' }, payload: '[1,2' });
+      const notJson = await ctx().inject({
+        method: 'POST',
+        url,
+        headers: { ...ctx().secret, 'content-type': 'application/json' },
+        payload: '[1,2',
+      });
       expect([notJson.statusCode, notJson.body]).toEqual([400, INVALID]);
-      const mixed = await post(ctx(), ctx().secret, url, { push_notifications: [{ target: { device_id: deviceId }, title: 'ok' }, { target: { device_id: deviceId } }] });
+      const mixed = await post(ctx(), ctx().secret, url, {
+        push_notifications: [{ target: { device_id: deviceId }, title: 'ok' }, { target: { device_id: deviceId } }],
+      });
       expect(mixed.statusCode).toBe(400);
     }
     expect(fakes().fcm.recorder.items.filter((r) => r.token === token)).toHaveLength(0);
@@ -63,7 +79,13 @@ describe.each(TEST_DIALECTS)('push request validation on %s', (dialect) => {
   it('refuses public keys and foreign projects (401)', async () => {
     for (const url of ENDPOINTS) {
       expect((await post(ctx(), ctx().public, url, { push_notifications: [ok] })).statusCode).toBe(401);
-      expect((await post(ctx(), { ...ctx().secret, 'x-service-project-id': 'someone-else' }, url, { push_notifications: [ok] })).statusCode).toBe(401);
+      expect(
+        (
+          await post(ctx(), { ...ctx().secret, 'x-service-project-id': 'someone-else' }, url, {
+            push_notifications: [ok],
+          })
+        ).statusCode,
+      ).toBe(401);
     }
   });
 
@@ -71,7 +93,11 @@ describe.each(TEST_DIALECTS)('push request validation on %s', (dialect) => {
     await configureProviders(ctx(), ctx().secret, fakes());
     const tokens = Array.from({ length: 10 }, () => fcmToken());
     const ids = await Promise.all(tokens.map((t) => registerDevice(ctx(), ctx().secret, 'bulk', { fcm_token: t })));
-    const items = Array.from({ length: 1000 }, (_, i) => (i % 100 === 99 ? { target: { project_user_id: `ghost-${i}` }, title: `n${i}` } : { target: { device_id: ids[i % 10]! }, title: `n${i}` }));
+    const items = Array.from({ length: 1000 }, (_, i) =>
+      i % 100 === 99
+        ? { target: { project_user_id: `ghost-${i}` }, title: `n${i}` }
+        : { target: { device_id: ids[i % 10]! }, title: `n${i}` },
+    );
     const res = await post(ctx(), ctx().secret, '/api/v1/send-push-notifications', { push_notifications: items });
     expect(res.statusCode).toBe(200);
     const results = (res.json() as { delivery_results: WireResult[] }).delivery_results;
@@ -82,7 +108,9 @@ describe.each(TEST_DIALECTS)('push request validation on %s', (dialect) => {
     });
     expect(new Set(results.map((r) => r.message_id)).size).toBe(1000);
     // Each FCM send carried its own item's title.
-    const titles = fakes().fcm.recorder.items.filter((r) => tokens.includes(r.token)).map((r) => (r.body as { notification: { title: string } }).notification.title);
+    const titles = fakes()
+      .fcm.recorder.items.filter((r) => tokens.includes(r.token))
+      .map((r) => (r.body as { notification: { title: string } }).notification.title);
     expect(titles).toHaveLength(990);
     expect(new Set(titles).size).toBe(990);
   });

@@ -13,7 +13,12 @@ import { useFakeProviders } from './push-helpers.js';
 
 const fakes = useFakeProviders();
 
-function h2(url: string, headers: http2.OutgoingHttpHeaders, body: string, session?: http2.ClientHttp2Session): Promise<{ status: number; body: Record<string, unknown> }> {
+function h2(
+  url: string,
+  headers: http2.OutgoingHttpHeaders,
+  body: string,
+  session?: http2.ClientHttp2Session,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const client = session ?? http2.connect(url, { ca: fakes().tls.caPem });
   return new Promise((resolve, reject) => {
     const stream = client.request({ ':method': 'POST', ...headers });
@@ -35,16 +40,34 @@ describe('FCM stand-in', () => {
   async function send(message: unknown) {
     const sa = fakes().fcm.serviceAccount('strict');
     const http = new HttpsClient({ ca: fakes().tls.caPem });
-    const creds = { projectId: sa.project_id, clientEmail: sa.client_email, privateKeyId: sa.private_key_id, tokenUri: sa.token_uri, privateKey: sa.private_key, fingerprint: crypto.randomUUID() };
+    const creds = {
+      projectId: sa.project_id,
+      clientEmail: sa.client_email,
+      privateKeyId: sa.private_key_id,
+      tokenUri: sa.token_uri,
+      privateKey: sa.private_key,
+      fingerprint: crypto.randomUUID(),
+    };
     const token = await new FcmTokenSource(http, systemClock, 5000).accessToken(creds);
     http.close();
-    return h2(fakes().fcm.url, { ':path': '/v1/projects/strict/messages:send', authorization: `Bearer ${token}`, 'content-type': 'application/json' }, JSON.stringify(message));
+    return h2(
+      fakes().fcm.url,
+      {
+        ':path': '/v1/projects/strict/messages:send',
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+      },
+      JSON.stringify(message),
+    );
   }
 
   it('refuses unknown fields, reserved data keys, non-string data and oversized messages, as documented', async () => {
     expect((await send({ message: { token: 't', notification: { title: 'x' } } })).status).toBe(200);
     const unknown = await send({ message: { token: 't', notification: { title: 'x', subtitle: 'y' } } });
-    expect([unknown.status, (unknown.body.error as { message: string }).message]).toEqual([400, `Invalid JSON payload received. Unknown name "subtitle" at 'message.notification': Cannot find field.`]);
+    expect([unknown.status, (unknown.body.error as { message: string }).message]).toEqual([
+      400,
+      `Invalid JSON payload received. Unknown name "subtitle" at 'message.notification': Cannot find field.`,
+    ]);
     expect((await send({ message: { token: 't' }, extra: 1 })).status).toBe(400);
     for (const key of ['from', 'notification', 'message_type', 'google.x', 'gcm.n', 'google']) {
       const res = await send({ message: { token: 't', data: { [key]: 'v' } } });
@@ -60,7 +83,11 @@ describe('FCM stand-in', () => {
 describe('APNs stand-in', () => {
   const uuid = () => crypto.randomUUID();
   async function jwtFor(key: { keyId: string; teamId: string; privateKey: string }, iatS: number) {
-    return new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: key.keyId }).setIssuer(key.teamId).setIssuedAt(iatS).sign(await importPKCS8(key.privateKey, 'ES256'));
+    return new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid: key.keyId })
+      .setIssuer(key.teamId)
+      .setIssuedAt(iatS)
+      .sign(await importPKCS8(key.privateKey, 'ES256'));
   }
   const headers = (jwt: string, extra: http2.OutgoingHttpHeaders = {}) => ({
     ':path': `/3/device/${'ab'.repeat(32)}`,
@@ -77,18 +104,26 @@ describe('APNs stand-in', () => {
     const a = fakes().apns.key();
     const b = fakes().apns.key();
     const url = fakes().apns.url;
-    expect((await h2(url, headers(await jwtFor(a, now() - 25 * 3600)), body)).body).toEqual({ reason: 'ExpiredProviderToken' });
-    expect((await h2(url, headers(await jwtFor(a, now() + 3600)), body)).body).toEqual({ reason: 'InvalidProviderToken' });
+    expect((await h2(url, headers(await jwtFor(a, now() - 25 * 3600)), body)).body).toEqual({
+      reason: 'ExpiredProviderToken',
+    });
+    expect((await h2(url, headers(await jwtFor(a, now() + 3600)), body)).body).toEqual({
+      reason: 'InvalidProviderToken',
+    });
     expect((await h2(url, headers(''), body)).body).toEqual({ reason: 'MissingProviderToken' });
 
     const session = http2.connect(url, { ca: fakes().tls.caPem });
     try {
       const tokenA = await jwtFor(a, now() - 30 * 60);
       expect((await h2(url, headers(tokenA), body, session)).status).toBe(200);
-      expect((await h2(url, headers(await jwtFor(b, now())), body, session)).body).toEqual({ reason: 'InvalidProviderToken' });
+      expect((await h2(url, headers(await jwtFor(b, now())), body, session)).body).toEqual({
+        reason: 'InvalidProviderToken',
+      });
       // A new token of the same key 30 minutes later is fine; another one right after is a refresh storm.
       expect((await h2(url, headers(await jwtFor(a, now())), body, session)).status).toBe(200);
-      expect((await h2(url, headers(await jwtFor(a, now())), body, session)).body).toEqual({ reason: 'TooManyProviderTokenUpdates' });
+      expect((await h2(url, headers(await jwtFor(a, now())), body, session)).body).toEqual({
+        reason: 'TooManyProviderTokenUpdates',
+      });
     } finally {
       session.close();
     }
@@ -109,7 +144,9 @@ describe('APNs stand-in', () => {
     ];
     for (const [extra, reason] of cases) expect((await h2(url, headers(jwt, extra), body)).body).toEqual({ reason });
     expect((await h2(url, headers(jwt), '{}')).body).toEqual({ reason: 'PayloadEmpty' });
-    expect((await h2(url, headers(jwt), JSON.stringify({ aps: { alert: 'x'.repeat(4100) } }))).body).toEqual({ reason: 'PayloadTooLarge' });
+    expect((await h2(url, headers(jwt), JSON.stringify({ aps: { alert: 'x'.repeat(4100) } }))).body).toEqual({
+      reason: 'PayloadTooLarge',
+    });
   });
 });
 
@@ -119,12 +156,26 @@ describe('Web Push stand-in', () => {
     const sub = fakes().webpush.subscription();
     const target = endpoint || sub.endpoint;
     const cipher = webpush.encrypt(sub.keys.p256dh, sub.keys.auth, '{}', 'aes128gcm').cipherText;
-    const vapid = webpush.getVapidHeaders(new URL(target).origin, subject, keys.publicKey, keys.privateKey, 'aes128gcm').Authorization;
+    const vapid = webpush.getVapidHeaders(
+      new URL(target).origin,
+      subject,
+      keys.publicKey,
+      keys.privateKey,
+      'aes128gcm',
+    ).Authorization;
     return new Promise((resolve, reject) => {
-      const req = https.request(target, { method: 'POST', ca: fakes().tls.caPem, headers: { authorization: vapid, 'content-encoding': 'aes128gcm', ttl: '60', ...extra } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      });
+      const req = https.request(
+        target,
+        {
+          method: 'POST',
+          ca: fakes().tls.caPem,
+          headers: { authorization: vapid, 'content-encoding': 'aes128gcm', ttl: '60', ...extra },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
       req.on('error', reject);
       req.end(cipher);
     });

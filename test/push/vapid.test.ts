@@ -25,7 +25,9 @@ describe.each(TEST_DIALECTS)('VAPID keys on %s', (dialect) => {
     }
     const view = (await ctx().inject({ method: 'GET', url: '/api/v1/push-credentials', headers: secret })).json();
     expect(view.webpush.public_key).toBe(key);
-    expect((await sendToDevices(ctx(), secret, [{ target: { device_id: device }, title: 'x' }]))[0]!.status).toBe(S('ACCEPTED'));
+    expect((await sendToDevices(ctx(), secret, [{ target: { device_id: device }, title: 'x' }]))[0]!.status).toBe(
+      S('ACCEPTED'),
+    );
 
     const rotated = await put(ctx(), secret, URL, { subject: 'mailto:ops@example.com', rotate: true });
     expect(rotated.statusCode).toBe(200);
@@ -47,14 +49,21 @@ describe.each(TEST_DIALECTS)('VAPID keys on %s', (dialect) => {
     ];
     for (const [body, reason] of cases) {
       const res = await put(ctx(), secret, URL, body);
-      expect([JSON.stringify(body), res.statusCode, res.headers['x-error-reason']]).toEqual([JSON.stringify(body), 400, reason]);
+      expect([JSON.stringify(body), res.statusCode, res.headers['x-error-reason']]).toEqual([
+        JSON.stringify(body),
+        400,
+        reason,
+      ]);
     }
     expect((await put(ctx(), secret, URL, { subject: 'https://example.com/contact' })).statusCode).toBe(200);
   });
 });
 
 describe.each(TEST_DIALECTS)('VAPID subject from the operator on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { env: { VAPID_SUBJECT: 'mailto:operator@example.com', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' }, deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, {
+    env: { VAPID_SUBJECT: 'mailto:operator@example.com', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' },
+    deps: pushDeps(fakes),
+  });
 
   it('uses VAPID_SUBJECT when the request gives none', async () => {
     const res = await put(ctx(), ctx().secret, URL, {});

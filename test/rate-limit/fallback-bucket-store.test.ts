@@ -25,7 +25,11 @@ describe('local fallback of a shared bucket store', () => {
     const clock = manualClock();
     const { store, state } = flakyStore();
     const events: string[] = [];
-    const resilient = withLocalFallback(store, { now: clock.now, onFailure: () => events.push('down'), onRecovery: () => events.push('up') });
+    const resilient = withLocalFallback(store, {
+      now: clock.now,
+      onFailure: () => events.push('down'),
+      onRecovery: () => events.push('up'),
+    });
 
     expect((await resilient.take('k', spec)).remaining).toBe(1);
     state.down = true;

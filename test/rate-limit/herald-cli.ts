@@ -15,9 +15,14 @@ export interface CliResult {
 export function runHerald(args: string[], env: Record<string, string>): Promise<CliResult> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !INHERITED_OUT.includes(name)));
   return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(ROOT, 'bin', 'herald'), ...args], { env: { ...base, LOG_LEVEL: 'silent', ...env }, cwd: ROOT, timeout: 60_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [path.join(ROOT, 'bin', 'herald'), ...args],
+      { env: { ...base, LOG_LEVEL: 'silent', ...env }, cwd: ROOT, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }

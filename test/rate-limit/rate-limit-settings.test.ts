@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { DEFAULT_RATE_LIMITS, limitProblems, parseRateLimitDefaults, readOverrides } from '../../src/rate-limit/rate-limit-settings.js';
+import {
+  DEFAULT_RATE_LIMITS,
+  limitProblems,
+  parseRateLimitDefaults,
+  readOverrides,
+} from '../../src/rate-limit/rate-limit-settings.js';
 
 describe('RATE_LIMIT_DEFAULTS', () => {
   it('keeps the built-in defaults when unset', () => {
@@ -27,7 +32,14 @@ describe('RATE_LIMIT_DEFAULTS', () => {
 
 describe('stored overrides', () => {
   it('reads valid entries and ignores anything else', () => {
-    expect(readOverrides({ send: { per_second: 5, burst: 10 }, trigger: { per_second: 0, burst: 1 }, a2a: 'x', other: { per_second: 1, burst: 1 } })).toEqual({
+    expect(
+      readOverrides({
+        send: { per_second: 5, burst: 10 },
+        trigger: { per_second: 0, burst: 1 },
+        a2a: 'x',
+        other: { per_second: 1, burst: 1 },
+      }),
+    ).toEqual({
       send: { perSecond: 5, burst: 10 },
     });
     expect(readOverrides(null)).toEqual({});

@@ -21,16 +21,36 @@ const defaults = { ...DEFAULT_RATE_LIMITS, a2a: { perSecond: 0.5, burst: 2 } };
 
 function memoryLimiter(loadOverrides: (id: string) => Promise<Record<string, unknown> | null>) {
   const clock = manualClock();
-  const limiter = createBucketRateLimiter({ store: createMemoryBucketStore(clock.now), defaults, loadOverrides, clock, logger: silent });
+  const limiter = createBucketRateLimiter({
+    store: createMemoryBucketStore(clock.now),
+    defaults,
+    loadOverrides,
+    clock,
+    logger: silent,
+  });
   return { clock, limiter };
 }
 
 describe('bucket rate limiter', () => {
   it('keeps one bucket per class and reports the decision', async () => {
     const { limiter } = memoryLimiter(async () => null);
-    expect(await limiter.take('p', 'a2a')).toEqual({ allowed: true, limit: 2, remaining: 1, resetSeconds: 2, retryAfterSeconds: 0, windowSeconds: 4 });
+    expect(await limiter.take('p', 'a2a')).toEqual({
+      allowed: true,
+      limit: 2,
+      remaining: 1,
+      resetSeconds: 2,
+      retryAfterSeconds: 0,
+      windowSeconds: 4,
+    });
     await limiter.take('p', 'a2a');
-    expect(await limiter.take('p', 'a2a')).toEqual({ allowed: false, limit: 2, remaining: 0, resetSeconds: 4, retryAfterSeconds: 2, windowSeconds: 4 });
+    expect(await limiter.take('p', 'a2a')).toEqual({
+      allowed: false,
+      limit: 2,
+      remaining: 0,
+      resetSeconds: 4,
+      retryAfterSeconds: 2,
+      windowSeconds: 4,
+    });
     expect(await limiter.take('p', 'send')).toMatchObject({ allowed: true, limit: 100, remaining: 99 });
   });
 
@@ -90,7 +110,10 @@ const sharedBackends = [...(TEST_DIALECTS.includes('postgres') ? (['postgres'] a
 describe.each(sharedBackends)('two limiter instances sharing %s', (backend) => {
   let database: TestDatabase;
   const keyPrefix = `rl-test-${randomBytes(6).toString('hex')}:`;
-  const env: Record<string, string> = { RATE_LIMIT_DEFAULTS: 'a2a=0.001/2', ...(backend === 'redis' ? { REDIS_URL: REDIS_TEST_URL } : {}) };
+  const env: Record<string, string> = {
+    RATE_LIMIT_DEFAULTS: 'a2a=0.001/2',
+    ...(backend === 'redis' ? { REDIS_URL: REDIS_TEST_URL } : {}),
+  };
 
   beforeAll(async () => {
     database = await createTestDatabase(backend === 'redis' ? 'sqlite' : 'postgres');
@@ -103,7 +126,11 @@ describe.each(sharedBackends)('two limiter instances sharing %s', (backend) => {
   it('spend one bucket per project and class and agree on overrides', async () => {
     const config = loadConfig(env);
     // Two handles on one database, as two Herald instances would have.
-    const second = openDatabase(database.target.url ? { url: database.target.url, schema: database.target.schema!, poolSize: 2 } : { sqliteFile: database.target.sqliteFile! });
+    const second = openDatabase(
+      database.target.url
+        ? { url: database.target.url, schema: database.target.schema!, poolSize: 2 }
+        : { sqliteFile: database.target.sqliteFile! },
+    );
     const a = createRateLimiter(config, database, { logger: silent, keyPrefix });
     const b = createRateLimiter(config, { ...database, db: second.db }, { logger: silent, keyPrefix });
     try {

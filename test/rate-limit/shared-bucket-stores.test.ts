@@ -113,7 +113,9 @@ describe.each(backends)('%s bucket store', (_name, setup) => {
     const k = nextKey();
     const others = [backend.open(clock.now), backend.open(clock.now)];
     const all = [store, ...others];
-    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => all[i % all.length]!.take(k, { capacity: 10, refillPerSecond: 0.001 })));
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => all[i % all.length]!.take(k, { capacity: 10, refillPerSecond: 0.001 })),
+    );
     expect(results.filter((r) => r.allowed)).toHaveLength(10);
   });
 

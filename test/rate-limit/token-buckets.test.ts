@@ -28,7 +28,12 @@ describe('bucketResult', () => {
   });
 
   it('reports the wait for the missing tokens when refused', () => {
-    expect(bucketResult(0.5, false, spec, 1)).toEqual({ allowed: false, remaining: 0, retryAfterMs: 250, resetMs: 1250 });
+    expect(bucketResult(0.5, false, spec, 1)).toEqual({
+      allowed: false,
+      remaining: 0,
+      retryAfterMs: 250,
+      resetMs: 1250,
+    });
     expect(bucketResult(0, false, spec, 2)).toMatchObject({ retryAfterMs: 1000, resetMs: 1500 });
   });
 });

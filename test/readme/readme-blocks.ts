@@ -33,7 +33,12 @@ export function readmeBlocks(markdown: string): ReadmeBlock[] {
       while (j + 1 < body.length && /^\s*#\s{2,}\S/.test(body[j + 1]!)) text += body[++j]!.replace(/^\s*#\s+/, '');
       expected.push(text);
     }
-    blocks.push({ line: start + 1, code: body.join('\n'), skip: skip === undefined ? undefined : skip || 'no reason given', expected });
+    blocks.push({
+      line: start + 1,
+      code: body.join('\n'),
+      skip: skip === undefined ? undefined : skip || 'no reason given',
+      expected,
+    });
   }
   return blocks;
 }

@@ -17,63 +17,82 @@ describe('README', () => {
   const blocks = readmeBlocks(README);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-readme-'));
   // A clone-like directory: the sources are the repository's, ./data and the logs are the scratch dir's.
-  for (const entry of ['bin', 'src', 'node_modules', 'package.json', 'package-lock.json', 'docs']) fs.symlinkSync(path.join(REPO_ROOT, entry), path.join(work, entry));
+  for (const entry of ['bin', 'src', 'node_modules', 'package.json', 'package-lock.json', 'docs'])
+    fs.symlinkSync(path.join(REPO_ROOT, entry), path.join(work, entry));
   afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
 
   it('has runnable blocks with documented outputs, and says why it skips the others', () => {
     expect(blocks.filter((b) => !b.skip).length).toBeGreaterThanOrEqual(6);
     expect(blocks.flatMap((b) => b.expected).length).toBeGreaterThanOrEqual(10);
-    for (const block of blocks.filter((b) => b.skip)) expect(block.skip, `block at README.md:${block.line}`).toMatch(/\(.+\)/);
+    for (const block of blocks.filter((b) => b.skip))
+      expect(block.skip, `block at README.md:${block.line}`).toMatch(/\(.+\)/);
   });
 
-  it('runs every shell block in order on a fresh clone and prints what it documents', { timeout: BLOCK_TIMEOUT_MS * 2 }, async () => {
-    const runnable = blocks.filter((b) => !b.skip);
-    const [port, fcm, apns, webpush] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    // One script, one shell: variables and background jobs carry over from block to block as in a terminal.
-    const script = [
-      'set -eo pipefail',
-      ...runnable.flatMap((block, i) => [`echo "@@block ${i} start"`, block.code, `echo "@@block ${i} end"`]),
-    ].join('\n');
-    const inherited = { ...process.env };
-    for (const name of Object.keys(inherited)) if (/^(PORT|HOST|DATA_DIR|DATABASE_URL|HERALD_|FCM_|APNS_|NODE_EXTRA_CA_CERTS|REDIS_URL|BASE$)/.test(name)) delete inherited[name];
-    const child = spawn('bash', ['-c', script], {
-      cwd: work,
-      detached: true, // its own process group, so the servers it starts in the background can be stopped with it
-      env: { ...inherited, PORT: String(port), FCM_PORT: String(fcm), APNS_PORT: String(apns), WEBPUSH_PORT: String(webpush), LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), BLOCK_TIMEOUT_MS);
-    let code: number | null;
-    try {
-      code = await exited;
-    } finally {
-      clearTimeout(timer);
+  it(
+    'runs every shell block in order on a fresh clone and prints what it documents',
+    { timeout: BLOCK_TIMEOUT_MS * 2 },
+    async () => {
+      const runnable = blocks.filter((b) => !b.skip);
+      const [port, fcm, apns, webpush] = [await freePort(), await freePort(), await freePort(), await freePort()];
+      // One script, one shell: variables and background jobs carry over from block to block as in a terminal.
+      const script = [
+        'set -eo pipefail',
+        ...runnable.flatMap((block, i) => [`echo "@@block ${i} start"`, block.code, `echo "@@block ${i} end"`]),
+      ].join('\n');
+      const inherited = { ...process.env };
+      for (const name of Object.keys(inherited))
+        if (/^(PORT|HOST|DATA_DIR|DATABASE_URL|HERALD_|FCM_|APNS_|NODE_EXTRA_CA_CERTS|REDIS_URL|BASE$)/.test(name))
+          delete inherited[name];
+      const child = spawn('bash', ['-c', script], {
+        cwd: work,
+        detached: true, // its own process group, so the servers it starts in the background can be stopped with it
+        env: {
+          ...inherited,
+          PORT: String(port),
+          FCM_PORT: String(fcm),
+          APNS_PORT: String(apns),
+          WEBPUSH_PORT: String(webpush),
+          LOG_LEVEL: 'info',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), BLOCK_TIMEOUT_MS);
+      let code: number | null;
       try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // the group is gone already
+        code = await exited;
+      } finally {
+        clearTimeout(timer);
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          // the group is gone already
+        }
       }
-    }
-    const log = (name: string) => (fs.existsSync(path.join(work, name)) ? fs.readFileSync(path.join(work, name), 'utf8').slice(-4000) : '');
-    // README_TEST_DUMP=file keeps the whole session output, to write new `# -> ...` lines from.
-    if (process.env.README_TEST_DUMP) fs.writeFileSync(process.env.README_TEST_DUMP, stdout);
-    const context = `exit ${code}\n--- stdout\n${stdout.slice(-6000)}\n--- stderr\n${stderr.slice(-3000)}\n--- herald.log\n${log('herald.log')}`;
-    expect(code, context).toBe(0);
+      const log = (name: string) =>
+        fs.existsSync(path.join(work, name)) ? fs.readFileSync(path.join(work, name), 'utf8').slice(-4000) : '';
+      // README_TEST_DUMP=file keeps the whole session output, to write new `# -> ...` lines from.
+      if (process.env.README_TEST_DUMP) fs.writeFileSync(process.env.README_TEST_DUMP, stdout);
+      const context = `exit ${code}\n--- stdout\n${stdout.slice(-6000)}\n--- stderr\n${stderr.slice(-3000)}\n--- herald.log\n${log('herald.log')}`;
+      expect(code, context).toBe(0);
 
-    runnable.forEach((block, i) => {
-      const output = stdout.split(`@@block ${i} start\n`)[1]?.split(`@@block ${i} end\n`)[0];
-      expect(output, `block at README.md:${block.line} did not finish\n${context}`).toBeDefined();
-      let rest = output!;
-      for (const expected of block.expected) {
-        const match = expectedPattern(expected).exec(rest);
-        expect(match, `README.md:${block.line}: output has no ${expected}\n--- block output\n${output}`).not.toBeNull();
-        rest = rest.slice(match!.index + match![0].length);
-      }
-    });
-  });
+      runnable.forEach((block, i) => {
+        const output = stdout.split(`@@block ${i} start\n`)[1]?.split(`@@block ${i} end\n`)[0];
+        expect(output, `block at README.md:${block.line} did not finish\n${context}`).toBeDefined();
+        let rest = output!;
+        for (const expected of block.expected) {
+          const match = expectedPattern(expected).exec(rest);
+          expect(
+            match,
+            `README.md:${block.line}: output has no ${expected}\n--- block output\n${output}`,
+          ).not.toBeNull();
+          rest = rest.slice(match!.index + match![0].length);
+        }
+      });
+    },
+  );
 });

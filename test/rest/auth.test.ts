@@ -10,7 +10,12 @@ describe.each(TEST_DIALECTS)('REST authentication (R1) on %s', (dialect) => {
   const ctx = useTestContext(dialect);
 
   const createUser = (headers: Record<string, string>, id = 'auth-user') =>
-    ctx().inject({ method: 'POST', url: '/api/v1/users', headers: { ...json, ...headers }, payload: { project_user_id: id } });
+    ctx().inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: { ...json, ...headers },
+      payload: { project_user_id: id },
+    });
 
   const expect401 = (res: { statusCode: number; headers: Record<string, unknown>; json(): unknown }) => {
     expect(res.statusCode).toBe(401);
@@ -46,14 +51,26 @@ describe.each(TEST_DIALECTS)('REST authentication (R1) on %s', (dialect) => {
 
   it("refuses another project's key sent with this project's id", async () => {
     const other = await ctx().newProject('other');
-    expect401(await createUser({ 'x-service-project-id': ctx().project.project_id, 'x-service-api-key': other.project.secret_key }));
-    expect401(await createUser({ 'x-service-project-id': other.project.project_id, 'x-service-api-key': ctx().project.secret_key }));
+    expect401(
+      await createUser({
+        'x-service-project-id': ctx().project.project_id,
+        'x-service-api-key': other.project.secret_key,
+      }),
+    );
+    expect401(
+      await createUser({
+        'x-service-project-id': other.project.project_id,
+        'x-service-api-key': ctx().project.secret_key,
+      }),
+    );
   });
 
   it('refuses the public key on every secret-only route', async () => {
     const pub = ctx().public;
     expect401(await createUser(pub));
-    expect401(await ctx().inject({ method: 'PATCH', url: '/api/v1/users/x', headers: { ...json, ...pub }, payload: {} }));
+    expect401(
+      await ctx().inject({ method: 'PATCH', url: '/api/v1/users/x', headers: { ...json, ...pub }, payload: {} }),
+    );
     expect401(await ctx().inject({ method: 'DELETE', url: '/api/v1/users/x', headers: pub }));
     expect401(await ctx().inject({ method: 'DELETE', url: '/api/v1/users/', headers: pub }));
     expect401(await ctx().inject({ method: 'GET', url: '/api/v1/users/x/devices', headers: pub }));
@@ -69,7 +86,12 @@ describe.each(TEST_DIALECTS)('REST authentication (R1) on %s', (dialect) => {
       payload: { project_user_id: 'sdk-user', platform: 'android', fcm_token: 'tok-public-1' },
     });
     expect(device.statusCode).toBe(200);
-    const event = await ctx().inject({ method: 'POST', url: '/api/v1/events', headers: ctx().public, payload: { project_user_id: 'sdk-user', name: 'opened' } });
+    const event = await ctx().inject({
+      method: 'POST',
+      url: '/api/v1/events',
+      headers: ctx().public,
+      payload: { project_user_id: 'sdk-user', name: 'opened' },
+    });
     expect(event.statusCode).toBe(200);
   });
 
@@ -93,7 +115,12 @@ describe.each(TEST_DIALECTS)('REST authentication (R1) on %s', (dialect) => {
     const res = await createUser({ 'x-service-project-id': project.project_id, 'x-service-api-key': fresh.key });
     expect(res.statusCode).toBe(200);
     // The public key is untouched by a secret rotation.
-    const pub = await ctx().inject({ method: 'POST', url: '/api/v1/events', headers: { 'x-service-project-id': project.project_id, 'x-service-api-key': project.public_key }, payload: { project_user_id: 'u', name: 'e' } });
+    const pub = await ctx().inject({
+      method: 'POST',
+      url: '/api/v1/events',
+      headers: { 'x-service-project-id': project.project_id, 'x-service-api-key': project.public_key },
+      payload: { project_user_id: 'u', name: 'e' },
+    });
     expect(pub.statusCode).toBe(200);
   });
 

@@ -25,15 +25,20 @@ function expectJson400(res: LightMyRequestResponse): void {
 describe.each(TEST_DIALECTS)('events (R9) on %s', (dialect) => {
   const ctx = useTestContext(dialect);
 
-  const track = (body: unknown, headers = ctx().public) => ctx().inject({ method: 'POST', url: '/api/v1/events', headers, payload: body as object });
+  const track = (body: unknown, headers = ctx().public) =>
+    ctx().inject({ method: 'POST', url: '/api/v1/events', headers, payload: body as object });
   const listed = async (projectUserId: string, query = '') => {
-    const res = await ctx().inject({ method: 'GET', url: `/api/v1/users/${encodeURIComponent(projectUserId)}/events${query}`, headers: ctx().secret });
+    const res = await ctx().inject({
+      method: 'GET',
+      url: `/api/v1/users/${encodeURIComponent(projectUserId)}/events${query}`,
+      headers: ctx().secret,
+    });
     expect(res.statusCode, res.body).toBe(200);
     return res.json<{ events: Listed[] }>().events;
   };
   const storedCount = async (projectUserId: string) => {
-    const rows = await ctx().database.db
-      .selectFrom('events')
+    const rows = await ctx()
+      .database.db.selectFrom('events')
       .innerJoin('users', 'users.id', 'events.user_id')
       .select('events.id')
       .where('users.project_id', '=', ctx().project.project_id)
@@ -43,19 +48,49 @@ describe.each(TEST_DIALECTS)('events (R9) on %s', (dialect) => {
   };
 
   it('tracks one event with properties and an ISO timestamp, creating the user', async () => {
-    const res = await track({ project_user_id: 'single', name: 'purchase', properties: { sku: 'A1', price: 9.99, gift: false, note: null }, timestamp: '2024-05-06T07:08:09.123Z' });
+    const res = await track({
+      project_user_id: 'single',
+      name: 'purchase',
+      properties: { sku: 'A1', price: 9.99, gift: false, note: null },
+      timestamp: '2024-05-06T07:08:09.123Z',
+    });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json<Tracked>();
-    expect(body).toEqual({ event_id: expect.stringMatching(/^[0-9a-f-]{36}$/), project_user_id: 'single', name: 'purchase', timestamp: '2024-05-06T07:08:09.123Z' });
+    expect(body).toEqual({
+      event_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      project_user_id: 'single',
+      name: 'purchase',
+      timestamp: '2024-05-06T07:08:09.123Z',
+    });
     const [stored] = await listed('single');
-    expect(stored).toEqual({ event_id: body.event_id, name: 'purchase', properties: { sku: 'A1', price: 9.99, gift: false, note: null }, timestamp: '2024-05-06T07:08:09.123Z' });
-    expect((await ctx().inject({ method: 'POST', url: '/api/v1/users', headers: ctx().secret, payload: { project_user_id: 'single' } })).json()).toEqual({ properties: {} });
+    expect(stored).toEqual({
+      event_id: body.event_id,
+      name: 'purchase',
+      properties: { sku: 'A1', price: 9.99, gift: false, note: null },
+      timestamp: '2024-05-06T07:08:09.123Z',
+    });
+    expect(
+      (
+        await ctx().inject({
+          method: 'POST',
+          url: '/api/v1/users',
+          headers: ctx().secret,
+          payload: { project_user_id: 'single' },
+        })
+      ).json(),
+    ).toEqual({ properties: {} });
   });
 
   it('accepts epoch milliseconds and an offset, and defaults to now', async () => {
     const ms = Date.UTC(2023, 0, 2, 3, 4, 5, 6);
-    expect((await track({ project_user_id: 'times', name: 'ms', timestamp: ms })).json<Tracked>().timestamp).toBe('2023-01-02T03:04:05.006Z');
-    expect((await track({ project_user_id: 'times', name: 'offset', timestamp: '2023-01-02T05:04:05+02:00' })).json<Tracked>().timestamp).toBe('2023-01-02T03:04:05.000Z');
+    expect((await track({ project_user_id: 'times', name: 'ms', timestamp: ms })).json<Tracked>().timestamp).toBe(
+      '2023-01-02T03:04:05.006Z',
+    );
+    expect(
+      (
+        await track({ project_user_id: 'times', name: 'offset', timestamp: '2023-01-02T05:04:05+02:00' })
+      ).json<Tracked>().timestamp,
+    ).toBe('2023-01-02T03:04:05.000Z');
     const before = Date.now();
     const now = Date.parse((await track({ project_user_id: 'times', name: 'now' })).json<Tracked>().timestamp);
     expect(now).toBeGreaterThanOrEqual(before - 1000);
@@ -79,7 +114,11 @@ describe.each(TEST_DIALECTS)('events (R9) on %s', (dialect) => {
   });
 
   it('tracks a batch of 500 in order and returns every id', async () => {
-    const events = Array.from({ length: 500 }, (_, i) => ({ project_user_id: `batch-${i % 5}`, name: `step-${i}`, timestamp: Date.UTC(2024, 0, 1) + i }));
+    const events = Array.from({ length: 500 }, (_, i) => ({
+      project_user_id: `batch-${i % 5}`,
+      name: `step-${i}`,
+      timestamp: Date.UTC(2024, 0, 1) + i,
+    }));
     const res = await track({ events }, ctx().secret);
     expect(res.statusCode).toBe(200);
     const tracked = res.json<{ events: Tracked[] }>().events;
@@ -98,8 +137,22 @@ describe.each(TEST_DIALECTS)('events (R9) on %s', (dialect) => {
   });
 
   it('a batch with one bad event stores none of it', async () => {
-    expectJson400(await track({ events: [{ project_user_id: 'atomic', name: 'ok' }, { project_user_id: 'atomic', name: 'bad', timestamp: 'never' }] }));
-    expectJson400(await track({ events: [{ project_user_id: 'atomic', name: 'ok' }, { project_user_id: 'atomic', name: 'bad', properties: { deep: { x: 1 } } }] }));
+    expectJson400(
+      await track({
+        events: [
+          { project_user_id: 'atomic', name: 'ok' },
+          { project_user_id: 'atomic', name: 'bad', timestamp: 'never' },
+        ],
+      }),
+    );
+    expectJson400(
+      await track({
+        events: [
+          { project_user_id: 'atomic', name: 'ok' },
+          { project_user_id: 'atomic', name: 'bad', properties: { deep: { x: 1 } } },
+        ],
+      }),
+    );
     expect(await storedCount('atomic')).toBe(0);
   });
 
@@ -119,9 +172,18 @@ describe.each(TEST_DIALECTS)('events (R9) on %s', (dialect) => {
   });
 
   it('lists events newest first and 404s for an unknown user', async () => {
-    await track({ events: [{ project_user_id: 'order', name: 'old', timestamp: '2024-01-01T00:00:00Z' }, { project_user_id: 'order', name: 'new', timestamp: '2024-06-01T00:00:00Z' }] });
+    await track({
+      events: [
+        { project_user_id: 'order', name: 'old', timestamp: '2024-01-01T00:00:00Z' },
+        { project_user_id: 'order', name: 'new', timestamp: '2024-06-01T00:00:00Z' },
+      ],
+    });
     expect((await listed('order')).map((e) => e.name)).toEqual(['new', 'old']);
-    expect((await ctx().inject({ method: 'GET', url: '/api/v1/users/unknown/events', headers: ctx().secret })).statusCode).toBe(404);
-    expectJson400(await ctx().inject({ method: 'GET', url: '/api/v1/users/order/events?limit=0', headers: ctx().secret }));
+    expect(
+      (await ctx().inject({ method: 'GET', url: '/api/v1/users/unknown/events', headers: ctx().secret })).statusCode,
+    ).toBe(404);
+    expectJson400(
+      await ctx().inject({ method: 'GET', url: '/api/v1/users/order/events?limit=0', headers: ctx().secret }),
+    );
   });
 });

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
-import { deleteExpiredIdempotencyKeys, hashRequest, IDEMPOTENCY_TTL_MS, runIdempotent } from '../../src/idempotency/idempotency.service.js';
+import {
+  deleteExpiredIdempotencyKeys,
+  hashRequest,
+  IDEMPOTENCY_TTL_MS,
+  runIdempotent,
+} from '../../src/idempotency/idempotency.service.js';
 
 /** A clock the tests move by hand (key expiry after 24 h). */
 const clock = { offset: 0, now: () => Date.now() + clock.offset };
@@ -18,15 +23,26 @@ describe.each(TEST_DIALECTS)('idempotent create user (R17) on %s', (dialect) => 
   const ctx = useTestContext(dialect, { deps: { clock } });
 
   const create = (body: object, key?: string, header = 'idempotency-key', headers = ctx().secret) =>
-    ctx().inject({ method: 'POST', url: '/api/v1/users', headers: { ...headers, ...(key === undefined ? {} : { [header]: key }) }, payload: body });
-  const current = async (id: string) => (await create({ project_user_id: id })).json<{ properties: Record<string, unknown> }>().properties;
+    ctx().inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: { ...headers, ...(key === undefined ? {} : { [header]: key }) },
+      payload: body,
+    });
+  const current = async (id: string) =>
+    (await create({ project_user_id: id })).json<{ properties: Record<string, unknown> }>().properties;
 
   it('a replay returns the stored response and writes nothing', async () => {
     const body = { project_user_id: 'idem-1', properties: { a: 1 } };
     const first = await create(body, 'key-1');
     expect(first.statusCode).toBe(200);
     expect(first.headers['idempotent-replayed']).toBeUndefined();
-    await ctx().inject({ method: 'PATCH', url: '/api/v1/users/idem-1', headers: ctx().secret, payload: { properties: { a: 2 } } });
+    await ctx().inject({
+      method: 'PATCH',
+      url: '/api/v1/users/idem-1',
+      headers: ctx().secret,
+      payload: { properties: { a: 2 } },
+    });
 
     const replay = await create(body, 'key-1');
     expect(replay.statusCode).toBe(200);
@@ -46,7 +62,10 @@ describe.each(TEST_DIALECTS)('idempotent create user (R17) on %s', (dialect) => 
   it('the same key with another body is a 409 and changes nothing', async () => {
     await create({ project_user_id: 'idem-3', properties: { v: 1 } }, 'key-3');
     expect409(await create({ project_user_id: 'idem-3', properties: { v: 2 } }, 'key-3'), 'IDEMPOTENCY_KEY_REUSED');
-    expect409(await create({ project_user_id: 'idem-3-other', properties: { v: 1 } }, 'key-3'), 'IDEMPOTENCY_KEY_REUSED');
+    expect409(
+      await create({ project_user_id: 'idem-3-other', properties: { v: 1 } }, 'key-3'),
+      'IDEMPOTENCY_KEY_REUSED',
+    );
     expect(await current('idem-3')).toEqual({ v: 1 });
   });
 
@@ -57,7 +76,11 @@ describe.each(TEST_DIALECTS)('idempotent create user (R17) on %s', (dialect) => 
     const inB = await create(body, 'shared-key', 'idempotency-key', b.secret);
     expect(inB.statusCode).toBe(200);
     expect(inB.headers['idempotent-replayed']).toBeUndefined();
-    const rows = await ctx().database.db.selectFrom('users').select('project_id').where('project_user_id', '=', 'idem-4').execute();
+    const rows = await ctx()
+      .database.db.selectFrom('users')
+      .select('project_id')
+      .where('project_user_id', '=', 'idem-4')
+      .execute();
     expect(rows).toHaveLength(2);
   });
 
@@ -85,9 +108,19 @@ describe.each(TEST_DIALECTS)('idempotent create user (R17) on %s', (dialect) => 
 
   it('an in-progress row left by another instance is a 409 too', async () => {
     const now = clock.now();
-    await ctx().database.db
-      .insertInto('idempotency_keys')
-      .values({ project_id: ctx().project.project_id, scope: 'create-user', idempotency_key: 'row-key', request_hash: 'other', state: 'in_progress', response_status: null, response_body: null, created_at: now, expires_at: now + IDEMPOTENCY_TTL_MS })
+    await ctx()
+      .database.db.insertInto('idempotency_keys')
+      .values({
+        project_id: ctx().project.project_id,
+        scope: 'create-user',
+        idempotency_key: 'row-key',
+        request_hash: 'other',
+        state: 'in_progress',
+        response_status: null,
+        response_body: null,
+        created_at: now,
+        expires_at: now + IDEMPOTENCY_TTL_MS,
+      })
       .execute();
     expect409(await create({ project_user_id: 'idem-6' }, 'row-key'), 'IDEMPOTENCY_KEY_REUSED');
   });
@@ -105,7 +138,17 @@ describe.each(TEST_DIALECTS)('idempotent create user (R17) on %s', (dialect) => 
   it('a failed request releases its key', async () => {
     const tooMany = Object.fromEntries(Array.from({ length: 257 }, (_, i) => [`k${i}`, i]));
     await create({ project_user_id: 'idem-8', properties: Object.fromEntries(Object.entries(tooMany).slice(0, 200)) });
-    const failed = await create({ project_user_id: 'idem-8', properties: Object.fromEntries(Object.entries(tooMany).slice(200).map(([k, v]) => [`x${k}`, v])) }, 'fail-key');
+    const failed = await create(
+      {
+        project_user_id: 'idem-8',
+        properties: Object.fromEntries(
+          Object.entries(tooMany)
+            .slice(200)
+            .map(([k, v]) => [`x${k}`, v]),
+        ),
+      },
+      'fail-key',
+    );
     expect(failed.statusCode).toBe(400);
     const retried = await create({ project_user_id: 'idem-8', properties: { ok: true } }, 'fail-key');
     expect(retried.statusCode).toBe(200);
@@ -130,7 +173,12 @@ describe.each(TEST_DIALECTS)('idempotent create user (R17) on %s', (dialect) => 
     clock.offset += IDEMPOTENCY_TTL_MS + 1000;
     try {
       await create({ project_user_id: 'idem-11' }, 'fresh-key');
-      const keys = () => ctx().database.db.selectFrom('idempotency_keys').select('idempotency_key').where('idempotency_key', 'in', ['old-key', 'fresh-key']).execute();
+      const keys = () =>
+        ctx()
+          .database.db.selectFrom('idempotency_keys')
+          .select('idempotency_key')
+          .where('idempotency_key', 'in', ['old-key', 'fresh-key'])
+          .execute();
       expect((await keys()).map((k) => k.idempotency_key).sort()).toEqual(['fresh-key', 'old-key']);
       expect(await deleteExpiredIdempotencyKeys(ctx().database.db, clock)).toBeGreaterThanOrEqual(1);
       expect((await keys()).map((k) => k.idempotency_key)).toEqual(['fresh-key']);

@@ -28,7 +28,12 @@ describe.each(TEST_DIALECTS)('rate limits on %s', (dialect) => {
   });
 
   const createUser = (headers: Record<string, string>, id = 'u1') =>
-    ctx().inject({ method: 'POST', url: '/api/v1/users', headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify({ project_user_id: id }) });
+    ctx().inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: JSON.stringify({ project_user_id: id }),
+    });
   const limitHeaders = (res: Awaited<ReturnType<typeof createUser>>) => ({
     limit: res.headers['ratelimit-limit'],
     remaining: res.headers['ratelimit-remaining'],
@@ -79,7 +84,10 @@ describe.each(TEST_DIALECTS)('rate limits on %s', (dialect) => {
   });
 
   it('does not count requests that fail authentication', async () => {
-    const res = await createUser({ 'x-service-project-id': ctx().project.project_id, 'x-service-api-key': 'svc_sk_wrong' });
+    const res = await createUser({
+      'x-service-project-id': ctx().project.project_id,
+      'x-service-api-key': 'svc_sk_wrong',
+    });
     expect(res.statusCode).toBe(401);
     expect(res.headers['ratelimit-limit']).toBeUndefined();
   });
@@ -89,7 +97,21 @@ describe.each(TEST_DIALECTS)('rate limits on %s', (dialect) => {
     const cliEnv = { ...ctx().database.env, ...env };
     expect(limitHeaders(await createUser(secret))).toMatchObject({ limit: '3', remaining: '2' });
 
-    const set = await runHerald(['rate-limit', 'set', '--project', project.project_id, '--class', 'management', '--per-second', '0.5', '--burst', '5'], cliEnv);
+    const set = await runHerald(
+      [
+        'rate-limit',
+        'set',
+        '--project',
+        project.project_id,
+        '--class',
+        'management',
+        '--per-second',
+        '0.5',
+        '--burst',
+        '5',
+      ],
+      cliEnv,
+    );
     expect(set).toMatchObject({ code: 0, stderr: '' });
     expect(set.stdout).toMatch(/management: 0\.5 per second, burst 5 \(running servers apply it within 5 s\)/);
 
@@ -121,7 +143,10 @@ describe.each(TEST_DIALECTS)('rate limits on %s', (dialect) => {
       },
     });
 
-    const reset = await runHerald(['rate-limit', 'reset', '--project', project.project_id, '--class', 'management'], cliEnv);
+    const reset = await runHerald(
+      ['rate-limit', 'reset', '--project', project.project_id, '--class', 'management'],
+      cliEnv,
+    );
     expect(reset).toMatchObject({ code: 0, stdout: expect.stringMatching(/management: back to the defaults/) });
     clock.advance(5001);
     expect((await createUser(secret)).headers['ratelimit-limit']).toBe('3');
@@ -130,12 +155,20 @@ describe.each(TEST_DIALECTS)('rate limits on %s', (dialect) => {
   it('refuses invalid CLI input with a clear message', async () => {
     const cliEnv = { ...ctx().database.env, ...env };
     const project = ctx().project.project_id;
-    const badClass = await runHerald(['rate-limit', 'set', '--project', project, '--class', 'bulk', '--per-second', '1'], cliEnv);
+    const badClass = await runHerald(
+      ['rate-limit', 'set', '--project', project, '--class', 'bulk', '--per-second', '1'],
+      cliEnv,
+    );
     expect(badClass.code).toBe(1);
     expect(badClass.stderr).toMatch(/class must be one of management, client, send, trigger, a2a, got "bulk"/);
-    const zero = await runHerald(['rate-limit', 'set', '--project', project, '--class', 'send', '--per-second', '0', '--burst', '2.5'], cliEnv);
+    const zero = await runHerald(
+      ['rate-limit', 'set', '--project', project, '--class', 'send', '--per-second', '0', '--burst', '2.5'],
+      cliEnv,
+    );
     expect(zero.code).toBe(1);
-    expect(zero.stderr).toMatch(/per-second must be a number from 0\.001 to 1000000, got 0; burst must be a whole number/);
+    expect(zero.stderr).toMatch(
+      /per-second must be a number from 0\.001 to 1000000, got 0; burst must be a whole number/,
+    );
   });
 });
 
@@ -157,7 +190,12 @@ describe.each(TEST_DIALECTS)('rate limits with the shared store down on %s', (di
   it('serves requests (never 500 or 503) and still limits on per-instance buckets', async () => {
     const statuses = [];
     for (let i = 0; i < 4; i++) {
-      const res = await ctx().inject({ method: 'POST', url: '/api/v1/users', headers: { ...ctx().secret, 'content-type': 'application/json' }, payload: '{"project_user_id":"x"}' });
+      const res = await ctx().inject({
+        method: 'POST',
+        url: '/api/v1/users',
+        headers: { ...ctx().secret, 'content-type': 'application/json' },
+        payload: '{"project_user_id":"x"}',
+      });
       statuses.push(res.statusCode);
     }
     expect(statuses).toEqual([200, 200, 200, 429]);

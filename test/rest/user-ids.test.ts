@@ -25,22 +25,40 @@ describe.each(TEST_DIALECTS)('unusual project_user_id values on %s', (dialect) =
   const ctx = useTestContext(dialect);
 
   const create = (id: string, properties: Record<string, unknown> = {}) =>
-    ctx().inject({ method: 'POST', url: '/api/v1/users', headers: ctx().secret, payload: { project_user_id: id, properties } });
+    ctx().inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: ctx().secret,
+      payload: { project_user_id: id, properties },
+    });
   const path = (id: string) => `/api/v1/users/${encodeURIComponent(id)}`;
 
   it.each(ODD_IDS)('%s round-trips: create by body, patch and delete by encoded path', async (_label, id) => {
     expect((await create(id, { a: 1 })).statusCode).toBe(200);
-    const patched = await ctx().inject({ method: 'PATCH', url: path(id), headers: ctx().secret, payload: { properties: { b: 2 } } });
+    const patched = await ctx().inject({
+      method: 'PATCH',
+      url: path(id),
+      headers: ctx().secret,
+      payload: { properties: { b: 2 } },
+    });
     expect(patched.statusCode, patched.body).toBe(200);
     expect(patched.json()).toEqual({ properties: { b: 2 } });
     expect((await create(id)).json()).toEqual({ properties: { a: 1, b: 2 } });
 
-    const rows = await ctx().database.db.selectFrom('users').select('project_user_id').where('project_id', '=', ctx().project.project_id).where('project_user_id', '=', id).execute();
+    const rows = await ctx()
+      .database.db.selectFrom('users')
+      .select('project_user_id')
+      .where('project_id', '=', ctx().project.project_id)
+      .where('project_user_id', '=', id)
+      .execute();
     expect(rows).toEqual([{ project_user_id: id }]);
 
     const deleted = await ctx().inject({ method: 'DELETE', url: path(id), headers: ctx().secret });
     expect(deleted.statusCode).toBe(200);
-    expect((await ctx().inject({ method: 'PATCH', url: path(id), headers: ctx().secret, payload: { properties: { c: 3 } } })).statusCode).toBe(404);
+    expect(
+      (await ctx().inject({ method: 'PATCH', url: path(id), headers: ctx().secret, payload: { properties: { c: 3 } } }))
+        .statusCode,
+    ).toBe(404);
   });
 
   it('percent-decodes path ids: %20, %2F and %25 name the decoded id', async () => {
@@ -53,15 +71,31 @@ describe.each(TEST_DIALECTS)('unusual project_user_id values on %s', (dialect) =
       ['/api/v1/users/a%2fb', 'a/b'],
       ['/api/v1/users/a%25b', 'a%b'],
     ] as const) {
-      const res = await ctx().inject({ method: 'PATCH', url, headers: ctx().secret, payload: { properties: { via: url } } });
+      const res = await ctx().inject({
+        method: 'PATCH',
+        url,
+        headers: ctx().secret,
+        payload: { properties: { via: url } },
+      });
       expect(res.statusCode, url).toBe(200);
       expect((await create(id)).json<{ properties: Record<string, unknown> }>().properties.via).toBe(url);
     }
   });
 
   it('an encoded id that does not exist is a 404 on PATCH and a 200 on DELETE', async () => {
-    expect((await ctx().inject({ method: 'PATCH', url: '/api/v1/users/%F0%9F%98%80-none', headers: ctx().secret, payload: {} })).statusCode).toBe(404);
-    expect((await ctx().inject({ method: 'DELETE', url: '/api/v1/users/%F0%9F%98%80-none', headers: ctx().secret })).json()).toEqual({});
+    expect(
+      (
+        await ctx().inject({
+          method: 'PATCH',
+          url: '/api/v1/users/%F0%9F%98%80-none',
+          headers: ctx().secret,
+          payload: {},
+        })
+      ).statusCode,
+    ).toBe(404);
+    expect(
+      (await ctx().inject({ method: 'DELETE', url: '/api/v1/users/%F0%9F%98%80-none', headers: ctx().secret })).json(),
+    ).toEqual({});
   });
 
   it('ids differing only in case or in Unicode normalisation are different users', async () => {
@@ -83,18 +117,32 @@ describe.each(TEST_DIALECTS)('unusual project_user_id values on %s', (dialect) =
     const send = (method: string, rawPath: string, body?: object) =>
       new Promise<{ status: number; body: string }>((resolve, reject) => {
         const payload = body === undefined ? undefined : JSON.stringify(body);
-        const req = http.request({ host: '127.0.0.1', port, method, path: rawPath, headers: { ...ctx().secret, ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-          let text = '';
-          res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-          res.on('end', () => resolve({ status: res.statusCode!, body: text }));
-        });
+        const req = http.request(
+          {
+            host: '127.0.0.1',
+            port,
+            method,
+            path: rawPath,
+            headers: { ...ctx().secret, ...(payload ? { 'content-type': 'application/json' } : {}) },
+          },
+          (res) => {
+            let text = '';
+            res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+            res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+          },
+        );
         req.on('error', reject);
         req.end(payload);
       });
-    expect(await send('PATCH', '/api/v1/users/%2E%2E', { properties: { patched: true } })).toEqual({ status: 200, body: '{"properties":{"patched":true}}' });
+    expect(await send('PATCH', '/api/v1/users/%2E%2E', { properties: { patched: true } })).toEqual({
+      status: 200,
+      body: '{"properties":{"patched":true}}',
+    });
     expect((await create('..')).json()).toEqual({ properties: { dots: 2, patched: true } });
     expect((await send('DELETE', '/api/v1/users/.')).status).toBe(200);
-    expect((await ctx().inject({ method: 'PATCH', url: '/api/v1/users/x', headers: ctx().secret, payload: {} })).statusCode).toBe(404);
+    expect(
+      (await ctx().inject({ method: 'PATCH', url: '/api/v1/users/x', headers: ctx().secret, payload: {} })).statusCode,
+    ).toBe(404);
     expect((await create('.')).json()).toEqual({ properties: {} });
   });
 

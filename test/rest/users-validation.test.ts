@@ -14,18 +14,30 @@ function expectPlain400(res: LightMyRequestResponse, reason?: string): void {
   if (reason) expect(res.headers['x-error-reason']).toBe(reason);
 }
 
-const manyProperties = (count: number, prefix = 'k') => Object.fromEntries(Array.from({ length: count }, (_, i) => [`${prefix}${i}`, i]));
+const manyProperties = (count: number, prefix = 'k') =>
+  Object.fromEntries(Array.from({ length: count }, (_, i) => [`${prefix}${i}`, i]));
 
 describe.each(TEST_DIALECTS)('user endpoint 400s on %s', (dialect) => {
   const ctx = useTestContext(dialect);
 
   const postRaw = (payload: string) =>
-    ctx().inject({ method: 'POST', url: '/api/v1/users', headers: { ...ctx().secret, 'content-type': 'application/json' }, payload });
+    ctx().inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: { ...ctx().secret, 'content-type': 'application/json' },
+      payload,
+    });
   const post = (body: unknown) => postRaw(JSON.stringify(body));
   const patchRaw = (id: string, payload: string) =>
-    ctx().inject({ method: 'PATCH', url: `/api/v1/users/${encodeURIComponent(id)}`, headers: { ...ctx().secret, 'content-type': 'application/json' }, payload });
+    ctx().inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${encodeURIComponent(id)}`,
+      headers: { ...ctx().secret, 'content-type': 'application/json' },
+      payload,
+    });
   const patch = (id: string, body: unknown) => patchRaw(id, JSON.stringify(body));
-  const stored = async (id: string) => (await post({ project_user_id: id })).json<{ properties: Record<string, unknown> }>().properties;
+  const stored = async (id: string) =>
+    (await post({ project_user_id: id })).json<{ properties: Record<string, unknown> }>().properties;
 
   describe('project_user_id', () => {
     it.each([
@@ -97,7 +109,10 @@ describe.each(TEST_DIALECTS)('user endpoint 400s on %s', (dialect) => {
     });
 
     it('accepts the limits exactly', async () => {
-      const res = await post({ project_user_id: 'limits', properties: { ['k'.repeat(128)]: 'x'.repeat(8192), e: 'é'.repeat(4096), n: -1.5e300, t: false, z: null } });
+      const res = await post({
+        project_user_id: 'limits',
+        properties: { ['k'.repeat(128)]: 'x'.repeat(8192), e: 'é'.repeat(4096), n: -1.5e300, t: false, z: null },
+      });
       expect(res.statusCode).toBe(200);
       expect(Object.keys(res.json<{ properties: object }>().properties)).toHaveLength(5);
       expect((await post({ project_user_id: 'limits-256', properties: manyProperties(256) })).statusCode).toBe(200);
@@ -105,22 +120,45 @@ describe.each(TEST_DIALECTS)('user endpoint 400s on %s', (dialect) => {
 
     it('a merge that would pass 256 keys is refused and changes nothing', async () => {
       await post({ project_user_id: 'full', properties: manyProperties(250) });
-      expectPlain400(await post({ project_user_id: 'full', properties: manyProperties(7, 'new') }), 'TOO_MANY_PROPERTIES');
-      expectPlain400(await patch('full', { properties: { ...manyProperties(7, 'more'), k0: 'changed' } }), 'TOO_MANY_PROPERTIES');
+      expectPlain400(
+        await post({ project_user_id: 'full', properties: manyProperties(7, 'new') }),
+        'TOO_MANY_PROPERTIES',
+      );
+      expectPlain400(
+        await patch('full', { properties: { ...manyProperties(7, 'more'), k0: 'changed' } }),
+        'TOO_MANY_PROPERTIES',
+      );
       const after = await stored('full');
       expect(Object.keys(after)).toHaveLength(250);
       expect(after.k0).toBe(0);
       // Overwriting existing keys never counts twice.
-      expect((await post({ project_user_id: 'full', properties: { ...manyProperties(250), ...manyProperties(6, 'new') } })).statusCode).toBe(200);
+      expect(
+        (await post({ project_user_id: 'full', properties: { ...manyProperties(250), ...manyProperties(6, 'new') } }))
+          .statusCode,
+      ).toBe(200);
       expect(Object.keys(await stored('full'))).toHaveLength(256);
     });
   });
 
   describe('path id', () => {
     it('an empty path id is missing on PATCH and DELETE', async () => {
-      expectPlain400(await ctx().inject({ method: 'PATCH', url: '/api/v1/users/', headers: ctx().secret, payload: { properties: {} } }), 'MISSING_PROJECT_USER_ID');
-      expectPlain400(await ctx().inject({ method: 'DELETE', url: '/api/v1/users/', headers: ctx().secret }), 'MISSING_PROJECT_USER_ID');
-      expectPlain400(await ctx().inject({ method: 'DELETE', url: '/api/v1/users', headers: ctx().secret }), 'MISSING_PROJECT_USER_ID');
+      expectPlain400(
+        await ctx().inject({
+          method: 'PATCH',
+          url: '/api/v1/users/',
+          headers: ctx().secret,
+          payload: { properties: {} },
+        }),
+        'MISSING_PROJECT_USER_ID',
+      );
+      expectPlain400(
+        await ctx().inject({ method: 'DELETE', url: '/api/v1/users/', headers: ctx().secret }),
+        'MISSING_PROJECT_USER_ID',
+      );
+      expectPlain400(
+        await ctx().inject({ method: 'DELETE', url: '/api/v1/users', headers: ctx().secret }),
+        'MISSING_PROJECT_USER_ID',
+      );
     });
 
     it.each([
@@ -132,7 +170,14 @@ describe.each(TEST_DIALECTS)('user endpoint 400s on %s', (dialect) => {
       ['a lone surrogate as UTF-8 bytes', '/api/v1/users/%ED%A0%80'],
       ['far longer than any id', `/api/v1/users/${'x'.repeat(5000)}`],
     ])('is rejected on PATCH and DELETE when %s', async (_label, url) => {
-      expectPlain400(await ctx().inject({ method: 'PATCH', url, headers: { ...ctx().secret, 'content-type': 'application/json' }, payload: '{}' }));
+      expectPlain400(
+        await ctx().inject({
+          method: 'PATCH',
+          url,
+          headers: { ...ctx().secret, 'content-type': 'application/json' },
+          payload: '{}',
+        }),
+      );
       const res = await ctx().inject({ method: 'DELETE', url, headers: ctx().secret });
       expectPlain400(res);
       expect(res.headers['x-request-id']).toBeTruthy();

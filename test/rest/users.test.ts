@@ -9,7 +9,12 @@ describe.each(TEST_DIALECTS)('users on %s', (dialect) => {
   const ctx = useTestContext(dialect);
 
   const create = (body: unknown, headers = ctx().secret) =>
-    ctx().inject({ method: 'POST', url: '/api/v1/users', headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+    ctx().inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: JSON.stringify(body),
+    });
 
   it('creates a user and returns its properties', async () => {
     const res = await create({ project_user_id: 'u1', properties: { plan: 'pro', age: 30, vip: true, note: null } });
@@ -26,7 +31,12 @@ describe.each(TEST_DIALECTS)('users on %s', (dialect) => {
 
   it('patch returns only the supplied keys and keeps the others', async () => {
     await create({ project_user_id: 'p1', properties: { a: 1, b: 2 } });
-    const res = await ctx().inject({ method: 'PATCH', url: '/api/v1/users/p1', headers: ctx().secret, payload: { properties: { b: 3, c: 'new' } } });
+    const res = await ctx().inject({
+      method: 'PATCH',
+      url: '/api/v1/users/p1',
+      headers: ctx().secret,
+      payload: { properties: { b: 3, c: 'new' } },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ properties: { b: 3, c: 'new' } });
     const all = await create({ project_user_id: 'p1' });
@@ -34,7 +44,12 @@ describe.each(TEST_DIALECTS)('users on %s', (dialect) => {
   });
 
   it('patch of an unknown user is 404 with an empty body', async () => {
-    const res = await ctx().inject({ method: 'PATCH', url: '/api/v1/users/nobody', headers: ctx().secret, payload: { properties: { a: 1 } } });
+    const res = await ctx().inject({
+      method: 'PATCH',
+      url: '/api/v1/users/nobody',
+      headers: ctx().secret,
+      payload: { properties: { a: 1 } },
+    });
     expect(res.statusCode).toBe(404);
     expect(res.body).toBe('');
   });
@@ -70,9 +85,21 @@ describe.each(TEST_DIALECTS)('users on %s', (dialect) => {
   });
 
   const patch = (id: string, body: unknown) =>
-    ctx().inject({ method: 'PATCH', url: `/api/v1/users/${encodeURIComponent(id)}`, headers: { ...ctx().secret, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+    ctx().inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${encodeURIComponent(id)}`,
+      headers: { ...ctx().secret, 'content-type': 'application/json' },
+      payload: JSON.stringify(body),
+    });
   const internalId = async (projectUserId: string) =>
-    (await ctx().database.db.selectFrom('users').select('id').where('project_id', '=', ctx().project.project_id).where('project_user_id', '=', projectUserId).executeTakeFirst())?.id;
+    (
+      await ctx()
+        .database.db.selectFrom('users')
+        .select('id')
+        .where('project_id', '=', ctx().project.project_id)
+        .where('project_user_id', '=', projectUserId)
+        .executeTakeFirst()
+    )?.id;
 
   it('keeps null as a value, on create and on PATCH (R4)', async () => {
     await create({ project_user_id: 'nulls', properties: { a: 1, b: 2 } });
@@ -117,13 +144,17 @@ describe.each(TEST_DIALECTS)('users on %s', (dialect) => {
     await create({ project_user_id: 'types', properties });
     expect((await create({ project_user_id: 'types' })).json()).toEqual({ properties });
     await patch('types', { properties: { '$.path': 'patched' } });
-    expect((await create({ project_user_id: 'types', properties: { extra: null } })).json()).toEqual({ properties: { ...properties, '$.path': 'patched', extra: null } });
+    expect((await create({ project_user_id: 'types', properties: { extra: null } })).json()).toEqual({
+      properties: { ...properties, '$.path': 'patched', extra: null },
+    });
   });
 
   it('60 concurrent creates and patches of one user lose no key (R5)', async () => {
     await create({ project_user_id: 'race', properties: { seed: true } });
     const writes = Array.from({ length: 60 }, (_, i) =>
-      i % 2 === 0 ? create({ project_user_id: 'race', properties: { [`k${i}`]: i } }) : patch('race', { properties: { [`k${i}`]: i } }),
+      i % 2 === 0
+        ? create({ project_user_id: 'race', properties: { [`k${i}`]: i } })
+        : patch('race', { properties: { [`k${i}`]: i } }),
     );
     const results = await Promise.all(writes);
     expect(results.map((r) => r.statusCode)).toEqual(Array(60).fill(200));
@@ -135,33 +166,63 @@ describe.each(TEST_DIALECTS)('users on %s', (dialect) => {
   });
 
   it('60 concurrent first creates of a new user make one user with every key', async () => {
-    const results = await Promise.all(Array.from({ length: 60 }, (_, i) => create({ project_user_id: 'race-new', properties: { [`n${i}`]: i } })));
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => create({ project_user_id: 'race-new', properties: { [`n${i}`]: i } })),
+    );
     expect(results.every((r) => r.statusCode === 200)).toBe(true);
-    const rows = await ctx().database.db.selectFrom('users').select('id').where('project_user_id', '=', 'race-new').execute();
+    const rows = await ctx()
+      .database.db.selectFrom('users')
+      .select('id')
+      .where('project_user_id', '=', 'race-new')
+      .execute();
     expect(rows).toHaveLength(1);
-    expect(Object.keys((await create({ project_user_id: 'race-new' })).json<{ properties: object }>().properties)).toHaveLength(60);
+    expect(
+      Object.keys((await create({ project_user_id: 'race-new' })).json<{ properties: object }>().properties),
+    ).toHaveLength(60);
   });
 
   it('delete is permanent: devices and events go, the id is reusable with a new internal id (R7)', async () => {
     await create({ project_user_id: 'gone', properties: { plan: 'pro' } });
     const before = await internalId('gone');
     for (const token of ['del-tok-1', 'del-tok-2']) {
-      const res = await ctx().inject({ method: 'POST', url: '/api/v1/devices', headers: ctx().secret, payload: { project_user_id: 'gone', platform: 'android', fcm_token: token } });
+      const res = await ctx().inject({
+        method: 'POST',
+        url: '/api/v1/devices',
+        headers: ctx().secret,
+        payload: { project_user_id: 'gone', platform: 'android', fcm_token: token },
+      });
       expect(res.statusCode).toBe(200);
     }
-    const events = await ctx().inject({ method: 'POST', url: '/api/v1/events', headers: ctx().secret, payload: { events: [1, 2, 3].map((n) => ({ project_user_id: 'gone', name: `e${n}` })) } });
+    const events = await ctx().inject({
+      method: 'POST',
+      url: '/api/v1/events',
+      headers: ctx().secret,
+      payload: { events: [1, 2, 3].map((n) => ({ project_user_id: 'gone', name: `e${n}` })) },
+    });
     expect(events.statusCode).toBe(200);
     const count = async (table: 'devices' | 'events') =>
-      Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(table)} where user_id = ${before}`.execute(ctx().database.db)).rows[0]!.n);
+      Number(
+        (
+          await sql<{ n: number }>`select count(*) as n from ${sql.table(table)} where user_id = ${before}`.execute(
+            ctx().database.db,
+          )
+        ).rows[0]!.n,
+      );
     expect(await count('devices')).toBe(2);
     expect(await count('events')).toBe(3);
 
-    expect((await ctx().inject({ method: 'DELETE', url: '/api/v1/users/gone', headers: ctx().secret })).json()).toEqual({});
+    expect((await ctx().inject({ method: 'DELETE', url: '/api/v1/users/gone', headers: ctx().secret })).json()).toEqual(
+      {},
+    );
     expect(await count('devices')).toBe(0);
     expect(await count('events')).toBe(0);
     expect(await internalId('gone')).toBeUndefined();
-    expect((await ctx().inject({ method: 'GET', url: '/api/v1/users/gone/devices', headers: ctx().secret })).statusCode).toBe(404);
-    expect((await ctx().inject({ method: 'GET', url: '/api/v1/users/gone/events', headers: ctx().secret })).statusCode).toBe(404);
+    expect(
+      (await ctx().inject({ method: 'GET', url: '/api/v1/users/gone/devices', headers: ctx().secret })).statusCode,
+    ).toBe(404);
+    expect(
+      (await ctx().inject({ method: 'GET', url: '/api/v1/users/gone/events', headers: ctx().secret })).statusCode,
+    ).toBe(404);
     expect((await patch('gone', { properties: { a: 1 } })).statusCode).toBe(404);
 
     const again = await create({ project_user_id: 'gone', properties: { fresh: 1 } });
@@ -169,6 +230,8 @@ describe.each(TEST_DIALECTS)('users on %s', (dialect) => {
     const after = await internalId('gone');
     expect(after).toBeTruthy();
     expect(after).not.toBe(before);
-    expect((await ctx().inject({ method: 'GET', url: '/api/v1/users/gone/devices', headers: ctx().secret })).json()).toEqual({ devices: [] });
+    expect(
+      (await ctx().inject({ method: 'GET', url: '/api/v1/users/gone/devices', headers: ctx().secret })).json(),
+    ).toEqual({ devices: [] });
   });
 });

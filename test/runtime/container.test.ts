@@ -47,10 +47,15 @@ describe('Dockerfile', () => {
 
   it('is multi-stage: production dependencies in one stage, copied into a slim runtime stage', () => {
     const froms = all.filter((i) => i.keyword === 'FROM');
-    expect(froms.map((f) => f.args)).toEqual(['node:${NODE_VERSION}-bookworm-slim AS deps', 'node:${NODE_VERSION}-bookworm-slim AS runtime']);
+    expect(froms.map((f) => f.args)).toEqual([
+      'node:${NODE_VERSION}-bookworm-slim AS deps',
+      'node:${NODE_VERSION}-bookworm-slim AS runtime',
+    ]);
     expect(all.find((i) => i.keyword === 'ARG')?.args).toBe(`NODE_VERSION=${read('.nvmrc').trim()}`);
     expect(all.some((i) => i.keyword === 'RUN' && i.args.includes('npm ci --omit=dev'))).toBe(true);
-    expect(all.some((i) => i.keyword === 'COPY' && i.args === '--from=deps /app/node_modules ./node_modules')).toBe(true);
+    expect(all.some((i) => i.keyword === 'COPY' && i.args === '--from=deps /app/node_modules ./node_modules')).toBe(
+      true,
+    );
   });
 
   it('runs as a non-root user with a data volume, a health check and the production start command', () => {
@@ -67,7 +72,9 @@ describe('Dockerfile', () => {
   });
 
   it('copies only files that exist and that .dockerignore lets through', () => {
-    const ignored = read('.dockerignore').split('\n').filter((l) => l.trim() !== '');
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     const sources = all
       .filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from'))
       .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
@@ -82,7 +89,10 @@ describe('Dockerfile', () => {
 });
 
 describe('compose.yaml', () => {
-  const compose = parse(read('compose.yaml'), { merge: true }) as { services: Record<string, ComposeService>; volumes: Record<string, unknown> };
+  const compose = parse(read('compose.yaml'), { merge: true }) as {
+    services: Record<string, ComposeService>;
+    volumes: Record<string, unknown>;
+  };
   const { api, worker, postgres, redis } = compose.services;
   const documented = new Set([...read('.env.example').matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]));
 
@@ -105,15 +115,23 @@ describe('compose.yaml', () => {
   });
 
   it('starts in order with one command: Herald waits for healthy PostgreSQL and Redis', () => {
-    expect(api!.depends_on).toEqual({ postgres: { condition: 'service_healthy' }, redis: { condition: 'service_healthy' } });
-    expect(worker!.depends_on).toEqual({ api: { condition: 'service_healthy' }, redis: { condition: 'service_healthy' } });
+    expect(api!.depends_on).toEqual({
+      postgres: { condition: 'service_healthy' },
+      redis: { condition: 'service_healthy' },
+    });
+    expect(worker!.depends_on).toEqual({
+      api: { condition: 'service_healthy' },
+      redis: { condition: 'service_healthy' },
+    });
     expect(postgres!.healthcheck?.test).toEqual(['CMD-SHELL', 'pg_isready -U herald -d herald']);
     expect(redis!.healthcheck?.test).toEqual(['CMD', 'redis-cli', 'ping']);
   });
 
   it('builds a configuration Herald accepts for both roles', () => {
     for (const herald of [api, worker]) {
-      const env = Object.fromEntries(Object.entries(herald!.environment!).map(([k, v]) => [k, v.replace(/\$\{\w+:-([^}]*)\}/g, '$1')]));
+      const env = Object.fromEntries(
+        Object.entries(herald!.environment!).map(([k, v]) => [k, v.replace(/\$\{\w+:-([^}]*)\}/g, '$1')]),
+      );
       expect(() => loadConfig(env)).not.toThrow();
     }
   });
@@ -122,7 +140,10 @@ describe('compose.yaml', () => {
 describe('bin/healthcheck (the image HEALTHCHECK)', () => {
   const probe = (env: Record<string, string>) =>
     new Promise<number | null>((resolve) => {
-      const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'healthcheck')], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: 'ignore' });
+      const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'healthcheck')], {
+        env: { PATH: process.env.PATH ?? '', ...env },
+        stdio: 'ignore',
+      });
       child.on('close', resolve);
     });
 
@@ -130,13 +151,26 @@ describe('bin/healthcheck (the image HEALTHCHECK)', () => {
     const database = await createTestDatabase('sqlite');
     const [apiPort, workerPort, unusedPort] = [await freePort(), await freePort(), await freePort()];
     const silent = pino({ level: 'silent' });
-    const api = await startRuntime(loadConfig({ ...database.env, HERALD_ROLE: 'api', HOST: '127.0.0.1', PORT: String(apiPort) }), silent);
-    const worker = await startRuntime(loadConfig({ ...database.env, HERALD_ROLE: 'worker', HOST: '127.0.0.1', WORKER_METRICS_PORT: String(workerPort) }), silent);
+    const api = await startRuntime(
+      loadConfig({ ...database.env, HERALD_ROLE: 'api', HOST: '127.0.0.1', PORT: String(apiPort) }),
+      silent,
+    );
+    const worker = await startRuntime(
+      loadConfig({
+        ...database.env,
+        HERALD_ROLE: 'worker',
+        HOST: '127.0.0.1',
+        WORKER_METRICS_PORT: String(workerPort),
+      }),
+      silent,
+    );
     try {
       expect(await probe({ PORT: String(apiPort) })).toBe(0);
       expect(await probe({ HERALD_ROLE: 'worker', WORKER_METRICS_PORT: String(workerPort) })).toBe(0);
       // A worker is probed on its own port, never on PORT (where the API may answer).
-      expect(await probe({ HERALD_ROLE: 'worker', WORKER_METRICS_PORT: String(unusedPort), PORT: String(apiPort) })).toBe(1);
+      expect(
+        await probe({ HERALD_ROLE: 'worker', WORKER_METRICS_PORT: String(unusedPort), PORT: String(apiPort) }),
+      ).toBe(1);
     } finally {
       await Promise.all([api.stop(), worker.stop()]);
       await database.destroy();

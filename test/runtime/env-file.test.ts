@@ -11,12 +11,17 @@ import { freePort, REPO_ROOT, waitFor } from '../helpers/processes.js';
  */
 function startHerald(cwd: string, env: Record<string, string>) {
   const inherited = { ...process.env };
-  for (const name of ['PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'LOG_LEVEL', 'HERALD_ROLE', 'JOB_CONCURRENCY']) delete inherited[name];
-  const child = spawn(process.execPath, ['--import', path.join(REPO_ROOT, 'src', 'boot', 'ts-resolve.ts'), path.join(REPO_ROOT, 'src', 'main.ts')], {
-    cwd,
-    env: { ...inherited, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  for (const name of ['PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'LOG_LEVEL', 'HERALD_ROLE', 'JOB_CONCURRENCY'])
+    delete inherited[name];
+  const child = spawn(
+    process.execPath,
+    ['--import', path.join(REPO_ROOT, 'src', 'boot', 'ts-resolve.ts'), path.join(REPO_ROOT, 'src', 'main.ts')],
+    {
+      cwd,
+      env: { ...inherited, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   child.stdout.resume();
@@ -43,13 +48,20 @@ describe('.env at start, with Node running the TypeScript itself', () => {
   it('reads .env from the working directory; the environment wins over the file', async () => {
     const cwd = tempDir();
     const [filePort, envPort] = [await freePort(), await freePort()];
-    fs.writeFileSync(path.join(cwd, '.env'), `# a comment\nPORT=${filePort}\nHOST=127.0.0.1\nDATA_DIR=${path.join(cwd, 'from-file')}\nLOG_LEVEL="warn"\n`);
+    fs.writeFileSync(
+      path.join(cwd, '.env'),
+      `# a comment\nPORT=${filePort}\nHOST=127.0.0.1\nDATA_DIR=${path.join(cwd, 'from-file')}\nLOG_LEVEL="warn"\n`,
+    );
     const herald = startHerald(cwd, { PORT: String(envPort) });
     children.push(herald);
-    const health = await waitFor(async () => {
-      const res = await fetch(`http://127.0.0.1:${envPort}/healthz`);
-      return res.ok ? ((await res.json()) as unknown) : undefined;
-    }, 30_000, 'Herald on the port from the environment');
+    const health = await waitFor(
+      async () => {
+        const res = await fetch(`http://127.0.0.1:${envPort}/healthz`);
+        return res.ok ? ((await res.json()) as unknown) : undefined;
+      },
+      30_000,
+      'Herald on the port from the environment',
+    );
     expect(health).toEqual({ status: 'ok' });
     // DATA_DIR came from the file: the embedded database is there.
     expect(fs.existsSync(path.join(cwd, 'from-file', 'herald.sqlite'))).toBe(true);
@@ -68,12 +80,21 @@ describe('.env at start, with Node running the TypeScript itself', () => {
   it('starts without a .env file', async () => {
     const cwd = tempDir();
     const port = await freePort();
-    const herald = startHerald(cwd, { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: path.join(cwd, 'data'), LOG_LEVEL: 'warn' });
+    const herald = startHerald(cwd, {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: path.join(cwd, 'data'),
+      LOG_LEVEL: 'warn',
+    });
     children.push(herald);
-    const ready = await waitFor(async () => {
-      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
-      return res.ok ? ((await res.json()) as unknown) : undefined;
-    }, 30_000, 'Herald ready');
+    const ready = await waitFor(
+      async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+        return res.ok ? ((await res.json()) as unknown) : undefined;
+      },
+      30_000,
+      'Herald ready',
+    );
     expect(ready).toEqual({ status: 'ready' });
   });
 });

@@ -3,13 +3,19 @@ import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 
 /** Issue 9 item 7: a forged Host must not put a foreign endpoint into a card that a shared cache keeps. */
-const card = (ctx: TestContext, headers: Record<string, string>) => ctx.inject({ method: 'GET', url: '/.well-known/agent-card.json', headers });
+const card = (ctx: TestContext, headers: Record<string, string>) =>
+  ctx.inject({ method: 'GET', url: '/.well-known/agent-card.json', headers });
 
 const extendedCard = (ctx: TestContext, headers: Record<string, string>) =>
   ctx.inject({
     method: 'POST',
     url: '/a2a',
-    headers: { 'content-type': 'application/json', 'x-api-key': ctx.project.secret_key, 'a2a-version': '1.0', ...headers },
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': ctx.project.secret_key,
+      'a2a-version': '1.0',
+      ...headers,
+    },
     payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetExtendedAgentCard' }),
   });
 
@@ -59,7 +65,11 @@ describe.each(TEST_DIALECTS)('agent card URL without PUBLIC_URL, on %s', (dialec
   });
 
   it('X-Forwarded-Host is not trusted', async () => {
-    const res = await card(ctx(), { host: 'herald.internal', 'x-forwarded-host': 'attacker.example', 'x-forwarded-proto': 'https' });
+    const res = await card(ctx(), {
+      host: 'herald.internal',
+      'x-forwarded-host': 'attacker.example',
+      'x-forwarded-proto': 'https',
+    });
     expect(res.body).not.toContain('attacker');
     expect(res.json().url).toBe('http://herald.internal/a2a');
   });

@@ -3,7 +3,11 @@ import { SignJWT } from 'jose';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createSecretBox } from '../../src/push/credentials/secret-box.js';
-import { disableIdentityVerification, enableIdentityVerification, userTokenFor } from '../../src/identity/identity.service.js';
+import {
+  disableIdentityVerification,
+  enableIdentityVerification,
+  userTokenFor,
+} from '../../src/identity/identity.service.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createRateLimiter } from '../../src/rate-limit/create-rate-limiter.js';
 import type { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
@@ -38,8 +42,10 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
     if (refill) clock.advance(5000);
     return ctx().inject(options);
   };
-  const post = (url: string, headers: Record<string, string>, body: unknown) => call({ method: 'POST', url, headers: { ...headers, ...json }, payload: JSON.stringify(body) });
-  const register = (headers: Record<string, string>, body: Record<string, unknown>) => post('/api/v1/devices', headers, { platform: 'android', ...body });
+  const post = (url: string, headers: Record<string, string>, body: unknown) =>
+    call({ method: 'POST', url, headers: { ...headers, ...json }, payload: JSON.stringify(body) });
+  const register = (headers: Record<string, string>, body: Record<string, unknown>) =>
+    post('/api/v1/devices', headers, { platform: 'android', ...body });
   const track = (headers: Record<string, string>, body: unknown) => post('/api/v1/events', headers, body);
 
   it('cannot read or manage users, devices, events, campaigns or sends', async () => {
@@ -52,7 +58,11 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
       { method: 'GET' as const, url: '/api/v1/users/alice/events' },
       { method: 'GET' as const, url: '/api/v1/campaigns' },
       { method: 'POST' as const, url: '/api/v1/users', payload: JSON.stringify({ project_user_id: 'x' }) },
-      { method: 'POST' as const, url: '/api/v1/messages:send', payload: JSON.stringify({ targets: [{ project_user_id: 'alice' }], title: 't', body: 'b' }) },
+      {
+        method: 'POST' as const,
+        url: '/api/v1/messages:send',
+        payload: JSON.stringify({ targets: [{ project_user_id: 'alice' }], title: 't', body: 'b' }),
+      },
       { method: 'DELETE' as const, url: '/api/v1/users/alice' },
       { method: 'PATCH' as const, url: '/api/v1/users/alice', payload: JSON.stringify({ properties: { a: 1 } }) },
     ];
@@ -69,31 +79,49 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
     expect(device.statusCode).toBe(200);
     expect(device.json()).toMatchObject({ device_id: 'dev-bob', project_user_id: 'bob' });
     // Refreshing one's own device is fine.
-    expect((await register(pub, { project_user_id: 'bob', fcm_token: 'tok-bob-2', device_id: 'dev-bob' })).statusCode).toBe(200);
+    expect(
+      (await register(pub, { project_user_id: 'bob', fcm_token: 'tok-bob-2', device_id: 'dev-bob' })).statusCode,
+    ).toBe(200);
     expect((await track(pub, { project_user_id: 'bob', name: 'opened' })).statusCode).toBe(200);
   });
 
   it("cannot move another user's device id, but a push token still moves (R8); the secret key can move both", async () => {
     const { public: pub, secret } = await ctx().newProject('takeover');
-    expect((await register(pub, { project_user_id: 'victim', fcm_token: 'tok-victim', device_id: 'dev-victim' })).statusCode).toBe(200);
+    expect(
+      (await register(pub, { project_user_id: 'victim', fcm_token: 'tok-victim', device_id: 'dev-victim' })).statusCode,
+    ).toBe(200);
 
-    const taken = await register(pub, { project_user_id: 'attacker', fcm_token: 'tok-attacker', device_id: 'dev-victim' });
+    const taken = await register(pub, {
+      project_user_id: 'attacker',
+      fcm_token: 'tok-attacker',
+      device_id: 'dev-victim',
+    });
     expect(taken.statusCode).toBe(409);
     expect(taken.headers['x-error-reason']).toBe('DEVICE_OWNED_BY_ANOTHER_USER');
     expect(taken.json()).toEqual({ error: expect.stringMatching(/another user/) });
     const listed = await call({ method: 'GET', url: '/api/v1/users/victim/devices', headers: secret });
-    expect(listed.json().devices).toEqual([expect.objectContaining({ device_id: 'dev-victim', project_user_id: 'victim' })]);
-    expect((await call({ method: 'GET', url: '/api/v1/users/attacker/devices', headers: secret })).statusCode).toBe(404);
+    expect(listed.json().devices).toEqual([
+      expect.objectContaining({ device_id: 'dev-victim', project_user_id: 'victim' }),
+    ]);
+    expect((await call({ method: 'GET', url: '/api/v1/users/attacker/devices', headers: secret })).statusCode).toBe(
+      404,
+    );
 
     // The device itself (it sends its current token with its id) may change hands, as after a logout.
-    const sameDevice = await register(pub, { project_user_id: 'next-user', fcm_token: 'tok-victim', device_id: 'dev-victim' });
+    const sameDevice = await register(pub, {
+      project_user_id: 'next-user',
+      fcm_token: 'tok-victim',
+      device_id: 'dev-victim',
+    });
     expect(sameDevice.statusCode).toBe(200);
     expect(sameDevice.json()).toMatchObject({ device_id: 'dev-victim', project_user_id: 'next-user' });
 
     // Only the device knows its token: the same token registered for a new user moves to that user.
     const moved = await register(pub, { project_user_id: 'new-owner', fcm_token: 'tok-victim', device_id: 'dev-new' });
     expect(moved.statusCode).toBe(200);
-    expect((await call({ method: 'GET', url: '/api/v1/users/next-user/devices', headers: secret })).json().devices).toEqual([]);
+    expect(
+      (await call({ method: 'GET', url: '/api/v1/users/next-user/devices', headers: secret })).json().devices,
+    ).toEqual([]);
 
     const bySecret = await register(secret, { project_user_id: 'other', fcm_token: 'tok-x', device_id: 'dev-new' });
     expect(bySecret.statusCode).toBe(200);
@@ -108,7 +136,10 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
     expect(clientCalls.map((r) => r.statusCode)).toEqual([200, 200, 200, 429]);
     expect(clientCalls[0]!.headers['ratelimit-limit']).toBe('3');
     // The secret key's bucket is untouched: both of its tokens are there, even on the client routes.
-    const management = [await post('/api/v1/users', secret, { project_user_id: 'm1' }), await track(secret, { project_user_id: 'carol', name: 's' })];
+    const management = [
+      await post('/api/v1/users', secret, { project_user_id: 'm1' }),
+      await track(secret, { project_user_id: 'carol', name: 's' }),
+    ];
     expect(management.map((r) => r.statusCode)).toEqual([200, 200]);
     expect(management.map((r) => r.headers['ratelimit-limit'])).toEqual(['2', '2']);
     expect((await post('/api/v1/users', secret, { project_user_id: 'm2' })).statusCode).toBe(429);
@@ -130,8 +161,15 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
       const { project, public: pub, secret } = await ctx().newProject('on');
       const { signingKey } = await enableIdentityVerification(ctx().database.db, box, systemClock, project.project_id);
       const hmac = userTokenFor(signingKey, 'erin');
-      const jwt = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('erin').setExpirationTime('5m').sign(new TextEncoder().encode(signingKey));
-      const wrongJwt = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('erin').sign(new TextEncoder().encode('not-the-key'));
+      const jwt = await new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject('erin')
+        .setExpirationTime('5m')
+        .sign(new TextEncoder().encode(signingKey));
+      const wrongJwt = await new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject('erin')
+        .sign(new TextEncoder().encode('not-the-key'));
       const withToken = (token: string) => ({ ...pub, 'x-service-user-token': token });
 
       for (const res of [
@@ -140,7 +178,12 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
         await track(withToken(wrongJwt), { project_user_id: 'erin', name: 'x' }),
         await track(withToken('garbage'), { project_user_id: 'erin', name: 'x' }),
         await register(pub, { project_user_id: 'erin', fcm_token: 'tok-erin' }),
-        await track(withToken(hmac), { events: [{ project_user_id: 'erin', name: 'a' }, { project_user_id: 'frank', name: 'b' }] }),
+        await track(withToken(hmac), {
+          events: [
+            { project_user_id: 'erin', name: 'a' },
+            { project_user_id: 'frank', name: 'b' },
+          ],
+        }),
       ]) {
         expect(res.statusCode).toBe(401);
         expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -148,7 +191,9 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
         expect(res.json()).toEqual({ error: expect.any(String) });
       }
       expect((await track(withToken(hmac), { project_user_id: 'erin', name: 'x' })).statusCode).toBe(200);
-      expect((await track(withToken(hmac.toUpperCase()), { events: [{ project_user_id: 'erin', name: 'a' }] })).statusCode).toBe(200);
+      expect(
+        (await track(withToken(hmac.toUpperCase()), { events: [{ project_user_id: 'erin', name: 'a' }] })).statusCode,
+      ).toBe(200);
       expect((await register(withToken(jwt), { project_user_id: 'erin', fcm_token: 'tok-erin' })).statusCode).toBe(200);
       expect((await track(secret, { project_user_id: 'anyone', name: 'x' })).statusCode).toBe(200);
 
@@ -159,7 +204,8 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
     it('is managed with the secret key over REST too (the public key cannot touch it)', async () => {
       const { public: pub, secret } = await ctx().newProject('rest');
       const url = '/api/v1/identity-verification';
-      for (const method of ['GET', 'PUT', 'DELETE'] as const) expect((await call({ method, url, headers: pub })).statusCode).toBe(401);
+      for (const method of ['GET', 'PUT', 'DELETE'] as const)
+        expect((await call({ method, url, headers: pub })).statusCode).toBe(401);
       expect((await call({ method: 'GET', url, headers: secret })).json()).toEqual({ enabled: false, since: null });
       const enabled = await call({ method: 'PUT', url, headers: secret });
       expect(enabled.statusCode).toBe(200);
@@ -169,11 +215,32 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
       expect(shown.json()).toEqual({ enabled: true, since: expect.any(String) });
       expect(shown.body).not.toContain(signingKey);
       expect((await track(pub, { project_user_id: 'hal', name: 'x' })).statusCode).toBe(401);
-      expect((await track({ ...pub, 'x-service-user-token': userTokenFor(signingKey, 'hal') }, { project_user_id: 'hal', name: 'x' })).statusCode).toBe(200);
+      expect(
+        (
+          await track(
+            { ...pub, 'x-service-user-token': userTokenFor(signingKey, 'hal') },
+            { project_user_id: 'hal', name: 'x' },
+          )
+        ).statusCode,
+      ).toBe(200);
       // A new key replaces the old one at once.
       const rotated = (await call({ method: 'PUT', url, headers: secret })).json().signing_key as string;
-      expect((await track({ ...pub, 'x-service-user-token': userTokenFor(signingKey, 'hal') }, { project_user_id: 'hal', name: 'x' })).statusCode).toBe(401);
-      expect((await track({ ...pub, 'x-service-user-token': userTokenFor(rotated, 'hal') }, { project_user_id: 'hal', name: 'x' })).statusCode).toBe(200);
+      expect(
+        (
+          await track(
+            { ...pub, 'x-service-user-token': userTokenFor(signingKey, 'hal') },
+            { project_user_id: 'hal', name: 'x' },
+          )
+        ).statusCode,
+      ).toBe(401);
+      expect(
+        (
+          await track(
+            { ...pub, 'x-service-user-token': userTokenFor(rotated, 'hal') },
+            { project_user_id: 'hal', name: 'x' },
+          )
+        ).statusCode,
+      ).toBe(200);
       expect((await call({ method: 'DELETE', url, headers: secret })).json()).toEqual({ enabled: false, since: null });
       expect((await track(pub, { project_user_id: 'hal', name: 'x' })).statusCode).toBe(200);
     });
@@ -185,7 +252,11 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
       expect(enabled.code, enabled.stderr).toBe(0);
       const { signing_key: signingKey } = JSON.parse(enabled.stdout) as { signing_key: string };
       expect(signingKey).toMatch(/^svc_ik_[0-9A-Za-z]{43}$/);
-      const stored = await ctx().database.db.selectFrom('identity_verification').selectAll().where('project_id', '=', project.project_id).executeTakeFirstOrThrow();
+      const stored = await ctx()
+        .database.db.selectFrom('identity_verification')
+        .selectAll()
+        .where('project_id', '=', project.project_id)
+        .executeTakeFirstOrThrow();
       expect(stored.signing_key).not.toContain(signingKey.slice(7));
 
       const shown = await runHerald(['identity', 'show', '--project', project.project_id, '--json'], cliEnv);
@@ -193,14 +264,33 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
       expect(shown.stdout).not.toContain(signingKey);
       const unsigned = await track(pub, { project_user_id: 'gina', name: 'x' });
       expect(unsigned.statusCode, unsigned.body).toBe(401);
-      const signed = await track({ ...pub, 'x-service-user-token': userTokenFor(signingKey, 'gina') }, { project_user_id: 'gina', name: 'x' });
+      const signed = await track(
+        { ...pub, 'x-service-user-token': userTokenFor(signingKey, 'gina') },
+        { project_user_id: 'gina', name: 'x' },
+      );
       expect(signed.statusCode, signed.body).toBe(200);
 
       expect((await runHerald(['identity', 'disable', '--project', project.project_id], cliEnv)).stdout).toMatch(/off/);
       expect((await track(pub, { project_user_id: 'gina', name: 'x' })).statusCode).toBe(200);
-      const setClient = await runHerald(['rate-limit', 'set', '--project', project.project_id, '--class', 'client', '--per-second', '5', '--burst', '10'], cliEnv);
+      const setClient = await runHerald(
+        [
+          'rate-limit',
+          'set',
+          '--project',
+          project.project_id,
+          '--class',
+          'client',
+          '--per-second',
+          '5',
+          '--burst',
+          '10',
+        ],
+        cliEnv,
+      );
       expect(setClient).toMatchObject({ code: 0, stdout: expect.stringMatching(/^client: 5 per second, burst 10/) });
-      const limits = JSON.parse((await runHerald(['rate-limit', 'show', '--project', project.project_id, '--json'], cliEnv)).stdout).limits;
+      const limits = JSON.parse(
+        (await runHerald(['rate-limit', 'show', '--project', project.project_id, '--json'], cliEnv)).stdout,
+      ).limits;
       expect(limits.client).toEqual({ per_second: 5, burst: 10, source: 'project' });
       expect(limits.management.source).toBe('default');
       const unknown = await runHerald(['identity', 'enable', '--project', 'prj_nope'], cliEnv);

@@ -9,7 +9,22 @@ export const KNOWN_STRINGS: string[] = [];
 
 const plainStrings = fc.oneof(
   fc.string({ maxLength: 12 }),
-  fc.constantFrom('u1', 'alice', 'android', 'ios', 'web', 'fcm', 'apns', 'webpush', 'https://example.com/hook', 'mailto:ops@example.com', 'text/plain', 'user', 'agent', 'ROLE_USER'),
+  fc.constantFrom(
+    'u1',
+    'alice',
+    'android',
+    'ios',
+    'web',
+    'fcm',
+    'apns',
+    'webpush',
+    'https://example.com/hook',
+    'mailto:ops@example.com',
+    'text/plain',
+    'user',
+    'agent',
+    'ROLE_USER',
+  ),
   fc.nat().map((i) => (KNOWN_STRINGS.length > 0 ? KNOWN_STRINGS[i % KNOWN_STRINGS.length]! : 'u1')),
 );
 
@@ -17,7 +32,10 @@ function stringArbitrary(schema: Schema): fc.Arbitrary<string> {
   if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as string[]));
   if (typeof schema.pattern === 'string' && !/\\u|\\x|\[\^/.test(schema.pattern)) {
     try {
-      return fc.oneof(fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length <= (schema.maxLength ?? 300)), plainStrings);
+      return fc.oneof(
+        fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length <= (schema.maxLength ?? 300)),
+        plainStrings,
+      );
     } catch {
       // fall through to plain strings
     }
@@ -29,7 +47,8 @@ function stringArbitrary(schema: Schema): fc.Arbitrary<string> {
 export function arbitraryFor(schema: Schema | undefined, depth = 0): fc.Arbitrary<unknown> {
   if (schema === undefined || depth > 6) return fc.jsonValue({ maxDepth: 2 });
   if ('const' in schema) return fc.constant(schema.const);
-  if (Array.isArray(schema.anyOf) || Array.isArray(schema.oneOf)) return fc.oneof(...(schema.anyOf ?? schema.oneOf).map((s: Schema) => arbitraryFor(s, depth + 1)));
+  if (Array.isArray(schema.anyOf) || Array.isArray(schema.oneOf))
+    return fc.oneof(...(schema.anyOf ?? schema.oneOf).map((s: Schema) => arbitraryFor(s, depth + 1)));
   if (Array.isArray(schema.enum)) return fc.constantFrom(...schema.enum);
   switch (schema.type) {
     case 'string':
@@ -43,16 +62,28 @@ export function arbitraryFor(schema: Schema | undefined, depth = 0): fc.Arbitrar
     case 'null':
       return fc.constant(null);
     case 'array':
-      return fc.array(arbitraryFor(schema.items, depth + 1), { minLength: Math.min(schema.minItems ?? 0, 3), maxLength: Math.min(schema.maxItems ?? 4, 4) });
+      return fc.array(arbitraryFor(schema.items, depth + 1), {
+        minLength: Math.min(schema.minItems ?? 0, 3),
+        maxLength: Math.min(schema.maxItems ?? 4, 4),
+      });
     case 'object': {
       const properties: Record<string, Schema> = schema.properties ?? {};
       const required = new Set<string>(schema.required ?? []);
       const record: Record<string, fc.Arbitrary<unknown>> = {};
       for (const [name, s] of Object.entries(properties)) record[name] = arbitraryFor(s, depth + 1);
       const known = fc.record(record, { requiredKeys: Object.keys(properties).filter((k) => required.has(k)) });
-      const extra = schema.additionalProperties ?? (schema.patternProperties ? Object.values(schema.patternProperties)[0] : undefined);
+      const extra =
+        schema.additionalProperties ??
+        (schema.patternProperties ? Object.values(schema.patternProperties)[0] : undefined);
       if (extra && typeof extra === 'object') {
-        return fc.tuple(known, fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), arbitraryFor(extra as Schema, depth + 1), { maxKeys: 3 })).map(([a, b]) => ({ ...b, ...a }));
+        return fc
+          .tuple(
+            known,
+            fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), arbitraryFor(extra as Schema, depth + 1), {
+              maxKeys: 3,
+            }),
+          )
+          .map(([a, b]) => ({ ...b, ...a }));
       }
       return known;
     }
@@ -63,7 +94,9 @@ export function arbitraryFor(schema: Schema | undefined, depth = 0): fc.Arbitrar
 
 /** Nested arrays or objects `depth` levels deep, built without recursion. */
 export function deeplyNested(depth: number, kind: 'array' | 'object'): string {
-  return kind === 'array' ? `${'['.repeat(depth)}1${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+  return kind === 'array'
+    ? `${'['.repeat(depth)}1${']'.repeat(depth)}`
+    : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 }
 
 /** Hostile replacement values (as JSON text, so prototype keys and raw escapes survive). */

@@ -9,7 +9,15 @@ import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { runCli } from '../helpers/processes.js';
 import { configureProviders, fcmToken, pushDeps, registerDevice, useFakeProviders } from '../push/push-helpers.js';
-import { createCampaign, createUser, json, runFanout, trigger, triggerOk, triggerStatus } from '../campaigns/campaign-helpers.js';
+import {
+  createCampaign,
+  createUser,
+  json,
+  runFanout,
+  trigger,
+  triggerOk,
+  triggerStatus,
+} from '../campaigns/campaign-helpers.js';
 
 type Headers = Record<string, string>;
 
@@ -26,14 +34,22 @@ const FILE_TAGS: Array<[source: string, tag: string]> = [
   ['{%include"data/secret.key"%}', 'include'],
   ['{% render "..\\\\..\\\\secret.key" with user as u %}', 'render'],
   ['Hi {% include user.partial %}', 'include'],
-  ['{% if true %}{% for i in (1..2) %}{% unless false %}{% render "x" for trigger as t %}{% endunless %}{% endfor %}{% endif %}', 'render'],
+  [
+    '{% if true %}{% for i in (1..2) %}{% unless false %}{% render "x" for trigger as t %}{% endunless %}{% endfor %}{% endif %}',
+    'render',
+  ],
   ['{% capture c %}{% layout "../x" %}{% endcapture %}{{ c }}', 'layout'],
   ['{% liquid\n  if true\n    include "data/secret.key"\n  endif\n%}', 'include'],
   ['{% case 1 %}{% when 1 %}{% include "x" %}{% endcase %}', 'include'],
 ];
 
 /** A user with one FCM device. */
-async function userWithDevice(ctx: TestContext, headers: Headers, projectUserId: string, properties: Record<string, unknown> = {}): Promise<string> {
+async function userWithDevice(
+  ctx: TestContext,
+  headers: Headers,
+  projectUserId: string,
+  properties: Record<string, unknown> = {},
+): Promise<string> {
   await createUser(ctx, projectUserId, properties, headers);
   const token = fcmToken();
   await registerDevice(ctx, headers, projectUserId, { fcm_token: token });
@@ -71,9 +87,15 @@ const p99 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.max(0, 
 describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on %s', (dialect) => {
   const fakes = useFakeProviders();
   // The nested loop writes 9 MB; with the output limit at its maximum the time budget is what stops it.
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes), env: { TEMPLATE_OUTPUT_LIMIT_BYTES: String(16 * 1024 * 1024) } });
+  const ctx = useTestContext(dialect, {
+    deps: pushDeps(fakes),
+    env: { TEMPLATE_OUTPUT_LIMIT_BYTES: String(16 * 1024 * 1024) },
+  });
   // Small output and heap budgets, and a long time budget so that only the budget under test can trip.
-  const tight = useTestContext(dialect, { deps: pushDeps(fakes), env: { TEMPLATE_OUTPUT_LIMIT_BYTES: '1024', TEMPLATE_MEMORY_LIMIT_MB: '16', TEMPLATE_RENDER_TIMEOUT_MS: '5000' } });
+  const tight = useTestContext(dialect, {
+    deps: pushDeps(fakes),
+    env: { TEMPLATE_OUTPUT_LIMIT_BYTES: '1024', TEMPLATE_MEMORY_LIMIT_MB: '16', TEMPLATE_RENDER_TIMEOUT_MS: '5000' },
+  });
 
   const sentBodies = (tokens: string[]) =>
     fakes()
@@ -83,23 +105,37 @@ describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on
   describe('no file system', () => {
     it.each(FILE_TAGS)('refuses %j at create, naming the tag and the field', async (source, tag) => {
       for (const field of ['title', 'body'] as const) {
-        const res = await json(ctx(), 'POST', '/api/v1/campaigns', { name: 'files', message: { title: 'Hi', body: 'Hi', [field]: source } });
+        const res = await json(ctx(), 'POST', '/api/v1/campaigns', {
+          name: 'files',
+          message: { title: 'Hi', body: 'Hi', [field]: source },
+        });
         expect(res.statusCode, res.body).toBe(400);
-        expect(res.json()).toEqual({ error: expect.stringContaining(`message.${field}: the "${tag}" tag is not allowed`) });
+        expect(res.json()).toEqual({
+          error: expect.stringContaining(`message.${field}: the "${tag}" tag is not allowed`),
+        });
       }
-      const url = await json(ctx(), 'POST', '/api/v1/campaigns', { name: 'files', message: { title: 'Hi', landing_url: `https://example.com/${source}` } });
+      const url = await json(ctx(), 'POST', '/api/v1/campaigns', {
+        name: 'files',
+        message: { title: 'Hi', landing_url: `https://example.com/${source}` },
+      });
       expect(url.statusCode).toBe(400);
       expect(url.json().error).toContain(`message.landing_url: the "${tag}" tag is not allowed`);
     });
 
     it.each(FILE_TAGS)('refuses %j at PATCH and keeps the saved message', async (source, tag) => {
       const campaignId = await createCampaign(ctx(), { message: { title: 'Hello', body: 'Safe' } });
-      const res = await json(ctx(), 'PATCH', `/api/v1/campaigns/${campaignId}`, { message: { title: 'Hello', body: source } });
+      const res = await json(ctx(), 'PATCH', `/api/v1/campaigns/${campaignId}`, {
+        message: { title: 'Hello', body: source },
+      });
       expect(res.statusCode, res.body).toBe(400);
       expect(res.json().error).toContain(`message.body: the "${tag}" tag is not allowed`);
-      const image = await json(ctx(), 'PATCH', `/api/v1/campaigns/${campaignId}`, { message: { title: 'Hello', image_url: source } });
+      const image = await json(ctx(), 'PATCH', `/api/v1/campaigns/${campaignId}`, {
+        message: { title: 'Hello', image_url: source },
+      });
       expect(image.json().error).toContain(`message.image_url: the "${tag}" tag is not allowed`);
-      expect((await json(ctx(), 'GET', `/api/v1/campaigns/${campaignId}`)).json()).toMatchObject({ message: { title: 'Hello', body: 'Safe' } });
+      expect((await json(ctx(), 'GET', `/api/v1/campaigns/${campaignId}`)).json()).toMatchObject({
+        message: { title: 'Hello', body: 'Safe' },
+      });
     });
 
     it('refuses them from the CLI too, on create and update', async () => {
@@ -108,13 +144,23 @@ describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-template-cli-'));
       onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
       const file = path.join(dir, 'campaign.json');
-      fs.writeFileSync(file, JSON.stringify({ name: 'cli', campaign_id: 'cli-files', message: { title: 'Hi', body: '{% include "../../etc/passwd" %}' } }));
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          name: 'cli',
+          campaign_id: 'cli-files',
+          message: { title: 'Hi', body: '{% include "../../etc/passwd" %}' },
+        }),
+      );
       const created = await runCli(['campaign', 'create', '--project', project, '--file', file], env);
       expect(created.code).toBe(1);
       expect(created.stderr).toContain('message.body: the "include" tag is not allowed');
       const campaignId = await createCampaign(ctx(), { message: { title: 'Hello', body: 'Safe' } });
       fs.writeFileSync(file, JSON.stringify({ message: { title: '{% layout "secret.key" %}' } }));
-      const updated = await runCli(['campaign', 'update', '--project', project, '--id', campaignId, '--file', file], env);
+      const updated = await runCli(
+        ['campaign', 'update', '--project', project, '--id', campaignId, '--file', file],
+        env,
+      );
       expect(updated.code).toBe(1);
       expect(updated.stderr).toContain('message.title: the "layout" tag is not allowed');
       expect((await json(ctx(), 'GET', '/api/v1/campaigns/cli-files')).statusCode).toBe(404);
@@ -150,7 +196,12 @@ describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on
       const token = await userWithDevice(ctx(), secret, 'scope-user');
       const campaignId = await createCampaign(
         ctx(),
-        { message: { title: 'Hi', body: '[{{ user.constructor }}|{{ user.__proto__ }}|{{ process }}|{{ global }}|{{ trigger.toString | default: "none" }}]' } },
+        {
+          message: {
+            title: 'Hi',
+            body: '[{{ user.constructor }}|{{ user.__proto__ }}|{{ process }}|{{ global }}|{{ trigger.toString | default: "none" }}]',
+          },
+        },
         secret,
       );
       const triggerId = await triggerOk(ctx(), campaignId, { properties: {} }, secret);
@@ -173,13 +224,37 @@ describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on
       await configureProviders(ctx(), a.secret, fakes());
       await configureProviders(ctx(), b.secret, fakes());
       const hostileTokens: string[] = [];
-      for (let i = 0; i < 40; i++) hostileTokens.push(await userWithDevice(ctx(), a.secret, `victim-${i}`, { hostile: true }));
-      const calmTokens = [await userWithDevice(ctx(), a.secret, 'calm-1'), await userWithDevice(ctx(), a.secret, 'calm-2')];
-      const otherTokens = [await userWithDevice(ctx(), b.secret, 'other-1'), await userWithDevice(ctx(), b.secret, 'other-2')];
+      for (let i = 0; i < 40; i++)
+        hostileTokens.push(await userWithDevice(ctx(), a.secret, `victim-${i}`, { hostile: true }));
+      const calmTokens = [
+        await userWithDevice(ctx(), a.secret, 'calm-1'),
+        await userWithDevice(ctx(), a.secret, 'calm-2'),
+      ];
+      const otherTokens = [
+        await userWithDevice(ctx(), b.secret, 'other-1'),
+        await userWithDevice(ctx(), b.secret, 'other-2'),
+      ];
 
-      const hostile = await createCampaign(ctx(), { message: { title: 'Hi', body: `{% if user.hostile %}${NESTED_LOOP}{% endif %}Hello {{ user.project_user_id }}` } }, a.secret);
-      const sameProject = await createCampaign(ctx(), { message: { title: 'Hi', body: 'Calm {{ user.project_user_id }}' } }, a.secret);
-      const otherProject = await createCampaign(ctx(), { message: { title: 'Hi', body: 'Other {{ user.project_user_id }}' } }, b.secret);
+      const hostile = await createCampaign(
+        ctx(),
+        {
+          message: {
+            title: 'Hi',
+            body: `{% if user.hostile %}${NESTED_LOOP}{% endif %}Hello {{ user.project_user_id }}`,
+          },
+        },
+        a.secret,
+      );
+      const sameProject = await createCampaign(
+        ctx(),
+        { message: { title: 'Hi', body: 'Calm {{ user.project_user_id }}' } },
+        a.secret,
+      );
+      const otherProject = await createCampaign(
+        ctx(),
+        { message: { title: 'Hi', body: 'Other {{ user.project_user_id }}' } },
+        b.secret,
+      );
       const hostileTrigger = await triggerOk(ctx(), hostile, { properties: {} }, a.secret);
       const sameTrigger = await triggerOk(ctx(), sameProject, { properties: {} }, a.secret);
       const otherTrigger = await triggerOk(ctx(), otherProject, { properties: {} }, b.secret);
@@ -193,9 +268,22 @@ describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on
 
       const hostileStatus = await triggerStatus(ctx(), hostile, hostileTrigger, a.secret);
       expect(hostileStatus.state).toBe('completed');
-      expect(hostileStatus.counters).toMatchObject({ devices: 42, accepted: 2, failed: 0, skipped: { template_render_timeout: 40 } });
-      expect((await triggerStatus(ctx(), sameProject, sameTrigger, a.secret)).counters).toMatchObject({ devices: 42, accepted: 42, skipped: {} });
-      expect((await triggerStatus(ctx(), otherProject, otherTrigger, b.secret)).counters).toMatchObject({ devices: 2, accepted: 2, skipped: {} });
+      expect(hostileStatus.counters).toMatchObject({
+        devices: 42,
+        accepted: 2,
+        failed: 0,
+        skipped: { template_render_timeout: 40 },
+      });
+      expect((await triggerStatus(ctx(), sameProject, sameTrigger, a.secret)).counters).toMatchObject({
+        devices: 42,
+        accepted: 42,
+        skipped: {},
+      });
+      expect((await triggerStatus(ctx(), otherProject, otherTrigger, b.secret)).counters).toMatchObject({
+        devices: 2,
+        accepted: 2,
+        skipped: {},
+      });
       expect(sentBodies(calmTokens).sort()).toEqual(['Calm calm-1', 'Calm calm-2', 'Hello calm-1', 'Hello calm-2']);
       expect(sentBodies(otherTokens).sort()).toEqual(['Other other-1', 'Other other-2']);
       expect(sentBodies(hostileTokens).every((body) => body?.startsWith('Calm victim-'))).toBe(true);
@@ -212,16 +300,34 @@ describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on
       await configureProviders(tight(), secret, fakes());
       const big = await userWithDevice(tight(), secret, 'big', { big: true });
       const small = await userWithDevice(tight(), secret, 'small');
-      const campaignId = await createCampaign(tight(), { message: { title: 'Hi', body: '{% if user.big %}{% for i in (1..200) %}0123456789{% endfor %}{% endif %}Small' } }, secret);
+      const campaignId = await createCampaign(
+        tight(),
+        {
+          message: {
+            title: 'Hi',
+            body: '{% if user.big %}{% for i in (1..200) %}0123456789{% endfor %}{% endif %}Small',
+          },
+        },
+        secret,
+      );
       const triggerId = await triggerOk(tight(), campaignId, { properties: {} }, secret);
       await runFanout(tight());
       const status = await triggerStatus(tight(), campaignId, triggerId, secret);
       expect(status.counters).toMatchObject({ devices: 2, accepted: 1, skipped: { template_output_too_large: 1 } });
       expect(sentBodies([big, small])).toEqual(['Small']);
-      const dry = await trigger(tight(), campaignId, { audience: { targets: [{ project_user_id: 'big' }, { project_user_id: 'small' }] }, properties: {} }, { dryRun: true, headers: secret });
+      const dry = await trigger(
+        tight(),
+        campaignId,
+        { audience: { targets: [{ project_user_id: 'big' }, { project_user_id: 'small' }] }, properties: {} },
+        { dryRun: true, headers: secret },
+      );
       expect(dry.statusCode, dry.body).toBe(200);
       expect(dry.json().targets).toEqual([
-        expect.objectContaining({ eligible: false, reason: 'template_output_too_large', detail: expect.stringContaining('message.body') }),
+        expect.objectContaining({
+          eligible: false,
+          reason: 'template_output_too_large',
+          detail: expect.stringContaining('message.body'),
+        }),
         expect.objectContaining({ eligible: true, reason: 'eligible' }),
       ]);
       expect(project.project_id).toBeTruthy();
@@ -231,7 +337,8 @@ describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on
       const { secret } = await tight().newProject('memory');
       await configureProviders(tight(), secret, fakes());
       const tokens: string[] = [];
-      for (const kind of ['range', 'array', 'capture', 'plain']) tokens.push(await userWithDevice(tight(), secret, kind, { kind }));
+      for (const kind of ['range', 'array', 'capture', 'plain'])
+        tokens.push(await userWithDevice(tight(), secret, kind, { kind }));
       // A 100M-element range; an array doubled 26 times; a capture doubled 30 times (a rope V8 builds
       // for free until `contains` flattens it, so liquidjs's own count misses it and the worker would die).
       const body =
@@ -244,7 +351,12 @@ describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on
       await runFanout(tight());
       const status = await triggerStatus(tight(), campaignId, triggerId, secret);
       expect(status.state).toBe('completed');
-      expect(status.counters).toMatchObject({ devices: 4, accepted: 1, failed: 0, skipped: { template_memory_exceeded: 3 } });
+      expect(status.counters).toMatchObject({
+        devices: 4,
+        accepted: 1,
+        failed: 0,
+        skipped: { template_memory_exceeded: 3 },
+      });
       expect(sentBodies(tokens)).toEqual(['Plain plain']);
     });
   });
@@ -253,17 +365,34 @@ describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on
     const { secret } = await ctx().newProject('stuck');
     await configureProviders(ctx(), secret, fakes());
     const slow = await userWithDevice(ctx(), secret, 'slow', { slow: true });
-    const fast = [await userWithDevice(ctx(), secret, 'fast-1', { slow: false }), await userWithDevice(ctx(), secret, 'fast-2', { slow: false })];
+    const fast = [
+      await userWithDevice(ctx(), secret, 'fast-1', { slow: false }),
+      await userWithDevice(ctx(), secret, 'fast-2', { slow: false }),
+    ];
     // Twenty passes over 50,000 elements in one output: liquidjs checks its time limit only between
     // template nodes, so only the pool's watchdog can stop this one.
     const chain = '| where_exp: "i", "i > 0" '.repeat(20);
-    const campaignId = await createCampaign(ctx(), { message: { title: 'Hi', body: `{% if user.slow %}{% assign l = (1..50000) %}{{ l ${chain}| size }}{% endif %}Fast {{ user.project_user_id }}` } }, secret);
+    const campaignId = await createCampaign(
+      ctx(),
+      {
+        message: {
+          title: 'Hi',
+          body: `{% if user.slow %}{% assign l = (1..50000) %}{{ l ${chain}| size }}{% endif %}Fast {{ user.project_user_id }}`,
+        },
+      },
+      secret,
+    );
     const triggerId = await triggerOk(ctx(), campaignId, { properties: {} }, secret);
     await runFanout(ctx());
     const status = await triggerStatus(ctx(), campaignId, triggerId, secret);
     expect(status.counters).toMatchObject({ devices: 3, accepted: 2, skipped: { template_render_timeout: 1 } });
     expect(sentBodies([slow, ...fast]).sort()).toEqual(['Fast fast-1', 'Fast fast-2']);
-    const [row] = await ctx().database.db.selectFrom('trigger_deliveries').select('detail').where('trigger_id', '=', triggerId).where('status', '=', 'DELIVERY_RESULT_STATUS_SKIPPED').execute();
+    const [row] = await ctx()
+      .database.db.selectFrom('trigger_deliveries')
+      .select('detail')
+      .where('trigger_id', '=', triggerId)
+      .where('status', '=', 'DELIVERY_RESULT_STATUS_SKIPPED')
+      .execute();
     expect(row?.detail).toMatch(/ran past its time budget of 200 ms and was stopped/);
   });
 });

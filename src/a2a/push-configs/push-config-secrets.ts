@@ -25,7 +25,8 @@ export function secretBoxFor(config: Pick<Config, 'secretKey' | 'dataDir'>, dial
   };
 }
 
-const aad = (c: repo.StoredPushConfig, field: string): string => `herald:a2a-push-config:${c.projectId}:${c.taskId}:${c.id}:${field}`;
+const aad = (c: repo.StoredPushConfig, field: string): string =>
+  `herald:a2a-push-config:${c.projectId}:${c.taskId}:${c.id}:${field}`;
 
 /** The config as stored: secrets sealed (a config without any needs no key). */
 export function sealSecrets(box: SecretBoxSource, config: repo.StoredPushConfig): repo.StoredPushConfig {
@@ -35,7 +36,14 @@ export function sealSecrets(box: SecretBoxSource, config: repo.StoredPushConfig)
     ...config,
     sealed: true,
     ...(config.token !== undefined ? { token: box().seal(config.token, aad(config, 'token')) } : {}),
-    ...(config.authentication ? { authentication: { scheme: config.authentication.scheme, ...(credentials !== undefined ? { credentials: box().seal(credentials, aad(config, 'credentials')) } : {}) } } : {}),
+    ...(config.authentication
+      ? {
+          authentication: {
+            scheme: config.authentication.scheme,
+            ...(credentials !== undefined ? { credentials: box().seal(credentials, aad(config, 'credentials')) } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -47,7 +55,14 @@ export function openSecrets(box: SecretBoxSource, config: repo.StoredPushConfig)
     ...config,
     sealed: false,
     ...(config.token !== undefined ? { token: box().open(config.token, aad(config, 'token')) } : {}),
-    ...(config.authentication ? { authentication: { scheme: config.authentication.scheme, ...(credentials !== undefined ? { credentials: box().open(credentials, aad(config, 'credentials')) } : {}) } } : {}),
+    ...(config.authentication
+      ? {
+          authentication: {
+            scheme: config.authentication.scheme,
+            ...(credentials !== undefined ? { credentials: box().open(credentials, aad(config, 'credentials')) } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -62,7 +77,12 @@ export async function sealLegacyPushConfigSecrets(db: Db, box: SecretBoxSource):
     const batch = await repo.listUnsealedConfigs(db, 500);
     if (batch.length === 0) return sealed;
     for (const config of batch) {
-      await repo.replaceSecrets(db, config.token === undefined && config.authentication?.credentials === undefined ? { ...config, sealed: true } : sealSecrets(box, config));
+      await repo.replaceSecrets(
+        db,
+        config.token === undefined && config.authentication?.credentials === undefined
+          ? { ...config, sealed: true }
+          : sealSecrets(box, config),
+      );
       sealed++;
     }
   }

@@ -36,7 +36,14 @@ const toConfig = (r: A2aPushConfigsTable): StoredPushConfig => ({
   protocolVersion: r.protocol_version,
   sealed: Number(r.secrets_sealed) === 1,
   ...(r.token !== null ? { token: r.token } : {}),
-  ...(r.auth_scheme !== null ? { authentication: { scheme: r.auth_scheme, ...(r.auth_credentials !== null ? { credentials: r.auth_credentials } : {}) } } : {}),
+  ...(r.auth_scheme !== null
+    ? {
+        authentication: {
+          scheme: r.auth_scheme,
+          ...(r.auth_credentials !== null ? { credentials: r.auth_credentials } : {}),
+        },
+      }
+    : {}),
 });
 
 /** Inserts the config, or replaces the task's config of the same id. */
@@ -56,31 +63,65 @@ export async function upsertConfig(db: Db, config: StoredPushConfig, now: number
     .execute();
 }
 
-export async function findConfig(db: Db, projectId: string, taskId: string, id: string): Promise<StoredPushConfig | undefined> {
-  const row = await db.selectFrom('a2a_push_configs').selectAll().where('project_id', '=', projectId).where('task_id', '=', taskId).where('id', '=', id).executeTakeFirst();
+export async function findConfig(
+  db: Db,
+  projectId: string,
+  taskId: string,
+  id: string,
+): Promise<StoredPushConfig | undefined> {
+  const row = await db
+    .selectFrom('a2a_push_configs')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('task_id', '=', taskId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return row && toConfig(row);
 }
 
 /** Oldest first. */
 export async function listConfigs(db: Db, projectId: string, taskId: string): Promise<StoredPushConfig[]> {
-  const rows = await db.selectFrom('a2a_push_configs').selectAll().where('project_id', '=', projectId).where('task_id', '=', taskId).orderBy('created_at').orderBy('id').execute();
+  const rows = await db
+    .selectFrom('a2a_push_configs')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('task_id', '=', taskId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   return rows.map(toConfig);
 }
 
 export async function deleteConfig(db: Db, projectId: string, taskId: string, id: string): Promise<void> {
-  await db.deleteFrom('a2a_push_configs').where('project_id', '=', projectId).where('task_id', '=', taskId).where('id', '=', id).execute();
+  await db
+    .deleteFrom('a2a_push_configs')
+    .where('project_id', '=', projectId)
+    .where('task_id', '=', taskId)
+    .where('id', '=', id)
+    .execute();
 }
 
 /** Rows whose token or credentials are still plain text (written before migration 0008). */
 export async function listUnsealedConfigs(db: Db, limit: number): Promise<StoredPushConfig[]> {
-  const rows = await db.selectFrom('a2a_push_configs').selectAll().where('secrets_sealed', '=', 0).orderBy('task_id').orderBy('id').limit(limit).execute();
+  const rows = await db
+    .selectFrom('a2a_push_configs')
+    .selectAll()
+    .where('secrets_sealed', '=', 0)
+    .orderBy('task_id')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
   return rows.map(toConfig);
 }
 
 export async function replaceSecrets(db: Db, config: StoredPushConfig): Promise<void> {
   await db
     .updateTable('a2a_push_configs')
-    .set({ token: config.token ?? null, auth_credentials: config.authentication?.credentials ?? null, secrets_sealed: config.sealed ? 1 : 0 })
+    .set({
+      token: config.token ?? null,
+      auth_credentials: config.authentication?.credentials ?? null,
+      secrets_sealed: config.sealed ? 1 : 0,
+    })
     .where('task_id', '=', config.taskId)
     .where('id', '=', config.id)
     .where('secrets_sealed', '=', 0)

@@ -25,7 +25,10 @@ export function postWebhook(request: WebhookRequest): Promise<number> {
   const { target } = request;
   const client = target.url.protocol === 'https:' ? https : http;
   const host = target.url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const signals = [AbortSignal.timeout(request.timeoutMs ?? WEBHOOK_TIMEOUT_MS), ...(request.signal ? [request.signal] : [])];
+  const signals = [
+    AbortSignal.timeout(request.timeoutMs ?? WEBHOOK_TIMEOUT_MS),
+    ...(request.signal ? [request.signal] : []),
+  ];
   return new Promise((resolve, reject) => {
     const req = client.request(
       target.url,
@@ -48,7 +51,10 @@ export function postWebhook(request: WebhookRequest): Promise<number> {
     req.on('error', reject);
     req.on('socket', (socket) => {
       if (!socket.connecting) return;
-      const timer = setTimeout(() => req.destroy(new Error(`no connection within ${WEBHOOK_CONNECT_TIMEOUT_MS} ms`)), WEBHOOK_CONNECT_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => req.destroy(new Error(`no connection within ${WEBHOOK_CONNECT_TIMEOUT_MS} ms`)),
+        WEBHOOK_CONNECT_TIMEOUT_MS,
+      );
       socket.once('connect', () => clearTimeout(timer));
       socket.once('close', () => clearTimeout(timer));
     });

@@ -50,7 +50,13 @@ export function createWebhookJobHandler(deps: WebhookJobDeps): JobHandler<'a2a.w
       const { scheme, credentials } = config.authentication;
       headers.authorization = credentials === undefined ? scheme : `${scheme} ${credentials}`;
     }
-    const status = await postWebhook({ target, headers, body: payload.body, signal, ...(deps.timeoutMs ? { timeoutMs: deps.timeoutMs } : {}) });
+    const status = await postWebhook({
+      target,
+      headers,
+      body: payload.body,
+      signal,
+      ...(deps.timeoutMs ? { timeoutMs: deps.timeoutMs } : {}),
+    });
     if (status < 200 || status > 299) throw new Error(`webhook ${redactUrl(config.url)} answered HTTP ${status}`);
   };
 }

@@ -12,7 +12,8 @@ export const createUserSkill = defineSkill({
   descriptor: {
     id: 'create-user',
     name: 'Create user',
-    description: 'Creates a project user, or merges properties into an existing one, and returns all stored properties.',
+    description:
+      'Creates a project user, or merges properties into an existing one, and returns all stored properties.',
     tags: ['users'],
     examples: ['{"skill":"create-user","projectUserId":"user-42","properties":{"plan":"pro"}}'],
   },
@@ -20,6 +21,9 @@ export const createUserSkill = defineSkill({
   parse: (data, field) => check(data, field),
   async run({ deps, db, projectId }, input) {
     const user = await upsertUser(db, deps.clock, projectId, input.projectUserId, input.properties ?? {});
-    return { artifactName: 'user-result', data: { userId: user.id, projectUserId: user.projectUserId, properties: user.properties } };
+    return {
+      artifactName: 'user-result',
+      data: { userId: user.id, projectUserId: user.projectUserId, properties: user.properties },
+    };
   },
 });

@@ -7,7 +7,9 @@ import type { AnySkill } from './skill.js';
 import { trackEventSkill } from './track-event.skill.js';
 import { triggerCampaignSkill } from './trigger-campaign.skill.js';
 
-export const SKILLS: ReadonlyMap<string, AnySkill> = new Map([createUserSkill, trackEventSkill, sendPushNotificationSkill, triggerCampaignSkill].map((s) => [s.descriptor.id, s]));
+export const SKILLS: ReadonlyMap<string, AnySkill> = new Map(
+  [createUserSkill, trackEventSkill, sendPushNotificationSkill, triggerCampaignSkill].map((s) => [s.descriptor.id, s]),
+);
 
 export interface SkillInvocation {
   skill: AnySkill;
@@ -22,12 +24,22 @@ const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !==
  */
 export function selectSkill(message: Message): SkillInvocation {
   const index = message.parts.findIndex((p) => isObject(p.data) && 'skill' in p.data);
-  if (index < 0) throw invalidParams([{ field: 'params.message.parts', description: 'no part has data with a "skill" field' }], 'Missing skill: a message part must carry data.skill');
+  if (index < 0)
+    throw invalidParams(
+      [{ field: 'params.message.parts', description: 'no part has data with a "skill" field' }],
+      'Missing skill: a message part must carry data.skill',
+    );
   const data = message.parts[index]!.data as JsonObject;
   const field = `params.message.parts[${index}].data`;
-  if (typeof data.skill !== 'string' || data.skill === '') throw invalidParams([{ field: `${field}.skill`, description: 'must be a skill id' }]);
+  if (typeof data.skill !== 'string' || data.skill === '')
+    throw invalidParams([{ field: `${field}.skill`, description: 'must be a skill id' }]);
   const skill = SKILLS.get(data.skill);
-  if (!skill) throw rpcError('SKILL_NOT_FOUND', `Unknown skill "${data.skill.slice(0, 64)}"; skills: ${[...SKILLS.keys()].join(', ')}`, { metadata: { skill: data.skill.slice(0, 64) } });
+  if (!skill)
+    throw rpcError(
+      'SKILL_NOT_FOUND',
+      `Unknown skill "${data.skill.slice(0, 64)}"; skills: ${[...SKILLS.keys()].join(', ')}`,
+      { metadata: { skill: data.skill.slice(0, 64) } },
+    );
   const { skill: _id, ...fields } = data;
   return { skill, input: skill.parse(fields, field) };
 }

@@ -13,7 +13,11 @@ const Input = Type.Object({
 });
 const check = paramsValidator(Input);
 
-const TARGET_KEYS: Record<string, string> = { projectUserId: 'project_user_id', deviceId: 'device_id', userId: 'user_id' };
+const TARGET_KEYS: Record<string, string> = {
+  projectUserId: 'project_user_id',
+  deviceId: 'device_id',
+  userId: 'user_id',
+};
 
 /** camelCase audience → the REST trigger body's audience (R13); the trigger service validates it. */
 function toRestAudience(audience: JsonObject | undefined, field: string): unknown {
@@ -21,7 +25,8 @@ function toRestAudience(audience: JsonObject | undefined, field: string): unknow
   const out: JsonObject = { ...audience };
   if (Array.isArray(audience.targets)) {
     out.targets = audience.targets.map((t: unknown, i) => {
-      if (typeof t !== 'object' || t === null || Array.isArray(t)) throw invalidParams([{ field: `${field}.audience.targets[${i}]`, description: 'must be an object' }]);
+      if (typeof t !== 'object' || t === null || Array.isArray(t))
+        throw invalidParams([{ field: `${field}.audience.targets[${i}]`, description: 'must be an object' }]);
       return Object.fromEntries(Object.entries(t).map(([k, v]) => [TARGET_KEYS[k] ?? k, v]));
     });
   }
@@ -38,18 +43,25 @@ export const triggerCampaignSkill = defineSkill<TriggerSkillInput>({
   descriptor: {
     id: 'trigger-campaign',
     name: 'Trigger campaign',
-    description: 'Triggers an API-triggered campaign for its default audience, chosen targets or everyone in its segment (broadcast), with trigger properties for its templates.',
+    description:
+      'Triggers an API-triggered campaign for its default audience, chosen targets or everyone in its segment (broadcast), with trigger properties for its templates.',
     tags: ['campaigns'],
-    examples: ['{"skill":"trigger-campaign","campaignId":"welcome","audience":{"targets":[{"projectUserId":"user-42"}]},"properties":{"coupon":"SPRING"}}'],
+    examples: [
+      '{"skill":"trigger-campaign","campaignId":"welcome","audience":{"targets":[{"projectUserId":"user-42"}]},"properties":{"coupon":"SPRING"}}',
+    ],
   },
   parse(data, field) {
     const input = check(data, field);
     const audience = toRestAudience(input.audience, field);
-    const body = { ...(audience !== undefined ? { audience } : {}), ...(input.properties !== undefined ? { properties: input.properties } : {}) };
+    const body = {
+      ...(audience !== undefined ? { audience } : {}),
+      ...(input.properties !== undefined ? { properties: input.properties } : {}),
+    };
     try {
       parseTriggerBody(body); // the REST rules (R13), so a malformed trigger never becomes a task
     } catch (error) {
-      if (error instanceof AppError && error.kind === 'invalid') throw invalidParams([{ field, description: error.message }], `Invalid trigger: ${error.message}`);
+      if (error instanceof AppError && error.kind === 'invalid')
+        throw invalidParams([{ field, description: error.message }], `Invalid trigger: ${error.message}`);
       throw error;
     }
     return { campaignId: input.campaignId, body };

@@ -63,7 +63,11 @@ export function createTaskEventBus(pgPool: pg.Pool | undefined, logger: Logger):
       events.forEach(emit);
       if (!pgPool || events.length === 0) return;
       let payload = JSON.stringify({ from: instance, events });
-      if (payload.length > MAX_PAYLOAD) payload = JSON.stringify({ from: instance, events: events.map((e) => ({ ...e, status: { state: e.status.state, timestamp: e.status.timestamp } })) });
+      if (payload.length > MAX_PAYLOAD)
+        payload = JSON.stringify({
+          from: instance,
+          events: events.map((e) => ({ ...e, status: { state: e.status.state, timestamp: e.status.timestamp } })),
+        });
       await pgPool.query('select pg_notify($1, $2)', [CHANNEL, payload]);
     },
     async subscribe(taskId, listener) {

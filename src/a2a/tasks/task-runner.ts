@@ -49,7 +49,14 @@ interface Outcome {
 }
 
 function agentMessage(task: Task, text: string, reason: string): Message {
-  return { messageId: newId(), role: 'agent', parts: [{ text }], taskId: task.id, contextId: task.contextId, metadata: { reason } };
+  return {
+    messageId: newId(),
+    role: 'agent',
+    parts: [{ text }],
+    taskId: task.id,
+    contextId: task.contextId,
+    metadata: { reason },
+  };
 }
 
 /** A6: a refusal (or input the feature service refused) ends `rejected`, any other failure `failed`, both saying why. */
@@ -60,7 +67,14 @@ function failure(ctx: RunContext, task: Task, error: unknown): Outcome {
     return { status: { state, message: agentMessage(task, error.message, error.code), timestamp: now }, artifacts: [] };
   }
   ctx.logger.error({ err: error, task_id: task.id }, 'skill failed');
-  return { status: { state: 'failed', message: agentMessage(task, 'Internal error while running the skill', 'INTERNAL_ERROR'), timestamp: now }, artifacts: [] };
+  return {
+    status: {
+      state: 'failed',
+      message: agentMessage(task, 'Internal error while running the skill', 'INTERNAL_ERROR'),
+      timestamp: now,
+    },
+    artifacts: [],
+  };
 }
 
 async function execute(ctx: RunContext, skillCtx: SkillContext, invocation: SkillInvocation): Promise<Outcome> {
@@ -74,11 +88,23 @@ async function execute(ctx: RunContext, skillCtx: SkillContext, invocation: Skil
  * completed exactly when the write is. A failure rolls the write back and records the task failed.
  * Errors of the hooks are the caller's and record nothing.
  */
-async function runAtomic(ctx: RunContext, request: RunRequest, task: Task, submitted: TaskStatus): Promise<{ task: Task; events: StatusEvent[] }> {
+async function runAtomic(
+  ctx: RunContext,
+  request: RunRequest,
+  task: Task,
+  submitted: TaskStatus,
+): Promise<{ task: Task; events: StatusEvent[] }> {
   const skill = request.invocation.skill.descriptor.id;
   const record = async (trx: Db, outcome: Outcome) => {
     const final = { ...task, status: outcome.status, artifacts: outcome.artifacts };
-    const events = await recordTask(trx, ctx, final, skill, [submitted, task.status, outcome.status], request.pushConfig);
+    const events = await recordTask(
+      trx,
+      ctx,
+      final,
+      skill,
+      [submitted, task.status, outcome.status],
+      request.pushConfig,
+    );
     await request.hooks?.end(trx, final);
     return { task: final, events };
   };
@@ -107,7 +133,11 @@ async function runAtomic(ctx: RunContext, request: RunRequest, task: Task, submi
  * `onEvent` receives every status change in order, each after it committed: `submitted` first, the
  * terminal one last (A4). Resolves with the final task.
  */
-export async function runTask(ctx: RunContext, request: RunRequest, onEvent?: (event: StatusEvent) => void): Promise<Task> {
+export async function runTask(
+  ctx: RunContext,
+  request: RunRequest,
+  onEvent?: (event: StatusEvent) => void,
+): Promise<Task> {
   const contextId = request.message.contextId ?? newId();
   const submittedAt = ctx.clock.now();
   const submitted: TaskStatus = { state: 'submitted', timestamp: submittedAt };
@@ -125,7 +155,14 @@ export async function runTask(ctx: RunContext, request: RunRequest, onEvent?: (e
     return done.task;
   }
   const lease = { until: submittedAt + TASK_LEASE_MS, idempotency: request.idempotency };
-  const started = await startTask(ctx, task, request.invocation.skill.descriptor.id, submittedAt, request.pushConfig, lease);
+  const started = await startTask(
+    ctx,
+    task,
+    request.invocation.skill.descriptor.id,
+    submittedAt,
+    request.pushConfig,
+    lease,
+  );
   const leaseKeeper = keepTaskLease(ctx.db, task.id, () => ctx.clock.now(), TASK_LEASE_MS, ctx.logger);
   try {
     started.events.forEach((e) => onEvent?.(e));

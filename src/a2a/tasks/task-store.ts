@@ -1,8 +1,21 @@
 import type { Db } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { rpcError } from '../errors.js';
-import { isTerminal, type Artifact, type ListTasksInput, type ListTasksResult, type StatusEvent, type Task, type TaskStatus } from '../model.js';
-import { enqueueWebhooks, listTaskConfigs, storePushConfig, type StoredPushConfig } from '../push-configs/push-configs.service.js';
+import {
+  isTerminal,
+  type Artifact,
+  type ListTasksInput,
+  type ListTasksResult,
+  type StatusEvent,
+  type Task,
+  type TaskStatus,
+} from '../model.js';
+import {
+  enqueueWebhooks,
+  listTaskConfigs,
+  storePushConfig,
+  type StoredPushConfig,
+} from '../push-configs/push-configs.service.js';
 import { invalidParams } from '../versions/codec.js';
 import type { TaskEventBus } from './task-events.js';
 import type { WriteBatcher } from '../../db/write-batcher.js';
@@ -47,7 +60,12 @@ function toTask(r: repo.TaskRecord, view: TaskView = {}): Task {
 }
 
 const toLive = (r: repo.TaskRecord): LiveTask => ({ task: toTask(r), seq: r.seq, statusHistory: r.statusHistory });
-const eventOf = (r: repo.TaskRecord): StatusEvent => ({ taskId: r.id, contextId: r.contextId, seq: r.seq, status: r.status });
+const eventOf = (r: repo.TaskRecord): StatusEvent => ({
+  taskId: r.id,
+  contextId: r.contextId,
+  seq: r.seq,
+  status: r.status,
+});
 
 async function find(ctx: StoreContext, id: string): Promise<repo.TaskRecord> {
   const record = await repo.findTask(ctx.db, ctx.projectId, id);
@@ -64,7 +82,8 @@ export async function currentStatus(ctx: StoreContext, id: string): Promise<Stat
   return eventOf(await find(ctx, id));
 }
 
-const encodeCursor = (r: repo.TaskRecord): string => Buffer.from(JSON.stringify([r.status.timestamp, r.id])).toString('base64url');
+const encodeCursor = (r: repo.TaskRecord): string =>
+  Buffer.from(JSON.stringify([r.status.timestamp, r.id])).toString('base64url');
 
 function decodeCursor(token: string): { timestamp: number; id: string } {
   try {
@@ -80,10 +99,21 @@ function decodeCursor(token: string): { timestamp: number; id: string } {
 export async function listTasks(ctx: StoreContext, input: ListTasksInput): Promise<ListTasksResult> {
   const filter = { projectId: ctx.projectId, ...input };
   const after = input.pageToken === undefined ? undefined : decodeCursor(input.pageToken);
-  const [rows, totalSize] = await Promise.all([repo.listTasks(ctx.db, filter, after, input.pageSize + 1), after ? 0 : repo.countTasks(ctx.db, filter)]);
+  const [rows, totalSize] = await Promise.all([
+    repo.listTasks(ctx.db, filter, after, input.pageSize + 1),
+    after ? 0 : repo.countTasks(ctx.db, filter),
+  ]);
   const page = rows.slice(0, input.pageSize);
-  const view = { ...(input.historyLength !== undefined ? { historyLength: input.historyLength } : {}), includeArtifacts: input.includeArtifacts };
-  return { tasks: page.map((r) => toTask(r, view)), nextPageToken: rows.length > input.pageSize ? encodeCursor(page[page.length - 1]!) : '', pageSize: input.pageSize, totalSize };
+  const view = {
+    ...(input.historyLength !== undefined ? { historyLength: input.historyLength } : {}),
+    includeArtifacts: input.includeArtifacts,
+  };
+  return {
+    tasks: page.map((r) => toTask(r, view)),
+    nextPageToken: rows.length > input.pageSize ? encodeCursor(page[page.length - 1]!) : '',
+    pageSize: input.pageSize,
+    totalSize,
+  };
 }
 
 /**
@@ -91,13 +121,27 @@ export async function listTasks(ctx: StoreContext, input: ListTasksInput): Promi
  * artifacts, and an inline push config with one queued webhook per change. Pass a transaction;
  * publish the returned events once it committed.
  */
-export async function recordTask(db: Db, ctx: StoreContext, task: Task, skill: string, statuses: TaskStatus[], pushConfig?: StoredPushConfig): Promise<StatusEvent[]> {
+export async function recordTask(
+  db: Db,
+  ctx: StoreContext,
+  task: Task,
+  skill: string,
+  statuses: TaskStatus[],
+  pushConfig?: StoredPushConfig,
+): Promise<StatusEvent[]> {
   const createdAt = statuses[0]!.timestamp;
   const events = statuses.map((status, i) => ({ taskId: task.id, contextId: task.contextId, seq: i + 1, status }));
-  await repo.insertTask(db, { id: task.id, projectId: ctx.projectId, contextId: task.contextId, skill, createdAt }, statuses, task.history, task.artifacts);
+  await repo.insertTask(
+    db,
+    { id: task.id, projectId: ctx.projectId, contextId: task.contextId, skill, createdAt },
+    statuses,
+    task.history,
+    task.artifacts,
+  );
   if (pushConfig) {
     await storePushConfig(db, pushConfig, createdAt);
-    for (const event of events) await enqueueWebhooks(db, ctx.clock, [pushConfig], event, { ...task, status: event.status });
+    for (const event of events)
+      await enqueueWebhooks(db, ctx.clock, [pushConfig], event, { ...task, status: event.status });
   }
   return events;
 }
@@ -126,11 +170,24 @@ export async function startTask(
  * Moves a task that is not terminal to `status` (adding `artifacts`) and queues its webhooks. When
  * someone changed the task first (a cancel), nothing is written and its current state is returned.
  */
-export async function advanceTask(ctx: StoreContext, live: LiveTask, status: TaskStatus, artifacts: Artifact[] = []): Promise<{ task: Task; event: StatusEvent; changed: boolean }> {
+export async function advanceTask(
+  ctx: StoreContext,
+  live: LiveTask,
+  status: TaskStatus,
+  artifacts: Artifact[] = [],
+): Promise<{ task: Task; event: StatusEvent; changed: boolean }> {
   const task: Task = { ...live.task, status, artifacts: [...live.task.artifacts, ...artifacts] };
   const event: StatusEvent = { taskId: task.id, contextId: task.contextId, seq: live.seq + 1, status };
   const changed = await ctx.writes.run(async (trx) => {
-    if (!(await repo.appendStatus(trx, { id: task.id, seq: live.seq, statusHistory: live.statusHistory, artifacts: live.task.artifacts }, status, artifacts))) return false;
+    if (
+      !(await repo.appendStatus(
+        trx,
+        { id: task.id, seq: live.seq, statusHistory: live.statusHistory, artifacts: live.task.artifacts },
+        status,
+        artifacts,
+      ))
+    )
+      return false;
     await enqueueWebhooks(trx, ctx.clock, await listTaskConfigs(trx, ctx.projectId, task.id), event, task);
     return true;
   });
@@ -146,7 +203,10 @@ export async function advanceTask(ctx: StoreContext, live: LiveTask, status: Tas
 export async function cancelTask(ctx: StoreContext, id: string): Promise<Task> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const record = await find(ctx, id);
-    if (isTerminal(record.status.state)) throw rpcError('TASK_NOT_CANCELABLE', `Task ${id} is already ${record.status.state}`, { metadata: { taskId: id, state: record.status.state } });
+    if (isTerminal(record.status.state))
+      throw rpcError('TASK_NOT_CANCELABLE', `Task ${id} is already ${record.status.state}`, {
+        metadata: { taskId: id, state: record.status.state },
+      });
     const result = await advanceTask(ctx, toLive(record), { state: 'canceled', timestamp: ctx.clock.now() });
     if (result.changed) return result.task;
   }

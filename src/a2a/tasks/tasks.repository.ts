@@ -40,7 +40,18 @@ export interface TaskRecord {
   artifacts: Artifact[];
 }
 
-const COLUMNS = ['id', 'project_id', 'context_id', 'state', 'status_seq', 'status_message', 'status_timestamp', 'status_history', 'messages', 'artifacts'] as const;
+const COLUMNS = [
+  'id',
+  'project_id',
+  'context_id',
+  'state',
+  'status_seq',
+  'status_message',
+  'status_timestamp',
+  'status_history',
+  'messages',
+  'artifacts',
+] as const;
 type Row = Pick<A2aTasksTable, (typeof COLUMNS)[number]>;
 
 const toRecord = (r: Row): TaskRecord => ({
@@ -48,7 +59,11 @@ const toRecord = (r: Row): TaskRecord => ({
   projectId: r.project_id,
   contextId: r.context_id,
   seq: Number(r.status_seq),
-  status: { state: r.state, timestamp: Number(r.status_timestamp), ...(r.status_message ? { message: readJson<Message>(r.status_message) } : {}) },
+  status: {
+    state: r.state,
+    timestamp: Number(r.status_timestamp),
+    ...(r.status_message ? { message: readJson<Message>(r.status_message) } : {}),
+  },
   statusHistory: readJson<TaskStatus[]>(r.status_history),
   history: readJson<Message[]>(r.messages),
   artifacts: readJson<Artifact[]>(r.artifacts),
@@ -57,33 +72,79 @@ const toRecord = (r: Row): TaskRecord => ({
 const jsonOrNull = (value: unknown): string | null => (value === undefined ? null : writeJson(value));
 
 // Compiled once (see db/prepared.ts): on SQLite, compiling costs more than running them.
-type Insert = { id: string; projectId: string; contextId: string; skill: string; state: TaskState; seq: number; message: string | null; timestamp: number; statuses: string; messages: string; artifacts: string; createdAt: number };
-const insertRow = preparedQuery(['id', 'projectId', 'contextId', 'skill', 'state', 'seq', 'message', 'timestamp', 'statuses', 'messages', 'artifacts', 'createdAt'], (db: Db, p: Insert) =>
-  db.insertInto('a2a_tasks').values({
-    id: p.id,
-    project_id: p.projectId,
-    context_id: p.contextId,
-    skill: p.skill,
-    state: p.state,
-    status_seq: p.seq,
-    status_message: p.message,
-    status_timestamp: p.timestamp,
-    status_history: p.statuses,
-    messages: p.messages,
-    artifacts: p.artifacts,
-    created_at: p.createdAt,
-  }),
+type Insert = {
+  id: string;
+  projectId: string;
+  contextId: string;
+  skill: string;
+  state: TaskState;
+  seq: number;
+  message: string | null;
+  timestamp: number;
+  statuses: string;
+  messages: string;
+  artifacts: string;
+  createdAt: number;
+};
+const insertRow = preparedQuery(
+  [
+    'id',
+    'projectId',
+    'contextId',
+    'skill',
+    'state',
+    'seq',
+    'message',
+    'timestamp',
+    'statuses',
+    'messages',
+    'artifacts',
+    'createdAt',
+  ],
+  (db: Db, p: Insert) =>
+    db.insertInto('a2a_tasks').values({
+      id: p.id,
+      project_id: p.projectId,
+      context_id: p.contextId,
+      skill: p.skill,
+      state: p.state,
+      status_seq: p.seq,
+      status_message: p.message,
+      status_timestamp: p.timestamp,
+      status_history: p.statuses,
+      messages: p.messages,
+      artifacts: p.artifacts,
+      created_at: p.createdAt,
+    }),
 );
 
-type Update = { id: string; expectedSeq: number; seq: number; state: TaskState; message: string | null; timestamp: number; statuses: string; artifacts: string };
-const updateRow = preparedQuery(['id', 'expectedSeq', 'seq', 'state', 'message', 'timestamp', 'statuses', 'artifacts'], (db: Db, p: Update) =>
-  db
-    .updateTable('a2a_tasks')
-    .set({ state: p.state, status_seq: p.seq, status_message: p.message, status_timestamp: p.timestamp, status_history: p.statuses, artifacts: p.artifacts })
-    .where('id', '=', p.id)
-    .where('status_seq', '=', p.expectedSeq)
-    .where('state', 'not in', TERMINAL_STATES)
-    .returning('id'),
+type Update = {
+  id: string;
+  expectedSeq: number;
+  seq: number;
+  state: TaskState;
+  message: string | null;
+  timestamp: number;
+  statuses: string;
+  artifacts: string;
+};
+const updateRow = preparedQuery(
+  ['id', 'expectedSeq', 'seq', 'state', 'message', 'timestamp', 'statuses', 'artifacts'],
+  (db: Db, p: Update) =>
+    db
+      .updateTable('a2a_tasks')
+      .set({
+        state: p.state,
+        status_seq: p.seq,
+        status_message: p.message,
+        status_timestamp: p.timestamp,
+        status_history: p.statuses,
+        artifacts: p.artifacts,
+      })
+      .where('id', '=', p.id)
+      .where('status_seq', '=', p.expectedSeq)
+      .where('state', 'not in', TERMINAL_STATES)
+      .returning('id'),
 );
 
 const selectRow = preparedQuery(['id', 'projectId'], (db: Db, p: { id: string; projectId: string }) =>
@@ -115,7 +176,12 @@ export async function insertTask(
  * Appends `status` (and `artifacts`) to a task that is still at `record.seq` and not terminal.
  * `false` when someone else changed it first (optimistic concurrency on the seq).
  */
-export async function appendStatus(db: Db, record: Pick<TaskRecord, 'id' | 'seq' | 'statusHistory' | 'artifacts'>, status: TaskStatus, artifacts: Artifact[]): Promise<boolean> {
+export async function appendStatus(
+  db: Db,
+  record: Pick<TaskRecord, 'id' | 'seq' | 'statusHistory' | 'artifacts'>,
+  status: TaskStatus,
+  artifacts: Artifact[],
+): Promise<boolean> {
   const rows = await updateRow(db, {
     id: record.id,
     expectedSeq: record.seq,
@@ -151,14 +217,27 @@ function filtered(db: Db, f: TaskFilter) {
 }
 
 /** Newest status first, ties by id (A7); `after` is the last task of the previous page. */
-export async function listTasks(db: Db, f: TaskFilter, after: { timestamp: number; id: string } | undefined, limit: number): Promise<TaskRecord[]> {
+export async function listTasks(
+  db: Db,
+  f: TaskFilter,
+  after: { timestamp: number; id: string } | undefined,
+  limit: number,
+): Promise<TaskRecord[]> {
   let q = filtered(db, f).select(COLUMNS);
-  if (after) q = q.where((eb) => eb.or([eb('status_timestamp', '<', after.timestamp), eb.and([eb('status_timestamp', '=', after.timestamp), eb('id', '<', after.id)])]));
+  if (after)
+    q = q.where((eb) =>
+      eb.or([
+        eb('status_timestamp', '<', after.timestamp),
+        eb.and([eb('status_timestamp', '=', after.timestamp), eb('id', '<', after.id)]),
+      ]),
+    );
   const rows = await q.orderBy('status_timestamp', 'desc').orderBy('id', 'desc').limit(limit).execute();
   return rows.map(toRecord);
 }
 
 export async function countTasks(db: Db, f: TaskFilter): Promise<number> {
-  const { count } = await filtered(db, f).select(sql<number>`count(*)`.as('count')).executeTakeFirstOrThrow();
+  const { count } = await filtered(db, f)
+    .select(sql<number>`count(*)`.as('count'))
+    .executeTakeFirstOrThrow();
   return Number(count);
 }

@@ -1,7 +1,16 @@
 import type { TSchema, Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { rpcError, type FieldViolation, type RpcError } from '../errors.js';
-import type { ListTasksInput, ListTasksResult, ProtocolVersion, PushConfig, PushConfigInput, SendInput, StatusEvent, Task } from '../model.js';
+import type {
+  ListTasksInput,
+  ListTasksResult,
+  ProtocolVersion,
+  PushConfig,
+  PushConfigInput,
+  SendInput,
+  StatusEvent,
+  Task,
+} from '../model.js';
 import type { CardModel } from '../agent-card.js';
 
 /** What a JSON-RPC method does, independent of its name in either grammar. */
@@ -54,7 +63,10 @@ function fieldOf(path: string, root: string): string {
  * A params check compiled once, that throws -32602 with one violation per field (up to ten),
  * each named from `root` (default `params`).
  */
-export function paramsValidator<T extends TSchema>(schema: T, defaultRoot = 'params'): (value: unknown, root?: string) => Static<T> {
+export function paramsValidator<T extends TSchema>(
+  schema: T,
+  defaultRoot = 'params',
+): (value: unknown, root?: string) => Static<T> {
   const compiled = TypeCompiler.Compile(schema);
   return (value, root = defaultRoot) => {
     if (compiled.Check(value)) return value;
@@ -71,7 +83,11 @@ export function paramsValidator<T extends TSchema>(schema: T, defaultRoot = 'par
 
 export function invalidParams(violations: FieldViolation[], message?: string): Error {
   const first = violations[0];
-  return rpcError('INVALID_PARAMS', message ?? (first ? `Invalid params: ${first.field}: ${first.description}` : 'Invalid params'), { violations });
+  return rpcError(
+    'INVALID_PARAMS',
+    message ?? (first ? `Invalid params: ${first.field}: ${first.description}` : 'Invalid params'),
+    { violations },
+  );
 }
 
 export const iso = (ms: number): string => new Date(ms).toISOString();

@@ -3,18 +3,34 @@ import { parseTaskState, type Part, type Role, type TaskState } from '../model.j
 
 /** Roles as either version may spell them (A2: accept both spellings on input). */
 const ROLES: Record<string, Role> = {
-  ROLE_USER: 'user', user: 'user', '1': 'user',
-  ROLE_AGENT: 'agent', agent: 'agent', '2': 'agent',
-  ROLE_UNSPECIFIED: 'unspecified', unspecified: 'unspecified', '0': 'unspecified',
+  ROLE_USER: 'user',
+  user: 'user',
+  '1': 'user',
+  ROLE_AGENT: 'agent',
+  agent: 'agent',
+  '2': 'agent',
+  ROLE_UNSPECIFIED: 'unspecified',
+  unspecified: 'unspecified',
+  '0': 'unspecified',
 };
 
 export function decodeRole(value: string | number, field: string): Role {
   const role = ROLES[String(value)];
-  if (!role) throw invalidParams([{ field, description: 'must be ROLE_USER, ROLE_AGENT or ROLE_UNSPECIFIED (or user, agent)' }]);
+  if (!role)
+    throw invalidParams([{ field, description: 'must be ROLE_USER, ROLE_AGENT or ROLE_UNSPECIFIED (or user, agent)' }]);
   return role;
 }
 
-const STATE_NUMBERS: TaskState[] = ['submitted', 'working', 'completed', 'failed', 'canceled', 'input-required', 'rejected', 'auth-required'];
+const STATE_NUMBERS: TaskState[] = [
+  'submitted',
+  'working',
+  'completed',
+  'failed',
+  'canceled',
+  'input-required',
+  'rejected',
+  'auth-required',
+];
 
 /** A state filter: `completed`, `TASK_STATE_COMPLETED`, or the ProtoJSON enum number. */
 export function decodeState(value: string | number, field: string): TaskState {
@@ -30,7 +46,8 @@ export function stateToV1(state: TaskState): string {
 /** Exactly one content field per part. */
 export function checkPart(part: Part, field: string): Part {
   const present = (['text', 'data', 'raw', 'url'] as const).filter((k) => part[k] !== undefined);
-  if (present.length !== 1) throw invalidParams([{ field, description: 'a part holds exactly one of text, data, raw or url' }]);
+  if (present.length !== 1)
+    throw invalidParams([{ field, description: 'a part holds exactly one of text, data, raw or url' }]);
   return part;
 }
 

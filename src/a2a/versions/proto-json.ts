@@ -15,9 +15,22 @@ export interface ProtoEnum {
   aliases?: Readonly<Record<string, string>>;
 }
 
-export const ROLE_ENUM: ProtoEnum = { names: ['ROLE_UNSPECIFIED', 'ROLE_USER', 'ROLE_AGENT'], aliases: { unspecified: 'ROLE_UNSPECIFIED', user: 'ROLE_USER', agent: 'ROLE_AGENT' } };
+export const ROLE_ENUM: ProtoEnum = {
+  names: ['ROLE_UNSPECIFIED', 'ROLE_USER', 'ROLE_AGENT'],
+  aliases: { unspecified: 'ROLE_UNSPECIFIED', user: 'ROLE_USER', agent: 'ROLE_AGENT' },
+};
 
-const STATES = ['unspecified', 'submitted', 'working', 'completed', 'failed', 'canceled', 'input-required', 'rejected', 'auth-required'];
+const STATES = [
+  'unspecified',
+  'submitted',
+  'working',
+  'completed',
+  'failed',
+  'canceled',
+  'input-required',
+  'rejected',
+  'auth-required',
+];
 export const TASK_STATE_ENUM: ProtoEnum = {
   names: STATES.map((s) => `TASK_STATE_${s.toUpperCase().replace('-', '_')}`),
   aliases: Object.fromEntries(STATES.map((s) => [s, `TASK_STATE_${s.toUpperCase().replace('-', '_')}`])),
@@ -64,7 +77,13 @@ function readObject(object: Record<string, unknown>, path: string, fields: Proto
   const seen = new Set<string>();
   for (const [key, value] of Object.entries(object)) {
     const name = lowerCamel(key);
-    if (seen.has(name)) throw invalidParams([{ field: `params.${path === '' ? name : `${path}.${name}`}`, description: `given twice (as ${name} and as its proto name)` }]);
+    if (seen.has(name))
+      throw invalidParams([
+        {
+          field: `params.${path === '' ? name : `${path}.${name}`}`,
+          description: `given twice (as ${name} and as its proto name)`,
+        },
+      ]);
     seen.add(name);
     // null is the default (unset), except in a google.protobuf.Value (`data`), where it is a JSON null.
     if (value === null && name !== 'data') continue;

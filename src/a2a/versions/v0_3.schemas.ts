@@ -36,7 +36,10 @@ export const V03PushConfig = Type.Object({
   url: Type.String({ minLength: 1, maxLength: 2048 }),
   token: Type.Optional(Type.String({ maxLength: 1024 })),
   authentication: Type.Optional(
-    Type.Object({ schemes: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1 }), credentials: Type.Optional(Type.String({ maxLength: 4096 })) }),
+    Type.Object({
+      schemes: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1 }),
+      credentials: Type.Optional(Type.String({ maxLength: 4096 })),
+    }),
   ),
 });
 
@@ -53,9 +56,21 @@ export const V03SendParams = Type.Object({
   metadata: Type.Optional(Metadata),
 });
 
-export const V03TaskQueryParams = Type.Object({ id: Id, historyLength: Type.Optional(Type.Integer({ minimum: 0 })), metadata: Type.Optional(Metadata) });
+export const V03TaskQueryParams = Type.Object({
+  id: Id,
+  historyLength: Type.Optional(Type.Integer({ minimum: 0 })),
+  metadata: Type.Optional(Metadata),
+});
 export const V03TaskIdParams = Type.Object({ id: Id, metadata: Type.Optional(Metadata) });
 export const V03SetPushConfigParams = Type.Object({ taskId: Id, pushNotificationConfig: V03PushConfig });
-export const V03GetPushConfigParams = Type.Object({ id: Id, pushNotificationConfigId: Type.Optional(Id), metadata: Type.Optional(Metadata) });
-export const V03DeletePushConfigParams = Type.Object({ id: Id, pushNotificationConfigId: Id, metadata: Type.Optional(Metadata) });
+export const V03GetPushConfigParams = Type.Object({
+  id: Id,
+  pushNotificationConfigId: Type.Optional(Id),
+  metadata: Type.Optional(Metadata),
+});
+export const V03DeletePushConfigParams = Type.Object({
+  id: Id,
+  pushNotificationConfigId: Id,
+  metadata: Type.Optional(Metadata),
+});
 export const V03CardParams = Type.Union([Type.Object({}), Type.Undefined(), Type.Null()]);

@@ -1,5 +1,14 @@
 import { v0_3Card } from '../agent-card.js';
-import { isFinal, type Artifact, type AuthenticationInfo, type Message, type Part, type PushConfig, type SendInput, type Task } from '../model.js';
+import {
+  isFinal,
+  type Artifact,
+  type AuthenticationInfo,
+  type Message,
+  type Part,
+  type PushConfig,
+  type SendInput,
+  type Task,
+} from '../model.js';
 import { invalidParams, iso, paramsValidator, type Codec } from './codec.js';
 import { checkPart, decodeRole, defined } from './parts.js';
 import * as S from './v0_3.schemas.js';
@@ -35,30 +44,61 @@ function decodePart(p: WirePart, field: string): Part {
   const kind = p.kind ?? (p.text !== undefined ? 'text' : p.file !== undefined ? 'file' : 'data');
   if (kind === 'file') {
     if (!p.file) throw invalidParams([{ field: `${field}.file`, description: 'a file part needs file' }]);
-    return checkPart(defined({ raw: p.file.bytes, url: p.file.uri, filename: p.file.name, mediaType: p.file.mimeType, metadata: p.metadata }), field);
+    return checkPart(
+      defined({
+        raw: p.file.bytes,
+        url: p.file.uri,
+        filename: p.file.name,
+        mediaType: p.file.mimeType,
+        metadata: p.metadata,
+      }),
+      field,
+    );
   }
-  return checkPart(defined({ text: kind === 'text' ? p.text : undefined, data: kind === 'data' ? p.data : undefined, metadata: p.metadata }), field);
+  return checkPart(
+    defined({
+      text: kind === 'text' ? p.text : undefined,
+      data: kind === 'data' ? p.data : undefined,
+      metadata: p.metadata,
+    }),
+    field,
+  );
 }
 
 const decodeAuth = (a: { schemes: string[]; credentials?: string } | undefined): AuthenticationInfo | undefined =>
   a && (defined({ scheme: a.schemes[0]!, credentials: a.credentials || undefined }) as AuthenticationInfo);
 
 const decodePushConfig = (c: WirePushConfig): NonNullable<SendInput['pushConfig']> =>
-  defined({ id: c.id || undefined, url: c.url, token: c.token || undefined, authentication: decodeAuth(c.authentication) }) as NonNullable<SendInput['pushConfig']>;
+  defined({
+    id: c.id || undefined,
+    url: c.url,
+    token: c.token || undefined,
+    authentication: decodeAuth(c.authentication),
+  }) as NonNullable<SendInput['pushConfig']>;
 
 function decodeSend(params: unknown): SendInput {
   const p = check.send(params);
   const m = p.message;
   const c = p.configuration;
   const message: Message = {
-    ...defined({ contextId: m.contextId, taskId: m.taskId, metadata: m.metadata, extensions: m.extensions?.length ? m.extensions : undefined, referenceTaskIds: m.referenceTaskIds?.length ? m.referenceTaskIds : undefined }),
+    ...defined({
+      contextId: m.contextId,
+      taskId: m.taskId,
+      metadata: m.metadata,
+      extensions: m.extensions?.length ? m.extensions : undefined,
+      referenceTaskIds: m.referenceTaskIds?.length ? m.referenceTaskIds : undefined,
+    }),
     messageId: m.messageId,
     role: decodeRole(m.role, 'params.message.role'),
     parts: m.parts.map((part, i) => decodePart(part, `params.message.parts[${i}]`)),
   };
   return {
     message,
-    ...defined({ historyLength: c?.historyLength, returnImmediately: c?.blocking === undefined ? undefined : !c.blocking, metadata: p.metadata }),
+    ...defined({
+      historyLength: c?.historyLength,
+      returnImmediately: c?.blocking === undefined ? undefined : !c.blocking,
+      metadata: p.metadata,
+    }),
     ...(c?.pushNotificationConfig ? { pushConfig: decodePushConfig(c.pushNotificationConfig) } : {}),
   };
 }
@@ -70,7 +110,11 @@ function encodePart(p: Part): unknown {
     const data = typeof p.data === 'object' && p.data !== null && !Array.isArray(p.data) ? p.data : { value: p.data };
     return defined({ kind: 'data', data, metadata });
   }
-  return defined({ kind: 'file', file: defined({ bytes: p.raw, uri: p.url, name: p.filename, mimeType: p.mediaType }), metadata });
+  return defined({
+    kind: 'file',
+    file: defined({ bytes: p.raw, uri: p.url, name: p.filename, mimeType: p.mediaType }),
+    metadata,
+  });
 }
 
 function encodeMessage(m: Message): unknown {
@@ -87,8 +131,16 @@ function encodeMessage(m: Message): unknown {
   });
 }
 
-const encodeArtifact = (a: Artifact): unknown => defined({ artifactId: a.artifactId, name: a.name, description: a.description, parts: a.parts.map(encodePart), metadata: a.metadata });
-const encodeStatus = (s: Task['status']): unknown => defined({ state: s.state, message: s.message && encodeMessage(s.message), timestamp: iso(s.timestamp) });
+const encodeArtifact = (a: Artifact): unknown =>
+  defined({
+    artifactId: a.artifactId,
+    name: a.name,
+    description: a.description,
+    parts: a.parts.map(encodePart),
+    metadata: a.metadata,
+  });
+const encodeStatus = (s: Task['status']): unknown =>
+  defined({ state: s.state, message: s.message && encodeMessage(s.message), timestamp: iso(s.timestamp) });
 
 function encodeTask(t: Task): unknown {
   return defined({
@@ -103,8 +155,13 @@ function encodeTask(t: Task): unknown {
 }
 
 function encodePushConfig(c: PushConfig, redact: boolean): unknown {
-  const auth = c.authentication && defined({ schemes: [c.authentication.scheme], credentials: redact ? undefined : c.authentication.credentials });
-  return { taskId: c.taskId, pushNotificationConfig: defined({ id: c.id, url: c.url, token: c.token, authentication: auth }) };
+  const auth =
+    c.authentication &&
+    defined({ schemes: [c.authentication.scheme], credentials: redact ? undefined : c.authentication.credentials });
+  return {
+    taskId: c.taskId,
+    pushNotificationConfig: defined({ id: c.id, url: c.url, token: c.token, authentication: auth }),
+  };
 }
 
 export const v0_3Codec: Codec = {
@@ -142,7 +199,13 @@ export const v0_3Codec: Codec = {
   },
   sendResult: encodeTask,
   task: encodeTask,
-  statusEvent: (e) => ({ kind: 'status-update', taskId: e.taskId, contextId: e.contextId, status: encodeStatus(e.status), final: isFinal(e.status.state) }),
+  statusEvent: (e) => ({
+    kind: 'status-update',
+    taskId: e.taskId,
+    contextId: e.contextId,
+    status: encodeStatus(e.status),
+    final: isFinal(e.status.state),
+  }),
   list: () => {
     throw new Error('tasks/list is not part of v0.3 JSON-RPC');
   },

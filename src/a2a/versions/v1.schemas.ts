@@ -30,7 +30,10 @@ export const V1Message = Type.Object({
   referenceTaskIds: Type.Optional(Type.Array(Type.String())),
 });
 
-export const V1Authentication = Type.Object({ scheme: Type.String({ minLength: 1, maxLength: 64 }), credentials: Type.Optional(Type.String({ maxLength: 4096 })) });
+export const V1Authentication = Type.Object({
+  scheme: Type.String({ minLength: 1, maxLength: 64 }),
+  credentials: Type.Optional(Type.String({ maxLength: 4096 })),
+});
 
 const PushConfigFields = {
   id: Type.Optional(Type.String({ maxLength: 255 })),
@@ -45,7 +48,9 @@ export const V1SendParams = Type.Object({
   configuration: Type.Optional(
     Type.Object({
       acceptedOutputModes: Type.Optional(Type.Array(Type.String())),
-      taskPushNotificationConfig: Type.Optional(Type.Object({ ...PushConfigFields, taskId: Type.Optional(Type.String()) })),
+      taskPushNotificationConfig: Type.Optional(
+        Type.Object({ ...PushConfigFields, taskId: Type.Optional(Type.String()) }),
+      ),
       historyLength: Type.Optional(Type.Integer({ minimum: 0 })),
       returnImmediately: Type.Optional(Type.Boolean()),
     }),
@@ -54,7 +59,11 @@ export const V1SendParams = Type.Object({
   tenant: Tenant,
 });
 
-export const V1GetTaskParams = Type.Object({ id: Id, historyLength: Type.Optional(Type.Integer({ minimum: 0 })), tenant: Tenant });
+export const V1GetTaskParams = Type.Object({
+  id: Id,
+  historyLength: Type.Optional(Type.Integer({ minimum: 0 })),
+  tenant: Tenant,
+});
 export const V1TaskIdParams = Type.Object({ id: Id, metadata: Type.Optional(Metadata), tenant: Tenant });
 
 export const V1ListTasksParams = Type.Object({

@@ -33,19 +33,51 @@ const check = {
 
 function decodeMessage(m: ReturnType<typeof check.send>['message']): Message {
   return {
-    ...defined({ contextId: m.contextId || undefined, taskId: m.taskId || undefined, metadata: m.metadata, extensions: m.extensions?.length ? m.extensions : undefined, referenceTaskIds: m.referenceTaskIds?.length ? m.referenceTaskIds : undefined }),
+    ...defined({
+      contextId: m.contextId || undefined,
+      taskId: m.taskId || undefined,
+      metadata: m.metadata,
+      extensions: m.extensions?.length ? m.extensions : undefined,
+      referenceTaskIds: m.referenceTaskIds?.length ? m.referenceTaskIds : undefined,
+    }),
     messageId: m.messageId,
     role: decodeRole(m.role, 'params.message.role'),
     parts: m.parts.map((p, i) =>
-      checkPart(defined({ text: p.text, data: p.data, raw: p.raw, url: p.url, filename: p.filename, mediaType: p.mediaType, metadata: p.metadata }), `params.message.parts[${i}]`),
+      checkPart(
+        defined({
+          text: p.text,
+          data: p.data,
+          raw: p.raw,
+          url: p.url,
+          filename: p.filename,
+          mediaType: p.mediaType,
+          metadata: p.metadata,
+        }),
+        `params.message.parts[${i}]`,
+      ),
     ),
   };
 }
 
 /** "" is ProtoJSON's unset string: no id (one is generated), no token, no credentials. */
-function pushConfigInput(c: { id?: string; url: string; token?: string; authentication?: { scheme: string; credentials?: string } }): PushConfigInput {
-  const auth = c.authentication && (defined({ scheme: c.authentication.scheme, credentials: c.authentication.credentials || undefined }) as PushConfigInput['authentication']);
-  return defined({ id: c.id || undefined, url: c.url, token: c.token || undefined, authentication: auth }) as PushConfigInput;
+function pushConfigInput(c: {
+  id?: string;
+  url: string;
+  token?: string;
+  authentication?: { scheme: string; credentials?: string };
+}): PushConfigInput {
+  const auth =
+    c.authentication &&
+    (defined({
+      scheme: c.authentication.scheme,
+      credentials: c.authentication.credentials || undefined,
+    }) as PushConfigInput['authentication']);
+  return defined({
+    id: c.id || undefined,
+    url: c.url,
+    token: c.token || undefined,
+    authentication: auth,
+  }) as PushConfigInput;
 }
 
 function decodeSend(params: unknown): SendInput {
@@ -59,17 +91,43 @@ function decodeSend(params: unknown): SendInput {
   };
 }
 
-const encodePart = (p: Part): unknown => defined({ text: p.text, data: p.data, raw: p.raw, url: p.url, filename: p.filename, mediaType: p.mediaType, metadata: p.metadata });
+const encodePart = (p: Part): unknown =>
+  defined({
+    text: p.text,
+    data: p.data,
+    raw: p.raw,
+    url: p.url,
+    filename: p.filename,
+    mediaType: p.mediaType,
+    metadata: p.metadata,
+  });
 
 const ROLE = { user: 'ROLE_USER', agent: 'ROLE_AGENT', unspecified: 'ROLE_UNSPECIFIED' } as const;
 
 function encodeMessage(m: Message): unknown {
-  return defined({ messageId: m.messageId, contextId: m.contextId, taskId: m.taskId, role: ROLE[m.role], parts: m.parts.map(encodePart), metadata: m.metadata, extensions: m.extensions, referenceTaskIds: m.referenceTaskIds });
+  return defined({
+    messageId: m.messageId,
+    contextId: m.contextId,
+    taskId: m.taskId,
+    role: ROLE[m.role],
+    parts: m.parts.map(encodePart),
+    metadata: m.metadata,
+    extensions: m.extensions,
+    referenceTaskIds: m.referenceTaskIds,
+  });
 }
 
-const encodeArtifact = (a: Artifact): unknown => defined({ artifactId: a.artifactId, name: a.name, description: a.description, parts: a.parts.map(encodePart), metadata: a.metadata });
+const encodeArtifact = (a: Artifact): unknown =>
+  defined({
+    artifactId: a.artifactId,
+    name: a.name,
+    description: a.description,
+    parts: a.parts.map(encodePart),
+    metadata: a.metadata,
+  });
 
-const encodeStatus = (s: Task['status']): unknown => defined({ state: stateToV1(s.state), message: s.message && encodeMessage(s.message), timestamp: iso(s.timestamp) });
+const encodeStatus = (s: Task['status']): unknown =>
+  defined({ state: stateToV1(s.state), message: s.message && encodeMessage(s.message), timestamp: iso(s.timestamp) });
 
 function encodeTask(t: Task): unknown {
   return defined({
@@ -82,10 +140,14 @@ function encodeTask(t: Task): unknown {
   });
 }
 
-const statusUpdate = (e: StatusEvent): unknown => ({ statusUpdate: { taskId: e.taskId, contextId: e.contextId, status: encodeStatus(e.status) } });
+const statusUpdate = (e: StatusEvent): unknown => ({
+  statusUpdate: { taskId: e.taskId, contextId: e.contextId, status: encodeStatus(e.status) },
+});
 
 function encodePushConfig(c: PushConfig, redact: boolean): unknown {
-  const auth = c.authentication && defined({ scheme: c.authentication.scheme, credentials: redact ? undefined : c.authentication.credentials });
+  const auth =
+    c.authentication &&
+    defined({ scheme: c.authentication.scheme, credentials: redact ? undefined : c.authentication.credentials });
   return defined({ id: c.id, taskId: c.taskId, url: c.url, token: c.token, authentication: auth });
 }
 
@@ -120,7 +182,10 @@ const DECODERS: Decoders = {
         pageToken: p.pageToken || undefined,
         historyLength: p.historyLength,
         state: p.status === undefined ? undefined : decodeState(p.status, 'params.status'),
-        statusTimestampAfter: p.statusTimestampAfter === undefined ? undefined : parseTimestampParam(p.statusTimestampAfter, 'params.statusTimestampAfter'),
+        statusTimestampAfter:
+          p.statusTimestampAfter === undefined
+            ? undefined
+            : parseTimestampParam(p.statusTimestampAfter, 'params.statusTimestampAfter'),
       }),
       pageSize: p.pageSize ?? 50,
       includeArtifacts: p.includeArtifacts ?? false,
@@ -143,7 +208,10 @@ const DECODERS: Decoders = {
 
 /** Every v1 method reads its params as ProtoJSON first (one place), then checks them against its schema. */
 const decode = Object.fromEntries(
-  (Object.keys(DECODERS) as Operation[]).map((op) => [op, (params: unknown) => DECODERS[op](readProtoJson(params, PROTO_FIELDS[op]))]),
+  (Object.keys(DECODERS) as Operation[]).map((op) => [
+    op,
+    (params: unknown) => DECODERS[op](readProtoJson(params, PROTO_FIELDS[op])),
+  ]),
 ) as Decoders;
 
 export const v1Codec: Codec = {
@@ -153,13 +221,25 @@ export const v1Codec: Codec = {
   sendResult: (task) => ({ task: encodeTask(task) }),
   task: encodeTask,
   statusEvent: statusUpdate,
-  list: (r) => ({ tasks: r.tasks.map(encodeTask), nextPageToken: r.nextPageToken, pageSize: r.pageSize, totalSize: r.totalSize }),
+  list: (r) => ({
+    tasks: r.tasks.map(encodeTask),
+    nextPageToken: r.nextPageToken,
+    pageSize: r.pageSize,
+    totalSize: r.totalSize,
+  }),
   pushConfig: encodePushConfig,
   pushConfigList: (configs) => ({ configs: configs.map((c) => encodePushConfig(c, true)), nextPageToken: '' }),
   card: v1Card,
   errorData: (error) => [
-    { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: error.reason, domain: 'a2a-protocol.org', ...(error.metadata ? { metadata: error.metadata } : {}) },
-    ...(error.violations ? [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: error.violations }] : []),
+    {
+      '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+      reason: error.reason,
+      domain: 'a2a-protocol.org',
+      ...(error.metadata ? { metadata: error.metadata } : {}),
+    },
+    ...(error.violations
+      ? [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: error.violations }]
+      : []),
   ],
   webhook: (event) => ({ contentType: 'application/a2a+json', body: statusUpdate(event) }),
 };

@@ -15,7 +15,20 @@
  */
 export type Scalar = string | number | boolean | null;
 
-export const PROPERTY_OPS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in', 'exists', 'not_exists', 'contains', 'starts_with'] as const;
+export const PROPERTY_OPS = [
+  'eq',
+  'ne',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'in',
+  'not_in',
+  'exists',
+  'not_exists',
+  'contains',
+  'starts_with',
+] as const;
 export type PropertyOp = (typeof PROPERTY_OPS)[number];
 export const EVENT_OPS = ['performed', 'not_performed'] as const;
 export type EventOp = (typeof EVENT_OPS)[number];

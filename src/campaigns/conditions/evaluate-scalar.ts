@@ -5,14 +5,19 @@ export function compareCodePoints(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
-const sameValue = (actual: Scalar | undefined, operand: Scalar): boolean => actual !== undefined && typeof actual === typeof operand && actual === operand;
+const sameValue = (actual: Scalar | undefined, operand: Scalar): boolean =>
+  actual !== undefined && typeof actual === typeof operand && actual === operand;
 
 /**
  * One property leaf evaluated in JavaScript, with exactly the semantics the SQL compiler gives it
  * (see `condition-types.ts`). `actual` is `undefined` when the property is missing. Used for
  * `trigger.*` leaves, which are decided before the query is built.
  */
-export function matchesScalar(actual: Scalar | undefined, op: PropertyOp, operand: Scalar | Scalar[] | undefined): boolean {
+export function matchesScalar(
+  actual: Scalar | undefined,
+  op: PropertyOp,
+  operand: Scalar | Scalar[] | undefined,
+): boolean {
   switch (op) {
     case 'eq':
       return sameValue(actual, operand as Scalar);
@@ -38,7 +43,11 @@ export function matchesScalar(actual: Scalar | undefined, op: PropertyOp, operan
   }
 }
 
-function ordered(actual: Scalar | undefined, op: 'gt' | 'gte' | 'lt' | 'lte', operand: Scalar | Scalar[] | undefined): boolean {
+function ordered(
+  actual: Scalar | undefined,
+  op: 'gt' | 'gte' | 'lt' | 'lte',
+  operand: Scalar | Scalar[] | undefined,
+): boolean {
   let cmp: number;
   if (typeof operand === 'number' && typeof actual === 'number') cmp = actual - operand;
   else if (typeof operand === 'string' && typeof actual === 'string') cmp = compareCodePoints(actual, operand);

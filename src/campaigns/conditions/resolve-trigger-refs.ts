@@ -1,15 +1,25 @@
 import { matchesScalar } from './evaluate-scalar.js';
-import { TRIGGER_PREFIX, type Condition, type PropertyLeaf, type ResolvedCondition, type Scalar } from './condition-types.js';
+import {
+  TRIGGER_PREFIX,
+  type Condition,
+  type PropertyLeaf,
+  type ResolvedCondition,
+  type Scalar,
+} from './condition-types.js';
 
 export type TriggerProperties = Record<string, string | number | boolean>;
 
-const triggerName = (ref: string): string | undefined => (ref.startsWith(TRIGGER_PREFIX) ? ref.slice(TRIGGER_PREFIX.length) : undefined);
+const triggerName = (ref: string): string | undefined =>
+  ref.startsWith(TRIGGER_PREFIX) ? ref.slice(TRIGGER_PREFIX.length) : undefined;
 
 /**
  * Trigger properties an audience condition cannot do without: every `trigger.<name>` it reads,
  * except under `exists`/`not_exists`, which ask precisely whether the trigger supplied it.
  */
-export function triggerPropertiesRequiredBy(condition: Condition | null | undefined, into = new Set<string>()): Set<string> {
+export function triggerPropertiesRequiredBy(
+  condition: Condition | null | undefined,
+  into = new Set<string>(),
+): Set<string> {
   if (!condition) return into;
   if ('all' in condition) condition.all.forEach((c) => triggerPropertiesRequiredBy(c, into));
   else if ('any' in condition) condition.any.forEach((c) => triggerPropertiesRequiredBy(c, into));
@@ -48,6 +58,10 @@ function resolveLeaf(leaf: PropertyLeaf, properties: TriggerProperties): Resolve
   const value = valueOf(properties, triggerName(leaf.value_from) ?? '');
   if (value === undefined) return { const: leaf.op === 'ne' };
   const ordering = ['gt', 'gte', 'lt', 'lte'].includes(leaf.op);
-  if ((ordering && typeof value === 'boolean') || ((leaf.op === 'contains' || leaf.op === 'starts_with') && typeof value !== 'string')) return { const: false };
+  if (
+    (ordering && typeof value === 'boolean') ||
+    ((leaf.op === 'contains' || leaf.op === 'starts_with') && typeof value !== 'string')
+  )
+    return { const: false };
   return { property: leaf.property, op: leaf.op, value };
 }

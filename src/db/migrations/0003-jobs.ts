@@ -28,8 +28,18 @@ export async function up(db: Kysely<any>): Promise<void> {
   // Partial indexes stay small: finished rows never enter the claim's index (pending by run_at) or
   // the lease rescue's (running by lease end). Queries name the state as a literal, not a bound
   // parameter, because SQLite only uses a partial index whose condition it can see in the query.
-  await db.schema.createIndex('jobs_pending_run_at').on('jobs').column('run_at').where(sql.ref('state'), '=', 'pending').execute();
-  await db.schema.createIndex('jobs_running_locked_until').on('jobs').column('locked_until').where(sql.ref('state'), '=', 'running').execute();
+  await db.schema
+    .createIndex('jobs_pending_run_at')
+    .on('jobs')
+    .column('run_at')
+    .where(sql.ref('state'), '=', 'pending')
+    .execute();
+  await db.schema
+    .createIndex('jobs_running_locked_until')
+    .on('jobs')
+    .column('locked_until')
+    .where(sql.ref('state'), '=', 'running')
+    .execute();
   // At most one unfinished job per key; enqueue relies on this for de-duplication under concurrency.
   await db.schema
     .createIndex('jobs_unfinished_job_key')
@@ -39,6 +49,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .where(sql<boolean>`state in ('pending', 'running')`)
     .execute();
   // Cleanup deletes finished rows past their retention, one statement per state.
-  await db.schema.createIndex('jobs_succeeded_updated_at').on('jobs').column('updated_at').where(sql.ref('state'), '=', 'succeeded').execute();
-  await db.schema.createIndex('jobs_dead_updated_at').on('jobs').column('updated_at').where(sql.ref('state'), '=', 'dead').execute();
+  await db.schema
+    .createIndex('jobs_succeeded_updated_at')
+    .on('jobs')
+    .column('updated_at')
+    .where(sql.ref('state'), '=', 'succeeded')
+    .execute();
+  await db.schema
+    .createIndex('jobs_dead_updated_at')
+    .on('jobs')
+    .column('updated_at')
+    .where(sql.ref('state'), '=', 'dead')
+    .execute();
 }

@@ -36,5 +36,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   // Lookups are by message id (the primary key). Campaign sends are also found by trigger; direct sends
   // (no trigger) stay out of that index, so a REST send pays for one index only.
-  await db.schema.createIndex('deliveries_trigger').on('deliveries').columns(['trigger_id', 'status']).where('trigger_id', 'is not', null).execute();
+  await db.schema
+    .createIndex('deliveries_trigger')
+    .on('deliveries')
+    .columns(['trigger_id', 'status'])
+    .where('trigger_id', 'is not', null)
+    .execute();
 }

@@ -25,7 +25,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', t.epochMs, (c) => c.notNull())
     .addPrimaryKeyConstraint('campaigns_pk', ['project_id', 'campaign_id'])
     .execute();
-  await db.schema.createIndex('campaigns_list').on('campaigns').columns(['project_id', 'created_at', 'campaign_id']).execute();
+  await db.schema
+    .createIndex('campaigns_list')
+    .on('campaigns')
+    .columns(['project_id', 'created_at', 'campaign_id'])
+    .execute();
 
   await db.schema
     .createTable('campaign_triggers')
@@ -48,9 +52,19 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', t.epochMs, (c) => c.notNull())
     .addColumn('started_at', t.epochMs)
     .addColumn('finished_at', t.epochMs)
-    .addForeignKeyConstraint('campaign_triggers_campaign', ['project_id', 'campaign_id'], 'campaigns', ['project_id', 'campaign_id'], (fk) => fk.onDelete('cascade'))
+    .addForeignKeyConstraint(
+      'campaign_triggers_campaign',
+      ['project_id', 'campaign_id'],
+      'campaigns',
+      ['project_id', 'campaign_id'],
+      (fk) => fk.onDelete('cascade'),
+    )
     .execute();
-  await db.schema.createIndex('campaign_triggers_list').on('campaign_triggers').columns(['project_id', 'campaign_id', 'created_at', 'id']).execute();
+  await db.schema
+    .createIndex('campaign_triggers_list')
+    .on('campaign_triggers')
+    .columns(['project_id', 'campaign_id', 'created_at', 'id'])
+    .execute();
 
   // One row per audience range (broadcast) or per trigger (targets); `counters` once finished.
   await db.schema

@@ -25,8 +25,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', t.epochMs, (c) => c.notNull())
     .execute();
   // ListTasks: newest status first within a project, ties by id (A7); and the contextId filter.
-  await db.schema.createIndex('a2a_tasks_list').on('a2a_tasks').columns(['project_id', 'status_timestamp', 'id']).execute();
-  await db.schema.createIndex('a2a_tasks_context').on('a2a_tasks').columns(['project_id', 'context_id', 'status_timestamp']).execute();
+  await db.schema
+    .createIndex('a2a_tasks_list')
+    .on('a2a_tasks')
+    .columns(['project_id', 'status_timestamp', 'id'])
+    .execute();
+  await db.schema
+    .createIndex('a2a_tasks_context')
+    .on('a2a_tasks')
+    .columns(['project_id', 'context_id', 'status_timestamp'])
+    .execute();
 
   await db.schema
     .createTable('a2a_push_configs')

@@ -7,5 +7,8 @@ import type { Kysely } from 'kysely';
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('a2a_push_configs').addColumn('secrets_sealed', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('a2a_push_configs')
+    .addColumn('secrets_sealed', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 }

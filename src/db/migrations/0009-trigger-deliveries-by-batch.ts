@@ -6,5 +6,9 @@ import type { Kysely } from 'kysely';
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.createIndex('trigger_deliveries_batch').on('trigger_deliveries').columns(['trigger_id', 'batch_no']).execute();
+  await db.schema
+    .createIndex('trigger_deliveries_batch')
+    .on('trigger_deliveries')
+    .columns(['trigger_id', 'batch_no'])
+    .execute();
 }

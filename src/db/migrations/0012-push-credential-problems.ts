@@ -11,5 +11,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   const t = columnTypes(db);
   await db.schema.alterTable('push_credentials').addColumn('problem_reason', 'text').execute();
   await db.schema.alterTable('push_credentials').addColumn('problem_at', t.epochMs).execute();
-  await db.schema.alterTable('push_credentials').addColumn('problem_count', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('push_credentials')
+    .addColumn('problem_count', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 }

@@ -31,11 +31,22 @@ export async function upsertCredentials(db: Db, row: CredentialsRow): Promise<vo
   await db
     .insertInto('push_credentials')
     .values({ ...row, ...cleared })
-    .onConflict((oc) => oc.columns(['project_id', 'provider']).doUpdateSet({ settings: row.settings, secret: row.secret, updated_at: row.updated_at, ...cleared }))
+    .onConflict((oc) =>
+      oc
+        .columns(['project_id', 'provider'])
+        .doUpdateSet({ settings: row.settings, secret: row.secret, updated_at: row.updated_at, ...cleared }),
+    )
     .execute();
 }
 
-export async function recordProblem(db: Db, projectId: string, provider: Provider, reason: string, count: number, at: number): Promise<void> {
+export async function recordProblem(
+  db: Db,
+  projectId: string,
+  provider: Provider,
+  reason: string,
+  count: number,
+  at: number,
+): Promise<void> {
   await db
     .updateTable('push_credentials')
     .set((eb) => ({ problem_reason: reason, problem_at: at, problem_count: eb('problem_count', '+', count) }))
@@ -44,8 +55,17 @@ export async function recordProblem(db: Db, projectId: string, provider: Provide
     .execute();
 }
 
-export async function findSettings(db: Db, projectId: string, provider: Provider): Promise<Pick<PushCredentialsTable, 'settings'> | undefined> {
-  return db.selectFrom('push_credentials').select('settings').where('project_id', '=', projectId).where('provider', '=', provider).executeTakeFirst();
+export async function findSettings(
+  db: Db,
+  projectId: string,
+  provider: Provider,
+): Promise<Pick<PushCredentialsTable, 'settings'> | undefined> {
+  return db
+    .selectFrom('push_credentials')
+    .select('settings')
+    .where('project_id', '=', projectId)
+    .where('provider', '=', provider)
+    .executeTakeFirst();
 }
 
 export function listCredentials(db: Db, projectId: string): Promise<PushCredentialsTable[]> {
@@ -53,6 +73,10 @@ export function listCredentials(db: Db, projectId: string): Promise<PushCredenti
 }
 
 export async function deleteCredentials(db: Db, projectId: string, provider: Provider): Promise<boolean> {
-  const result = await db.deleteFrom('push_credentials').where('project_id', '=', projectId).where('provider', '=', provider).executeTakeFirst();
+  const result = await db
+    .deleteFrom('push_credentials')
+    .where('project_id', '=', projectId)
+    .where('provider', '=', provider)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }

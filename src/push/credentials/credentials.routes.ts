@@ -7,31 +7,69 @@ import { pushRuntimeOf } from '../push.routes.js';
 import type { Provider } from '../push.types.js';
 import { defaultVapidSubject } from './credential-inputs.js';
 import { tokenUriRulesOf } from './token-uri-policy.js';
-import { describeCredentials, removeCredentials, setApnsCredentials, setFcmCredentials, setWebPushCredentials } from './credentials.service.js';
+import {
+  describeCredentials,
+  removeCredentials,
+  setApnsCredentials,
+  setFcmCredentials,
+  setWebPushCredentials,
+} from './credentials.service.js';
 
 const security = [{ projectId: [], apiKey: [] }];
 const config = { auth: 'secret', rateLimitClass: 'management' } as const;
 const Problem = Type.Union(
   [
     Type.Object({
-      reason: Type.String({ description: "The provider's code (SENDER_ID_MISMATCH, DeviceTokenNotForTopic, VAPID_REJECTED_403, ...)" }),
+      reason: Type.String({
+        description: "The provider's code (SENDER_ID_MISMATCH, DeviceTokenNotForTopic, VAPID_REJECTED_403, ...)",
+      }),
       at: Type.String(),
-      deliveries: Type.Integer({ description: 'Deliveries that met a configuration error since the credentials were saved' }),
+      deliveries: Type.Integer({
+        description: 'Deliveries that met a configuration error since the credentials were saved',
+      }),
     }),
     Type.Null(),
   ],
-  { description: 'The last configuration error a provider reported for these credentials; cleared by saving them again. Devices are not disabled for such errors.' },
+  {
+    description:
+      'The last configuration error a provider reported for these credentials; cleared by saving them again. Devices are not disabled for such errors.',
+  },
 );
 const Stamp = { updated_at: Type.String(), problem: Problem };
 
 export const CredentialsView = Type.Object({
-  fcm: Type.Union([Type.Object({ project_id: Type.String(), client_email: Type.String(), private_key_id: Type.Union([Type.String(), Type.Null()]), token_uri: Type.String(), ...Stamp }), Type.Null()]),
-  apns: Type.Union([Type.Object({ key_id: Type.String(), team_id: Type.String(), topic: Type.String(), sandbox: Type.Boolean(), ...Stamp }), Type.Null()]),
+  fcm: Type.Union([
+    Type.Object({
+      project_id: Type.String(),
+      client_email: Type.String(),
+      private_key_id: Type.Union([Type.String(), Type.Null()]),
+      token_uri: Type.String(),
+      ...Stamp,
+    }),
+    Type.Null(),
+  ]),
+  apns: Type.Union([
+    Type.Object({
+      key_id: Type.String(),
+      team_id: Type.String(),
+      topic: Type.String(),
+      sandbox: Type.Boolean(),
+      ...Stamp,
+    }),
+    Type.Null(),
+  ]),
   webpush: Type.Union([Type.Object({ public_key: Type.String(), subject: Type.String(), ...Stamp }), Type.Null()]),
-  warning: Type.Optional(Type.String({ description: 'Present when this save changed the VAPID key pair: existing browser subscriptions stop working' })),
+  warning: Type.Optional(
+    Type.String({
+      description: 'Present when this save changed the VAPID key pair: existing browser subscriptions stop working',
+    }),
+  ),
 });
 
-const FcmBody = Type.Object({ service_account: Type.Record(Type.String(), Type.Unknown(), { description: 'The Firebase service account JSON' }) }, { additionalProperties: false });
+const FcmBody = Type.Object(
+  { service_account: Type.Record(Type.String(), Type.Unknown(), { description: 'The Firebase service account JSON' }) },
+  { additionalProperties: false },
+);
 const ApnsBody = Type.Object(
   {
     key: Type.String({ minLength: 1, maxLength: 8192, description: 'Contents of the AuthKey_XXXXXXXXXX.p8 file' }),
@@ -46,12 +84,23 @@ const WebPushBody = Type.Object(
   {
     public_key: Type.Optional(Type.String()),
     private_key: Type.Optional(Type.String()),
-    subject: Type.Optional(Type.String({ description: 'mailto: address or https URL the push services may contact (required unless VAPID_SUBJECT is set)' })),
-    rotate: Type.Optional(Type.Boolean({ description: 'Generate a new key pair although the project has one: existing browser subscriptions stop working' })),
+    subject: Type.Optional(
+      Type.String({
+        description:
+          'mailto: address or https URL the push services may contact (required unless VAPID_SUBJECT is set)',
+      }),
+    ),
+    rotate: Type.Optional(
+      Type.Boolean({
+        description:
+          'Generate a new key pair although the project has one: existing browser subscriptions stop working',
+      }),
+    ),
   },
   {
     additionalProperties: false,
-    description: 'Without keys, a VAPID key pair is generated on a project without one; a project that has keys answers 409 unless `rotate` is true',
+    description:
+      'Without keys, a VAPID key pair is generated on a project without one; a project that has keys answers 409 unless `rotate` is true',
   },
 );
 
@@ -63,46 +112,101 @@ const WebPushBody = Type.Object(
 export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: AppDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, clock } = deps;
-  const response = { 200: CredentialsView, 400: Type.Object({ error: Type.String() }), 401: Type.Object({ error: Type.String() }), 409: Type.Object({ error: Type.String() }) };
+  const response = {
+    200: CredentialsView,
+    400: Type.Object({ error: Type.String() }),
+    401: Type.Object({ error: Type.String() }),
+    409: Type.Object({ error: Type.String() }),
+  };
   const boxOf = () => {
     const push = pushRuntimeOf(deps);
     return { push, box: () => push.secretBox() };
   };
 
-  app.get('/api/v1/push-credentials', { config, schema: { summary: 'Which push providers are configured (redacted)', tags: ['push'], security, response } }, async (request) =>
-    describeCredentials(db, request.auth!.projectId),
+  app.get(
+    '/api/v1/push-credentials',
+    {
+      config,
+      schema: { summary: 'Which push providers are configured (redacted)', tags: ['push'], security, response },
+    },
+    async (request) => describeCredentials(db, request.auth!.projectId),
   );
 
-  app.put('/api/v1/push-credentials/fcm', { config, schema: { summary: 'Set the FCM service account', tags: ['push'], security, body: FcmBody, response } }, async (request) => {
-    const { push, box } = boxOf();
-    const view = await setFcmCredentials(db, box, clock, request.auth!.projectId, request.body.service_account, tokenUriRulesOf(push.config));
-    push.forgetCredentials(request.auth!.projectId);
-    return view;
-  });
+  app.put(
+    '/api/v1/push-credentials/fcm',
+    { config, schema: { summary: 'Set the FCM service account', tags: ['push'], security, body: FcmBody, response } },
+    async (request) => {
+      const { push, box } = boxOf();
+      const view = await setFcmCredentials(
+        db,
+        box,
+        clock,
+        request.auth!.projectId,
+        request.body.service_account,
+        tokenUriRulesOf(push.config),
+      );
+      push.forgetCredentials(request.auth!.projectId);
+      return view;
+    },
+  );
 
-  app.put('/api/v1/push-credentials/apns', { config, schema: { summary: 'Set the APNs auth key', tags: ['push'], security, body: ApnsBody, response } }, async (request) => {
-    const { push, box } = boxOf();
-    const b = request.body;
-    const view = await setApnsCredentials(db, box, clock, request.auth!.projectId, { key: b.key, keyId: b.key_id, teamId: b.team_id, topic: b.topic, sandbox: b.sandbox });
-    push.forgetCredentials(request.auth!.projectId);
-    return view;
-  });
+  app.put(
+    '/api/v1/push-credentials/apns',
+    { config, schema: { summary: 'Set the APNs auth key', tags: ['push'], security, body: ApnsBody, response } },
+    async (request) => {
+      const { push, box } = boxOf();
+      const b = request.body;
+      const view = await setApnsCredentials(db, box, clock, request.auth!.projectId, {
+        key: b.key,
+        keyId: b.key_id,
+        teamId: b.team_id,
+        topic: b.topic,
+        sandbox: b.sandbox,
+      });
+      push.forgetCredentials(request.auth!.projectId);
+      return view;
+    },
+  );
 
-  app.put('/api/v1/push-credentials/webpush', { config, schema: { summary: 'Set (or generate) the VAPID keys', tags: ['push'], security, body: WebPushBody, response } }, async (request) => {
-    const { push, box } = boxOf();
-    const b = request.body;
-    const input = { publicKey: b.public_key, privateKey: b.private_key, subject: b.subject, rotate: b.rotate };
-    const view = await setWebPushCredentials(db, box, clock, request.auth!.projectId, input, defaultVapidSubject(deps.config.vapidSubject, deps.config.publicUrl));
-    push.forgetCredentials(request.auth!.projectId);
-    return view;
-  });
+  app.put(
+    '/api/v1/push-credentials/webpush',
+    {
+      config,
+      schema: { summary: 'Set (or generate) the VAPID keys', tags: ['push'], security, body: WebPushBody, response },
+    },
+    async (request) => {
+      const { push, box } = boxOf();
+      const b = request.body;
+      const input = { publicKey: b.public_key, privateKey: b.private_key, subject: b.subject, rotate: b.rotate };
+      const view = await setWebPushCredentials(
+        db,
+        box,
+        clock,
+        request.auth!.projectId,
+        input,
+        defaultVapidSubject(deps.config.vapidSubject, deps.config.publicUrl),
+      );
+      push.forgetCredentials(request.auth!.projectId);
+      return view;
+    },
+  );
 
   app.delete(
     '/api/v1/push-credentials/:provider',
-    { config, schema: { summary: "Remove a provider's credentials", tags: ['push'], security, params: Type.Object({ provider: Type.String() }), response: { 200: Type.Object({}) } } },
+    {
+      config,
+      schema: {
+        summary: "Remove a provider's credentials",
+        tags: ['push'],
+        security,
+        params: Type.Object({ provider: Type.String() }),
+        response: { 200: Type.Object({}) },
+      },
+    },
     async (request) => {
       const provider = request.params.provider;
-      if (provider !== 'fcm' && provider !== 'apns' && provider !== 'webpush') throw invalid('UNKNOWN_PROVIDER', 'provider must be fcm, apns or webpush');
+      if (provider !== 'fcm' && provider !== 'apns' && provider !== 'webpush')
+        throw invalid('UNKNOWN_PROVIDER', 'provider must be fcm, apns or webpush');
       await removeCredentials(db, request.auth!.projectId, provider satisfies Provider);
       deps.push?.forgetCredentials(request.auth!.projectId);
       return {};

@@ -60,7 +60,15 @@ export type SecretBoxSource = () => SecretBox;
 
 const aadOf = (projectId: string, provider: Provider): string => `herald:push-credentials:${projectId}:${provider}`;
 
-async function store(db: Db, box: SecretBoxSource, clock: Clock, projectId: string, provider: Provider, settings: object, secret: string): Promise<void> {
+async function store(
+  db: Db,
+  box: SecretBoxSource,
+  clock: Clock,
+  projectId: string,
+  provider: Provider,
+  settings: object,
+  secret: string,
+): Promise<void> {
   const now = clock.now();
   await repo.upsertCredentials(db, {
     project_id: projectId,
@@ -73,14 +81,27 @@ async function store(db: Db, box: SecretBoxSource, clock: Clock, projectId: stri
 }
 
 /** `tokenUri`: where the service account's token_uri may point (`tokenUriRulesOf(config)`). */
-export async function setFcmCredentials(db: Db, box: SecretBoxSource, clock: Clock, projectId: string, serviceAccount: unknown, tokenUri: TokenUriRules): Promise<CredentialsView> {
+export async function setFcmCredentials(
+  db: Db,
+  box: SecretBoxSource,
+  clock: Clock,
+  projectId: string,
+  serviceAccount: unknown,
+  tokenUri: TokenUriRules,
+): Promise<CredentialsView> {
   const { settings, secret } = parseServiceAccount(serviceAccount);
   checkTokenUri(settings.token_uri, tokenUri);
   await store(db, box, clock, projectId, 'fcm', settings, secret);
   return describeCredentials(db, projectId);
 }
 
-export async function setApnsCredentials(db: Db, box: SecretBoxSource, clock: Clock, projectId: string, input: ApnsInput): Promise<CredentialsView> {
+export async function setApnsCredentials(
+  db: Db,
+  box: SecretBoxSource,
+  clock: Clock,
+  projectId: string,
+  input: ApnsInput,
+): Promise<CredentialsView> {
   const { settings, secret } = parseApnsInput(input);
   await store(db, box, clock, projectId, 'apns', settings, secret);
   return describeCredentials(db, projectId);
@@ -116,13 +137,24 @@ export async function setWebPushCredentials(
 }
 
 /** A provider reported a configuration error for the project's credentials `count` times. */
-export async function recordCredentialProblem(db: Db, projectId: string, provider: Provider, reason: string, count: number, at: number): Promise<void> {
+export async function recordCredentialProblem(
+  db: Db,
+  projectId: string,
+  provider: Provider,
+  reason: string,
+  count: number,
+  at: number,
+): Promise<void> {
   await repo.recordProblem(db, projectId, provider, reason, count, at);
 }
 
 function problemOf(row: repo.PushCredentialsTable): CredentialProblem | null {
   if (row.problem_reason === null || row.problem_at === null) return null;
-  return { reason: row.problem_reason, at: new Date(Number(row.problem_at)).toISOString(), deliveries: Number(row.problem_count) };
+  return {
+    reason: row.problem_reason,
+    at: new Date(Number(row.problem_at)).toISOString(),
+    deliveries: Number(row.problem_count),
+  };
 }
 
 export async function removeCredentials(db: Db, projectId: string, provider: Provider): Promise<boolean> {
@@ -135,7 +167,13 @@ export async function describeCredentials(db: Db, projectId: string): Promise<Cr
     const stamp = { updated_at: new Date(Number(row.updated_at)).toISOString(), problem: problemOf(row) };
     if (row.provider === 'fcm') {
       const s = readJson<FcmSettings>(row.settings);
-      view.fcm = { project_id: s.project_id, client_email: s.client_email, private_key_id: s.private_key_id ?? null, token_uri: s.token_uri, ...stamp };
+      view.fcm = {
+        project_id: s.project_id,
+        client_email: s.client_email,
+        private_key_id: s.private_key_id ?? null,
+        token_uri: s.token_uri,
+        ...stamp,
+      };
     } else if (row.provider === 'apns') {
       const s = readJson<ApnsSettings>(row.settings);
       view.apns = { key_id: s.key_id, team_id: s.team_id, topic: s.topic, sandbox: s.sandbox, ...stamp };
@@ -155,10 +193,24 @@ export async function loadCredentials(db: Db, box: SecretBoxSource, projectId: s
     const fingerprint = fingerprintOf(projectId, row.provider, String(row.updated_at), secret);
     if (row.provider === 'fcm') {
       const s = readJson<FcmSettings>(row.settings);
-      out.fcm = { projectId: s.project_id, clientEmail: s.client_email, privateKeyId: s.private_key_id, tokenUri: s.token_uri, privateKey: secret, fingerprint };
+      out.fcm = {
+        projectId: s.project_id,
+        clientEmail: s.client_email,
+        privateKeyId: s.private_key_id,
+        tokenUri: s.token_uri,
+        privateKey: secret,
+        fingerprint,
+      };
     } else if (row.provider === 'apns') {
       const s = readJson<ApnsSettings>(row.settings);
-      out.apns = { keyId: s.key_id, teamId: s.team_id, topic: s.topic, sandbox: s.sandbox, privateKey: secret, fingerprint };
+      out.apns = {
+        keyId: s.key_id,
+        teamId: s.team_id,
+        topic: s.topic,
+        sandbox: s.sandbox,
+        privateKey: secret,
+        fingerprint,
+      };
     } else {
       const s = readJson<WebPushSettings>(row.settings);
       out.webpush = { publicKey: s.public_key, subject: s.subject, privateKey: secret, fingerprint };

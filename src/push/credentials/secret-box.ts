@@ -21,7 +21,12 @@ export function createSecretBox(key: Buffer): SecretBox {
       const cipher = crypto.createCipheriv('aes-256-gcm', key, iv);
       cipher.setAAD(Buffer.from(aad, 'utf8'));
       const ciphertext = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-      return [VERSION, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ciphertext.toString('base64url')].join('.');
+      return [
+        VERSION,
+        iv.toString('base64url'),
+        cipher.getAuthTag().toString('base64url'),
+        ciphertext.toString('base64url'),
+      ].join('.');
     },
     open(sealed, aad) {
       const [version, iv, tag, ciphertext] = sealed.split('.');
@@ -30,7 +35,9 @@ export function createSecretBox(key: Buffer): SecretBox {
         const decipher = crypto.createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
         decipher.setAAD(Buffer.from(aad, 'utf8'));
         decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-        return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+        return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString(
+          'utf8',
+        );
       } catch {
         throw unreadable();
       }
@@ -39,7 +46,11 @@ export function createSecretBox(key: Buffer): SecretBox {
 }
 
 const unreadable = (): AppError =>
-  new AppError('unavailable', 'CREDENTIALS_UNREADABLE', 'Stored push credentials cannot be decrypted: HERALD_SECRET_KEY (or DATA_DIR/secret.key) differs from the key they were stored with');
+  new AppError(
+    'unavailable',
+    'CREDENTIALS_UNREADABLE',
+    'Stored push credentials cannot be decrypted: HERALD_SECRET_KEY (or DATA_DIR/secret.key) differs from the key they were stored with',
+  );
 
 export const SECRET_KEY_FILE = 'secret.key';
 
@@ -53,7 +64,11 @@ export const SECRET_KEY_FILE = 'secret.key';
 export function resolveSecretKey(config: Pick<Config, 'secretKey' | 'dataDir'>, dialect: Dialect): Buffer {
   if (config.secretKey !== undefined) return Buffer.from(config.secretKey, 'hex');
   if (dialect === 'postgres') {
-    throw new AppError('unavailable', 'SECRET_KEY_REQUIRED', 'HERALD_SECRET_KEY (64 hex characters) must be set to store or use push credentials with PostgreSQL');
+    throw new AppError(
+      'unavailable',
+      'SECRET_KEY_REQUIRED',
+      'HERALD_SECRET_KEY (64 hex characters) must be set to store or use push credentials with PostgreSQL',
+    );
   }
   const file = path.join(config.dataDir, SECRET_KEY_FILE);
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
@@ -63,6 +78,7 @@ export function resolveSecretKey(config: Pick<Config, 'secretKey' | 'dataDir'>, 
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
   const hex = fs.readFileSync(file, 'utf8').trim();
-  if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new AppError('unavailable', 'SECRET_KEY_FILE_INVALID', `${file} must hold 64 hex characters`);
+  if (!/^[0-9a-fA-F]{64}$/.test(hex))
+    throw new AppError('unavailable', 'SECRET_KEY_FILE_INVALID', `${file} must hold 64 hex characters`);
   return Buffer.from(hex, 'hex');
 }

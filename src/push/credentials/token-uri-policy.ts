@@ -23,9 +23,16 @@ export interface TokenUriRules {
  * local stand-in's). At use the server still allows only FCM_API_URL's origin, Google's hosts and
  * FCM_TOKEN_URI_HOSTS, through the outbound policy.
  */
-export const OPERATOR_TOKEN_URI_RULES: TokenUriRules = { outbound: { allowPrivateNetworks: true }, trustedOrigins: [], extraHosts: [], anyHost: true };
+export const OPERATOR_TOKEN_URI_RULES: TokenUriRules = {
+  outbound: { allowPrivateNetworks: true },
+  trustedOrigins: [],
+  extraHosts: [],
+  anyHost: true,
+};
 
-export function tokenUriRulesOf(config: Pick<Config, 'fcmApiUrl' | 'fcmTokenUriHosts' | 'outboundAllowPrivateNetworks'>): TokenUriRules {
+export function tokenUriRulesOf(
+  config: Pick<Config, 'fcmApiUrl' | 'fcmTokenUriHosts' | 'outboundAllowPrivateNetworks'>,
+): TokenUriRules {
   return {
     outbound: { allowPrivateNetworks: config.outboundAllowPrivateNetworks },
     trustedOrigins: [new URL(config.fcmApiUrl).origin],
@@ -57,7 +64,8 @@ export function checkTokenUri(uri: string, rules: TokenUriRules): void {
   try {
     checkOutboundUrl(url, rules.outbound);
   } catch (error) {
-    if (error instanceof OutboundUrlRefused) throw invalid('INVALID_SERVICE_ACCOUNT', `token_uri refused: ${error.reason}`);
+    if (error instanceof OutboundUrlRefused)
+      throw invalid('INVALID_SERVICE_ACCOUNT', `token_uri refused: ${error.reason}`);
     throw error;
   }
 }

@@ -7,7 +7,10 @@ const unreachableHost = (host: string): boolean => /(^|\.)(localhost|invalid)\.?
  */
 export function vapidSubjectProblem(subject: string): string | undefined {
   const mail = /^mailto:[^@\s]+@([^@\s?]+)$/i.exec(subject);
-  if (mail) return unreachableHost(mail[1]!) ? 'subject must be a reachable contact, not a .invalid or localhost address' : undefined;
+  if (mail)
+    return unreachableHost(mail[1]!)
+      ? 'subject must be a reachable contact, not a .invalid or localhost address'
+      : undefined;
   let url: URL;
   try {
     url = new URL(subject);
@@ -15,5 +18,7 @@ export function vapidSubjectProblem(subject: string): string | undefined {
     return 'subject must be a mailto: address or an https URL';
   }
   if (url.protocol !== 'https:' || url.hostname === '') return 'subject must be a mailto: address or an https URL';
-  return unreachableHost(url.hostname) ? 'subject must be a reachable contact, not a .invalid or localhost address' : undefined;
+  return unreachableHost(url.hostname)
+    ? 'subject must be a reachable contact, not a .invalid or localhost address'
+    : undefined;
 }

@@ -44,7 +44,19 @@ export const APNS_REASONS: Record<string, number> = {
   Shutdown: 503,
 };
 
-const PUSH_TYPES = new Set(['alert', 'background', 'location', 'voip', 'complication', 'fileprovider', 'mdm', 'liveactivity', 'pushtotalk', 'widgets', 'controls']);
+const PUSH_TYPES = new Set([
+  'alert',
+  'background',
+  'location',
+  'voip',
+  'complication',
+  'fileprovider',
+  'mdm',
+  'liveactivity',
+  'pushtotalk',
+  'widgets',
+  'controls',
+]);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The `apns-*` headers Apple defines; the reason for the first it refuses, if any. */
@@ -84,7 +96,11 @@ export interface ProviderTokenRules {
  * hour nor in the future, one team per connection (`teamOfConnection` is the team already bound to
  * it), and no new token of a key within 20 minutes of its previous one.
  */
-export async function providerTokenProblem(rules: ProviderTokenRules, authorization: string | undefined, teamOfConnection: string | undefined): Promise<{ reason?: string; team?: string }> {
+export async function providerTokenProblem(
+  rules: ProviderTokenRules,
+  authorization: string | undefined,
+  teamOfConnection: string | undefined,
+): Promise<{ reason?: string; team?: string }> {
   const jwt = /^bearer (.+)$/i.exec(authorization ?? '')?.[1];
   if (!jwt) return { reason: 'MissingProviderToken' };
   if (rules.expired.has(jwt)) return { reason: 'ExpiredProviderToken' };
@@ -103,7 +119,11 @@ export async function providerTokenProblem(rules: ProviderTokenRules, authorizat
   if (teamOfConnection !== undefined && teamOfConnection !== iss) return { reason: 'InvalidProviderToken' };
   let iat: number;
   try {
-    const { payload } = await jwtVerify(jwt, key, { algorithms: ['ES256'], issuer: iss, currentDate: new Date(rules.now()) });
+    const { payload } = await jwtVerify(jwt, key, {
+      algorithms: ['ES256'],
+      issuer: iss,
+      currentDate: new Date(rules.now()),
+    });
     if (typeof payload.iat !== 'number') return { reason: 'InvalidProviderToken' };
     iat = payload.iat;
   } catch {

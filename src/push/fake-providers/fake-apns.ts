@@ -1,6 +1,20 @@
 import crypto from 'node:crypto';
 import http2 from 'node:http2';
-import { closableServer, delay, documentedErrorOf, FailureCounter, goAwayAfter, headersOf, injectionOf, listen, readBody, Recorder, resetRequest, sendJson, type Injection } from './fake-common.js';
+import {
+  closableServer,
+  delay,
+  documentedErrorOf,
+  FailureCounter,
+  goAwayAfter,
+  headersOf,
+  injectionOf,
+  listen,
+  readBody,
+  Recorder,
+  resetRequest,
+  sendJson,
+  type Injection,
+} from './fake-common.js';
 import { APNS_REASONS, headerProblem, providerTokenProblem, type ProviderTokenRules } from './fake-apns-rules.js';
 import type { LoopbackTls } from './self-signed.js';
 
@@ -37,7 +51,9 @@ const id10 = () => crypto.randomBytes(5).toString('hex').toUpperCase();
 
 /** APNs tokens are hex, so injection prefixes are also read from the hex-decoded token (`Buffer.from('unregistered-').toString('hex')`). */
 function decodedToken(token: string): string | undefined {
-  return /^[0-9a-f]+$/i.test(token) && token.length % 2 === 0 ? Buffer.from(token, 'hex').toString('latin1') : undefined;
+  return /^[0-9a-f]+$/i.test(token) && token.length % 2 === 0
+    ? Buffer.from(token, 'hex').toString('latin1')
+    : undefined;
 }
 function apnsInjection(token: string): Injection | undefined {
   const decoded = decodedToken(token);
@@ -61,7 +77,10 @@ const FAULT_REASONS: Record<string, string> = {
  * (development), token-based provider authentication with Apple's rules: one team per connection,
  * tokens under an hour old and not from the future, no new token of a key within 20 minutes.
  */
-export async function startFakeApns(tls: LoopbackTls, options: { port?: number; host?: string } = {}): Promise<FakeApns> {
+export async function startFakeApns(
+  tls: LoopbackTls,
+  options: { port?: number; host?: string } = {},
+): Promise<FakeApns> {
   const rules: ProviderTokenRules = { keys: new Map(), expired: new Set(), latest: new Map(), now: () => fake.now() };
   const jwtsSeen = new Set<string>();
   const teams = new WeakMap<http2.Http2Session, Set<string>>();
@@ -72,7 +91,8 @@ export async function startFakeApns(tls: LoopbackTls, options: { port?: number; 
   const server = http2.createSecureServer({ key: tls.keyPem, cert: tls.certPem }, (req, res) => {
     const handle = async () => {
       const path = (req.url ?? '').split('?')[0]!;
-      if (req.method === 'GET' && path === '/__fake/stats') return sendJson(res, 200, { received: recorder.total, accepted: recorder.accepted, jwts: jwtsSeen.size });
+      if (req.method === 'GET' && path === '/__fake/stats')
+        return sendJson(res, 200, { received: recorder.total, accepted: recorder.accepted, jwts: jwtsSeen.size });
       const match = /^(\/sandbox)?\/3\/device\/([^/]*)$/.exec(path);
       if (!match) return sendJson(res, 404, { reason: 'BadPath' });
       if (req.method !== 'POST') return sendJson(res, 405, { reason: 'MethodNotAllowed' });
@@ -87,13 +107,24 @@ export async function startFakeApns(tls: LoopbackTls, options: { port?: number; 
       }
       const apnsId = typeof req.headers['apns-id'] === 'string' ? req.headers['apns-id'] : crypto.randomUUID();
       const answer = (status: number, reason?: string, extra: object = {}) => {
-        recorder.add({ token, headers: { ...headersOf(req), ':environment': sandbox ? 'sandbox' : 'production' }, body: payload, status, at: Date.now() });
+        recorder.add({
+          token,
+          headers: { ...headersOf(req), ':environment': sandbox ? 'sandbox' : 'production' },
+          body: payload,
+          status,
+          at: Date.now(),
+        });
         if (reason === undefined) {
           res.writeHead(status, { 'apns-id': apnsId });
           res.end();
         } else sendJson(res, status, { reason, ...extra }, { 'apns-id': apnsId });
       };
-      const reasonAnswer = (reason: string) => answer(APNS_REASONS[reason] ?? 400, reason, APNS_REASONS[reason] === 410 ? { timestamp: fake.unregisteredAt ?? Date.now() } : {});
+      const reasonAnswer = (reason: string) =>
+        answer(
+          APNS_REASONS[reason] ?? 400,
+          reason,
+          APNS_REASONS[reason] === 410 ? { timestamp: fake.unregisteredAt ?? Date.now() } : {},
+        );
       const jwt = /^bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
       if (jwt) jwtsSeen.add(jwt);
       const session = req.stream.session!;
@@ -109,11 +140,18 @@ export async function startFakeApns(tls: LoopbackTls, options: { port?: number; 
       if (header) return reasonAnswer(header);
       if (token === '') return reasonAnswer('MissingDeviceToken');
       if (raw.length > MAX_PAYLOAD_BYTES) return reasonAnswer('PayloadTooLarge');
-      if (typeof payload !== 'object' || payload === null || Array.isArray(payload) || typeof (payload as { aps?: unknown }).aps !== 'object') return reasonAnswer('PayloadEmpty');
+      if (
+        typeof payload !== 'object' ||
+        payload === null ||
+        Array.isArray(payload) ||
+        typeof (payload as { aps?: unknown }).aps !== 'object'
+      )
+        return reasonAnswer('PayloadEmpty');
       const documented = documentedErrorOf(decodedToken(token) ?? token);
       const injection = apnsInjection(token);
       // A development token: valid in the sandbox only (`BadDeviceToken.environment` in docs/providers.md).
-      if (injection?.fault === 'sandbox' || documented === 'BadDeviceToken.environment') return sandbox ? answer(200) : reasonAnswer('BadDeviceToken');
+      if (injection?.fault === 'sandbox' || documented === 'BadDeviceToken.environment')
+        return sandbox ? answer(200) : reasonAnswer('BadDeviceToken');
       if (documented) return reasonAnswer(documented in APNS_REASONS ? documented : 'BadPath');
       if (injection && injection.fault !== 'slow' && injection.fault !== 'goaway' && failures.fails(token, injection)) {
         if (injection.fault === 'reset') {
@@ -143,7 +181,11 @@ export async function startFakeApns(tls: LoopbackTls, options: { port?: number; 
     now: () => Date.now(),
     key() {
       const pair = crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-      const key = { keyId: id10(), teamId: id10(), privateKey: pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
+      const key = {
+        keyId: id10(),
+        teamId: id10(),
+        privateKey: pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      };
       rules.keys.set(`${key.teamId}:${key.keyId}`, pair.publicKey);
       return key;
     },

@@ -15,8 +15,37 @@ export type FakeResponse = ServerResponse | Http2ServerResponse;
  * - `slow-<ms>-`: answer after `ms` milliseconds (default 1000);
  * - `goaway-`: accept, then send GOAWAY on the connection (HTTP/2).
  */
-export type Fault = 'unregistered' | 'invalid' | 'mismatch' | 'payload' | 'auth' | 'forbidden' | 'quota' | 'projectquota' | 'unavailable' | 'internal' | 'reset' | 'slow' | 'goaway' | 'sandbox';
-const FAULTS = new Set<string>(['unregistered', 'invalid', 'mismatch', 'payload', 'auth', 'forbidden', 'quota', 'projectquota', 'unavailable', 'internal', 'reset', 'slow', 'goaway', 'sandbox']);
+export type Fault =
+  | 'unregistered'
+  | 'invalid'
+  | 'mismatch'
+  | 'payload'
+  | 'auth'
+  | 'forbidden'
+  | 'quota'
+  | 'projectquota'
+  | 'unavailable'
+  | 'internal'
+  | 'reset'
+  | 'slow'
+  | 'goaway'
+  | 'sandbox';
+const FAULTS = new Set<string>([
+  'unregistered',
+  'invalid',
+  'mismatch',
+  'payload',
+  'auth',
+  'forbidden',
+  'quota',
+  'projectquota',
+  'unavailable',
+  'internal',
+  'reset',
+  'slow',
+  'goaway',
+  'sandbox',
+]);
 
 export interface Injection {
   fault: Fault;
@@ -103,7 +132,11 @@ export function readBody(req: FakeRequest): Promise<Buffer> {
 
 export function sendJson(res: FakeResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  (res as ServerResponse).writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  (res as ServerResponse).writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   (res as ServerResponse).end(text);
 }
 

@@ -2,7 +2,23 @@ import crypto from 'node:crypto';
 import http2 from 'node:http2';
 import { decodeJwt, jwtVerify } from 'jose';
 import { checkSend, documentedFcmError, fcmError, type FcmAnswer } from './fake-fcm-rules.js';
-import { closableServer, delay, documentedErrorOf, FailureCounter, type Fault, goAwayAfter, headersOf, injectionOf, listen, readBody, Recorder, resetRequest, sendJson, type FakeRequest, type FakeResponse } from './fake-common.js';
+import {
+  closableServer,
+  delay,
+  documentedErrorOf,
+  FailureCounter,
+  type Fault,
+  goAwayAfter,
+  headersOf,
+  injectionOf,
+  listen,
+  readBody,
+  Recorder,
+  resetRequest,
+  sendJson,
+  type FakeRequest,
+  type FakeResponse,
+} from './fake-common.js';
 import type { LoopbackTls } from './self-signed.js';
 
 export interface ServiceAccountJson {
@@ -28,7 +44,6 @@ export interface FakeFcm {
   close(): Promise<void>;
 }
 
-
 /** FCM HTTP v1 stand-in (HTTP/2 over TLS, HTTP/1.1 allowed for the token endpoint at `/token`). */
 export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; host?: string } = {}): Promise<FakeFcm> {
   const accounts = new Map<string, { publicKey: crypto.KeyObject; projectId: string }>();
@@ -41,7 +56,8 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
   async function tokenEndpoint(req: FakeRequest, res: FakeResponse): Promise<void> {
     const form = new URLSearchParams((await readBody(req)).toString('utf8'));
     const assertion = form.get('assertion') ?? '';
-    if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') return sendJson(res, 400, { error: 'unsupported_grant_type' });
+    if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer')
+      return sendJson(res, 400, { error: 'unsupported_grant_type' });
     let iss: string | undefined;
     try {
       iss = decodeJwt(assertion).iss;
@@ -51,8 +67,16 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
     const account = iss === undefined ? undefined : accounts.get(iss);
     if (!account) return sendJson(res, 401, { error: 'invalid_client', error_description: 'unknown service account' });
     try {
-      const { payload } = await jwtVerify(assertion, account.publicKey, { issuer: iss, audience: `${url}/token`, algorithms: ['RS256'] });
-      if (typeof payload.scope !== 'string' || !payload.scope.split(' ').includes('https://www.googleapis.com/auth/firebase.messaging')) throw new Error('scope');
+      const { payload } = await jwtVerify(assertion, account.publicKey, {
+        issuer: iss,
+        audience: `${url}/token`,
+        algorithms: ['RS256'],
+      });
+      if (
+        typeof payload.scope !== 'string' ||
+        !payload.scope.split(' ').includes('https://www.googleapis.com/auth/firebase.messaging')
+      )
+        throw new Error('scope');
     } catch {
       return sendJson(res, 400, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' });
     }
@@ -64,18 +88,25 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
 
   async function send(req: FakeRequest, res: FakeResponse, projectId: string): Promise<void> {
     const raw = await readBody(req);
-    const record = (status: number, token: string, body: unknown) => recorder.add({ token, headers: headersOf(req), body, status, at: Date.now() });
+    const record = (status: number, token: string, body: unknown) =>
+      recorder.add({ token, headers: headersOf(req), body, status, at: Date.now() });
     const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
     const issued = bearer === undefined ? undefined : tokens.get(bearer);
     if (!issued || issued.expiresAt <= Date.now()) {
       record(401, '', null);
       return sendJson(res, 401, documentedFcmError('UNAUTHENTICATED', projectId)!.body);
     }
-    if (issued.projectId !== projectId) return sendJson(res, 403, documentedFcmError('PERMISSION_DENIED', projectId)!.body);
-    if (!/^application\/json\b/.test(String(req.headers['content-type'] ?? ''))) return sendJson(res, 400, fcmError(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received.'));
+    if (issued.projectId !== projectId)
+      return sendJson(res, 403, documentedFcmError('PERMISSION_DENIED', projectId)!.body);
+    if (!/^application\/json\b/.test(String(req.headers['content-type'] ?? '')))
+      return sendJson(res, 400, fcmError(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received.'));
     const checked = checkSend(raw);
     if ('refused' in checked) {
-      record(checked.refused.status, typeof checked.message?.token === 'string' ? checked.message.token : '', checked.message ?? null);
+      record(
+        checked.refused.status,
+        typeof checked.message?.token === 'string' ? checked.message.token : '',
+        checked.message ?? null,
+      );
       return sendJson(res, checked.refused.status, checked.refused.body);
     }
     const { message, token } = checked;
@@ -84,7 +115,13 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
       sendJson(res, answer!.status, answer!.body, answer!.headers);
     };
     const documented = documentedErrorOf(token);
-    if (documented) return fail(documentedFcmError(documented, projectId) ?? { status: 400, body: fcmError(400, 'INVALID_ARGUMENT', `stand-in: no documented error ${documented}`) });
+    if (documented)
+      return fail(
+        documentedFcmError(documented, projectId) ?? {
+          status: 400,
+          body: fcmError(400, 'INVALID_ARGUMENT', `stand-in: no documented error ${documented}`),
+        },
+      );
     const injection = injectionOf(token);
     if (injection && injection.fault !== 'slow' && injection.fault !== 'goaway' && failures.fails(token, injection)) {
       const named: Partial<Record<Fault, string>> = {
@@ -97,7 +134,8 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
         unavailable: 'UNAVAILABLE',
         internal: 'INTERNAL',
       };
-      if (injection.fault === 'quota') return fail({ ...documentedFcmError('QUOTA_EXCEEDED.device', projectId)!, headers: { 'retry-after': '1' } });
+      if (injection.fault === 'quota')
+        return fail({ ...documentedFcmError('QUOTA_EXCEEDED.device', projectId)!, headers: { 'retry-after': '1' } });
       if (injection.fault === 'projectquota') return fail(documentedFcmError('QUOTA_EXCEEDED.project', projectId));
       if (injection.fault === 'reset') {
         record(0, token, message);
@@ -118,7 +156,8 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
       if (req.method === 'POST' && path === '/token') return tokenEndpoint(req, res);
       const match = /^\/v1\/projects\/([^/]+)\/messages:send$/.exec(path);
       if (req.method === 'POST' && match) return send(req, res, decodeURIComponent(match[1]!));
-      if (req.method === 'GET' && path === '/__fake/stats') return sendJson(res, 200, { exchanges, received: recorder.total, accepted: recorder.accepted });
+      if (req.method === 'GET' && path === '/__fake/stats')
+        return sendJson(res, 200, { exchanges, received: recorder.total, accepted: recorder.accepted });
       sendJson(res, 404, fcmError(404, 'NOT_FOUND', 'Not found'));
     };
     handle().catch(() => resetRequest(req));

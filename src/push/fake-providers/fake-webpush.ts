@@ -2,7 +2,19 @@ import crypto from 'node:crypto';
 import https from 'node:https';
 import { decodeJwt, importJWK, jwtVerify } from 'jose';
 import { vapidSubjectProblem } from '../credentials/vapid-subject.js';
-import { closableServer, delay, documentedErrorOf, FailureCounter, headersOf, injectionOf, listen, readBody, Recorder, resetRequest, sendJson } from './fake-common.js';
+import {
+  closableServer,
+  delay,
+  documentedErrorOf,
+  FailureCounter,
+  headersOf,
+  injectionOf,
+  listen,
+  readBody,
+  Recorder,
+  resetRequest,
+  sendJson,
+} from './fake-common.js';
 import type { LoopbackTls } from './self-signed.js';
 
 export interface FakeSubscription {
@@ -20,7 +32,8 @@ export interface FakeWebPush {
   close(): Promise<void>;
 }
 
-const hkdf = (salt: Buffer, ikm: Buffer, info: Buffer, length: number) => Buffer.from(crypto.hkdfSync('sha256', ikm, salt, info, length));
+const hkdf = (salt: Buffer, ikm: Buffer, info: Buffer, length: number) =>
+  Buffer.from(crypto.hkdfSync('sha256', ikm, salt, info, length));
 
 /** RFC 8291 (aes128gcm, one record) as a user agent decrypts it: proof that the sender encrypted correctly. */
 export function decryptAes128gcm(body: Buffer, ua: crypto.ECDH, authSecret: Buffer): Buffer {
@@ -49,11 +62,25 @@ async function vapidError(authorization: string | undefined, origin: string): Pr
   const raw = Buffer.from(match[2]!, 'base64url');
   if (raw.length !== 65 || raw[0] !== 4) return 401;
   try {
-    const key = await importJWK({ kty: 'EC', crv: 'P-256', x: raw.subarray(1, 33).toString('base64url'), y: raw.subarray(33).toString('base64url') }, 'ES256');
+    const key = await importJWK(
+      {
+        kty: 'EC',
+        crv: 'P-256',
+        x: raw.subarray(1, 33).toString('base64url'),
+        y: raw.subarray(33).toString('base64url'),
+      },
+      'ES256',
+    );
     const { payload } = await jwtVerify(match[1]!, key, { algorithms: ['ES256'], audience: origin });
     const sub = decodeJwt(match[1]!).sub;
     // RFC 8292: `exp` at most 24 h ahead; `sub` a contact (Apple refuses anything else, .invalid and localhost included).
-    if (typeof payload.exp !== 'number' || payload.exp > Date.now() / 1000 + 24 * 3600 || sub === undefined || vapidSubjectProblem(sub) !== undefined) return 403;
+    if (
+      typeof payload.exp !== 'number' ||
+      payload.exp > Date.now() / 1000 + 24 * 3600 ||
+      sub === undefined ||
+      vapidSubjectProblem(sub) !== undefined
+    )
+      return 403;
     return undefined;
   } catch {
     return 403;
@@ -66,12 +93,30 @@ async function vapidError(authorization: string | undefined, origin: string): Pr
  */
 const DOCUMENTED: Record<string, { status: number; body?: object; headers?: Record<string, string> }> = {
   '400': { status: 400, body: { code: 400, errno: 110, error: 'Bad Request', message: 'Invalid VAPID header' } },
-  '401': { status: 401, body: { code: 401, errno: 109, error: 'Unauthorized', message: 'Missing or invalid VAPID authorization' } },
+  '401': {
+    status: 401,
+    body: { code: 401, errno: 109, error: 'Unauthorized', message: 'Missing or invalid VAPID authorization' },
+  },
   '403': { status: 403, body: { code: 403, errno: 109, error: 'Forbidden', message: 'VAPID public key mismatch' } },
-  '404': { status: 404, body: { code: 404, errno: 102, error: 'Not Found', message: 'Request did not validate invalid token' } },
+  '404': {
+    status: 404,
+    body: { code: 404, errno: 102, error: 'Not Found', message: 'Request did not validate invalid token' },
+  },
   '410': { status: 410, body: { code: 410, errno: 106, error: 'Gone', message: 'Subscription expired' } },
-  '413': { status: 413, body: { code: 413, errno: 104, error: 'Payload Too Large', message: 'This message is intended for a constrained device and is limited in size' } },
-  '429': { status: 429, body: { code: 429, errno: 201, error: 'Too Many Requests', message: 'Rate limit exceeded' }, headers: { 'retry-after': '1' } },
+  '413': {
+    status: 413,
+    body: {
+      code: 413,
+      errno: 104,
+      error: 'Payload Too Large',
+      message: 'This message is intended for a constrained device and is limited in size',
+    },
+  },
+  '429': {
+    status: 429,
+    body: { code: 429, errno: 201, error: 'Too Many Requests', message: 'Rate limit exceeded' },
+    headers: { 'retry-after': '1' },
+  },
   '500': { status: 500 },
   '502': { status: 502 },
   '503': { status: 503, headers: { 'retry-after': '1' } },
@@ -83,7 +128,10 @@ const DOCUMENTED: Record<string, { status: number; body?: object; headers?: Reco
 };
 
 /** Web Push service stand-in (HTTPS, HTTP/1.1): validates encryption headers and VAPID, decrypts what it can. */
-export async function startFakeWebPush(tls: LoopbackTls, options: { port?: number; host?: string } = {}): Promise<FakeWebPush> {
+export async function startFakeWebPush(
+  tls: LoopbackTls,
+  options: { port?: number; host?: string } = {},
+): Promise<FakeWebPush> {
   const subscriptions = new Map<string, { ua: crypto.ECDH; auth: Buffer }>();
   const failures = new FailureCounter();
   const recorder = new Recorder();
@@ -94,13 +142,17 @@ export async function startFakeWebPush(tls: LoopbackTls, options: { port?: numbe
     ua.generateKeys();
     const auth = crypto.randomBytes(16);
     subscriptions.set(id, { ua, auth });
-    return { endpoint: `${url}/push/${id}`, keys: { p256dh: ua.getPublicKey().toString('base64url'), auth: auth.toString('base64url') } };
+    return {
+      endpoint: `${url}/push/${id}`,
+      keys: { p256dh: ua.getPublicKey().toString('base64url'), auth: auth.toString('base64url') },
+    };
   };
 
   const server = https.createServer({ key: tls.keyPem, cert: tls.certPem }, (req, res) => {
     const handle = async () => {
       const path = (req.url ?? '').split('?')[0]!;
-      if (req.method === 'GET' && path === '/__fake/stats') return sendJson(res, 200, { received: recorder.total, accepted: recorder.accepted });
+      if (req.method === 'GET' && path === '/__fake/stats')
+        return sendJson(res, 200, { received: recorder.total, accepted: recorder.accepted });
       if (req.method === 'POST' && path === '/subscriptions') return sendJson(res, 201, subscription());
       const match = /^\/push\/([^/]+)$/.exec(path);
       if (req.method !== 'POST' || !match) return sendJson(res, 404, { error: 'not found' });
@@ -125,18 +177,35 @@ export async function startFakeWebPush(tls: LoopbackTls, options: { port?: numbe
       if (req.headers['content-encoding'] !== 'aes128gcm') return answer(415);
       // RFC 8030: TTL required (delta-seconds), Urgency one of four values, Topic at most 32 base64url characters.
       if (!/^\d+$/.test(String(req.headers.ttl ?? ''))) return answer(400);
-      if (req.headers.urgency !== undefined && !['very-low', 'low', 'normal', 'high'].includes(String(req.headers.urgency))) return answer(400);
-      if (req.headers.topic !== undefined && !/^[A-Za-z0-9_-]{1,32}$/.test(String(req.headers.topic))) return answer(400);
+      if (
+        req.headers.urgency !== undefined &&
+        !['very-low', 'low', 'normal', 'high'].includes(String(req.headers.urgency))
+      )
+        return answer(400);
+      if (req.headers.topic !== undefined && !/^[A-Za-z0-9_-]{1,32}$/.test(String(req.headers.topic)))
+        return answer(400);
       if (raw.length > 4096) return answer(413);
       const documented = documentedErrorOf(id);
       if (documented) {
         const doc = DOCUMENTED[documented] ?? { status: 400 };
         recorder.add({ token: id, headers: headersOf(req), body, status: doc.status, at: Date.now() });
-        return doc.body ? sendJson(res, doc.status, doc.body, doc.headers) : (res.writeHead(doc.status, doc.headers ?? {}), res.end());
+        return doc.body
+          ? sendJson(res, doc.status, doc.body, doc.headers)
+          : (res.writeHead(doc.status, doc.headers ?? {}), res.end());
       }
       const injection = injectionOf(id);
       if (injection && injection.fault !== 'slow' && injection.fault !== 'goaway' && failures.fails(id, injection)) {
-        const statusOf: Record<string, number> = { unregistered: 410, invalid: 400, mismatch: 400, payload: 413, auth: 403, forbidden: 403, quota: 429, unavailable: 503, internal: 500 };
+        const statusOf: Record<string, number> = {
+          unregistered: 410,
+          invalid: 400,
+          mismatch: 400,
+          payload: 413,
+          auth: 403,
+          forbidden: 403,
+          quota: 429,
+          unavailable: 503,
+          internal: 500,
+        };
         if (injection.fault === 'reset') {
           recorder.add({ token: id, headers: headersOf(req), body, status: 0, at: Date.now() });
           return resetRequest(req);

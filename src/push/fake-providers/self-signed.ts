@@ -8,7 +8,8 @@ import crypto from 'node:crypto';
 
 const tlv = (tag: number, content: Buffer): Buffer => {
   const n = content.length;
-  const length = n < 0x80 ? Buffer.from([n]) : n < 0x100 ? Buffer.from([0x81, n]) : Buffer.from([0x82, n >> 8, n & 0xff]);
+  const length =
+    n < 0x80 ? Buffer.from([n]) : n < 0x100 ? Buffer.from([0x81, n]) : Buffer.from([0x82, n >> 8, n & 0xff]);
   return Buffer.concat([Buffer.from([tag]), length, content]);
 };
 const seq = (...items: Buffer[]) => tlv(0x30, Buffer.concat(items));
@@ -45,12 +46,16 @@ function time(date: Date): Buffer {
 
 const ECDSA_SHA256 = seq(oid('1.2.840.10045.4.3.2'));
 const name = (cn: string) => seq(set(seq(oid('2.5.4.3'), utf8(cn))));
-const extension = (id: string, critical: boolean, value: Buffer) => seq(oid(id), ...(critical ? [bool(true)] : []), octets(value));
+const extension = (id: string, critical: boolean, value: Buffer) =>
+  seq(oid(id), ...(critical ? [bool(true)] : []), octets(value));
 
 function keyId(key: crypto.KeyObject): Buffer {
   // RFC 5280 method 1: SHA-1 of the subjectPublicKey bits (the DER SPKI's last 65 bytes for P-256).
   const spki = key.export({ type: 'spki', format: 'der' });
-  return crypto.createHash('sha1').update(spki.subarray(spki.length - 65)).digest();
+  return crypto
+    .createHash('sha1')
+    .update(spki.subarray(spki.length - 65))
+    .digest();
 }
 
 interface CertSpec {
@@ -74,7 +79,14 @@ function certificate(spec: CertSpec): string {
     seq(time(new Date(now - 3600_000)), time(new Date(now + 5 * 365 * 86400_000))),
     name(spec.subject),
     spec.publicKey.export({ type: 'spki', format: 'der' }),
-    explicit(3, seq(...spec.extensions, extension('2.5.29.14', false, octets(keyId(spec.publicKey))), extension('2.5.29.35', false, seq(tlv(0x80, spec.authorityKeyId))))),
+    explicit(
+      3,
+      seq(
+        ...spec.extensions,
+        extension('2.5.29.14', false, octets(keyId(spec.publicKey))),
+        extension('2.5.29.35', false, seq(tlv(0x80, spec.authorityKeyId))),
+      ),
+    ),
   );
   const der = seq(tbs, ECDSA_SHA256, bits(crypto.sign('sha256', tbs, spec.signingKey)));
   return `-----BEGIN CERTIFICATE-----\n${der.toString('base64').replace(/.{64}/g, '$&\n').replace(/\n?$/, '\n')}-----END CERTIFICATE-----\n`;
@@ -99,7 +111,10 @@ export function createLoopbackTls(): LoopbackTls {
     signingKey: ca.privateKey,
     authorityKeyId: keyId(ca.publicKey),
     // basicConstraints cA, keyUsage digitalSignature + keyCertSign + cRLSign
-    extensions: [extension('2.5.29.19', true, seq(bool(true))), extension('2.5.29.15', true, bits(Buffer.from([0x86]), 1))],
+    extensions: [
+      extension('2.5.29.19', true, seq(bool(true))),
+      extension('2.5.29.15', true, bits(Buffer.from([0x86]), 1)),
+    ],
   });
   const loopbackV6 = Buffer.alloc(16);
   loopbackV6[15] = 1;
@@ -113,7 +128,11 @@ export function createLoopbackTls(): LoopbackTls {
       extension('2.5.29.19', true, seq()),
       extension('2.5.29.15', true, bits(Buffer.from([0x80]), 7)),
       extension('2.5.29.37', false, seq(oid('1.3.6.1.5.5.7.3.1'))),
-      extension('2.5.29.17', false, seq(tlv(0x82, Buffer.from('localhost')), tlv(0x87, Buffer.from([127, 0, 0, 1])), tlv(0x87, loopbackV6))),
+      extension(
+        '2.5.29.17',
+        false,
+        seq(tlv(0x82, Buffer.from('localhost')), tlv(0x87, Buffer.from([127, 0, 0, 1])), tlv(0x87, loopbackV6)),
+      ),
     ],
   });
   return { caPem, certPem, keyPem: leaf.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };

@@ -77,7 +77,11 @@ export class ApnsTokenSource {
       imported = await key;
     } catch {
       this.keys.delete(creds.fingerprint);
-      throw new AttemptFailure({ status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason: 'INVALID_APNS_KEY', credentialProblem: 'INVALID_APNS_KEY' });
+      throw new AttemptFailure({
+        status: DeliveryStatus.PROVIDER_AUTH_ERROR,
+        reason: 'INVALID_APNS_KEY',
+        credentialProblem: 'INVALID_APNS_KEY',
+      });
     }
     const issuedAt = this.clock.now();
     const jwt = await new SignJWT({})

@@ -46,9 +46,14 @@ const CREDENTIAL_PROBLEMS = new Set([
 
 /** Maps an APNs answer (developer.apple.com, "Handling notification responses from APNs"); docs/providers.md lists each reason. */
 /** `tokenUpdatesBackoffMs`: after `TooManyProviderTokenUpdates` the token is kept and the send waits this long (a minute by default). */
-export function classifyApnsResponse(response: Http2Response, now: number, tokenUpdatesBackoffMs = 60_000): AttemptResult {
+export function classifyApnsResponse(
+  response: Http2Response,
+  now: number,
+  tokenUpdatesBackoffMs = 60_000,
+): AttemptResult {
   const headerId = response.headers['apns-id'];
-  if (response.status === 200) return { status: DeliveryStatus.ACCEPTED, providerMessageId: typeof headerId === 'string' ? headerId : undefined };
+  if (response.status === 200)
+    return { status: DeliveryStatus.ACCEPTED, providerMessageId: typeof headerId === 'string' ? headerId : undefined };
   const body = parseJsonObject(response.body);
   const reason = typeof body.reason === 'string' ? body.reason : `HTTP_${response.status}`;
   const retryAfterMs = retryAfterMsOf(response.headers['retry-after'], now);
@@ -57,13 +62,25 @@ export function classifyApnsResponse(response: Http2Response, now: number, token
     return { status: DeliveryStatus.TOKEN_UNREGISTERED, reason, tokenAction: 'remove', unregisteredAt };
   }
   if (reason === 'BadDeviceToken') return { status: DeliveryStatus.TOKEN_INVALID, reason, tokenAction: 'disable' };
-  if (reason === 'ExpiredProviderToken') return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, refreshAuth: true, credentialProblem: reason };
-  if (CREDENTIAL_PROBLEMS.has(reason)) return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, credentialProblem: reason };
+  if (reason === 'ExpiredProviderToken')
+    return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, refreshAuth: true, credentialProblem: reason };
+  if (CREDENTIAL_PROBLEMS.has(reason))
+    return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, credentialProblem: reason };
   if (response.status === 413) return { status: DeliveryStatus.PAYLOAD_TOO_LARGE, reason };
-  if (reason === 'TooManyProviderTokenUpdates') return { status: DeliveryStatus.RATE_LIMITED, reason, retryable: true, retryAfterMs, minDelayMs: tokenUpdatesBackoffMs, quotaScope: 'device' };
+  if (reason === 'TooManyProviderTokenUpdates')
+    return {
+      status: DeliveryStatus.RATE_LIMITED,
+      reason,
+      retryable: true,
+      retryAfterMs,
+      minDelayMs: tokenUpdatesBackoffMs,
+      quotaScope: 'device',
+    };
   // TooManyRequests: "too many requests for the same device token": that device backs off, nobody else.
-  if (response.status === 429) return { status: DeliveryStatus.RATE_LIMITED, reason, retryable: true, retryAfterMs, quotaScope: 'device' };
-  if (response.status >= 500 || reason === 'IdleTimeout') return { status: DeliveryStatus.FAILED, reason, retryable: true, retryAfterMs };
+  if (response.status === 429)
+    return { status: DeliveryStatus.RATE_LIMITED, reason, retryable: true, retryAfterMs, quotaScope: 'device' };
+  if (response.status >= 500 || reason === 'IdleTimeout')
+    return { status: DeliveryStatus.FAILED, reason, retryable: true, retryAfterMs };
   if (response.status === 400) return { status: DeliveryStatus.INVALID_PAYLOAD, reason };
   return { status: DeliveryStatus.FAILED, reason };
 }
@@ -77,7 +94,13 @@ export class ApnsSender {
   private readonly auth: ApnsTokenSource;
   private readonly now: () => number;
   private readonly tokenUpdatesBackoffMs: number;
-  constructor(pool: Http2Pool, auth: ApnsTokenSource, urls: { production: string; sandbox: string }, now: () => number, tokenUpdatesBackoffMs = 60_000) {
+  constructor(
+    pool: Http2Pool,
+    auth: ApnsTokenSource,
+    urls: { production: string; sandbox: string },
+    now: () => number,
+    tokenUpdatesBackoffMs = 60_000,
+  ) {
     this.pool = pool;
     this.auth = auth;
     this.now = now;
@@ -85,9 +108,16 @@ export class ApnsSender {
     this.targets = { production: splitBaseUrl(urls.production), sandbox: splitBaseUrl(urls.sandbox) };
   }
 
-  async send(creds: ApnsCredentials, device: Device, message: PushMessage, messageId: string, timeoutMs: number): Promise<AttemptResult> {
+  async send(
+    creds: ApnsCredentials,
+    device: Device,
+    message: PushMessage,
+    messageId: string,
+    timeoutMs: number,
+  ): Promise<AttemptResult> {
     const body = JSON.stringify(apnsPayload(message, messageId));
-    if (Buffer.byteLength(body) > APNS_MAX_PAYLOAD_BYTES) return { status: DeliveryStatus.PAYLOAD_TOO_LARGE, reason: 'PAYLOAD_TOO_LARGE' };
+    if (Buffer.byteLength(body) > APNS_MAX_PAYLOAD_BYTES)
+      return { status: DeliveryStatus.PAYLOAD_TOO_LARGE, reason: 'PAYLOAD_TOO_LARGE' };
     const environment: Environment = creds.sandbox ? 'sandbox' : 'production';
     const deadline = this.now() + timeoutMs;
     try {
@@ -108,7 +138,15 @@ export class ApnsSender {
     }
   }
 
-  private async post(environment: Environment, creds: ApnsCredentials, jwt: string, device: Device, body: string, messageId: string, timeoutMs: number): Promise<AttemptResult> {
+  private async post(
+    environment: Environment,
+    creds: ApnsCredentials,
+    jwt: string,
+    device: Device,
+    body: string,
+    messageId: string,
+    timeoutMs: number,
+  ): Promise<AttemptResult> {
     const target = this.targets[environment];
     const response = await this.pool.request(
       target.origin,

@@ -31,7 +31,9 @@ export function retryAfterMsOf(value: string | string[] | undefined, now: number
 export function parseJsonObject(body: Buffer): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(body.toString('utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }

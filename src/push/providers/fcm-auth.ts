@@ -76,7 +76,11 @@ export class FcmTokenSource {
     try {
       key = await this.privateKey(creds);
     } catch {
-      throw new AttemptFailure({ status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason: 'INVALID_SERVICE_ACCOUNT_KEY', credentialProblem: 'INVALID_SERVICE_ACCOUNT_KEY' });
+      throw new AttemptFailure({
+        status: DeliveryStatus.PROVIDER_AUTH_ERROR,
+        reason: 'INVALID_SERVICE_ACCOUNT_KEY',
+        credentialProblem: 'INVALID_SERVICE_ACCOUNT_KEY',
+      });
     }
     const assertion = await new SignJWT({ scope: SCOPE })
       .setProtectedHeader({ alg: 'RS256', typ: 'JWT', ...(creds.privateKeyId ? { kid: creds.privateKeyId } : {}) })
@@ -103,6 +107,10 @@ export class FcmTokenSource {
     if (response.status === 429 || response.status >= 500) {
       throw new AttemptFailure({ status: DeliveryStatus.FAILED, reason: `OAUTH_${error}`, retryable: true });
     }
-    throw new AttemptFailure({ status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason: `OAUTH_${error}`, credentialProblem: `OAUTH_${error}` });
+    throw new AttemptFailure({
+      status: DeliveryStatus.PROVIDER_AUTH_ERROR,
+      reason: `OAUTH_${error}`,
+      credentialProblem: `OAUTH_${error}`,
+    });
   }
 }

@@ -14,7 +14,12 @@ import { splitBaseUrl } from './base-url.js';
  * - `landingUrl` → `webpush.fcm_options.link` for web devices (the browser opens it), else `data.landing_url`;
  * - Herald's message id → `data.herald_message_id`; caller `data` is copied (string values).
  */
-export function fcmMessage(token: string, message: PushMessage, messageId: string, platform?: string): { message: Record<string, unknown> } {
+export function fcmMessage(
+  token: string,
+  message: PushMessage,
+  messageId: string,
+  platform?: string,
+): { message: Record<string, unknown> } {
   const notification: Record<string, string> = {};
   if (message.title) notification.title = message.title;
   if (message.body) notification.body = message.body;
@@ -49,9 +54,14 @@ function fcmError(body: Record<string, unknown>): FcmErrorBody {
   const error = (typeof body.error === 'object' && body.error !== null ? body.error : {}) as Record<string, unknown>;
   const details = Array.isArray(error.details) ? (error.details as Array<Record<string, unknown>>) : [];
   const ofType = (type: string) => details.filter((d) => d['@type'] === `${TYPE}${type}`);
-  const fcmCode = ofType('google.firebase.fcm.v1.FcmError').find((d) => typeof d.errorCode === 'string')?.errorCode as string | undefined;
-  const violations = ofType('google.rpc.BadRequest').flatMap((d) => (Array.isArray(d.fieldViolations) ? (d.fieldViolations as Array<Record<string, unknown>>) : []));
-  const quota = ofType('google.rpc.QuotaFailure').flatMap((d) => (Array.isArray(d.violations) ? (d.violations as Array<Record<string, unknown>>) : []));
+  const fcmCode = ofType('google.firebase.fcm.v1.FcmError').find((d) => typeof d.errorCode === 'string')?.errorCode as
+    string | undefined;
+  const violations = ofType('google.rpc.BadRequest').flatMap((d) =>
+    Array.isArray(d.fieldViolations) ? (d.fieldViolations as Array<Record<string, unknown>>) : [],
+  );
+  const quota = ofType('google.rpc.QuotaFailure').flatMap((d) =>
+    Array.isArray(d.violations) ? (d.violations as Array<Record<string, unknown>>) : [],
+  );
   const message = textOf(error.message);
   return {
     code: fcmCode ?? (typeof error.status === 'string' ? error.status : undefined),
@@ -71,7 +81,11 @@ function quotaScopeOf(error: FcmErrorBody): 'device' | 'project' {
 /** Maps an FCM answer (firebase.google.com/docs/reference/fcm/rest/v1/ErrorCode); docs/providers.md lists each. */
 export function classifyFcmResponse(response: Http2Response, now: number, quotaExceededDelayMs: number): AttemptResult {
   const body = parseJsonObject(response.body);
-  if (response.status === 200) return { status: DeliveryStatus.ACCEPTED, providerMessageId: typeof body.name === 'string' ? body.name : undefined };
+  if (response.status === 200)
+    return {
+      status: DeliveryStatus.ACCEPTED,
+      providerMessageId: typeof body.name === 'string' ? body.name : undefined,
+    };
   const error = fcmError(body);
   const reason = error.code ?? `HTTP_${response.status}`;
   const retryAfterMs = retryAfterMsOf(response.headers['retry-after'], now);
@@ -95,9 +109,17 @@ export function classifyFcmResponse(response: Http2Response, now: number, quotaE
     // QUOTA_EXCEEDED, or a bare RESOURCE_EXHAUSTED / ErrorInfo RATE_LIMIT_EXCEEDED: Google asks for at least a minute.
     const scope = quotaScopeOf(error);
     const why = error.code === 'QUOTA_EXCEEDED' || error.infoReasons.length === 0 ? reason : error.infoReasons[0]!;
-    return { status: DeliveryStatus.RATE_LIMITED, reason: why, retryable: true, retryAfterMs, minDelayMs: quotaExceededDelayMs, quotaScope: scope };
+    return {
+      status: DeliveryStatus.RATE_LIMITED,
+      reason: why,
+      retryable: true,
+      retryAfterMs,
+      minDelayMs: quotaExceededDelayMs,
+      quotaScope: scope,
+    };
   }
-  if (response.status === 401) return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, refreshAuth: true, credentialProblem: reason };
+  if (response.status === 401)
+    return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, refreshAuth: true, credentialProblem: reason };
   if (response.status === 403) return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, credentialProblem: reason };
   if (response.status >= 500) return { status: DeliveryStatus.FAILED, reason, retryable: true, retryAfterMs };
   if (response.status === 400) return { status: DeliveryStatus.INVALID_PAYLOAD, reason };
@@ -120,9 +142,16 @@ export class FcmSender {
     ({ origin: this.origin, prefix: this.prefix } = splitBaseUrl(apiUrl));
   }
 
-  async send(creds: FcmCredentials, device: Device, message: PushMessage, messageId: string, timeoutMs: number): Promise<AttemptResult> {
+  async send(
+    creds: FcmCredentials,
+    device: Device,
+    message: PushMessage,
+    messageId: string,
+    timeoutMs: number,
+  ): Promise<AttemptResult> {
     const body = fcmMessage(device.pushAddress, message, messageId, device.platform);
-    if (fcmContentBytes(body) > FCM_MAX_PAYLOAD_BYTES) return { status: DeliveryStatus.PAYLOAD_TOO_LARGE, reason: 'PAYLOAD_TOO_LARGE' };
+    if (fcmContentBytes(body) > FCM_MAX_PAYLOAD_BYTES)
+      return { status: DeliveryStatus.PAYLOAD_TOO_LARGE, reason: 'PAYLOAD_TOO_LARGE' };
     try {
       const token = this.auth.cachedToken(creds) ?? (await this.auth.accessToken(creds));
       const response = await this.pool.request(

@@ -31,15 +31,19 @@ export function webPushPayload(message: PushMessage, messageId: string): string 
 export function classifyWebPushResponse(response: HttpsResponse, now: number): AttemptResult {
   const status = response.status;
   const location = response.headers.location;
-  if (status >= 200 && status < 300) return { status: DeliveryStatus.ACCEPTED, providerMessageId: typeof location === 'string' ? location : undefined };
+  if (status >= 200 && status < 300)
+    return { status: DeliveryStatus.ACCEPTED, providerMessageId: typeof location === 'string' ? location : undefined };
   // Apple's service names the error (`{"reason": "BadJwtToken"}`); the others are known by status.
   const named = parseJsonObject(response.body).reason;
   const reason = typeof named === 'string' && /^[A-Za-z]{1,64}$/.test(named) ? named : `HTTP_${status}`;
   const retryAfterMs = retryAfterMsOf(response.headers['retry-after'], now);
-  if (status === 404 || status === 410) return { status: DeliveryStatus.TOKEN_UNREGISTERED, reason, tokenAction: 'remove' };
-  if (status === 400 || status === 401 || status === 403) return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, credentialProblem: `VAPID_REJECTED_${status}` };
+  if (status === 404 || status === 410)
+    return { status: DeliveryStatus.TOKEN_UNREGISTERED, reason, tokenAction: 'remove' };
+  if (status === 400 || status === 401 || status === 403)
+    return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason, credentialProblem: `VAPID_REJECTED_${status}` };
   if (status === 413) return { status: DeliveryStatus.PAYLOAD_TOO_LARGE, reason };
-  if (status === 429) return { status: DeliveryStatus.RATE_LIMITED, reason, retryable: true, retryAfterMs, quotaScope: 'device' };
+  if (status === 429)
+    return { status: DeliveryStatus.RATE_LIMITED, reason, retryable: true, retryAfterMs, quotaScope: 'device' };
   if (status >= 500) return { status: DeliveryStatus.FAILED, reason, retryable: true, retryAfterMs };
   return { status: DeliveryStatus.FAILED, reason };
 }
@@ -58,11 +62,19 @@ export class WebPushSender {
     this.now = now;
   }
 
-  async send(creds: WebPushCredentials, device: Device, message: PushMessage, messageId: string, timeoutMs: number): Promise<AttemptResult> {
+  async send(
+    creds: WebPushCredentials,
+    device: Device,
+    message: PushMessage,
+    messageId: string,
+    timeoutMs: number,
+  ): Promise<AttemptResult> {
     const keys = device.webPushKeys;
-    if (!keys) return { status: DeliveryStatus.TOKEN_INVALID, reason: 'MISSING_SUBSCRIPTION_KEYS', tokenAction: 'disable' };
+    if (!keys)
+      return { status: DeliveryStatus.TOKEN_INVALID, reason: 'MISSING_SUBSCRIPTION_KEYS', tokenAction: 'disable' };
     const plaintext = webPushPayload(message, messageId);
-    if (Buffer.byteLength(plaintext) > WEBPUSH_MAX_PLAINTEXT_BYTES) return { status: DeliveryStatus.PAYLOAD_TOO_LARGE, reason: 'PAYLOAD_TOO_LARGE' };
+    if (Buffer.byteLength(plaintext) > WEBPUSH_MAX_PLAINTEXT_BYTES)
+      return { status: DeliveryStatus.PAYLOAD_TOO_LARGE, reason: 'PAYLOAD_TOO_LARGE' };
     let cipherText: Buffer;
     let authorization: string;
     try {
@@ -73,7 +85,11 @@ export class WebPushSender {
     try {
       authorization = this.vapidHeader(creds, new URL(device.pushAddress).origin);
     } catch {
-      return { status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason: 'INVALID_VAPID_CREDENTIALS', credentialProblem: 'INVALID_VAPID_CREDENTIALS' };
+      return {
+        status: DeliveryStatus.PROVIDER_AUTH_ERROR,
+        reason: 'INVALID_VAPID_CREDENTIALS',
+        credentialProblem: 'INVALID_VAPID_CREDENTIALS',
+      };
     }
     try {
       const response = await this.http.request(device.pushAddress, {
@@ -100,7 +116,14 @@ export class WebPushSender {
     const cached = this.vapid.get(key);
     if (cached && now - cached.at < VAPID_REUSE_MS) return cached.header;
     const expiration = Math.floor(now / 1000) + VAPID_LIFETIME_S;
-    const header = webpush.getVapidHeaders(audience, creds.subject, creds.publicKey, creds.privateKey, 'aes128gcm', expiration).Authorization;
+    const header = webpush.getVapidHeaders(
+      audience,
+      creds.subject,
+      creds.publicKey,
+      creds.privateKey,
+      'aes128gcm',
+      expiration,
+    ).Authorization;
     this.vapid.set(key, { header, at: now });
     return header;
   }
