@@ -74,8 +74,9 @@ export function createWebhookDeliveryHandler(deps: WebhookDeliveryDeps): JobHand
 
     const secrets = signingSecrets(deps, webhook, deps.clock.now());
     const attempts = await deliverAll(deps, helpers, target, secrets, events);
-    const delivered = attempts.filter((a) => a.ok).length;
-    const failed = events.filter((e) => !attempts.some((a) => a.ok && a.event === e));
+    const done = new Set(attempts.filter((a) => a.ok).map((a) => a.event));
+    const delivered = done.size;
+    const failed = events.filter((e) => !done.has(e)); // answered otherwise, or not tried
     if (delivered > 0) await repo.noteDeliverySuccess(db, webhook.id);
     if (failed.length === 0) return;
 
