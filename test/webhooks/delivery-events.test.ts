@@ -10,6 +10,7 @@ import { deliveryEvent } from '../../src/push/delivery-events.js';
 import { deliveryRow, type DeviceSend } from '../../src/push/push-dispatch.js';
 import { DeliveryStatus } from '../../src/push/push.types.js';
 import { secretBoxFor } from '../../src/push/credentials/secret-box.js';
+import { createDeliveryEvents, SUBSCRIPTION_CACHE_TTL_MS } from '../../src/webhooks/delivery-events.service.js';
 import { createWebhook as createWebhookRecord } from '../../src/webhooks/webhooks.service.js';
 import { rpc, v1Message } from '../a2a/a2a-helpers.js';
 import { createCampaign, createUser, json, runFanout, triggerOk } from '../campaigns/campaign-helpers.js';
@@ -427,6 +428,20 @@ describe.each(TEST_DIALECTS)('delivery events on %s', (dialect) => {
     expect(gone.hook.received).toEqual([]);
     expect(none.hook.received).toEqual([]);
     expect(other.hook.received).toEqual([]);
+  });
+
+  it('another process sees a new webhook within the cache TTL; this process at once', async () => {
+    const w = await world('ttl', []);
+    const clock = manualClock();
+    const elsewhere = createDeliveryEvents({ clock }); // another instance's emitter, same database
+    const db = ctx().database.db;
+    expect([...(await elsewhere.wanted(db, w.project.project_id))]).toEqual([]);
+    expect([...(await ctx().deps.push!.events.wanted(db, w.project.project_id))]).toEqual([]);
+    await createWebhook(ctx(), w.secret, { url: w.hook.url, events: ['device.pruned'] });
+    expect([...(await ctx().deps.push!.events.wanted(db, w.project.project_id))]).toEqual(['device.pruned']);
+    expect([...(await elsewhere.wanted(db, w.project.project_id))]).toEqual([]);
+    clock.advance(SUBSCRIPTION_CACHE_TTL_MS);
+    expect([...(await elsewhere.wanted(db, w.project.project_id))]).toEqual(['device.pruned']);
   });
 
   it('batches events into jobs of 100 while sending one signed message per event over few connections', async () => {
