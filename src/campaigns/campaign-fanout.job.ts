@@ -8,9 +8,8 @@ import type { PushRuntime } from '../push/push-runtime.js';
 import { Semaphore } from '../push/semaphore.js';
 import { DeliveryStatus, type DeviceSendOutcome } from '../push/push.types.js';
 import { deliveryEvent } from '../push/delivery-events.js';
-import type { Device } from '../devices/devices.service.js';
-import { DELIVERY_EVENT_TYPES, type WebhookEvent } from '../webhooks/webhook-events.js';
-import { endTrigger } from './trigger-events.js';
+import { DELIVERY_EVENT_TYPES } from '../webhooks/webhook-events.js';
+import { endTrigger, unsentEvent } from './trigger-events.js';
 import {
   broadcastSlice,
   compileTriggerConditions,
@@ -369,23 +368,3 @@ async function sendBatch(
 }
 
 const TRANSIENT = new Set<string>([DeliveryStatus.FAILED, DeliveryStatus.RATE_LIMITED]);
-
-/** `delivery.failed` for a device its batch never sent to (attempts spent): no message id. */
-function unsentEvent(trigger: TriggerRecord, device: Device, at: number): WebhookEvent {
-  return {
-    type: 'delivery.failed',
-    at,
-    data: {
-      project_id: trigger.projectId,
-      message_id: null,
-      project_user_id: device.projectUserId,
-      device_id: device.deviceId,
-      provider: device.provider,
-      status: DeliveryStatus.FAILED,
-      failure_reason: 'BATCH_ATTEMPTS_EXHAUSTED',
-      provider_message_id: null,
-      campaign_id: trigger.campaignId,
-      trigger_id: trigger.id,
-    },
-  };
-}

@@ -1,4 +1,6 @@
 import type { Db } from '../db/database.js';
+import type { Device } from '../devices/devices.service.js';
+import { DeliveryStatus } from '../push/push.types.js';
 import type { DeliveryEvents } from '../webhooks/delivery-events.service.js';
 import type { WebhookEvent } from '../webhooks/webhook-events.js';
 import { getTriggerStatus } from './trigger-status.service.js';
@@ -41,6 +43,30 @@ async function triggerCompletedEvent(db: Db, trigger: EndingTrigger): Promise<We
       started_at: status.started_at,
       finished_at: status.finished_at,
       counters: status.counters,
+    },
+  };
+}
+
+/** `delivery.failed` for a device its batch never sent to (attempts spent): no message id. */
+export function unsentEvent(
+  trigger: EndingTrigger,
+  device: Pick<Device, 'deviceId' | 'projectUserId' | 'provider'>,
+  at: number,
+): WebhookEvent {
+  return {
+    type: 'delivery.failed',
+    at,
+    data: {
+      project_id: trigger.projectId,
+      message_id: null,
+      project_user_id: device.projectUserId,
+      device_id: device.deviceId,
+      provider: device.provider,
+      status: DeliveryStatus.FAILED,
+      failure_reason: 'BATCH_ATTEMPTS_EXHAUSTED',
+      provider_message_id: null,
+      campaign_id: trigger.campaignId,
+      trigger_id: trigger.id,
     },
   };
 }

@@ -4,6 +4,7 @@ import type { JobHandler, JobHelpers } from '../jobs/job-types.js';
 import { AbandonJobError, RetryJobError, retryDelayMs } from '../jobs/jobs.js';
 import type { Clock } from '../lib/clock.js';
 import {
+  OutboundHostUnresolved,
   OutboundUrlRefused,
   resolveOutboundTarget,
   type OutboundPolicy,
@@ -58,9 +59,10 @@ export function createWebhookDeliveryHandler(deps: WebhookDeliveryDeps): JobHand
     const deadline = Math.min(...events.map((e) => e.createdAt)) + WEBHOOK_RETRY_WINDOW_MS;
     const left = (rest: StoredEvent[]) => ({ ...payload, events: rest });
 
-    let target: OutboundTarget;
+    let attempts: Attempt[] = []; // none when the host does not resolve: retried like a receiver that is down
     try {
-      target = await resolveOutboundTarget(webhook.url, deps.outbound, WEBHOOK_PROTOCOLS);
+      const target = await resolveOutboundTarget(webhook.url, deps.outbound, WEBHOOK_PROTOCOLS);
+      attempts = await deliverAll(deps, helpers, target, signingSecrets(deps, webhook, deps.clock.now()), events);
     } catch (error) {
       if (error instanceof OutboundUrlRefused) {
         log.warn(
@@ -69,20 +71,16 @@ export function createWebhookDeliveryHandler(deps: WebhookDeliveryDeps): JobHand
         );
         throw new AbandonJobError(`destination refused: ${error.reason}`, { payload: left(events) });
       }
-      throw new RetryJobError({ countAsAttempt: true, payload: left(events), reason: String(error) }); // DNS: retried
+      if (!(error instanceof OutboundHostUnresolved)) throw error;
     }
-
-    const secrets = signingSecrets(deps, webhook, deps.clock.now());
-    const attempts = await deliverAll(deps, helpers, target, secrets, events);
     const done = new Set(attempts.filter((a) => a.ok).map((a) => a.event));
-    const delivered = done.size;
     const failed = events.filter((e) => !done.has(e)); // answered otherwise, or not tried
-    if (delivered > 0) await repo.noteDeliverySuccess(db, webhook.id);
+    if (done.size > 0) await repo.noteDeliverySuccess(db, webhook.id);
     if (failed.length === 0) return;
 
     const interrupted = helpers.stopping.aborted || helpers.signal.aborted;
     if (interrupted && attempts.every((a) => a.ok)) throw new RetryJobError({ payload: left(failed) });
-    if (delivered === 0 && (await disableIfFailingTooLong(deps, db, webhook, log))) return;
+    if (done.size === 0 && (await disableIfFailingTooLong(deps, db, webhook, log))) return;
     const now = deps.clock.now();
     const reason = `${failed.length} of ${events.length} events not delivered to ${redactUrl(webhook.url)}`;
     if (now >= deadline) {

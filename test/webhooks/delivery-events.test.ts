@@ -525,8 +525,19 @@ describe.each(TEST_DIALECTS)('delivery events on %s', (dialect) => {
       { url: `http://hooks.rebinding.test:${w.hook.port}/hook`, events: ['delivery.sent'] },
     );
     await sendToDevices(ctx(), w.secret, [{ target: { device_id: id }, title: 'Again' }]);
+    // A name that stops resolving is retried like a receiver that is down, not abandoned.
+    const clock = manualClock();
+    const unresolved = {
+      allowPrivateNetworks: false,
+      lookup: async (): Promise<never> => {
+        throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
+      },
+    };
+    expect(await deliverWebhooks(ctx(), { outbound: unresolved, clock })).toMatchObject({ failed: 1 });
+    expect((await webhookJobs(ctx().database.db))[0]).toMatchObject({ state: 'pending', attempts: 1 });
+    clock.advance(HOUR);
     const rebinding = { allowPrivateNetworks: false, lookup: async () => [{ address: '127.0.0.1', family: 4 }] };
-    expect(await deliverWebhooks(ctx(), { outbound: rebinding })).toMatchObject({ dead: 1 });
+    expect(await deliverWebhooks(ctx(), { outbound: rebinding, clock })).toMatchObject({ dead: 1 });
     expect(w.hook.connections).toBe(0);
     expect(w.hook.received).toEqual([]);
   });
