@@ -33,6 +33,7 @@ import { registerA2aRoutes } from './a2a/a2a.routes.js';
 import { registerCampaignRoutes } from './campaigns/campaigns.routes.js';
 import { registerTriggerRoutes } from './campaigns/trigger.routes.js';
 import { registerIdentityRoutes } from './identity/identity.routes.js';
+import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
 
 /** Everything the transports need, passed explicitly (no global accessors). */
 export interface AppDeps {
@@ -114,6 +115,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   registerCampaignRoutes(app, deps);
   registerTriggerRoutes(app, deps);
   registerIdentityRoutes(app, deps);
+  registerWebhookRoutes(app, { ...deps, events: deps.push?.events });
 
   await app.ready();
   return app;

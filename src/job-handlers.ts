@@ -10,6 +10,7 @@ import type { TemplateRenderer } from './campaigns/render-pool.js';
 import { secretBoxFor } from './a2a/push-configs/push-config-secrets.js';
 import { createWebhookJobHandler } from './a2a/push-configs/webhook.job.js';
 import { createCampaignJobHandlers } from './campaigns/campaign-fanout.job.js';
+import { createWebhookDeliveryHandler } from './webhooks/webhook-delivery.job.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -30,6 +31,12 @@ export function createJobHandlers(_deps: WorkerDeps): JobHandlers {
       clock: _deps.clock,
       outbound: { allowPrivateNetworks: _deps.config.outboundAllowPrivateNetworks },
       secrets: secretBoxFor(_deps.config, _deps.dialect),
+    }),
+    'webhooks.deliver': createWebhookDeliveryHandler({
+      clock: _deps.clock,
+      outbound: { allowPrivateNetworks: _deps.config.outboundAllowPrivateNetworks },
+      secrets: secretBoxFor(_deps.config, _deps.dialect),
+      events: _deps.push.events,
     }),
     ...createCampaignJobHandlers({
       push: _deps.push,

@@ -7,6 +7,9 @@ import { deliveryRow, sendToDevices, type DeviceSend } from '../push/push-dispat
 import type { PushRuntime } from '../push/push-runtime.js';
 import { Semaphore } from '../push/semaphore.js';
 import { DeliveryStatus, type DeviceSendOutcome } from '../push/push.types.js';
+import { deliveryEvent } from '../push/delivery-events.js';
+import { DELIVERY_EVENT_TYPES } from '../webhooks/webhook-events.js';
+import { endTrigger, unsentEvent } from './trigger-events.js';
 import {
   broadcastSlice,
   compileTriggerConditions,
@@ -39,7 +42,10 @@ import {
 export function createCampaignJobHandlers(
   deps: FanoutDeps,
 ): Pick<JobHandlers, 'campaign.plan' | 'campaign.send-batch'> {
-  return { 'campaign.plan': createPlanHandler(deps), 'campaign.send-batch': createSendBatchHandler(deps) };
+  return {
+    'campaign.plan': createPlanHandler({ ...deps, events: deps.push.events }),
+    'campaign.send-batch': createSendBatchHandler(deps),
+  };
 }
 
 export interface FanoutDeps {
@@ -110,16 +116,17 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
   // Chunks under way in this process, over all its batches: no more sends than the HTTP/2 pool has
   // streams, so none wait in its queue. At shutdown only those streams are left to end (nothing queued).
   const chunkSlots = new Semaphore(Math.max(1, Math.floor(deps.push.pool.concurrency / (deps.sendChunk ?? 100))));
+  const events = deps.push.events;
   const close = (
     db: Db,
-    triggerId: string,
+    trigger: TriggerRecord,
     batchNo: number,
     state: 'done' | 'failed' | 'canceled',
     counters: unknown,
   ) =>
     db.transaction().execute(async (trx) => {
-      if (await finishBatch(trx, triggerId, batchNo, state, counters, deps.clock.now()))
-        await completeTriggerIfDone(trx, triggerId, deps.clock.now());
+      if (await finishBatch(trx, trigger.id, batchNo, state, counters, deps.clock.now()))
+        await endTrigger(events, trx, trigger, (t) => completeTriggerIfDone(t, trigger.id, deps.clock.now()));
     });
 
   const handler = async (
@@ -133,8 +140,9 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
     const campaign =
       trigger.state === 'canceled' ? undefined : await findCampaign(db, trigger.projectId, trigger.campaignId);
     if (!campaign || campaign.status !== 'active') {
-      await cancelTrigger(db, triggerId, `campaign is ${campaign?.status ?? 'no longer active'}`, deps.clock.now());
-      await close(db, triggerId, batchNo, 'canceled', null);
+      const reason = `campaign is ${campaign?.status ?? 'no longer active'}`;
+      await endTrigger(events, db, trigger, (d) => cancelTrigger(d, triggerId, reason, deps.clock.now()));
+      await close(db, trigger, batchNo, 'canceled', null);
       return;
     }
     const slice = await audienceOf(db, trigger, batch);
@@ -149,7 +157,7 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
       slice.recipients,
       await recordedDevices(db, triggerId, deviceIds),
     );
-    await close(db, triggerId, batchNo, 'done', await batchTotals(db, triggerId, batchNo, slice.counters));
+    await close(db, trigger, batchNo, 'done', await batchTotals(db, triggerId, batchNo, slice.counters));
   };
 
   const finalise = async (
@@ -163,7 +171,7 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
     try {
       const slice = await audienceOf(db, trigger, batch);
       const devices = slice.recipients.flatMap((r) =>
-        r.devices.map((d) => ({ deviceId: d.deviceId, userId: r.user.id })),
+        r.devices.map((d) => ({ deviceId: d.deviceId, userId: r.user.id, device: d })),
       );
       const recorded = await recordedDevices(
         db,
@@ -172,20 +180,24 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
       );
       const now = deps.clock.now();
       const unsent = devices.filter((d) => !recorded.has(d.deviceId));
-      await recordDeliveries(
+      const rows = unsent.map((d) => ({
+        trigger_id: triggerId,
+        device_id: d.deviceId,
+        batch_no: batchNo,
+        user_id: d.userId,
+        status: DeliveryStatus.FAILED,
+        message_id: null,
+        failure_reason: 'BATCH_ATTEMPTS_EXHAUSTED',
+        token_action: null,
+        detail: null,
+        created_at: now,
+      }));
+      await events.recordWithEvents(
         db,
-        unsent.map((d) => ({
-          trigger_id: triggerId,
-          device_id: d.deviceId,
-          batch_no: batchNo,
-          user_id: d.userId,
-          status: DeliveryStatus.FAILED,
-          message_id: null,
-          failure_reason: 'BATCH_ATTEMPTS_EXHAUSTED',
-          token_action: null,
-          detail: null,
-          created_at: now,
-        })),
+        trigger.projectId,
+        ['delivery.failed'],
+        (d) => recordDeliveries(d, rows),
+        () => unsent.map((d) => unsentEvent(trigger, d.device, now)),
       );
       audience = slice.counters;
     } catch (error) {
@@ -196,7 +208,7 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
       );
     }
     deps.logger?.error({ triggerId, batchNo }, 'campaign batch spent its attempts; closed as failed');
-    await close(db, triggerId, batchNo, 'failed', await batchTotals(db, triggerId, batchNo, audience));
+    await close(db, trigger, batchNo, 'failed', await batchTotals(db, triggerId, batchNo, audience));
   };
 
   return Object.assign(handler, { finalise });
@@ -275,7 +287,8 @@ async function sendBatch(
       ...outcome.message,
       data: { herald_campaign_id: trigger.campaignId, herald_trigger_id: trigger.id },
     };
-    for (const device of pending) sends.push({ device, message, refs: { triggerId: trigger.id } });
+    for (const device of pending)
+      sends.push({ device, message, refs: { triggerId: trigger.id, campaignId: trigger.campaignId } });
   });
   await recordDeliveries(db, skipped);
 
@@ -285,7 +298,14 @@ async function sendBatch(
   const window = deps.retryWindowMs ?? DEFAULT_RETRY_WINDOW_MS;
   const lastAttempt = helpers.attempt >= helpers.maxAttempts || elapsed >= window;
   let postponed = 0;
-  const committer = createOutcomeCommitter(db, { logger: deps.logger });
+  const events = deps.push.events;
+  // Read once per run (cached per project): without a subscription no event is even built.
+  const wanted = await events.wanted(db, trigger.projectId);
+  const wantsDeliveries = DELIVERY_EVENT_TYPES.some((type) => wanted.has(type));
+  const committer = createOutcomeCommitter(db, {
+    logger: deps.logger,
+    emit: (trx, list) => events.emit(trx, trigger.projectId, list),
+  });
   const onOutcome = (o: DeviceSendOutcome, send: DeviceSend) => {
     const retryLater = !lastAttempt && TRANSIENT.has(o.status);
     if (retryLater) postponed++;
@@ -298,7 +318,9 @@ async function sendBatch(
           token_action: o.tokenAction ?? null,
           detail: null,
         });
-    committer.add({ delivery: deliveryRow(trigger.projectId, send, o), ledger });
+    // Only a recorded outcome is final (a postponed one is sent again): its event commits with it.
+    const event = ledger && wantsDeliveries ? [deliveryEvent(trigger.projectId, send, o)] : undefined;
+    committer.add({ delivery: deliveryRow(trigger.projectId, send, o), ledger, ...(event && { events: event }) });
   };
   const chunk = deps.sendChunk ?? 100;
   // Shutdown (`stopping`) or a lost lease (`signal`): start nothing new; what is under way ends and is recorded.

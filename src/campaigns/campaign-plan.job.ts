@@ -3,6 +3,8 @@ import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import { enqueueJob } from '../jobs/jobs.js';
 import type { JobHandler, JobHelpers } from '../jobs/job-types.js';
+import type { DeliveryEvents } from '../webhooks/delivery-events.service.js';
+import { endTrigger } from './trigger-events.js';
 import { rangeEnd } from './audience.repository.js';
 import { BATCH_MAX_ATTEMPTS, BATCH_USERS, PLAN_CHUNK } from './campaign-jobs.js';
 import {
@@ -23,21 +25,27 @@ type Range = { batchNo: number; after: string | null; upto: string | null };
  * recorded with its jobs and the plan cursor in one transaction, so a crash resumes the plan where
  * it stopped, never planning a range twice or losing one.
  */
-export function createPlanHandler(deps: { clock: Clock; batchUsers?: number }): JobHandler<'campaign.plan'> {
+export function createPlanHandler(deps: {
+  clock: Clock;
+  events: DeliveryEvents;
+  batchUsers?: number;
+}): JobHandler<'campaign.plan'> {
   const batchUsers = deps.batchUsers ?? BATCH_USERS;
-  const plan = createPlan(deps.clock, batchUsers);
+  const plan = createPlan(deps.clock, deps.events, batchUsers);
   const handler = async ({ triggerId }: { triggerId: string }, helpers: JobHelpers) =>
     plan(triggerId, helpers.db, helpers.signal, helpers.stopping);
   // Attempts spent (failed, or the worker died during the last): the trigger fails instead of staying `running`.
   const finalise = async ({ triggerId }: { triggerId: string }, helpers: JobHelpers) => {
     const trigger = await findTrigger(helpers.db, triggerId);
     if (!trigger || trigger.planningDone) return;
-    await failTrigger(helpers.db, triggerId, 'planning failed: its attempts are spent', deps.clock.now());
+    await endTrigger(deps.events, helpers.db, trigger, (db) =>
+      failTrigger(db, triggerId, 'planning failed: its attempts are spent', deps.clock.now()),
+    );
   };
   return Object.assign(handler, { finalise });
 }
 
-function createPlan(clock: Clock, batchUsers: number) {
+function createPlan(clock: Clock, events: DeliveryEvents, batchUsers: number) {
   const deps = { clock };
   return async (triggerId: string, db: Kysely<Database>, signal: AbortSignal, stopping: AbortSignal): Promise<void> => {
     const trigger = await findTrigger(db, triggerId);
@@ -77,6 +85,6 @@ function createPlan(clock: Clock, batchUsers: number) {
         await record(ranges, cursor, done);
       }
     }
-    await completeTriggerIfDone(db, triggerId, deps.clock.now());
+    await endTrigger(events, db, trigger, (d) => completeTriggerIfDone(d, triggerId, deps.clock.now()));
   };
 }

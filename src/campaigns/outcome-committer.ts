@@ -2,12 +2,14 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import { isDatabaseUnavailable } from '../db/dialect.js';
 import { insertDeliveries, type DeliveriesTable } from '../push/deliveries.repository.js';
+import type { WebhookEvent } from '../webhooks/webhook-events.js';
 import { recordDeliveries, type TriggerDeliveriesTable } from './trigger-deliveries.repository.js';
 
-/** One ended send: its delivery record, and its ledger row unless the batch retries it. */
+/** One ended send: its delivery record, its ledger row unless the batch retries it, and its webhook events. */
 export interface SendRecord {
   delivery: DeliveriesTable;
   ledger: TriggerDeliveriesTable | null;
+  events?: WebhookEvent[];
 }
 
 export interface OutcomeCommitter {
@@ -23,6 +25,8 @@ export interface CommitterOptions {
   logger?: Logger | undefined;
   /** How long one group keeps being retried across a database outage (default 60 s). */
   retryForMs?: number;
+  /** Queues the group's webhook events in its transaction (the records' `events`). */
+  emit?: (trx: Db, events: WebhookEvent[]) => Promise<void>;
 }
 
 /**
@@ -42,7 +46,7 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
     for (let attempt = 0; ; attempt++) {
       try {
         await db.transaction().execute(async (trx) => {
-          await insertNewDeliveries(
+          const fresh = await insertNewDeliveries(
             trx,
             group.map((r) => r.delivery),
             attempt > 0,
@@ -51,6 +55,9 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
             trx,
             group.flatMap((r) => (r.ledger ? [r.ledger] : [])),
           );
+          // Events of records an unseen earlier commit already stored were queued with them.
+          const events = group.flatMap((r) => (r.events && fresh.has(r.delivery.message_id) ? r.events : []));
+          if (events.length > 0 && options.emit) await options.emit(trx, events);
         });
         return;
       } catch (error) {
@@ -105,9 +112,9 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
   };
 }
 
-/** Inserts delivery records; after a retried commit, skips those the unseen first commit already stored. */
-async function insertNewDeliveries(db: Db, rows: DeliveriesTable[], mayExist: boolean): Promise<void> {
-  if (rows.length === 0) return;
+/** Inserts delivery records; after a retried commit, skips those the unseen first commit already stored. Returns the ids inserted. */
+async function insertNewDeliveries(db: Db, rows: DeliveriesTable[], mayExist: boolean): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
   let fresh = rows;
   if (mayExist) {
     const existing = new Set(
@@ -126,4 +133,5 @@ async function insertNewDeliveries(db: Db, rows: DeliveriesTable[], mayExist: bo
     fresh = rows.filter((r) => !existing.has(r.message_id));
   }
   await insertDeliveries(db, fresh);
+  return new Set(fresh.map((r) => r.message_id));
 }

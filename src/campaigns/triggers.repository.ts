@@ -251,9 +251,9 @@ export async function finishBatch(
   return true;
 }
 
-/** A running trigger whose every planned batch is closed becomes completed, or failed if a batch failed. */
-export async function completeTriggerIfDone(db: Db, triggerId: string, now: number): Promise<void> {
-  await db
+/** A running trigger whose every planned batch is closed becomes completed, or failed if a batch failed. Returns whether it ended now. */
+export async function completeTriggerIfDone(db: Db, triggerId: string, now: number): Promise<boolean> {
+  const result = await db
     .updateTable('campaign_triggers')
     .set({
       state: sql`case when exists (select 1 from trigger_batches where trigger_id = ${triggerId} and state = 'failed') then 'failed' else 'completed' end`,
@@ -263,27 +263,30 @@ export async function completeTriggerIfDone(db: Db, triggerId: string, now: numb
     .where('state', '=', 'running')
     .where('planning_done', '=', 1)
     .where(sql<boolean>`batches_finished >= batches_planned`)
-    .execute();
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 /** Stops a trigger that has not finished (its campaign was paused, archived or made inactive). */
-export async function cancelTrigger(db: Db, triggerId: string, reason: string, now: number): Promise<void> {
-  await db
+export async function cancelTrigger(db: Db, triggerId: string, reason: string, now: number): Promise<boolean> {
+  const result = await db
     .updateTable('campaign_triggers')
     .set({ state: 'canceled', error: reason, finished_at: now })
     .where('id', '=', triggerId)
     .where('state', 'in', ['queued', 'running'])
-    .execute();
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 /** Ends a trigger whose fan-out cannot go on (planning failed its last attempt). */
-export async function failTrigger(db: Db, triggerId: string, reason: string, now: number): Promise<void> {
-  await db
+export async function failTrigger(db: Db, triggerId: string, reason: string, now: number): Promise<boolean> {
+  const result = await db
     .updateTable('campaign_triggers')
     .set({ state: 'failed', error: reason, finished_at: now })
     .where('id', '=', triggerId)
     .where('state', 'in', ['queued', 'running'])
-    .execute();
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 export async function batchCounters(

@@ -140,11 +140,13 @@ export async function disableDevice(
   deviceId: string,
   reason: string,
   now: number,
-): Promise<void> {
-  await db
+): Promise<boolean> {
+  const result = await db
     .updateTable('devices')
     .set({ status: 'disabled', disabled_reason: reason, updated_at: now })
     .where('project_id', '=', projectId)
     .where('device_id', '=', deviceId)
-    .execute();
+    .where('status', '=', 'active')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }

@@ -173,14 +173,14 @@ export function removePushAddress(db: Db, projectId: string, provider: Provider,
   return repo.deleteDeviceByAddress(db, projectId, provider, pushAddress);
 }
 
-/** Token hygiene: the provider rejects this address as malformed; keep the row, stop sending. */
+/** Token hygiene: the provider rejects this address as malformed; keep the row, stop sending. Returns whether an active device was disabled. */
 export function disableDevice(
   db: Db,
   clock: Clock,
   projectId: string,
   deviceId: string,
   reason: string,
-): Promise<void> {
+): Promise<boolean> {
   return repo.disableDevice(db, projectId, deviceId, reason, clock.now());
 }
 

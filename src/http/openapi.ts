@@ -20,6 +20,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       },
       security: [{ projectId: [], apiKey: [] }],
     },
+    // Shared schemas (`addSchema` with an `$id`) appear under their own names in components.schemas.
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

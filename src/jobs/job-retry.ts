@@ -57,6 +57,21 @@ export class RetryJobError<P = unknown> extends Error {
   }
 }
 
+/**
+ * Thrown by a handler whose job can no longer succeed (a deadline of its own has passed): no
+ * further attempt is made; the job is finalised if its handler has a finaliser, else dead, keeping
+ * `payload` (when given) as what was left undone.
+ */
+export class AbandonJobError<P = unknown> extends Error {
+  readonly payload: P | undefined;
+
+  constructor(reason: string, options: { payload?: P } = {}) {
+    super(reason);
+    this.name = 'AbandonJobError';
+    this.payload = options.payload;
+  }
+}
+
 /** The text stored as `last_error`: the error's name and message (stacks would bloat the row). */
 export function describeJobError(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;

@@ -11,7 +11,7 @@ import { runClaimedJob, type JobOutcome } from './run-job.js';
 
 /** The queue's public surface: features import from here (and `job-types.ts` for types). */
 export { createJobRunner, type JobRunner, type JobRunnerOptions } from './job-runner.js';
-export { RetryJobError, retryDelayMs, type RetryJobOptions } from './job-retry.js';
+export { AbandonJobError, RetryJobError, retryDelayMs, type RetryJobOptions } from './job-retry.js';
 export type { JobOutcome } from './run-job.js';
 
 export const DEFAULT_MAX_ATTEMPTS = 25;

@@ -4,7 +4,7 @@ import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import { dialectOf, isDatabaseUnavailable } from '../db/dialect.js';
 import { completeJob, jobClaimsFor, markJobDead, renewJobLease, rescheduleJob, type JobLock } from './job-store.js';
-import { describeJobError, retryDelayMs, RetryJobError } from './job-retry.js';
+import { AbandonJobError, describeJobError, retryDelayMs, RetryJobError } from './job-retry.js';
 import type { Job, JobHandlers, JobHelpers } from './job-types.js';
 
 export interface RunJobContext {
@@ -160,16 +160,17 @@ async function recordOutcome(
     );
   }
   const message = describeJobError(error);
-  const payload = error instanceof RetryJobError ? error.payload : undefined;
-  if (job.attempts >= job.maxAttempts && hasFinaliser) {
+  const payload = error instanceof RetryJobError || error instanceof AbandonJobError ? error.payload : undefined;
+  const last = job.attempts >= job.maxAttempts || error instanceof AbandonJobError;
+  if (last && hasFinaliser) {
     // Claimed once more (attempts then exceed the maximum), that run calls the handler's finaliser.
     logger.error({ err: error }, 'job failed its last attempt; finalising it');
     return stillOurs(
-      await rescheduleJob(ctx.db, lock, { runAt: now, attempts: job.attempts, payload, lastError: message, now }),
+      await rescheduleJob(ctx.db, lock, { runAt: now, attempts: job.maxAttempts, payload, lastError: message, now }),
       'failed',
     );
   }
-  if (job.attempts >= job.maxAttempts) {
+  if (last) {
     logger.error({ err: error }, 'job failed its last attempt and is dead');
     return stillOurs(await markJobDead(ctx.db, lock, message, now, payload), 'dead');
   }

@@ -2,10 +2,12 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { RetryJobError } from '../jobs/jobs.js';
 import type { JobHandlers } from '../jobs/job-types.js';
 
-type AnyHandler = (
+type AnyHandler = ((
   payload: unknown,
   helpers: Parameters<NonNullable<JobHandlers[keyof JobHandlers]>>[1],
-) => Promise<void>;
+) => Promise<void>) & {
+  finalise?: (payload: unknown, helpers: Parameters<NonNullable<JobHandlers[keyof JobHandlers]>>[1]) => Promise<void>;
+};
 
 /**
  * Wraps every job handler to count its runs by kind and result and time them. The queue itself
@@ -29,7 +31,7 @@ export function instrumentJobHandlers(handlers: JobHandlers, registry: Registry)
   const wrapped: Record<string, AnyHandler> = {};
   for (const [kind, handler] of Object.entries(handlers as Record<string, AnyHandler | undefined>)) {
     if (!handler) continue;
-    wrapped[kind] = async (payload, helpers) => {
+    const run: AnyHandler = async (payload, helpers) => {
       const started = performance.now();
       let result = 'succeeded';
       try {
@@ -42,6 +44,8 @@ export function instrumentJobHandlers(handlers: JobHandlers, registry: Registry)
         duration.observe({ kind, result }, (performance.now() - started) / 1000);
       }
     };
+    // The finaliser (a spent job's last step) must survive the wrapping, or spent jobs die unfinalised.
+    wrapped[kind] = handler.finalise ? Object.assign(run, { finalise: handler.finalise }) : run;
   }
   return wrapped as JobHandlers;
 }

@@ -8,12 +8,14 @@ import { insertDeliveries, type DeliveriesTable } from './deliveries.repository.
 import { DeliveryStatus, type AttemptResult, type DeviceSendOutcome, type PushMessage } from './push.types.js';
 import type { PushRuntime } from './push-runtime.js';
 import { retryDelayMs, sleep } from './retry-policy.js';
+import { DELIVERY_EVENT_TYPES } from '../webhooks/webhook-events.js';
+import { deliveryEvent, prunedEvent } from './delivery-events.js';
 
 export interface DeviceSend {
   device: Device;
   message: PushMessage;
-  /** `projectUserId`: the send answers a user target (recorded as such); `triggerId`: a campaign trigger's send. */
-  refs?: { triggerId?: string; projectUserId?: string };
+  /** `projectUserId`: the send answers a user target (recorded as such); `triggerId`, `campaignId`: a campaign trigger's send. */
+  refs?: { triggerId?: string; campaignId?: string; projectUserId?: string };
 }
 
 /**
@@ -66,9 +68,16 @@ export async function sendToDevices(
     }),
   );
   if (options.recordDeliveries !== false)
-    await insertDeliveries(
+    await push.events.recordWithEvents(
       db,
-      outcomes.map((outcome, i) => deliveryRow(projectId, sends[i]!, outcome)),
+      projectId,
+      DELIVERY_EVENT_TYPES,
+      (d) =>
+        insertDeliveries(
+          d,
+          outcomes.map((outcome, i) => deliveryRow(projectId, sends[i]!, outcome)),
+        ),
+      () => outcomes.map((outcome, i) => deliveryEvent(projectId, sends[i]!, outcome)),
     );
   push.observer?.sendsFinished(outcomes);
   await noteCredentialProblems(push, db, projectId, outcomes);
@@ -208,7 +217,7 @@ async function sendOne(
   return finish(
     result,
     attempts,
-    result.tokenAction ? await applyTokenAction(push, db, projectId, device, result) : undefined,
+    result.tokenAction ? await applyTokenAction(push, db, projectId, send, messageId, result) : undefined,
   );
 }
 
@@ -235,23 +244,43 @@ async function noteCredentialProblems(
   }
 }
 
-/** Token hygiene (B5): an unregistered address is deleted at once, an invalid one disabled. */
+/**
+ * Token hygiene (B5): an unregistered address is deleted at once, an invalid one disabled; with a
+ * `device.pruned` webhook subscribed, its event commits with the change (only when a row changed).
+ */
 async function applyTokenAction(
   push: PushRuntime,
   db: Db,
   projectId: string,
-  device: Device,
+  send: DeviceSend,
+  messageId: string,
   result: AttemptResult,
 ): Promise<'removed' | 'disabled' | undefined> {
+  const { device } = send;
+  const reason = result.reason ?? result.status;
+  const pruned = (action: 'removed' | 'disabled') => (changed: boolean) =>
+    changed ? [prunedEvent(projectId, send, messageId, action, reason, push.clock.now())] : [];
   try {
     if (result.tokenAction === 'remove') {
       // Apple's advice: a token registered again after it was reported invalid is valid again.
       if (result.unregisteredAt !== undefined && device.updatedAt > result.unregisteredAt) return undefined;
-      await removePushAddress(db, projectId, device.provider, device.pushAddress);
+      await push.events.recordWithEvents(
+        db,
+        projectId,
+        ['device.pruned'],
+        async (d) => (await removePushAddress(d, projectId, device.provider, device.pushAddress)) > 0,
+        pruned('removed'),
+      );
       return 'removed';
     }
     if (result.tokenAction === 'disable') {
-      await disableDevice(db, push.clock, projectId, device.deviceId, result.reason ?? result.status);
+      await push.events.recordWithEvents(
+        db,
+        projectId,
+        ['device.pruned'],
+        (d) => disableDevice(d, push.clock, projectId, device.deviceId, reason),
+        pruned('disabled'),
+      );
       return 'disabled';
     }
   } catch (error) {

@@ -23,6 +23,7 @@ import { FcmTokenSource } from './providers/fcm-auth.js';
 import { FcmSender } from './providers/fcm.js';
 import { WebPushSender } from './providers/webpush.js';
 import type { PushObserver } from '../observability/push-metrics.js';
+import { createDeliveryEvents, type DeliveryEvents } from '../webhooks/delivery-events.service.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 
 export interface PushRuntimeOptions {
@@ -43,6 +44,8 @@ export interface PushRuntimeOptions {
   outboundLookup?: Lookup;
   /** Told about every finished batch of sends (metrics). */
   observer?: PushObserver;
+  /** Where delivery events (webhooks) go; default one emitter for this runtime (one per process). */
+  events?: DeliveryEvents;
 }
 
 /** The long-lived push machinery: connections, auth caches, quotas. Created once per process. */
@@ -59,6 +62,8 @@ export interface PushRuntime {
   readonly apnsAuth: ApnsTokenSource;
   readonly senders: { fcm: FcmSender; apns: ApnsSender; webpush: WebPushSender };
   readonly observer: PushObserver | undefined;
+  /** Delivery events (src/webhooks): every send path queues its outcomes' events here, in the transaction that records them. */
+  readonly events: DeliveryEvents;
   /** The sealing key for credentials; throws a clear error on PostgreSQL without HERALD_SECRET_KEY. */
   secretBox(): SecretBox;
   credentials(db: Db, projectId: string): Promise<ProjectCredentials>;
@@ -151,6 +156,7 @@ export function createPushRuntime(
       webpush: new WebPushSender(https, now),
     },
     observer: options.observer,
+    events: options.events ?? createDeliveryEvents({ clock }),
     secretBox() {
       box ??= createSecretBox(resolveSecretKey(config, database.dialect));
       return box;

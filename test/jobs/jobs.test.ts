@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completeJob, jobClaimsFor, rescueExpiredJobs } from '../../src/jobs/job-store.js';
-import { enqueueJob, getJob, RetryJobError, retryDelayMs, runJobsUntilIdle } from '../../src/jobs/jobs.js';
+import {
+  AbandonJobError,
+  enqueueJob,
+  getJob,
+  RetryJobError,
+  retryDelayMs,
+  runJobsUntilIdle,
+} from '../../src/jobs/jobs.js';
 import { RETRY_CAP_MS } from '../../src/jobs/job-retry.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 import { countJobs, deferred, ManualClock } from './test-jobs.js';
@@ -308,6 +315,40 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
     });
     expect(finaliseCalls).toBe(2);
     expect(await getJob(database.db, id)).toMatchObject({ state: 'dead', lastError: 'Error: provider down' });
+  });
+
+  it('AbandonJobError ends a job at once with attempts left: dead with the payload left, or finalised', async () => {
+    const clock = new ManualClock();
+    const dead = await enqueueJob(database.db, 'test.items', { items: [1, 2, 3] }, { clock, maxAttempts: 10 });
+    const abandon = async () => {
+      throw new AbandonJobError('deadline passed', { payload: { items: [3] } });
+    };
+    expect(await runJobsUntilIdle(database.db, { 'test.items': abandon }, { clock })).toMatchObject({
+      runs: 1,
+      dead: 1,
+    });
+    expect(await getJob(database.db, dead)).toMatchObject({
+      state: 'dead',
+      attempts: 1,
+      payload: { items: [3] },
+      lastError: 'AbandonJobError: deadline passed',
+    });
+
+    const finalised = await enqueueJob(database.db, 'test.record', { n: 7 }, { clock, maxAttempts: 10 });
+    const ran: number[] = [];
+    const handler = Object.assign(
+      async () => {
+        throw new AbandonJobError('deadline passed');
+      },
+      { finalise: async ({ n }: { n: number }) => void ran.push(n) },
+    );
+    expect(await runJobsUntilIdle(database.db, { 'test.record': handler }, { clock })).toMatchObject({
+      runs: 2,
+      failed: 1,
+      dead: 1,
+    });
+    expect(ran).toEqual([7]);
+    expect(await getJob(database.db, finalised)).toMatchObject({ state: 'dead' });
   });
 
   it('marks a job dead when the worker running its finaliser was lost too', async () => {

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { loadConfig } from '../../src/config.js';
-import { enqueueJob, RetryJobError, runJobsUntilIdle } from '../../src/jobs/jobs.js';
+import { enqueueJob, getJob, RetryJobError, runJobsUntilIdle } from '../../src/jobs/jobs.js';
 import { instrumentJobHandlers } from '../../src/observability/job-metrics.js';
 import { startRuntime, type Runtime } from '../../src/runtime.js';
 import { REPO_ROOT } from '../helpers/processes.js';
@@ -126,5 +126,20 @@ describe.each(TEST_DIALECTS)('worker observability on %s', (dialect) => {
     expect(sample(text, 'herald_job_attempts_total', { kind: 'test.record', result: 'failed' })).toBe(1);
     expect(sample(text, 'herald_job_attempts_total', { kind: 'test.block', result: 'deferred' })).toBe(1);
     expect(sample(text, 'herald_job_duration_seconds_count', { kind: 'test.record', result: 'failed' })).toBe(1);
+  });
+
+  it('keeps a handler finaliser through the wrapping, so a spent job is still finalised', async () => {
+    const finalised: number[] = [];
+    const handler = Object.assign(
+      async () => {
+        throw new Error('provider down');
+      },
+      { finalise: async ({ n }: { n: number }) => void finalised.push(n) },
+    );
+    const handlers = instrumentJobHandlers({ 'test.record': handler }, new Registry());
+    const id = await enqueueJob(database.db, 'test.record', { n: 42 }, { maxAttempts: 1 });
+    await runJobsUntilIdle(database.db, handlers, { logger: silent });
+    expect(finalised).toEqual([42]);
+    expect(await getJob(database.db, id)).toMatchObject({ state: 'dead' });
   });
 });

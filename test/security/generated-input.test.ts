@@ -100,7 +100,15 @@ const RAW_BODIES = [
   `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
 ];
 
-function restOperations(doc: { paths: Record<string, Record<string, Schema>> }): RestOperation[] {
+type OpenApiDocument = {
+  paths: Record<string, Record<string, Schema>>;
+  components?: { schemas?: Record<string, Schema> };
+};
+
+function restOperations(doc: OpenApiDocument): RestOperation[] {
+  // Named request schemas are references to components.schemas.
+  const resolve = (schema: Schema | undefined): Schema | undefined =>
+    typeof schema?.$ref === 'string' ? doc.components?.schemas?.[schema.$ref.split('/').pop()!] : schema;
   const ops: RestOperation[] = [];
   for (const [path, methods] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(methods)) {
@@ -112,7 +120,7 @@ function restOperations(doc: { paths: Record<string, Record<string, Schema>> }):
         query: Object.fromEntries(
           params.filter((p) => p.in === 'query').map((p) => [p.name as string, p.schema as Schema]),
         ),
-        body: op.requestBody?.content?.['application/json']?.schema,
+        body: resolve(op.requestBody?.content?.['application/json']?.schema),
         secretOnly: !/public or secret key/.test(String(op.summary ?? '')),
       });
     }
@@ -273,9 +281,7 @@ describe.each(TEST_DIALECTS)('generated input on %s', (dialect) => {
       const c = ctx();
       await seed(c);
       const other = await c.newProject('other');
-      const doc = (await c.inject({ method: 'GET', url: '/openapi.json' })).json() as {
-        paths: Record<string, Record<string, Schema>>;
-      };
+      const doc = (await c.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument;
       // Routes the OpenAPI document leaves out (hidden, or lost beside a hidden route of the same path).
       const hidden = (method: string, path: string, body?: Schema): RestOperation => ({
         method,

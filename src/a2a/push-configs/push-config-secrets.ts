@@ -1,7 +1,5 @@
-import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import type { Dialect } from '../../db/dialect.js';
-import { createSecretBox, resolveSecretKey, type SecretBox } from '../../push/credentials/secret-box.js';
+import type { SecretBoxSource } from '../../push/credentials/secret-box.js';
 import * as repo from './push-configs.repository.js';
 
 /**
@@ -9,21 +7,7 @@ import * as repo from './push-configs.repository.js';
  * webhook receiver: sealed at rest with the push credentials' key (HERALD_SECRET_KEY, or
  * DATA_DIR/secret.key on the embedded default), bound to their project, task and config.
  */
-export type SecretBoxSource = () => SecretBox;
-
-const boxes = new WeakMap<object, SecretBox>();
-
-/** The sealing box for `config`, resolved once per configuration (lazily: a config without secrets needs none). */
-export function secretBoxFor(config: Pick<Config, 'secretKey' | 'dataDir'>, dialect: Dialect): SecretBoxSource {
-  return () => {
-    let box = boxes.get(config);
-    if (!box) {
-      box = createSecretBox(resolveSecretKey(config, dialect));
-      boxes.set(config, box);
-    }
-    return box;
-  };
-}
+export { secretBoxFor, type SecretBoxSource } from '../../push/credentials/secret-box.js';
 
 const aad = (c: repo.StoredPushConfig, field: string): string =>
   `herald:a2a-push-config:${c.projectId}:${c.taskId}:${c.id}:${field}`;

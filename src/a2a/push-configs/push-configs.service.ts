@@ -7,6 +7,7 @@ import {
   type OutboundPolicy,
 } from '../../lib/outbound-url-policy.js';
 import { newId } from '../../lib/ids.js';
+import { WEBHOOK_MAX_ATTEMPTS, WEBHOOK_PROTOCOLS } from '../../lib/webhook-sender.js';
 import { enqueueJob } from '../../jobs/jobs.js';
 import { rpcError } from '../errors.js';
 import type { ProtocolVersion, PushConfig, PushConfigInput, StatusEvent, Task } from '../model.js';
@@ -27,13 +28,6 @@ export interface PushConfigContext {
   /** Seals the token and credentials at rest. */
   secrets: SecretBoxSource;
 }
-
-/** Webhooks may use plain http (A9); every other tenant URL is https only. */
-export const WEBHOOK_PROTOCOLS = ['http:', 'https:'] as const;
-
-/** Deliveries of one status change are retried with backoff for this long (A9). */
-export const WEBHOOK_RETRY_WINDOW_MS = 24 * 60 * 60 * 1000;
-const WEBHOOK_MAX_ATTEMPTS = 40;
 
 declare module '../../jobs/job-types.js' {
   interface JobPayloads {

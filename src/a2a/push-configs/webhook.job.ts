@@ -3,8 +3,8 @@ import { OutboundUrlRefused, resolveOutboundTarget, type OutboundPolicy } from '
 import { redactUrl } from '../../lib/redact.js';
 import type { JobHandler } from '../../jobs/job-types.js';
 import type { SecretBoxSource } from './push-config-secrets.js';
-import { WEBHOOK_PROTOCOLS, WEBHOOK_RETRY_WINDOW_MS, findStoredConfig } from './push-configs.service.js';
-import { postWebhook } from './webhook-sender.js';
+import { postWebhook, WEBHOOK_PROTOCOLS, WEBHOOK_RETRY_WINDOW_MS } from '../../lib/webhook-sender.js';
+import { findStoredConfig } from './push-configs.service.js';
 
 export interface WebhookJobDeps {
   clock: Clock;

@@ -82,3 +82,20 @@ export function resolveSecretKey(config: Pick<Config, 'secretKey' | 'dataDir'>, 
     throw new AppError('unavailable', 'SECRET_KEY_FILE_INVALID', `${file} must hold 64 hex characters`);
   return Buffer.from(hex, 'hex');
 }
+
+/** A sealing box resolved on first use (a feature without stored secrets needs no key). */
+export type SecretBoxSource = () => SecretBox;
+
+const boxes = new WeakMap<object, SecretBox>();
+
+/** The sealing box for `config`, resolved once per configuration (lazily). */
+export function secretBoxFor(config: Pick<Config, 'secretKey' | 'dataDir'>, dialect: Dialect): SecretBoxSource {
+  return () => {
+    let box = boxes.get(config);
+    if (!box) {
+      box = createSecretBox(resolveSecretKey(config, dialect));
+      boxes.set(config, box);
+    }
+    return box;
+  };
+}

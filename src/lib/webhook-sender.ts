@@ -1,8 +1,19 @@
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { pinnedLookup, type OutboundTarget } from '../../lib/outbound-url-policy.js';
+import { pinnedLookup, type OutboundTarget } from './outbound-url-policy.js';
 
+/**
+ * The one outbound webhook client: A2A task webhooks (A9) and delivery-event webhooks (src/webhooks)
+ * both POST through here, to an address the outbound-URL policy has already checked.
+ */
+
+/** Webhooks may use plain http (A9); every other tenant URL is https only. */
+export const WEBHOOK_PROTOCOLS = ['http:', 'https:'] as const;
+/** A webhook is retried with backoff for this long after the change it describes (A9). */
+export const WEBHOOK_RETRY_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** More attempts than the queue's backoff needs to span the window (about 17), which ends a webhook first. */
+export const WEBHOOK_MAX_ATTEMPTS = 40;
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 /** A destination that does not accept a connection in this time is down (the attempt is retried). */
 export const WEBHOOK_CONNECT_TIMEOUT_MS = 3_000;
@@ -13,6 +24,17 @@ export interface WebhookRequest {
   body: string;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Keep-alive connections to `target` shared by several requests (`webhookAgent`); default one connection per request. */
+  agent?: http.Agent;
+}
+
+/**
+ * A keep-alive agent for several webhooks to one checked target: its sockets connect only to the
+ * target's pinned address. The caller destroys it when done.
+ */
+export function webhookAgent(target: OutboundTarget, maxSockets: number): http.Agent {
+  const options = { keepAlive: true, maxSockets, lookup: pinnedLookup(target) };
+  return target.url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
 }
 
 /**
@@ -36,13 +58,13 @@ export function postWebhook(request: WebhookRequest): Promise<number> {
         method: 'POST',
         headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body) },
         lookup: pinnedLookup(target),
-        agent: false,
+        agent: request.agent ?? false,
         signal: AbortSignal.any(signals),
         // TLS still verifies the certificate against the URL's host name (SNI), not the pinned address.
         ...(target.url.protocol === 'https:' && !net.isIP(host) ? { servername: host } : {}),
       },
       (res) => {
-        // Drain (bounded by the timeout) so the socket closes cleanly; the body is not used.
+        // Drain (bounded by the timeout) so the socket closes cleanly or is reused; the body is not used.
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
         res.on('error', reject);
