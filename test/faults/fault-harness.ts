@@ -7,7 +7,7 @@ import { afterAll } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { REPO_ROOT, waitFor } from '../helpers/processes.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
-import type { FakeProviders } from '../../src/push/fake-providers/fake-providers.js';
+import type { FakeProviders } from '../../src/fake-providers/fake-providers.js';
 import { configureProviders, pushDeps, TEST_SECRET_KEY, useFakeProviders } from '../push/push-helpers.js';
 import { createCampaign, triggerOk } from '../campaigns/campaign-helpers.js';
 

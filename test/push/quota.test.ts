@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Received } from '../../src/push/fake-providers/fake-common.js';
+import type { Received } from '../../src/fake-providers/fake-common.js';
 import { sendPushNotifications } from '../../src/push/push.service.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
