@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { TEST_DATABASE_URL, TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
-import { waitFor } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { loadConfig } from '../../src/config.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
@@ -80,11 +80,10 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('PostgreSQL out of reach', ()
     expect((await ctx().inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
 
     await proxy!.restore();
-    await waitFor(
-      async () => ((await ctx().inject({ method: 'GET', url: '/readyz' })).statusCode === 200 ? true : undefined),
-      15_000,
-      '/readyz',
-    );
+    await waitFor(async () => (await ctx().inject({ method: 'GET', url: '/readyz' })).statusCode === 200, {
+      timeoutMs: 15_000,
+      what: '/readyz',
+    });
     const after = await createUser('after');
     expect(after.statusCode).toBe(200);
     expect((await createUser('during')).statusCode).toBe(200);
@@ -110,11 +109,10 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('PostgreSQL out of reach', ()
     });
     expect(renderError(new Error('duplicate key value violates unique constraint')).status).toBe(500);
     await proxy!.restore();
-    await waitFor(
-      async () => ((await createUser('after-transaction')).statusCode === 200 ? true : undefined),
-      15_000,
-      'recovery',
-    );
+    await waitFor(async () => (await createUser('after-transaction')).statusCode === 200, {
+      timeoutMs: 15_000,
+      what: 'recovery',
+    });
   });
 
   it('connections cut in the middle of traffic give 503s, never 500s', async () => {
@@ -124,11 +122,10 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('PostgreSQL out of reach', ()
     const statuses = (await Promise.all(burst)).map((r) => r.statusCode);
     expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
     await proxy!.restore();
-    await waitFor(
-      async () => ((await createUser('recovered')).statusCode === 200 ? true : undefined),
-      15_000,
-      'recovery',
-    );
+    await waitFor(async () => (await createUser('recovered')).statusCode === 200, {
+      timeoutMs: 15_000,
+      what: 'recovery',
+    });
   });
 });
 

@@ -3,7 +3,7 @@ import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { registerErrorHandler } from '../../src/http/error-handler.js';
 import { registerShutdownGate } from '../../src/http/shutdown-gate.js';
-import { waitFor } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /**
  * The gate as `buildApp` registers it, on a real port (Fastify refuses `inject` once closing): a
@@ -31,14 +31,14 @@ describe('requests during shutdown', () => {
     let received = '';
     socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
     socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
-    await waitFor(async () => (inFlight ? true : undefined), 5000, 'the slow request to start');
+    await waitFor(async () => inFlight, { timeoutMs: 5000, what: 'the slow request to start' });
     const closing = app.close();
     await new Promise((resolve) => setTimeout(resolve, 50));
     socket.write('GET /next HTTP/1.1\r\nHost: x\r\n\r\n');
     await new Promise((resolve) => setTimeout(resolve, 50));
     release();
     await closing;
-    await waitFor(async () => (received.includes('shutting down') ? true : undefined), 5000, 'the second response');
+    await waitFor(async () => received.includes('shutting down'), { timeoutMs: 5000, what: 'the second response' });
     socket.destroy();
 
     const [first, second] = received.split(/(?=HTTP\/1\.1 )/);

@@ -1,9 +1,10 @@
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
-import { freePort, startServerProcess, waitFor, type ServerProcess } from '../helpers/processes.js';
+import { freePort, startServerProcess, type ServerProcess } from '../helpers/processes.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createProject } from '../../src/projects/projects.service.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 function getStatus(port: number, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -40,11 +41,10 @@ describe.each(TEST_DIALECTS)('graceful shutdown on %s', (dialect) => {
       LOG_LEVEL: 'info',
       SHUTDOWN_TIMEOUT_MS: '20000',
     });
-    await waitFor(
-      async () => ((await getStatus(port, '/healthz')) === 200 ? true : undefined),
-      30_000,
-      'the server to listen',
-    );
+    await waitFor(async () => (await getStatus(port, '/healthz')) === 200, {
+      timeoutMs: 30_000,
+      what: 'the server to listen',
+    });
 
     // A 500-event batch whose body is still arriving when SIGTERM comes: the request is in flight.
     const body = JSON.stringify({

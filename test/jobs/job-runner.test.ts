@@ -5,7 +5,8 @@ import { openDatabase } from '../../src/db/connect.js';
 import { createJobRunner, enqueueJob, getJob, type JobRunner, type JobRunnerOptions } from '../../src/jobs/jobs.js';
 import type { JobHandlers } from '../../src/jobs/job-types.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
-import { deferred, silentLogger, waitUntil } from './test-jobs.js';
+import { deferred, silentLogger } from './test-jobs.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /** A logger whose records the test can read (to see the runner's warnings and the listener's pid). */
 function capturingLogger() {
@@ -68,12 +69,13 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
       { concurrency: 2 },
     );
     const ids = await Promise.all([1, 2, 3, 4, 5].map((value) => enqueueJob(database.db, 'test.echo', { value })));
-    await waitUntil('two jobs run', () => active === 2);
+    await waitFor(() => active === 2, { what: 'two jobs run' });
     gate.resolve();
-    await waitUntil('all jobs ran', () => done === 5);
+    await waitFor(() => done === 5, { what: 'all jobs ran' });
     expect(maxActive).toBe(2);
-    await waitUntil('all succeeded', async () =>
-      (await Promise.all(ids.map((id) => getJob(database.db, id)))).every((j) => j?.state === 'succeeded'),
+    await waitFor(
+      async () => (await Promise.all(ids.map((id) => getJob(database.db, id)))).every((j) => j?.state === 'succeeded'),
+      { what: 'all succeeded' },
     );
   });
 
@@ -148,7 +150,7 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
     release.resolve();
     expect(otherRuns).toEqual([]);
     expect(during).toMatchObject({ state: 'running', attempts: 1, lockedBy });
-    await waitUntil('the job succeeded', async () => (await getJob(database.db, id))?.state === 'succeeded');
+    await waitFor(async () => (await getJob(database.db, id))?.state === 'succeeded', { what: 'the job succeeded' });
   });
 
   it('deletes succeeded jobs after their retention and keeps dead ones', async () => {
@@ -162,9 +164,9 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
     );
     const ok = await enqueueJob(database.db, 'test.echo', { value: 1 });
     const bad = await enqueueJob(database.db, 'test.echo', { value: 2 }, { maxAttempts: 1 });
-    await waitUntil('the succeeded job is deleted', async () => (await getJob(database.db, ok)) === undefined);
+    await waitFor(async () => (await getJob(database.db, ok)) === undefined, { what: 'the succeeded job is deleted' });
     // The failing job runs alongside: wait for its outcome; cleanup, which deleted the other, keeps it.
-    await waitUntil('the failing job is dead', async () => (await getJob(database.db, bad))?.state === 'dead');
+    await waitFor(async () => (await getJob(database.db, bad))?.state === 'dead', { what: 'the failing job is dead' });
     expect((await getJob(database.db, bad))?.state).toBe('dead');
   });
 
@@ -190,11 +192,11 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
       const pid = listening()[0]?.backend_pid;
       expect(typeof pid).toBe('number');
       await database.pgPool!.query('select pg_terminate_backend($1)', [pid]);
-      await waitUntil('the listener reconnected', () => listening().length === 2);
+      await waitFor(() => listening().length === 2, { what: 'the listener reconnected' });
       expect(records.some((r) => r.msg === 'job wake-up connection dropped; reconnecting')).toBe(true);
       expect(listening()[1]?.backend_pid).not.toBe(pid);
       const id = await enqueueJob(database.db, 'test.echo', { value: 1 });
-      await waitUntil('the job ran', () => ran.includes(id));
+      await waitFor(() => ran.includes(id), { what: 'the job ran' });
     }, 20_000);
 });
 
