@@ -116,11 +116,16 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('PostgreSQL out of reach', ()
   });
 
   it('connections cut in the middle of traffic give 503s, never 500s', async () => {
+    // 20 requests on a pool of 4: when the first answer arrives, the others are under way or
+    // queued, so the cut lands in the middle of the traffic, whatever the machine's speed.
     const burst = Array.from({ length: 20 }, (_, i) => createUser(`burst-${i}`));
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await Promise.race(burst);
     await proxy!.cut();
     const statuses = (await Promise.all(burst)).map((r) => r.statusCode);
-    expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+    expect(statuses.filter((s) => s !== 200 && s !== 503)).toEqual([]);
+    // Both sides of the cut were seen: some answered before it, some met it.
+    expect(statuses).toContain(200);
+    expect(statuses).toContain(503);
     await proxy!.restore();
     await waitFor(async () => (await createUser('recovered')).statusCode === 200, {
       timeoutMs: 15_000,

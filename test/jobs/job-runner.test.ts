@@ -6,7 +6,7 @@ import { createJobRunner, enqueueJob, getJob, type JobRunner, type JobRunnerOpti
 import type { JobHandlers } from '../../src/jobs/job-types.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 import { deferred, silentLogger } from './test-jobs.js';
-import { waitFor } from '../helpers/wait-for.js';
+import { holdsThroughout, waitFor } from '../helpers/wait-for.js';
 
 /** A logger whose records the test can read (to see the runner's warnings and the listener's pid). */
 function capturingLogger() {
@@ -82,9 +82,11 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
   it('stop() stops claiming and waits for the in-flight job before resolving', async () => {
     const release = deferred();
     const started = deferred();
+    const asked = deferred();
     const runner = await startRunner({
-      'test.echo': async ({ value }) => {
+      'test.echo': async ({ value }, { stopping }) => {
         if (value === 1) started.resolve();
+        stopping.addEventListener('abort', () => asked.resolve());
         await release.promise;
       },
     });
@@ -93,8 +95,9 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
     let stopped = false;
     const stopping = runner.stop().then(() => (stopped = true));
     const queuedAfterStop = await enqueueJob(database.db, 'test.echo', { value: 2 });
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(stopped).toBe(false);
+    // From the moment stop() has asked the job to stop, it must keep waiting while the job runs.
+    await asked.promise;
+    await holdsThroughout(() => !stopped, { forMs: 150, what: 'stop() waiting for the running job' });
     expect((await getJob(database.db, id))?.state).toBe('running');
     release.resolve();
     await stopping;
@@ -138,18 +141,23 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
     );
     const id = await enqueueJob(database.db, 'test.block', {});
     expect(await started.promise).toBe(id);
-    const lockedBy = (await getJob(database.db, id))?.lockedBy;
-    // A second worker keeps trying for well over two lease lengths while the first one runs.
+    const claimed = (await getJob(database.db, id))!;
+    const firstLeaseEnd = claimed.lockedUntil!;
+    // A second worker keeps trying (every 50 ms) until a whole lease length past the end of the
+    // first lease, which only the renewals keep alive.
     const other = await startRunner(
       { 'test.block': async (_p, { jobId }) => void otherRuns.push(jobId) },
       { leaseMs: 600, pollIntervalMs: 50 },
     );
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await waitFor(() => Date.now() > firstLeaseEnd + 600 || otherRuns.length > 0, {
+      what: 'a lease length past the first lease',
+    });
     await other.stop();
     const during = await getJob(database.db, id);
     release.resolve();
     expect(otherRuns).toEqual([]);
-    expect(during).toMatchObject({ state: 'running', attempts: 1, lockedBy });
+    expect(during).toMatchObject({ state: 'running', attempts: 1, lockedBy: claimed.lockedBy });
+    expect(during!.lockedUntil).toBeGreaterThan(firstLeaseEnd); // renewed
     await waitFor(async () => (await getJob(database.db, id))?.state === 'succeeded', { what: 'the job succeeded' });
   });
 
@@ -213,19 +221,19 @@ describe('job runner with an unreachable database', () => {
       pollIntervalMs: 10,
       leaseMs: 60_000,
     });
+    const failures = () => records.filter((r) => r.msg === 'claiming jobs failed');
     try {
       await runner.start();
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await waitFor(() => failures().length >= 5, { what: 'five failed claims' });
     } finally {
       await runner.stop();
       await unreachable.close();
     }
-    const failures = records.filter((r) => r.msg === 'claiming jobs failed');
-    const delays = failures.map((r) => Number(r.retry_in_ms));
-    // Without backoff a 10 ms poll would fail ~100 times in a second.
-    expect(failures.length).toBeGreaterThanOrEqual(2);
-    expect(failures.length).toBeLessThan(12);
-    expect(delays).toEqual([...delays].sort((a, b) => a - b));
-    expect(delays[1]).toBeGreaterThan(delays[0]!);
+    // Without backoff a 10 ms poll would fail every 10 ms; with it, each wait doubles (20, 40, 80,
+    // 160 ms ...) and the next claim comes no earlier than the wait announced.
+    const delays = failures().map((r) => Number(r.retry_in_ms));
+    const times = failures().map((r) => Number(r.time));
+    expect(delays.slice(0, 4)).toEqual([20, 40, 80, 160]);
+    for (let i = 1; i < 5; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(delays[i - 1]! - 1);
   });
 });
