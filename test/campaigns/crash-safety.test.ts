@@ -142,7 +142,11 @@ function harness(dialect: Dialect) {
     expect(rows.rows.map((r) => [r.status, Number(r.n)])).toEqual([['DELIVERY_RESULT_STATUS_ACCEPTED', AUDIENCE]]);
   };
 
-  return { spawnWorker, recorded, state, acceptedPerToken, broadcast, expectLedger };
+  /** Once the stand-in has seen every worker connection close, nothing more can reach it: its counts are final. */
+  const connectionsClosed = () =>
+    waitFor(() => fakes().fcm.openSessions === 0, { what: "the stand-in to see the worker's connections close" });
+
+  return { spawnWorker, recorded, state, acceptedPerToken, broadcast, expectLedger, connectionsClosed };
 }
 
 for (const dialect of TEST_DIALECTS) {
@@ -156,7 +160,7 @@ for (const dialect of TEST_DIALECTS) {
       });
       first.child.kill('SIGKILL');
       await first.exited;
-      await new Promise((r) => setTimeout(r, 300));
+      await h.connectionsClosed();
       const acceptedAtKill = [...h.acceptedPerToken(tokens).values()].reduce((a, b) => a + b, 0);
       const unrecorded = acceptedAtKill - (await h.recorded(triggerId));
       expect(acceptedAtKill).toBeLessThan(AUDIENCE);
