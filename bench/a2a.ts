@@ -1,12 +1,13 @@
 // bench:a2a — A2A SendMessage with the create-user skill: Herald (durable store, embedded SQLite
 // default) against a minimal @a2a-js/sdk Express server with an in-memory store doing the same
-// work, interleaved in one run. Usage: npm run bench:a2a [-- --duration 10 --rounds 2 --no-write]
+// work, interleaved in one run. Usage: npm run bench:a2a [-- --duration 10 --rounds 2 --no-write
+//   --profile DIR (CPU profile of the Herald process, to see where its time goes)]
 import autocannon from 'autocannon';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { median, numberArg } from './lib/bench-args.js';
-import { markdownTable, writeBenchmarkSection } from './lib/bench-report.js';
+import { commandLine, markdownTable, writeBenchmarkSection } from './lib/bench-report.js';
 import { freePort, startProcess, waitForHttp, type BenchProcess } from './lib/processes.js';
 
 const DURATION = numberArg('duration', 10);
@@ -45,14 +46,13 @@ const BODY = JSON.stringify({
   },
 });
 
-/** User + system CPU time of a process so far, in ms, from /proc (clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-async function load(url: string, headers: Record<string, string>, duration: number, pid?: number): Promise<Run> {
-  const cpuBefore = pid === undefined ? 0 : cpuMs(pid);
+async function load(
+  url: string,
+  headers: Record<string, string>,
+  duration: number,
+  server?: BenchProcess,
+): Promise<Run> {
+  const cpuBefore = server?.cpuSeconds() ?? 0;
   const result = await autocannon({
     url,
     method: 'POST',
@@ -63,7 +63,9 @@ async function load(url: string, headers: Record<string, string>, duration: numb
     idReplacement: true,
   });
   const cpuUsPerReq =
-    pid === undefined ? Number.NaN : Math.round(((cpuMs(pid) - cpuBefore) * 1000) / Math.max(1, result.requests.total));
+    server === undefined
+      ? Number.NaN
+      : Math.round(((server.cpuSeconds() - cpuBefore) * 1_000_000) / Math.max(1, result.requests.total));
   return {
     reqPerSec: Math.round(result.requests.average),
     cpuUsPerReq,
@@ -92,7 +94,9 @@ async function checkOnce(url: string, headers: Record<string, string>): Promise<
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-a2a-'));
   const [heraldPort, sdkPort] = [await freePort(), await freePort()];
-  const herald = startProcess(['--import', 'tsx', 'src/main.ts'], {
+  const profileAt = process.argv.indexOf('--profile');
+  const profile = profileAt > 0 ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.argv[profileAt + 1]!)}`] : [];
+  const herald = startProcess([...profile, '--import', 'tsx', 'src/main.ts'], {
     PORT: String(heraldPort),
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
@@ -131,7 +135,7 @@ async function main(): Promise<void> {
       await load(t.url, t.headers, 2); // warm-up
     }
     for (let round = 0; round < ROUNDS; round++)
-      for (const t of targets) t.runs.push(await load(t.url, t.headers, DURATION, t.proc.child.pid));
+      for (const t of targets) t.runs.push(await load(t.url, t.headers, DURATION, t.proc));
 
     const rows = targets.map((t) => {
       const m = (f: (r: Run) => number) => median(t.runs.map(f));
@@ -148,13 +152,13 @@ async function main(): Promise<void> {
     const ratio = (Number(rows[1]![1]) / Number(rows[0]![1])).toFixed(2);
     const cpuRatio = (Number(rows[0]![2]) / Number(rows[1]![2])).toFixed(2);
     const report = [
-      `Command: \`npm run bench:a2a\` (autocannon, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION} s per server after a 2 s warm-up; each request a SendMessage (v1) with the create-user skill for a new user with 3 properties and a new messageId; Herald with LOG_LEVEL=info and its a2a rate limit raised so the limiter runs but never refuses; the peer is bench/a2a-sdk-peer.ts, @a2a-js/sdk's DefaultRequestHandler with InMemoryTaskStore and an executor merging the user into a Map; both on this machine, ${os.cpus().length} cores, Node ${process.version}). Medians over the rounds. Measured ${new Date().toISOString().slice(0, 10)}.`,
+      `Command: \`${commandLine('bench:a2a')}\` (autocannon, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION} s per server after a 2 s warm-up; each request a SendMessage (v1) with the create-user skill for a new user with 3 properties and a new messageId; Herald with LOG_LEVEL=info and its a2a rate limit raised so the limiter runs but never refuses; the peer is bench/a2a-sdk-peer.ts, @a2a-js/sdk's DefaultRequestHandler with InMemoryTaskStore and an executor merging the user into a Map; both on this machine, ${os.cpus().length} cores, Node ${process.version}). Medians over the rounds. Measured ${new Date().toISOString().slice(0, 10)}.`,
       '',
       markdownTable(['server', 'req/s', 'CPU µs/req', 'p50 ms', 'p99 ms', 'peak RSS MB', 'errors + non-2xx'], rows),
       '',
-      `Ratio Herald / SDK peer: ${ratio} in req/s, ${cpuRatio} in CPU per request (target >= 2). Herald authenticates each request (key lookup), spends a rate-limit token, and commits the user, the whole task and its idempotency key to SQLite; the peer authenticates nothing and keeps tasks in memory.`,
+      `Ratio Herald / SDK peer: ${ratio} in req/s, ${cpuRatio} in CPU per request (target >= 2).`,
       '',
-      "Where the time goes (node --cpu-prof under the same load): about a third of Herald's CPU per request is SQLite running its statements (key lookup, idempotency claim and completion, user upsert, task insert) and its commit, which about seven concurrent requests share (group commit); the rest is HTTP, JSON-RPC, validation and the request log. Reaching 2x would mean acknowledging before the commit, which would give up the durability the comparison is about.",
+      'What the two servers do (not measured here): Herald authenticates each request (key lookup), spends a rate-limit token, and commits the user, the whole task and its idempotency key to SQLite; the peer authenticates nothing and keeps tasks in memory. `--profile DIR` writes a CPU profile of the Herald process to see where its time goes.',
     ].join('\n');
     console.log(report);
     if (!process.argv.includes('--no-write')) writeBenchmarkSection('A2A', report);

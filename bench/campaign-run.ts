@@ -14,7 +14,7 @@ import { openDatabase } from '../src/db/connect.js';
 import { createJobRunner } from '../src/jobs/jobs.js';
 import { systemClock } from '../src/lib/clock.js';
 import { createPushRuntime } from '../src/push/push-runtime.js';
-import { unlimitedRateLimiter } from '../src/rate-limit/unlimited.js';
+import { unlimitedRateLimiter } from '../test/helpers/unlimited-rate-limiter.js';
 import type { PreparedBench } from './campaign-prepare.js';
 
 const arg = (name: string): string => {

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { markdownTable, writeBenchmarkSection } from './lib/bench-report.js';
+import { commandLine, markdownTable, writeBenchmarkSection } from './lib/bench-report.js';
 import { startProcess } from './lib/processes.js';
 import { rawSendLoop, type ServiceAccount } from './campaign-raw-loop.js';
 
@@ -90,6 +90,7 @@ async function runSize(size: number, fcmUrl: string, fakes: string, heapMb = HEA
 }
 
 async function main(): Promise<void> {
+  const loadBefore = os.loadavg()[0]!;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-fakes-'));
   const fake = startProcess(['--import', 'tsx', 'src/cli/main.ts', 'fake-providers', '--dir', dir], {
     LOG_LEVEL: 'silent',
@@ -187,7 +188,7 @@ async function main(): Promise<void> {
           )
           .join(', ');
     const report = [
-      `Command: \`npm run bench:campaign -- ${process.argv.slice(2).join(' ')}\`. Each size runs in a fresh process: Herald's API and job runner in process (as \`HERALD_ROLE=all\`, JOB_CONCURRENCY 4, ${HEAP_MB > 0 ? `\`--max-old-space-size=${HEAP_MB}\`` : 'default heap'}) on a new embedded SQLite file, the audience bulk-inserted (one FCM device per user, 90% of users in the segment \`plan eq pro\`, title and body personalised from user and trigger properties), then one \`:trigger\` broadcast, timed until the trigger is \`completed\`. The FCM stand-in (\`bin/herald fake-providers\`) is a separate process; the raw loop (bench/campaign-raw-loop.ts: one OAuth exchange, then POSTs over 2 HTTP/2 sessions x 100 streams, the shape of Herald's pool) sends min(size, ${fmt(RAW_MAX)}) messages to it right before and right after each Herald run (the mean is the baseline). Sizes below 1M run ${ROUNDS} rounds and report the round with the median ratio (peak RSS: the highest of the rounds). FCM quota raised so neither side is throttled. ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, machine shared with other work. Measured ${new Date().toISOString().slice(0, 10)}.`,
+      `Command: \`${commandLine('bench:campaign')}\`. Each size runs in a fresh process: Herald's API and job runner in process (as \`HERALD_ROLE=all\`, JOB_CONCURRENCY ${process.env.JOB_CONCURRENCY ?? 4}, ${HEAP_MB > 0 ? `\`--max-old-space-size=${HEAP_MB}\`` : 'default heap'}) on a new embedded SQLite file, the audience bulk-inserted (one FCM device per user, 90% of users in the segment \`plan eq pro\`, title and body personalised from user and trigger properties), then one \`:trigger\` broadcast, timed until the trigger is \`completed\`. The FCM stand-in (\`bin/herald fake-providers\`) is a separate process; the raw loop (bench/campaign-raw-loop.ts: one OAuth exchange, then POSTs over 2 HTTP/2 sessions x 100 streams, the shape of Herald's pool) sends min(size, ${fmt(RAW_MAX)}) messages to it right before and right after each Herald run (the mean is the baseline). Sizes below 1M run ${ROUNDS} rounds and report the round with the median ratio (peak RSS: the highest of the rounds). FCM quota raised so neither side is throttled. ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, 1-minute load average at start ${loadBefore.toFixed(1)}. Measured ${new Date().toISOString().slice(0, 10)}.`,
       '',
       table,
       '',

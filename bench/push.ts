@@ -2,7 +2,8 @@
 // started as in production (embedded SQLite), to the FCM stand-in running as its own process, against a
 // raw HTTP/2 send loop to the same stand-in with the same concurrency, in the same run, interleaved.
 // Usage: npm run bench:push [-- --rounds 3 --sends 10000 --profile DIR (CPU profile of the Herald process)
-//        --herald-node-options '--max-semi-space-size=32' (NODE_OPTIONS for the Herald process only)]
+//        --herald-node-options '--max-semi-space-size=32' (NODE_OPTIONS for the Herald process only)
+//        --no-write (print the report, leave docs/benchmarks.md alone)]
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http2 from 'node:http2';
@@ -10,7 +11,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { median, numberArg } from './lib/bench-args.js';
-import { markdownTable, writeBenchmarkSection } from './lib/bench-report.js';
+import { commandLine, markdownTable, writeBenchmarkSection } from './lib/bench-report.js';
 import { freePort, startProcess, waitForHttp, type BenchProcess } from './lib/processes.js';
 import { systemClock } from '../src/lib/clock.js';
 import type { FcmCredentials } from '../src/push/credentials/credentials.service.js';
@@ -25,9 +26,15 @@ const REQUESTS_IN_FLIGHT = 4;
 const SESSIONS = 2;
 const STREAMS = 100;
 
-async function waitForFile(file: string, timeoutMs = 60_000): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100)))
-    if (fs.existsSync(file)) return;
+/** Waits for a JSON file another process writes, and returns it once it is complete (parses). */
+async function waitForJsonFile<T>(file: string, timeoutMs = 60_000): Promise<T> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+    try {
+      return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+    } catch {
+      // not there, or not written completely yet
+    }
+  }
   throw new Error(`${file} did not appear`);
 }
 
@@ -133,39 +140,44 @@ async function heraldRun(base: string, auth: Record<string, string>, deviceIds: 
   return (deviceIds.length / elapsed) * 1000;
 }
 
-/** CPU time (user + system, ms) a process has used so far, from /proc (clock ticks of 10 ms). */
-function cpuMs(pid: number | undefined): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return Number.NaN;
-  }
-}
-
 interface CpuPerSend {
   herald: number;
   fake: number;
   bench: number;
 }
 
-/** Runs `work` and returns the CPU each process spent on it, in microseconds per send. */
+interface Measured {
+  rate: number;
+  /** CPU each process spent, in microseconds per send. */
+  cpu: CpuPerSend;
+  /** Wall time of the round and the CPU time of all three processes in it, in ms. */
+  wallMs: number;
+  cpuMs: number;
+}
+
+/** Runs `work` and returns its rate with the CPU each process spent on it. */
 async function measured(
-  pids: { herald?: number; fake?: number },
+  procs: { herald: BenchProcess; fake: BenchProcess },
   sends: number,
   work: () => Promise<number>,
-): Promise<{ rate: number; cpu: CpuPerSend }> {
-  const before = { herald: cpuMs(pids.herald), fake: cpuMs(pids.fake), bench: process.cpuUsage() };
+): Promise<Measured> {
+  const cpuMs = (proc: BenchProcess) => proc.cpuSeconds() * 1000;
+  const before = { herald: cpuMs(procs.herald), fake: cpuMs(procs.fake), bench: process.cpuUsage() };
+  const started = performance.now();
   const rate = await work();
+  const wallMs = performance.now() - started;
   const bench = process.cpuUsage(before.bench);
+  const spent = {
+    herald: cpuMs(procs.herald) - before.herald,
+    fake: cpuMs(procs.fake) - before.fake,
+    bench: (bench.user + bench.system) / 1000,
+  };
   const per = (ms: number) => Math.round((ms * 1000) / sends);
   return {
     rate,
-    cpu: {
-      herald: per(cpuMs(pids.herald) - before.herald),
-      fake: per(cpuMs(pids.fake) - before.fake),
-      bench: Math.round((bench.user + bench.system) / sends),
-    },
+    cpu: { herald: per(spent.herald), fake: per(spent.fake), bench: per(spent.bench) },
+    wallMs,
+    cpuMs: spent.herald + spent.fake + spent.bench,
   };
 }
 
@@ -177,15 +189,14 @@ async function main(): Promise<void> {
   const fake = startProcess(['bin/herald', 'fake-providers', '--dir', fakeDir, '--port-fcm', String(fcmPort)], {});
   const procs: BenchProcess[] = [fake];
   try {
-    await waitForFile(path.join(fakeDir, 'fcm-service-account.json'));
-    await new Promise((r) => setTimeout(r, 200));
-    const ca = fs.readFileSync(path.join(fakeDir, 'ca.pem'), 'utf8');
-    const sa = JSON.parse(fs.readFileSync(path.join(fakeDir, 'fcm-service-account.json'), 'utf8')) as {
+    // The command writes ca.pem, then the service account, once the stand-ins listen.
+    const sa = await waitForJsonFile<{
       project_id: string;
       client_email: string;
       private_key: string;
       token_uri: string;
-    };
+    }>(path.join(fakeDir, 'fcm-service-account.json'));
+    const ca = fs.readFileSync(path.join(fakeDir, 'ca.pem'), 'utf8');
     const fcmUrl = `https://127.0.0.1:${fcmPort}`;
 
     const optionsAt = process.argv.indexOf('--herald-node-options');
@@ -248,17 +259,19 @@ async function main(): Promise<void> {
     const before = await getJson(`${fcmUrl}/__fake/stats`, ca);
     const raw: number[] = [];
     const ours: number[] = [];
-    const pids = { herald: herald.child.pid, fake: fake.child.pid };
-    const rawCpu: CpuPerSend[] = [];
-    const ourCpu: CpuPerSend[] = [];
+    const measuredProcs = { herald, fake };
+    const rawRounds: Measured[] = [];
+    const ourRounds: Measured[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const r = await measured(pids, SENDS, () => rawLoop(fcmUrl, ca, sa.project_id, accessToken, tokens));
+      const r = await measured(measuredProcs, SENDS, () => rawLoop(fcmUrl, ca, sa.project_id, accessToken, tokens));
       raw.push(r.rate);
-      rawCpu.push(r.cpu);
-      const h = await measured(pids, SENDS, () => heraldRun(base, auth, deviceIds));
+      rawRounds.push(r);
+      const h = await measured(measuredProcs, SENDS, () => heraldRun(base, auth, deviceIds));
       ours.push(h.rate);
-      ourCpu.push(h.cpu);
+      ourRounds.push(h);
     }
+    const rawCpu = rawRounds.map((r) => r.cpu);
+    const ourCpu = ourRounds.map((r) => r.cpu);
     const after = await getJson(`${fcmUrl}/__fake/stats`, ca);
     const accepted = after.accepted! - before.accepted!;
     if (accepted !== 2 * ROUNDS * SENDS)
@@ -289,23 +302,27 @@ async function main(): Promise<void> {
       ],
     );
     const cpus = os.cpus();
+    /** Share of the machine's CPU time the three processes used during these rounds. */
+    const busy = (rounds: Measured[]) =>
+      Math.round(
+        (100 * rounds.reduce((n, r) => n + r.cpuMs, 0)) / (rounds.reduce((n, r) => n + r.wallMs, 0) * cpus.length),
+      );
     const body = [
-      `Command: \`npm run bench:push -- --rounds ${ROUNDS} --sends ${SENDS}\` (${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, 1-minute load average at start ${loadBefore.toFixed(1)}).`,
+      `Command: \`${commandLine('bench:push')}\` (${ROUNDS} round${ROUNDS === 1 ? '' : 's'} of ${SENDS} sends; ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, 1-minute load average at start ${loadBefore.toFixed(1)}).`,
       '',
       `${SENDS} sends per round to the FCM stand-in (\`bin/herald fake-providers\`, its own process, HTTP/2 over TLS). Herald runs as \`npm start\` on the embedded SQLite default`,
       `(auth, validation, device lookup, OAuth token cache, quota bucket, delivery records, JSON answers); the raw loop only POSTs prepared FCM messages with the same concurrency.`,
-      `Rounds are interleaved (raw, Herald, ...) after a warm-up of both. Every send was accepted by the stand-in (checked from its counters).`,
+      `Rounds are interleaved (raw, Herald, ...) after a warm-up of both.`,
       '',
       table,
       '',
       `**Ratio Herald / raw: ${ratio.toFixed(2)}** (target >= 0.70).`,
       '',
-      'Reading it: the box is CPU-bound (three processes on two cores, shared with other work), so the ratio follows the CPU each path spends per send.',
-      "The raw loop spends only its client's CPU; Herald adds HTTP ingress, the batched target lookups (two queries per request),",
-      "the OAuth/quota/retry bookkeeping, the delivery records and the JSON answer. Herald's own HTTP/2 sending (`sendToDevices` without the lookups) costs",
-      'about 1.5x the raw client per send when measured alone.',
+      `The stand-in accepted ${accepted} of the ${2 * ROUNDS * SENDS} measured sends (its counters). Herald, the stand-in and this client together used ${busy(rawRounds)}% of the machine's ${cpus.length} cores during the raw rounds and ${busy(ourRounds)}% during Herald's; near 100% the box is CPU-bound and the ratio follows the CPU each path spends per send (the CPU column).`,
+      '',
+      "What the paths do (not measured here): the raw loop spends only its client's CPU; Herald adds HTTP ingress, the batched target lookups, the OAuth/quota/retry bookkeeping, the delivery records and the JSON answer.",
     ].join('\n');
-    writeBenchmarkSection('Push', body);
+    if (!process.argv.includes('--no-write')) writeBenchmarkSection('Push', body);
     process.stdout.write(`${body}\n`);
   } finally {
     for (const p of procs.reverse()) await p.stop();

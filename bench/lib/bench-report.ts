@@ -23,3 +23,9 @@ export function markdownTable(headers: string[], rows: (string | number)[][]): s
   const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
   return [line(headers), line(headers.map(() => '---')), ...rows.map(line)].join('\n');
 }
+
+/** The command that produced this report, as run (`--no-write` left out: the report is what it wrote). */
+export function commandLine(script: string): string {
+  const args = process.argv.slice(2).filter((a) => a !== '--no-write');
+  return `npm run ${script}${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`;
+}

@@ -17,7 +17,7 @@ import {
 } from '../push/credentials/credentials.service.js';
 import { createSecretBox, resolveSecretKey } from '../push/credentials/secret-box.js';
 import { OPERATOR_TOKEN_URI_RULES } from '../push/credentials/token-uri-policy.js';
-import { startFakeProviders } from '../push/fake-providers/fake-providers.js';
+import { startFakeProviders } from '../fake-providers/fake-providers.js';
 import {
   optionalFlag,
   print,

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { DEFAULT_MIGRATION_TABLE, Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { dialectOf } from './dialect.js';
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
@@ -12,32 +12,52 @@ const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '
  */
 class FolderMigrationProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
-    const files = (await fs.readdir(MIGRATIONS_DIR))
-      .filter((f) => /^\d{4}-.*\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
-      .sort();
     const migrations: Record<string, Migration> = {};
-    for (const file of files) {
+    for (const file of await migrationFiles()) {
       const mod = (await import(pathToFileURL(path.join(MIGRATIONS_DIR, file)).href)) as Migration;
-      migrations[file.replace(/\.(ts|js)$/, '')] = mod;
+      migrations[migrationName(file)] = mod;
     }
     return migrations;
   }
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const migrator = await migratorFor(db);
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+async function migrationFiles(): Promise<string[]> {
+  return (await fs.readdir(MIGRATIONS_DIR)).filter((f) => /^\d{4}-.*\.(ts|js)$/.test(f) && !f.endsWith('.d.ts')).sort();
 }
 
-/** True when every migration file has been applied (used by `/readyz`). */
+const migrationName = (file: string): string => file.replace(/\.(ts|js)$/, '');
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  for (let attempt = 1; ; attempt++) {
+    const migrator = await migratorFor(db);
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    // Kysely's catalog scan on PostgreSQL fails (3F000) when another schema of the database is being
+    // dropped at that moment; nothing was applied (migrations run in one transaction), so look again.
+    if ((error as { code?: unknown }).code === '3F000' && attempt < 3) continue;
+    throw error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/**
+ * True when a migration file has not been applied yet (used by `/readyz`). It reads the migration
+ * table itself rather than asking Kysely's Migrator, whose catalog scan on PostgreSQL fails when any
+ * other schema of the database is being dropped at that moment.
+ */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function hasPendingMigrations(db: Kysely<any>): Promise<boolean> {
-  const migrator = await migratorFor(db);
-  const all = await migrator.getMigrations();
-  return all.some((m) => m.executedAt === undefined);
+  let applied: Set<string>;
+  try {
+    const { rows } = await sql<{ name: string }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)}`.execute(db);
+    applied = new Set(rows.map((r) => r.name));
+  } catch (error) {
+    // No migration table yet (PostgreSQL 42P01, SQLite "no such table"): nothing is applied.
+    const missing = (error as { code?: unknown }).code === '42P01' || /no such table/.test(String(error));
+    if (missing) return true;
+    throw error;
+  }
+  return (await migrationFiles()).some((file) => !applied.has(migrationName(file)));
 }
 
 /**

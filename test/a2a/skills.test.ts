@@ -6,6 +6,7 @@ import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { createCampaign } from '../campaigns/campaign-helpers.js';
 import { configureProviders, fcmToken, pushDeps, registerDevice, useFakeProviders } from '../push/push-helpers.js';
 import { rpc, sseEvents, uid, v1Message } from './a2a-helpers.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const fakes = useFakeProviders();
 
@@ -198,15 +199,12 @@ describe.each(TEST_DIALECTS)('skills on %s', (dialect) => {
         },
         { version: '1.0', key: project.secret_key },
       );
-      let working: string | undefined;
-      for (let i = 0; i < 200 && !working; i++) {
-        const list = (
-          await rpc(ctx(), 'ListTasks', { status: 'working' }, { version: '1.0', key: project.secret_key })
-        ).json().result;
-        working = list.tasks[0]?.id;
-        if (!working) await new Promise((r) => setTimeout(r, 10));
-      }
-      expect(working).toBeDefined();
+      const working: string = await waitFor(
+        async () =>
+          (await rpc(ctx(), 'ListTasks', { status: 'working' }, { version: '1.0', key: project.secret_key })).json()
+            .result.tasks[0]?.id,
+        { what: 'the task to be working' },
+      );
       const canceled = (
         await rpc(ctx(), 'CancelTask', { id: working }, { version: '1.0', key: project.secret_key })
       ).json().result;
@@ -248,11 +246,10 @@ describe.each(TEST_DIALECTS)('skills on %s', (dialect) => {
             headers,
             payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
           });
-        let working: string | undefined;
-        for (let i = 0; i < 200 && !working; i++) {
-          working = (await call('ListTasks', { status: 'working' })).json().result.tasks[0]?.id;
-          if (!working) await new Promise((r) => setTimeout(r, 10));
-        }
+        const working: string = await waitFor(
+          async () => (await call('ListTasks', { status: 'working' })).json().result.tasks[0]?.id,
+          { what: 'the task to be working' },
+        );
         expect((await call('CancelTask', { id: working })).json().result.status.state).toBe('TASK_STATE_CANCELED');
         const states = sseEvents((await stream).body).map((e) => e.result.statusUpdate.status.state);
         expect(states).toEqual(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'TASK_STATE_CANCELED']);
@@ -299,13 +296,10 @@ describe.each(TEST_DIALECTS)('skills on %s', (dialect) => {
           req.once('error', reject);
           req.end(body);
         });
-        let state = '';
-        for (let i = 0; i < 300 && state !== 'TASK_STATE_COMPLETED'; i++) {
-          state = (await rpc(ctx(), 'GetTask', { id: taskId }, { version: '1.0', key: project.secret_key })).json()
-            .result.status.state;
-          if (state !== 'TASK_STATE_COMPLETED') await new Promise((r) => setTimeout(r, 20));
-        }
-        expect(state).toBe('TASK_STATE_COMPLETED');
+        const stateOf = async (): Promise<string> =>
+          (await rpc(ctx(), 'GetTask', { id: taskId }, { version: '1.0', key: project.secret_key })).json().result
+            .status.state;
+        await waitFor(async () => (await stateOf()) === 'TASK_STATE_COMPLETED', { what: 'the task to complete' });
         const open = await new Promise<number>((resolve) => server.server.getConnections((_e, n) => resolve(n)));
         expect(open).toBe(0);
       } finally {

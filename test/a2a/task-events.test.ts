@@ -1,9 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import type { StatusEvent } from '../../src/a2a/model.js';
-import { createTaskEventBus } from '../../src/a2a/tasks/task-events.js';
+import { createTaskEventBus, type TaskEventBus } from '../../src/a2a/tasks/task-events.js';
 import { openDatabase } from '../../src/db/connect.js';
-import { TEST_DATABASE_URL, TEST_DIALECTS } from '../helpers/test-db.js';
+import { createTestDatabase, TEST_DATABASE_URL, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 
 const logger = pino({ level: 'silent' });
 const event = (taskId: string, seq: number): StatusEvent => ({
@@ -23,19 +23,52 @@ function collect() {
   };
 }
 
+/**
+ * Resolves once `bus` has received, through LISTEN/NOTIFY, a marker published by another instance
+ * after everything before it. PostgreSQL delivers notifications in commit order, so by then every
+ * earlier notification has reached `bus` too (and been dropped or delivered).
+ */
+async function notificationsSettled(bus: TaskEventBus, other: TaskEventBus): Promise<void> {
+  const marker = `marker-${process.pid}-${Math.random()}`;
+  const got = collect();
+  const stop = await bus.subscribe(marker, got.listener);
+  await other.publish([event(marker, 1)]);
+  await got.until(1);
+  stop();
+}
+
 describe.each(TEST_DIALECTS)('task event bus on %s', (dialect) => {
-  it("delivers a task's events in order to its subscribers only, until they unsubscribe", async () => {
-    const bus = createTaskEventBus(undefined, logger);
-    const a = collect();
-    const stop = await bus.subscribe('task-a', a.listener);
-    await bus.publish([event('task-a', 1), event('task-b', 1), event('task-a', 2)]);
-    stop();
-    await bus.publish([event('task-a', 3)]);
-    expect(a.got.map((e) => [e.taskId, e.seq])).toEqual([
-      ['task-a', 1],
-      ['task-a', 2],
-    ]);
-    await bus.close();
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase(dialect);
+  });
+  afterAll(async () => {
+    await database?.destroy();
+  });
+
+  // The bus as the app builds it on this database: PostgreSQL gives it the pool (events also go
+  // out through NOTIFY and come back to this instance's own listener), SQLite none.
+  it("delivers a task's events in order to its subscribers only, once, until they unsubscribe", async () => {
+    const bus = createTaskEventBus(database.pgPool, logger);
+    const other = createTaskEventBus(database.pgPool, logger);
+    // The NOTIFY channel is shared by every test database on the server: ids of this run only.
+    const [taskA, taskB] = ['a', 'b'].map((x) => `task-${x}-${process.pid}-${Date.now()}`) as [string, string];
+    try {
+      const a = collect();
+      const stop = await bus.subscribe(taskA, a.listener);
+      await bus.publish([event(taskA, 1), event(taskB, 1), event(taskA, 2)]);
+      if (dialect === 'postgres') await notificationsSettled(bus, other);
+      stop();
+      await bus.publish([event(taskA, 3)]);
+      if (dialect === 'postgres') await notificationsSettled(bus, other);
+      expect(a.got.map((e) => [e.taskId, e.seq])).toEqual([
+        [taskA, 1],
+        [taskA, 2],
+      ]);
+    } finally {
+      await bus.close();
+      await other.close();
+    }
   });
 
   // PostgreSQL only: on SQLite there is one instance per database file.

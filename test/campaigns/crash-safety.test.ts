@@ -5,11 +5,12 @@ import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import type { Dialect } from '../../src/db/dialect.js';
-import { REPO_ROOT, waitFor } from '../helpers/processes.js';
+import { REPO_ROOT } from '../helpers/processes.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { configureProviders, pushDeps, TEST_SECRET_KEY, useFakeProviders } from '../push/push-helpers.js';
 import { createCampaign, triggerOk } from './campaign-helpers.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const AUDIENCE = 20_000;
 const WORKER = path.join(REPO_ROOT, 'test', 'campaigns', 'fixtures', 'campaign-worker.ts');
@@ -90,7 +91,7 @@ function harness(dialect: Dialect) {
     child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
     const worker = { child, exited: new Promise((resolve) => child.on('exit', resolve)) };
     workers.push(worker);
-    await waitFor(async () => (out.includes('ready') ? true : undefined), 30_000, 'worker ready');
+    await waitFor(async () => out.includes('ready'), { timeoutMs: 30_000, what: 'worker ready' });
     return worker;
   };
 
@@ -141,7 +142,11 @@ function harness(dialect: Dialect) {
     expect(rows.rows.map((r) => [r.status, Number(r.n)])).toEqual([['DELIVERY_RESULT_STATUS_ACCEPTED', AUDIENCE]]);
   };
 
-  return { spawnWorker, recorded, state, acceptedPerToken, broadcast, expectLedger };
+  /** Once the stand-in has seen every worker connection close, nothing more can reach it: its counts are final. */
+  const connectionsClosed = () =>
+    waitFor(() => fakes().fcm.openSessions === 0, { what: "the stand-in to see the worker's connections close" });
+
+  return { spawnWorker, recorded, state, acceptedPerToken, broadcast, expectLedger, connectionsClosed };
 }
 
 for (const dialect of TEST_DIALECTS) {
@@ -149,14 +154,13 @@ for (const dialect of TEST_DIALECTS) {
     it(`resumes a ${AUDIENCE}-user broadcast after SIGKILL: none missing, duplicates within the unrecorded sends`, async () => {
       const { tokens, triggerId } = await h.broadcast();
       const first = await h.spawnWorker();
-      await waitFor(
-        async () => ((await h.recorded(triggerId)) >= AUDIENCE / 5 ? true : undefined),
-        60_000,
-        'a fifth of the sends',
-      );
+      await waitFor(async () => (await h.recorded(triggerId)) >= AUDIENCE / 5, {
+        timeoutMs: 60_000,
+        what: 'a fifth of the sends',
+      });
       first.child.kill('SIGKILL');
       await first.exited;
-      await new Promise((r) => setTimeout(r, 300));
+      await h.connectionsClosed();
       const acceptedAtKill = [...h.acceptedPerToken(tokens).values()].reduce((a, b) => a + b, 0);
       const unrecorded = acceptedAtKill - (await h.recorded(triggerId));
       expect(acceptedAtKill).toBeLessThan(AUDIENCE);
@@ -164,11 +168,10 @@ for (const dialect of TEST_DIALECTS) {
       expect(unrecorded).toBeLessThanOrEqual(IN_FLIGHT_BOUND);
 
       const second = await h.spawnWorker();
-      await waitFor(
-        async () => ((await h.state(triggerId)) === 'completed' ? true : undefined),
-        120_000,
-        'the trigger to complete',
-      );
+      await waitFor(async () => (await h.state(triggerId)) === 'completed', {
+        timeoutMs: 120_000,
+        what: 'the trigger to complete',
+      });
       second.child.kill('SIGTERM');
 
       const perToken = h.acceptedPerToken(tokens);
@@ -189,11 +192,10 @@ if (TEST_DIALECTS.includes('postgres')) {
         h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: '30000' }),
         h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: '30000' }),
       ]);
-      await waitFor(
-        async () => ((await h.state(triggerId)) === 'completed' ? true : undefined),
-        120_000,
-        'the trigger to complete',
-      );
+      await waitFor(async () => (await h.state(triggerId)) === 'completed', {
+        timeoutMs: 120_000,
+        what: 'the trigger to complete',
+      });
       for (const w of workers) w.child.kill('SIGTERM');
       const perToken = h.acceptedPerToken(tokens);
       expect(perToken.size).toBe(AUDIENCE);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { enqueueJob } from '../../src/jobs/jobs.js';
 import type { CreatedProject } from '../../src/projects/projects.service.js';
 import { useTestContext } from '../helpers/test-app.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { configureProviders, fcmToken, pushDeps, registerDevice, useFakeProviders } from '../push/push-helpers.js';
 import { createCampaign, createUser, json, runFanout, trigger, triggerOk, triggerStatus } from './campaign-helpers.js';
@@ -250,7 +251,9 @@ describe.each(TEST_DIALECTS)('campaign fan-out on %s', (dialect) => {
       { audience: { broadcast: true }, properties: { code: 'S' } },
       w.secret,
     );
-    await new Promise((r) => setTimeout(r, 5));
+    // The snapshot holds users created up to the trigger's millisecond: the late user comes after it.
+    const triggeredAt = Date.now();
+    await waitFor(() => Date.now() > triggeredAt, { what: 'the clock to pass the trigger time' });
     const late = fcmToken();
     await createUser(ctx(), 'late', { plan: 'pro' }, w.secret);
     await registerDevice(ctx(), w.secret, 'late', { fcm_token: late });

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { DeliveryStatus } from '../../src/push/push.types.js';
 import { openConfiguredDatabase } from '../../src/runtime.js';
-import { waitFor } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DATABASE_URL, TEST_DIALECTS } from '../helpers/test-db.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
@@ -86,11 +86,10 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('send outcomes across a datab
     }
     const drained = committer.drain();
     // The database comes back only once a commit has failed and is being retried.
-    await waitFor(
-      async () => (warnings.some((w) => w.includes('recording send outcomes failed; retrying')) ? true : undefined),
-      20_000,
-      'a failed commit',
-    );
+    await waitFor(async () => warnings.some((w) => w.includes('recording send outcomes failed; retrying')), {
+      timeoutMs: 20_000,
+      what: 'a failed commit',
+    });
     await proxy.restore();
     await drained;
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TASK_LEASE_MS } from '../../src/a2a/tasks/task-leases.js';
-import { freePort, startServerProcess, waitFor, type ServerProcess } from '../helpers/processes.js';
+import { freePort, startServerProcess, type ServerProcess } from '../helpers/processes.js';
 import { useTestContext } from '../helpers/test-app.js';
 import {
   configureProviders,
@@ -14,6 +14,7 @@ import {
 } from '../push/push-helpers.js';
 import { uid, v1Message } from '../a2a/a2a-helpers.js';
 import { report } from './fault-harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /**
  * kill -9 of a Herald instance while it streams an A2A task: the task must not stay `WORKING`, and
@@ -42,11 +43,11 @@ describe('A2A streaming task under kill -9 (PostgreSQL)', () => {
       NODE_EXTRA_CA_CERTS: caFile,
     });
     servers.push(server);
-    await waitFor(
-      async () => ((await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200 ? true : undefined),
-      60_000,
-      'the instance to listen',
-    );
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, {
+      timeoutMs: 60_000,
+      what: 'the instance to listen',
+      intervalMs: 100,
+    });
     return { server, port };
   };
 
@@ -111,8 +112,7 @@ describe('A2A streaming task under kill -9 (PostgreSQL)', () => {
         const s = await state();
         return s?.state === 'TASK_STATE_FAILED' ? s : undefined;
       },
-      TASK_LEASE_MS + 60_000,
-      'the task to be reaped',
+      { timeoutMs: TASK_LEASE_MS + 60_000, what: 'the task to be reaped', intervalMs: 100 },
     );
     const reapedMs = Date.now() - killedAt;
     expect(failed.message?.metadata).toEqual({ reason: 'INSTANCE_LOST' });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { waitFor } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait-for.js';
 import {
   faultHarness,
   GROUP_COMMIT,
@@ -26,11 +26,11 @@ describe('campaign fan-out under faults (PostgreSQL)', () => {
     const { tokens, triggerId } = await h.broadcast(n, latencyMs);
     const lease = '5000';
     const workers = await Promise.all([0, 1, 2].map(() => h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: lease })));
-    await waitFor(
-      async () => ((await h.recorded(triggerId)) >= n / 4 ? true : undefined),
-      120_000,
-      'a quarter of the sends',
-    );
+    await waitFor(async () => (await h.recorded(triggerId)) >= n / 4, {
+      timeoutMs: 120_000,
+      what: 'a quarter of the sends',
+      intervalMs: 100,
+    });
     const killedAt = Date.now();
     workers[0]!.child.kill('SIGKILL');
     await workers[0]!.exited;
@@ -66,7 +66,11 @@ describe('campaign fan-out under faults (PostgreSQL)', () => {
       h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: lease, CAMPAIGN_TEST_DRAIN_MS: '28000' }),
       h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: lease }),
     ]);
-    await waitFor(async () => ((await h.recorded(triggerId)) >= 200 ? true : undefined), 120_000, 'the first sends');
+    await waitFor(async () => (await h.recorded(triggerId)) >= 200, {
+      timeoutMs: 120_000,
+      what: 'the first sends',
+      intervalMs: 100,
+    });
     const termAt = Date.now();
     stopped!.child.kill('SIGTERM');
     const exit = await stopped!.exited;
@@ -101,18 +105,18 @@ describe('campaign fan-out under faults (PostgreSQL)', () => {
     const { tokens, triggerId } = await h.broadcast(n, latencyMs);
     const lease = '15000';
     const workers = await Promise.all([0, 1, 2].map(() => h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: lease })));
-    await waitFor(
-      async () => ((await h.recorded(triggerId)) >= n / 4 ? true : undefined),
-      120_000,
-      'a quarter of the sends',
-    );
+    await waitFor(async () => (await h.recorded(triggerId)) >= n / 4, {
+      timeoutMs: 120_000,
+      what: 'a quarter of the sends',
+      intervalMs: 100,
+    });
     const restartAt = Date.now();
     try {
       pgCtl(cluster.version, 'restart');
     } finally {
       if (!pgReady()) pgCtl(cluster.version, 'start');
     }
-    await waitFor(async () => (pgReady() ? true : undefined), 60_000, 'PostgreSQL back');
+    await waitFor(async () => pgReady(), { timeoutMs: 60_000, what: 'PostgreSQL back', intervalMs: 100 });
     const downMs = Date.now() - restartAt;
     await h.waitTerminal(triggerId, 180_000);
     const recoveryMs = Date.now() - restartAt;

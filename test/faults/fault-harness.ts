@@ -5,11 +5,12 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll } from 'vitest';
 import type { Db } from '../../src/db/database.js';
-import { REPO_ROOT, waitFor } from '../helpers/processes.js';
+import { REPO_ROOT } from '../helpers/processes.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
-import type { FakeProviders } from '../../src/push/fake-providers/fake-providers.js';
+import type { FakeProviders } from '../../src/fake-providers/fake-providers.js';
 import { configureProviders, pushDeps, TEST_SECRET_KEY, useFakeProviders } from '../push/push-helpers.js';
 import { createCampaign, triggerOk } from '../campaigns/campaign-helpers.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const WORKER = path.join(REPO_ROOT, 'test', 'campaigns', 'fixtures', 'campaign-worker.ts');
 /** Streams one worker may have at the provider: the HTTP/2 pool's 2 sessions x 100 streams. */
@@ -113,7 +114,7 @@ export function faultHarness() {
       exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))),
     };
     workers.push(worker);
-    await waitFor(async () => (out.includes('ready') ? true : undefined), 60_000, 'worker ready');
+    await waitFor(async () => out.includes('ready'), { timeoutMs: 60_000, what: 'worker ready', intervalMs: 100 });
     return worker;
   };
 
@@ -146,11 +147,11 @@ export function faultHarness() {
       )
     ).rows[0]!.state;
   const waitTerminal = (triggerId: string, timeoutMs: number) =>
-    waitFor(
-      async () => (['completed', 'failed', 'canceled'].includes(await state(triggerId)) ? true : undefined),
+    waitFor(async () => ['completed', 'failed', 'canceled'].includes(await state(triggerId)), {
       timeoutMs,
-      'the trigger to finish',
-    );
+      what: 'the trigger to finish',
+      intervalMs: 100,
+    });
 
   /** Accepted sends per token at the stand-in. */
   const acceptedPerToken = (tokens: string[]) => {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, startServerProcess, waitFor, type ServerProcess } from '../helpers/processes.js';
+import { freePort, startServerProcess, type ServerProcess } from '../helpers/processes.js';
 import { useTestContext } from '../helpers/test-app.js';
 import {
   configureProviders,
@@ -14,6 +14,7 @@ import {
   useFakeProviders,
 } from '../push/push-helpers.js';
 import { report } from './fault-harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const redisUp = (): boolean => {
   try {
@@ -77,11 +78,11 @@ describe('Redis stopped mid-send', () => {
       HERALD_SECRET_KEY: TEST_SECRET_KEY,
       NODE_EXTRA_CA_CERTS: caFile,
     });
-    await waitFor(
-      async () => ((await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200 ? true : undefined),
-      60_000,
-      'the instance to listen',
-    );
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, {
+      timeoutMs: 60_000,
+      what: 'the instance to listen',
+      intervalMs: 100,
+    });
     fakes().fcm.recorder.clear();
 
     const headers = {
@@ -108,14 +109,14 @@ describe('Redis stopped mid-send', () => {
     };
     const loops = Array.from({ length: 10 }, sendLoop);
     try {
-      await waitFor(async () => (done >= 30 ? true : undefined), 60_000, 'sends before the fault');
+      await waitFor(async () => done >= 30, { timeoutMs: 60_000, what: 'sends before the fault', intervalMs: 100 });
       execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', '6379', 'shutdown', 'nosave'], { timeout: 10_000 });
       stoppedAt = Date.now();
-      await waitFor(async () => (done >= 90 ? true : undefined), 60_000, 'sends during the outage');
+      await waitFor(async () => done >= 90, { timeoutMs: 60_000, what: 'sends during the outage', intervalMs: 100 });
     } finally {
       if (!redisUp()) startRedis();
     }
-    await waitFor(async () => (redisUp() ? true : undefined), 30_000, 'Redis back');
+    await waitFor(async () => redisUp(), { timeoutMs: 30_000, what: 'Redis back', intervalMs: 100 });
     await Promise.all(loops);
 
     const accepted = fakes().fcm.recorder.items.filter((i) => i.status === 200 && i.token === token).length;

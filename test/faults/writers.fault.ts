@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, startServerProcess, waitFor, type ServerProcess } from '../helpers/processes.js';
+import { freePort, startServerProcess, type ServerProcess } from '../helpers/processes.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { report } from './fault-harness.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const WRITERS = 60;
 /** 240 keys in all: under the per-user property limit (256). */
@@ -19,11 +20,11 @@ describe('concurrent writers on one user (PostgreSQL)', () => {
   it(`${WRITERS} writers x ${ROUNDS} rounds merge properties into one user: no acknowledged write lost`, async () => {
     const port = await freePort();
     server = startServerProcess({ ...ctx().database.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
-    await waitFor(
-      async () => ((await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200 ? true : undefined),
-      60_000,
-      'the instance to listen',
-    );
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, {
+      timeoutMs: 60_000,
+      what: 'the instance to listen',
+      intervalMs: 100,
+    });
     const headers = {
       'content-type': 'application/json',
       'x-service-project-id': ctx().project.project_id,

@@ -67,25 +67,6 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Polls `check` until it returns a value other than `undefined` or `timeoutMs` passes. */
-export async function waitFor<T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs = 20_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch {
-      // not yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 /** Parses pino's JSON lines, skipping anything else. */
 export function logLines(text: string): Record<string, unknown>[] {
   return text

@@ -7,7 +7,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import type { Dialect } from '../../src/db/dialect.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createProject, type CreatedProject } from '../../src/projects/projects.service.js';
-import { unlimitedRateLimiter } from '../../src/rate-limit/unlimited.js';
+import { unlimitedRateLimiter } from './unlimited-rate-limiter.js';
 import { createTestDatabase, type TestDatabase } from './test-db.js';
 
 export interface TestContext {

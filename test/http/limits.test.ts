@@ -3,12 +3,18 @@ import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
 import type { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
 
-const STALL_MS = 1500;
-/** Projects whose requests stall in the rate limiter, longer than the execution limit. */
-const stalled = new Set<string>();
+/**
+ * Projects whose requests stall in the rate limiter (past the execution limit) until the test lets
+ * them go; `resumed` is called as a stalled take returns to the app.
+ */
+const stalled = new Map<string, { until: Promise<void>; resumed: () => void }>();
 const rateLimiter: RateLimiter = {
   take: async (projectId) => {
-    if (stalled.has(projectId)) await new Promise((resolve) => setTimeout(resolve, STALL_MS));
+    const stall = stalled.get(projectId);
+    if (stall) {
+      await stall.until;
+      stall.resumed();
+    }
     return { allowed: true, limit: 100, remaining: 99, resetSeconds: 0, retryAfterSeconds: 0 };
   },
   close: async () => {},
@@ -137,7 +143,10 @@ describe.each(TEST_DIALECTS)('body and time limits (G6) on %s', (dialect) => {
 
   it('a request past the execution limit answers 503 {"error":"Request timed out"}', async () => {
     const slow = await ctx().newProject('slow');
-    stalled.add(slow.project.project_id);
+    let letGo!: () => void;
+    let resumed!: () => void;
+    const stallEnded = new Promise<void>((resolve) => (resumed = resolve));
+    stalled.set(slow.project.project_id, { until: new Promise<void>((resolve) => (letGo = resolve)), resumed });
     const res = await ctx().inject({
       method: 'POST',
       url: '/api/v1/users',
@@ -149,9 +158,10 @@ describe.each(TEST_DIALECTS)('body and time limits (G6) on %s', (dialect) => {
     expect(res.json()).toEqual({ error: 'Request timed out' });
     expect(res.headers['x-error-reason']).toBe('REQUEST_TIMEOUT');
     expect(res.headers['x-request-id']).toBeTruthy();
-    // The stalled work finishing later neither crashes the app nor answers twice.
-    await new Promise((resolve) => setTimeout(resolve, STALL_MS + 200));
+    // The stalled work going on later neither crashes the app nor answers twice.
     stalled.delete(slow.project.project_id);
+    letGo();
+    await stallEnded;
     expect(
       (
         await ctx().inject({

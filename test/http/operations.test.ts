@@ -37,6 +37,14 @@ describe.each(TEST_DIALECTS)('operations endpoints on %s', (dialect) => {
       await sql`insert into kysely_migration (name, "timestamp") values (${last!.name}, ${last!.applied})`.execute(db);
     }
     expect((await ctx().inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    // A database never migrated has no migration table at all: pending too, not unavailable.
+    await sql`alter table kysely_migration rename to kysely_migration_aside`.execute(db);
+    try {
+      expect((await ctx().inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'migrations pending' });
+    } finally {
+      await sql`alter table kysely_migration_aside rename to kysely_migration`.execute(db);
+    }
+    expect((await ctx().inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
   });
 
   it('/metrics is Prometheus text with request counts by route and status', async () => {

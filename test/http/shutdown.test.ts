@@ -1,9 +1,10 @@
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
-import { freePort, startServerProcess, waitFor, type ServerProcess } from '../helpers/processes.js';
+import { freePort, logLines, startServerProcess, type ServerProcess } from '../helpers/processes.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createProject } from '../../src/projects/projects.service.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 function getStatus(port: number, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -37,14 +38,14 @@ describe.each(TEST_DIALECTS)('graceful shutdown on %s', (dialect) => {
       ...database.env,
       PORT: String(port),
       HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
+      // debug: the "incoming request" line tells the test its request has reached the server.
+      LOG_LEVEL: 'debug',
       SHUTDOWN_TIMEOUT_MS: '20000',
     });
-    await waitFor(
-      async () => ((await getStatus(port, '/healthz')) === 200 ? true : undefined),
-      30_000,
-      'the server to listen',
-    );
+    await waitFor(async () => (await getStatus(port, '/healthz')) === 200, {
+      timeoutMs: 30_000,
+      what: 'the server to listen',
+    });
 
     // A 500-event batch whose body is still arriving when SIGTERM comes: the request is in flight.
     const body = JSON.stringify({
@@ -55,8 +56,9 @@ describe.each(TEST_DIALECTS)('graceful shutdown on %s', (dialect) => {
       })),
     });
     const half = Math.floor(body.length / 2);
+    let req!: http.ClientRequest;
     const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = http.request(
+      req = http.request(
         {
           host: '127.0.0.1',
           port,
@@ -77,11 +79,15 @@ describe.each(TEST_DIALECTS)('graceful shutdown on %s', (dialect) => {
       );
       req.on('error', reject);
       req.write(body.slice(0, half));
-      setTimeout(() => {
-        server!.kill('SIGTERM');
-        setTimeout(() => req.end(body.slice(half)), 500);
-      }, 300);
     });
+    // SIGTERM once the request is under way, the rest of its body once shutdown has begun.
+    await waitFor(
+      () => logLines(server!.stdout()).some((l) => l.msg === 'incoming request' && l.url === '/api/v1/events'),
+      { timeoutMs: 30_000, what: 'the request to reach the server' },
+    );
+    server.kill('SIGTERM');
+    await waitFor(() => server!.stdout().includes('shutting down'), { timeoutMs: 30_000, what: 'shutdown to begin' });
+    req.end(body.slice(half));
 
     const { status, text } = await response;
     expect(status, text).toBe(200);

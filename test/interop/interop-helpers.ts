@@ -5,15 +5,7 @@ import { systemClock } from '../../src/lib/clock.js';
 import type { PushRuntime } from '../../src/push/push-runtime.js';
 import { uid } from '../a2a/a2a-helpers.js';
 import type { TestContext } from '../helpers/test-app.js';
-
-/** Polls `condition` until it holds, or fails after `timeoutMs`. */
-export async function waitFor(condition: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+import { waitFor } from '../helpers/wait-for.js';
 
 /** A task stored as a running skill leaves it (`working`), for cancel and subscribe: built-in skills finish within the request. */
 export async function workingTask(ctx: TestContext, projectId: string, contextId = 'ctx-working'): Promise<string> {
@@ -52,8 +44,11 @@ export async function deliverUntil(ctx: TestContext, hook: { received: unknown[]
     push: ctx.deps.push as PushRuntime,
     templates: ctx.deps.templates,
   });
-  await waitFor(async () => {
-    await runJobsUntilIdle(ctx.database.db, handlers);
-    return hook.received.length >= count;
-  }, `${count} webhooks`);
+  await waitFor(
+    async () => {
+      await runJobsUntilIdle(ctx.database.db, handlers);
+      return hook.received.length >= count;
+    },
+    { what: `${count} webhooks` },
+  );
 }

@@ -5,7 +5,8 @@ import { openDatabase } from '../../src/db/connect.js';
 import { createJobRunner, enqueueJob, getJob, type JobRunner, type JobRunnerOptions } from '../../src/jobs/jobs.js';
 import type { JobHandlers } from '../../src/jobs/job-types.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
-import { deferred, silentLogger, waitUntil } from './test-jobs.js';
+import { deferred, silentLogger } from './test-jobs.js';
+import { holdsThroughout, waitFor } from '../helpers/wait-for.js';
 
 /** A logger whose records the test can read (to see the runner's warnings and the listener's pid). */
 function capturingLogger() {
@@ -68,21 +69,24 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
       { concurrency: 2 },
     );
     const ids = await Promise.all([1, 2, 3, 4, 5].map((value) => enqueueJob(database.db, 'test.echo', { value })));
-    await waitUntil('two jobs run', () => active === 2);
+    await waitFor(() => active === 2, { what: 'two jobs run' });
     gate.resolve();
-    await waitUntil('all jobs ran', () => done === 5);
+    await waitFor(() => done === 5, { what: 'all jobs ran' });
     expect(maxActive).toBe(2);
-    await waitUntil('all succeeded', async () =>
-      (await Promise.all(ids.map((id) => getJob(database.db, id)))).every((j) => j?.state === 'succeeded'),
+    await waitFor(
+      async () => (await Promise.all(ids.map((id) => getJob(database.db, id)))).every((j) => j?.state === 'succeeded'),
+      { what: 'all succeeded' },
     );
   });
 
   it('stop() stops claiming and waits for the in-flight job before resolving', async () => {
     const release = deferred();
     const started = deferred();
+    const asked = deferred();
     const runner = await startRunner({
-      'test.echo': async ({ value }) => {
+      'test.echo': async ({ value }, { stopping }) => {
         if (value === 1) started.resolve();
+        stopping.addEventListener('abort', () => asked.resolve());
         await release.promise;
       },
     });
@@ -91,8 +95,9 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
     let stopped = false;
     const stopping = runner.stop().then(() => (stopped = true));
     const queuedAfterStop = await enqueueJob(database.db, 'test.echo', { value: 2 });
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(stopped).toBe(false);
+    // From the moment stop() has asked the job to stop, it must keep waiting while the job runs.
+    await asked.promise;
+    await holdsThroughout(() => !stopped, { forMs: 150, what: 'stop() waiting for the running job' });
     expect((await getJob(database.db, id))?.state).toBe('running');
     release.resolve();
     await stopping;
@@ -136,19 +141,24 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
     );
     const id = await enqueueJob(database.db, 'test.block', {});
     expect(await started.promise).toBe(id);
-    const lockedBy = (await getJob(database.db, id))?.lockedBy;
-    // A second worker keeps trying for well over two lease lengths while the first one runs.
+    const claimed = (await getJob(database.db, id))!;
+    const firstLeaseEnd = claimed.lockedUntil!;
+    // A second worker keeps trying (every 50 ms) until a whole lease length past the end of the
+    // first lease, which only the renewals keep alive.
     const other = await startRunner(
       { 'test.block': async (_p, { jobId }) => void otherRuns.push(jobId) },
       { leaseMs: 600, pollIntervalMs: 50 },
     );
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await waitFor(() => Date.now() > firstLeaseEnd + 600 || otherRuns.length > 0, {
+      what: 'a lease length past the first lease',
+    });
     await other.stop();
     const during = await getJob(database.db, id);
     release.resolve();
     expect(otherRuns).toEqual([]);
-    expect(during).toMatchObject({ state: 'running', attempts: 1, lockedBy });
-    await waitUntil('the job succeeded', async () => (await getJob(database.db, id))?.state === 'succeeded');
+    expect(during).toMatchObject({ state: 'running', attempts: 1, lockedBy: claimed.lockedBy });
+    expect(during!.lockedUntil).toBeGreaterThan(firstLeaseEnd); // renewed
+    await waitFor(async () => (await getJob(database.db, id))?.state === 'succeeded', { what: 'the job succeeded' });
   });
 
   it('deletes succeeded jobs after their retention and keeps dead ones', async () => {
@@ -162,9 +172,9 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
     );
     const ok = await enqueueJob(database.db, 'test.echo', { value: 1 });
     const bad = await enqueueJob(database.db, 'test.echo', { value: 2 }, { maxAttempts: 1 });
-    await waitUntil('the succeeded job is deleted', async () => (await getJob(database.db, ok)) === undefined);
+    await waitFor(async () => (await getJob(database.db, ok)) === undefined, { what: 'the succeeded job is deleted' });
     // The failing job runs alongside: wait for its outcome; cleanup, which deleted the other, keeps it.
-    await waitUntil('the failing job is dead', async () => (await getJob(database.db, bad))?.state === 'dead');
+    await waitFor(async () => (await getJob(database.db, bad))?.state === 'dead', { what: 'the failing job is dead' });
     expect((await getJob(database.db, bad))?.state).toBe('dead');
   });
 
@@ -190,11 +200,11 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
       const pid = listening()[0]?.backend_pid;
       expect(typeof pid).toBe('number');
       await database.pgPool!.query('select pg_terminate_backend($1)', [pid]);
-      await waitUntil('the listener reconnected', () => listening().length === 2);
+      await waitFor(() => listening().length === 2, { what: 'the listener reconnected' });
       expect(records.some((r) => r.msg === 'job wake-up connection dropped; reconnecting')).toBe(true);
       expect(listening()[1]?.backend_pid).not.toBe(pid);
       const id = await enqueueJob(database.db, 'test.echo', { value: 1 });
-      await waitUntil('the job ran', () => ran.includes(id));
+      await waitFor(() => ran.includes(id), { what: 'the job ran' });
     }, 20_000);
 });
 
@@ -211,19 +221,19 @@ describe('job runner with an unreachable database', () => {
       pollIntervalMs: 10,
       leaseMs: 60_000,
     });
+    const failures = () => records.filter((r) => r.msg === 'claiming jobs failed');
     try {
       await runner.start();
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await waitFor(() => failures().length >= 5, { what: 'five failed claims' });
     } finally {
       await runner.stop();
       await unreachable.close();
     }
-    const failures = records.filter((r) => r.msg === 'claiming jobs failed');
-    const delays = failures.map((r) => Number(r.retry_in_ms));
-    // Without backoff a 10 ms poll would fail ~100 times in a second.
-    expect(failures.length).toBeGreaterThanOrEqual(2);
-    expect(failures.length).toBeLessThan(12);
-    expect(delays).toEqual([...delays].sort((a, b) => a - b));
-    expect(delays[1]).toBeGreaterThan(delays[0]!);
+    // Without backoff a 10 ms poll would fail every 10 ms; with it, each wait doubles (20, 40, 80,
+    // 160 ms ...) and the next claim comes no earlier than the wait announced.
+    const delays = failures().map((r) => Number(r.retry_in_ms));
+    const times = failures().map((r) => Number(r.time));
+    expect(delays.slice(0, 4)).toEqual([20, 40, 80, 160]);
+    for (let i = 1; i < 5; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(delays[i - 1]! - 1);
   });
 });

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completeJob, jobClaimsFor, rescueExpiredJobs } from '../../src/jobs/job-store.js';
 import {
@@ -11,6 +12,7 @@ import {
 import { RETRY_CAP_MS } from '../../src/jobs/job-retry.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 import { countJobs, deferred, ManualClock } from './test-jobs.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 describe('retryDelayMs', () => {
   it('keeps half the exponential delay fixed and randomises the other half, up to the cap', () => {
@@ -81,18 +83,35 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
 
   it('de-duplicates a key enqueued concurrently with an uncommitted transaction holding it', async () => {
     const enqueueWhileHeld = async (outcome: 'commit' | 'rollback') => {
-      const entered = deferred();
+      const entered = deferred<number | undefined>();
       const hold = deferred();
       const holder = database.db.transaction().execute(async (trx) => {
         const id = await enqueueJob(trx, 'test.echo', { value: 1 }, { jobKey: `race-${outcome}` });
-        entered.resolve();
+        entered.resolve(
+          dialect === 'postgres'
+            ? (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0]!.pid
+            : undefined,
+        );
         await hold.promise;
         if (outcome === 'rollback') throw new Error('roll back');
         return id;
       });
-      await entered.promise;
+      const holderPid = await entered.promise;
       const second = enqueueJob(database.db, 'test.echo', { value: 2 }, { jobKey: `race-${outcome}` });
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // PostgreSQL: the second insert must really be waiting on the holder's uncommitted key before
+      // the holder ends. SQLite runs one transaction at a time, so the second one always comes after.
+      if (holderPid !== undefined)
+        await waitFor(
+          async () =>
+            (
+              await sql<{
+                n: number;
+              }>`select count(*) as n from pg_stat_activity where ${holderPid} = any(pg_blocking_pids(pid))`.execute(
+                database.db,
+              )
+            ).rows[0]!.n > 0,
+          { what: 'the second enqueue to wait on the first' },
+        );
       hold.resolve();
       return { first: await holder.catch(() => undefined), second: await second };
     };

@@ -36,19 +36,6 @@ export async function countJobs(db: Db): Promise<number> {
   return Number(row.n);
 }
 
-/** Resolves when `check` returns true, polling every 20 ms; rejects after `timeoutMs` with `what`. */
-export async function waitUntil(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 15_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /** A promise plus its resolve function, to hold a handler until the test lets it go. */
 export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;

@@ -5,7 +5,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJobRunner, enqueueJob, getJob } from '../../src/jobs/jobs.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
-import { silentLogger, waitUntil } from './test-jobs.js';
+import { silentLogger } from './test-jobs.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const WORKER_FIXTURE = path.join(REPO_ROOT, 'test', 'jobs', 'fixtures', 'job-worker.ts');
@@ -44,11 +45,10 @@ describe.each(TEST_DIALECTS)('job workers in separate processes on %s', (dialect
   const lineStarting = (worker: WorkerProcess, prefix: string) =>
     worker.lines.find((l) => l.startsWith(prefix))?.slice(prefix.length);
   const waitForLine = async (worker: WorkerProcess, prefix: string) => {
-    await waitUntil(
-      `a worker printed "${prefix}"`,
-      () => lineStarting(worker, prefix) !== undefined || worker.child.exitCode !== null,
-      30_000,
-    );
+    await waitFor(() => lineStarting(worker, prefix) !== undefined || worker.child.exitCode !== null, {
+      what: `a worker printed "${prefix}"`,
+      timeoutMs: 30_000,
+    });
     const rest = lineStarting(worker, prefix);
     if (rest === undefined) throw new Error(`worker exited before printing "${prefix}"`);
     return rest;
@@ -83,7 +83,7 @@ describe.each(TEST_DIALECTS)('job workers in separate processes on %s', (dialect
         (await sql<{ n: number }>`select count(*) as n from jobs where state <> 'succeeded'`.execute(database.db))
           .rows[0]?.n,
       );
-    await waitUntil('every job succeeded', async () => (await unfinished()) === 0, 60_000);
+    await waitFor(async () => (await unfinished()) === 0, { what: 'every job succeeded', timeoutMs: 60_000 });
 
     const runs = (
       await sql<{ job_id: string; worker: string }>`select job_id, worker from job_runs`.execute(database.db)
@@ -128,11 +128,10 @@ describe.each(TEST_DIALECTS)('job workers in separate processes on %s', (dialect
     });
     try {
       await rescuer.start();
-      await waitUntil(
-        'the orphaned job succeeded',
-        async () => (await getJob(database.db, id))?.state === 'succeeded',
-        30_000,
-      );
+      await waitFor(async () => (await getJob(database.db, id))?.state === 'succeeded', {
+        what: 'the orphaned job succeeded',
+        timeoutMs: 30_000,
+      });
     } finally {
       await rescuer.stop();
     }

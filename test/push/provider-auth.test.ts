@@ -18,8 +18,11 @@ import {
 
 const fakes = useFakeProviders();
 
+/** The clock of the app's push runtime: the system clock, moved forward by `skewMs` where a test needs time to pass. */
+const clock = { skewMs: 0, now: () => Date.now() + clock.skewMs };
+
 describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { deps: pushDeps(fakes, { runtime: { clock } }) });
 
   /** A second runtime on the same database whose clock the test moves. */
   async function withClock(run: (push: PushRuntime, clock: { t: number }) => Promise<void>): Promise<void> {
@@ -48,6 +51,7 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
       Array.from({ length: 40 }, () => registerDevice(ctx(), ctx().secret, 'many', { fcm_token: fcmToken() })),
     );
     fakes().fcm.tokenLifetimeSeconds = 1;
+    fakes().fcm.now = clock.now;
     try {
       const before = fakes().fcm.exchanges;
       const results = await sendToDevices(
@@ -63,7 +67,10 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
         ids.slice(0, 5).map((device_id) => ({ target: { device_id }, title: 'x' })),
       );
       expect(fakes().fcm.exchanges - before).toBe(1);
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      // The token's second passes on both clocks, Herald's and the stand-in's, without waiting for it.
+      clock.skewMs += 1100;
+      const refused = () => fakes().fcm.recorder.items.filter((r) => r.status === 401).length;
+      const refusedBefore = refused();
       const later = await sendToDevices(
         ctx(),
         ctx().secret,
@@ -71,8 +78,12 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
       );
       expect(later.every((r) => r.status === S('ACCEPTED'))).toBe(true);
       expect(fakes().fcm.exchanges - before).toBe(2);
+      // Herald knew the token had expired: it exchanged before sending, not after a refusal.
+      expect(refused()).toBe(refusedBefore);
     } finally {
       fakes().fcm.tokenLifetimeSeconds = 3600;
+      fakes().fcm.now = () => Date.now();
+      clock.skewMs = 0;
     }
   });
 
@@ -91,13 +102,14 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
             { variant: 'device' },
           );
         expect((await send())[0]!.status).toBe(S('ACCEPTED'));
-        await new Promise((resolve) => setTimeout(resolve, 1100));
-        // The runtime's clock stood still, so it still trusts its token; the stand-in does not.
+        fakes().fcm.now = () => Date.now() + 1100;
+        // The runtime's clock stood still, so it still trusts its token; the stand-in's moved past it.
         const before = fakes().fcm.exchanges;
         expect((await send())[0]!.status).toBe(S('ACCEPTED'));
         expect(fakes().fcm.exchanges - before).toBe(1);
       } finally {
         fakes().fcm.tokenLifetimeSeconds = 3600;
+        fakes().fcm.now = () => Date.now();
       }
     });
   });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { sendPushNotifications } from '../../src/push/push.service.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
+import { waitFor } from '../helpers/wait-for.js';
 import {
   apnsToken,
   configureProviders,
@@ -390,12 +391,18 @@ describe.each(TEST_DIALECTS)('provider errors on %s', (dialect) => {
     const goaway = await deviceFor(ctx(), 'skip', 'fcm', 'goaway-');
     const plain = await deviceFor(ctx(), 'skip', 'fcm', '');
     await sendToDevices(ctx(), ctx().secret, [{ target: { device_id: plain.id }, title: 'warm' }]);
-    const before = ctx().deps.push!.pool.connects;
+    const pool = ctx().deps.push!.pool;
+    const fcmOrigin = new URL(fakes().fcm.url).origin;
+    const before = pool.connects;
+    const liveBefore = pool.connectionsByKey().get(fcmOrigin) ?? 0;
     const [a] = await sendToDevices(ctx(), ctx().secret, [{ target: { device_id: goaway.id }, title: 'x' }]);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The GOAWAY follows the answer: wait until the pool has seen it and retired that connection.
+    await waitFor(() => (pool.connectionsByKey().get(fcmOrigin) ?? 0) < liveBefore, {
+      what: 'the pool to retire the connection that got GOAWAY',
+    });
     const [b] = await sendToDevices(ctx(), ctx().secret, [{ target: { device_id: plain.id }, title: 'x' }]);
     expect([a!.status, b!.status]).toEqual([S('ACCEPTED'), S('ACCEPTED')]);
-    expect(ctx().deps.push!.pool.connects).toBe(before + 1);
+    expect(pool.connects).toBe(before + 1);
   });
 
   it('gives up at the deadline and says so (timeouts are failures, not hidden)', async () => {

@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
 import webpush from 'web-push';
 import { describe, expect, it } from 'vitest';
-import { injectionOf } from '../../src/push/fake-providers/fake-common.js';
+import { injectionOf } from '../../src/fake-providers/fake-common.js';
 import { newMessageId } from '../../src/push/message-id.js';
-import { decryptAes128gcm } from '../../src/push/fake-providers/fake-webpush.js';
-import { createLoopbackTls } from '../../src/push/fake-providers/self-signed.js';
+import { decryptAes128gcm } from '../../src/fake-providers/fake-webpush.js';
+import { createLoopbackTls } from '../../src/fake-providers/self-signed.js';
 import { retryAfterMsOf } from '../../src/push/providers/attempt-failure.js';
 import { classifyFcmResponse } from '../../src/push/providers/fcm.js';
 import { DeliveryStatus } from '../../src/push/push.types.js';

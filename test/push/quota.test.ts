@@ -1,6 +1,9 @@
-import { describe, expect, it } from 'vitest';
-import type { Received } from '../../src/push/fake-providers/fake-common.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Received } from '../../src/fake-providers/fake-common.js';
 import { sendPushNotifications } from '../../src/push/push.service.js';
+import { createTokenBucketStore } from '../../src/rate-limit/create-bucket-store.js';
+import type { TokenBucketStore } from '../../src/rate-limit/token-buckets.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import {
@@ -28,9 +31,27 @@ function peakInWindow(received: Received[], ms: number): number {
 }
 
 describe.each(TEST_DIALECTS)('provider quota on %s', (dialect) => {
+  // The store the runtime would make for this database, held here so the test can see a bucket's
+  // level and which buckets the runtime used.
+  let bucketStore: TokenBucketStore | undefined;
+  const used = new Set<string>();
   const ctx = useTestContext(dialect, {
-    deps: pushDeps(fakes, { runtime: { quotas: { fcm: BUCKET, apns: BUCKET } } }),
+    deps: (database) => {
+      const store = createTokenBucketStore({ redisUrl: undefined }, database);
+      bucketStore = store;
+      const recording: TokenBucketStore = {
+        take: (key, spec, cost) => (used.add(key), store.take(key, spec, cost)),
+        close: () => store.close(),
+      };
+      return pushDeps(fakes, { runtime: { quotas: { fcm: BUCKET, apns: BUCKET }, bucketStore: recording } })(database);
+    },
   });
+  afterAll(async () => {
+    await bucketStore?.close();
+  });
+  /** True once the bucket of `fcmProject` is full (a take of nothing changes no bucket). */
+  const bucketFull = async (fcmProject: string) =>
+    (await bucketStore!.take(`push:fcm:${fcmProject}`, BUCKET, 0)).resetMs === 0;
 
   it('holds an FCM project to its bucket, shared by every Herald project sending through it', async () => {
     const other = await ctx().newProject('same-firebase-app');
@@ -48,7 +69,8 @@ describe.each(TEST_DIALECTS)('provider quota on %s', (dialect) => {
     // Warm up (OAuth exchanges, connections) so arrival times reflect the bucket alone, then let it refill.
     await sendToDevices(ctx(), ctx().secret, [{ target: { device_id: mine[0]! }, title: 'warm' }]);
     await sendToDevices(ctx(), other.secret, [{ target: { device_id: theirs[0]! }, title: 'warm' }]);
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(used).toContain(`push:fcm:${fcmProject}`);
+    await waitFor(() => bucketFull(fcmProject), { what: 'the quota bucket to refill' });
     fakes().fcm.recorder.clear();
     const [a, b] = await Promise.all([
       sendToDevices(

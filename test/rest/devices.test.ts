@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 interface DeviceBody {
   device_id: string;
@@ -144,7 +145,10 @@ describe.each(TEST_DIALECTS)('devices (R8) on %s', (dialect) => {
     const first = (
       await register({ device_id: 'phone-1', project_user_id: 'refresh', platform: 'android', fcm_token: 'old-token' })
     ).json<DeviceBody>();
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // The refresh must happen at a later millisecond for `updated_at` to move.
+    await waitFor(() => Date.now() > Date.parse(first.updated_at), {
+      what: 'the clock to pass the first registration',
+    });
     const again = (
       await register({ device_id: 'phone-1', project_user_id: 'refresh', platform: 'android', fcm_token: 'new-token' })
     ).json<DeviceBody>();

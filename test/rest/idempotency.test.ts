@@ -88,14 +88,17 @@ describe.each(TEST_DIALECTS)('idempotent create user (R17) on %s', (dialect) => 
     const body = { project_user_id: 'idem-5', properties: { x: 1 } };
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    // Hold the key open exactly as the route would claim it.
+    let claimed!: () => void;
+    const started = new Promise<void>((resolve) => (claimed = resolve));
+    // Hold the key open exactly as the route would claim it; the work starts once the claim is stored.
     const ref = { projectId: ctx().project.project_id, scope: 'create-user', key: 'busy-key' };
     const hash = hashRequest(['POST', '/api/v1/users', {}, {}, body]);
     const running = runIdempotent(ctx().deps.db, clock, ref, hash, async () => {
+      claimed();
       await held;
       return { status: 200, body: { properties: { held: true } } };
     });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await started;
     const res = await create(body, 'busy-key');
     expect409(res, 'IDEMPOTENCY_KEY_IN_PROGRESS');
     expect(res.headers['retry-after']).toBe('1');

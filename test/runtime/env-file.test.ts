@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, REPO_ROOT, waitFor } from '../helpers/processes.js';
+import { freePort, REPO_ROOT } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /**
  * Starts Herald the way `npm start` does (Node's own type stripping and the resolve hook, no tsx)
@@ -59,8 +60,7 @@ describe('.env at start, with Node running the TypeScript itself', () => {
         const res = await fetch(`http://127.0.0.1:${envPort}/healthz`);
         return res.ok ? ((await res.json()) as unknown) : undefined;
       },
-      30_000,
-      'Herald on the port from the environment',
+      { timeoutMs: 30_000, what: 'Herald on the port from the environment' },
     );
     expect(health).toEqual({ status: 'ok' });
     // DATA_DIR came from the file: the embedded database is there.
@@ -92,8 +92,7 @@ describe('.env at start, with Node running the TypeScript itself', () => {
         const res = await fetch(`http://127.0.0.1:${port}/readyz`);
         return res.ok ? ((await res.json()) as unknown) : undefined;
       },
-      30_000,
-      'Herald ready',
+      { timeoutMs: 30_000, what: 'Herald ready' },
     );
     expect(ready).toEqual({ status: 'ready' });
   });

@@ -36,8 +36,12 @@ export interface FakeFcm {
   recorder: Recorder;
   /** Token exchanges answered with a token. */
   readonly exchanges: number;
+  /** HTTP/2 connections open now (a test waits for a killed client's to close before counting). */
+  readonly openSessions: number;
   /** Lifetime (seconds) of access tokens issued from now on; default 3600. */
   tokenLifetimeSeconds: number;
+  /** The stand-in's clock for token lifetimes (tests that move Herald's clock move this one too). */
+  now: () => number;
   /** A service account of `projectId` (new key pair) that this stand-in's token endpoint trusts. */
   serviceAccount(projectId?: string): ServiceAccountJson;
   reset(): void;
@@ -71,6 +75,7 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
         issuer: iss,
         audience: `${url}/token`,
         algorithms: ['RS256'],
+        currentDate: new Date(fake.now()),
       });
       if (
         typeof payload.scope !== 'string' ||
@@ -82,7 +87,7 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
     }
     exchanges++;
     const token = `fake-at-${crypto.randomBytes(12).toString('hex')}`;
-    tokens.set(token, { projectId: account.projectId, expiresAt: Date.now() + fake.tokenLifetimeSeconds * 1000 });
+    tokens.set(token, { projectId: account.projectId, expiresAt: fake.now() + fake.tokenLifetimeSeconds * 1000 });
     sendJson(res, 200, { access_token: token, expires_in: fake.tokenLifetimeSeconds, token_type: 'Bearer' });
   }
 
@@ -92,7 +97,7 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
       recorder.add({ token, headers: headersOf(req), body, status, at: Date.now() });
     const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
     const issued = bearer === undefined ? undefined : tokens.get(bearer);
-    if (!issued || issued.expiresAt <= Date.now()) {
+    if (!issued || issued.expiresAt <= fake.now()) {
       record(401, '', null);
       return sendJson(res, 401, documentedFcmError('UNAUTHENTICATED', projectId)!.body);
     }
@@ -162,6 +167,11 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
     };
     handle().catch(() => resetRequest(req));
   });
+  let openSessions = 0;
+  server.on('session', (session) => {
+    openSessions++;
+    session.once('close', () => openSessions--);
+  });
   const close = closableServer(server);
   url = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
 
@@ -171,7 +181,11 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
     get exchanges() {
       return exchanges;
     },
+    get openSessions() {
+      return openSessions;
+    },
     tokenLifetimeSeconds: 3600,
+    now: () => Date.now(),
     serviceAccount(projectId = 'herald-fake') {
       const { publicKey, privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
       const clientEmail = `sa-${crypto.randomBytes(4).toString('hex')}@${projectId}.iam.gserviceaccount.com`;

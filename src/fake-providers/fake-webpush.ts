@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import https from 'node:https';
 import { decodeJwt, importJWK, jwtVerify } from 'jose';
-import { vapidSubjectProblem } from '../credentials/vapid-subject.js';
+import { vapidSubjectProblem } from '../push/credentials/vapid-subject.js';
 import {
   closableServer,
   delay,
