@@ -78,7 +78,6 @@ async function main(): Promise<void> {
   });
   const runner = createJobRunner({
     db: database.db,
-    dialect: database.dialect,
     logger,
     clock: systemClock,
     handlers: createCampaignJobHandlers({ push, templates, clock: systemClock, logger, ...tuning() }),

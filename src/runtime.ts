@@ -110,7 +110,6 @@ export async function startRuntime(config: Config, logger: Logger): Promise<Runt
     registerQueueMetrics(metrics.registry, database.db, systemClock, Object.keys(featureHandlers), logger);
     jobRunner = createJobRunner({
       db: database.db,
-      dialect: database.dialect,
       pgPool: database.pgPool,
       logger,
       clock: systemClock,

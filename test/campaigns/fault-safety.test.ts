@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { createCampaignJobHandlers } from '../../src/campaigns/campaign-fanout.job.js';
-import { jobClaimsFor } from '../../src/jobs/job-store.js';
+import { claimJobs } from '../../src/jobs/jobs.repository.js';
 import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { useTestContext } from '../helpers/test-app.js';
@@ -72,7 +72,7 @@ describe.each(TEST_DIALECTS)('campaign fault safety on %s', (dialect) => {
     await sql`update jobs set attempts = max_attempts - 1 where kind = 'campaign.send-batch' and state = 'pending' and ${payloadText} like ${`%${t.triggerId}%`}`.execute(
       db,
     );
-    const [claimed] = await jobClaimsFor(dialect).claimJobs(db, {
+    const [claimed] = await claimJobs(db, {
       lockToken: 'dead-worker/1',
       now: Date.now(),
       leaseMs: 1000,

@@ -118,7 +118,6 @@ describe.each(TEST_DIALECTS)('job workers in separate processes on %s', (dialect
     const reruns: Array<{ attempt: number; at: number }> = [];
     const rescuer = createJobRunner({
       db: database.db,
-      dialect,
       pgPool: database.pgPool,
       logger: silentLogger,
       concurrency: 1,
