@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import { isDatabaseUnavailable } from '../db/dialect.js';
-import { insertDeliveries, type DeliveriesTable } from '../push/deliveries.repository.js';
+import { storeDeliveries, type DeliveriesTable } from '../push/push-dispatch.js';
 import type { WebhookEvent } from '../webhooks/webhook-events.js';
 import { recordDeliveries, type TriggerDeliveriesTable } from './trigger-deliveries.repository.js';
 
@@ -46,7 +46,7 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
     for (let attempt = 0; ; attempt++) {
       try {
         await db.transaction().execute(async (trx) => {
-          const fresh = await insertNewDeliveries(
+          const fresh = await storeDeliveries(
             trx,
             group.map((r) => r.delivery),
             attempt > 0,
@@ -110,28 +110,4 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
       if (failure !== undefined) throw failure;
     },
   };
-}
-
-/** Inserts delivery records; after a retried commit, skips those the unseen first commit already stored. Returns the ids inserted. */
-async function insertNewDeliveries(db: Db, rows: DeliveriesTable[], mayExist: boolean): Promise<Set<string>> {
-  if (rows.length === 0) return new Set();
-  let fresh = rows;
-  if (mayExist) {
-    const existing = new Set(
-      (
-        await db
-          .selectFrom('deliveries')
-          .select('message_id')
-          .where(
-            'message_id',
-            'in',
-            rows.map((r) => r.message_id),
-          )
-          .execute()
-      ).map((r) => r.message_id),
-    );
-    fresh = rows.filter((r) => !existing.has(r.message_id));
-  }
-  await insertDeliveries(db, fresh);
-  return new Set(fresh.map((r) => r.message_id));
 }
