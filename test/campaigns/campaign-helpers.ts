@@ -90,7 +90,7 @@ export function runFanout(ctx: TestContext, options: { laterByMs?: number } = {}
   const later = options.laterByMs ?? 0;
   return runJobsUntilIdle(
     ctx.database.db,
-    createCampaignJobHandlers({ push: ctx.deps.push!, templates: ctx.deps.templates, clock: systemClock }),
+    createCampaignJobHandlers({ push: ctx.herald.push, templates: ctx.herald.templates, clock: systemClock }),
     { clock: { now: () => Date.now() + later } },
   );
 }

@@ -5,7 +5,7 @@ import type { CreatedProject } from '../../src/projects/projects.service.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
-import { configureProviders, fcmToken, pushDeps, registerDevice, useFakeProviders } from '../push/push-helpers.js';
+import { configureProviders, fcmToken, pushOverrides, registerDevice, useFakeProviders } from '../push/push-helpers.js';
 import { createCampaign, createUser, json, runFanout, trigger, triggerOk, triggerStatus } from './campaign-helpers.js';
 
 type Headers = Record<string, string>;
@@ -13,7 +13,7 @@ type Sent = { token: string; title?: string; body?: string; data: Record<string,
 
 describe.each(TEST_DIALECTS)('campaign fan-out on %s', (dialect) => {
   const fakes = useFakeProviders();
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { overrides: pushOverrides(fakes) });
 
   /** What the FCM stand-in accepted for these tokens. */
   const sentTo = (tokens: string[]): Sent[] =>

@@ -8,7 +8,7 @@ import type { Db } from '../../src/db/database.js';
 import { REPO_ROOT } from '../helpers/processes.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import type { FakeProviders } from '../../src/fake-providers/fake-providers.js';
-import { configureProviders, pushDeps, TEST_SECRET_KEY, useFakeProviders } from '../push/push-helpers.js';
+import { configureProviders, pushOverrides, TEST_SECRET_KEY, useFakeProviders } from '../push/push-helpers.js';
 import { createCampaign, triggerOk } from '../campaigns/campaign-helpers.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -87,7 +87,7 @@ async function insertAudience(db: Db, projectId: string, n: number, latencyMs: n
 /** A PostgreSQL test context, the FCM stand-in, and worker processes that are killed at the end. */
 export function faultHarness() {
   const fakes = useFakeProviders();
-  const ctx = useTestContext('postgres', { deps: pushDeps(fakes) });
+  const ctx = useTestContext('postgres', { overrides: pushOverrides(fakes) });
   const workers: Worker[] = [];
   afterAll(async () => {
     for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');

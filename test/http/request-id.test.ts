@@ -24,7 +24,7 @@ const clock = {
 };
 
 describe.each(TEST_DIALECTS)('X-Request-ID (G5) on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: { logger, clock } });
+  const ctx = useTestContext(dialect, { overrides: { logger, clock } });
   const json = () => ({ ...ctx().secret, 'content-type': 'application/json' });
 
   it('is on every response, whatever its status', async () => {

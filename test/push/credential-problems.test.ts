@@ -5,7 +5,7 @@ import {
   configureProviders,
   fcmToken,
   put,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   S,
   sendToDevices,
@@ -15,7 +15,10 @@ import {
 const fakes = useFakeProviders();
 
 describe.each(TEST_DIALECTS)('credential problems on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' }, deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, {
+    env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' },
+    overrides: pushOverrides(fakes),
+  });
 
   const view = async () =>
     (await ctx().inject({ method: 'GET', url: '/api/v1/push-credentials', headers: ctx().secret })).json();

@@ -4,7 +4,7 @@ import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import {
   configureProviders,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   sendToDevices,
   useFakeProviders,
@@ -87,7 +87,7 @@ describe('docs/providers.md', () => {
 describe.each(TEST_DIALECTS)('every documented provider error on %s', (dialect) => {
   const ctx = useTestContext(dialect, {
     env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' },
-    deps: pushDeps(fakes, {
+    overrides: pushOverrides(fakes, {
       runtime: { retry: { maxAttempts: MAX_ATTEMPTS, baseDelayMs: 20, maxDelayMs: 100, quotaExceededDelayMs: 50 } },
     }),
   });

@@ -6,7 +6,7 @@ import {
   configureProviders,
   fcmToken,
   post,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   S,
   sendToDevices,
@@ -20,7 +20,7 @@ const LOOPBACK_WEB_PUSH = { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' };
 const fakes = useFakeProviders();
 
 describe.each(TEST_DIALECTS)('push payloads and results on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { env: LOOPBACK_WEB_PUSH, deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { env: LOOPBACK_WEB_PUSH, overrides: pushOverrides(fakes) });
 
   const item = (target: object) => ({
     target,

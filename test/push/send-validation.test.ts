@@ -5,7 +5,7 @@ import {
   configureProviders,
   fcmToken,
   post,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   S,
   useFakeProviders,
@@ -46,7 +46,7 @@ const invalidBodies: Array<[string, unknown]> = [
 ];
 
 describe.each(TEST_DIALECTS)('push request validation on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { overrides: pushOverrides(fakes) });
 
   it.each(invalidBodies)('answers the exact plain-text 400 for %s', async (reason, body) => {
     for (const url of ENDPOINTS) {

@@ -18,7 +18,7 @@ describe.each(TEST_DIALECTS)('rate limits on %s', (dialect) => {
   // The real limiter (PostgreSQL buckets on PostgreSQL, memory on SQLite), driven by a manual clock.
   const ctx = useTestContext(dialect, {
     env,
-    deps: (database) => {
+    overrides: (database) => {
       limiter = createRateLimiter(loadConfig(env), database, { clock, logger: silent });
       return { rateLimiter: limiter };
     },
@@ -178,7 +178,7 @@ describe.each(TEST_DIALECTS)('rate limits with the shared store down on %s', (di
   const downEnv = { ...env, REDIS_URL: 'redis://127.0.0.1:1' };
   const ctx = useTestContext(dialect, {
     env: downEnv,
-    deps: (database) => {
+    overrides: (database) => {
       limiter = createRateLimiter(loadConfig(downEnv), database, { logger: silent });
       return { rateLimiter: limiter };
     },
