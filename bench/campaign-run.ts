@@ -90,7 +90,7 @@ async function main(): Promise<void> {
   });
   const triggerMs = performance.now() - started;
   if (res.statusCode !== 200) throw new Error(`trigger: ${res.statusCode} ${res.body}`);
-  const triggerId = (res.json() as { trigger_id: string }).trigger_id;
+  const triggerId = res.json<{ trigger_id: string }>().trigger_id;
   // A cheap look at the state only (the status endpoint sums every batch; polling it would cost the worker time).
   const stateOf = async () =>
     (
@@ -104,10 +104,10 @@ async function main(): Promise<void> {
   const makespanMs = performance.now() - started;
   clearInterval(sampler);
   await profiler?.();
-  const status = (await app.inject({ method: 'GET', url: `${campaignUrl}/triggers/${triggerId}`, headers })).json() as {
+  const status = (await app.inject({ method: 'GET', url: `${campaignUrl}/triggers/${triggerId}`, headers })).json<{
     state: string;
     counters: { accepted: number; devices: number; failed: number; failed_by_status: Record<string, number> };
-  };
+  }>();
   // The segment query over the whole audience: a broadcast dry run (counts only), after the fan-out.
   const dryStarted = performance.now();
   const dry = await app.inject({

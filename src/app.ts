@@ -36,9 +36,10 @@ export type App = FastifyInstance;
 export async function buildApp(deps: HttpDeps): Promise<App> {
   const { config } = deps;
   const frameworkErrors = createFrameworkErrorHandler();
+  // Typed as Fastify's base logger, so the app keeps FastifyInstance's default generics.
+  const loggerInstance: FastifyBaseLogger = deps.logger;
   const app: FastifyInstance = Fastify({
-    // pino's Logger is a FastifyBaseLogger; the cast keeps FastifyInstance's default generics.
-    loggerInstance: deps.logger as FastifyBaseLogger,
+    loggerInstance,
     genReqId: requestIdFor,
     logController: new CompactRequestLog(),
     bodyLimit: config.bodyLimitBytes,

@@ -39,7 +39,7 @@ export interface CommitterOptions {
 export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): OutcomeCommitter {
   let queued: SendRecord[] = [];
   let committing: Promise<void> | undefined;
-  let failure: unknown;
+  let failure: { error: unknown } | undefined;
 
   const commitGroup = async (group: SendRecord[]): Promise<void> => {
     const giveUpAt = Date.now() + (options.retryForMs ?? 60_000);
@@ -79,7 +79,7 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
       try {
         await commitGroup(group);
       } catch (error) {
-        failure = error;
+        failure = { error };
       }
     }
   };
@@ -105,9 +105,9 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
       while (queued.length > 0 || committing) {
         kick();
         await committing;
-        if (failure !== undefined) throw failure;
+        if (failure !== undefined) throw failure.error;
       }
-      if (failure !== undefined) throw failure;
+      if (failure !== undefined) throw failure.error;
     },
   };
 }

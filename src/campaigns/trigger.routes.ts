@@ -58,6 +58,7 @@ export function registerTriggerRoutes(
     '/api/v1/campaigns/:campaign_action',
     {
       config: { auth: 'secret', rateLimitClass: 'trigger', plainText400: CAMPAIGN_ID_MESSAGE },
+      // eslint-disable-next-line @typescript-eslint/no-misused-promises -- it returns the (thenable) reply, as Fastify handlers may
       errorHandler: triggerErrorHandler,
       schema: {
         summary: 'Trigger an API-triggered campaign (path: /api/v1/campaigns/{campaign_id}:trigger)',

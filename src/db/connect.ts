@@ -45,7 +45,7 @@ function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID
           ? (value: string) => Number(value)
-          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+          : (pg.types.getTypeParser(oid, format) as (value: string) => unknown)) as typeof pg.types.getTypeParser,
     },
   });
   // A connection lost while idle, or while checked out, emits 'error'; without a listener that

@@ -1,4 +1,5 @@
-import type { CompiledQuery, Compilable, Kysely } from 'kysely';
+import type { CompiledQuery, Compilable } from 'kysely';
+import type { AnyKysely } from './database.js';
 import { dialectOf } from './dialect.js';
 
 /*
@@ -9,9 +10,6 @@ import { dialectOf } from './dialect.js';
  * compiled parameters that hold a marker are the slots filled at each execution, any other
  * parameter (a literal the builder added) keeps its compiled value.
  */
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any table: the helpers are schema-agnostic
-type AnyDb = Kysely<any>;
 
 const MARKER = '\u0000herald-slot:';
 
@@ -31,9 +29,9 @@ function compileWithSlots<S>(query: Compilable<unknown>, slots: ReadonlyMap<stri
 }
 
 /** Compiled statements of one helper, per dialect and shape (a row count). */
-function statementCache<S>(prepare: (db: AnyDb, shape: number) => Prepared<S>) {
+function statementCache<S>(prepare: (db: AnyKysely, shape: number) => Prepared<S>) {
   const cache = new Map<string, Prepared<S>>();
-  return (db: AnyDb, shape: number): Prepared<S> => {
+  return (db: AnyKysely, shape: number): Prepared<S> => {
     const key = `${dialectOf(db)}:${shape}`;
     let entry = cache.get(key);
     if (!entry) cache.set(key, (entry = prepare(db, shape)));
@@ -48,8 +46,8 @@ function statementCache<S>(prepare: (db: AnyDb, shape: number) => Prepared<S>) {
  */
 export function preparedQuery<P extends Record<string, unknown>, R>(
   names: readonly (keyof P & string)[],
-  build: (db: AnyDb, params: P) => Compilable<R>,
-): (db: AnyDb, params: P) => Promise<R[]> {
+  build: (db: AnyKysely, params: P) => Compilable<R>,
+): (db: AnyKysely, params: P) => Promise<R[]> {
   const statement = statementCache((db) => {
     const markers = new Map(names.map((name) => [`${MARKER}${name}`, name]));
     return compileWithSlots(build(db, Object.fromEntries([...markers].map(([m, n]) => [n, m])) as P), markers);
@@ -71,9 +69,9 @@ export function preparedQuery<P extends Record<string, unknown>, R>(
  */
 export function preparedInsert<Row extends object>(
   columns: readonly (keyof Row & string)[],
-  build: (db: AnyDb, rows: Row[]) => Compilable<unknown>,
+  build: (db: AnyKysely, rows: Row[]) => Compilable<unknown>,
   rowsPerStatement: number,
-): (db: AnyDb, rows: readonly Row[]) => Promise<void> {
+): (db: AnyKysely, rows: readonly Row[]) => Promise<void> {
   type Slot = readonly [row: number, column: keyof Row & string];
   const statement = statementCache<Slot>((db, rowCount) => {
     const markers = new Map<string, Slot>();

@@ -158,7 +158,8 @@ async function recordOutcome(
     );
   }
   const message = describeJobError(error);
-  const payload = error instanceof RetryJobError || error instanceof AbandonJobError ? error.payload : undefined;
+  const payload: unknown =
+    error instanceof RetryJobError || error instanceof AbandonJobError ? error.payload : undefined;
   const last = job.attempts >= job.maxAttempts || error instanceof AbandonJobError;
   if (last && hasFinaliser) {
     // Claimed once more (attempts then exceed the maximum), that run calls the handler's finaliser.

@@ -5,18 +5,11 @@ import { newMessageId } from './message-id.js';
 import type { BucketSpec } from '../rate-limit/token-buckets.js';
 import { recordCredentialProblem, type ProjectCredentials } from './credentials/credentials.service.js';
 import { insertDeliveries, storedMessageIds, type DeliveriesTable } from './deliveries.repository.js';
-import { DeliveryStatus, type AttemptResult, type DeviceSendOutcome, type PushMessage } from './push.types.js';
+import { DeliveryStatus, type AttemptResult, type DeviceSend, type DeviceSendOutcome } from './push.types.js';
 import type { PushRuntime } from './push-runtime.js';
 import { retryDelayMs, sleep } from './retry-policy.js';
 import { DELIVERY_EVENT_TYPES } from '../webhooks/webhook-events.js';
 import { deliveryEvent, prunedEvent } from './delivery-events.js';
-
-export interface DeviceSend {
-  device: Device;
-  message: PushMessage;
-  /** `projectUserId`: the send answers a user target (recorded as such); `triggerId`, `campaignId`: a campaign trigger's send. */
-  refs?: { triggerId?: string; campaignId?: string; projectUserId?: string };
-}
 
 /**
  * A deadline as epoch ms. `undefined`: the request budget (REQUEST_TIMEOUT_MS less a margin). A value

@@ -88,7 +88,7 @@ function harness(dialect: Dialect) {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
     const worker = { child, exited: new Promise((resolve) => child.on('exit', resolve)) };
     workers.push(worker);
     await waitFor(async () => out.includes('ready'), { timeoutMs: 30_000, what: 'worker ready' });

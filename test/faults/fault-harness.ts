@@ -6,8 +6,7 @@ import { sql } from 'kysely';
 import { afterAll } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { REPO_ROOT } from '../helpers/processes.js';
-import { useTestContext, type TestContext } from '../helpers/test-app.js';
-import type { FakeProviders } from '../../src/fake-providers/fake-providers.js';
+import { useTestContext } from '../helpers/test-app.js';
 import { configureProviders, pushOverrides, TEST_SECRET_KEY, useFakeProviders } from '../push/push-helpers.js';
 import { createCampaign, triggerOk } from '../campaigns/campaign-helpers.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -108,7 +107,7 @@ export function faultHarness() {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
     const worker: Worker = {
       child,
       exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))),
@@ -191,8 +190,8 @@ export function faultHarness() {
   };
 
   return {
-    ctx: ctx as () => TestContext,
-    fakes: fakes as () => FakeProviders,
+    ctx,
+    fakes,
     spawnWorker,
     broadcast,
     recorded,

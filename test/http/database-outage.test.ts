@@ -147,7 +147,7 @@ describe.runIf(TEST_DIALECTS.includes('sqlite'))('SQLite locked by another proce
         })
       ).statusCode,
     ).toBe(200);
-    const other = new SQLite(ctx().database.target.sqliteFile!);
+    const other = new SQLite(ctx().database.target.sqliteFile);
     try {
       other.exec('BEGIN IMMEDIATE');
       other.prepare("update users set updated_at = updated_at where project_user_id = 'locked'").run();

@@ -109,7 +109,7 @@ describe.each(TEST_DIALECTS)('APNs connections and environments on %s', (dialect
     ]);
     const devices = (
       await ctx().inject({ method: 'GET', url: '/api/v1/users/env/devices', headers: ctx().secret })
-    ).json() as { devices: Array<{ device_id: string; status: string }> };
+    ).json<{ devices: Array<{ device_id: string; status: string }> }>();
     expect(devices.devices.map((d) => [d.device_id, d.status]).sort()).toEqual(
       [
         [devId, 'active'],

@@ -23,11 +23,9 @@ describe.each(TEST_DIALECTS)('credential problems on %s', (dialect) => {
   const view = async () =>
     (await ctx().inject({ method: 'GET', url: '/api/v1/push-credentials', headers: ctx().secret })).json();
   const devicesOf = async (user: string) =>
-    (
-      (await ctx().inject({ method: 'GET', url: `/api/v1/users/${user}/devices`, headers: ctx().secret })).json() as {
-        devices: Array<{ status: string }>;
-      }
-    ).devices;
+    (await ctx().inject({ method: 'GET', url: `/api/v1/users/${user}/devices`, headers: ctx().secret })).json<{
+      devices: Array<{ status: string }>;
+    }>().devices;
 
   it('leaves every device active after a wrong sender id, and records the problem on the credentials and in metrics', async () => {
     const { serviceAccount } = await configureProviders(ctx(), ctx().secret, fakes());

@@ -118,7 +118,7 @@ describe.each(TEST_DIALECTS)('every documented provider error on %s', (dialect) 
       ).json();
       const devices = (
         await ctx().inject({ method: 'GET', url: `/api/v1/users/${user}/devices`, headers: ctx().secret })
-      ).json() as { devices: Array<{ device_id: string; status: string }> };
+      ).json<{ devices: Array<{ device_id: string; status: string }> }>();
       const device = devices.devices.find((d) => d.device_id === deviceId);
       // `once` refreshes provider auth: FCM exchanges a new access token; APNs may not re-sign a token this young (20-minute rule).
       const attempts = row.retry === 'yes' ? MAX_ATTEMPTS : row.retry === 'once' && row.provider === 'fcm' ? 2 : 1;

@@ -286,8 +286,9 @@ describe.each(TEST_DIALECTS)('provider errors on %s', (dialect) => {
 
   async function devicesOf(user: string): Promise<Map<string, string>> {
     const res = await ctx().inject({ method: 'GET', url: `/api/v1/users/${user}/devices`, headers: ctx().secret });
-    const body = res.json() as
-      { devices?: Array<{ device_id: string; status: string }> } | Array<{ device_id: string; status: string }>;
+    const body = res.json<
+      { devices?: Array<{ device_id: string; status: string }> } | Array<{ device_id: string; status: string }>
+    >();
     const list = Array.isArray(body) ? body : (body.devices ?? []);
     return new Map(list.map((d) => [d.device_id, d.status]));
   }

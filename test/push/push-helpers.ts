@@ -127,7 +127,7 @@ export async function registerDevice(
     ...(deviceId ? { device_id: deviceId } : {}),
   });
   if (res.statusCode !== 200) throw new Error(`device registration: ${res.statusCode} ${res.body}`);
-  return (res.json() as { device_id: string }).device_id;
+  return res.json<{ device_id: string }>().device_id;
 }
 
 export interface WireResult {
@@ -155,7 +155,7 @@ export async function sendToDevices(
     push_notifications: items,
   });
   if (res.statusCode !== 200) throw new Error(`send: ${res.statusCode} ${res.body}`);
-  return (res.json() as { delivery_results: WireResult[] }).delivery_results;
+  return res.json<{ delivery_results: WireResult[] }>().delivery_results;
 }
 
 export const S = (suffix: string) => `DELIVERY_RESULT_STATUS_${suffix}`;

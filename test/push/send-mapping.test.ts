@@ -101,7 +101,7 @@ describe.each(TEST_DIALECTS)('push payloads and results on %s', (dialect) => {
       ],
     });
     expect(res.statusCode).toBe(200);
-    const [three, nobody] = (res.json() as { delivery_results: WireResult[] }).delivery_results;
+    const [three, nobody] = res.json<{ delivery_results: WireResult[] }>().delivery_results;
     expect(three).not.toHaveProperty('status');
     expect(three).not.toHaveProperty('created_at');
     expect(three!.deliveries.map((d) => [d.device_id, d.provider, d.status])).toEqual([

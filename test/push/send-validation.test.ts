@@ -100,7 +100,7 @@ describe.each(TEST_DIALECTS)('push request validation on %s', (dialect) => {
     );
     const res = await post(ctx(), ctx().secret, '/api/v1/send-push-notifications', { push_notifications: items });
     expect(res.statusCode).toBe(200);
-    const results = (res.json() as { delivery_results: WireResult[] }).delivery_results;
+    const results = res.json<{ delivery_results: WireResult[] }>().delivery_results;
     expect(results).toHaveLength(1000);
     results.forEach((r, i) => {
       if (i % 100 === 99) expect([i, r.status]).toEqual([i, S('NO_DEVICE')]);

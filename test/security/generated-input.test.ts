@@ -281,7 +281,7 @@ describe.each(TEST_DIALECTS)('generated input on %s', (dialect) => {
       const c = ctx();
       await seed(c);
       const other = await c.newProject('other');
-      const doc = (await c.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument;
+      const doc = (await c.inject({ method: 'GET', url: '/openapi.json' })).json<OpenApiDocument>();
       // Routes the OpenAPI document leaves out (hidden, or lost beside a hidden route of the same path).
       const hidden = (method: string, path: string, body?: Schema): RestOperation => ({
         method,
@@ -347,7 +347,7 @@ describe.each(TEST_DIALECTS)('generated input on %s', (dialect) => {
             const headers: Record<string, string> = { ...headersFor(req.key, req.op.secretOnly) };
             if (payload !== undefined && req.contentType !== '') headers['content-type'] = req.contentType;
             res = await c.inject({
-              method: req.op.method as 'GET',
+              method: req.op.method,
               url,
               headers,
               ...(payload !== undefined ? { payload } : {}),

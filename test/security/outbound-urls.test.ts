@@ -279,6 +279,7 @@ describe.each(TEST_DIALECTS)(
       devices.push(await registerDevice(ctx(), secret, 'private', { fcm_token: fcmToken() }));
       // Any socket aimed anywhere but loopback is recorded and stopped before it connects.
       const attempted: string[] = [];
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- put back as it was, and called with its socket as `this`
       const connect = net.Socket.prototype.connect;
       net.Socket.prototype.connect = function (this: net.Socket, ...args: unknown[]) {
         const options = (typeof args[0] === 'object' && args[0] !== null ? args[0] : { host: args[1] }) as {
@@ -291,7 +292,7 @@ describe.each(TEST_DIALECTS)(
           return this;
         }
         return (connect as (...a: unknown[]) => net.Socket).apply(this, args);
-      } as typeof net.Socket.prototype.connect;
+      };
       try {
         const results = await sendToDevices(
           ctx(),

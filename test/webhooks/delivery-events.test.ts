@@ -7,7 +7,8 @@ import { createOutcomeCommitter } from '../../src/campaigns/outcome-committer.js
 import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { deliveryEvent } from '../../src/push/delivery-events.js';
-import { deliveryRow, type DeviceSend } from '../../src/push/push-dispatch.js';
+import { deliveryRow } from '../../src/push/push-dispatch.js';
+import type { DeviceSend } from '../../src/push/push.types.js';
 import { DeliveryStatus } from '../../src/push/push.types.js';
 import { createDeliveryEvents, SUBSCRIPTION_CACHE_TTL_MS } from '../../src/webhooks/delivery-events.service.js';
 import { createWebhook as createWebhookRecord } from '../../src/webhooks/webhooks.service.js';

@@ -55,4 +55,4 @@ export interface AnySkill {
   run(ctx: SkillContext, input: unknown): Promise<SkillResult>;
 }
 
-export const defineSkill = <I>(skill: Skill<I>): AnySkill => skill as AnySkill;
+export const defineSkill = <I>(skill: Skill<I>): AnySkill => skill;
