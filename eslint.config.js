@@ -16,6 +16,7 @@ const FEATURES = [
   'push',
   'rate-limit',
   'users',
+  'webhooks',
 ];
 /** What `jobs/`, `db/` and `lib/` may never import (code-style-anchors §3.3): features and the layers above them. */
 const ABOVE_THE_BASE = [...FEATURES, 'cli', 'http', 'observability', 'boot'].map((f) => `./src/${f}`);
