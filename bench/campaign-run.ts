@@ -5,15 +5,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
-import { buildApp } from '../src/app.js';
-import { createConfiguredTemplateRenderer } from '../src/campaigns/render-pool.js';
-import { createCampaignJobHandlers } from '../src/campaigns/campaign-fanout.job.js';
 import '../src/campaigns/triggers.repository.js';
 import { loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/db/connect.js';
-import { createJobRunner } from '../src/jobs/jobs.js';
-import { systemClock } from '../src/lib/clock.js';
-import { createPushRuntime } from '../src/push/push-runtime.js';
+import { createHerald } from '../src/herald.js';
 import { unlimitedRateLimiter } from '../test/helpers/unlimited-rate-limiter.js';
 import type { PreparedBench } from './campaign-prepare.js';
 
@@ -59,33 +53,16 @@ async function main(): Promise<void> {
     // The stand-in enforces no quota and neither does the raw loop; Herald's bucket must not either.
     FCM_QUOTA_PER_MINUTE: '100000000',
   });
-  const database = openDatabase({ sqliteFile: path.join(dir, 'herald.sqlite') });
-  const logger = pino({ level: 'silent' });
-  const push = createPushRuntime(config, database, {
-    ca: fs.readFileSync(path.join(arg('fakes'), 'ca.pem'), 'utf8'),
-    logger,
-  });
-  const templates = createConfiguredTemplateRenderer(config, logger, { warm: true });
-  const app = await buildApp({
-    config,
-    db: database.db,
-    dialect: database.dialect,
-    logger,
-    clock: systemClock,
+  const herald = createHerald(config, {
+    logger: pino({ level: 'silent' }),
     rateLimiter: unlimitedRateLimiter,
-    push,
-    templates,
+    push: { ca: fs.readFileSync(path.join(arg('fakes'), 'ca.pem'), 'utf8') },
+    warmTemplates: true,
+    fanout: tuning(),
   });
-  const runner = createJobRunner({
-    db: database.db,
-    dialect: database.dialect,
-    logger,
-    clock: systemClock,
-    handlers: createCampaignJobHandlers({ push, templates, clock: systemClock, logger, ...tuning() }),
-    concurrency: config.jobConcurrency,
-    pollIntervalMs: config.jobPollIntervalMs,
-    leaseMs: config.jobLeaseMs,
-  });
+  const { database } = herald;
+  const app = await herald.buildApp();
+  const runner = herald.createJobRunner();
   await runner.start();
   global.gc?.();
   const rssBeforeMb = Math.round(process.memoryUsage.rss() / 1048576);
@@ -113,7 +90,7 @@ async function main(): Promise<void> {
   });
   const triggerMs = performance.now() - started;
   if (res.statusCode !== 200) throw new Error(`trigger: ${res.statusCode} ${res.body}`);
-  const triggerId = (res.json() as { trigger_id: string }).trigger_id;
+  const triggerId = res.json<{ trigger_id: string }>().trigger_id;
   // A cheap look at the state only (the status endpoint sums every batch; polling it would cost the worker time).
   const stateOf = async () =>
     (
@@ -127,10 +104,10 @@ async function main(): Promise<void> {
   const makespanMs = performance.now() - started;
   clearInterval(sampler);
   await profiler?.();
-  const status = (await app.inject({ method: 'GET', url: `${campaignUrl}/triggers/${triggerId}`, headers })).json() as {
+  const status = (await app.inject({ method: 'GET', url: `${campaignUrl}/triggers/${triggerId}`, headers })).json<{
     state: string;
     counters: { accepted: number; devices: number; failed: number; failed_by_status: Record<string, number> };
-  };
+  }>();
   // The segment query over the whole audience: a broadcast dry run (counts only), after the fan-out.
   const dryStarted = performance.now();
   const dry = await app.inject({
@@ -164,9 +141,7 @@ async function main(): Promise<void> {
   );
   await runner.stop();
   await app.close();
-  await push.close();
-  await templates.close();
-  await database.close();
+  await herald.close();
 }
 
 await main();

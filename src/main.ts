@@ -16,7 +16,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger(config.logLevel);
-  const runtime = await startRuntime(config, logger);
+  const runtime = await startRuntime(config, { logger });
 
   const shutdown = (signal: string): void => {
     logger.info({ signal }, 'shutting down');

@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppDeps } from '../app.js';
 import { AppError } from '../errors.js';
 import { parseJsonBody } from '../http/input-guard.js';
 import { registerRateLimitHook } from '../http/rate-limit-hook.js';
 import { authenticateKey } from '../projects/projects.service.js';
 import { PUBLIC_DESCRIPTION, publicCard } from './agent-card.js';
-import type { CallContext } from './call-context.js';
+import type { A2aDeps, CallContext } from './call-context.js';
 import { dispatch } from './dispatch.js';
 import { rpcError, toRpcError } from './errors.js';
 import { failure, idOf, readEnvelope, success, type Envelope } from './json-rpc.js';
@@ -32,7 +31,7 @@ const codecOf = (request: FastifyRequest): Codec => {
 };
 
 /** Where `/a2a` is: under PUBLIC_URL when set, else on the host the request named (then the card varies by Host). */
-const endpointUrl = (deps: AppDeps, request: FastifyRequest): string =>
+const endpointUrl = (deps: A2aDeps, request: FastifyRequest): string =>
   `${deps.config.publicUrl?.replace(/\/+$/, '') ?? `${request.protocol}://${request.host}`}/a2a`;
 
 function sendRpcError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
@@ -56,18 +55,12 @@ function operationOf(codec: Codec, method: string): Operation {
   return operation;
 }
 
-function callContext(
-  deps: AppDeps,
-  request: FastifyRequest,
-  codec: Codec,
-  events: TaskEventBus,
-  writes: AppDeps['writes'],
-): CallContext {
+function callContext(deps: A2aDeps, request: FastifyRequest, codec: Codec, events: TaskEventBus): CallContext {
   const idempotencyKey = request.headers['x-service-idempotency-key'];
   return {
     deps,
     events,
-    writes,
+    writes: deps.writes,
     codec,
     projectId: request.auth!.projectId,
     logger: request.log,
@@ -100,7 +93,7 @@ async function runNotification(call: CallContext, envelope: Envelope): Promise<v
  * `POST /a2a` (JSON-RPC 2.0 over HTTP, v1 and v0.3) and the public agent card. Authentication:
  * `X-API-Key` with a secret key; the project comes from the key (spec "Authentication").
  */
-export function registerA2aRoutes(app: FastifyInstance, deps: AppDeps): void {
+export function registerA2aRoutes(app: FastifyInstance, deps: A2aDeps): void {
   const events = createTaskEventBus(deps.pgPool, deps.logger);
   const writes = deps.writes;
   // Tasks whose instance died are failed after their lease and their idempotency keys released (tasks/task-leases.ts).
@@ -162,7 +155,7 @@ export function registerA2aRoutes(app: FastifyInstance, deps: AppDeps): void {
         });
       const codec = codecFor(choice.version);
       const envelope = readEnvelope(request.body);
-      const call = callContext(deps, request, codec, events, writes);
+      const call = callContext(deps, request, codec, events);
       if (envelope.notification) {
         await runNotification(call, envelope);
         return reply.code(204).send();

@@ -1,13 +1,10 @@
 import { createRequire } from 'node:module';
+import type { CardModel } from './model.js';
 import { SKILLS } from './skills/registry.js';
 
 const HERALD_VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
 /** What varies between cards: where `/a2a` is, and (for the extended card) whose project it is. */
-export interface CardModel {
-  endpointUrl: string;
-  description: string;
-}
 
 const API_KEY_DESCRIPTION =
   'A secret API key of your Herald project (svc_sk_...). The project is derived from the key.';

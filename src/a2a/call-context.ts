@@ -1,16 +1,38 @@
-import type { LogFn } from 'pino';
-import type { AppDeps } from '../app.js';
-import { secretBoxFor } from './push-configs/push-config-secrets.js';
-import type { PushConfigContext } from './push-configs/push-configs.service.js';
-import type { TaskEventBus } from './tasks/task-events.js';
+import type { Kysely } from 'kysely';
+import type pg from 'pg';
+import type { LogFn, Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
 import type { WriteBatcher } from '../db/write-batcher.js';
+import type { OutboundPolicy } from '../lib/outbound-url-policy.js';
+import type { RateLimiter } from '../rate-limit/rate-limiter.js';
+import type { SecretBoxSource } from './push-configs/push-config-secrets.js';
+import type { PushConfigContext } from './push-configs/push-configs.service.js';
+import type { SkillDeps } from './skills/skill.js';
+import type { TaskEventBus } from './tasks/task-events.js';
 import type { RunContext } from './tasks/task-runner.js';
 import type { StoreContext } from './tasks/task-store.js';
 import type { Codec } from './versions/codec.js';
 
+/** What the agent interface needs (src/herald.ts gives it); the skills' own dependencies included. */
+export interface A2aDeps extends SkillDeps {
+  config: Pick<Config, 'publicUrl' | 'bodyLimitBytes'>;
+  db: Kysely<Database>;
+  logger: Logger;
+  /** Task writes share commits on the embedded database. */
+  writes: WriteBatcher;
+  /** PostgreSQL: task status events reach other instances over LISTEN/NOTIFY. */
+  pgPool?: pg.Pool | undefined;
+  rateLimiter: RateLimiter;
+  /** Seals push configs' secrets. */
+  secretBox: SecretBoxSource;
+  /** Webhook URLs are tenant URLs. */
+  outbound: OutboundPolicy;
+}
+
 /** One authenticated JSON-RPC call: who calls (the key's project), in which protocol version. */
 export interface CallContext {
-  deps: AppDeps;
+  deps: A2aDeps;
   events: TaskEventBus;
   writes: WriteBatcher;
   projectId: string;
@@ -40,6 +62,6 @@ export const pushContext = (call: CallContext): PushConfigContext => ({
   db: call.deps.db,
   clock: call.deps.clock,
   projectId: call.projectId,
-  outbound: { allowPrivateNetworks: call.deps.config.outboundAllowPrivateNetworks },
-  secrets: secretBoxFor(call.deps.config, call.deps.dialect),
+  outbound: call.deps.outbound,
+  secrets: call.deps.secretBox,
 });

@@ -135,3 +135,9 @@ export interface ListTasksResult {
   pageSize: number;
   totalSize: number;
 }
+
+/** What an agent card varies by: where `/a2a` is and the description (public, or the extended card's). */
+export interface CardModel {
+  endpointUrl: string;
+  description: string;
+}

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { claimKey, completeKey, type IdempotencyKeyRef } from '../idempotency/idempotency.repository.js';
 import {
-  IDEMPOTENCY_TTL_MS,
+  claimIdempotencyKey,
+  completeIdempotencyKey,
   hashRequest,
   runIdempotent,
   validateIdempotencyKey,
+  type IdempotencyKeyRef,
 } from '../idempotency/idempotency.service.js';
 import { newId } from '../lib/ids.js';
 import { AsyncQueue } from './async-queue.js';
@@ -15,8 +16,7 @@ import { isFinal, type SendInput, type StatusEvent, type Task } from './model.js
 import { preparePushConfig } from './push-configs/push-configs.service.js';
 import { selectSkill } from './skills/registry.js';
 import { runTask, type RunRequest, type TransactionHooks } from './tasks/task-runner.js';
-import { currentStatus, getTask } from './tasks/task-store.js';
-import { findTask } from './tasks/tasks.repository.js';
+import { currentStatus, getTask, taskExists } from './tasks/task-store.js';
 
 const SAFE_KEY = /^[\x21-\x7e]{1,200}$/;
 
@@ -43,7 +43,7 @@ async function prepare(call: CallContext, input: SendInput): Promise<RunRequest>
   const invocation = selectSkill(input.message);
   const given = input.message.taskId;
   if (given !== undefined) {
-    if (!(await findTask(call.deps.db, call.projectId, given)))
+    if (!(await taskExists(storeContext(call), given)))
       throw rpcError('TASK_NOT_FOUND', `Task ${given} not found`, { metadata: { taskId: given } });
     throw rpcError(
       'UNSUPPORTED_OPERATION',
@@ -70,9 +70,9 @@ function keyHooks(call: CallContext, ref: IdempotencyKeyRef, hash: string): Tran
   const now = call.deps.clock.now();
   return {
     begin: async (trx) => {
-      if (!(await claimKey(trx, ref, hash, now, now + IDEMPOTENCY_TTL_MS))) throw new KeyTaken();
+      if (!(await claimIdempotencyKey(trx, ref, hash, now))) throw new KeyTaken();
     },
-    end: (trx, task) => completeKey(trx, ref, 200, JSON.stringify({ taskId: task.id })),
+    end: (trx, task) => completeIdempotencyKey(trx, ref, { status: 200, body: { taskId: task.id } }),
   };
 }
 

@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
 import { wholeTable } from '../db/dialect.js';
 import { readJson } from '../db/json.js';
-import { deviceRowToDevice, type Device } from '../devices/devices.service.js';
+import { activeDeviceCountOf } from '../devices/devices.service.js';
 
 /** A user as the audience queries return it, with the campaign's conditions evaluated in SQL. */
 export interface AudienceUser {
@@ -51,8 +51,7 @@ const toAudienceUser = (r: {
 
 /**
  * One broadcast range: the segment's users with ids in (after, upto] that existed at the trigger's
- * snapshot, each with its active devices registered by then, in one query (users outside the
- * segment never leave the database; a user without a device comes back with none).
+ * snapshot, with the audience conditions evaluated (users outside the segment never leave the database).
  */
 export async function segmentUsersInRange(
   db: Db,
@@ -60,45 +59,17 @@ export async function segmentUsersInRange(
   range: { after: string | null; upto: string | null },
   snapshotAt: number,
   c: Conditions,
-): Promise<Array<{ user: AudienceUser; devices: Device[] }>> {
+): Promise<AudienceUser[]> {
   let query = db
     .selectFrom('users')
-    .leftJoin('devices', (join) =>
-      join
-        .onRef('devices.user_id', '=', 'users.id')
-        .on('devices.status', '=', 'active')
-        .on('devices.created_at', '<=', snapshotAt),
-    )
-    .select([
-      'users.id',
-      'users.project_user_id',
-      'users.properties',
-      sql<boolean>`${c.audience}`.as('eligible'),
-      ...joinedDeviceColumns,
-    ])
+    .select(['users.id', 'users.project_user_id', 'users.properties', sql<boolean>`${c.audience}`.as('eligible')])
     .where('users.project_id', '=', projectId)
     .where('users.created_at', '<=', snapshotAt)
     .where(c.segment);
   if (range.after !== null) query = query.where('users.id', '>', range.after);
   if (range.upto !== null) query = query.where('users.id', '<=', range.upto);
-  const out: Array<{ user: AudienceUser; devices: Device[] }> = [];
-  for (const r of await query.orderBy('users.id').orderBy('devices.device_id').execute()) {
-    let last = out[out.length - 1];
-    if (last?.user.id !== r.id) {
-      last = { user: toAudienceUser({ ...r, in_segment: true }), devices: [] };
-      out.push(last);
-    }
-    if (r.device_id !== null)
-      last.devices.push(
-        deviceRowToDevice({
-          ...(r as unknown as DeviceRow),
-          project_id: projectId,
-          user_id: r.id,
-          project_user_id: r.project_user_id,
-        }),
-      );
-  }
-  return out;
+  const rows = await query.orderBy('users.id').execute();
+  return rows.map((r) => toAudienceUser({ ...r, in_segment: true }));
 }
 
 /**
@@ -121,66 +92,6 @@ export async function usersByIds(
       : await selectAudience(db, projectId, c).where('users.id', 'in', ids.userIds).execute();
   const unique = new Map([...byProjectUserId, ...byId].map((r) => [r.id, r]));
   return [...unique.values()].map(toAudienceUser);
-}
-
-type DeviceRow = Parameters<typeof deviceRowToDevice>[0];
-const joinedDeviceColumns = [
-  'devices.device_id',
-  'devices.platform',
-  'devices.provider',
-  'devices.push_address',
-  'devices.push_keys',
-  'devices.status',
-  'devices.disabled_reason',
-  'devices.created_at',
-  'devices.updated_at',
-] as const;
-
-const deviceColumns = [
-  'project_id',
-  'device_id',
-  'user_id',
-  'platform',
-  'provider',
-  'push_address',
-  'push_keys',
-  'status',
-  'disabled_reason',
-  'created_at',
-  'updated_at',
-] as const;
-
-/**
- * Active devices of the users (optionally only those registered by `createdBefore`), ordered by
- * user then device. The users come from one project's queries, so their ids alone select the right
- * devices; a `project_id` term would steer SQLite onto the primary key and scan the whole project.
- */
-export async function activeDevicesOf(db: Db, users: Map<string, string>, createdBefore?: number): Promise<Device[]> {
-  if (users.size === 0) return [];
-  let query = db
-    .selectFrom('devices')
-    .select(deviceColumns)
-    .where('user_id', 'in', [...users.keys()])
-    .where('status', '=', 'active');
-  if (createdBefore !== undefined) query = query.where('created_at', '<=', createdBefore);
-  const rows = await query.orderBy('user_id').orderBy('device_id').execute();
-  return rows.map((row) => deviceRowToDevice({ ...row, project_user_id: users.get(row.user_id)! }));
-}
-
-/** Targeted devices, whatever their status (a disabled device is a target without a usable device). */
-export async function devicesByIds(
-  db: Db,
-  projectId: string,
-  deviceIds: string[],
-): Promise<Array<{ deviceId: string; userId: string; active: boolean }>> {
-  if (deviceIds.length === 0) return [];
-  const rows = await db
-    .selectFrom('devices')
-    .select(['device_id', 'user_id', 'status'])
-    .where('project_id', '=', projectId)
-    .where('device_id', 'in', deviceIds)
-    .execute();
-  return rows.map((r) => ({ deviceId: r.device_id, userId: r.user_id, active: r.status === 'active' }));
 }
 
 /** The id `size` users after `after` (keyset over the project's users), or undefined when fewer remain. */
@@ -215,7 +126,7 @@ export async function countBroadcastAudience(db: Db, projectId: string, snapshot
       coalesce(sum(case when eligible then devices else 0 end), 0) as devices
     from (
       select ${c.audience} as eligible,
-        (select count(*) from devices where devices.user_id = users.id and devices.status = 'active' and devices.created_at <= ${snapshotAt}) as devices
+        ${activeDeviceCountOf(sql.ref('users.id'), snapshotAt)} as devices
       from ${wholeTable(db, 'users')}
       where users.project_id = ${projectId} and users.created_at <= ${snapshotAt} and ${c.segment}
     ) as audience`.execute(db);

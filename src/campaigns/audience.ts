@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js';
-import type { Device } from '../devices/devices.service.js';
+import { activeDevicesOfUserIds, deviceOwners, type Device } from '../devices/devices.service.js';
 import * as repo from './audience.repository.js';
 import { compileCondition } from './conditions/compile-condition.js';
 import { emptyCounters, type TriggerCounters } from './trigger-counters.js';
@@ -59,8 +59,9 @@ export async function broadcastSlice(
   c: CompiledConditions,
 ): Promise<AudienceSlice> {
   const users = await repo.segmentUsersInRange(db, projectId, range, snapshotAt, c);
-  const eligible = users.filter((u) => u.user.eligible);
-  const recipients = eligible.filter((u) => u.devices.length > 0);
+  const eligible = users.filter((u) => u.eligible);
+  const devices = await activeDevicesOfUserIds(db, new Map(eligible.map((u) => [u.id, u.projectUserId])), snapshotAt);
+  const recipients = groupByUser(eligible, devices);
   const counters = emptyCounters();
   counters.in_segment = users.length;
   counters.eligible = eligible.length;
@@ -83,7 +84,7 @@ export async function targetsSlice(
 ): Promise<AudienceSlice> {
   const of = <K extends 'project_user_id' | 'user_id' | 'device_id'>(key: K) =>
     targets.flatMap((t) => (key in t ? [(t as Record<K, string>)[key]] : []));
-  const targetDevices = new Map((await repo.devicesByIds(db, projectId, of('device_id'))).map((d) => [d.deviceId, d]));
+  const targetDevices = new Map((await deviceOwners(db, projectId, of('device_id'))).map((d) => [d.deviceId, d]));
   const users = await repo.usersByIds(
     db,
     projectId,
@@ -97,7 +98,7 @@ export async function targetsSlice(
   const byProjectUserId = new Map(users.map((u) => [u.projectUserId, u]));
   const eligible = users.filter((u) => u.eligible);
   const devicesOf = new Map<string, Device[]>();
-  for (const d of await repo.activeDevicesOf(db, new Map(eligible.map((u) => [u.id, u.projectUserId]))))
+  for (const d of await activeDevicesOfUserIds(db, new Map(eligible.map((u) => [u.id, u.projectUserId]))))
     devicesOf.set(d.userId, [...(devicesOf.get(d.userId) ?? []), d]);
 
   const counters = emptyCounters();

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../app.js';
+import type { Db } from '../db/database.js';
+import type { Clock } from '../lib/clock.js';
 import {
   CampaignParams,
   CampaignResponse,
@@ -18,7 +19,7 @@ const ErrorBody = Type.Object({ error: Type.String() });
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody };
 
 /** Campaign management (C1): JSON in and out, JSON `{"error"}` for every failure. */
-export function registerCampaignRoutes(fastify: FastifyInstance, deps: AppDeps): void {
+export function registerCampaignRoutes(fastify: FastifyInstance, deps: { db: Db; clock: Clock }): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, clock } = deps;
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import { isDatabaseUnavailable } from '../db/dialect.js';
-import { insertDeliveries, type DeliveriesTable } from '../push/deliveries.repository.js';
+import { storeDeliveries, type DeliveriesTable } from '../push/push-dispatch.js';
 import type { WebhookEvent } from '../webhooks/webhook-events.js';
 import { recordDeliveries, type TriggerDeliveriesTable } from './trigger-deliveries.repository.js';
 
@@ -39,14 +39,14 @@ export interface CommitterOptions {
 export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): OutcomeCommitter {
   let queued: SendRecord[] = [];
   let committing: Promise<void> | undefined;
-  let failure: unknown;
+  let failure: { error: unknown } | undefined;
 
   const commitGroup = async (group: SendRecord[]): Promise<void> => {
     const giveUpAt = Date.now() + (options.retryForMs ?? 60_000);
     for (let attempt = 0; ; attempt++) {
       try {
         await db.transaction().execute(async (trx) => {
-          const fresh = await insertNewDeliveries(
+          const fresh = await storeDeliveries(
             trx,
             group.map((r) => r.delivery),
             attempt > 0,
@@ -79,7 +79,7 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
       try {
         await commitGroup(group);
       } catch (error) {
-        failure = error;
+        failure = { error };
       }
     }
   };
@@ -105,33 +105,9 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
       while (queued.length > 0 || committing) {
         kick();
         await committing;
-        if (failure !== undefined) throw failure;
+        if (failure !== undefined) throw failure.error;
       }
-      if (failure !== undefined) throw failure;
+      if (failure !== undefined) throw failure.error;
     },
   };
-}
-
-/** Inserts delivery records; after a retried commit, skips those the unseen first commit already stored. Returns the ids inserted. */
-async function insertNewDeliveries(db: Db, rows: DeliveriesTable[], mayExist: boolean): Promise<Set<string>> {
-  if (rows.length === 0) return new Set();
-  let fresh = rows;
-  if (mayExist) {
-    const existing = new Set(
-      (
-        await db
-          .selectFrom('deliveries')
-          .select('message_id')
-          .where(
-            'message_id',
-            'in',
-            rows.map((r) => r.message_id),
-          )
-          .execute()
-      ).map((r) => r.message_id),
-    );
-    fresh = rows.filter((r) => !existing.has(r.message_id));
-  }
-  await insertDeliveries(db, fresh);
-  return new Set(fresh.map((r) => r.message_id));
 }

@@ -120,7 +120,7 @@ export function createTemplateRenderer(options: TemplateRendererOptions): Templa
     try {
       return await pool.run({ message, scopes, limits, progress: task.progress }, { signal: task.controller.signal });
     } catch (error) {
-      const at = task.progress[0]!;
+      const at = task.progress[0];
       const outOfMemory = (error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY';
       if (closed || at < 0 || (!task.stuck && !outOfMemory)) throw error;
       options.logger?.warn(

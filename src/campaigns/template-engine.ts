@@ -42,7 +42,7 @@ class ChargedCaptureTag extends CaptureTag {
         this.buffer += text;
       },
     };
-    ctx.bottom()[this.variable] = (yield this.liquid.renderer.renderTemplates(this.templates, ctx, emitter)) as string;
+    ctx.bottom()[this.variable] = yield this.liquid.renderer.renderTemplates(this.templates, ctx, emitter);
   }
 }
 

@@ -15,7 +15,7 @@ export interface TriggerInput {
 export const MAX_TARGETS = 1000;
 const MAX_PROPERTIES = 256;
 const TARGET_KEYS: readonly TargetKey[] = ['project_user_id', 'device_id', 'user_id'];
-// eslint-disable-next-line no-control-regex
+// eslint-disable-next-line no-control-regex -- the pattern exists to refuse control characters
 const ID_PATTERN = /^[^\u0000-\u001f\u007f-\u009f]{1,255}$/u;
 
 const isObject = (value: unknown): value is Record<string, unknown> =>

@@ -1,5 +1,6 @@
-import { sql, type CompiledQuery } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { preparedInsert } from '../db/prepared.js';
 
 /** The send-side checkpoint of a trigger (C4): one row per (trigger, device), never two. */
 export interface TriggerDeliveriesTable {
@@ -25,8 +26,6 @@ declare module '../db/database.js' {
 }
 
 const INSERT_CHUNK = 500;
-/** Rows per insert statement: a fan-out records about this many outcomes at a time. */
-const PREPARED_ROWS = 100;
 const COLUMNS = [
   'trigger_id',
   'device_id',
@@ -38,56 +37,26 @@ const COLUMNS = [
   'token_action',
   'detail',
   'created_at',
-] as const;
+] as const satisfies readonly (keyof TriggerDeliveriesTable)[];
 
-interface PreparedInsert {
-  compiled: CompiledQuery;
-  /** For each parameter of the compiled statement, the row and column whose value it takes. */
-  slots: Array<readonly [number, number]>;
-}
-
-/**
- * The insert of `rows` rows, built and compiled by Kysely once per database adapter and row count:
- * building a 100-row insert costs about as much as running it on SQLite, and a fan-out runs it once
- * per `sendToDevices` call. Values are bound positionally from the rows at each execution.
- */
-const preparedInserts = new WeakMap<object, Map<number, PreparedInsert>>();
-function preparedInsert(db: Db, rows: number): PreparedInsert {
-  const adapter = db.getExecutor().adapter;
-  let byRows = preparedInserts.get(adapter);
-  if (!byRows) preparedInserts.set(adapter, (byRows = new Map()));
-  let prepared = byRows.get(rows);
-  if (!prepared) {
-    const placeholder = (r: number, c: number) => `__herald_slot:${r}:${c}`;
-    const values = Array.from(
-      { length: rows },
-      (_, r) =>
-        Object.fromEntries(COLUMNS.map((name, c) => [name, placeholder(r, c)])) as unknown as TriggerDeliveriesTable,
-    );
-    const compiled = db
+/** Inserts rows (100 per statement, about what a fan-out records at a time); a device already recorded keeps its row. */
+const insertIgnoringRecorded = preparedInsert<TriggerDeliveriesTable>(
+  COLUMNS,
+  (db: Db, rows: TriggerDeliveriesTable[]) =>
+    db
       .insertInto('trigger_deliveries')
-      .values(values)
-      .onConflict((oc) => oc.columns(['trigger_id', 'device_id']).doNothing())
-      .compile();
-    const slots = compiled.parameters.map((p) => {
-      const match = typeof p === 'string' ? /^__herald_slot:(\d+):(\d+)$/.exec(p) : null;
-      if (!match) throw new Error('unexpected parameter in the prepared ledger insert');
-      return [Number(match[1]), Number(match[2])] as const;
-    });
-    byRows.set(rows, (prepared = { compiled, slots }));
-  }
-  return prepared;
-}
+      .values(rows)
+      .onConflict((oc) => oc.columns(['trigger_id', 'device_id']).doNothing()),
+  100,
+);
 
 /** Records outcomes; a device already recorded for the trigger keeps its first record. */
 export async function recordDeliveries(db: Db, rows: TriggerDeliveriesTable[]): Promise<void> {
   // In key order, so one statement's rows land on neighbouring b-tree pages.
-  const sorted = [...rows].sort((a, b) => (a.device_id < b.device_id ? -1 : 1));
-  for (let i = 0; i < sorted.length; i += PREPARED_ROWS) {
-    const part = sorted.slice(i, i + PREPARED_ROWS);
-    const { compiled, slots } = preparedInsert(db, part.length);
-    await db.executeQuery({ ...compiled, parameters: slots.map(([r, c]) => part[r]![COLUMNS[c]!]) });
-  }
+  await insertIgnoringRecorded(
+    db,
+    [...rows].sort((a, b) => (a.device_id < b.device_id ? -1 : 1)),
+  );
 }
 
 const chunks = <T>(items: T[], size: number): T[][] =>

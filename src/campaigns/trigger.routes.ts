@@ -1,14 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppDeps } from '../app.js';
 import { AppError } from '../errors.js';
 import { renderError } from '../http/error-handler.js';
 import { replyIdempotently } from '../idempotency/idempotency.http.js';
 import { ListQuery } from './campaigns.schemas.js';
 import { TriggerListSchema, TriggerStatusSchema } from './trigger.schemas.js';
 import { getTriggerStatus, listTriggers } from './trigger-status.service.js';
-import { CAMPAIGN_ID_MESSAGE, dryRunTrigger, triggerCampaign } from './trigger.service.js';
+import type { TemplateRenderer } from './render-pool.js';
+import { CAMPAIGN_ID_MESSAGE, dryRunTrigger, triggerCampaign, type TriggerDeps } from './trigger.service.js';
 
 const FAILED = 'Failed to send campaign trigger message';
 const VERB = ':trigger';
@@ -47,7 +47,10 @@ function triggerErrorHandler(
   return reply.code(400).header('X-Error-Reason', rendered.reason).type('text/plain; charset=utf-8').send(message);
 }
 
-export function registerTriggerRoutes(fastify: FastifyInstance, deps: AppDeps): void {
+export function registerTriggerRoutes(
+  fastify: FastifyInstance,
+  deps: TriggerDeps & { templates: TemplateRenderer },
+): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db } = deps;
 
@@ -55,6 +58,7 @@ export function registerTriggerRoutes(fastify: FastifyInstance, deps: AppDeps): 
     '/api/v1/campaigns/:campaign_action',
     {
       config: { auth: 'secret', rateLimitClass: 'trigger', plainText400: CAMPAIGN_ID_MESSAGE },
+      // eslint-disable-next-line @typescript-eslint/no-misused-promises -- it returns the (thenable) reply, as Fastify handlers may
       errorHandler: triggerErrorHandler,
       schema: {
         summary: 'Trigger an API-triggered campaign (path: /api/v1/campaigns/{campaign_id}:trigger)',

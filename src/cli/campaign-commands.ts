@@ -9,8 +9,7 @@ import {
   updateCampaign,
 } from '../campaigns/campaigns.service.js';
 import { CAMPAIGN_STATUSES, type CampaignStatus } from '../campaigns/campaigns.schemas.js';
-import { systemClock } from '../lib/clock.js';
-import { optionalFlag, print, requireFlag, UsageError, withDatabase, type CliCommand } from './cli-context.js';
+import { optionalFlag, print, requireFlag, UsageError, withHerald, type CliCommand } from './cli-context.js';
 
 /** Reads a JSON file (`-` for stdin). */
 async function readJsonFile(path: string): Promise<unknown> {
@@ -46,7 +45,7 @@ export const campaignCommands: Record<string, CliCommand> = {
       const body = await readJsonFile(requireFlag(args, 'file'));
       print(
         campaignToWire(
-          await withDatabase(config, (d) => createCampaign(d.db, systemClock, requireFlag(args, 'project'), body)),
+          await withHerald(config, (h) => createCampaign(h.db, h.clock, requireFlag(args, 'project'), body)),
         ),
       );
     },
@@ -55,8 +54,8 @@ export const campaignCommands: Record<string, CliCommand> = {
     usage: 'campaign list --project P [--status S] [--limit N] [--cursor C]',
     run: async (args, config) => {
       const status = optionalFlag(args, 'status');
-      const page = await withDatabase(config, (d) =>
-        listCampaigns(d.db, requireFlag(args, 'project'), {
+      const page = await withHerald(config, (h) =>
+        listCampaigns(h.db, requireFlag(args, 'project'), {
           limit: optionalFlag(args, 'limit'),
           cursor: optionalFlag(args, 'cursor'),
           status: status === undefined ? undefined : statusFlag(status),
@@ -70,7 +69,7 @@ export const campaignCommands: Record<string, CliCommand> = {
     run: async (args, config) => {
       print(
         campaignToWire(
-          await withDatabase(config, (d) => getCampaign(d.db, requireFlag(args, 'project'), requireFlag(args, 'id'))),
+          await withHerald(config, (h) => getCampaign(h.db, requireFlag(args, 'project'), requireFlag(args, 'id'))),
         ),
       );
     },
@@ -81,8 +80,8 @@ export const campaignCommands: Record<string, CliCommand> = {
       const patch = await readJsonFile(requireFlag(args, 'file'));
       print(
         campaignToWire(
-          await withDatabase(config, (d) =>
-            updateCampaign(d.db, systemClock, requireFlag(args, 'project'), requireFlag(args, 'id'), patch),
+          await withHerald(config, (h) =>
+            updateCampaign(h.db, h.clock, requireFlag(args, 'project'), requireFlag(args, 'id'), patch),
           ),
         ),
       );
@@ -94,8 +93,8 @@ export const campaignCommands: Record<string, CliCommand> = {
       const status = statusFlag(requireFlag(args, 'status'));
       print(
         campaignToWire(
-          await withDatabase(config, (d) =>
-            setCampaignStatus(d.db, systemClock, requireFlag(args, 'project'), requireFlag(args, 'id'), status),
+          await withHerald(config, (h) =>
+            setCampaignStatus(h.db, h.clock, requireFlag(args, 'project'), requireFlag(args, 'id'), status),
           ),
         ),
       );
@@ -104,8 +103,8 @@ export const campaignCommands: Record<string, CliCommand> = {
   'campaign delete': {
     usage: 'campaign delete --project P --id C',
     run: async (args, config) => {
-      const deleted = await withDatabase(config, (d) =>
-        deleteCampaign(d.db, requireFlag(args, 'project'), requireFlag(args, 'id')),
+      const deleted = await withHerald(config, (h) =>
+        deleteCampaign(h.db, requireFlag(args, 'project'), requireFlag(args, 'id')),
       );
       print({ deleted });
     },

@@ -1,7 +1,8 @@
+import pino from 'pino';
 import type { Config } from '../config.js';
-import type { DatabaseHandle } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { openConfiguredDatabase } from '../runtime.js';
+import { createHerald, type Herald } from '../herald.js';
+import { createLogger } from '../logger.js';
 
 export class UsageError extends Error {}
 
@@ -37,14 +38,21 @@ export function optionalFlag(args: ParsedArgs, name: string): string | undefined
   return typeof value === 'string' ? value : undefined;
 }
 
-/** Opens the same database the server would (DATA_DIR / DATABASE_URL), migrated, for one command. */
-export async function withDatabase<T>(config: Config, run: (database: DatabaseHandle) => Promise<T>): Promise<T> {
-  const database = openConfiguredDatabase(config);
+/**
+ * Herald on the server's database (DATA_DIR / DATABASE_URL) for one command; its logs go to stderr,
+ * so stdout carries only the command's output. Only what the command uses is made.
+ */
+export const cliHerald = (config: Config): Herald =>
+  createHerald(config, { logger: createLogger(config.logLevel, pino.destination(2)) });
+
+/** Runs `run` on a migrated `cliHerald`, closed afterwards. */
+export async function withHerald<T>(config: Config, run: (herald: Herald) => Promise<T>): Promise<T> {
+  const herald = cliHerald(config);
   try {
-    await migrateToLatest(database.db);
-    return await run(database);
+    await migrateToLatest(herald.db);
+    return await run(herald);
   } finally {
-    await database.close();
+    await herald.close();
   }
 }
 

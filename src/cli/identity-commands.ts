@@ -1,11 +1,9 @@
-import { systemClock } from '../lib/clock.js';
 import {
   disableIdentityVerification,
   enableIdentityVerification,
   showIdentityVerification,
 } from '../identity/identity.service.js';
-import { createSecretBox, resolveSecretKey } from '../push/credentials/secret-box.js';
-import { print, requireFlag, withDatabase, type CliCommand } from './cli-context.js';
+import { print, requireFlag, withHerald, type CliCommand } from './cli-context.js';
 
 /** `herald identity ...`: opt-in identity verification of public-key calls (docs/security.md). */
 export const identityCommands: Record<string, CliCommand> = {
@@ -13,8 +11,8 @@ export const identityCommands: Record<string, CliCommand> = {
     usage: 'identity enable --project P [--json]   (a new signing key each time; shown once)',
     run: async (args, config) => {
       const projectId = requireFlag(args, 'project');
-      const { signingKey } = await withDatabase(config, (d) =>
-        enableIdentityVerification(d.db, createSecretBox(resolveSecretKey(config, d.dialect)), systemClock, projectId),
+      const { signingKey } = await withHerald(config, (h) =>
+        enableIdentityVerification(h.db, h.secretBox(), h.clock, projectId),
       );
       if (args.flags.has('json'))
         print(JSON.stringify({ project_id: projectId, enabled: true, signing_key: signingKey }));
@@ -28,7 +26,7 @@ export const identityCommands: Record<string, CliCommand> = {
     usage: 'identity disable --project P',
     run: async (args, config) => {
       const projectId = requireFlag(args, 'project');
-      const was = await withDatabase(config, (d) => disableIdentityVerification(d.db, projectId));
+      const was = await withHerald(config, (h) => disableIdentityVerification(h.db, projectId));
       print(was ? 'identity verification: off (the signing key is deleted)' : 'identity verification: was already off');
     },
   },
@@ -36,7 +34,7 @@ export const identityCommands: Record<string, CliCommand> = {
     usage: 'identity show --project P [--json]',
     run: async (args, config) => {
       const projectId = requireFlag(args, 'project');
-      const shown = await withDatabase(config, (d) => showIdentityVerification(d.db, projectId));
+      const shown = await withHerald(config, (h) => showIdentityVerification(h.db, projectId));
       if (args.flags.has('json')) print(JSON.stringify({ project_id: projectId, ...shown }));
       else print(shown.enabled ? `identity verification: on (since ${shown.since})` : 'identity verification: off');
     },

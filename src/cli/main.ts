@@ -1,9 +1,8 @@
 import { loadDotEnvFile } from '../boot/env-file.js';
 import { ConfigError, loadConfig } from '../config.js';
-import { migrateToLatest } from '../db/migrate.js';
 import { AppError } from '../errors.js';
-import { openConfiguredDatabase } from '../runtime.js';
-import { parseArgs, print, UsageError, type CliCommand } from './cli-context.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { cliHerald, parseArgs, print, UsageError, type CliCommand } from './cli-context.js';
 import { projectCommands } from './project-commands.js';
 import { pushCommands } from './push-commands.js';
 import { rateLimitCommands } from './rate-limit-commands.js';
@@ -14,12 +13,12 @@ const commands: Record<string, CliCommand> = {
   migrate: {
     usage: 'migrate',
     run: async (_args, config) => {
-      const database = openConfiguredDatabase(config);
+      const herald = cliHerald(config);
       try {
-        const applied = await migrateToLatest(database.db);
+        const applied = await migrateToLatest(herald.db);
         print(applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date');
       } finally {
-        await database.close();
+        await herald.close();
       }
     },
   },

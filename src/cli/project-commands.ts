@@ -1,6 +1,5 @@
-import { systemClock } from '../lib/clock.js';
 import { createProject, listKeys, listProjects, revokeKey, rotateKey } from '../projects/projects.service.js';
-import { print, requireFlag, withDatabase, UsageError, type CliCommand } from './cli-context.js';
+import { print, requireFlag, withHerald, UsageError, type CliCommand } from './cli-context.js';
 
 const kindFlag = (value: string): 'secret' | 'public' => {
   if (value !== 'secret' && value !== 'public') throw new UsageError('--kind must be secret or public');
@@ -11,7 +10,7 @@ export const projectCommands: Record<string, CliCommand> = {
   'project create': {
     usage: 'project create --name N [--json]',
     run: async (args, config) => {
-      const created = await withDatabase(config, (d) => createProject(d.db, systemClock, requireFlag(args, 'name')));
+      const created = await withHerald(config, (h) => createProject(h.db, h.clock, requireFlag(args, 'name')));
       const out = { project_id: created.project_id, public_key: created.public_key, secret_key: created.secret_key };
       if (args.flags.has('json')) print(JSON.stringify(out));
       else
@@ -23,7 +22,7 @@ export const projectCommands: Record<string, CliCommand> = {
   'project list': {
     usage: 'project list [--json]',
     run: async (args, config) => {
-      const projects = await withDatabase(config, (d) => listProjects(d.db));
+      const projects = await withHerald(config, (h) => listProjects(h.db));
       const rows = projects.map((p) => ({
         project_id: p.id,
         name: p.name,
@@ -37,7 +36,7 @@ export const projectCommands: Record<string, CliCommand> = {
   'key list': {
     usage: 'key list --project P [--json]',
     run: async (args, config) => {
-      const keys = await withDatabase(config, (d) => listKeys(d.db, requireFlag(args, 'project')));
+      const keys = await withHerald(config, (h) => listKeys(h.db, requireFlag(args, 'project')));
       const rows = keys.map((k) => ({
         key_id: k.id,
         kind: k.kind,
@@ -61,7 +60,7 @@ export const projectCommands: Record<string, CliCommand> = {
     usage: 'key rotate --project P --kind secret|public [--json]',
     run: async (args, config) => {
       const kind = kindFlag(requireFlag(args, 'kind'));
-      const fresh = await withDatabase(config, (d) => rotateKey(d.db, systemClock, requireFlag(args, 'project'), kind));
+      const fresh = await withHerald(config, (h) => rotateKey(h.db, h.clock, requireFlag(args, 'project'), kind));
       if (args.flags.has('json')) print(JSON.stringify({ [`${kind}_key`]: fresh.key }));
       else print(`${kind}_key  ${fresh.key}\n(previous ${kind} keys are revoked; this key is shown only once)`);
     },
@@ -69,8 +68,8 @@ export const projectCommands: Record<string, CliCommand> = {
   'key revoke': {
     usage: 'key revoke --project P --key KEY_ID_OR_PREFIX',
     run: async (args, config) => {
-      await withDatabase(config, (d) =>
-        revokeKey(d.db, systemClock, requireFlag(args, 'project'), requireFlag(args, 'key').replace(/…$/, '')),
+      await withHerald(config, (h) =>
+        revokeKey(h.db, h.clock, requireFlag(args, 'project'), requireFlag(args, 'key').replace(/…$/, '')),
       );
       print('revoked');
     },

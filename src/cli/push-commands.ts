@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.js';
-import type { DatabaseHandle } from '../db/connect.js';
+import type { Herald } from '../herald.js';
 import { notFound } from '../errors.js';
-import { systemClock } from '../lib/clock.js';
 import { findProject } from '../projects/projects.service.js';
 import { defaultVapidSubject } from '../push/credentials/credential-inputs.js';
 import {
@@ -15,7 +14,6 @@ import {
   type CredentialsView,
   type SecretBoxSource,
 } from '../push/credentials/credentials.service.js';
-import { createSecretBox, resolveSecretKey } from '../push/credentials/secret-box.js';
 import { OPERATOR_TOKEN_URI_RULES } from '../push/credentials/token-uri-policy.js';
 import { startFakeProviders } from '../fake-providers/fake-providers.js';
 import {
@@ -23,7 +21,7 @@ import {
   print,
   requireFlag,
   UsageError,
-  withDatabase,
+  withHerald,
   type CliCommand,
   type ParsedArgs,
 } from './cli-context.js';
@@ -32,14 +30,14 @@ import {
 async function forProject<T>(
   args: ParsedArgs,
   config: Config,
-  run: (database: DatabaseHandle, projectId: string, box: SecretBoxSource) => Promise<T>,
+  run: (herald: Herald, projectId: string, box: SecretBoxSource) => Promise<T>,
 ): Promise<T> {
   const projectId = requireFlag(args, 'project');
-  return withDatabase(config, async (database) => {
-    if (!(await findProject(database.db, projectId)))
+  return withHerald(config, async (herald) => {
+    if (!(await findProject(herald.db, projectId)))
       throw notFound('PROJECT_NOT_FOUND', `Project ${projectId} does not exist`);
-    const box = createSecretBox(resolveSecretKey(config, database.dialect));
-    return run(database, projectId, () => box);
+    const box = herald.secretBox(); // a missing key fails the command before anything is stored
+    return run(herald, projectId, () => box);
   });
 }
 
@@ -75,8 +73,8 @@ export const pushCommands: Record<string, CliCommand> = {
       }
       printView(
         args,
-        await forProject(args, config, (d, projectId, box) =>
-          setFcmCredentials(d.db, box, systemClock, projectId, serviceAccount, OPERATOR_TOKEN_URI_RULES),
+        await forProject(args, config, (h, projectId, box) =>
+          setFcmCredentials(h.db, box, h.clock, projectId, serviceAccount, OPERATOR_TOKEN_URI_RULES),
         ),
       );
     },
@@ -93,9 +91,7 @@ export const pushCommands: Record<string, CliCommand> = {
       };
       printView(
         args,
-        await forProject(args, config, (d, projectId, box) =>
-          setApnsCredentials(d.db, box, systemClock, projectId, input),
-        ),
+        await forProject(args, config, (h, projectId, box) => setApnsCredentials(h.db, box, h.clock, projectId, input)),
       );
     },
   },
@@ -109,11 +105,11 @@ export const pushCommands: Record<string, CliCommand> = {
         subject: optionalFlag(args, 'subject'),
         rotate: args.flags.has('rotate'),
       };
-      const view = await forProject(args, config, (d, projectId, box) =>
+      const view = await forProject(args, config, (h, projectId, box) =>
         setWebPushCredentials(
-          d.db,
+          h.db,
           box,
-          systemClock,
+          h.clock,
           projectId,
           input,
           defaultVapidSubject(config.vapidSubject, config.publicUrl),
@@ -129,7 +125,7 @@ export const pushCommands: Record<string, CliCommand> = {
     usage: 'credentials show --project P [--json]',
     run: async (args, config) => {
       const projectId = requireFlag(args, 'project');
-      printView(args, await withDatabase(config, (d) => describeCredentials(d.db, projectId)));
+      printView(args, await withHerald(config, (h) => describeCredentials(h.db, projectId)));
     },
   },
   'credentials remove': {
@@ -138,9 +134,7 @@ export const pushCommands: Record<string, CliCommand> = {
       const provider = requireFlag(args, 'provider');
       if (provider !== 'fcm' && provider !== 'apns' && provider !== 'webpush')
         throw new UsageError('--provider must be fcm, apns or webpush');
-      const removed = await withDatabase(config, (d) =>
-        removeCredentials(d.db, requireFlag(args, 'project'), provider),
-      );
+      const removed = await withHerald(config, (h) => removeCredentials(h.db, requireFlag(args, 'project'), provider));
       print(removed ? 'removed' : 'nothing to remove');
     },
   },

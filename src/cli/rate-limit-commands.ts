@@ -9,7 +9,7 @@ import {
   optionalFlag,
   print,
   requireFlag,
-  withDatabase,
+  withHerald,
   UsageError,
   type CliCommand,
   type ParsedArgs,
@@ -39,7 +39,7 @@ export const rateLimitCommands: Record<string, CliCommand> = {
       const cls = requireFlag(args, 'class');
       const perSecond = numberFlag(args, 'per-second', true);
       const burst = numberFlag(args, 'burst', false);
-      const limit = await withDatabase(config, (d) => setProjectRateLimit(d.db, projectId, cls, perSecond, burst));
+      const limit = await withHerald(config, (h) => setProjectRateLimit(h.db, projectId, cls, perSecond, burst));
       print(`${cls}: ${limit.perSecond} per second, burst ${limit.burst} (${APPLIES})`);
     },
   },
@@ -47,9 +47,7 @@ export const rateLimitCommands: Record<string, CliCommand> = {
     usage: 'rate-limit show --project P [--json]',
     run: async (args, config) => {
       const projectId = requireFlag(args, 'project');
-      const limits = await withDatabase(config, (d) =>
-        showProjectRateLimits(d.db, config.rateLimitDefaults, projectId),
-      );
+      const limits = await withHerald(config, (h) => showProjectRateLimits(h.db, config.rateLimitDefaults, projectId));
       if (args.flags.has('json')) {
         print(JSON.stringify({ project_id: projectId, limits }));
         return;
@@ -66,7 +64,7 @@ export const rateLimitCommands: Record<string, CliCommand> = {
       const projectId = requireFlag(args, 'project');
       const cls = optionalFlag(args, 'class');
       if (cls === undefined && args.flags.has('class')) throw new UsageError('--class needs a value');
-      await withDatabase(config, (d) => resetProjectRateLimits(d.db, projectId, cls));
+      await withHerald(config, (h) => resetProjectRateLimits(h.db, projectId, cls));
       print(`${cls ?? 'all classes'}: back to the defaults (${APPLIES})`);
     },
   },

@@ -3,6 +3,8 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
 import type { Database } from './database.js';
 import type { Dialect } from './dialect.js';
 
@@ -43,7 +45,7 @@ function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID
           ? (value: string) => Number(value)
-          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+          : (pg.types.getTypeParser(oid, format) as (value: string) => unknown)) as typeof pg.types.getTypeParser,
     },
   });
   // A connection lost while idle, or while checked out, emits 'error'; without a listener that
@@ -106,4 +108,17 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
       return statement;
     },
   };
+}
+
+/** The configured database: `DATABASE_URL` (PostgreSQL), else the embedded file `DATA_DIR/herald.sqlite`. */
+export function openConfiguredDatabase(
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'databasePoolSize'>,
+  logger?: Pick<Logger, 'warn'>,
+): DatabaseHandle {
+  return openDatabase({
+    url: config.databaseUrl,
+    sqliteFile: path.join(config.dataDir, 'herald.sqlite'),
+    poolSize: config.databasePoolSize,
+    onPoolError: (error) => logger?.warn({ err: error }, 'database connection lost'),
+  });
 }

@@ -75,3 +75,10 @@ export interface EventsTable {
 
 /** The database handle every repository takes first; a transaction can stand in for it. */
 export type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * A handle whose table types are not checked, for code that must not depend on them: migrations
+ * (written against the schema of their time) and schema-agnostic helpers (dialect SQL, prepared statements).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's idiom for schema-agnostic code: its own Migration interface takes Kysely<any>
+export type AnyKysely = Kysely<any>;

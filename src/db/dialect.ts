@@ -1,4 +1,5 @@
-import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
+import { PostgresAdapter, sql, type RawBuilder } from 'kysely';
+import type { AnyKysely } from './database.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -6,8 +7,7 @@ export type Dialect = 'sqlite' | 'postgres';
  * The one place that asks which database a handle speaks. Works for a `Transaction` too, because
  * it shares the executor (and so the adapter) of the `Kysely` instance it came from.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function dialectOf(db: Kysely<any>): Dialect {
+export function dialectOf(db: AnyKysely): Dialect {
   return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
 }
 
@@ -16,8 +16,7 @@ export function dialectOf(db: Kysely<any>): Dialect {
  * concurrent writers never lose a key. Supplied keys overwrite; `null` is kept as a value (R4),
  * which is why SQLite's `json_patch` (RFC 7396, null deletes) is not used.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function mergeJsonObject(db: Kysely<any>, column: string, patchJson: string): RawBuilder<unknown> {
+export function mergeJsonObject(db: AnyKysely, column: string, patchJson: string): RawBuilder<unknown> {
   const col = sql.ref(column);
   if (dialectOf(db) === 'postgres') return sql`coalesce(${col}, '{}'::jsonb) || ${patchJson}::jsonb`;
   return sql`(select json_group_object(key, case type when 'true' then json('true') when 'false' then json('false')
@@ -27,8 +26,7 @@ export function mergeJsonObject(db: Kysely<any>, column: string, patchJson: stri
 }
 
 /** Number of keys `mergeJsonObject(column, patchJson)` would produce, to enforce a key limit in the same statement. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function mergedJsonKeyCount(db: Kysely<any>, column: string, patchJson: string): RawBuilder<number> {
+export function mergedJsonKeyCount(db: AnyKysely, column: string, patchJson: string): RawBuilder<number> {
   const col = sql.ref(column);
   if (dialectOf(db) === 'postgres')
     return sql<number>`(select count(*) from jsonb_object_keys(coalesce(${col}, '{}'::jsonb) || ${patchJson}::jsonb))`;
@@ -75,8 +73,7 @@ const SQLITE_JSON_TYPES: Record<JsonKind, string[]> = {
 const sqliteJsonPath = (key: string): string => `$."${key}"`;
 
 /** True when the JSON object in `column` holds `key` with a value of `kind`. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function jsonKeyIsKind(db: Kysely<any>, column: string, key: string, kind: JsonKind): RawBuilder<boolean> {
+export function jsonKeyIsKind(db: AnyKysely, column: string, key: string, kind: JsonKind): RawBuilder<boolean> {
   const col = sql.ref(column);
   if (dialectOf(db) === 'postgres')
     return sql<boolean>`coalesce(jsonb_typeof(${col} -> ${key}::text) = ${kind}, false)`;
@@ -85,8 +82,7 @@ export function jsonKeyIsKind(db: Kysely<any>, column: string, key: string, kind
 
 /** True when `key` holds exactly `value` (same JSON type; numbers compared numerically). On PostgreSQL a GIN `jsonb_path_ops` index serves it. */
 export function jsonKeyEquals(
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any table: the helper is schema-agnostic
-  db: Kysely<any>,
+  db: AnyKysely,
   column: string,
   key: string,
   value: string | number | boolean | null,
@@ -101,16 +97,14 @@ export function jsonKeyEquals(
 }
 
 /** The string at `key`, compared in code point order whatever the database collation (meaningful under `jsonKeyIsKind(..., 'string')`). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function jsonKeyText(db: Kysely<any>, column: string, key: string): RawBuilder<string> {
+export function jsonKeyText(db: AnyKysely, column: string, key: string): RawBuilder<string> {
   const col = sql.ref(column);
   if (dialectOf(db) === 'postgres') return sql<string>`((${col} ->> ${key}::text) collate "C")`;
   return sql<string>`json_extract(${col}, ${sqliteJsonPath(key)})`;
 }
 
 /** The number at `key`; NULL (never a cast error) when it holds something else. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function jsonKeyNumber(db: Kysely<any>, column: string, key: string): RawBuilder<number> {
+export function jsonKeyNumber(db: AnyKysely, column: string, key: string): RawBuilder<number> {
   const col = sql.ref(column);
   if (dialectOf(db) === 'postgres')
     return sql<number>`(case when jsonb_typeof(${col} -> ${key}::text) = 'number' then (${col} ->> ${key}::text)::numeric end)`;
@@ -118,15 +112,13 @@ export function jsonKeyNumber(db: Kysely<any>, column: string, key: string): Raw
 }
 
 /** Case-sensitive substring and prefix tests on text (no LIKE: its case rules and escapes differ). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function textContains(db: Kysely<any>, text: RawBuilder<string>, needle: string): RawBuilder<boolean> {
+export function textContains(db: AnyKysely, text: RawBuilder<string>, needle: string): RawBuilder<boolean> {
   return dialectOf(db) === 'postgres'
     ? sql<boolean>`(strpos(${text}, ${needle}::text) > 0)`
     : sql<boolean>`(instr(${text}, ${needle}) > 0)`;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function textStartsWith(db: Kysely<any>, text: RawBuilder<string>, prefix: string): RawBuilder<boolean> {
+export function textStartsWith(db: AnyKysely, text: RawBuilder<string>, prefix: string): RawBuilder<boolean> {
   return dialectOf(db) === 'postgres'
     ? sql<boolean>`starts_with(${text}, ${prefix}::text)`
     : sql<boolean>`(substr(${text}, 1, length(${prefix})) = ${prefix})`;
@@ -138,7 +130,6 @@ export function textStartsWith(db: Kysely<any>, text: RawBuilder<string>, prefix
  * `NOT INDEXED` makes it scan the table in order (several times faster at 1M rows). PostgreSQL's
  * planner chooses by its statistics.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function wholeTable(db: Kysely<any>, table: string): RawBuilder<unknown> {
+export function wholeTable(db: AnyKysely, table: string): RawBuilder<unknown> {
   return dialectOf(db) === 'postgres' ? sql.table(table) : sql`${sql.table(table)} not indexed`;
 }

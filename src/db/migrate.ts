@@ -1,8 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { DEFAULT_MIGRATION_TABLE, Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { DEFAULT_MIGRATION_TABLE, Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import { dialectOf } from './dialect.js';
+import type { AnyKysely } from './database.js';
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
@@ -27,8 +28,7 @@ async function migrationFiles(): Promise<string[]> {
 
 const migrationName = (file: string): string => file.replace(/\.(ts|js)$/, '');
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+export async function migrateToLatest(db: AnyKysely): Promise<string[]> {
   for (let attempt = 1; ; attempt++) {
     const migrator = await migratorFor(db);
     const { error, results } = await migrator.migrateToLatest();
@@ -36,7 +36,7 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
     // Kysely's catalog scan on PostgreSQL fails (3F000) when another schema of the database is being
     // dropped at that moment; nothing was applied (migrations run in one transaction), so look again.
     if ((error as { code?: unknown }).code === '3F000' && attempt < 3) continue;
-    throw error instanceof Error ? error : new Error(String(error));
+    throw error instanceof Error ? error : new Error('migration failed', { cause: error });
   }
 }
 
@@ -45,8 +45,7 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
  * table itself rather than asking Kysely's Migrator, whose catalog scan on PostgreSQL fails when any
  * other schema of the database is being dropped at that moment.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function hasPendingMigrations(db: Kysely<any>): Promise<boolean> {
+export async function hasPendingMigrations(db: AnyKysely): Promise<boolean> {
   let applied: Set<string>;
   try {
     const { rows } = await sql<{ name: string }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)}`.execute(db);
@@ -64,8 +63,7 @@ export async function hasPendingMigrations(db: Kysely<any>): Promise<boolean> {
  * On PostgreSQL the migration tables live in the current schema: Kysely otherwise looks for them
  * in every schema, and would skip creating Herald's when another Kysely app's exist elsewhere.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function migratorFor(db: Kysely<any>): Promise<Migrator> {
+async function migratorFor(db: AnyKysely): Promise<Migrator> {
   let migrationTableSchema: string | undefined;
   if (dialectOf(db) === 'postgres') {
     const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);

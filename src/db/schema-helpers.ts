@@ -1,9 +1,9 @@
-import { sql, type ColumnDataType, type Expression, type Kysely } from 'kysely';
+import { sql, type ColumnDataType, type Expression } from 'kysely';
 import { dialectOf } from './dialect.js';
+import type { AnyKysely } from './database.js';
 
 /** Column types that differ between SQLite and PostgreSQL, for migrations. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function columnTypes(db: Kysely<any>): {
+export function columnTypes(db: AnyKysely): {
   json: ColumnDataType | Expression<unknown>;
   epochMs: ColumnDataType;
   autoId: ColumnDataType;

@@ -1,3 +1,4 @@
+import { sql, type Expression, type RawBuilder } from 'kysely';
 import type { Db, DevicesTable } from '../db/database.js';
 
 export type DeviceRow = DevicesTable & { project_user_id: string };
@@ -149,4 +150,49 @@ export async function disableDevice(
     .where('status', '=', 'active')
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+const ownDeviceColumns = [
+  'project_id',
+  'device_id',
+  'user_id',
+  'platform',
+  'provider',
+  'push_address',
+  'push_keys',
+  'status',
+  'disabled_reason',
+  'created_at',
+  'updated_at',
+] as const;
+
+/**
+ * Active devices of the users (optionally only those registered by `createdBefore`), ordered by
+ * user then device. The user ids come from one project's queries, so they alone select the right
+ * devices (index `devices_user`); a `project_id` term would steer SQLite onto the primary key and
+ * scan the whole project.
+ */
+export function findActiveDevicesOfUserIds(db: Db, userIds: string[], createdBefore?: number): Promise<DevicesTable[]> {
+  let query = db
+    .selectFrom('devices')
+    .select(ownDeviceColumns)
+    .where('user_id', 'in', userIds)
+    .where('status', '=', 'active');
+  if (createdBefore !== undefined) query = query.where('created_at', '<=', createdBefore);
+  return query.orderBy('user_id').orderBy('device_id').execute();
+}
+
+/** The owner and status of each device id that exists. */
+export function findDeviceOwners(db: Db, projectId: string, deviceIds: string[]) {
+  return db
+    .selectFrom('devices')
+    .select(['device_id', 'user_id', 'status'])
+    .where('project_id', '=', projectId)
+    .where('device_id', 'in', deviceIds)
+    .execute();
+}
+
+/** SQL: how many active devices the user `userId` (an expression of the outer query) registered by `registeredBy`. */
+export function activeDeviceCount(userId: Expression<string>, registeredBy: number): RawBuilder<number> {
+  return sql<number>`(select count(*) from devices where devices.user_id = ${userId} and devices.status = 'active' and devices.created_at <= ${registeredBy})`;
 }

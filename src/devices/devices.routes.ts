@@ -1,17 +1,24 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../app.js';
+import type { Clock } from '../lib/clock.js';
+import type { OutboundPolicy } from '../lib/outbound-url-policy.js';
 import { ProjectUserId } from '../users/users.schemas.js';
 import { DeviceId, DeviceResponse, RegisterDeviceBody } from './devices.schemas.js';
 import * as devices from './devices.service.js';
 import { checkWebPushEndpoint } from './web-push-endpoint.js';
-import { identityCheck } from '../identity/identity.http.js';
+import { identityCheck, type IdentityDeps } from '../identity/identity.http.js';
 
 const security = [{ projectId: [], apiKey: [] }];
 const ErrorBody = Type.Object({ error: Type.String() });
 
-export function registerDeviceRoutes(fastify: FastifyInstance, deps: AppDeps): void {
+export interface DeviceRouteDeps extends IdentityDeps {
+  clock: Clock;
+  /** Web Push endpoints are tenant URLs, checked against the outbound policy at registration. */
+  outbound: OutboundPolicy;
+}
+
+export function registerDeviceRoutes(fastify: FastifyInstance, deps: DeviceRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, clock } = deps;
   const verifyIdentity = identityCheck(deps);
@@ -32,7 +39,7 @@ export function registerDeviceRoutes(fastify: FastifyInstance, deps: AppDeps): v
     },
     async (request) => {
       await verifyIdentity(request, [request.body.project_user_id]);
-      checkWebPushEndpoint({ allowPrivateNetworks: deps.config.outboundAllowPrivateNetworks }, request.body);
+      checkWebPushEndpoint(deps.outbound, request.body);
       // The public key never moves a known device id to another user (docs/security.md).
       const options = { keepDeviceOwner: request.auth!.kind === 'public' };
       return devices.deviceToResponse(

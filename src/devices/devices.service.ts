@@ -164,6 +164,37 @@ export async function activeDevicesOfUsers(
   return byUser;
 }
 
+/**
+ * Active devices of users named by id (campaign audiences): `users` maps each user id to its
+ * `project_user_id`; only devices registered by `createdBefore` when given. Ordered by user, then device.
+ */
+export async function activeDevicesOfUserIds(
+  db: Db,
+  users: ReadonlyMap<string, string>,
+  createdBefore?: number,
+): Promise<Device[]> {
+  if (users.size === 0) return [];
+  const rows = await repo.findActiveDevicesOfUserIds(db, [...users.keys()], createdBefore);
+  return rows.map((row) => deviceRowToDevice({ ...row, project_user_id: users.get(row.user_id)! }));
+}
+
+/** Who owns each named device, whatever its status; absent ids are left out. */
+export async function deviceOwners(
+  db: Db,
+  projectId: string,
+  deviceIds: string[],
+): Promise<Array<{ deviceId: string; userId: string; active: boolean }>> {
+  if (deviceIds.length === 0) return [];
+  const rows = await repo.findDeviceOwners(db, projectId, deviceIds);
+  return rows.map((r) => ({ deviceId: r.device_id, userId: r.user_id, active: r.status === 'active' }));
+}
+
+/**
+ * An SQL expression counting a user's active devices registered by a time, for another feature's
+ * aggregate over its users (a campaign dry run counts a whole segment in one query this way).
+ */
+export const activeDeviceCountOf = repo.activeDeviceCount;
+
 export async function deleteDevice(db: Db, projectId: string, deviceId: string): Promise<void> {
   await repo.deleteDevice(db, projectId, deviceId);
 }

@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../app.js';
+import type { Clock } from '../lib/clock.js';
 import { ProjectUserId } from '../users/users.schemas.js';
 import { TrackEventsBody } from './events.schemas.js';
 import * as events from './events.service.js';
-import { identityCheck } from '../identity/identity.http.js';
+import { identityCheck, type IdentityDeps } from '../identity/identity.http.js';
 
 const security = [{ projectId: [], apiKey: [] }];
 const ErrorBody = Type.Object({ error: Type.String() });
@@ -16,7 +16,7 @@ const TrackedEvent = Type.Object({
   timestamp: Type.String(),
 });
 
-export function registerEventRoutes(fastify: FastifyInstance, deps: AppDeps): void {
+export function registerEventRoutes(fastify: FastifyInstance, deps: IdentityDeps & { clock: Clock }): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const verifyIdentity = identityCheck(deps);
 

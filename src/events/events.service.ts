@@ -35,7 +35,7 @@ function parseIsoTimestamp(text: string): number {
   );
   const millis = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
   if (month! < 1 || month! > 12 || hour > 23 || minute > 59 || second > 59) return Number.NaN;
-  const local = Date.UTC(year!, month! - 1, day!, hour, minute, second, millis);
+  const local = Date.UTC(year!, month! - 1, day, hour, minute, second, millis);
   if (new Date(local).getUTCDate() !== day) return Number.NaN; // day 0, or past the month's end
   if (m[9] === undefined) return local;
   const offsetHours = Number(m[10]);

@@ -158,7 +158,7 @@ export function checkSend(
       refused: { status: 400, body: fcmError(400, 'INVALID_ARGUMENT', 'Message is too big', 'INVALID_ARGUMENT') },
       message,
     };
-  return { message, token: token as string };
+  return { message, token: token };
 }
 
 const quotaFailure = (subject: string, description: string) => ({

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppDeps } from '../app.js';
+import type { Db } from '../db/database.js';
+import type { Clock } from '../lib/clock.js';
 import { hashRequest, runIdempotent, type StoredResponse } from './idempotency.service.js';
 
 /** The REST idempotency header (R17): `Idempotency-Key`, or `X-Service-Idempotency-Key`. */
@@ -8,12 +9,17 @@ export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+export interface IdempotencyDeps {
+  db: Db;
+  clock: Clock;
+}
+
 /**
  * Answers with `execute`'s response, through the idempotency store when the caller sent a key.
  * Replays carry `Idempotent-Replayed: true`.
  */
 export async function replyIdempotently(
-  deps: Pick<AppDeps, 'db' | 'clock'>,
+  deps: IdempotencyDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   scope: string,

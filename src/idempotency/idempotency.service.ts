@@ -4,6 +4,8 @@ import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import * as repo from './idempotency.repository.js';
 
+export type { IdempotencyKeyRef } from './idempotency.repository.js';
+
 /** Keys are kept 24 h (R17, A10). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** An in-progress claim older than this belongs to a request that died; it may be taken over. */
@@ -89,6 +91,35 @@ export async function runIdempotent(
   }
   throw new AppError('conflict', 'IDEMPOTENCY_KEY_BUSY', 'Idempotency key is changing hands, retry', {
     retryAfterSeconds: 1,
+  });
+}
+
+/**
+ * Claims the key for 24 h inside the caller's transaction, for a caller that completes it in the
+ * same transaction (one commit for the work and its key); `false` when the key exists.
+ */
+export function claimIdempotencyKey(
+  db: Db,
+  ref: repo.IdempotencyKeyRef,
+  requestHash: string,
+  now: number,
+): Promise<boolean> {
+  return repo.claimKey(db, ref, requestHash, now, now + IDEMPOTENCY_TTL_MS);
+}
+
+/** Stores the response a claimed key replays. */
+export function completeIdempotencyKey(db: Db, ref: repo.IdempotencyKeyRef, response: StoredResponse): Promise<void> {
+  return repo.completeKey(db, ref, response.status, JSON.stringify(response.body));
+}
+
+/**
+ * Releases the key if its request is still in progress (the work it guarded was abandoned), so a
+ * retry runs at once; a completed key keeps replaying its response.
+ */
+export async function releaseIdempotencyKeyInProgress(db: Db, ref: repo.IdempotencyKeyRef): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const held = await repo.findKey(trx, ref);
+    if (held?.state === 'in_progress') await repo.releaseKey(trx, ref, Number(held.created_at));
   });
 }
 

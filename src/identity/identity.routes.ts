@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../app.js';
-import { identitySecretBox } from './identity.http.js';
+import type { Clock } from '../lib/clock.js';
+import type { IdentityDeps } from './identity.http.js';
 import {
   disableIdentityVerification,
   enableIdentityVerification,
@@ -16,9 +16,8 @@ const URL = '/api/v1/identity-verification';
 const config = { auth: 'secret', rateLimitClass: 'management' } as const;
 
 /** Identity verification of public-key calls (docs/security.md), managed with the secret key. */
-export function registerIdentityRoutes(fastify: FastifyInstance, deps: AppDeps): void {
+export function registerIdentityRoutes(fastify: FastifyInstance, deps: IdentityDeps & { clock: Clock }): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const box = identitySecretBox(deps);
 
   app.get(
     URL,
@@ -48,7 +47,8 @@ export function registerIdentityRoutes(fastify: FastifyInstance, deps: AppDeps):
     },
     async (request) => ({
       enabled: true as const,
-      signing_key: (await enableIdentityVerification(deps.db, box(), deps.clock, request.auth!.projectId)).signingKey,
+      signing_key: (await enableIdentityVerification(deps.db, deps.secretBox(), deps.clock, request.auth!.projectId))
+        .signingKey,
     }),
   );
 

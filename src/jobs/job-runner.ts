@@ -4,16 +4,14 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
-import type { Dialect } from '../db/dialect.js';
 import { systemClock, type Clock } from '../lib/clock.js';
-import { deleteFinishedJobs, jobClaimsFor, rescueExpiredJobs, rowToJob } from './job-store.js';
+import { claimJobs, deleteFinishedJobs, rescueExpiredJobs, rowToJob } from './jobs.repository.js';
 import type { Job, JobHandlers } from './job-types.js';
 import { listenForJobWakeups, listenForLocalJobWakeups, type JobWakeups } from './job-wakeups.js';
 import { runClaimedJob, type RunJobContext } from './run-job.js';
 
 export interface JobRunnerOptions {
   db: Kysely<Database>;
-  dialect: Dialect;
   /** PostgreSQL only: one client of it LISTENs for enqueue notices, so jobs start without waiting for a poll. */
   pgPool?: pg.Pool;
   logger: Logger;
@@ -55,7 +53,6 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const clock = options.clock ?? systemClock;
   const workerId = options.workerId ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const logger = options.logger.child({ worker_id: workerId });
-  const claims = jobClaimsFor(options.dialect);
   const kinds = Object.keys(options.handlers);
   const context: RunJobContext = {
     db: options.db,
@@ -115,7 +112,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
           if (rescued > 0)
             logger.warn({ jobs: rescued }, 'handed back jobs whose lease expired (their worker was lost)');
         }
-        const rows = await claims.claimJobs(options.db, {
+        const rows = await claimJobs(options.db, {
           lockToken: `${workerId}/${claimSeq}`,
           now,
           leaseMs: options.leaseMs,

@@ -17,7 +17,7 @@ import type { Clock } from '../lib/clock.js';
  *   interface JobPayloads { 'push.deliver-batch': { triggerId: string; cursor: string | null } }
  * }
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- empty here, filled by each feature's module augmentation
 export interface JobPayloads {}
 
 export type JobKind = keyof JobPayloads & string;

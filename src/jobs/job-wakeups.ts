@@ -1,7 +1,17 @@
-import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { JOBS_CHANNEL } from './job-claims.postgres.js';
+import type { Db } from '../db/database.js';
+import { dialectOf } from '../db/dialect.js';
+
+/*
+ * How runners learn that jobs were enqueued, so they claim at once instead of at their next poll.
+ * PostgreSQL: NOTIFY on commit, one LISTENing connection per runner, across processes. SQLite: no
+ * such channel, so a runner in the enqueuing process is called directly; other processes poll.
+ */
+
+/** The channel `pg_notify` wakes workers on (S3). Database-wide, so deployments sharing a database share wake-ups (harmless: a wake-up only triggers a claim). */
+export const JOBS_CHANNEL = 'herald_jobs';
 
 export interface JobWakeups {
   close(): void;
@@ -93,11 +103,9 @@ export async function listenForJobWakeups(pool: pg.Pool, logger: Logger, onWake:
  */
 const localWakeups = new WeakMap<object, Set<() => void>>();
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const wakeupKey = (db: Kysely<any>): object => db.getExecutor().adapter;
+const wakeupKey = (db: Db): object => db.getExecutor().adapter;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function listenForLocalJobWakeups(db: Kysely<any>, onWake: () => void): JobWakeups {
+export function listenForLocalJobWakeups(db: Db, onWake: () => void): JobWakeups {
   const key = wakeupKey(db);
   let listeners = localWakeups.get(key);
   if (!listeners) localWakeups.set(key, (listeners = new Set()));
@@ -105,8 +113,16 @@ export function listenForLocalJobWakeups(db: Kysely<any>, onWake: () => void): J
   return { close: () => listeners.delete(onWake) };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function wakeLocalJobRunners(db: Kysely<any>): void {
-  // Deferred: inside a transaction the job is not visible until it commits, and a claim waits for that.
+/**
+ * Tells runners that jobs were enqueued through `db`. PostgreSQL: a notice delivered on commit and
+ * dropped on rollback (identical notices in one transaction fold into one). SQLite: runners in this
+ * process are woken after the current turn, since inside a transaction the job is not visible until
+ * it commits (and a claim waits for that).
+ */
+export async function notifyJobsEnqueued(db: Db): Promise<void> {
+  if (dialectOf(db) === 'postgres') {
+    await sql`select pg_notify(${JOBS_CHANNEL}, '')`.execute(db);
+    return;
+  }
   for (const onWake of localWakeups.get(wakeupKey(db)) ?? []) setImmediate(onWake);
 }

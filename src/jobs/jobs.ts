@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import pino, { type Logger } from 'pino';
 import type { Database, Db } from '../db/database.js';
-import { dialectOf } from '../db/dialect.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
-import { findJob, insertJob, jobClaimsFor, rescueExpiredJobs, rowToJob } from './job-store.js';
+import { claimJobs, findJob, insertJob, rescueExpiredJobs, rowToJob } from './jobs.repository.js';
+import { notifyJobsEnqueued } from './job-wakeups.js';
 import type { EnqueueOptions, Job, JobHandlers, JobKind, JobPayloads } from './job-types.js';
 import { runClaimedJob, type JobOutcome } from './run-job.js';
 
@@ -42,7 +42,7 @@ export async function enqueueJob<K extends JobKind>(
     jobKey: options.jobKey ?? null,
     now,
   });
-  if (result.inserted) await jobClaimsFor(dialectOf(db)).notifyJobsEnqueued(db);
+  if (result.inserted) await notifyJobsEnqueued(db);
   return result.id;
 }
 
@@ -76,7 +76,6 @@ export async function runJobsUntilIdle(
   const leaseMs = options.leaseMs ?? 60_000;
   const maxRuns = options.maxRuns ?? 10_000;
   const context = { db, logger: options.logger ?? pino({ level: 'silent' }), clock, leaseMs, handlers };
-  const claims = jobClaimsFor(dialectOf(db));
   const kinds = Object.keys(handlers);
   const lockPrefix = `run-until-idle:${process.pid}:${randomBytes(3).toString('hex')}`;
   const result: RunJobsUntilIdleResult = {
@@ -91,7 +90,7 @@ export async function runJobsUntilIdle(
   const neverAborted = new AbortController().signal;
   for (;;) {
     await rescueExpiredJobs(db, clock.now());
-    const [row] = await claims.claimJobs(db, {
+    const [row] = await claimJobs(db, {
       lockToken: `${lockPrefix}/${result.runs}`,
       now: clock.now(),
       leaseMs,

@@ -2,8 +2,9 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
-import { dialectOf, isDatabaseUnavailable } from '../db/dialect.js';
-import { completeJob, jobClaimsFor, markJobDead, renewJobLease, rescheduleJob, type JobLock } from './job-store.js';
+import { isDatabaseUnavailable } from '../db/dialect.js';
+import { completeJob, markJobDead, renewJobLease, rescheduleJob, type JobLock } from './jobs.repository.js';
+import { notifyJobsEnqueued } from './job-wakeups.js';
 import { AbandonJobError, describeJobError, retryDelayMs, RetryJobError } from './job-retry.js';
 import type { Job, JobHandlers, JobHelpers } from './job-types.js';
 
@@ -146,10 +147,7 @@ async function recordOutcome(
     logger.info('job handed back at shutdown');
     const released = await rescheduleJob(ctx.db, lock, { runAt: now, attempts: job.attempts - 1, now });
     // Wake the other workers now (PostgreSQL), so one resumes the job without waiting for its poll.
-    if (released)
-      await jobClaimsFor(dialectOf(ctx.db))
-        .notifyJobsEnqueued(ctx.db)
-        .catch(() => undefined);
+    if (released) await notifyJobsEnqueued(ctx.db).catch(() => undefined);
     return stillOurs(released, 'released');
   }
   if (error instanceof RetryJobError && !error.countAsAttempt) {
@@ -160,7 +158,8 @@ async function recordOutcome(
     );
   }
   const message = describeJobError(error);
-  const payload = error instanceof RetryJobError || error instanceof AbandonJobError ? error.payload : undefined;
+  const payload: unknown =
+    error instanceof RetryJobError || error instanceof AbandonJobError ? error.payload : undefined;
   const last = job.attempts >= job.maxAttempts || error instanceof AbandonJobError;
   if (last && hasFinaliser) {
     // Claimed once more (attempts then exceed the maximum), that run calls the handler's finaliser.

@@ -1,6 +1,7 @@
 /** Time source passed to code whose behaviour depends on time, so tests can control it. */
 export interface Clock {
-  now(): number;
+  /** A function value (passed around unbound, e.g. to token buckets), not a method. */
+  now: () => number;
 }
 
 export const systemClock: Clock = { now: () => Date.now() };

@@ -47,5 +47,5 @@ export function instrumentJobHandlers(handlers: JobHandlers, registry: Registry)
     // The finaliser (a spent job's last step) must survive the wrapping, or spent jobs die unfinalised.
     wrapped[kind] = handler.finalise ? Object.assign(run, { finalise: handler.finalise }) : run;
   }
-  return wrapped as JobHandlers;
+  return wrapped;
 }

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
-import '../jobs/job-store.js';
+import '../jobs/jobs.repository.js';
 import '../campaigns/triggers.repository.js';
 
 const JOB_STATES = ['pending', 'running', 'succeeded', 'dead'] as const;

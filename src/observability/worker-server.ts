@@ -16,8 +16,9 @@ export async function startWorkerServer(options: {
   host: string;
   port: number;
 }): Promise<FastifyInstance> {
+  const loggerInstance: FastifyBaseLogger = options.logger.child({ server: 'worker' });
   const app = Fastify({
-    loggerInstance: options.logger.child({ server: 'worker' }) as FastifyBaseLogger,
+    loggerInstance,
     logController: new CompactRequestLog(),
     return503OnClosing: true,
   });

@@ -1,6 +1,5 @@
 import type { WebhookEvent } from '../webhooks/webhook-events.js';
-import type { DeviceSend } from './push-dispatch.js';
-import { DeliveryStatus, type DeviceSendOutcome } from './push.types.js';
+import { DeliveryStatus, type DeviceSend, type DeviceSendOutcome } from './push.types.js';
 
 /** The campaign and trigger a send belongs to, as event fields. */
 const campaignRefs = (send: DeviceSend) => ({

@@ -4,19 +4,12 @@ import { AppError } from '../errors.js';
 import { newMessageId } from './message-id.js';
 import type { BucketSpec } from '../rate-limit/token-buckets.js';
 import { recordCredentialProblem, type ProjectCredentials } from './credentials/credentials.service.js';
-import { insertDeliveries, type DeliveriesTable } from './deliveries.repository.js';
-import { DeliveryStatus, type AttemptResult, type DeviceSendOutcome, type PushMessage } from './push.types.js';
+import { insertDeliveries, storedMessageIds, type DeliveriesTable } from './deliveries.repository.js';
+import { DeliveryStatus, type AttemptResult, type DeviceSend, type DeviceSendOutcome } from './push.types.js';
 import type { PushRuntime } from './push-runtime.js';
 import { retryDelayMs, sleep } from './retry-policy.js';
 import { DELIVERY_EVENT_TYPES } from '../webhooks/webhook-events.js';
 import { deliveryEvent, prunedEvent } from './delivery-events.js';
-
-export interface DeviceSend {
-  device: Device;
-  message: PushMessage;
-  /** `projectUserId`: the send answers a user target (recorded as such); `triggerId`, `campaignId`: a campaign trigger's send. */
-  refs?: { triggerId?: string; campaignId?: string; projectUserId?: string };
-}
 
 /**
  * A deadline as epoch ms. `undefined`: the request budget (REQUEST_TIMEOUT_MS less a margin). A value
@@ -82,6 +75,26 @@ export async function sendToDevices(
   push.observer?.sendsFinished(outcomes);
   await noteCredentialProblems(push, db, projectId, outcomes);
   return outcomes;
+}
+
+export type { DeliveriesTable } from './deliveries.repository.js';
+
+/**
+ * Stores delivery records made by `deliveryRow` (a campaign records its sends in its own
+ * transactions) and returns the message ids it inserted. `mayExist`: a retried commit whose first
+ * try may have landed unseen, so records already stored are skipped.
+ */
+export async function storeDeliveries(db: Db, rows: DeliveriesTable[], mayExist = false): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const stored = mayExist
+    ? await storedMessageIds(
+        db,
+        rows.map((r) => r.message_id),
+      )
+    : new Set<string>();
+  const fresh = rows.filter((r) => !stored.has(r.message_id));
+  await insertDeliveries(db, fresh);
+  return new Set(fresh.map((r) => r.message_id));
 }
 
 export function deliveryRow(projectId: string, send: DeviceSend, outcome: DeviceSendOutcome): DeliveriesTable {

@@ -10,7 +10,7 @@ import { createTokenBucketStore } from '../rate-limit/create-bucket-store.js';
 import type { BucketSpec, TokenBucketStore } from '../rate-limit/token-buckets.js';
 import { loadCredentials, type ProjectCredentials } from './credentials/credentials.service.js';
 import type { Provider } from './push.types.js';
-import { createSecretBox, resolveSecretKey, type SecretBox } from './credentials/secret-box.js';
+import { createSecretBox, resolveSecretKey, type SecretBox, type SecretBoxSource } from './credentials/secret-box.js';
 import { Http2Pool } from './http2-pool.js';
 import { HttpsClient } from './https-client.js';
 import { ProviderQuota } from './provider-quota.js';
@@ -46,6 +46,8 @@ export interface PushRuntimeOptions {
   observer?: PushObserver;
   /** Where delivery events (webhooks) go; default one emitter for this runtime (one per process). */
   events?: DeliveryEvents;
+  /** The process's sealing box (src/herald.ts shares one); default: made from the configuration on first use. */
+  secretBox?: SecretBoxSource;
 }
 
 /** The long-lived push machinery: connections, auth caches, quotas. Created once per process. */
@@ -158,7 +160,7 @@ export function createPushRuntime(
     observer: options.observer,
     events: options.events ?? createDeliveryEvents({ clock }),
     secretBox() {
-      box ??= createSecretBox(resolveSecretKey(config, database.dialect));
+      box ??= options.secretBox?.() ?? createSecretBox(resolveSecretKey(config, database.dialect));
       return box;
     },
     credentials(db, projectId) {

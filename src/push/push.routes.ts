@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { AppDeps } from '../app.js';
-import { AppError } from '../errors.js';
+import type { Db } from '../db/database.js';
 import { replyIdempotently } from '../idempotency/idempotency.http.js';
+import type { Clock } from '../lib/clock.js';
 import type { PushRuntime } from './push-runtime.js';
 import {
   DeviceSendResponse,
@@ -21,10 +21,11 @@ const errorResponses = {
   401: Type.Object({ error: Type.String() }),
 };
 
-export function pushRuntimeOf(deps: AppDeps): PushRuntime {
-  if (!deps.push)
-    throw new AppError('unavailable', 'PUSH_NOT_CONFIGURED', 'Push delivery is not configured in this process');
-  return deps.push;
+/** What the push routes (sends and credentials) need: the process's push runtime. */
+export interface PushRouteDeps {
+  db: Db;
+  clock: Clock;
+  push: PushRuntime;
 }
 
 /** Answers within the request budget (G6) less a margin, measured from when the request arrived. */
@@ -33,7 +34,7 @@ function deadlineOf(push: PushRuntime, reply: FastifyReply): number {
   return push.clock.now() - reply.elapsedTime + budget - Math.min(5000, budget / 10);
 }
 
-export function registerPushRoutes(fastify: FastifyInstance, deps: AppDeps): void {
+export function registerPushRoutes(fastify: FastifyInstance, deps: PushRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   const sendRoute = (url: string, variant: SendPushOptions['variant'], summary: string) =>
@@ -60,7 +61,7 @@ export function registerPushRoutes(fastify: FastifyInstance, deps: AppDeps): voi
             : undefined,
         );
         return replyIdempotently(deps, request, reply, `push-send:${variant}`, async () => {
-          const push = pushRuntimeOf(deps);
+          const push = deps.push;
           const results = await sendPushNotifications(push, deps.db, request.auth!.projectId, items, {
             variant,
             deadlineMs: deadlineOf(push, reply),

@@ -4,13 +4,14 @@ import { notFound } from '../errors.js';
 import { newMessageId } from './message-id.js';
 import { existingProjectUserIds } from '../users/users.service.js';
 import { findDelivery, insertDeliveries, type DeliveriesTable } from './deliveries.repository.js';
-import { resolveDeadline, sendToDevices, type DeviceSend } from './push-dispatch.js';
+import { resolveDeadline, sendToDevices } from './push-dispatch.js';
 import type { PushRuntime } from './push-runtime.js';
 import { validatePushItems } from './push-validation.js';
 import {
   DeliveryStatus,
   type DeliveryResult,
   type DeviceDelivery,
+  type DeviceSend,
   type DeviceSendOutcome,
   type PushItem,
   type PushMessage,

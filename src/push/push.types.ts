@@ -1,4 +1,4 @@
-import type { Provider } from '../devices/devices.service.js';
+import type { Device, Provider } from '../devices/devices.service.js';
 
 export type { Provider };
 
@@ -105,4 +105,12 @@ export interface AttemptResult {
   quotaScope?: 'device' | 'project' | undefined;
   /** APNs 410 `timestamp`: when the token stopped being valid (a registration after it wins). */
   unregisteredAt?: number | undefined;
+}
+
+/** One message to one device. */
+export interface DeviceSend {
+  device: Device;
+  message: PushMessage;
+  /** `projectUserId`: the send answers a user target (recorded as such); `triggerId`, `campaignId`: a campaign trigger's send. */
+  refs?: { triggerId?: string; campaignId?: string; projectUserId?: string };
 }

@@ -1,7 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../app.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/database.js';
+import type { WriteBatcher } from '../db/write-batcher.js';
+import type { Clock } from '../lib/clock.js';
 import { invalid } from '../errors.js';
 import { replyIdempotently } from '../idempotency/idempotency.http.js';
 import {
@@ -26,7 +29,14 @@ function pathUserId(params: { project_user_id: string }): string {
   return params.project_user_id;
 }
 
-export function registerUserRoutes(fastify: FastifyInstance, deps: AppDeps): void {
+export interface UserRouteDeps {
+  db: Kysely<Database>;
+  clock: Clock;
+  /** User creates share commits on the embedded database. */
+  writes: WriteBatcher;
+}
+
+export function registerUserRoutes(fastify: FastifyInstance, deps: UserRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, clock } = deps;
 

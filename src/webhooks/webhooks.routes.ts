@@ -1,11 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
-import type { Dialect } from '../db/dialect.js';
 import type { Clock } from '../lib/clock.js';
-import { secretBoxFor } from '../push/credentials/secret-box.js';
+import type { OutboundPolicy } from '../lib/outbound-url-policy.js';
+import type { SecretBoxSource } from '../push/credentials/secret-box.js';
 import type { DeliveryEvents } from './delivery-events.service.js';
 import {
   CreatedWebhook,
@@ -24,8 +23,10 @@ import * as webhooks from './webhooks.service.js';
 export interface WebhookRouteDeps {
   db: Db;
   clock: Clock;
-  config: Pick<Config, 'outboundAllowPrivateNetworks' | 'secretKey' | 'dataDir'>;
-  dialect: Dialect;
+  /** Webhook URLs are tenant URLs. */
+  outbound: OutboundPolicy;
+  /** Seals the signing secrets. */
+  secretBox: SecretBoxSource;
   /** This process's delivery-event emitter, whose subscription cache a change here refreshes at once. */
   events?: DeliveryEvents | undefined;
 }
@@ -52,8 +53,8 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: WebhookRou
   const service: webhooks.WebhookDeps = {
     db: deps.db,
     clock: deps.clock,
-    outbound: { allowPrivateNetworks: deps.config.outboundAllowPrivateNetworks },
-    secrets: secretBoxFor(deps.config, deps.dialect),
+    outbound: deps.outbound,
+    secrets: deps.secretBox,
     events: deps.events,
   };
 

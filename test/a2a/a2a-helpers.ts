@@ -6,7 +6,7 @@ import type { TestContext } from '../helpers/test-app.js';
 export type Version = '1.0' | '0.3' | undefined;
 
 /** Decoded JSON bodies, read field by field in assertions. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- assertions walk decoded JSON freely; a wrong path fails the assertion
 export type Json = any;
 
 export interface RpcOptions {

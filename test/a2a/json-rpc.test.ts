@@ -188,7 +188,7 @@ describe.each(TEST_DIALECTS)('rate limits on %s', (dialect) => {
     take: async () => ({ allowed: false, limit: 1, remaining: 0, resetSeconds: 7, retryAfterSeconds: 7 }),
     close: async () => {},
   };
-  const ctx = useTestContext(dialect, { deps: { rateLimiter: refusing } });
+  const ctx = useTestContext(dialect, { overrides: { rateLimiter: refusing } });
 
   it('answers HTTP 429 with a JSON-RPC error and Retry-After', async () => {
     const res = await rpc(

@@ -103,6 +103,6 @@ describe.each(TEST_DIALECTS)('JSON-RPC notifications and the /a2a/ path on %s', 
       payload: '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}',
     });
     expect(unauthenticated.statusCode).toBe(401);
-    expect((unauthenticated.json() as Json).error.code).toBe(-32000);
+    expect(unauthenticated.json<Json>().error.code).toBe(-32000);
   });
 });

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import http from 'node:http';
-import { buildApp } from '../../src/app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { createCampaign } from '../campaigns/campaign-helpers.js';
-import { configureProviders, fcmToken, pushDeps, registerDevice, useFakeProviders } from '../push/push-helpers.js';
+import { configureProviders, fcmToken, pushOverrides, registerDevice, useFakeProviders } from '../push/push-helpers.js';
 import { rpc, sseEvents, uid, v1Message } from './a2a-helpers.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -17,7 +16,7 @@ const taskCount = async (ctx: TestContext, key: string) =>
   (await rpc(ctx, 'ListTasks', {}, { version: '1.0', key })).json().result.totalSize as number;
 
 describe.each(TEST_DIALECTS)('skills on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { overrides: pushOverrides(fakes) });
 
   describe('choosing the skill (A6)', () => {
     it('a message without data.skill is -32602 and stores no task', async () => {
@@ -221,7 +220,7 @@ describe.each(TEST_DIALECTS)('skills on %s', (dialect) => {
       expect(after).not.toHaveProperty('artifacts');
     });
     it('a cancel made through another instance ends the stream canceled', async () => {
-      const other = await buildApp({ ...ctx().deps });
+      const other = await ctx().herald.buildApp();
       try {
         const { project, secret } = await ctx().newProject('two-instances');
         await configureProviders(ctx(), secret, fakes());
@@ -258,7 +257,7 @@ describe.each(TEST_DIALECTS)('skills on %s', (dialect) => {
       }
     });
     it('a client that disconnects mid-stream closes its stream; the task runs to its end', async () => {
-      const server = await buildApp({ ...ctx().deps });
+      const server = await ctx().herald.buildApp();
       try {
         const base = new URL(await server.listen({ port: 0, host: '127.0.0.1' }));
         const { project, secret } = await ctx().newProject('disconnect');

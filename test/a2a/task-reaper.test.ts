@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { reapLapsedTasks, insertTaskLease } from '../../src/a2a/tasks/task-leases.js';
+import { reapLapsedTasks } from '../../src/a2a/tasks/task-leases.js';
+import { insertTaskLease } from '../../src/a2a/tasks/task-leases.repository.js';
 import { createTaskEventBus } from '../../src/a2a/tasks/task-events.js';
 import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
 import { writeBatcherFor } from '../../src/db/write-batcher.js';

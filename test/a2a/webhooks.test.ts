@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { secretBoxFor } from '../../src/a2a/push-configs/push-config-secrets.js';
 import { createWebhookJobHandler } from '../../src/a2a/push-configs/webhook.job.js';
 import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
 import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
@@ -49,7 +48,7 @@ describe.each(TEST_DIALECTS)('task webhooks on %s', (dialect) => {
         'a2a.webhook': createWebhookJobHandler({
           clock,
           outbound: { allowPrivateNetworks },
-          secrets: secretBoxFor(ctx().config, dialect),
+          secrets: ctx().herald.secretBox,
         }),
       },
       { clock },

@@ -46,7 +46,7 @@ export async function createCampaign(
     headers,
   );
   if (res.statusCode !== 201) throw new Error(`create campaign: ${res.statusCode} ${res.body}`);
-  return (res.json() as { campaign_id: string }).campaign_id;
+  return res.json<{ campaign_id: string }>().campaign_id;
 }
 
 export const trigger = (
@@ -71,8 +71,8 @@ export async function triggerOk(
 ): Promise<string> {
   const res = await trigger(ctx, campaignId, body, { headers });
   if (res.statusCode !== 200)
-    throw new Error(`trigger: ${res.statusCode} ${res.headers['x-error-reason']} ${res.body}`);
-  return (res.json() as { trigger_id: string }).trigger_id;
+    throw new Error(`trigger: ${res.statusCode} ${String(res.headers['x-error-reason'])} ${res.body}`);
+  return res.json<{ trigger_id: string }>().trigger_id;
 }
 
 export async function createUser(
@@ -90,7 +90,7 @@ export function runFanout(ctx: TestContext, options: { laterByMs?: number } = {}
   const later = options.laterByMs ?? 0;
   return runJobsUntilIdle(
     ctx.database.db,
-    createCampaignJobHandlers({ push: ctx.deps.push!, templates: ctx.deps.templates, clock: systemClock }),
+    createCampaignJobHandlers({ push: ctx.herald.push, templates: ctx.herald.templates, clock: systemClock }),
     { clock: { now: () => Date.now() + later } },
   );
 }
@@ -103,18 +103,20 @@ export async function triggerStatus(
 ) {
   const res = await json(ctx, 'GET', `/api/v1/campaigns/${campaignId}/triggers/${triggerId}`, undefined, headers);
   if (res.statusCode !== 200) throw new Error(`status: ${res.statusCode} ${res.body}`);
-  return res.json() as {
-    state: string;
-    counters: {
-      targets: number;
-      in_segment: number;
-      eligible: number;
-      devices: number;
-      skipped: Record<string, number>;
-      accepted: number;
-      failed: number;
-      failed_by_status: Record<string, number>;
-      tokens_pruned: number;
-    };
-  } & Record<string, unknown>;
+  return res.json<
+    {
+      state: string;
+      counters: {
+        targets: number;
+        in_segment: number;
+        eligible: number;
+        devices: number;
+        skipped: Record<string, number>;
+        accepted: number;
+        failed: number;
+        failed_by_status: Record<string, number>;
+        tokens_pruned: number;
+      };
+    } & Record<string, unknown>
+  >();
 }

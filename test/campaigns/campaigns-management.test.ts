@@ -19,14 +19,14 @@ describe.each(TEST_DIALECTS)('campaign management on %s', (dialect) => {
     const res = await create(body);
     expect(res.statusCode).toBe(400);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect((res.json() as { error: string }).error).toMatch(pattern);
+    expect(res.json<{ error: string }>().error).toMatch(pattern);
     if (reason) expect(res.headers['x-error-reason']).toBe(reason);
   };
 
   it('creates with defaults, gets, patches and deletes a campaign', async () => {
     const res = await create({ ...base, campaign_id: 'spring-sale' });
     expect(res.statusCode).toBe(201);
-    const created = res.json() as Record<string, unknown>;
+    const created = res.json<Record<string, unknown>>();
     expect(created).toMatchObject({
       campaign_id: 'spring-sale',
       status: 'draft',
@@ -62,7 +62,7 @@ describe.each(TEST_DIALECTS)('campaign management on %s', (dialect) => {
     });
 
     const cleared = await json(ctx(), 'PATCH', '/api/v1/campaigns/spring-sale', { segment: null });
-    expect((cleared.json() as { segment: unknown }).segment).toBeNull();
+    expect(cleared.json<{ segment: unknown }>().segment).toBeNull();
 
     expect((await json(ctx(), 'DELETE', '/api/v1/campaigns/spring-sale')).json()).toEqual({});
     expect((await json(ctx(), 'GET', '/api/v1/campaigns/spring-sale')).statusCode).toBe(404);
@@ -72,7 +72,7 @@ describe.each(TEST_DIALECTS)('campaign management on %s', (dialect) => {
 
   it('generates an id, and refuses a duplicate id with 409', async () => {
     const generated = await create(base);
-    expect((generated.json() as { campaign_id: string }).campaign_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(generated.json<{ campaign_id: string }>().campaign_id).toMatch(/^[0-9a-f-]{36}$/);
     await create({ ...base, campaign_id: 'dup' });
     const again = await create({ ...base, campaign_id: 'dup' });
     expect(again.statusCode).toBe(409);
@@ -95,16 +95,17 @@ describe.each(TEST_DIALECTS)('campaign management on %s', (dialect) => {
         secret,
       );
       expect(res.statusCode).toBe(200);
-      const page = res.json() as { campaigns: Array<{ campaign_id: string }>; next_cursor: string | null };
+      const page = res.json<{ campaigns: Array<{ campaign_id: string }>; next_cursor: string | null }>();
       expect(page.campaigns.length).toBeLessThanOrEqual(2);
       seen.push(...page.campaigns.map((c) => c.campaign_id));
       cursor = page.next_cursor;
     } while (cursor);
     expect(seen).toEqual([...ids].reverse());
     const paused = await json(ctx(), 'GET', '/api/v1/campaigns?status=paused', undefined, secret);
-    expect(
-      (paused.json() as { campaigns: Array<{ campaign_id: string }> }).campaigns.map((c) => c.campaign_id),
-    ).toEqual(['l3', 'l1']);
+    expect(paused.json<{ campaigns: Array<{ campaign_id: string }> }>().campaigns.map((c) => c.campaign_id)).toEqual([
+      'l3',
+      'l1',
+    ]);
     expect((await json(ctx(), 'GET', '/api/v1/campaigns?cursor=garbage', undefined, secret)).statusCode).toBe(400);
   });
 

@@ -102,7 +102,7 @@ describe.each(TEST_DIALECTS)('condition language on %s', (dialect) => {
       { dryRun: true, headers },
     );
     expect(res.statusCode, res.body).toBe(200);
-    const body = res.json() as { targets: Array<{ target: { project_user_id: string }; reason: string }> };
+    const body = res.json<{ targets: Array<{ target: { project_user_id: string }; reason: string }> }>();
     return body.targets
       .filter((t) => t.reason !== 'not_in_segment' && t.reason !== 'audience_conditions')
       .map((t) => t.target.project_user_id)

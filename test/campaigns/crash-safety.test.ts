@@ -8,7 +8,7 @@ import type { Dialect } from '../../src/db/dialect.js';
 import { REPO_ROOT } from '../helpers/processes.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
-import { configureProviders, pushDeps, TEST_SECRET_KEY, useFakeProviders } from '../push/push-helpers.js';
+import { configureProviders, pushOverrides, TEST_SECRET_KEY, useFakeProviders } from '../push/push-helpers.js';
 import { createCampaign, triggerOk } from './campaign-helpers.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -67,7 +67,7 @@ function suite(dialect: Dialect, name: string, body: (h: ReturnType<typeof harne
 
 function harness(dialect: Dialect) {
   const fakes = useFakeProviders();
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { overrides: pushOverrides(fakes) });
   const workers: Worker[] = [];
   afterAll(async () => {
     for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
@@ -88,7 +88,7 @@ function harness(dialect: Dialect) {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
     const worker = { child, exited: new Promise((resolve) => child.on('exit', resolve)) };
     workers.push(worker);
     await waitFor(async () => out.includes('ready'), { timeoutMs: 30_000, what: 'worker ready' });

@@ -5,7 +5,7 @@ import type { CreatedProject } from '../../src/projects/projects.service.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
-import { configureProviders, fcmToken, pushDeps, registerDevice, useFakeProviders } from '../push/push-helpers.js';
+import { configureProviders, fcmToken, pushOverrides, registerDevice, useFakeProviders } from '../push/push-helpers.js';
 import { createCampaign, createUser, json, runFanout, trigger, triggerOk, triggerStatus } from './campaign-helpers.js';
 
 type Headers = Record<string, string>;
@@ -13,7 +13,7 @@ type Sent = { token: string; title?: string; body?: string; data: Record<string,
 
 describe.each(TEST_DIALECTS)('campaign fan-out on %s', (dialect) => {
   const fakes = useFakeProviders();
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { overrides: pushOverrides(fakes) });
 
   /** What the FCM stand-in accepted for these tokens. */
   const sentTo = (tokens: string[]): Sent[] =>
@@ -274,7 +274,7 @@ describe.each(TEST_DIALECTS)('campaign fan-out on %s', (dialect) => {
     expect(sentTo(w.all)).toEqual([]);
     expect((await status(w, paused, pausedTrigger)).state).toBe('canceled');
     const list = await json(ctx(), 'GET', `/api/v1/campaigns/${campaignId}/triggers`, undefined, w.secret);
-    expect((list.json() as { triggers: Array<{ trigger_id: string; state: string }> }).triggers).toEqual([
+    expect(list.json<{ triggers: Array<{ trigger_id: string; state: string }> }>().triggers).toEqual([
       expect.objectContaining({ trigger_id: triggerId, state: 'completed' }),
     ]);
   });
@@ -323,10 +323,10 @@ describe.each(TEST_DIALECTS)('campaign fan-out on %s', (dialect) => {
       { dryRun: true, headers: w.secret },
     );
     expect(res.statusCode, res.body).toBe(200);
-    const body = res.json() as {
+    const body = res.json<{
       counters: Record<string, unknown>;
       targets: Array<{ reason: string; eligible: boolean; devices: number }>;
-    };
+    }>();
     expect(body.targets.map((t) => [t.reason, t.eligible, t.devices])).toEqual([
       ['eligible', true, 2],
       ['template_render_error', false, 1],
@@ -340,7 +340,7 @@ describe.each(TEST_DIALECTS)('campaign fan-out on %s', (dialect) => {
       { audience: { broadcast: true } },
       { dryRun: true, headers: w.secret },
     );
-    expect((broadcast.json() as { counters: unknown }).counters).toEqual({
+    expect(broadcast.json<{ counters: unknown }>().counters).toEqual({
       targets: 0,
       in_segment: 3,
       eligible: 3,
@@ -350,6 +350,6 @@ describe.each(TEST_DIALECTS)('campaign fan-out on %s', (dialect) => {
     await runFanout(ctx());
     expect(sentTo(w.all)).toEqual([]);
     const list = await json(ctx(), 'GET', `/api/v1/campaigns/${campaignId}/triggers`, undefined, w.secret);
-    expect((list.json() as { triggers: unknown[] }).triggers).toEqual([]);
+    expect(list.json<{ triggers: unknown[] }>().triggers).toEqual([]);
   });
 });

@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { createCampaignJobHandlers } from '../../src/campaigns/campaign-fanout.job.js';
-import { jobClaimsFor } from '../../src/jobs/job-store.js';
+import { claimJobs } from '../../src/jobs/jobs.repository.js';
 import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
-import { configureProviders, fcmToken, pushDeps, registerDevice, useFakeProviders } from '../push/push-helpers.js';
+import { configureProviders, fcmToken, pushOverrides, registerDevice, useFakeProviders } from '../push/push-helpers.js';
 import { createCampaign, createUser, runFanout, triggerOk, triggerStatus } from './campaign-helpers.js';
 
 type Counters = Awaited<ReturnType<typeof triggerStatus>>['counters'];
@@ -17,7 +17,7 @@ const skippedSends = (c: Counters) =>
 
 describe.each(TEST_DIALECTS)('campaign fault safety on %s', (dialect) => {
   const fakes = useFakeProviders();
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { overrides: pushOverrides(fakes) });
 
   async function targeted(tag: string, tokens: string[]) {
     const { secret } = await ctx().newProject(tag);
@@ -61,8 +61,8 @@ describe.each(TEST_DIALECTS)('campaign fault safety on %s', (dialect) => {
     const tokens = [fcmToken(), fcmToken()];
     const t = await targeted('lost-last-attempt', tokens);
     const handlers = createCampaignJobHandlers({
-      push: ctx().deps.push!,
-      templates: ctx().deps.templates,
+      push: ctx().herald.push,
+      templates: ctx().herald.templates,
       clock: systemClock,
     });
     await runJobsUntilIdle(ctx().database.db, { 'campaign.plan': handlers['campaign.plan'] });
@@ -72,7 +72,7 @@ describe.each(TEST_DIALECTS)('campaign fault safety on %s', (dialect) => {
     await sql`update jobs set attempts = max_attempts - 1 where kind = 'campaign.send-batch' and state = 'pending' and ${payloadText} like ${`%${t.triggerId}%`}`.execute(
       db,
     );
-    const [claimed] = await jobClaimsFor(dialect).claimJobs(db, {
+    const [claimed] = await claimJobs(db, {
       lockToken: 'dead-worker/1',
       now: Date.now(),
       leaseMs: 1000,

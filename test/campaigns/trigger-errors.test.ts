@@ -139,8 +139,8 @@ describe.each(TEST_DIALECTS)('trigger endpoint errors on %s', (dialect) => {
     const other = await trigger(ctx(), active, { properties: { code: 'B' } }, { headers });
     expect(other.statusCode).toBe(409);
     const list = await json(ctx(), 'GET', `/api/v1/campaigns/${active}/triggers`);
-    const ids = (list.json() as { triggers: Array<{ trigger_id: string }> }).triggers.map((t) => t.trigger_id);
-    expect(ids.filter((id) => id === (first.json() as { trigger_id: string }).trigger_id)).toHaveLength(1);
+    const ids = list.json<{ triggers: Array<{ trigger_id: string }> }>().triggers.map((t) => t.trigger_id);
+    expect(ids.filter((id) => id === first.json<{ trigger_id: string }>().trigger_id)).toHaveLength(1);
   });
 
   it('a path without the :trigger verb is not a route', async () => {

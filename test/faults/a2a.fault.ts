@@ -7,7 +7,7 @@ import { freePort, startServerProcess, type ServerProcess } from '../helpers/pro
 import { useTestContext } from '../helpers/test-app.js';
 import {
   configureProviders,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   TEST_SECRET_KEY,
   useFakeProviders,
@@ -22,7 +22,7 @@ import { waitFor } from '../helpers/wait-for.js';
  */
 describe('A2A streaming task under kill -9 (PostgreSQL)', () => {
   const fakes = useFakeProviders();
-  const ctx = useTestContext('postgres', { deps: pushDeps(fakes) });
+  const ctx = useTestContext('postgres', { overrides: pushOverrides(fakes) });
   const servers: ServerProcess[] = [];
   afterAll(async () => {
     for (const s of servers) if (s.child.exitCode === null && s.child.signalCode === null) s.kill('SIGKILL');

@@ -72,8 +72,8 @@ describe('campaign fan-out under faults (PostgreSQL)', () => {
       intervalMs: 100,
     });
     const termAt = Date.now();
-    stopped!.child.kill('SIGTERM');
-    const exit = await stopped!.exited;
+    stopped.child.kill('SIGTERM');
+    const exit = await stopped.exited;
     const exitMs = Date.now() - termAt;
     await h.waitTerminal(triggerId, 180_000);
     const recoveryMs = Date.now() - termAt;
@@ -92,8 +92,8 @@ describe('campaign fan-out under faults (PostgreSQL)', () => {
     expect(exit.code).toBe(0);
     expect(o).toMatchObject({ missing: 0, duplicates: 0, nonTerminal: 0, openJobs: 0, countersAddUp: true, ledger: n });
     expect(recoveryMs).toBeLessThan(Number(lease));
-    other!.child.kill('SIGTERM');
-    await other!.exited;
+    other.child.kill('SIGTERM');
+    await other.exited;
   });
 
   it('PostgreSQL restart mid-fan-out, three workers, provider at 30 ms', async () => {

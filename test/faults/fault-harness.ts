@@ -6,9 +6,8 @@ import { sql } from 'kysely';
 import { afterAll } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { REPO_ROOT } from '../helpers/processes.js';
-import { useTestContext, type TestContext } from '../helpers/test-app.js';
-import type { FakeProviders } from '../../src/fake-providers/fake-providers.js';
-import { configureProviders, pushDeps, TEST_SECRET_KEY, useFakeProviders } from '../push/push-helpers.js';
+import { useTestContext } from '../helpers/test-app.js';
+import { configureProviders, pushOverrides, TEST_SECRET_KEY, useFakeProviders } from '../push/push-helpers.js';
 import { createCampaign, triggerOk } from '../campaigns/campaign-helpers.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -87,7 +86,7 @@ async function insertAudience(db: Db, projectId: string, n: number, latencyMs: n
 /** A PostgreSQL test context, the FCM stand-in, and worker processes that are killed at the end. */
 export function faultHarness() {
   const fakes = useFakeProviders();
-  const ctx = useTestContext('postgres', { deps: pushDeps(fakes) });
+  const ctx = useTestContext('postgres', { overrides: pushOverrides(fakes) });
   const workers: Worker[] = [];
   afterAll(async () => {
     for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
@@ -108,7 +107,7 @@ export function faultHarness() {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
     const worker: Worker = {
       child,
       exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))),
@@ -191,8 +190,8 @@ export function faultHarness() {
   };
 
   return {
-    ctx: ctx as () => TestContext,
-    fakes: fakes as () => FakeProviders,
+    ctx,
+    fakes,
     spawnWorker,
     broadcast,
     recorded,

@@ -8,7 +8,7 @@ import { useTestContext } from '../helpers/test-app.js';
 import {
   configureProviders,
   fcmToken,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   TEST_SECRET_KEY,
   useFakeProviders,
@@ -52,7 +52,7 @@ const startRedis = () =>
 /** Redis (the shared rate-limit store) stopped while pushes are being sent through a real instance. */
 describe('Redis stopped mid-send', () => {
   const fakes = useFakeProviders();
-  const ctx = useTestContext('postgres', { deps: pushDeps(fakes) });
+  const ctx = useTestContext('postgres', { overrides: pushOverrides(fakes) });
   let server: ServerProcess | undefined;
   afterAll(async () => {
     if (!redisUp()) startRedis();

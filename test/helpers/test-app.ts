@@ -1,10 +1,10 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll } from 'vitest';
-import { buildApp, type App, type AppOptions } from '../../src/app.js';
-import { createConfiguredTemplateRenderer } from '../../src/campaigns/render-pool.js';
+import type { App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Dialect } from '../../src/db/dialect.js';
+import { createHerald, type Herald, type HeraldOverrides } from '../../src/herald.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createProject, type CreatedProject } from '../../src/projects/projects.service.js';
 import { unlimitedRateLimiter } from './unlimited-rate-limiter.js';
@@ -12,8 +12,9 @@ import { createTestDatabase, type TestDatabase } from './test-db.js';
 
 export interface TestContext {
   app: App;
+  /** The composition root the app was built from (its push runtime, templates, job handlers, clock...). */
+  herald: Herald;
   database: TestDatabase;
-  deps: AppOptions;
   config: Config;
   /** A project made for this file, with both keys. */
   project: CreatedProject;
@@ -34,29 +35,31 @@ export function authHeaders(project: CreatedProject, kind: 'secret' | 'public' =
   };
 }
 
+/** Parts of Herald a test replaces, and environment known only once the database (or a stand-in) exists. */
+export type TestOverrides = HeraldOverrides & { env?: Record<string, string> };
+
 export interface TestAppOptions {
   env?: Record<string, string>;
-  /** Replaced dependencies; a function receives the fresh test database (e.g. to open it another way). */
-  deps?: Partial<AppOptions> | ((database: TestDatabase) => Partial<AppOptions> | Promise<Partial<AppOptions>>);
+  /** A function receives the fresh test database (e.g. to open it another way, or to point at it). */
+  overrides?: TestOverrides | ((database: TestDatabase) => TestOverrides | Promise<TestOverrides>);
 }
 
-/** Builds the real app on a fresh database of `dialect`. */
+/**
+ * Builds the real app through `createHerald` on a fresh database of `dialect`, with no rate limits
+ * unless a test gives a limiter.
+ */
 export async function buildTestContext(dialect: Dialect, options: TestAppOptions = {}): Promise<TestContext> {
   const database = await createTestDatabase(dialect);
-  const config = loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...options.env });
-  const overrides = typeof options.deps === 'function' ? await options.deps(database) : options.deps;
-  const deps: AppOptions = {
-    config,
-    db: database.db,
-    dialect: database.dialect,
-    pgPool: database.pgPool,
+  const { env, ...overrides } =
+    (typeof options.overrides === 'function' ? await options.overrides(database) : options.overrides) ?? {};
+  const config = loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...options.env, ...env });
+  const herald = createHerald(config, {
+    database,
     logger: pino({ level: config.logLevel }),
-    clock: systemClock,
     rateLimiter: unlimitedRateLimiter,
-    templates: createConfiguredTemplateRenderer(config),
     ...overrides,
-  };
-  const app = await buildApp(deps);
+  });
+  const app = await herald.buildApp();
   const newProject = async (name = 'test') => {
     const project = await createProject(database.db, systemClock, name);
     return { project, secret: authHeaders(project), public: authHeaders(project, 'public') };
@@ -64,8 +67,8 @@ export async function buildTestContext(dialect: Dialect, options: TestAppOptions
   const first = await newProject();
   return {
     app,
+    herald,
     database,
-    deps,
     config,
     project: first.project,
     secret: first.secret,
@@ -86,9 +89,7 @@ export function useTestContext(dialect: Dialect, options: TestAppOptions = {}): 
   });
   afterAll(async () => {
     await ctx?.app.close();
-    // A push runtime given through `deps` (see test/push/push-helpers.ts) holds connections; close it with the app.
-    await ctx?.deps.push?.close();
-    await ctx?.deps.templates.close();
+    await ctx?.herald.close();
     await ctx?.database.destroy();
   });
   return () => {

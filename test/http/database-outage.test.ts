@@ -8,8 +8,7 @@ import { useTestContext } from '../helpers/test-app.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { loadConfig } from '../../src/config.js';
-import type { DatabaseHandle } from '../../src/db/connect.js';
-import { openConfiguredDatabase } from '../../src/runtime.js';
+import { openConfiguredDatabase, type DatabaseHandle } from '../../src/db/connect.js';
 
 function expectUnavailable(res: LightMyRequestResponse): void {
   expect(res.statusCode, res.body).toBe(503);
@@ -25,7 +24,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('PostgreSQL out of reach', ()
   let proxied: DatabaseHandle | undefined;
   // The app reaches PostgreSQL through a proxy the test can cut.
   const ctx = useTestContext('postgres', {
-    deps: async (database) => {
+    overrides: async (database) => {
       proxy = await startTcpProxy({
         host: new URL(TEST_DATABASE_URL).hostname,
         port: Number(new URL(TEST_DATABASE_URL).port || 5432),
@@ -34,7 +33,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('PostgreSQL out of reach', ()
       const url = new URL(database.env.DATABASE_URL!);
       url.port = String(proxy.port);
       proxied = openConfiguredDatabase(loadConfig({ DATABASE_URL: url.toString(), DATABASE_POOL_SIZE: '4' }));
-      return { db: proxied.db, pgPool: proxied.pgPool };
+      return { database: proxied };
     },
   });
   afterAll(async () => {
@@ -148,7 +147,7 @@ describe.runIf(TEST_DIALECTS.includes('sqlite'))('SQLite locked by another proce
         })
       ).statusCode,
     ).toBe(200);
-    const other = new SQLite(ctx().database.target.sqliteFile!);
+    const other = new SQLite(ctx().database.target.sqliteFile);
     try {
       other.exec('BEGIN IMMEDIATE');
       other.prepare("update users set updated_at = updated_at where project_user_id = 'locked'").run();

@@ -26,7 +26,7 @@ describe.runIf(TEST_DIALECTS.includes('sqlite'))('first start on an empty embedd
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-first-run-'));
     try {
       const first = capturingLogger();
-      const runtime = await startRuntime(loadConfig({ ...serverEnv, DATA_DIR: dataDir }), first.logger);
+      const runtime = await startRuntime(loadConfig({ ...serverEnv, DATA_DIR: dataDir }), { logger: first.logger });
       let created: { project_id: string; public_key: string; secret_key: string } | undefined;
       try {
         const announced = first.lines().filter((line) => typeof line.secret_key === 'string');
@@ -35,7 +35,7 @@ describe.runIf(TEST_DIALECTS.includes('sqlite'))('first start on an empty embedd
         expect(created!.project_id).toMatch(/^prj_/);
         expect(created!.secret_key).toMatch(/^svc_sk_/);
         expect(created!.public_key).toMatch(/^svc_pk_/);
-        const projects = await runtime.database.db.selectFrom('projects').select(['id', 'name']).execute();
+        const projects = await runtime.herald.db.selectFrom('projects').select(['id', 'name']).execute();
         expect(projects).toEqual([{ id: created!.project_id, name: 'default' }]);
 
         const res = await runtime.app!.inject({
@@ -50,7 +50,7 @@ describe.runIf(TEST_DIALECTS.includes('sqlite'))('first start on an empty embedd
       }
 
       const second = capturingLogger();
-      const again = await startRuntime(loadConfig({ ...serverEnv, DATA_DIR: dataDir }), second.logger);
+      const again = await startRuntime(loadConfig({ ...serverEnv, DATA_DIR: dataDir }), { logger: second.logger });
       try {
         expect(second.lines().filter((line) => 'secret_key' in line)).toEqual([]);
         expect(
@@ -59,7 +59,7 @@ describe.runIf(TEST_DIALECTS.includes('sqlite'))('first start on an empty embedd
             .map((line) => JSON.stringify(line))
             .join('\n'),
         ).not.toContain(created!.secret_key);
-        expect(await again.database.db.selectFrom('projects').select('id').execute()).toHaveLength(1);
+        expect(await again.herald.db.selectFrom('projects').select('id').execute()).toHaveLength(1);
       } finally {
         await again.stop();
       }
@@ -74,9 +74,9 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('first start on an empty Post
     const database = await createTestDatabase('postgres');
     try {
       const log = capturingLogger();
-      const runtime = await startRuntime(loadConfig({ ...serverEnv, ...database.env }), log.logger);
+      const runtime = await startRuntime(loadConfig({ ...serverEnv, ...database.env }), { logger: log.logger });
       try {
-        expect(await runtime.database.db.selectFrom('projects').select('id').execute()).toEqual([]);
+        expect(await runtime.herald.db.selectFrom('projects').select('id').execute()).toEqual([]);
         expect(log.lines().filter((line) => 'secret_key' in line || 'public_key' in line)).toEqual([]);
         expect(
           log

@@ -24,11 +24,11 @@ const clock = {
 };
 
 describe.each(TEST_DIALECTS)('X-Request-ID (G5) on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: { logger, clock } });
+  const ctx = useTestContext(dialect, { overrides: { logger, clock } });
   const json = () => ({ ...ctx().secret, 'content-type': 'application/json' });
 
   it('is on every response, whatever its status', async () => {
-    const cases: [number, Parameters<ReturnType<typeof ctx>['inject']>[0]][] = [
+    const cases: [number, Parameters<ReturnType<typeof ctx>['inject']>[0] & { method: string; url: string }][] = [
       [200, { method: 'POST', url: '/api/v1/users', headers: json(), payload: '{"project_user_id":"rid"}' }],
       [200, { method: 'GET', url: '/healthz' }],
       [400, { method: 'POST', url: '/api/v1/users', headers: json(), payload: '{"project_user_id":' }],

@@ -92,7 +92,7 @@ describe.each(TEST_DIALECTS)('TLS on %s', (dialect) => {
       HERALD_ROLE: 'api',
       LOG_LEVEL: 'silent',
     });
-    runtime = await startRuntime(config, pino({ level: 'silent' }));
+    runtime = await startRuntime(config, { logger: pino({ level: 'silent' }) });
     port = (runtime.app!.server.address() as AddressInfo).port;
   });
 

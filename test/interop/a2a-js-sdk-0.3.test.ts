@@ -20,7 +20,7 @@ import { startReceiver, uid, type Json } from '../a2a/a2a-helpers.js';
 import { createCampaign } from '../campaigns/campaign-helpers.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
-import { TEST_SECRET_KEY, configureProviders, pushDeps, useFakeProviders } from '../push/push-helpers.js';
+import { TEST_SECRET_KEY, configureProviders, pushOverrides, useFakeProviders } from '../push/push-helpers.js';
 import { deliverUntil, workingTask } from './interop-helpers.js';
 
 /**
@@ -78,7 +78,7 @@ const statusEvents = (events: A2AStreamEventData[]) =>
 describe.each(TEST_DIALECTS)('@a2a-js/sdk 0.3.14 (a v0.3 client) against a listening Herald on %s', (dialect) => {
   const ctx = useTestContext(dialect, {
     env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', HERALD_SECRET_KEY: TEST_SECRET_KEY },
-    deps: pushDeps(fakes),
+    overrides: pushOverrides(fakes),
   });
   let base = '';
   const sent: Sent[] = [];
@@ -106,7 +106,7 @@ describe.each(TEST_DIALECTS)('@a2a-js/sdk 0.3.14 (a v0.3 client) against a liste
   });
   afterAll(async () => {
     await ctx().app.close();
-    await ctx().deps.push?.close();
+    await ctx().herald.push.close();
   });
   afterEach(async () => {
     await Promise.all(receivers.splice(0).map((r) => r.close()));

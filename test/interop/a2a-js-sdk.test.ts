@@ -26,7 +26,7 @@ import {
   TEST_SECRET_KEY,
   configureProviders,
   fcmToken,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   useFakeProviders,
 } from '../push/push-helpers.js';
@@ -120,7 +120,7 @@ describe.each(TEST_DIALECTS)('official @a2a-js/sdk clients against a listening H
   // Webhooks go to a receiver on loopback, so this Herald allows private networks (dev setting).
   const ctx = useTestContext(dialect, {
     env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', HERALD_SECRET_KEY: TEST_SECRET_KEY },
-    deps: pushDeps(fakes),
+    overrides: pushOverrides(fakes),
   });
   let base = '';
   const sent: Sent[] = [];
@@ -131,7 +131,7 @@ describe.each(TEST_DIALECTS)('official @a2a-js/sdk clients against a listening H
   });
   afterAll(async () => {
     await ctx().app.close();
-    await ctx().deps.push?.close();
+    await ctx().herald.push.close();
   });
   afterEach(async () => {
     await Promise.all(receivers.splice(0).map((r) => r.close()));

@@ -1,8 +1,5 @@
 import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
-import { createJobHandlers } from '../../src/job-handlers.js';
 import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
-import { systemClock } from '../../src/lib/clock.js';
-import type { PushRuntime } from '../../src/push/push-runtime.js';
 import { uid } from '../a2a/a2a-helpers.js';
 import type { TestContext } from '../helpers/test-app.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -33,20 +30,11 @@ export async function workingTask(ctx: TestContext, projectId: string, contextId
   return id;
 }
 
-/** Runs the worker's real job handlers (as `createJobHandlers` composes them) until the receiver has `count` webhooks. */
+/** Runs the worker's real job handlers (as `createHerald` composes them) until the receiver has `count` webhooks. */
 export async function deliverUntil(ctx: TestContext, hook: { received: unknown[] }, count: number): Promise<void> {
-  const handlers = createJobHandlers({
-    config: ctx.config,
-    db: ctx.database.db,
-    dialect: ctx.database.dialect,
-    logger: ctx.deps.logger,
-    clock: systemClock,
-    push: ctx.deps.push as PushRuntime,
-    templates: ctx.deps.templates,
-  });
   await waitFor(
     async () => {
-      await runJobsUntilIdle(ctx.database.db, handlers);
+      await runJobsUntilIdle(ctx.database.db, ctx.herald.jobHandlers);
       return hook.received.length >= count;
     },
     { what: `${count} webhooks` },

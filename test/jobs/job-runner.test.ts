@@ -26,7 +26,6 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
   const startRunner = async (handlers: JobHandlers, options: Partial<JobRunnerOptions> = {}) => {
     const runner = createJobRunner({
       db: database.db,
-      dialect,
       pgPool: database.pgPool,
       logger: silentLogger,
       handlers,
@@ -214,7 +213,6 @@ describe('job runner with an unreachable database', () => {
     const { logger, records } = capturingLogger();
     const runner = createJobRunner({
       db: unreachable.db,
-      dialect: 'postgres',
       logger,
       handlers: { 'test.echo': async () => {} },
       concurrency: 1,

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { completeJob, jobClaimsFor, rescueExpiredJobs } from '../../src/jobs/job-store.js';
+import { claimJobs, completeJob, rescueExpiredJobs } from '../../src/jobs/jobs.repository.js';
 import {
   AbandonJobError,
   enqueueJob,
@@ -235,8 +235,7 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
   it('makes a job claimable again once its lease expires, and fences the old holder out', async () => {
     const clock = new ManualClock();
     const id = await enqueueJob(database.db, 'test.echo', { value: 7 }, { clock });
-    const claims = jobClaimsFor(database.dialect);
-    const [claimed] = await claims.claimJobs(database.db, {
+    const [claimed] = await claimJobs(database.db, {
       lockToken: 'dead-worker/1',
       now: clock.now(),
       leaseMs: 1000,
@@ -260,7 +259,7 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
   it('marks a job without a finaliser dead, without running it again, when its worker was lost during the last attempt', async () => {
     const clock = new ManualClock();
     const id = await enqueueJob(database.db, 'test.echo', { value: 8 }, { clock, maxAttempts: 1 });
-    await jobClaimsFor(database.dialect).claimJobs(database.db, {
+    await claimJobs(database.db, {
       lockToken: 'lost/1',
       now: clock.now(),
       leaseMs: 1000,
@@ -283,9 +282,8 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
   it('runs the finaliser once when the worker died during the last attempt, then the job is dead', async () => {
     const clock = new ManualClock();
     const id = await enqueueJob(database.db, 'test.echo', { value: 9 }, { clock, maxAttempts: 2 });
-    const claims = jobClaimsFor(database.dialect);
     for (const token of ['lost/1', 'lost/2']) {
-      await claims.claimJobs(database.db, {
+      await claimJobs(database.db, {
         lockToken: token,
         now: clock.now(),
         leaseMs: 1000,
@@ -373,9 +371,8 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
   it('marks a job dead when the worker running its finaliser was lost too', async () => {
     const clock = new ManualClock();
     const id = await enqueueJob(database.db, 'test.echo', { value: 11 }, { clock, maxAttempts: 1 });
-    const claims = jobClaimsFor(database.dialect);
     for (const token of ['lost/1', 'lost/2']) {
-      await claims.claimJobs(database.db, {
+      await claimJobs(database.db, {
         lockToken: token,
         now: clock.now(),
         leaseMs: 1000,

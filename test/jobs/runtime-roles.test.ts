@@ -29,7 +29,7 @@ describe.each(TEST_DIALECTS)('runtime roles and the job runner on %s', (dialect)
     const { logger, messages } = capturingLogger();
     const runtime = await startRuntime(
       loadConfig({ ...database.env, HERALD_ROLE: 'worker', HOST: '127.0.0.1', WORKER_METRICS_PORT: '0' }),
-      logger,
+      { logger: logger },
     );
     try {
       expect(runtime.app).toBeUndefined();
@@ -44,7 +44,7 @@ describe.each(TEST_DIALECTS)('runtime roles and the job runner on %s', (dialect)
     const { logger, messages } = capturingLogger();
     const runtime = await startRuntime(
       loadConfig({ ...database.env, HERALD_ROLE: 'api', PORT: '0', HOST: '127.0.0.1' }),
-      logger,
+      { logger: logger },
     );
     try {
       expect(runtime.app).toBeDefined();

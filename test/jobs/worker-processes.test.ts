@@ -33,7 +33,7 @@ describe.each(TEST_DIALECTS)('job workers in separate processes on %s', (dialect
       exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))),
     };
     let buffered = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       buffered += chunk.toString('utf8');
       const parts = buffered.split('\n');
       buffered = parts.pop() ?? '';
@@ -118,7 +118,6 @@ describe.each(TEST_DIALECTS)('job workers in separate processes on %s', (dialect
     const reruns: Array<{ attempt: number; at: number }> = [];
     const rescuer = createJobRunner({
       db: database.db,
-      dialect,
       pgPool: database.pgPool,
       logger: silentLogger,
       concurrency: 1,

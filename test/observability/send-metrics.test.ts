@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { createMetrics } from '../../src/http/metrics.js';
-import { createPushMetrics } from '../../src/observability/push-metrics.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import {
   configureProviders,
   fcmToken,
   post,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   useFakeProviders,
 } from '../push/push-helpers.js';
@@ -15,13 +13,8 @@ import { sample } from './metrics-text.js';
 
 describe.each(TEST_DIALECTS)('send metrics on %s', (dialect) => {
   const fakes = useFakeProviders();
-  const ctx = useTestContext(dialect, {
-    deps: (database) => {
-      // One registry for the app's /metrics and the push runtime, as the server wires them.
-      const metrics = createMetrics();
-      return { ...pushDeps(fakes, { runtime: { observer: createPushMetrics(metrics.registry) } })(database), metrics };
-    },
-  });
+  // createHerald gives the app's /metrics and the push runtime one registry, as the server has it.
+  const ctx = useTestContext(dialect, { overrides: pushOverrides(fakes) });
 
   it('counts sends by provider and final status with their latency, through the API /metrics', async () => {
     await configureProviders(ctx(), ctx().secret, fakes());

@@ -37,7 +37,7 @@ describe.each(TEST_DIALECTS)('worker observability on %s', (dialect) => {
         WORKER_METRICS_PORT: '0',
         JOB_POLL_INTERVAL_MS: '50',
       }),
-      silent,
+      { logger: silent },
     );
     const address = runtime.workerServer?.server.address();
     if (!address || typeof address === 'string') throw new Error('the worker server is not listening');

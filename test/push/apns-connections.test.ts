@@ -5,7 +5,7 @@ import {
   apnsToken,
   configureProviders,
   put,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   S,
   sendToDevices,
@@ -15,7 +15,7 @@ import {
 const fakes = useFakeProviders();
 
 describe.each(TEST_DIALECTS)('APNs connections and environments on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { overrides: pushOverrides(fakes) });
 
   const credentials = async () =>
     (await ctx().inject({ method: 'GET', url: '/api/v1/push-credentials', headers: ctx().secret })).json();
@@ -36,7 +36,7 @@ describe.each(TEST_DIALECTS)('APNs connections and environments on %s', (dialect
       ),
     };
     const connectionsBefore = fakes().apns.teamsPerConnection.length;
-    const issued = ctx().deps.push!.apnsAuth.issued;
+    const issued = ctx().herald.push.apnsAuth.issued;
     const [a, b] = await Promise.all([
       sendToDevices(
         ctx(),
@@ -57,10 +57,10 @@ describe.each(TEST_DIALECTS)('APNs connections and environments on %s', (dialect
     expect(new Set(opened.flatMap((teams) => [...teams]))).toEqual(
       new Set([mine.apnsKey.teamId, theirs.apnsKey.teamId]),
     );
-    const keys = [...ctx().deps.push!.pool.connectionsByKey().keys()];
+    const keys = [...ctx().herald.push.pool.connectionsByKey().keys()];
     expect(keys.filter((k) => k.includes(mine.apnsKey.teamId))).toHaveLength(1);
     expect(keys.filter((k) => k.includes(theirs.apnsKey.teamId))).toHaveLength(1);
-    expect(ctx().deps.push!.apnsAuth.issued - issued).toBe(2);
+    expect(ctx().herald.push.apnsAuth.issued - issued).toBe(2);
 
     // A third project saving the first project's key shares its token and connection.
     const third = await ctx().newProject('same-key');
@@ -74,7 +74,7 @@ describe.each(TEST_DIALECTS)('APNs connections and environments on %s', (dialect
     const shared = await registerDevice(ctx(), third.secret, 'team-a-too', { apns_token: apnsToken() });
     const [c] = await sendToDevices(ctx(), third.secret, [{ target: { device_id: shared }, title: 'c' }]);
     expect(c!.status).toBe(S('ACCEPTED'));
-    expect(ctx().deps.push!.apnsAuth.issued - issued).toBe(2);
+    expect(ctx().herald.push.apnsAuth.issued - issued).toBe(2);
     expect(fakes().apns.teamsPerConnection.length - connectionsBefore).toBe(opened.length);
   });
 
@@ -109,7 +109,7 @@ describe.each(TEST_DIALECTS)('APNs connections and environments on %s', (dialect
     ]);
     const devices = (
       await ctx().inject({ method: 'GET', url: '/api/v1/users/env/devices', headers: ctx().secret })
-    ).json() as { devices: Array<{ device_id: string; status: string }> };
+    ).json<{ devices: Array<{ device_id: string; status: string }> }>();
     expect(devices.devices.map((d) => [d.device_id, d.status]).sort()).toEqual(
       [
         [devId, 'active'],

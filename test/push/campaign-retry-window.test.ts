@@ -4,13 +4,13 @@ import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { createCampaign, triggerOk, triggerStatus } from '../campaigns/campaign-helpers.js';
-import { configureProviders, fcmToken, pushDeps, registerDevice, useFakeProviders } from './push-helpers.js';
+import { configureProviders, fcmToken, pushOverrides, registerDevice, useFakeProviders } from './push-helpers.js';
 
 const fakes = useFakeProviders();
 
 describe.each(TEST_DIALECTS)('campaign retry window on %s', (dialect) => {
   const ctx = useTestContext(dialect, {
-    deps: pushDeps(fakes, {
+    overrides: pushOverrides(fakes, {
       runtime: { retry: { maxAttempts: 2, baseDelayMs: 20, maxDelayMs: 50, quotaExceededDelayMs: 50 } },
     }),
   });
@@ -28,8 +28,8 @@ describe.each(TEST_DIALECTS)('campaign retry window on %s', (dialect) => {
       runJobsUntilIdle(
         ctx().database.db,
         createCampaignJobHandlers({
-          push: ctx().deps.push!,
-          templates: ctx().deps.templates,
+          push: ctx().herald.push,
+          templates: ctx().herald.templates,
           clock: { now: () => clock.t },
           ...(retryWindowMs === undefined ? {} : { retryWindowMs }),
         }),

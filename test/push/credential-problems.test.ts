@@ -5,7 +5,7 @@ import {
   configureProviders,
   fcmToken,
   put,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   S,
   sendToDevices,
@@ -15,16 +15,17 @@ import {
 const fakes = useFakeProviders();
 
 describe.each(TEST_DIALECTS)('credential problems on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' }, deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, {
+    env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' },
+    overrides: pushOverrides(fakes),
+  });
 
   const view = async () =>
     (await ctx().inject({ method: 'GET', url: '/api/v1/push-credentials', headers: ctx().secret })).json();
   const devicesOf = async (user: string) =>
-    (
-      (await ctx().inject({ method: 'GET', url: `/api/v1/users/${user}/devices`, headers: ctx().secret })).json() as {
-        devices: Array<{ status: string }>;
-      }
-    ).devices;
+    (await ctx().inject({ method: 'GET', url: `/api/v1/users/${user}/devices`, headers: ctx().secret })).json<{
+      devices: Array<{ status: string }>;
+    }>().devices;
 
   it('leaves every device active after a wrong sender id, and records the problem on the credentials and in metrics', async () => {
     const { serviceAccount } = await configureProviders(ctx(), ctx().secret, fakes());

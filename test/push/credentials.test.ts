@@ -15,7 +15,7 @@ import {
   configureProviders,
   fcmToken,
   put,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   S,
   sendToDevices,
@@ -26,7 +26,7 @@ import {
 const fakes = useFakeProviders();
 
 describe.each(TEST_DIALECTS)('push credentials on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { overrides: pushOverrides(fakes) });
 
   it('stores credentials sealed at rest and shows them redacted', async () => {
     const { serviceAccount, apnsKey, topic } = await configureProviders(ctx(), ctx().secret, fakes());
@@ -119,7 +119,7 @@ describe.each(TEST_DIALECTS)('push credentials on %s', (dialect) => {
     try {
       const [result] = await sendPushNotifications(
         other,
-        ctx().deps.db,
+        ctx().herald.db,
         ctx().project.project_id,
         [{ target: { device_id: id }, title: 'x' }],
         { variant: 'device' },
@@ -140,12 +140,12 @@ describe.each(TEST_DIALECTS)('push credentials on %s', (dialect) => {
       if (dialect === 'postgres') {
         expect(() => push.secretBox()).toThrow(/HERALD_SECRET_KEY/);
         const stored = setFcmCredentials(
-          ctx().deps.db,
+          ctx().herald.db,
           () => push.secretBox(),
           systemClock,
           ctx().project.project_id,
           fakes().fcm.serviceAccount('nokey'),
-          tokenUriRulesOf(ctx().deps.push!.config),
+          tokenUriRulesOf(ctx().herald.push.config),
         );
         await expect(stored).rejects.toMatchObject({ kind: 'unavailable', code: 'SECRET_KEY_REQUIRED' });
       } else {

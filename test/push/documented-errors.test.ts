@@ -4,7 +4,7 @@ import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import {
   configureProviders,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   sendToDevices,
   useFakeProviders,
@@ -87,7 +87,7 @@ describe('docs/providers.md', () => {
 describe.each(TEST_DIALECTS)('every documented provider error on %s', (dialect) => {
   const ctx = useTestContext(dialect, {
     env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' },
-    deps: pushDeps(fakes, {
+    overrides: pushOverrides(fakes, {
       runtime: { retry: { maxAttempts: MAX_ATTEMPTS, baseDelayMs: 20, maxDelayMs: 100, quotaExceededDelayMs: 50 } },
     }),
   });
@@ -118,7 +118,7 @@ describe.each(TEST_DIALECTS)('every documented provider error on %s', (dialect) 
       ).json();
       const devices = (
         await ctx().inject({ method: 'GET', url: `/api/v1/users/${user}/devices`, headers: ctx().secret })
-      ).json() as { devices: Array<{ device_id: string; status: string }> };
+      ).json<{ devices: Array<{ device_id: string; status: string }> }>();
       const device = devices.devices.find((d) => d.device_id === deviceId);
       // `once` refreshes provider auth: FCM exchanges a new access token; APNs may not re-sign a token this young (20-minute rule).
       const attempts = row.retry === 'yes' ? MAX_ATTEMPTS : row.retry === 'once' && row.provider === 'fcm' ? 2 : 1;

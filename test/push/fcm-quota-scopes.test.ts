@@ -4,7 +4,7 @@ import { TEST_DIALECTS } from '../helpers/test-db.js';
 import {
   configureProviders,
   fcmToken,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   S,
   sendToDevices,
@@ -18,7 +18,7 @@ const QUOTA_DELAY_MS = 60_000;
 
 describe.each(TEST_DIALECTS)('FCM quota scopes on %s', (dialect) => {
   const ctx = useTestContext(dialect, {
-    deps: pushDeps(fakes, {
+    overrides: pushOverrides(fakes, {
       runtime: { retry: { baseDelayMs: 20, maxDelayMs: 200, quotaExceededDelayMs: QUOTA_DELAY_MS } },
     }),
   });
@@ -97,7 +97,7 @@ describe.each(TEST_DIALECTS)('FCM quota scopes on %s', (dialect) => {
         fakes().fcm.recorder.items.filter((r) => r.headers[':path'] === `/v1/projects/${fcmProject}/messages:send`),
       ).toHaveLength(1);
       // Held for at least Google's minute (no Retry-After given).
-      expect(ctx().deps.push!.quota.heldUntil(`push:fcm:${fcmProject}`) - Date.now()).toBeGreaterThan(
+      expect(ctx().herald.push.quota.heldUntil(`push:fcm:${fcmProject}`) - Date.now()).toBeGreaterThan(
         QUOTA_DELAY_MS - 5000,
       );
     }

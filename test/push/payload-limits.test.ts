@@ -6,7 +6,7 @@ import {
   configureProviders,
   fcmToken,
   post,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   S,
   sendToDevices,
@@ -16,7 +16,10 @@ import {
 const fakes = useFakeProviders();
 
 describe.each(TEST_DIALECTS)('payload limits on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' }, deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, {
+    env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' },
+    overrides: pushOverrides(fakes),
+  });
 
   it('refuses an item no provider can carry with the spec 400, sending nothing', async () => {
     await configureProviders(ctx(), ctx().secret, fakes());

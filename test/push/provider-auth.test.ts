@@ -9,7 +9,7 @@ import {
   configureProviders,
   fcmToken,
   put,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   S,
   sendToDevices,
@@ -22,12 +22,12 @@ const fakes = useFakeProviders();
 const clock = { skewMs: 0, now: () => Date.now() + clock.skewMs };
 
 describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes, { runtime: { clock } }) });
+  const ctx = useTestContext(dialect, { overrides: pushOverrides(fakes, { runtime: { clock } }) });
 
   /** A second runtime on the same database whose clock the test moves. */
   async function withClock(run: (push: PushRuntime, clock: { t: number }) => Promise<void>): Promise<void> {
     const clock = { t: Date.now() };
-    const push = createPushRuntime(ctx().deps.push!.config, ctx().database, {
+    const push = createPushRuntime(ctx().herald.push.config, ctx().database, {
       ca: fakes().tls.caPem,
       clock: { now: () => clock.t },
     });
@@ -96,7 +96,7 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
         const send = () =>
           sendPushNotifications(
             push,
-            ctx().deps.db,
+            ctx().herald.db,
             ctx().project.project_id,
             [{ target: { device_id: id }, title: 'x' }],
             { variant: 'device' },
@@ -127,13 +127,13 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
       (await put(ctx(), ctx().secret, '/api/v1/push-credentials/fcm', { service_account: rogue })).statusCode,
     ).toBe(200);
     const id = await registerDevice(ctx(), ctx().secret, 'rogue', { fcm_token: fcmToken() });
-    const before = ctx().deps.push!.fcmAuth.exchanges;
+    const before = ctx().herald.push.fcmAuth.exchanges;
     const [result] = await sendToDevices(ctx(), ctx().secret, [{ target: { device_id: id }, title: 'x' }]);
     expect([result!.status, result!.additional_params.failure_reason]).toEqual([
       S('PROVIDER_AUTH_ERROR'),
       'OAUTH_INVALID_GRANT',
     ]);
-    expect(ctx().deps.push!.fcmAuth.exchanges - before).toBe(1);
+    expect(ctx().herald.push.fcmAuth.exchanges - before).toBe(1);
   });
 
   it('reuses one APNs provider token per key, refreshes it once after ExpiredProviderToken, never within 20 minutes', async () => {
@@ -146,7 +146,7 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
         const send = () =>
           sendPushNotifications(
             push,
-            ctx().deps.db,
+            ctx().herald.db,
             ctx().project.project_id,
             ids.map((device_id) => ({ target: { device_id }, title: 'x' })),
             { variant: 'device' },
@@ -196,7 +196,7 @@ describe.each(TEST_DIALECTS)('provider authentication on %s', (dialect) => {
       const send = async () => {
         const [r] = await sendPushNotifications(
           push,
-          ctx().deps.db,
+          ctx().herald.db,
           ctx().project.project_id,
           [{ target: { device_id: id }, title: 'x' }],
           { variant: 'device' },

@@ -7,7 +7,7 @@ import {
   apnsToken,
   configureProviders,
   fcmToken,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   S,
   sendToDevices,
@@ -255,7 +255,7 @@ const cases: Case[] = [
 describe.each(TEST_DIALECTS)('provider errors on %s', (dialect) => {
   const ctx = useTestContext(dialect, {
     env: LOOPBACK_WEB_PUSH,
-    deps: pushDeps(fakes, {
+    overrides: pushOverrides(fakes, {
       runtime: { retry: { maxAttempts: MAX_ATTEMPTS, baseDelayMs: 20, maxDelayMs: 100, quotaExceededDelayMs: 50 } },
     }),
   });
@@ -286,8 +286,9 @@ describe.each(TEST_DIALECTS)('provider errors on %s', (dialect) => {
 
   async function devicesOf(user: string): Promise<Map<string, string>> {
     const res = await ctx().inject({ method: 'GET', url: `/api/v1/users/${user}/devices`, headers: ctx().secret });
-    const body = res.json() as
-      { devices?: Array<{ device_id: string; status: string }> } | Array<{ device_id: string; status: string }>;
+    const body = res.json<
+      { devices?: Array<{ device_id: string; status: string }> } | Array<{ device_id: string; status: string }>
+    >();
     const list = Array.isArray(body) ? body : (body.devices ?? []);
     return new Map(list.map((d) => [d.device_id, d.status]));
   }
@@ -391,7 +392,7 @@ describe.each(TEST_DIALECTS)('provider errors on %s', (dialect) => {
     const goaway = await deviceFor(ctx(), 'skip', 'fcm', 'goaway-');
     const plain = await deviceFor(ctx(), 'skip', 'fcm', '');
     await sendToDevices(ctx(), ctx().secret, [{ target: { device_id: plain.id }, title: 'warm' }]);
-    const pool = ctx().deps.push!.pool;
+    const pool = ctx().herald.push.pool;
     const fcmOrigin = new URL(fakes().fcm.url).origin;
     const before = pool.connects;
     const liveBefore = pool.connectionsByKey().get(fcmOrigin) ?? 0;
@@ -410,8 +411,8 @@ describe.each(TEST_DIALECTS)('provider errors on %s', (dialect) => {
     const slow = await deviceFor(ctx(), 'slow', 'fcm', 'slow-2500-');
     const started = Date.now();
     const [result] = await sendPushNotifications(
-      ctx().deps.push!,
-      ctx().deps.db,
+      ctx().herald.push,
+      ctx().herald.db,
       ctx().project.project_id,
       [{ target: { device_id: slow.id }, title: 'x' }],
       { variant: 'device', deadlineMs: 1500 },

@@ -1,11 +1,9 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll } from 'vitest';
-import type { AppDeps } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
 import { startFakeProviders, type FakeProviders } from '../../src/fake-providers/fake-providers.js';
 import type { FakeSubscription } from '../../src/fake-providers/fake-webpush.js';
-import { createPushRuntime, type PushRuntimeOptions } from '../../src/push/push-runtime.js';
-import type { TestContext } from '../helpers/test-app.js';
+import type { PushRuntimeOptions } from '../../src/push/push-runtime.js';
+import type { TestContext, TestOverrides } from '../helpers/test-app.js';
 import type { TestDatabase } from '../helpers/test-db.js';
 
 export const TEST_SECRET_KEY = crypto.randomBytes(32).toString('hex');
@@ -25,39 +23,39 @@ export function useFakeProviders(): () => FakeProviders {
   };
 }
 
-export interface PushDepsOptions {
+export interface PushOverridesOptions {
   runtime?: PushRuntimeOptions;
   env?: Record<string, string>;
 }
 
 /**
- * `deps` for `useTestContext`: a push runtime pointed at the stand-ins, trusting their CA, with short
- * backoffs so retry tests stay quick.
+ * `overrides` for `useTestContext`: Herald's push runtime pointed at the stand-ins, trusting their
+ * CA, with short backoffs so retry tests stay quick.
  */
-export function pushDeps(
+export function pushOverrides(
   fakes: () => FakeProviders,
-  options: PushDepsOptions = {},
-): (database: TestDatabase) => Partial<AppDeps> {
+  options: PushOverridesOptions = {},
+): (database: TestDatabase) => TestOverrides {
   return (database) => {
     const f = fakes();
-    const config = loadConfig({
-      LOG_LEVEL: 'silent',
-      ...database.env,
-      HERALD_SECRET_KEY: TEST_SECRET_KEY,
-      FCM_API_URL: f.fcm.url,
-      APNS_API_URL: f.apns.url,
-      APNS_SANDBOX_API_URL: f.apns.sandboxUrl,
-      PUSH_TIMEOUT_MS: '3000',
-      // The Web Push stand-in listens on loopback (a tenant URL); test/security turns this off.
-      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-      ...options.env,
-    });
-    const push = createPushRuntime(config, database, {
-      ca: f.tls.caPem,
-      retry: { baseDelayMs: 20, maxDelayMs: 200, quotaExceededDelayMs: 50 },
-      ...options.runtime,
-    });
-    return { push };
+    return {
+      env: {
+        ...database.env,
+        HERALD_SECRET_KEY: TEST_SECRET_KEY,
+        FCM_API_URL: f.fcm.url,
+        APNS_API_URL: f.apns.url,
+        APNS_SANDBOX_API_URL: f.apns.sandboxUrl,
+        PUSH_TIMEOUT_MS: '3000',
+        // The Web Push stand-in listens on loopback (a tenant URL); test/security turns this off.
+        OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+        ...options.env,
+      },
+      push: {
+        ca: f.tls.caPem,
+        retry: { baseDelayMs: 20, maxDelayMs: 200, quotaExceededDelayMs: 50 },
+        ...options.runtime,
+      },
+    };
   };
 }
 
@@ -129,7 +127,7 @@ export async function registerDevice(
     ...(deviceId ? { device_id: deviceId } : {}),
   });
   if (res.statusCode !== 200) throw new Error(`device registration: ${res.statusCode} ${res.body}`);
-  return (res.json() as { device_id: string }).device_id;
+  return res.json<{ device_id: string }>().device_id;
 }
 
 export interface WireResult {
@@ -157,7 +155,7 @@ export async function sendToDevices(
     push_notifications: items,
   });
   if (res.statusCode !== 200) throw new Error(`send: ${res.statusCode} ${res.body}`);
-  return (res.json() as { delivery_results: WireResult[] }).delivery_results;
+  return res.json<{ delivery_results: WireResult[] }>().delivery_results;
 }
 
 export const S = (suffix: string) => `DELIVERY_RESULT_STATUS_${suffix}`;

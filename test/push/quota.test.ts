@@ -9,7 +9,7 @@ import { TEST_DIALECTS } from '../helpers/test-db.js';
 import {
   configureProviders,
   fcmToken,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   S,
   sendToDevices,
@@ -36,14 +36,16 @@ describe.each(TEST_DIALECTS)('provider quota on %s', (dialect) => {
   let bucketStore: TokenBucketStore | undefined;
   const used = new Set<string>();
   const ctx = useTestContext(dialect, {
-    deps: (database) => {
+    overrides: (database) => {
       const store = createTokenBucketStore({ redisUrl: undefined }, database);
       bucketStore = store;
       const recording: TokenBucketStore = {
         take: (key, spec, cost) => (used.add(key), store.take(key, spec, cost)),
         close: () => store.close(),
       };
-      return pushDeps(fakes, { runtime: { quotas: { fcm: BUCKET, apns: BUCKET }, bucketStore: recording } })(database);
+      return pushOverrides(fakes, { runtime: { quotas: { fcm: BUCKET, apns: BUCKET }, bucketStore: recording } })(
+        database,
+      );
     },
   });
   afterAll(async () => {
@@ -99,8 +101,8 @@ describe.each(TEST_DIALECTS)('provider quota on %s', (dialect) => {
     const ids = await Promise.all(tokens.map((t) => registerDevice(ctx(), ctx().secret, 'late', { fcm_token: t })));
     // A 1.6 s deadline less the 1 s margin leaves 0.6 s: 5 at once plus about 6 refilled; the rest wait in vain.
     const results = await sendPushNotifications(
-      ctx().deps.push!,
-      ctx().deps.db,
+      ctx().herald.push,
+      ctx().herald.db,
       ctx().project.project_id,
       ids.map((device_id) => ({ target: { device_id }, title: 'x' })),
       { variant: 'device', deadlineMs: 1600 },

@@ -6,7 +6,7 @@ import {
   configureProviders,
   fcmToken,
   post,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   S,
   sendToDevices,
@@ -20,7 +20,7 @@ const LOOPBACK_WEB_PUSH = { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' };
 const fakes = useFakeProviders();
 
 describe.each(TEST_DIALECTS)('push payloads and results on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { env: LOOPBACK_WEB_PUSH, deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { env: LOOPBACK_WEB_PUSH, overrides: pushOverrides(fakes) });
 
   const item = (target: object) => ({
     target,
@@ -101,7 +101,7 @@ describe.each(TEST_DIALECTS)('push payloads and results on %s', (dialect) => {
       ],
     });
     expect(res.statusCode).toBe(200);
-    const [three, nobody] = (res.json() as { delivery_results: WireResult[] }).delivery_results;
+    const [three, nobody] = res.json<{ delivery_results: WireResult[] }>().delivery_results;
     expect(three).not.toHaveProperty('status');
     expect(three).not.toHaveProperty('created_at');
     expect(three!.deliveries.map((d) => [d.device_id, d.provider, d.status])).toEqual([

@@ -5,7 +5,7 @@ import {
   configureProviders,
   fcmToken,
   post,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   S,
   useFakeProviders,
@@ -46,7 +46,7 @@ const invalidBodies: Array<[string, unknown]> = [
 ];
 
 describe.each(TEST_DIALECTS)('push request validation on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { overrides: pushOverrides(fakes) });
 
   it.each(invalidBodies)('answers the exact plain-text 400 for %s', async (reason, body) => {
     for (const url of ENDPOINTS) {
@@ -100,7 +100,7 @@ describe.each(TEST_DIALECTS)('push request validation on %s', (dialect) => {
     );
     const res = await post(ctx(), ctx().secret, '/api/v1/send-push-notifications', { push_notifications: items });
     expect(res.statusCode).toBe(200);
-    const results = (res.json() as { delivery_results: WireResult[] }).delivery_results;
+    const results = res.json<{ delivery_results: WireResult[] }>().delivery_results;
     expect(results).toHaveLength(1000);
     results.forEach((r, i) => {
       if (i % 100 === 99) expect([i, r.status]).toEqual([i, S('NO_DEVICE')]);

@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
-import { put, pushDeps, registerDevice, S, sendToDevices, useFakeProviders } from './push-helpers.js';
+import { put, pushOverrides, registerDevice, S, sendToDevices, useFakeProviders } from './push-helpers.js';
 
 const fakes = useFakeProviders();
 const URL = '/api/v1/push-credentials/webpush';
 
 describe.each(TEST_DIALECTS)('VAPID keys on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' }, deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, {
+    env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' },
+    overrides: pushOverrides(fakes),
+  });
 
   it('never rotates keys by accident: 409 without keys, rotation only when asked, with a warning', async () => {
     const { project, secret } = await ctx().newProject('vapid');
@@ -62,7 +65,7 @@ describe.each(TEST_DIALECTS)('VAPID keys on %s', (dialect) => {
 describe.each(TEST_DIALECTS)('VAPID subject from the operator on %s', (dialect) => {
   const ctx = useTestContext(dialect, {
     env: { VAPID_SUBJECT: 'mailto:operator@example.com', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' },
-    deps: pushDeps(fakes),
+    overrides: pushOverrides(fakes),
   });
 
   it('uses VAPID_SUBJECT when the request gives none', async () => {

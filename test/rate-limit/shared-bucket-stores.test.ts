@@ -14,7 +14,7 @@ interface Backend {
   open(now?: () => number): TokenBucketStore;
 }
 
-const backends: Array<[string, () => Promise<{ backend: Backend; cleanup(): Promise<void> }>]> = [
+const backends: Array<[string, () => Promise<{ backend: Backend; cleanup: () => Promise<void> }>]> = [
   [
     'redis',
     async () => {

@@ -20,7 +20,7 @@ function expect409(res: LightMyRequestResponse, reason: string): void {
 }
 
 describe.each(TEST_DIALECTS)('idempotent create user (R17) on %s', (dialect) => {
-  const ctx = useTestContext(dialect, { deps: { clock } });
+  const ctx = useTestContext(dialect, { overrides: { clock } });
 
   const create = (body: object, key?: string, header = 'idempotency-key', headers = ctx().secret) =>
     ctx().inject({
@@ -93,7 +93,7 @@ describe.each(TEST_DIALECTS)('idempotent create user (R17) on %s', (dialect) => 
     // Hold the key open exactly as the route would claim it; the work starts once the claim is stored.
     const ref = { projectId: ctx().project.project_id, scope: 'create-user', key: 'busy-key' };
     const hash = hashRequest(['POST', '/api/v1/users', {}, {}, body]);
-    const running = runIdempotent(ctx().deps.db, clock, ref, hash, async () => {
+    const running = runIdempotent(ctx().herald.db, clock, ref, hash, async () => {
       claimed();
       await held;
       return { status: 200, body: { properties: { held: true } } };

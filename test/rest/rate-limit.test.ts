@@ -18,7 +18,7 @@ describe.each(TEST_DIALECTS)('rate limits on %s', (dialect) => {
   // The real limiter (PostgreSQL buckets on PostgreSQL, memory on SQLite), driven by a manual clock.
   const ctx = useTestContext(dialect, {
     env,
-    deps: (database) => {
+    overrides: (database) => {
       limiter = createRateLimiter(loadConfig(env), database, { clock, logger: silent });
       return { rateLimiter: limiter };
     },
@@ -118,17 +118,14 @@ describe.each(TEST_DIALECTS)('rate limits on %s', (dialect) => {
     // Cached for 5 s: the old limit still holds.
     expect(limitHeaders(await createUser(secret))).toMatchObject({ limit: '3', remaining: '1' });
     clock.advance(5001);
-    const statuses = [];
-    let last;
-    for (let i = 0; i < 4; i++) {
-      last = await createUser(secret);
-      statuses.push(last.statusCode);
-    }
+    const responses = [];
+    for (let i = 0; i < 4; i++) responses.push(await createUser(secret));
     // 1 token left + 2.5 earned in 5 s, in a bucket of 5.
-    expect(statuses).toEqual([200, 200, 200, 429]);
-    expect(last!.headers['ratelimit-limit']).toBe('5');
-    expect(last!.headers['ratelimit-policy']).toBe('5;w=10');
-    expect(last!.headers['retry-after']).toBe('1');
+    expect(responses.map((r) => r.statusCode)).toEqual([200, 200, 200, 429]);
+    const last = responses[3]!;
+    expect(last.headers['ratelimit-limit']).toBe('5');
+    expect(last.headers['ratelimit-policy']).toBe('5;w=10');
+    expect(last.headers['retry-after']).toBe('1');
 
     const shown = await runHerald(['rate-limit', 'show', '--project', project.project_id, '--json'], cliEnv);
     expect(shown.code).toBe(0);
@@ -178,7 +175,7 @@ describe.each(TEST_DIALECTS)('rate limits with the shared store down on %s', (di
   const downEnv = { ...env, REDIS_URL: 'redis://127.0.0.1:1' };
   const ctx = useTestContext(dialect, {
     env: downEnv,
-    deps: (database) => {
+    overrides: (database) => {
       limiter = createRateLimiter(loadConfig(downEnv), database, { logger: silent });
       return { rateLimiter: limiter };
     },

@@ -153,7 +153,7 @@ describe('bin/healthcheck (the image HEALTHCHECK)', () => {
     const silent = pino({ level: 'silent' });
     const api = await startRuntime(
       loadConfig({ ...database.env, HERALD_ROLE: 'api', HOST: '127.0.0.1', PORT: String(apiPort) }),
-      silent,
+      { logger: silent },
     );
     const worker = await startRuntime(
       loadConfig({
@@ -162,7 +162,7 @@ describe('bin/healthcheck (the image HEALTHCHECK)', () => {
         HOST: '127.0.0.1',
         WORKER_METRICS_PORT: String(workerPort),
       }),
-      silent,
+      { logger: silent },
     );
     try {
       expect(await probe({ PORT: String(apiPort) })).toBe(0);

@@ -58,7 +58,7 @@ describe('.env at start, with Node running the TypeScript itself', () => {
     const health = await waitFor(
       async () => {
         const res = await fetch(`http://127.0.0.1:${envPort}/healthz`);
-        return res.ok ? ((await res.json()) as unknown) : undefined;
+        return res.ok ? await res.json() : undefined;
       },
       { timeoutMs: 30_000, what: 'Herald on the port from the environment' },
     );
@@ -90,7 +90,7 @@ describe('.env at start, with Node running the TypeScript itself', () => {
     const ready = await waitFor(
       async () => {
         const res = await fetch(`http://127.0.0.1:${port}/readyz`);
-        return res.ok ? ((await res.json()) as unknown) : undefined;
+        return res.ok ? await res.json() : undefined;
       },
       { timeoutMs: 30_000, what: 'Herald ready' },
     );

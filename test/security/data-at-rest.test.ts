@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { sealLegacyPushConfigSecrets, secretBoxFor } from '../../src/a2a/push-configs/push-config-secrets.js';
+import { sealLegacyPushConfigSecrets } from '../../src/a2a/push-configs/push-config-secrets.js';
 import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/connect.js';
@@ -125,14 +125,12 @@ describe.each(TEST_DIALECTS)('push-config secrets at rest on %s', (dialect) => {
       .execute();
     const before = await rpc(ctx(), 'GetTaskPushNotificationConfig', { taskId, id: 'legacy' }, { version: '1.0' });
     expect(before.json().result.token).toBe('legacy-token');
-    expect(
-      await sealLegacyPushConfigSecrets(ctx().database.db, secretBoxFor(ctx().config, dialect)),
-    ).toBeGreaterThanOrEqual(1);
+    expect(await sealLegacyPushConfigSecrets(ctx().database.db, ctx().herald.secretBox)).toBeGreaterThanOrEqual(1);
     const stored = await row(taskId);
     expect(JSON.stringify(stored)).not.toMatch(/legacy-token|legacy-cred/);
     const after = await rpc(ctx(), 'GetTaskPushNotificationConfig', { taskId, id: 'legacy' }, { version: '1.0' });
     expect(after.json().result.token).toBe('legacy-token');
-    expect(await sealLegacyPushConfigSecrets(ctx().database.db, secretBoxFor(ctx().config, dialect))).toBe(0);
+    expect(await sealLegacyPushConfigSecrets(ctx().database.db, ctx().herald.secretBox)).toBe(0);
   });
 });
 
@@ -143,13 +141,13 @@ describe('database files on disk', () => {
     try {
       const runtime = await startRuntime(
         loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', HERALD_ROLE: 'api' }),
-        createLogger('silent'),
+        { logger: createLogger('silent') },
       );
       try {
         const base = runtime.app!.server.address() as { port: number };
         const res = await fetch(`http://127.0.0.1:${base.port}/healthz`);
         expect(res.status).toBe(200);
-        await sql`create table if not exists probe (x integer)`.execute(runtime.database.db);
+        await sql`create table if not exists probe (x integer)`.execute(runtime.herald.db);
         expect(mode(dataDir)).toBe(0o700);
         for (const file of ['herald.sqlite', 'herald.sqlite-wal', 'herald.sqlite-shm'])
           expect(mode(path.join(dataDir, file)), file).toBe(0o600);
@@ -172,7 +170,7 @@ describe('database files on disk', () => {
 
 describe.each(TEST_DIALECTS)('logs and responses on %s', (dialect) => {
   const captured = capturingLogger();
-  const ctx = useTestContext(dialect, { deps: { logger: captured.logger } });
+  const ctx = useTestContext(dialect, { overrides: { logger: captured.logger } });
 
   it('never logs API keys, credential headers or query strings of requests', async () => {
     captured.lines.length = 0;
@@ -197,7 +195,7 @@ describe.each(TEST_DIALECTS)('logs and responses on %s', (dialect) => {
 
   it('redacts URL userinfo, query strings and keys in logged errors and messages', async () => {
     captured.lines.length = 0;
-    const log = ctx().deps.logger;
+    const log = ctx().herald.logger;
     log.error(
       {
         err: new Error('connect failed to https://admin:pa55@db.internal:5432/x?sslkey=abc'),

@@ -6,7 +6,7 @@ import * as V1 from '../../src/a2a/versions/v1.schemas.js';
 import { CreateUserBody } from '../../src/users/users.schemas.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
-import { configureProviders, pushDeps, useFakeProviders } from '../push/push-helpers.js';
+import { configureProviders, pushOverrides, useFakeProviders } from '../push/push-helpers.js';
 import { arbitraryFor, hostileJson, KNOWN_STRINGS, toJsonWithMutation, type Schema } from './schema-arbitrary.js';
 
 /**
@@ -130,7 +130,7 @@ function restOperations(doc: OpenApiDocument): RestOperation[] {
 
 describe.each(TEST_DIALECTS)('generated input on %s', (dialect) => {
   const fakes = useFakeProviders();
-  const ctx = useTestContext(dialect, { deps: pushDeps(fakes) });
+  const ctx = useTestContext(dialect, { overrides: pushOverrides(fakes) });
 
   async function seed(c: TestContext): Promise<void> {
     await configureProviders(c, c.secret, fakes());
@@ -281,7 +281,7 @@ describe.each(TEST_DIALECTS)('generated input on %s', (dialect) => {
       const c = ctx();
       await seed(c);
       const other = await c.newProject('other');
-      const doc = (await c.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument;
+      const doc = (await c.inject({ method: 'GET', url: '/openapi.json' })).json<OpenApiDocument>();
       // Routes the OpenAPI document leaves out (hidden, or lost beside a hidden route of the same path).
       const hidden = (method: string, path: string, body?: Schema): RestOperation => ({
         method,
@@ -347,7 +347,7 @@ describe.each(TEST_DIALECTS)('generated input on %s', (dialect) => {
             const headers: Record<string, string> = { ...headersFor(req.key, req.op.secretOnly) };
             if (payload !== undefined && req.contentType !== '') headers['content-type'] = req.contentType;
             res = await c.inject({
-              method: req.op.method as 'GET',
+              method: req.op.method,
               url,
               headers,
               ...(payload !== undefined ? { payload } : {}),

@@ -1,6 +1,5 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { secretBoxFor } from '../../src/a2a/push-configs/push-config-secrets.js';
 import { createPushConfig } from '../../src/a2a/push-configs/push-configs.service.js';
 import { createWebhookJobHandler } from '../../src/a2a/push-configs/webhook.job.js';
 import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
@@ -10,14 +9,18 @@ import type { Lookup } from '../../src/lib/outbound-url-policy.js';
 import { setFcmCredentials } from '../../src/push/credentials/credentials.service.js';
 import { OPERATOR_TOKEN_URI_RULES } from '../../src/push/credentials/token-uri-policy.js';
 import { createUserTask, manualClock, rpc, uid } from '../a2a/a2a-helpers.js';
-import { useTestContext } from '../helpers/test-app.js';
+import type { App } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createHerald, type Herald } from '../../src/herald.js';
+import { unlimitedRateLimiter } from '../helpers/unlimited-rate-limiter.js';
+import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import {
   configureProviders,
   fcmToken,
   post,
   put,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   S,
   sendToDevices,
@@ -77,7 +80,7 @@ const recorder = useRecorder();
 describe.each(TEST_DIALECTS)('tenant URLs with private networks off on %s', (dialect) => {
   const ctx = useTestContext(dialect, {
     env: { HERALD_SECRET_KEY: TEST_SECRET_KEY },
-    deps: pushDeps(fakes, { env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' } }),
+    overrides: pushOverrides(fakes, { env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' } }),
   });
 
   it('refuses every loopback, private and link-local spelling as a Web Push endpoint at registration (400), storing nothing', async () => {
@@ -186,19 +189,37 @@ describe.each(TEST_DIALECTS)('tenant URLs with private networks off on %s', (dia
 describe.each(TEST_DIALECTS)(
   'tenant URLs stored while allowed, then sent to with private networks off, on %s',
   (dialect) => {
-    // Registration allowed (the app's setting), sending refused (the push runtime's): the policy changed in between.
+    // Registration allowed, sending refused: the operator turned private networks off in between. The
+    // devices are registered through an earlier Herald (private networks on) on the same database.
     let lookups: string[] = [];
     const loopbackResolver: Lookup = async (host) => {
       lookups.push(host);
       return [{ address: '127.0.0.1', family: 4 }];
     };
     const ctx = useTestContext(dialect, {
-      env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', HERALD_SECRET_KEY: TEST_SECRET_KEY },
-      deps: pushDeps(fakes, {
+      env: { HERALD_SECRET_KEY: TEST_SECRET_KEY },
+      overrides: pushOverrides(fakes, {
         env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' },
         runtime: { outboundLookup: loopbackResolver },
       }),
     });
+    let earlier: { herald: Herald; app: App } | undefined;
+    beforeAll(async () => {
+      const herald = createHerald(
+        loadConfig({
+          LOG_LEVEL: 'silent',
+          OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+          HERALD_SECRET_KEY: TEST_SECRET_KEY,
+        }),
+        { database: ctx().database, rateLimiter: unlimitedRateLimiter },
+      );
+      earlier = { herald, app: await herald.buildApp() };
+    });
+    afterAll(async () => {
+      await earlier?.app.close();
+      await earlier?.herald.close();
+    });
+    const whileAllowed = (): TestContext => ({ ...ctx(), inject: (options) => earlier!.app.inject(options) });
 
     it('fails a delivery to a refused Web Push endpoint once, with ENDPOINT_REFUSED, and never connects', async () => {
       const seen = recorder().connections;
@@ -212,7 +233,7 @@ describe.each(TEST_DIALECTS)(
         `rebind.example:${port}`,
       ]) {
         devices.push(
-          await registerDevice(ctx(), ctx().secret, 'stored-early', {
+          await registerDevice(whileAllowed(), ctx().secret, 'stored-early', {
             web_push_subscription: { ...fakes().webpush.subscription(), endpoint: `https://${host}/push/x` },
           }),
         );
@@ -239,7 +260,7 @@ describe.each(TEST_DIALECTS)(
       const devices = [];
       for (const host of hosts)
         devices.push(
-          await registerDevice(ctx(), secret, 'private', {
+          await registerDevice(whileAllowed(), secret, 'private', {
             web_push_subscription: { ...fakes().webpush.subscription(), endpoint: `https://${host}/push/x` },
           }),
         );
@@ -249,7 +270,7 @@ describe.each(TEST_DIALECTS)(
       };
       await setFcmCredentials(
         ctx().database.db,
-        () => ctx().deps.push!.secretBox(),
+        () => ctx().herald.push.secretBox(),
         systemClock,
         project.project_id,
         sa,
@@ -258,6 +279,7 @@ describe.each(TEST_DIALECTS)(
       devices.push(await registerDevice(ctx(), secret, 'private', { fcm_token: fcmToken() }));
       // Any socket aimed anywhere but loopback is recorded and stopped before it connects.
       const attempted: string[] = [];
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- put back as it was, and called with its socket as `this`
       const connect = net.Socket.prototype.connect;
       net.Socket.prototype.connect = function (this: net.Socket, ...args: unknown[]) {
         const options = (typeof args[0] === 'object' && args[0] !== null ? args[0] : { host: args[1] }) as {
@@ -270,7 +292,7 @@ describe.each(TEST_DIALECTS)(
           return this;
         }
         return (connect as (...a: unknown[]) => net.Socket).apply(this, args);
-      } as typeof net.Socket.prototype.connect;
+      };
       try {
         const results = await sendToDevices(
           ctx(),
@@ -294,7 +316,7 @@ describe.each(TEST_DIALECTS)(
       // Stored as an operator could (the command line), so the check at use is the one under test.
       await setFcmCredentials(
         ctx().database.db,
-        () => ctx().deps.push!.secretBox(),
+        () => ctx().herald.push.secretBox(),
         systemClock,
         project.project_id,
         sa,
@@ -314,7 +336,7 @@ describe.each(TEST_DIALECTS)(
   (dialect) => {
     const ctx = useTestContext(dialect, {
       env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', HERALD_SECRET_KEY: TEST_SECRET_KEY },
-      deps: pushDeps(fakes, {
+      overrides: pushOverrides(fakes, {
         env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' },
         runtime: { outboundLookup: async () => [{ address: '127.0.0.1', family: 4 }] },
       }),
@@ -367,10 +389,10 @@ describe.each(TEST_DIALECTS)('webhooks and DNS rebinding on %s', (dialect) => {
     let calls = 0;
     const rebinding: Lookup = async () =>
       ++calls === 1 ? [{ address: '93.184.216.34', family: 4 }] : [{ address: '127.0.0.1', family: 4 }];
-    const secrets = secretBoxFor(ctx().config, dialect);
+    const secrets = ctx().herald.secretBox;
     const pushCtx = {
       db: ctx().database.db,
-      clock: ctx().deps.clock,
+      clock: ctx().herald.clock,
       projectId: ctx().project.project_id,
       outbound: { allowPrivateNetworks: false, lookup: rebinding },
       secrets,

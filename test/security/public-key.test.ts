@@ -27,7 +27,7 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
   let limiter: RateLimiter | undefined;
   const ctx = useTestContext(dialect, {
     env,
-    deps: (database) => {
+    overrides: (database) => {
       limiter = createRateLimiter(loadConfig(env), database, { clock, logger: silent });
       return { rateLimiter: limiter };
     },

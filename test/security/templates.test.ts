@@ -8,7 +8,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { runCli } from '../helpers/processes.js';
-import { configureProviders, fcmToken, pushDeps, registerDevice, useFakeProviders } from '../push/push-helpers.js';
+import { configureProviders, fcmToken, pushOverrides, registerDevice, useFakeProviders } from '../push/push-helpers.js';
 import {
   createCampaign,
   createUser,
@@ -88,12 +88,12 @@ describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on
   const fakes = useFakeProviders();
   // The nested loop writes 9 MB; with the output limit at its maximum the time budget is what stops it.
   const ctx = useTestContext(dialect, {
-    deps: pushDeps(fakes),
+    overrides: pushOverrides(fakes),
     env: { TEMPLATE_OUTPUT_LIMIT_BYTES: String(16 * 1024 * 1024) },
   });
   // Small output and heap budgets, and a long time budget so that only the budget under test can trip.
   const tight = useTestContext(dialect, {
-    deps: pushDeps(fakes),
+    overrides: pushOverrides(fakes),
     env: { TEMPLATE_OUTPUT_LIMIT_BYTES: '1024', TEMPLATE_MEMORY_LIMIT_MB: '16', TEMPLATE_RENDER_TIMEOUT_MS: '5000' },
   });
 

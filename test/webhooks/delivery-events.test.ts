@@ -7,9 +7,9 @@ import { createOutcomeCommitter } from '../../src/campaigns/outcome-committer.js
 import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { deliveryEvent } from '../../src/push/delivery-events.js';
-import { deliveryRow, type DeviceSend } from '../../src/push/push-dispatch.js';
+import { deliveryRow } from '../../src/push/push-dispatch.js';
+import type { DeviceSend } from '../../src/push/push.types.js';
 import { DeliveryStatus } from '../../src/push/push.types.js';
-import { secretBoxFor } from '../../src/push/credentials/secret-box.js';
 import { createDeliveryEvents, SUBSCRIPTION_CACHE_TTL_MS } from '../../src/webhooks/delivery-events.service.js';
 import { createWebhook as createWebhookRecord } from '../../src/webhooks/webhooks.service.js';
 import { rpc, v1Message } from '../a2a/a2a-helpers.js';
@@ -19,7 +19,7 @@ import { TEST_DIALECTS } from '../helpers/test-db.js';
 import {
   configureProviders,
   fcmToken,
-  pushDeps,
+  pushOverrides,
   registerDevice,
   S,
   sendToDevices,
@@ -50,7 +50,7 @@ describe.each(TEST_DIALECTS)('delivery events on %s', (dialect) => {
   // The receivers listen on loopback, which only this setting lets a tenant URL reach.
   const ctx = useTestContext(dialect, {
     env: { HERALD_SECRET_KEY: TEST_SECRET_KEY, OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' },
-    deps: pushDeps(fakes),
+    overrides: pushOverrides(fakes),
   });
   const receivers: WebhookReceiver[] = [];
   afterEach(async () => {
@@ -261,8 +261,8 @@ describe.each(TEST_DIALECTS)('delivery events on %s', (dialect) => {
       w.secret,
     );
     const handlers = createCampaignJobHandlers({
-      push: ctx().deps.push!,
-      templates: ctx().deps.templates,
+      push: ctx().herald.push,
+      templates: ctx().herald.templates,
       clock: systemClock,
     });
     await runJobsUntilIdle(ctx().database.db, { 'campaign.plan': handlers['campaign.plan'] });
@@ -331,7 +331,7 @@ describe.each(TEST_DIALECTS)('delivery events on %s', (dialect) => {
     // The group's transaction fails right after its events were queued (a crash before COMMIT).
     const committer = createOutcomeCommitter(ctx().database.db, {
       emit: async (trx, events) => {
-        await ctx().deps.push!.events.emit(trx, w.project.project_id, events);
+        await ctx().herald.push.events.emit(trx, w.project.project_id, events);
         expect(await webhookJobs(trx)).toHaveLength(1);
         throw new Error('the process died before COMMIT');
       },
@@ -436,9 +436,9 @@ describe.each(TEST_DIALECTS)('delivery events on %s', (dialect) => {
     const elsewhere = createDeliveryEvents({ clock }); // another instance's emitter, same database
     const db = ctx().database.db;
     expect([...(await elsewhere.wanted(db, w.project.project_id))]).toEqual([]);
-    expect([...(await ctx().deps.push!.events.wanted(db, w.project.project_id))]).toEqual([]);
+    expect([...(await ctx().herald.push.events.wanted(db, w.project.project_id))]).toEqual([]);
     await createWebhook(ctx(), w.secret, { url: w.hook.url, events: ['device.pruned'] });
-    expect([...(await ctx().deps.push!.events.wanted(db, w.project.project_id))]).toEqual(['device.pruned']);
+    expect([...(await ctx().herald.push.events.wanted(db, w.project.project_id))]).toEqual(['device.pruned']);
     expect([...(await elsewhere.wanted(db, w.project.project_id))]).toEqual([]);
     clock.advance(SUBSCRIPTION_CACHE_TTL_MS);
     expect([...(await elsewhere.wanted(db, w.project.project_id))]).toEqual(['device.pruned']);
@@ -518,8 +518,8 @@ describe.each(TEST_DIALECTS)('delivery events on %s', (dialect) => {
         db: ctx().database.db,
         clock: systemClock,
         outbound: { allowPrivateNetworks: false, lookup: async () => [{ address: '93.184.215.14', family: 4 }] },
-        secrets: secretBoxFor(ctx().config, dialect),
-        events: ctx().deps.push!.events,
+        secrets: ctx().herald.secretBox,
+        events: ctx().herald.push.events,
       },
       w.project.project_id,
       { url: `http://hooks.rebinding.test:${w.hook.port}/hook`, events: ['delivery.sent'] },

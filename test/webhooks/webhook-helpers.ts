@@ -5,7 +5,6 @@ import type { Db } from '../../src/db/database.js';
 import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
 import type { Clock } from '../../src/lib/clock.js';
 import type { OutboundPolicy } from '../../src/lib/outbound-url-policy.js';
-import { secretBoxFor } from '../../src/push/credentials/secret-box.js';
 import { createWebhookDeliveryHandler } from '../../src/webhooks/webhook-delivery.job.js';
 import type { TestContext } from '../helpers/test-app.js';
 
@@ -74,8 +73,8 @@ export function deliverWebhooks(
       'webhooks.deliver': createWebhookDeliveryHandler({
         clock,
         outbound: options.outbound ?? { allowPrivateNetworks: true },
-        secrets: secretBoxFor(ctx.config, ctx.database.dialect),
-        events: ctx.deps.push?.events,
+        secrets: ctx.herald.secretBox,
+        events: ctx.herald.push.events,
         ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
       }),
     },

@@ -2,12 +2,12 @@ import type { Db } from '../../db/database.js';
 import type { SecretBoxSource } from '../../push/credentials/secret-box.js';
 import * as repo from './push-configs.repository.js';
 
-/**
+/*
  * A push config's token and `authentication.credentials` are secrets the tenant shares with its
  * webhook receiver: sealed at rest with the push credentials' key (HERALD_SECRET_KEY, or
  * DATA_DIR/secret.key on the embedded default), bound to their project, task and config.
  */
-export { secretBoxFor, type SecretBoxSource } from '../../push/credentials/secret-box.js';
+export type { SecretBoxSource } from '../../push/credentials/secret-box.js';
 
 const aad = (c: repo.StoredPushConfig, field: string): string =>
   `herald:a2a-push-config:${c.projectId}:${c.taskId}:${c.id}:${field}`;

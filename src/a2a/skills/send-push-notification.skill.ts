@@ -105,8 +105,6 @@ export const sendPushNotificationSkill = defineSkill({
   },
   parse: (data, field) => validate(toPushItems(data, field), field),
   async run({ deps, db, projectId }, items) {
-    if (!deps.push)
-      throw new AppError('unavailable', 'PUSH_NOT_CONFIGURED', 'Push delivery is not running in this Herald process');
     const results = await sendPushNotifications(deps.push, db, projectId, items, { variant: 'device' });
     return { artifactName: 'delivery-results', data: { deliveryResults: results.map(camel) } };
   },

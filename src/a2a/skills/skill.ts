@@ -1,10 +1,17 @@
-import type { AppDeps } from '../../app.js';
 import type { Db } from '../../db/database.js';
+import type { Clock } from '../../lib/clock.js';
+import type { PushRuntime } from '../../push/push-runtime.js';
 import type { JsonObject } from '../model.js';
 
-/** What a skill needs to run: the app's long-lived dependencies and the caller's project. */
+/** The long-lived dependencies of the built-in skills. */
+export interface SkillDeps {
+  clock: Clock;
+  push: PushRuntime;
+}
+
+/** What a skill needs to run: its dependencies, the database (or the task's transaction) and the caller's project. */
 export interface SkillContext {
-  deps: AppDeps;
+  deps: SkillDeps;
   db: Db;
   projectId: string;
 }
@@ -48,4 +55,4 @@ export interface AnySkill {
   run(ctx: SkillContext, input: unknown): Promise<SkillResult>;
 }
 
-export const defineSkill = <I>(skill: Skill<I>): AnySkill => skill as AnySkill;
+export const defineSkill = <I>(skill: Skill<I>): AnySkill => skill;

@@ -66,8 +66,8 @@ export const triggerCampaignSkill = defineSkill<TriggerSkillInput>({
     }
     return { campaignId: input.campaignId, body };
   },
-  async run({ deps, projectId }, input) {
-    const trigger = await triggerCampaign({ db: deps.db, clock: deps.clock }, projectId, input.campaignId, input.body);
+  async run({ deps, db, projectId }, input) {
+    const trigger = await triggerCampaign({ db, clock: deps.clock }, projectId, input.campaignId, input.body);
     return { artifactName: 'trigger-result', data: { triggerId: trigger.triggerId, campaignId: trigger.campaignId } };
   },
 });

@@ -8,7 +8,7 @@ import type { SkillInvocation } from '../skills/registry.js';
 import type { SkillContext } from '../skills/skill.js';
 import { advanceTask, recordTask, startTask, type StoreContext } from './task-store.js';
 import { keepTaskLease, TASK_LEASE_MS } from './task-leases.js';
-import type { IdempotencyKeyRef } from '../../idempotency/idempotency.repository.js';
+import type { IdempotencyKeyRef } from '../../idempotency/idempotency.service.js';
 
 /** Work that must commit with an atomic skill's task (the idempotency key, A10). */
 export interface TransactionHooks {

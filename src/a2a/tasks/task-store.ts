@@ -20,8 +20,8 @@ import { invalidParams } from '../versions/codec.js';
 import type { TaskEventBus } from './task-events.js';
 import type { WriteBatcher } from '../../db/write-batcher.js';
 import * as repo from './tasks.repository.js';
-import type { IdempotencyKeyRef } from '../../idempotency/idempotency.repository.js';
-import { insertTaskLease } from './task-leases.js';
+import type { IdempotencyKeyRef } from '../../idempotency/idempotency.service.js';
+import { insertTaskLease } from './task-leases.repository.js';
 
 /** The task store and its state machine (spec "States and transitions"); always scoped to one project. */
 export interface StoreContext {
@@ -75,6 +75,10 @@ async function find(ctx: StoreContext, id: string): Promise<repo.TaskRecord> {
 
 export async function getTask(ctx: StoreContext, id: string, view: TaskView = {}): Promise<Task> {
   return toTask(await find(ctx, id), view);
+}
+
+export async function taskExists(ctx: Pick<StoreContext, 'db' | 'projectId'>, id: string): Promise<boolean> {
+  return (await repo.findTask(ctx.db, ctx.projectId, id)) !== undefined;
 }
 
 /** The task's current status as a stream event (SubscribeToTask's snapshot). */

@@ -2,6 +2,7 @@ import type { TSchema, Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { rpcError, type FieldViolation, type RpcError } from '../errors.js';
 import type {
+  CardModel,
   ListTasksInput,
   ListTasksResult,
   ProtocolVersion,
@@ -11,7 +12,6 @@ import type {
   StatusEvent,
   Task,
 } from '../model.js';
-import type { CardModel } from '../agent-card.js';
 
 /** What a JSON-RPC method does, independent of its name in either grammar. */
 export interface OperationParams {

@@ -88,7 +88,7 @@ function compilePropertyLeaf(db: Db, leaf: Omit<PropertyLeaf, 'value_from'>): Ra
       const op = sql.raw({ gt: '>', gte: '>=', lt: '<', lte: '<=' }[leaf.op]);
       if (typeof value === 'number')
         return sql<boolean>`coalesce(${jsonKeyNumber(db, PROPERTIES, key)} ${op} ${value}, false)`;
-      return sql<boolean>`coalesce(${isString()} and ${jsonKeyText(db, PROPERTIES, key)} ${op} ${value as string}, false)`;
+      return sql<boolean>`coalesce(${isString()} and ${jsonKeyText(db, PROPERTIES, key)} ${op} ${value}, false)`;
     }
   }
 }

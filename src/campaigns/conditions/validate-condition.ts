@@ -14,7 +14,7 @@ const MAX_NODES = 500;
 const MAX_IN_VALUES = 100;
 const MAX_STRING = 8192;
 /** Quotes and backslashes cannot be addressed in a SQLite JSON path; control characters are never meant. */
-// eslint-disable-next-line no-control-regex
+// eslint-disable-next-line no-control-regex -- the pattern exists to refuse control characters
 const NAME_PATTERN = /^[^"\\\u0000-\u001f\u007f]{1,128}$/u;
 
 const ORDERING_OPS: readonly PropertyOp[] = ['gt', 'gte', 'lt', 'lte'];

@@ -1,12 +1,12 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { columnTypes } from '../schema-helpers.js';
+import type { AnyKysely } from '../database.js';
 
 /**
  * The durable job queue (S2). Rows move pending → running → succeeded | dead (or back to pending
  * on a retry). Finished rows are deleted by the runner's cleanup after a retention period.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: AnyKysely): Promise<void> {
   const t = columnTypes(db);
   await db.schema
     .createTable('jobs')

@@ -1,14 +1,14 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { dialectOf } from '../dialect.js';
 import { columnTypes } from '../schema-helpers.js';
+import type { AnyKysely } from '../database.js';
 
 /**
  * Shared token buckets (R18, provider quotas). Only the PostgreSQL backend uses this table; it is
  * created on SQLite too so both databases keep one schema (embedded SQLite keeps buckets in memory).
  * On PostgreSQL it is UNLOGGED: a take writes no WAL, and a crash merely refills every bucket.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: AnyKysely): Promise<void> {
   const t = columnTypes(db);
   let table = db.schema.createTable('rate_limit_buckets');
   if (dialectOf(db) === 'postgres') table = table.modifyFront(sql`unlogged`);

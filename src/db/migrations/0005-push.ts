@@ -1,8 +1,7 @@
-import type { Kysely } from 'kysely';
+import type { AnyKysely } from '../database.js';
 import { columnTypes } from '../schema-helpers.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: AnyKysely): Promise<void> {
   const t = columnTypes(db);
 
   // One row per project and provider; `secret` is AES-256-GCM ciphertext (src/push/credentials/secret-box.ts).

@@ -1,13 +1,13 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { dialectOf } from '../dialect.js';
 import { columnTypes } from '../schema-helpers.js';
+import type { AnyKysely } from '../database.js';
 
 /**
  * Campaigns (C1), their triggers (R16), the fan-out's per-range batches and the per-(trigger,
  * device) delivery ledger (C4). See `src/campaigns/README.md` for how the fan-out uses them.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: AnyKysely): Promise<void> {
   const t = columnTypes(db);
 
   await db.schema

@@ -1,12 +1,11 @@
-import type { Kysely } from 'kysely';
 import { columnTypes } from '../schema-helpers.js';
+import type { AnyKysely } from '../database.js';
 
 /**
  * Agent interface: one row per task holding its current status and, as JSON, its status history,
  * messages and artifacts (one write per status change, one read per task); and push configs.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: AnyKysely): Promise<void> {
   const t = columnTypes(db);
 
   await db.schema

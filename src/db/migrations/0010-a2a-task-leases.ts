@@ -1,12 +1,11 @@
-import type { Kysely } from 'kysely';
 import { columnTypes } from '../schema-helpers.js';
+import type { AnyKysely } from '../database.js';
 
 /**
  * A staged A2A task's lease: the instance running it renews `lease_until`; once it lapses (the
  * instance died) the reaper fails the task and releases the request's idempotency key.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: AnyKysely): Promise<void> {
   const t = columnTypes(db);
   await db.schema
     .createTable('a2a_task_leases')

@@ -1,12 +1,11 @@
-import type { Kysely } from 'kysely';
 import { columnTypes } from '../schema-helpers.js';
+import type { AnyKysely } from '../database.js';
 
 /**
  * Opt-in identity verification per project (docs/security.md "The public key"): a row means it is
  * on; `signing_key` is the project's HMAC/JWT signing key sealed with the server's secret key.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: AnyKysely): Promise<void> {
   const t = columnTypes(db);
   await db.schema
     .createTable('identity_verification')

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { AnyKysely } from '../database.js';
 import { columnTypes } from '../schema-helpers.js';
 
 /**
@@ -6,8 +6,7 @@ import { columnTypes } from '../schema-helpers.js';
  * topic, key or VAPID header): shown by `GET /api/v1/push-credentials`, cleared when they are saved
  * again. Devices are left alone for such errors, so this is where an operator sees them.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: AnyKysely): Promise<void> {
   const t = columnTypes(db);
   await db.schema.alterTable('push_credentials').addColumn('problem_reason', 'text').execute();
   await db.schema.alterTable('push_credentials').addColumn('problem_at', t.epochMs).execute();

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { AnyKysely } from '../database.js';
 import { columnTypes } from '../schema-helpers.js';
 
 /**
@@ -6,8 +6,7 @@ import { columnTypes } from '../schema-helpers.js';
  * rotation `previous_secret`) hold the Standard Webhooks signing secret sealed with the server's
  * secret key; `failing_since` is when the current run of failed deliveries began (auto-disable).
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: AnyKysely): Promise<void> {
   const t = columnTypes(db);
   await db.schema
     .createTable('webhook_subscriptions')

@@ -1,9 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../../app.js';
 import { invalid } from '../../errors.js';
-import { pushRuntimeOf } from '../push.routes.js';
+import type { PushRouteDeps } from '../push.routes.js';
 import type { Provider } from '../push.types.js';
 import { defaultVapidSubject } from './credential-inputs.js';
 import { tokenUriRulesOf } from './token-uri-policy.js';
@@ -109,18 +108,15 @@ const WebPushBody = Type.Object(
  * (secrets sealed at rest), `GET /api/v1/push-credentials` shows what is configured without any
  * private key, `DELETE .../{provider}` removes one. Secret key only.
  */
-export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: AppDeps): void {
+export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: PushRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { db, clock } = deps;
+  const { db, clock, push } = deps;
+  const box = () => push.secretBox();
   const response = {
     200: CredentialsView,
     400: Type.Object({ error: Type.String() }),
     401: Type.Object({ error: Type.String() }),
     409: Type.Object({ error: Type.String() }),
-  };
-  const boxOf = () => {
-    const push = pushRuntimeOf(deps);
-    return { push, box: () => push.secretBox() };
   };
 
   app.get(
@@ -136,7 +132,6 @@ export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: App
     '/api/v1/push-credentials/fcm',
     { config, schema: { summary: 'Set the FCM service account', tags: ['push'], security, body: FcmBody, response } },
     async (request) => {
-      const { push, box } = boxOf();
       const view = await setFcmCredentials(
         db,
         box,
@@ -154,7 +149,6 @@ export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: App
     '/api/v1/push-credentials/apns',
     { config, schema: { summary: 'Set the APNs auth key', tags: ['push'], security, body: ApnsBody, response } },
     async (request) => {
-      const { push, box } = boxOf();
       const b = request.body;
       const view = await setApnsCredentials(db, box, clock, request.auth!.projectId, {
         key: b.key,
@@ -175,7 +169,6 @@ export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: App
       schema: { summary: 'Set (or generate) the VAPID keys', tags: ['push'], security, body: WebPushBody, response },
     },
     async (request) => {
-      const { push, box } = boxOf();
       const b = request.body;
       const input = { publicKey: b.public_key, privateKey: b.private_key, subject: b.subject, rotate: b.rotate };
       const view = await setWebPushCredentials(
@@ -184,7 +177,7 @@ export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: App
         clock,
         request.auth!.projectId,
         input,
-        defaultVapidSubject(deps.config.vapidSubject, deps.config.publicUrl),
+        defaultVapidSubject(push.config.vapidSubject, push.config.publicUrl),
       );
       push.forgetCredentials(request.auth!.projectId);
       return view;
@@ -208,7 +201,7 @@ export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: App
       if (provider !== 'fcm' && provider !== 'apns' && provider !== 'webpush')
         throw invalid('UNKNOWN_PROVIDER', 'provider must be fcm, apns or webpush');
       await removeCredentials(db, request.auth!.projectId, provider satisfies Provider);
-      deps.push?.forgetCredentials(request.auth!.projectId);
+      push.forgetCredentials(request.auth!.projectId);
       return {};
     },
   );

@@ -18,7 +18,7 @@ import {
   type WebPushSettings,
 } from './credential-inputs.js';
 import * as repo from './credentials.repository.js';
-import type { SecretBox } from './secret-box.js';
+import type { SecretBoxSource } from './secret-box.js';
 import { checkTokenUri, type TokenUriRules } from './token-uri-policy.js';
 
 export type { ApnsCredentials, FcmCredentials, WebPushCredentials } from './credential-inputs.js';
@@ -56,7 +56,7 @@ export const VAPID_ROTATION_WARNING =
   'The VAPID key pair changed: existing browser subscriptions stop working. Every browser must subscribe again with the new public key.';
 
 /** The sealing key is resolved lazily, so a database without credentials never needs one. */
-export type SecretBoxSource = () => SecretBox;
+export type { SecretBoxSource };
 
 const aadOf = (projectId: string, provider: Provider): string => `herald:push-credentials:${projectId}:${provider}`;
 

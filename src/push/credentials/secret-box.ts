@@ -11,6 +11,9 @@ export interface SecretBox {
   open(sealed: string, aad: string): string;
 }
 
+/** A box made on first use: the key is resolved only once a secret is sealed or opened. */
+export type SecretBoxSource = () => SecretBox;
+
 const VERSION = 'v1';
 
 export function createSecretBox(key: Buffer): SecretBox {
@@ -81,21 +84,4 @@ export function resolveSecretKey(config: Pick<Config, 'secretKey' | 'dataDir'>, 
   if (!/^[0-9a-fA-F]{64}$/.test(hex))
     throw new AppError('unavailable', 'SECRET_KEY_FILE_INVALID', `${file} must hold 64 hex characters`);
   return Buffer.from(hex, 'hex');
-}
-
-/** A sealing box resolved on first use (a feature without stored secrets needs no key). */
-export type SecretBoxSource = () => SecretBox;
-
-const boxes = new WeakMap<object, SecretBox>();
-
-/** The sealing box for `config`, resolved once per configuration (lazily). */
-export function secretBoxFor(config: Pick<Config, 'secretKey' | 'dataDir'>, dialect: Dialect): SecretBoxSource {
-  return () => {
-    let box = boxes.get(config);
-    if (!box) {
-      box = createSecretBox(resolveSecretKey(config, dialect));
-      boxes.set(config, box);
-    }
-    return box;
-  };
 }

@@ -1,12 +1,10 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, Db } from '../db/database.js';
-import type { Dialect } from '../db/dialect.js';
+import { dialectOf } from '../db/dialect.js';
 import { readJson, writeJson } from '../db/json.js';
-import { postgresJobClaims } from './job-claims.postgres.js';
-import { sqliteJobClaims } from './job-claims.sqlite.js';
 import type { Job, JobState } from './job-types.js';
 
-/** Portable statements on the `jobs` table; the two that differ per dialect live in `job-claims.*.ts`. */
+/** Every statement on the `jobs` table. The claim is the only one that differs by dialect (a lock clause). */
 
 export interface JobsTable {
   id: string;
@@ -42,13 +40,15 @@ export interface ClaimRequest {
 
 /**
  * Takes up to `limit` due pending jobs of `kinds` and leases them, in one `UPDATE ... RETURNING`.
- * `lockRows` adds `FOR UPDATE SKIP LOCKED` to the picking subquery (PostgreSQL); SQLite needs none,
- * since the statement holds the database's write lock from its start.
+ * PostgreSQL: `FOR UPDATE SKIP LOCKED` in the picking subquery makes concurrent workers pass over
+ * rows another claim has locked instead of waiting, so no two claims take the same job and none
+ * block each other. SQLite needs no lock clause: the statement holds the database's write lock from
+ * its start (other processes wait on `busy_timeout`), so the rows it picks cannot be claimed by
+ * anyone else before they are updated. Expired leases are handed back first (`rescueExpiredJobs`).
  */
-export async function claimPendingJobs(
+export async function claimJobs(
   db: Kysely<Database>,
   { lockToken, now, leaseMs, limit, kinds }: ClaimRequest,
-  lockRows: boolean,
 ): Promise<JobsTable[]> {
   if (kinds.length === 0 || limit <= 0) return [];
   return db
@@ -69,21 +69,10 @@ export async function claimPendingJobs(
         .where('kind', 'in', kinds)
         .orderBy('run_at')
         .limit(limit)
-        .$if(lockRows, (qb) => qb.forUpdate().skipLocked()),
+        .$if(dialectOf(db) === 'postgres', (qb) => qb.forUpdate().skipLocked()),
     )
     .returningAll()
     .execute();
-}
-
-/** What differs between SQLite and PostgreSQL: how jobs are claimed and how workers are woken. */
-export interface JobClaims {
-  claimJobs(db: Kysely<Database>, request: ClaimRequest): Promise<JobsTable[]>;
-  /** Tells listening workers that jobs were enqueued; sent when `db`'s transaction commits. */
-  notifyJobsEnqueued(db: Db): Promise<void>;
-}
-
-export function jobClaimsFor(dialect: Dialect): JobClaims {
-  return dialect === 'postgres' ? postgresJobClaims : sqliteJobClaims;
 }
 
 /** A claimed job: the lock token fences every later write to it. */

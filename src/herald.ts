@@ -1,0 +1,194 @@
+import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import { registerA2aRoutes } from './a2a/a2a.routes.js';
+import { createWebhookJobHandler } from './a2a/push-configs/webhook.job.js';
+import { buildApp, type App } from './app.js';
+import { createCampaignJobHandlers, type FanoutDeps } from './campaigns/campaign-fanout.job.js';
+import { registerCampaignRoutes } from './campaigns/campaigns.routes.js';
+import { createConfiguredTemplateRenderer, type TemplateRenderer } from './campaigns/render-pool.js';
+import { registerTriggerRoutes } from './campaigns/trigger.routes.js';
+import type { Config } from './config.js';
+import type { Database } from './db/database.js';
+import { openConfiguredDatabase, type DatabaseHandle } from './db/connect.js';
+import { writeBatcherFor, type WriteBatcher } from './db/write-batcher.js';
+import { registerDeviceRoutes } from './devices/devices.routes.js';
+import { registerEventRoutes } from './events/events.routes.js';
+import { createMetrics, type Metrics } from './http/metrics.js';
+import { registerIdentityRoutes } from './identity/identity.routes.js';
+import { createJobRunner, type JobRunner } from './jobs/jobs.js';
+import type { JobHandlers } from './jobs/job-types.js';
+import { systemClock, type Clock } from './lib/clock.js';
+import { createLogger } from './logger.js';
+import { instrumentJobHandlers } from './observability/job-metrics.js';
+import { createPushMetrics } from './observability/push-metrics.js';
+import { createSecretBox, resolveSecretKey, type SecretBoxSource } from './push/credentials/secret-box.js';
+import { registerPushCredentialRoutes } from './push/credentials/credentials.routes.js';
+import { createPushRuntime, type PushRuntime, type PushRuntimeOptions } from './push/push-runtime.js';
+import { registerPushRoutes } from './push/push.routes.js';
+import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
+import type { RateLimiter } from './rate-limit/rate-limiter.js';
+import { registerUserRoutes } from './users/users.routes.js';
+import { createWebhookDeliveryHandler } from './webhooks/webhook-delivery.job.js';
+import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
+
+/** What a caller swaps in place of what `createHerald` would make from the configuration. */
+export interface HeraldOverrides {
+  /** An open database (tests pass theirs); Herald uses it and leaves closing it to the caller. */
+  database?: DatabaseHandle;
+  logger?: Logger;
+  clock?: Clock;
+  /** Used as given and not closed by Herald. */
+  rateLimiter?: RateLimiter;
+  /** Push runtime options: an extra trusted CA (the stand-ins'), retry and quota settings, a name resolver. */
+  push?: PushRuntimeOptions;
+  /** Start the template render workers at once and keep them (a server); default: on first use. */
+  warmTemplates?: boolean;
+  /** Fan-out knobs for experiments (bench/campaign-run.ts); the defaults are what Herald ships. */
+  fanout?: Pick<FanoutDeps, 'sendChunk' | 'chunksInFlight'>;
+}
+
+/**
+ * The running system, built once from the configuration. Parts a command may never use (the push
+ * runtime with its connection pools, the template workers, the rate limiter's store) are made on
+ * first use, so a CLI command that only opens the database costs no more than that.
+ */
+export interface Herald {
+  readonly config: Config;
+  readonly database: DatabaseHandle;
+  /** `database.db`. */
+  readonly db: Kysely<Database>;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  /** One registry per process: `/metrics` (the API's or the worker's) shows HTTP, sends and jobs alike. */
+  readonly metrics: Metrics;
+  /** The sealing key of push credentials, identity signing keys and A2A push-config secrets. */
+  readonly secretBox: SecretBoxSource;
+  /** Writes that may share a commit (group commit on SQLite). */
+  readonly writes: WriteBatcher;
+  readonly rateLimiter: RateLimiter;
+  readonly push: PushRuntime;
+  readonly templates: TemplateRenderer;
+  /** Every feature's job handlers (uninstrumented: tests run them with `runJobsUntilIdle`). */
+  readonly jobHandlers: JobHandlers;
+  /** The REST and A2A application; it never listens. */
+  buildApp(): Promise<App>;
+  /** A job runner for every feature's handlers, instrumented, with the configured concurrency, poll, lease and drain. */
+  createJobRunner(): JobRunner;
+  /** Closes what Herald made (not what was given as an override), the database last. */
+  close(): Promise<void>;
+}
+
+/** A part made on first use; `made` tells whether it exists (so closing never makes one). */
+function onFirstUse<T>(make: () => T): { (): T; made(): T | undefined } {
+  let value: T | undefined;
+  return Object.assign(() => (value ??= make()), { made: () => value });
+}
+
+/** The composition root (code-style-anchors §3.3b): every service once, each feature given only what it declares. */
+export function createHerald(config: Config, overrides: HeraldOverrides = {}): Herald {
+  const logger = overrides.logger ?? createLogger(config.logLevel);
+  const clock = overrides.clock ?? systemClock;
+  const database = overrides.database ?? openConfiguredDatabase(config, logger);
+  const { db } = database;
+  const metrics = createMetrics();
+  const writes = writeBatcherFor(db, database.dialect);
+  const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks };
+  const secretBox = onFirstUse(() => createSecretBox(resolveSecretKey(config, database.dialect)));
+  const rateLimiter = onFirstUse(() => overrides.rateLimiter ?? createRateLimiter(config, database, { logger }));
+  const templates = onFirstUse(() =>
+    createConfiguredTemplateRenderer(config, logger, { warm: overrides.warmTemplates }),
+  );
+  const push = onFirstUse(() => {
+    const runtime = createPushRuntime(config, database, {
+      logger,
+      clock,
+      secretBox,
+      observer: createPushMetrics(metrics.registry),
+      ...overrides.push,
+    });
+    for (const metric of runtime.metrics) metrics.registry.registerMetric(metric);
+    return runtime;
+  });
+  const jobHandlers = onFirstUse((): JobHandlers => ({
+    'a2a.webhook': createWebhookJobHandler({ clock, outbound, secrets: secretBox }),
+    'webhooks.deliver': createWebhookDeliveryHandler({ clock, outbound, secrets: secretBox, events: push().events }),
+    ...createCampaignJobHandlers({
+      push: push(),
+      templates: templates(),
+      clock,
+      logger,
+      retryWindowMs: config.campaignRetryWindowMs,
+      ...overrides.fanout,
+    }),
+  }));
+  const instrumentedHandlers = onFirstUse(() => instrumentJobHandlers(jobHandlers(), metrics.registry));
+
+  const registerRoutes = (app: FastifyInstance): void => {
+    const identity = { db, secretBox };
+    registerUserRoutes(app, { db, clock, writes });
+    registerDeviceRoutes(app, { ...identity, clock, outbound });
+    registerEventRoutes(app, { ...identity, clock });
+    registerPushRoutes(app, { db, clock, push: push() });
+    registerPushCredentialRoutes(app, { db, clock, push: push() });
+    registerA2aRoutes(app, {
+      config,
+      db,
+      clock,
+      logger,
+      writes,
+      pgPool: database.pgPool,
+      rateLimiter: rateLimiter(),
+      secretBox,
+      outbound,
+      push: push(),
+    });
+    registerCampaignRoutes(app, { db, clock });
+    registerTriggerRoutes(app, { db, clock, templates: templates() });
+    registerIdentityRoutes(app, { ...identity, clock });
+    registerWebhookRoutes(app, { db, clock, outbound, secretBox, events: push().events });
+  };
+
+  return {
+    config,
+    database,
+    db,
+    logger,
+    clock,
+    metrics,
+    secretBox,
+    writes,
+    get rateLimiter() {
+      return rateLimiter();
+    },
+    get push() {
+      return push();
+    },
+    get templates() {
+      return templates();
+    },
+    get jobHandlers() {
+      return jobHandlers();
+    },
+    buildApp: () => buildApp({ config, db, logger, rateLimiter: rateLimiter(), metrics, routes: registerRoutes }),
+    createJobRunner: () =>
+      createJobRunner({
+        db,
+        pgPool: database.pgPool,
+        logger,
+        clock,
+        handlers: instrumentedHandlers(),
+        concurrency: config.jobConcurrency,
+        pollIntervalMs: config.jobPollIntervalMs,
+        leaseMs: config.jobLeaseMs,
+        // Leave time inside the shutdown budget (main.ts) for aborting stragglers and closing the database.
+        drainTimeoutMs: Math.max(0, config.shutdownTimeoutMs - 2000),
+      }),
+    async close() {
+      await push.made()?.close();
+      await templates.made()?.close();
+      if (!overrides.rateLimiter) await rateLimiter.made()?.close();
+      if (!overrides.database) await database.close();
+    },
+  };
+}
