@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWebhookJobHandler } from '../../src/a2a/push-configs/webhook.job.js';
 import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
-import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
+import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { TEST_SECRET_KEY } from '../push/push-helpers.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';

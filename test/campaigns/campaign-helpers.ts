@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { createCampaignJobHandlers } from '../../src/campaigns/campaign-fanout.job.js';
 import { systemClock } from '../../src/lib/clock.js';
-import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
+import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import type { TestContext } from '../helpers/test-app.js';
 
 type Headers = Record<string, string>;

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { createCampaignJobHandlers } from '../../src/campaigns/campaign-fanout.job.js';
 import { claimJobs } from '../../src/jobs/jobs.repository.js';
-import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
+import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';

@@ -1,5 +1,5 @@
 import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
-import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
+import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { uid } from '../a2a/a2a-helpers.js';
 import type { TestContext } from '../helpers/test-app.js';
 import { waitFor } from '../helpers/wait-for.js';

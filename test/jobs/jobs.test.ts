@@ -1,14 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimJobs, completeJob, rescueExpiredJobs } from '../../src/jobs/jobs.repository.js';
-import {
-  AbandonJobError,
-  enqueueJob,
-  getJob,
-  RetryJobError,
-  retryDelayMs,
-  runJobsUntilIdle,
-} from '../../src/jobs/jobs.js';
+import { AbandonJobError, enqueueJob, getJob, RetryJobError, retryDelayMs } from '../../src/jobs/jobs.js';
+import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { RETRY_CAP_MS } from '../../src/jobs/job-retry.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 import { countJobs, deferred, ManualClock } from './test-jobs.js';

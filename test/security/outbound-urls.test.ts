@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPushConfig } from '../../src/a2a/push-configs/push-configs.service.js';
 import { createWebhookJobHandler } from '../../src/a2a/push-configs/webhook.job.js';
 import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
-import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
+import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { systemClock } from '../../src/lib/clock.js';
 import type { Lookup } from '../../src/lib/outbound-url-policy.js';
 import { setFcmCredentials } from '../../src/push/credentials/credentials.service.js';

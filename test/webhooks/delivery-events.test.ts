@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCampaignJobHandlers } from '../../src/campaigns/campaign-fanout.job.js';
 import { createOutcomeCommitter } from '../../src/campaigns/outcome-committer.js';
-import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
+import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { deliveryEvent } from '../../src/push/delivery-events.js';
 import { deliveryRow } from '../../src/push/push-dispatch.js';

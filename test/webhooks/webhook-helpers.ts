@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/database.js';
-import { runJobsUntilIdle } from '../../src/jobs/jobs.js';
+import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import type { Clock } from '../../src/lib/clock.js';
 import type { OutboundPolicy } from '../../src/lib/outbound-url-policy.js';
 import { createWebhookDeliveryHandler } from '../../src/webhooks/webhook-delivery.job.js';
