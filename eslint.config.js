@@ -33,7 +33,7 @@ const NOT_REPOSITORIES = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'coverage/', 'bin/'] },
+  { ignores: ['node_modules/', 'data/', 'coverage/', 'bin/', 'packages/*/dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   importX.flatConfigs.typescript,
