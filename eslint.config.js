@@ -87,6 +87,17 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [NOT_TESTS] }] },
   },
   {
+    // The example's browser scripts: plain ES modules served as they are.
+    files: ['examples/**/public/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        ['document', 'window', 'fetch', 'localStorage', 'crypto', 'btoa', 'atob', 'PushManager', 'DOMException'].map(
+          (name) => [name, 'readonly'],
+        ),
+      ),
+    },
+  },
+  {
     files: ['src/**/*.service.ts', 'src/**/*.repository.ts'],
     rules: {
       'no-restricted-imports': [
