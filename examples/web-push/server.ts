@@ -169,7 +169,7 @@ export async function startExampleServer(options: ExampleOptions): Promise<{ url
   };
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const env = (name: string) => {
     const value = process.env[name];
     if (!value) throw new Error(`${name} is required (see examples/web-push/README.md)`);
