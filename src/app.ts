@@ -21,7 +21,7 @@ import type { RateLimiter } from './rate-limit/rate-limiter.js';
 
 /** What the HTTP plumbing needs; each feature's routes come with their own dependencies through `routes`. */
 export interface HttpDeps {
-  config: Pick<Config, 'bodyLimitBytes' | 'requestTimeoutMs' | 'tlsCertFile' | 'tlsKeyFile'>;
+  config: Pick<Config, 'bodyLimitBytes' | 'requestTimeoutMs' | 'tlsCertFile' | 'tlsKeyFile' | 'corsOrigins'>;
   /** Authentication and readiness. */
   db: Db;
   logger: Logger;

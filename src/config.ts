@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { parseCorsOrigins, type CorsOrigins } from './http/client-cors.js';
+import { parseCorsOrigins, type CorsOrigins } from './http/cors-origins.js';
 import { vapidSubjectProblem } from './push/credentials/vapid-subject.js';
 import { parseRateLimitDefaults, type RateLimits } from './rate-limit/rate-limit-settings.js';
 

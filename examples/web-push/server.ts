@@ -136,9 +136,8 @@ async function api(options: ExampleOptions, req: http.IncomingMessage, res: http
     return send(res, answer.status, answer.body);
   }
   if (options.standInUrl && req.method === 'POST' && urlPath === '/api/stand-in/unsubscribe') {
-    const id = String((await readJson(req)).endpoint ?? '')
-      .split('/')
-      .pop();
+    const endpoint = (await readJson(req)).endpoint;
+    const id = typeof endpoint === 'string' ? endpoint.split('/').pop() : undefined;
     const answer = await standIn(options, 'DELETE', `/subscriptions/${encodeURIComponent(id ?? '')}`);
     return send(res, answer.status === 204 ? 200 : answer.status, {});
   }

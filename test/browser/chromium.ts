@@ -20,7 +20,7 @@ export async function launchChromium(env: Record<string, string> = {}): Promise<
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,
     headless: true,
-    env: { ...process.env, ...env } as Record<string, string>,
+    env: { ...process.env, ...env },
     args: [
       '--no-sandbox',
       '--disable-gpu',

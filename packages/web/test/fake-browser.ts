@@ -1,4 +1,4 @@
-import { vi } from 'vitest';
+import { vi, type Mock } from 'vitest';
 import { toBase64Url } from '../src/base64url.js';
 
 // Plain-object stand-ins for the browser APIs @herald/web touches (no jsdom): Notification,
@@ -20,7 +20,7 @@ export class FakeSubscription {
   }
   getKey(name: string): ArrayBuffer | null {
     const key = this.keys[name];
-    return key ? (key.slice().buffer as ArrayBuffer) : null;
+    return key ? key.slice().buffer : null;
   }
   async unsubscribe(): Promise<boolean> {
     this.unsubscribed = true;
@@ -39,11 +39,7 @@ export class FakePushManager {
     this.subscribeCalls.push(options);
     const key = options.applicationServerKey as Uint8Array;
     this.made++;
-    this.current = new FakeSubscription(
-      `https://push.example/sub-${this.made}`,
-      key.slice().buffer as ArrayBuffer,
-      this.made,
-    );
+    this.current = new FakeSubscription(`https://push.example/sub-${this.made}`, key.slice().buffer, this.made);
     return this.current;
   }
 }
@@ -66,7 +62,7 @@ export interface FakeBrowser {
   permission: NotificationPermission;
   /** What requestPermission answers (the user's choice). */
   answer: NotificationPermission;
-  requestPermission: ReturnType<typeof vi.fn>;
+  requestPermission: Mock<() => Promise<NotificationPermission>>;
   pushManager: FakePushManager;
   registration: {
     active: FakeWorker | null;
@@ -74,7 +70,7 @@ export interface FakeBrowser {
     waiting: null;
     pushManager: FakePushManager;
   };
-  register: ReturnType<typeof vi.fn>;
+  register: Mock<(url: string, options?: RegistrationOptions) => Promise<FakeBrowser['registration']>>;
   storage: Map<string, string>;
   requests: { url: string; method: string; headers: Headers; body: unknown }[];
   /** Answers by `METHOD path`; a function may vary them per call. */
@@ -89,10 +85,10 @@ export function installFakeBrowser(): FakeBrowser {
   const browser: FakeBrowser = {
     permission: 'default',
     answer: 'granted',
-    requestPermission: vi.fn(),
+    requestPermission: vi.fn<() => Promise<NotificationPermission>>(),
     pushManager,
     registration: { active: new FakeWorker('activated'), installing: null, waiting: null, pushManager },
-    register: vi.fn(),
+    register: vi.fn<(url: string, options?: RegistrationOptions) => Promise<FakeBrowser['registration']>>(),
     storage,
     requests: [],
     routes: new Map<string, Route>([
@@ -128,7 +124,7 @@ export function installFakeBrowser(): FakeBrowser {
   vi.stubGlobal('fetch', async (input: string, init: RequestInit = {}) => {
     const url = new URL(input);
     const method = init.method ?? 'GET';
-    const body = typeof init.body === 'string' ? JSON.parse(init.body) : undefined;
+    const body: unknown = typeof init.body === 'string' ? JSON.parse(init.body) : undefined;
     browser.requests.push({ url: input, method, headers: new Headers(init.headers), body });
     const route = browser.routes.get(`${method} ${url.pathname}`);
     const answer = route ? route(body) : { status: 404, body: { error: 'Not found' } };

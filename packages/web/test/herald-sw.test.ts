@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
-// herald-sw.ts is a classic service-worker script: it is run here against a plain-object `self`
+// src/sw/herald-sw.ts is a classic service-worker script: it is run here against a plain-object `self`
 // that records its listeners, and the tests fire the events a browser would.
 
 type Listener = (event: unknown) => void;
@@ -35,7 +35,7 @@ beforeEach(async () => {
   });
   vi.resetModules();
   // A path in a variable: the worker compiles against the WebWorker library, not this test's DOM one.
-  const script = '../src/herald-sw.ts';
+  const script = '../src/sw/herald-sw.ts';
   await import(/* @vite-ignore */ script);
 });
 afterEach(() => {

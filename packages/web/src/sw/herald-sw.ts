@@ -40,7 +40,7 @@ function heraldPayloadOf(data: PushMessageData | null): HeraldPushPayload {
   if (!data) return {};
   try {
     const parsed: unknown = data.json();
-    return parsed !== null && typeof parsed === 'object' ? (parsed as HeraldPushPayload) : {};
+    return parsed !== null && typeof parsed === 'object' ? parsed : {};
   } catch {
     // Not JSON: show the text as the body rather than nothing (a push must show a notification).
     return { body: data.text() };
