@@ -33,7 +33,7 @@ const NOT_REPOSITORIES = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'coverage/', 'bin/'] },
+  { ignores: ['node_modules/', 'data/', 'coverage/', 'bin/', 'packages/*/dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   importX.flatConfigs.typescript,
@@ -85,6 +85,17 @@ export default tseslint.config(
   {
     files: ['src/fake-providers/**/*.ts', 'src/cli/push-commands.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [NOT_TESTS] }] },
+  },
+  {
+    // The example's browser scripts: plain ES modules served as they are.
+    files: ['examples/**/public/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        ['document', 'window', 'fetch', 'localStorage', 'crypto', 'btoa', 'atob', 'PushManager', 'DOMException'].map(
+          (name) => [name, 'readonly'],
+        ),
+      ),
+    },
   },
   {
     files: ['src/**/*.service.ts', 'src/**/*.repository.ts'],

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import { registerRestAuth } from './http/auth.js';
+import { registerClientCors } from './http/client-cors.js';
 import { registerShutdownGate } from './http/shutdown-gate.js';
 import { registerErrorHandler, sendError } from './http/error-handler.js';
 import { createFrameworkErrorHandler, MAX_PATH_PARAM_LENGTH } from './http/framework-errors.js';
@@ -20,7 +21,7 @@ import type { RateLimiter } from './rate-limit/rate-limiter.js';
 
 /** What the HTTP plumbing needs; each feature's routes come with their own dependencies through `routes`. */
 export interface HttpDeps {
-  config: Pick<Config, 'bodyLimitBytes' | 'requestTimeoutMs' | 'tlsCertFile' | 'tlsKeyFile'>;
+  config: Pick<Config, 'bodyLimitBytes' | 'requestTimeoutMs' | 'tlsCertFile' | 'tlsKeyFile' | 'corsOrigins'>;
   /** Authentication and readiness. */
   db: Db;
   logger: Logger;
@@ -71,6 +72,7 @@ export async function buildApp(deps: HttpDeps): Promise<App> {
   app.setNotFoundHandler((request, reply) =>
     sendError(request, reply, { status: 404, message: 'Not found', reason: 'ROUTE_NOT_FOUND' }),
   );
+  registerClientCors(app, config.corsOrigins);
   registerRestAuth(app, deps.db);
   registerRateLimitHook(app, deps.rateLimiter);
   registerMetrics(app, deps.metrics);

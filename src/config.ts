@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseCorsOrigins, type CorsOrigins } from './http/cors-origins.js';
 import { vapidSubjectProblem } from './push/credentials/vapid-subject.js';
 import { parseRateLimitDefaults, type RateLimits } from './rate-limit/rate-limit-settings.js';
 
@@ -17,6 +18,8 @@ export interface Config {
   readonly tlsCertFile: string | undefined;
   readonly tlsKeyFile: string | undefined;
   readonly publicUrl: string | undefined;
+  /** Origins whose pages may call the client-SDK routes (public key) from a browser, from CORS_ORIGINS. */
+  readonly corsOrigins: CorsOrigins;
   readonly redisUrl: string | undefined;
   /** Per-class defaults of the per-project rate limits (R18), from `RATE_LIMIT_DEFAULTS`. */
   readonly rateLimitDefaults: RateLimits;
@@ -142,6 +145,7 @@ export function loadConfig(env: Env = process.env): Config {
     tlsCertFile,
     tlsKeyFile,
     publicUrl: url('PUBLIC_URL', undefined, ['http:', 'https:']),
+    corsOrigins: parseCorsOrigins(str('CORS_ORIGINS'), problems),
     redisUrl: url('REDIS_URL', undefined, ['redis:', 'rediss:']),
     rateLimitDefaults: parseRateLimitDefaults(str('RATE_LIMIT_DEFAULTS'), problems),
     requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 100_000, 1, 3_600_000),

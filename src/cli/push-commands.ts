@@ -174,7 +174,7 @@ export const pushCommands: Record<string, CliCommand> = {
           `  bin/herald credentials set-fcm --project P --service-account ${saFile}`,
           `  bin/herald credentials set-apns --project P --key-file ${keyFile} --key-id ${apnsKey.keyId} --team-id ${apnsKey.teamId} --topic com.example.app`,
           '  bin/herald credentials set-webpush --project P',
-          `Web Push subscriptions: POST ${fakes.webpush.url}/subscriptions; their endpoints are on loopback, so add OUTBOUND_ALLOW_PRIVATE_NETWORKS=true to send to them. Counters: GET <url>/__fake/stats on each stand-in.`,
+          `Web Push subscriptions: POST ${fakes.webpush.url}/subscriptions (keys made by the stand-in, which decrypts), or with {"application_server_key": VAPID public key} for a browser that makes its own keys (GET /subscriptions/<id>/messages returns what it received, still encrypted; DELETE /subscriptions/<id> unsubscribes). Their endpoints are on loopback, so add OUTBOUND_ALLOW_PRIVATE_NETWORKS=true to send to them. Counters: GET <url>/__fake/stats on each stand-in.`,
           'Token prefixes inject failures: unregistered-, invalid-, mismatch-, payload-, auth-, forbidden-, quota-[N-], unavailable-[N-], internal-[N-], reset-[N-], slow-<ms>-, goaway-.',
         ].join('\n'),
       );

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import type http from 'node:http';
 import https from 'node:https';
 import { decodeJwt, importJWK, jwtVerify } from 'jose';
 import { vapidSubjectProblem } from '../push/credentials/vapid-subject.js';
@@ -31,6 +32,9 @@ export interface FakeWebPush {
   reset(): void;
   close(): Promise<void>;
 }
+
+const pick = (headers: http.IncomingHttpHeaders, names: string[]): Record<string, string> =>
+  Object.fromEntries(names.flatMap((name) => (headers[name] === undefined ? [] : [[name, String(headers[name])]])));
 
 const hkdf = (salt: Buffer, ikm: Buffer, info: Buffer, length: number) =>
   Buffer.from(crypto.hkdfSync('sha256', ikm, salt, info, length));
@@ -127,12 +131,30 @@ const DOCUMENTED: Record<string, { status: number; body?: object; headers?: Reco
   'Apple.TooManyRequests': { status: 429, body: { reason: 'TooManyRequests' } },
 };
 
+/**
+ * A subscription a browser holds the keys of (its page made them with WebCrypto): the stand-in keeps
+ * what it receives, still encrypted, for the browser to fetch, as a push service does for its user
+ * agent. `applicationServerKey` restricts it to that VAPID key (RFC 8292 §4.2: other keys get 403).
+ */
+interface BrowserSubscription {
+  applicationServerKey: string;
+  messages: { body: string; headers: Record<string, string>; at: number }[];
+}
+/** Messages kept per browser subscription (the oldest go first). */
+const BROWSER_MESSAGES_KEPT = 100;
+
+/** `k=` of a VAPID Authorization header: the sender's public key. */
+const vapidKeyOf = (authorization: string | undefined) => /\bk=([A-Za-z0-9_-]+)/.exec(authorization ?? '')?.[1];
+
 /** Web Push service stand-in (HTTPS, HTTP/1.1): validates encryption headers and VAPID, decrypts what it can. */
 export async function startFakeWebPush(
   tls: LoopbackTls,
   options: { port?: number; host?: string } = {},
 ): Promise<FakeWebPush> {
   const subscriptions = new Map<string, { ua: crypto.ECDH; auth: Buffer }>();
+  const browserSubscriptions = new Map<string, BrowserSubscription>();
+  /** Unsubscribed ids: pushes to them are answered 410 Gone, as the push services do. */
+  const gone = new Set<string>();
   const failures = new FailureCounter();
   const recorder = new Recorder();
   let url = '';
@@ -153,7 +175,13 @@ export async function startFakeWebPush(
       const path = (req.url ?? '').split('?')[0]!;
       if (req.method === 'GET' && path === '/__fake/stats')
         return sendJson(res, 200, { received: recorder.total, accepted: recorder.accepted });
-      if (req.method === 'POST' && path === '/subscriptions') return sendJson(res, 201, subscription());
+      if (req.method === 'POST' && path === '/subscriptions') {
+        const raw = (await readBody(req)).toString('utf8');
+        if (raw.trim() === '') return sendJson(res, 201, subscription());
+        return createBrowserSubscription(raw, res);
+      }
+      const own = /^\/subscriptions\/([^/]+)(\/messages)?$/.exec(path);
+      if (own) return subscriptionRequest(req.method, decodeURIComponent(own[1]!), own[2] !== undefined, res);
       const match = /^\/push\/([^/]+)$/.exec(path);
       if (req.method !== 'POST' || !match) return sendJson(res, 404, { error: 'not found' });
       const id = decodeURIComponent(match[1]!);
@@ -212,12 +240,52 @@ export async function startFakeWebPush(
         }
         return answer(statusOf[injection.fault]!, injection.fault === 'quota' ? { 'retry-after': '1' } : {});
       }
-      if (!sub && !injection) return answer(404);
+      if (gone.has(id)) return answer(410);
+      const held = browserSubscriptions.get(id);
+      if (held) {
+        if (vapidKeyOf(req.headers.authorization) !== held.applicationServerKey) return answer(403);
+        held.messages.push({
+          body: raw.toString('base64url'),
+          headers: pick(req.headers, ['ttl', 'urgency', 'topic', 'content-encoding']),
+          at: Date.now(),
+        });
+        if (held.messages.length > BROWSER_MESSAGES_KEPT) held.messages.shift();
+      } else if (!sub && !injection) return answer(404);
       if (injection?.fault === 'slow') await delay(injection.n ?? 1000);
       answer(201, { location: `${url}/message/${crypto.randomBytes(8).toString('hex')}` });
     };
     handle().catch(() => resetRequest(req));
   });
+  /** `POST /subscriptions {"application_server_key"}`: what a browser's subscribe() asks its push service. */
+  function createBrowserSubscription(raw: string, res: http.ServerResponse): void {
+    let key: unknown;
+    try {
+      key = (JSON.parse(raw) as { application_server_key?: unknown }).application_server_key;
+    } catch {
+      key = undefined;
+    }
+    if (typeof key !== 'string' || !/^[A-Za-z0-9_-]{80,100}$/.test(key))
+      return sendJson(res, 400, { error: 'application_server_key must be a base64url P-256 public key' });
+    const id = `browser-${crypto.randomBytes(12).toString('hex')}`;
+    browserSubscriptions.set(id, { applicationServerKey: key, messages: [] });
+    sendJson(res, 201, { endpoint: `${url}/push/${id}` });
+  }
+
+  /** `GET /subscriptions/<id>/messages` (a browser subscription's encrypted messages) and `DELETE /subscriptions/<id>`. */
+  function subscriptionRequest(method: string | undefined, id: string, messages: boolean, res: http.ServerResponse) {
+    const known = subscriptions.has(id) || browserSubscriptions.has(id);
+    if (method === 'DELETE' && !messages && known) {
+      subscriptions.delete(id);
+      browserSubscriptions.delete(id);
+      gone.add(id);
+      res.writeHead(204);
+      return res.end();
+    }
+    const held = browserSubscriptions.get(id);
+    if (method === 'GET' && messages && held) return sendJson(res, 200, { messages: held.messages });
+    sendJson(res, 404, { error: 'not found' });
+  }
+
   const close = closableServer(server);
   url = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
 

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
 import { HttpsClient } from '../../src/push/https-client.js';
 import { FcmTokenSource } from '../../src/push/providers/fcm-auth.js';
+import { decryptAes128gcm } from '../../src/fake-providers/fake-webpush.js';
 import { useFakeProviders } from './push-helpers.js';
 
 /* The stand-ins refuse what the real services refuse, so Herald's tests cannot pass on a wrong client. */
@@ -151,11 +152,16 @@ describe('APNs stand-in', () => {
 });
 
 describe('Web Push stand-in', () => {
-  function post(endpoint: string, subject: string, extra: Record<string, string> = {}): Promise<number> {
-    const keys = webpush.generateVAPIDKeys();
-    const sub = fakes().webpush.subscription();
+  function post(
+    endpoint: string,
+    subject: string,
+    extra: Record<string, string> = {},
+    options: { keys?: webpush.VapidKeys; to?: { p256dh: string; auth: string }; plaintext?: string } = {},
+  ): Promise<number> {
+    const keys = options.keys ?? webpush.generateVAPIDKeys();
+    const sub = options.to ? { endpoint, keys: options.to } : fakes().webpush.subscription();
     const target = endpoint || sub.endpoint;
-    const cipher = webpush.encrypt(sub.keys.p256dh, sub.keys.auth, '{}', 'aes128gcm').cipherText;
+    const cipher = webpush.encrypt(sub.keys.p256dh, sub.keys.auth, options.plaintext ?? '{}', 'aes128gcm').cipherText;
     const vapid = webpush.getVapidHeaders(
       new URL(target).origin,
       subject,
@@ -188,5 +194,58 @@ describe('Web Push stand-in', () => {
     expect(await post('', 'mailto:ops@example.com', { ttl: 'forever' })).toBe(400);
     expect(await post('', 'mailto:ops@example.com', { urgency: 'now' })).toBe(400);
     expect(await post('', 'mailto:ops@example.com', { topic: 'not a valid topic!' })).toBe(400);
+  });
+
+  /** A call to the stand-in's own API (what a browser asks its push service). */
+  function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+    return new Promise((resolve, reject) => {
+      const req = https.request(`${fakes().webpush.url}${path}`, { method, ca: fakes().tls.caPem }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined });
+        });
+      });
+      req.on('error', reject);
+      req.end(body === undefined ? undefined : JSON.stringify(body));
+    });
+  }
+
+  it('keeps the encrypted messages of a browser-held subscription for the browser, restricted to its VAPID key', async () => {
+    const vapid = webpush.generateVAPIDKeys();
+    const created = await call('POST', '/subscriptions', { application_server_key: vapid.publicKey });
+    expect(created.status).toBe(201);
+    const { endpoint } = created.body as { endpoint: string };
+    expect(Object.keys(created.body as object)).toEqual(['endpoint']); // the browser makes its own keys
+    const id = endpoint.split('/').pop()!;
+
+    const browser = crypto.createECDH('prime256v1');
+    browser.generateKeys();
+    const auth = crypto.randomBytes(16);
+    const to = { p256dh: browser.getPublicKey().toString('base64url'), auth: auth.toString('base64url') };
+    const plaintext = JSON.stringify({ title: 'Hi', body: 'there' });
+    expect(await post(endpoint, 'mailto:ops@example.com', {}, { keys: vapid, to, plaintext })).toBe(201);
+    expect(await post(endpoint, 'mailto:ops@example.com', {}, { to, plaintext })).toBe(403); // another VAPID key
+
+    const read = await call('GET', `/subscriptions/${id}/messages`);
+    const messages = (read.body as { messages: { body: string; headers: Record<string, string> }[] }).messages;
+    expect(messages).toHaveLength(1);
+    expect(messages[0]!.headers).toMatchObject({ ttl: '60', 'content-encoding': 'aes128gcm' });
+    const cipher = Buffer.from(messages[0]!.body, 'base64url');
+    expect(decryptAes128gcm(cipher, browser, auth).toString('utf8')).toBe(plaintext);
+
+    // Unsubscribed: the push service forgets it and answers 410 Gone from then on.
+    expect((await call('DELETE', `/subscriptions/${id}`)).status).toBe(204);
+    expect(await post(endpoint, 'mailto:ops@example.com', {}, { keys: vapid, to, plaintext })).toBe(410);
+    expect((await call('GET', `/subscriptions/${id}/messages`)).status).toBe(404);
+    expect((await call('DELETE', `/subscriptions/${id}`)).status).toBe(404);
+  });
+
+  it('refuses a browser subscription without a usable application server key', async () => {
+    expect((await call('POST', '/subscriptions', { application_server_key: 'short' })).status).toBe(400);
+    expect((await call('POST', '/subscriptions', { other: 1 })).status).toBe(400);
+    expect((await call('POST', '/subscriptions', '{not json')).status).toBe(400);
+    expect((await call('GET', '/subscriptions/unknown/messages')).status).toBe(404);
   });
 });

@@ -17,7 +17,16 @@ describe('README', () => {
   const blocks = readmeBlocks(README);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-readme-'));
   // A clone-like directory: the sources are the repository's, ./data and the logs are the scratch dir's.
-  for (const entry of ['bin', 'src', 'node_modules', 'package.json', 'package-lock.json', 'docs'])
+  for (const entry of [
+    'bin',
+    'src',
+    'node_modules',
+    'package.json',
+    'package-lock.json',
+    'docs',
+    'packages',
+    'examples',
+  ])
     fs.symlinkSync(path.join(REPO_ROOT, entry), path.join(work, entry));
   afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
 
@@ -33,7 +42,13 @@ describe('README', () => {
     { timeout: BLOCK_TIMEOUT_MS * 2 },
     async () => {
       const runnable = blocks.filter((b) => !b.skip);
-      const [port, fcm, apns, webpush] = [await freePort(), await freePort(), await freePort(), await freePort()];
+      const [port, fcm, apns, webpush, example] = [
+        await freePort(),
+        await freePort(),
+        await freePort(),
+        await freePort(),
+        await freePort(),
+      ];
       // One script, one shell: variables and background jobs carry over from block to block as in a terminal.
       const script = [
         'set -eo pipefail',
@@ -41,7 +56,9 @@ describe('README', () => {
       ].join('\n');
       const inherited = { ...process.env };
       for (const name of Object.keys(inherited))
-        if (/^(PORT|HOST|DATA_DIR|DATABASE_URL|HERALD_|FCM_|APNS_|NODE_EXTRA_CA_CERTS|REDIS_URL|BASE$)/.test(name))
+        if (
+          /^(PORT|HOST|DATA_DIR|DATABASE_URL|HERALD_|FCM_|APNS_|NODE_EXTRA_CA_CERTS|REDIS_URL|BASE$|EXAMPLE)/.test(name)
+        )
           delete inherited[name];
       const child = spawn('bash', ['-c', script], {
         cwd: work,
@@ -52,6 +69,7 @@ describe('README', () => {
           FCM_PORT: String(fcm),
           APNS_PORT: String(apns),
           WEBPUSH_PORT: String(webpush),
+          EXAMPLE_PORT: String(example),
           LOG_LEVEL: 'info',
         },
         stdio: ['ignore', 'pipe', 'pipe'],

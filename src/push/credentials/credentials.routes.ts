@@ -12,10 +12,12 @@ import {
   setApnsCredentials,
   setFcmCredentials,
   setWebPushCredentials,
+  webPushPublicKey,
 } from './credentials.service.js';
 
 const security = [{ projectId: [], apiKey: [] }];
 const config = { auth: 'secret', rateLimitClass: 'management' } as const;
+const ErrorBody = Type.Object({ error: Type.String() }, { title: 'Error' });
 const Problem = Type.Union(
   [
     Type.Object({
@@ -126,6 +128,32 @@ export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: Pus
       schema: { summary: 'Which push providers are configured (redacted)', tags: ['push'], security, response },
     },
     async (request) => describeCredentials(db, request.auth!.projectId),
+  );
+
+  app.get(
+    '/api/v1/push-credentials/webpush/public-key',
+    {
+      // The client class: a web app reads it with the public key to subscribe a browser. A project-level
+      // read, so identity verification (about one user) does not apply.
+      config: { auth: 'client', rateLimitClass: 'management' },
+      schema: {
+        operationId: 'getWebPushPublicKey',
+        summary: "The project's VAPID public key (public or secret key)",
+        description:
+          'What a browser passes as `applicationServerKey` to `PushManager.subscribe()`. Readable with the public key, so web apps can fetch it; 404 when the project has no Web Push credentials.',
+        tags: ['push'],
+        security,
+        response: {
+          200: Type.Object(
+            { public_key: Type.String({ description: 'Uncompressed P-256 public key, base64url' }) },
+            { title: 'WebPushPublicKey', examples: [{ public_key: 'BNc...R7w' }] },
+          ),
+          401: ErrorBody,
+          404: ErrorBody,
+        },
+      },
+    },
+    async (request) => ({ public_key: await webPushPublicKey(db, request.auth!.projectId) }),
   );
 
   app.put(

@@ -185,6 +185,17 @@ export async function describeCredentials(db: Db, projectId: string): Promise<Cr
   return view;
 }
 
+/**
+ * The project's VAPID public key, which browsers need to subscribe (`applicationServerKey`). Public
+ * by design: it is sent to every push service with each message. Not found without Web Push credentials.
+ */
+export async function webPushPublicKey(db: Db, projectId: string): Promise<string> {
+  const row = await repo.findSettings(db, projectId, 'webpush');
+  if (!row)
+    throw new AppError('not_found', 'WEB_PUSH_NOT_CONFIGURED', 'This project has no Web Push (VAPID) credentials');
+  return readJson<WebPushSettings>(row.settings).public_key;
+}
+
 /** Decrypts a project's credentials for sending. */
 export async function loadCredentials(db: Db, box: SecretBoxSource, projectId: string): Promise<ProjectCredentials> {
   const out: ProjectCredentials = {};
