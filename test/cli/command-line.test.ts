@@ -2,11 +2,15 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { openConfiguredDatabase } from '../../src/db/connect.js';
 import { resolveDataDir } from '../../src/lib/data-dir.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
-import { REPO_ROOT, type CliResult } from '../helpers/processes.js';
+import { logLines, REPO_ROOT, type CliResult } from '../helpers/processes.js';
 
 const VERSION = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string })
   .version;
@@ -155,6 +159,22 @@ describe('the data directory', () => {
     const elsewhere = resolveDataDir('elsewhere/db', cwd);
     expect(relative.stderr).toBe(`herald: created data directory ${elsewhere}\n`);
     expect(relative.stdout).toBe('(no projects)\n');
+  });
+
+  it('the server opens the embedded database the same way, and logs the creation', async () => {
+    const dataDir = path.join(emptyDir(), 'nested', 'data');
+    let text = '';
+    const logger = pino(
+      { level: 'info' },
+      new Writable({ write: (chunk: Buffer, _e, done) => ((text += chunk.toString()), done()) }),
+    );
+    const database = openConfiguredDatabase(loadConfig({ DATA_DIR: dataDir }), logger);
+    await database.close();
+    expect(logLines(text)).toEqual([expect.objectContaining({ data_dir: dataDir, msg: 'created data directory' })]);
+    expect(fs.statSync(dataDir).mode & 0o777).toBe(0o700);
+    const again = openConfiguredDatabase(loadConfig({ DATA_DIR: dataDir }), logger);
+    await again.close();
+    expect(logLines(text)).toHaveLength(1);
   });
 
   it('the server started in the same directory uses the database the CLI made', async () => {
