@@ -17,6 +17,7 @@ import { registerRateLimitHook } from './http/rate-limit-hook.js';
 import { requestIdFor } from './http/request-id.js';
 import { CompactRequestLog } from './http/request-logging.js';
 import { registerRequestTimeout } from './http/request-timeout.js';
+import { refuseUnescapedVerbs } from './http/route-paths.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
 
 /** What the HTTP plumbing needs; each feature's routes come with their own dependencies through `routes`. */
@@ -60,6 +61,7 @@ export async function buildApp(deps: HttpDeps): Promise<App> {
       : {}),
   });
 
+  app.addHook('onRoute', refuseUnescapedVerbs);
   app.addHook('onRoute', frameworkErrors.onRoute);
   registerShutdownGate(app);
   app.addHook('onRequest', async (request, reply) => {

@@ -1,4 +1,4 @@
-import path from 'node:path';
+import { resolveDataDir } from './lib/data-dir.js';
 import { parseCorsOrigins, type CorsOrigins } from './http/cors-origins.js';
 import { vapidSubjectProblem } from './push/credentials/vapid-subject.js';
 import { parseRateLimitDefaults, type RateLimits } from './rate-limit/rate-limit-settings.js';
@@ -137,7 +137,7 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     port: int('PORT', 8080, 0, 65535),
     host: str('HOST') ?? '0.0.0.0',
-    dataDir: path.resolve(str('DATA_DIR') ?? './data'),
+    dataDir: resolveDataDir(str('DATA_DIR')),
     databaseUrl: url('DATABASE_URL', undefined, ['postgres:', 'postgresql:']),
     databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 1000),
     logLevel: str('LOG_LEVEL') ?? 'info',

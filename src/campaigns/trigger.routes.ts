@@ -5,13 +5,12 @@ import { AppError } from '../errors.js';
 import { renderError } from '../http/error-handler.js';
 import { replyIdempotently } from '../idempotency/idempotency.http.js';
 import { ListQuery } from './campaigns.schemas.js';
-import { TriggerListSchema, TriggerStatusSchema } from './trigger.schemas.js';
+import { TriggerBodySchema, TriggerListSchema, TriggerStatusSchema } from './trigger.schemas.js';
 import { getTriggerStatus, listTriggers } from './trigger-status.service.js';
 import type { TemplateRenderer } from './render-pool.js';
 import { CAMPAIGN_ID_MESSAGE, dryRunTrigger, triggerCampaign, type TriggerDeps } from './trigger.service.js';
 
 const FAILED = 'Failed to send campaign trigger message';
-const VERB = ':trigger';
 const security = [{ projectId: [], apiKey: [] }];
 const tags = ['campaigns'];
 const ErrorBody = Type.Object({ error: Type.String() });
@@ -54,20 +53,27 @@ export function registerTriggerRoutes(
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db } = deps;
 
+  // `::trigger` is the literal verb; the id may be empty or invalid so the route answers the spec's
+  // 400 for it, but nothing else in the segment reaches the route (`c1:triggerX`, `c1:foo` are 404).
   app.post(
-    '/api/v1/campaigns/:campaign_action',
+    '/api/v1/campaigns/:campaign_id(^[^/]*)::trigger',
     {
       config: { auth: 'secret', rateLimitClass: 'trigger', plainText400: CAMPAIGN_ID_MESSAGE },
       // eslint-disable-next-line @typescript-eslint/no-misused-promises -- it returns the (thenable) reply, as Fastify handlers may
       errorHandler: triggerErrorHandler,
+      // The body schema documents the shape; `parseTriggerBody` checks it (an absent body included).
+      validatorCompiler: () => () => true,
       schema: {
-        summary: 'Trigger an API-triggered campaign (path: /api/v1/campaigns/{campaign_id}:trigger)',
+        operationId: 'triggerCampaign',
+        summary: 'Trigger an API-triggered campaign',
         description:
-          'Body (optional): {"audience": {"broadcast": true} | {"targets": [{"project_user_id"|"device_id"|"user_id": "..."}]}, "properties": {...}}. ' +
-          'Answers {"trigger_id"} once the trigger is stored; `?dry_run=true` answers the audience it would reach instead, storing and sending nothing.',
+          'Starts one run of an active, API-triggered campaign for the given audience (or its default audience) with the given trigger properties. ' +
+          'Answers {"trigger_id"} once the trigger is stored; deliveries follow on the job queue (`GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}` shows progress). ' +
+          '`?dry_run=true` answers the audience it would reach instead, storing and sending nothing.',
         tags,
         security,
-        params: Type.Object({ campaign_action: Type.String({ description: '`{campaign_id}:trigger`' }) }),
+        params: Type.Object({ campaign_id: Type.String() }),
+        body: TriggerBodySchema,
         querystring: Type.Object({ dry_run: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }),
         response: {
           200: Type.Union([
@@ -80,9 +86,7 @@ export function registerTriggerRoutes(
       },
     },
     async (request, reply) => {
-      const action = request.params.campaign_action;
-      if (!action.endsWith(VERB)) throw new AppError('not_found', 'ROUTE_NOT_FOUND', 'Not found');
-      const campaignId = action.slice(0, -VERB.length);
+      const campaignId = request.params.campaign_id;
       const projectId = request.auth!.projectId;
       if (request.query.dry_run === 'true') return dryRunTrigger(deps, projectId, campaignId, request.body);
       return replyIdempotently(deps, request, reply, 'trigger-campaign', async () => {

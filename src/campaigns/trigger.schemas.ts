@@ -47,3 +47,31 @@ export const TriggerListSchema = Type.Object({
   triggers: Type.Array(TriggerSummarySchema),
   next_cursor: Nullable(Type.String()),
 });
+
+const Target = Type.Union([
+  Type.Object({ project_user_id: Type.String() }, { additionalProperties: false }),
+  Type.Object({ device_id: Type.String() }, { additionalProperties: false }),
+  Type.Object({ user_id: Type.String() }, { additionalProperties: false }),
+]);
+
+/** For the OpenAPI document; `parseTriggerBody` checks bodies (and an absent or empty one is allowed). */
+export const TriggerBodySchema = Type.Object(
+  {
+    audience: Type.Optional(
+      Type.Union([
+        Type.Object({ broadcast: Type.Literal(true) }),
+        Type.Object({ targets: Type.Array(Target, { minItems: 1, maxItems: 1000 }) }),
+      ]),
+    ),
+    properties: Type.Optional(
+      Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
+        description: 'Trigger properties for the message template (`{{ trigger.name }}`), at most 256 flat values',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: "Optional; without `audience` the campaign's default audience is used",
+    examples: [{ audience: { targets: [{ project_user_id: 'user-42' }] }, properties: { order_id: 'A-1001' } }],
+  },
+);

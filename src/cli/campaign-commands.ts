@@ -23,7 +23,9 @@ async function readJsonFile(path: string): Promise<unknown> {
             .on('end', () => resolve(data))
             .on('error', reject);
         })
-      : await fs.readFile(path, 'utf8');
+      : await fs.readFile(path, 'utf8').catch((error: unknown) => {
+          throw new UsageError(`cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`);
+        });
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {

@@ -1,49 +1,42 @@
 import pino from 'pino';
+import { ensureDataDir } from '../lib/data-dir.js';
 import type { Config } from '../config.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createHerald, type Herald } from '../herald.js';
 import { createLogger } from '../logger.js';
+import type { ParsedArgs } from './cli-args.js';
 
-export class UsageError extends Error {}
+export { optionalFlag, requireFlag, UsageError, type ParsedArgs } from './cli-args.js';
 
-/** Parsed `--name value` flags and `--flag` switches, plus positional words. */
-export interface ParsedArgs {
-  positional: string[];
-  flags: Map<string, string | true>;
+/**
+ * One `herald <name>` command, spread into main.ts's `commands`. Its usage line declares its
+ * options (cli-args.ts `optionsFromUsage`): `--name N` takes a value, `[--json]` is a switch.
+ */
+export interface CliCommand {
+  /** e.g. `project create --name N [--json]` */
+  usage: string;
+  /** Shown by `herald <command> --help` under the usage line. */
+  description?: string;
+  run(args: ParsedArgs, config: Config): Promise<void>;
 }
 
-export function parseArgs(argv: string[]): ParsedArgs {
-  const positional: string[] = [];
-  const flags = new Map<string, string | true>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg.startsWith('--')) {
-      const eq = arg.indexOf('=');
-      if (eq > 0) flags.set(arg.slice(2, eq), arg.slice(eq + 1));
-      else if (argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--')) flags.set(arg.slice(2), argv[++i]!);
-      else flags.set(arg.slice(2), true);
-    } else positional.push(arg);
-  }
-  return { positional, flags };
-}
-
-export function requireFlag(args: ParsedArgs, name: string): string {
-  const value = args.flags.get(name);
-  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
-  return value;
-}
-
-export function optionalFlag(args: ParsedArgs, name: string): string | undefined {
-  const value = args.flags.get(name);
-  return typeof value === 'string' ? value : undefined;
+/**
+ * Creates the embedded database's directory when missing and says so on stderr: a command run
+ * from another directory than the server's would otherwise work on a new, empty database unnoticed.
+ */
+export function announceDataDir(config: Pick<Config, 'databaseUrl' | 'dataDir'>): void {
+  if (config.databaseUrl === undefined && ensureDataDir(config.dataDir))
+    process.stderr.write(`herald: created data directory ${config.dataDir}\n`);
 }
 
 /**
  * Herald on the server's database (DATA_DIR / DATABASE_URL) for one command; its logs go to stderr,
  * so stdout carries only the command's output. Only what the command uses is made.
  */
-export const cliHerald = (config: Config): Herald =>
-  createHerald(config, { logger: createLogger(config.logLevel, pino.destination(2)) });
+export function cliHerald(config: Config): Herald {
+  announceDataDir(config);
+  return createHerald(config, { logger: createLogger(config.logLevel, pino.destination(2)) });
+}
 
 /** Runs `run` on a migrated `cliHerald`, closed afterwards. */
 export async function withHerald<T>(config: Config, run: (herald: Herald) => Promise<T>): Promise<T> {
@@ -54,12 +47,6 @@ export async function withHerald<T>(config: Config, run: (herald: Herald) => Pro
   } finally {
     await herald.close();
   }
-}
-
-export interface CliCommand {
-  /** e.g. `project create --name N [--json]` */
-  usage: string;
-  run(args: ParsedArgs, config: Config): Promise<void>;
 }
 
 export const print = (value: unknown): void => {

@@ -140,7 +140,7 @@ export const pushCommands: Record<string, CliCommand> = {
   },
   'fake-providers': {
     usage: 'fake-providers [--host 127.0.0.1] [--port-fcm N] [--port-apns N] [--port-webpush N] [--dir DIR]',
-    run: async (args) => {
+    run: async (args, config) => {
       const port = (name: string) => {
         const raw = optionalFlag(args, name);
         const value = raw === undefined ? 0 : Number(raw);
@@ -148,7 +148,8 @@ export const pushCommands: Record<string, CliCommand> = {
           throw new UsageError(`--${name} must be a port number`);
         return value;
       };
-      const dir = path.resolve(optionalFlag(args, 'dir') ?? path.join(process.cwd(), 'data', 'fake-providers'));
+      // Beside the server's data by default (DATA_DIR/fake-providers); every file is named in the output.
+      const dir = path.resolve(optionalFlag(args, 'dir') ?? path.join(config.dataDir, 'fake-providers'));
       const fakes = await startFakeProviders({
         host: optionalFlag(args, 'host') ?? '127.0.0.1',
         ports: { fcm: port('port-fcm'), apns: port('port-apns'), webpush: port('port-webpush') },

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from './database.js';
 import type { Dialect } from './dialect.js';
+import { ensureDataDir } from '../lib/data-dir.js';
 
 export interface DatabaseTarget {
   /** PostgreSQL connection string; absent selects SQLite. */
@@ -113,8 +114,10 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
 /** The configured database: `DATABASE_URL` (PostgreSQL), else the embedded file `DATA_DIR/herald.sqlite`. */
 export function openConfiguredDatabase(
   config: Pick<Config, 'databaseUrl' | 'dataDir' | 'databasePoolSize'>,
-  logger?: Pick<Logger, 'warn'>,
+  logger?: Pick<Logger, 'warn' | 'info'>,
 ): DatabaseHandle {
+  if (config.databaseUrl === undefined && ensureDataDir(config.dataDir))
+    logger?.info({ data_dir: config.dataDir }, 'created data directory');
   return openDatabase({
     url: config.databaseUrl,
     sqliteFile: path.join(config.dataDir, 'herald.sqlite'),

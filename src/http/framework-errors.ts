@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { renderError, sendError } from './error-handler.js';
+import { routePathPattern } from './route-paths.js';
 
 /**
  * Longest path parameter the router accepts (find-my-way's `maxParamLength`). A 255-character
@@ -30,12 +31,9 @@ export function createFrameworkErrorHandler(): {
     onRoute(route) {
       const message = route.config?.plainText400;
       if (message === undefined) return;
-      const segments = route.url
-        .split('/')
-        .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
       plainTextRoutes.push({
         methods: [route.method].flat().map((m) => m.toUpperCase()),
-        path: new RegExp(`^${segments.join('/')}$`),
+        path: routePathPattern(route.url),
         message,
       });
     },

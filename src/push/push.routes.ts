@@ -21,6 +21,12 @@ const errorResponses = {
   401: Type.Object({ error: Type.String() }),
 };
 
+interface SendDoc {
+  operationId: string;
+  summary: string;
+  description: string;
+}
+
 /** What the push routes (sends and credentials) need: the process's push runtime. */
 export interface PushRouteDeps {
   db: Db;
@@ -37,7 +43,7 @@ function deadlineOf(push: PushRuntime, reply: FastifyReply): number {
 export function registerPushRoutes(fastify: FastifyInstance, deps: PushRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
-  const sendRoute = (url: string, variant: SendPushOptions['variant'], summary: string) =>
+  const sendRoute = (url: string, variant: SendPushOptions['variant'], doc: SendDoc) =>
     app.post(
       url,
       {
@@ -45,7 +51,7 @@ export function registerPushRoutes(fastify: FastifyInstance, deps: PushRouteDeps
         // The body schema documents the shape; `validatePushItems` checks it and names the broken rule.
         validatorCompiler: () => () => true,
         schema: {
-          summary,
+          ...doc,
           tags: ['push'],
           security,
           body: SendPushBody,
@@ -71,12 +77,19 @@ export function registerPushRoutes(fastify: FastifyInstance, deps: PushRouteDeps
       },
     );
 
-  sendRoute('/api/v1/messages:send', 'messages', 'Send push notifications to users (or devices)');
-  sendRoute(
-    '/api/v1/send-push-notifications',
-    'device',
-    'Send push notifications to devices (or users), with status per result',
-  );
+  // `::` is a literal colon (a single one would start a path parameter and match `/messagesX`).
+  sendRoute('/api/v1/messages::send', 'messages', {
+    operationId: 'sendMessages',
+    summary: 'Send push notifications to users (or devices)',
+    description:
+      "Sends each notification to its target: every active device of a `project_user_id`, or one `device_id`. Answers once every provider has answered (or the request budget ran out) with one result per notification and each device's outcome. An `Idempotency-Key` header makes a retry answer the first response instead of sending again.",
+  });
+  sendRoute('/api/v1/send-push-notifications', 'device', {
+    operationId: 'sendPushNotifications',
+    summary: 'Send push notifications to devices (or users), with status per result',
+    description:
+      'The same send as `POST /api/v1/messages:send`, answering a status, `created_at` and the device outcomes per notification.',
+  });
 
   app.get(
     '/api/v1/messages/:message_id',

@@ -19,9 +19,19 @@ export const PushNotificationItem = Type.Object(
   { additionalProperties: false, description: 'A non-blank title or body is required' },
 );
 
-export const SendPushBody = Type.Object({
-  push_notifications: Type.Array(PushNotificationItem, { minItems: 1, maxItems: MAX_PUSH_ITEMS }),
-});
+export const SendPushBody = Type.Object(
+  { push_notifications: Type.Array(PushNotificationItem, { minItems: 1, maxItems: MAX_PUSH_ITEMS }) },
+  {
+    examples: [
+      {
+        push_notifications: [
+          { target: { project_user_id: 'user-42' }, title: 'Your order shipped', body: 'Arriving on Thursday' },
+          { target: { device_id: 'dev_0c5b2f' }, title: 'Welcome', landing_url: 'https://example.com/welcome' },
+        ],
+      },
+    ],
+  },
+);
 
 const Status = Type.Unsafe<DeliveryStatus>({
   type: 'string',

@@ -333,11 +333,8 @@ describe.each(TEST_DIALECTS)('generated input on %s', (dialect) => {
                 : toJsonWithMutation(value, mutation ?? undefined);
           if (req.kind === 'rest') {
             let i = 0;
-            const path = req.op.path
-              .replace('{send}', ':send')
-              .replace(/\{[^}]+\}/g, (whole) =>
-                whole === '{campaign_action}' ? `${req.segments[i++] ?? 'camp-1'}:trigger` : (req.segments[i++] ?? 'x'),
-              );
+            // The document's paths are the real URLs (`/messages:send`, `/campaigns/{campaign_id}:trigger`).
+            const path = req.op.path.replace(/\{[^}]+\}/g, () => req.segments[i++] ?? 'x');
             const url = req.query === '' ? path : `${path}?${req.query}`;
             const payload =
               ['GET', 'DELETE'].includes(req.op.method) && req.bodyKind !== 'raw'
