@@ -39,7 +39,7 @@ export interface ListUsersQuery {
 /** The filter as a SQL condition over `users`: the campaign condition language, validated and compiled as a segment. */
 export function compileUserFilter(db: Db, clock: Clock, filter: unknown) {
   if (filter === undefined || filter === '') return compileCondition(db, null, { now: clock.now() });
-  let parsed = filter;
+  let parsed: unknown = filter;
   if (typeof filter === 'string') {
     try {
       parsed = JSON.parse(filter) as unknown;
