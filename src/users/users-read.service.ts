@@ -51,7 +51,7 @@ export function compileUserFilter(db: Db, clock: Clock, filter: unknown) {
       );
     }
   }
-  return compileCondition(db, validateCondition(parsed, 'segment'), { now: clock.now() });
+  return compileCondition(db, validateCondition(parsed, 'segment', 'filter'), { now: clock.now() });
 }
 
 /** Cursors are the last row's project_user_id, opaque to callers. */

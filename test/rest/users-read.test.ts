@@ -182,7 +182,11 @@ describe.each(TEST_DIALECTS)('reading users back (issue 15) on %s', (dialect) =>
   it.each([
     ['not JSON', { filter: '{nope' }, /filter/],
     ['an unknown op', { filter: JSON.stringify({ property: 'plan', op: 'eqq', value: 1 }) }, /unknown op/],
-    ['a trigger reference', { filter: JSON.stringify({ property: 'trigger.x', op: 'exists' }) }, /trigger/],
+    [
+      'a trigger reference',
+      { filter: JSON.stringify({ property: 'trigger.x', op: 'exists' }) },
+      /^filter.property: .*trigger/,
+    ],
     ['a bad cursor', { cursor: 'not-a-cursor' }, /cursor/],
     ['a campaign cursor', { cursor: Buffer.from('[1,"x"]').toString('base64url') }, /cursor/],
     ['limit 0', { limit: '0' }, /limit/],
