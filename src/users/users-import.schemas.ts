@@ -9,20 +9,24 @@ export const IMPORT_DESCRIPTION =
 
 const ImportItemExample = { project_user_id: 'user-42', properties: { plan: 'pro', score: 7 } };
 
-export const ImportBody = Type.Union(
-  [
-    Type.Array(Type.Unknown(), {
-      description: 'A JSON array of `{ project_user_id, properties }` objects',
-    }),
-    Type.String({
-      description: 'NDJSON (application/x-ndjson): one `{ project_user_id, properties }` object per line',
-    }),
-  ],
-  {
-    title: 'ImportUsersRequest',
-    examples: [[ImportItemExample, { project_user_id: 'user-43', properties: { plan: 'free' } }]],
+const ImportArray = Type.Array(Type.Unknown(), {
+  title: 'ImportUsersArray',
+  description: 'A JSON array of `{ project_user_id, properties }` objects',
+  examples: [[ImportItemExample, { project_user_id: 'user-43', properties: { plan: 'free' } }]],
+});
+const ImportNdjson = Type.String({
+  title: 'ImportUsersNdjson',
+  description: 'NDJSON: one `{ project_user_id, properties }` object per line',
+  examples: [`${JSON.stringify(ImportItemExample)}\n{"project_user_id":"user-43","properties":{"plan":"free"}}\n`],
+});
+
+/** The body per content type (Fastify validates each against its own schema; OpenAPI lists both). */
+export const ImportBody = {
+  content: {
+    'application/json': { schema: ImportArray },
+    'application/x-ndjson': { schema: ImportNdjson },
   },
-);
+};
 
 export const ImportResult = Type.Object(
   {
