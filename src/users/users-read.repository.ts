@@ -12,24 +12,6 @@ export interface StoredUser {
   updatedAt: number;
 }
 
-/** A device as a tenant may read it back: never its push address (token or endpoint) nor its keys. */
-export interface PublicDevice {
-  deviceId: string;
-  platform: string;
-  provider: string;
-  status: string;
-  disabledReason: string | null;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface StoredEvent {
-  name: string;
-  properties: Properties;
-  timestamp: number;
-  receivedAt: number;
-}
-
 const userColumns = ['id', 'project_user_id', 'properties', 'created_at', 'updated_at'] as const;
 
 const toUser = (r: {
@@ -58,50 +40,6 @@ export async function findStoredUser(
     .where('project_user_id', '=', projectUserId)
     .executeTakeFirst();
   return row && toUser(row);
-}
-
-export async function devicesOfUser(db: Db, projectId: string, userId: string): Promise<PublicDevice[]> {
-  const rows = await db
-    .selectFrom('devices')
-    .select(['device_id', 'platform', 'provider', 'status', 'disabled_reason', 'created_at', 'updated_at'])
-    .where('project_id', '=', projectId)
-    .where('user_id', '=', userId)
-    .orderBy('created_at')
-    .orderBy('device_id')
-    .execute();
-  return rows.map((r) => ({
-    deviceId: r.device_id,
-    platform: r.platform,
-    provider: r.provider,
-    status: r.status,
-    disabledReason: r.disabled_reason,
-    createdAt: Number(r.created_at),
-    updatedAt: Number(r.updated_at),
-  }));
-}
-
-/** The user's latest events, newest first (by event time, then arrival). */
-export async function recentEventsOfUser(
-  db: Db,
-  projectId: string,
-  userId: string,
-  limit: number,
-): Promise<StoredEvent[]> {
-  const rows = await db
-    .selectFrom('events')
-    .select(['name', 'properties', 'timestamp', 'received_at'])
-    .where('project_id', '=', projectId)
-    .where('user_id', '=', userId)
-    .orderBy('timestamp', 'desc')
-    .orderBy('seq', 'desc')
-    .limit(limit)
-    .execute();
-  return rows.map((r) => ({
-    name: r.name,
-    properties: readJson<Properties>(r.properties),
-    timestamp: Number(r.timestamp),
-    receivedAt: Number(r.received_at),
-  }));
 }
 
 /**

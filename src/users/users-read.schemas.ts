@@ -17,6 +17,7 @@ export const UserSummary = Type.Object(
 export const UserDevice = Type.Object(
   {
     device_id: Type.String(),
+    project_user_id: Type.String(),
     platform: Type.String({ description: 'android, ios or web' }),
     provider: Type.String({ description: 'fcm, apns or webpush' }),
     status: Type.String({ description: 'active or disabled' }),
@@ -29,10 +30,10 @@ export const UserDevice = Type.Object(
 
 export const UserEvent = Type.Object(
   {
+    event_id: Type.String(),
     name: Type.String(),
-    properties: Properties,
+    properties: Type.Record(Type.String(), Type.Unknown()),
     timestamp: Type.String({ format: 'date-time', description: 'When the event happened (as tracked)' }),
-    received_at: Type.String({ format: 'date-time', description: 'When Herald stored it' }),
   },
   { title: 'UserEvent' },
 );
@@ -54,6 +55,7 @@ export const UserDetail = Type.Object(
         devices: [
           {
             device_id: 'phone-1',
+            project_user_id: 'user-42',
             platform: 'android',
             provider: 'fcm',
             status: 'active',
@@ -64,10 +66,10 @@ export const UserDetail = Type.Object(
         ],
         recent_events: [
           {
+            event_id: '5f0c7f3e-2b8a-4d4e-9a51-3c2e8f7d9b10',
             name: 'purchase',
             properties: { amount: 30 },
             timestamp: '2026-01-06T09:29:58.000Z',
-            received_at: '2026-01-06T09:30:00.000Z',
           },
         ],
       },

@@ -3,18 +3,20 @@ import { AppError } from '../errors.js';
 import { compileCondition } from '../campaigns/conditions/compile-condition.js';
 import { validateCondition } from '../campaigns/conditions/validate-condition.js';
 import { encodeCursor, parseLimit } from '../campaigns/pagination.js';
+import { devicesOfUserId, deviceToResponse, type Device } from '../devices/devices.service.js';
+import { recentEventsOfUserId } from '../events/events.service.js';
 import type { Clock } from '../lib/clock.js';
 import * as repo from './users-read.repository.js';
 
-export type { PublicDevice, StoredEvent, StoredUser } from './users-read.repository.js';
+export type { StoredUser } from './users-read.repository.js';
 
 export const RECENT_EVENTS = 20;
 export const MAX_LIST_LIMIT = 1000;
 
 export interface UserDetail {
   user: repo.StoredUser;
-  devices: repo.PublicDevice[];
-  recentEvents: repo.StoredEvent[];
+  devices: Device[];
+  recentEvents: Awaited<ReturnType<typeof recentEventsOfUserId>>;
 }
 
 /** A user with its devices (without push addresses or keys) and its latest events. */
@@ -22,8 +24,8 @@ export async function getUserDetail(db: Db, projectId: string, projectUserId: st
   const user = await repo.findStoredUser(db, projectId, projectUserId);
   if (!user) throw new AppError('not_found', 'USER_NOT_FOUND', `User ${projectUserId} does not exist`);
   const [devices, recentEvents] = await Promise.all([
-    repo.devicesOfUser(db, projectId, user.id),
-    repo.recentEventsOfUser(db, projectId, user.id, RECENT_EVENTS),
+    devicesOfUserId(db, projectId, user.id),
+    recentEventsOfUserId(db, projectId, user.id, RECENT_EVENTS),
   ]);
   return { user, devices, recentEvents };
 }
@@ -93,23 +95,16 @@ export function userToWire(u: repo.StoredUser) {
   };
 }
 
+/** Devices as `GET /users/{id}/devices` shows them (never a push address or keys), with why one was disabled. */
 export function userDetailToWire(d: UserDetail) {
   return {
     ...userToWire(d.user),
-    devices: d.devices.map((v) => ({
-      device_id: v.deviceId,
-      platform: v.platform,
-      provider: v.provider,
-      status: v.status,
-      disabled_reason: v.disabledReason,
-      created_at: iso(v.createdAt),
-      updated_at: iso(v.updatedAt),
-    })),
+    devices: d.devices.map((v) => ({ ...deviceToResponse(v), disabled_reason: v.disabledReason })),
     recent_events: d.recentEvents.map((e) => ({
+      event_id: e.id,
       name: e.name,
       properties: e.properties,
       timestamp: iso(e.timestamp),
-      received_at: iso(e.receivedAt),
     })),
   };
 }

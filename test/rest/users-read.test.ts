@@ -72,7 +72,7 @@ describe.each(TEST_DIALECTS)('reading users back (issue 15) on %s', (dialect) =>
       created_at: string;
       updated_at: string;
       devices: Record<string, unknown>[];
-      recent_events: { name: string; properties: object; timestamp: string; received_at: string }[];
+      recent_events: { event_id: string; name: string; properties: object; timestamp: string }[];
     }>();
     expect(body.project_user_id).toBe('reader');
     expect(body.properties).toEqual({ plan: 'pro', score: 3, vip: true, note: null });
@@ -81,7 +81,16 @@ describe.each(TEST_DIALECTS)('reading users back (issue 15) on %s', (dialect) =>
     expect(body.devices.map((d) => d.provider).sort()).toEqual(['fcm', 'webpush']);
     for (const d of body.devices)
       expect(Object.keys(d).sort()).toEqual(
-        ['created_at', 'device_id', 'disabled_reason', 'platform', 'provider', 'status', 'updated_at'].sort(),
+        [
+          'created_at',
+          'device_id',
+          'disabled_reason',
+          'platform',
+          'project_user_id',
+          'provider',
+          'status',
+          'updated_at',
+        ].sort(),
       );
     // Tokens, endpoints and subscription keys never appear.
     for (const secret of ['fcm-secret-token-xyz', 'secret-endpoint-123', webPush.keys.p256dh, webPush.keys.auth])
@@ -89,10 +98,10 @@ describe.each(TEST_DIALECTS)('reading users back (issue 15) on %s', (dialect) =>
     expect(body.recent_events).toHaveLength(20);
     expect(body.recent_events.map((e) => e.name)).toEqual(Array.from({ length: 20 }, (_, i) => `event-${24 - i}`));
     expect(body.recent_events[0]).toEqual({
+      event_id: expect.any(String),
       name: 'event-24',
       properties: { n: 24 },
       timestamp: new Date(base + 24_000).toISOString(),
-      received_at: expect.any(String),
     });
   });
 
