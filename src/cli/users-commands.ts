@@ -3,7 +3,9 @@ import { once } from 'node:events';
 import readline from 'node:readline';
 import type { Writable } from 'node:stream';
 import type { Config } from '../config.js';
-import { AppError } from '../errors.js';
+import { AppError, notFound } from '../errors.js';
+import type { Herald } from '../herald.js';
+import { findProject } from '../projects/projects.service.js';
 import {
   importUsers,
   IMPORT_TRANSACTION_ROWS,
@@ -14,6 +16,10 @@ import { listUsers, userToWire } from '../users/users-read.service.js';
 import { optionalFlag, requireFlag, UsageError, withHerald, type CliCommand } from './cli-context.js';
 
 const EXPORT_PAGE = 1000;
+
+async function assertProject(h: Herald, projectId: string): Promise<void> {
+  if (!(await findProject(h.db, projectId))) throw notFound('PROJECT_NOT_FOUND', `Project ${projectId} does not exist`);
+}
 
 /** Writes a line, waiting for the stream to drain when its buffer is full (bounded memory at any size). */
 async function writeLine(out: Writable, value: unknown): Promise<void> {
@@ -35,6 +41,7 @@ async function runImport(path: string | undefined, projectId: string, config: Co
   const input = openInput(path);
   const totals = { created: 0, updated: 0, failed: 0 };
   await withHerald(config, async (h) => {
+    await assertProject(h, projectId);
     const deps = { writes: h.writes, clock: h.clock };
     let batch: ImportLine[] = [];
     const flush = async () => {
@@ -71,6 +78,7 @@ async function runExport(
   config: Config,
 ): Promise<void> {
   await withHerald(config, async (h) => {
+    await assertProject(h, projectId);
     let cursor: string | undefined;
     do {
       const page = await listUsers(h.db, h.clock, projectId, { ...query, limit: EXPORT_PAGE, cursor });

@@ -123,7 +123,7 @@ describe.each(TEST_DIALECTS)('herald users import and export on %s', (dialect) =
     expect((await getUser('cli-7', target.secret)).json<{ properties: object }>().properties).toEqual({ i: 7 });
   });
 
-  it('a bad filter, a missing project or a missing file is one line on stderr without a stack', async () => {
+  it('a bad filter, an unknown or missing project or a missing file is one line on stderr without a stack', async () => {
     const bad = await runCli(
       ['users', 'export', '--project', project(), '--filter', '{"property":"x","op":"nope"}'],
       env(),
@@ -131,6 +131,11 @@ describe.each(TEST_DIALECTS)('herald users import and export on %s', (dialect) =
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/^herald: filter.op: unknown op "nope"/);
     expect(bad.stderr).not.toMatch(/\n\s+at /);
+    for (const command of ['import', 'export']) {
+      const unknown = await runCliWithInput(['users', command, '--project', 'no-such-project'], env(), '');
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toBe('herald: Project no-such-project does not exist\n');
+    }
     const noProject = await runCli(['users', 'export'], env());
     expect(noProject.code).toBe(2);
     expect(noProject.stderr).toMatch(/--project is required/);
