@@ -91,11 +91,15 @@ async function runExport(
 /** Moving users in and out of a project, in NDJSON lines `{ project_user_id, properties, ... }`. */
 export const usersCommands: Record<string, CliCommand> = {
   'users import': {
-    usage: 'users import --project P [file | -]   (NDJSON, any size; stdin by default)',
-    run: (args, config) => runImport(args.positional[0], requireFlag(args, 'project'), config),
+    usage: 'users import --project P [--file F]',
+    description:
+      'Creates users or merges their properties, from NDJSON lines { project_user_id, properties } (an export imports back as is), in bounded memory at any size. --file - or no --file reads stdin. Stdout: a result line per failed input line, then the totals; exit 1 when a line failed.',
+    run: (args, config) => runImport(optionalFlag(args, 'file'), requireFlag(args, 'project'), config),
   },
   'users export': {
-    usage: "users export --project P [--filter '<condition JSON>'] [--prefix ID] > users.ndjson",
+    usage: "users export --project P [--filter '<condition JSON>'] [--prefix ID]",
+    description:
+      'Writes the users as NDJSON { project_user_id, properties, created_at, updated_at }, in project_user_id order, in bounded memory. --filter takes a condition in the campaign segment language.',
     run: (args, config) =>
       runExport(
         requireFlag(args, 'project'),

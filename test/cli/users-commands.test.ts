@@ -48,7 +48,7 @@ describe.each(TEST_DIALECTS)('herald users import and export on %s', (dialect) =
     );
     good.splice(1200, 0, '{"project_user_id": oops');
     fs.writeFileSync(file, `${good.join('\n')}\n\n`);
-    const result = await runCli(['users', 'import', '--project', project(), file], env());
+    const result = await runCli(['users', 'import', '--project', project(), '--file', file], env());
     expect(result.code, result.stderr).toBe(1);
     expect(result.stderr.trim()).toBe('herald: 1 line(s) failed; their results are on stdout');
     const out = lines(result.stdout);
@@ -66,11 +66,11 @@ describe.each(TEST_DIALECTS)('herald users import and export on %s', (dialect) =
       JSON.stringify({ project_user_id: 'cli-0', properties: { extra: 'yes' } }),
       JSON.stringify({ project_user_id: 'stdin-new' }),
     ].join('\n');
-    for (const args of [['-'], []]) {
+    for (const args of [['--file', '-'], []]) {
       const result = await runCliWithInput(['users', 'import', '--project', project(), ...args], env(), input);
       expect(result.code, result.stderr).toBe(0);
       expect(lines(result.stdout)).toEqual([
-        { created: args.length === 1 ? 1 : 0, updated: args.length === 1 ? 1 : 2, failed: 0 },
+        { created: args.length === 2 ? 1 : 0, updated: args.length === 2 ? 1 : 2, failed: 0 },
       ]);
     }
     expect((await getUser('cli-0')).json<{ properties: object }>().properties).toEqual({ i: 0, extra: 'yes' });
@@ -139,7 +139,10 @@ describe.each(TEST_DIALECTS)('herald users import and export on %s', (dialect) =
     const noProject = await runCli(['users', 'export'], env());
     expect(noProject.code).toBe(2);
     expect(noProject.stderr).toMatch(/--project is required/);
-    const noFile = await runCli(['users', 'import', '--project', project(), path.join(tmp, 'missing.ndjson')], env());
+    const noFile = await runCli(
+      ['users', 'import', '--project', project(), '--file', path.join(tmp, 'missing.ndjson')],
+      env(),
+    );
     expect(noFile.code).toBe(2);
     expect(noFile.stderr).toMatch(/does not exist/);
   });
