@@ -17,9 +17,9 @@ export function decodeCursor(cursor: string | undefined): Array<string | number>
   throw new AppError('invalid', 'INVALID_CURSOR', 'cursor is not one this server returned');
 }
 
-export function parseLimit(limit: string | number | undefined, fallback = 50): number {
+export function parseLimit(limit: string | number | undefined, fallback = 50, max = 100): number {
   const value = limit === undefined ? fallback : Number(limit);
-  if (!Number.isInteger(value) || value < 1 || value > 100)
-    throw new AppError('invalid', 'INVALID_LIMIT', 'limit must be an integer from 1 to 100');
+  if (!Number.isInteger(value) || value < 1 || value > max)
+    throw new AppError('invalid', 'INVALID_LIMIT', `limit must be an integer from 1 to ${max}`);
   return value;
 }

@@ -10,6 +10,7 @@ import { pushCommands } from './push-commands.js';
 import { rateLimitCommands } from './rate-limit-commands.js';
 import { campaignCommands } from './campaign-commands.js';
 import { identityCommands } from './identity-commands.js';
+import { usersCommands } from './users-commands.js';
 
 const commands: Record<string, CliCommand> = {
   migrate: {
@@ -30,6 +31,7 @@ const commands: Record<string, CliCommand> = {
   ...rateLimitCommands,
   ...campaignCommands,
   ...identityCommands,
+  ...usersCommands,
 };
 
 /** Exit codes: 0 done, 1 the command failed, 2 the command line or the configuration is wrong. */

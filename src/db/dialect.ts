@@ -12,11 +12,15 @@ export function dialectOf(db: AnyKysely): Dialect {
 }
 
 /**
- * Merges a JSON object (given as its text) into a JSON object column in one SQL expression, so
+ * Merges a JSON object (given as its text, or an SQL expression such as `excluded.properties`) into a JSON object column in one SQL expression, so
  * concurrent writers never lose a key. Supplied keys overwrite; `null` is kept as a value (R4),
  * which is why SQLite's `json_patch` (RFC 7396, null deletes) is not used.
  */
-export function mergeJsonObject(db: AnyKysely, column: string, patchJson: string): RawBuilder<unknown> {
+export function mergeJsonObject(
+  db: AnyKysely,
+  column: string,
+  patchJson: string | RawBuilder<unknown>,
+): RawBuilder<unknown> {
   const col = sql.ref(column);
   if (dialectOf(db) === 'postgres') return sql`coalesce(${col}, '{}'::jsonb) || ${patchJson}::jsonb`;
   return sql`(select json_group_object(key, case type when 'true' then json('true') when 'false' then json('false')
@@ -26,7 +30,11 @@ export function mergeJsonObject(db: AnyKysely, column: string, patchJson: string
 }
 
 /** Number of keys `mergeJsonObject(column, patchJson)` would produce, to enforce a key limit in the same statement. */
-export function mergedJsonKeyCount(db: AnyKysely, column: string, patchJson: string): RawBuilder<number> {
+export function mergedJsonKeyCount(
+  db: AnyKysely,
+  column: string,
+  patchJson: string | RawBuilder<unknown>,
+): RawBuilder<number> {
   const col = sql.ref(column);
   if (dialectOf(db) === 'postgres')
     return sql<number>`(select count(*) from jsonb_object_keys(coalesce(${col}, '{}'::jsonb) || ${patchJson}::jsonb))`;

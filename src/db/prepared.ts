@@ -65,13 +65,14 @@ export function preparedQuery<P extends Record<string, unknown>, R>(
 /**
  * A multi-row INSERT of `columns`, run in statements of up to `rowsPerStatement` rows (one compiled
  * statement per dialect and row count). `build` receives rows of markers and returns the insert
- * (with any `ON CONFLICT` clause); the same rules as `preparedQuery` apply to it.
+ * (with any `ON CONFLICT` clause); the same rules as `preparedQuery` apply to it. Answers the rows
+ * a `RETURNING` clause produced (none without one).
  */
-export function preparedInsert<Row extends object>(
+export function preparedInsert<Row extends object, R = unknown>(
   columns: readonly (keyof Row & string)[],
-  build: (db: AnyKysely, rows: Row[]) => Compilable<unknown>,
+  build: (db: AnyKysely, rows: Row[]) => Compilable<R>,
   rowsPerStatement: number,
-): (db: AnyKysely, rows: readonly Row[]) => Promise<void> {
+): (db: AnyKysely, rows: readonly Row[]) => Promise<R[]> {
   type Slot = readonly [row: number, column: keyof Row & string];
   const statement = statementCache<Slot>((db, rowCount) => {
     const markers = new Map<string, Slot>();
@@ -87,6 +88,7 @@ export function preparedInsert<Row extends object>(
     return compileWithSlots(build(db, rows), markers);
   });
   return async (db, rows) => {
+    const returned: R[] = [];
     for (let i = 0; i < rows.length; i += rowsPerStatement) {
       const part = rows.slice(i, i + rowsPerStatement);
       const { compiled, slots } = statement(db, part.length);
@@ -94,7 +96,8 @@ export function preparedInsert<Row extends object>(
         const slot = slots[k];
         return slot === undefined ? fixed : part[slot[0]]![slot[1]];
       });
-      await db.executeQuery({ ...compiled, parameters });
+      returned.push(...(await db.executeQuery<R>({ ...compiled, parameters })).rows);
     }
+    return returned;
   };
 }

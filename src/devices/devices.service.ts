@@ -139,6 +139,11 @@ export async function listUserDevices(db: Db, projectId: string, projectUserId: 
   return (await repo.listUserDevices(db, projectId, user.id)).map(deviceRowToDevice);
 }
 
+/** A user's devices by internal user id (the caller already holds the user). */
+export async function devicesOfUserId(db: Db, projectId: string, userId: string): Promise<Device[]> {
+  return (await repo.listUserDevices(db, projectId, userId)).map(deviceRowToDevice);
+}
+
 export async function findDevice(db: Db, projectId: string, deviceId: string): Promise<Device | undefined> {
   const row = await repo.findDevice(db, projectId, deviceId);
   return row && deviceRowToDevice(row);

@@ -114,3 +114,8 @@ export async function listUserEvents(db: Db, projectId: string, projectUserId: s
   const user = await getUser(db, projectId, projectUserId);
   return repo.listUserEvents(db, projectId, user.id, limit);
 }
+
+/** A user's latest events by internal user id, newest first (the caller already holds the user). */
+export function recentEventsOfUserId(db: Db, projectId: string, userId: string, limit: number) {
+  return repo.listUserEvents(db, projectId, userId, limit);
+}

@@ -15,6 +15,7 @@ import {
   isValidProjectUserId,
 } from './users.schemas.js';
 import * as users from './users.service.js';
+import { registerUserIoRoutes } from './users-io.routes.js';
 
 const MISSING_ID = 'Project User Id must be provided';
 const routeConfig = { auth: 'secret', rateLimitClass: 'management', plainText400: MISSING_ID } as const;
@@ -39,6 +40,7 @@ export interface UserRouteDeps {
 export function registerUserRoutes(fastify: FastifyInstance, deps: UserRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, clock } = deps;
+  registerUserIoRoutes(fastify, deps);
 
   app.post(
     '/api/v1/users',

@@ -40,11 +40,11 @@ const describe = (value: unknown): string =>
 
 /**
  * Checks a stored condition tree (C2) and returns it typed. `trigger.*` may appear only in audience
- * conditions. Errors name the offending node by its path, e.g. `segment.all[1].op: unknown op "eqq"`.
+ * conditions. Errors name the offending node by its path from `root`, e.g. `segment.all[1].op: unknown op "eqq"`.
  */
-export function validateCondition(input: unknown, kind: ConditionKind): Condition {
+export function validateCondition(input: unknown, kind: ConditionKind, root: string = kind): Condition {
   const state = { nodes: 0 };
-  check(input, kind, kind, 1, state);
+  check(input, root, kind, 1, state);
   return input as Condition;
 }
 

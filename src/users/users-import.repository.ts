@@ -1,0 +1,33 @@
+import { sql } from 'kysely';
+import type { UsersTable } from '../db/database.js';
+import { mergedJsonKeyCount, mergeJsonObject } from '../db/dialect.js';
+import { preparedInsert } from '../db/prepared.js';
+import { MAX_PROPERTIES } from './users.schemas.js';
+
+const excludedProperties = sql`excluded.properties`;
+
+/**
+ * Creates users or merges their properties into the stored ones (R5), many rows per statement.
+ * Each row is its own upsert, so each user is written whole or not at all; a merge that would
+ * exceed the key limit writes nothing and returns no row. A returned `id` equal to the row's new
+ * id means the user was created; an existing user keeps its id. Rows of one statement must have
+ * distinct `project_user_id`s (PostgreSQL cannot update a row twice in one statement).
+ */
+export const upsertUsersMerging = preparedInsert<UsersTable, { id: string; project_user_id: string }>(
+  ['id', 'project_id', 'project_user_id', 'properties', 'created_at', 'updated_at'],
+  (db, rows) =>
+    db
+      .insertInto('users')
+      .values(rows)
+      .onConflict((oc) =>
+        oc
+          .columns(['project_id', 'project_user_id'])
+          .doUpdateSet({
+            properties: mergeJsonObject(db, 'users.properties', excludedProperties),
+            updated_at: sql`excluded.updated_at`,
+          })
+          .where(mergedJsonKeyCount(db, 'users.properties', excludedProperties), '<=', MAX_PROPERTIES),
+      )
+      .returning(['id', 'project_user_id']),
+  250,
+);

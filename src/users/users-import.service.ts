@@ -1,0 +1,167 @@
+import type { Db } from '../db/database.js';
+import type { WriteBatcher } from '../db/write-batcher.js';
+import { AppError } from '../errors.js';
+import { assertSafeInput } from '../http/input-guard.js';
+import type { Clock } from '../lib/clock.js';
+import { newId } from '../lib/ids.js';
+import { upsertUsersMerging } from './users-import.repository.js';
+import { assertValidProjectUserId, assertValidProperties } from './users.service.js';
+
+/** Users one import request may carry; the CLI streams any number in batches of this size at most. */
+export const MAX_IMPORT_PER_CALL = 10_000;
+/** Users written per transaction: large enough to amortize the commit, small enough to keep a transaction short. */
+export const IMPORT_TRANSACTION_ROWS = 1000;
+
+/** One input line: its 1-based number and its parsed value, or why it could not be parsed. */
+export type ImportLine = { line: number; value: unknown } | { line: number; error: string };
+
+export interface ImportResult {
+  line: number;
+  project_user_id: string | null;
+  status: 'created' | 'updated' | 'error';
+  error?: string;
+}
+
+export interface ImportSummary {
+  results: ImportResult[];
+  created: number;
+  updated: number;
+  failed: number;
+}
+
+/** Parses one NDJSON line with the same checks as every JSON body (docs/security.md "Input handling"). */
+export function parseImportLine(text: string, line: number): ImportLine {
+  try {
+    const value: unknown = JSON.parse(text);
+    assertSafeInput(value, `Line ${line}`);
+    return { line, value };
+  } catch (error) {
+    return { line, error: error instanceof AppError ? error.message : `Line ${line} is not valid JSON` };
+  }
+}
+
+/** Non-empty lines of an NDJSON text (blank lines carry no user and are skipped, keeping numbering). */
+export function parseNdjson(text: string): ImportLine[] {
+  const lines: ImportLine[] = [];
+  text.split('\n').forEach((raw, i) => {
+    const trimmed = raw.trim();
+    if (trimmed !== '') lines.push(parseImportLine(trimmed, i + 1));
+  });
+  return lines;
+}
+
+export function assertImportSize(count: number): void {
+  if (count > MAX_IMPORT_PER_CALL)
+    throw new AppError(
+      'too_large',
+      'TOO_MANY_USERS',
+      `An import takes at most ${MAX_IMPORT_PER_CALL} users per call (got ${count}); split it, or use \`herald users import\``,
+    );
+}
+
+interface ValidUser {
+  line: number;
+  projectUserId: string;
+  propertiesJson: string;
+}
+
+function validate(item: ImportLine): ValidUser | ImportResult {
+  if ('error' in item) return { line: item.line, project_user_id: null, status: 'error', error: item.error };
+  const value = item.value;
+  const projectUserId =
+    typeof value === 'object' && value !== null && 'project_user_id' in value ? value.project_user_id : undefined;
+  try {
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new AppError('invalid', 'INVALID_USER', 'each user must be an object { project_user_id, properties }');
+    assertValidProjectUserId(projectUserId);
+    const properties = 'properties' in value ? value.properties : {};
+    assertValidProperties(properties);
+    return { line: item.line, projectUserId, propertiesJson: JSON.stringify(properties) };
+  } catch (error) {
+    return {
+      line: item.line,
+      project_user_id: typeof projectUserId === 'string' ? projectUserId : null,
+      status: 'error',
+      error: error instanceof Error ? error.message : String(error),
+    };
+  }
+}
+
+/** Splits rows into statements' worth with distinct project_user_ids, keeping their order. */
+function distinctRuns(rows: ValidUser[]): ValidUser[][] {
+  const runs: ValidUser[][] = [];
+  let current: ValidUser[] = [];
+  let seen = new Set<string>();
+  for (const row of rows) {
+    if (seen.has(row.projectUserId)) {
+      runs.push(current);
+      current = [];
+      seen = new Set();
+    }
+    seen.add(row.projectUserId);
+    current.push(row);
+  }
+  if (current.length > 0) runs.push(current);
+  return runs;
+}
+
+async function writeUsers(db: Db, projectId: string, now: number, rows: ValidUser[]): Promise<ImportResult[]> {
+  const results: ImportResult[] = [];
+  for (const run of distinctRuns(rows)) {
+    const ids = run.map(() => newId());
+    const written = await upsertUsersMerging(
+      db,
+      run.map((r, i) => ({
+        id: ids[i]!,
+        project_id: projectId,
+        project_user_id: r.projectUserId,
+        properties: r.propertiesJson,
+        created_at: now,
+        updated_at: now,
+      })),
+    );
+    const idOf = new Map(written.map((w) => [w.project_user_id, w.id]));
+    run.forEach((r, i) => {
+      const id = idOf.get(r.projectUserId);
+      results.push(
+        id === undefined
+          ? {
+              line: r.line,
+              project_user_id: r.projectUserId,
+              status: 'error',
+              error: 'A user may hold at most 256 properties',
+            }
+          : { line: r.line, project_user_id: r.projectUserId, status: id === ids[i] ? 'created' : 'updated' },
+      );
+    });
+  }
+  return results;
+}
+
+/**
+ * Imports users (create, or merge properties into an existing user, R5), each atomically: a bad
+ * line gets its own error result and never fails the others. Valid users are written in
+ * multi-row statements, `IMPORT_TRANSACTION_ROWS` per transaction. Results come in input order.
+ */
+export async function importUsers(
+  deps: { writes: WriteBatcher; clock: Clock },
+  projectId: string,
+  lines: ImportLine[],
+): Promise<ImportSummary> {
+  const checked = lines.map(validate);
+  const byLine = new Map<number, ImportResult>();
+  const valid: ValidUser[] = [];
+  for (const c of checked) {
+    if ('status' in c) byLine.set(c.line, c);
+    else valid.push(c);
+  }
+  for (let i = 0; i < valid.length; i += IMPORT_TRANSACTION_ROWS) {
+    const part = valid.slice(i, i + IMPORT_TRANSACTION_ROWS);
+    const now = deps.clock.now();
+    const written = await deps.writes.run((trx) => writeUsers(trx, projectId, now, part));
+    for (const r of written) byLine.set(r.line, r);
+  }
+  const results = lines.map((l) => byLine.get(l.line)!);
+  const count = (status: ImportResult['status']) => results.filter((r) => r.status === status).length;
+  return { results, created: count('created'), updated: count('updated'), failed: count('error') };
+}

@@ -1,0 +1,121 @@
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Db } from '../db/database.js';
+import type { WriteBatcher } from '../db/write-batcher.js';
+import { invalid } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import { ImportBody, ImportResponse, IMPORT_DESCRIPTION } from './users-import.schemas.js';
+import { assertImportSize, importUsers, parseNdjson, type ImportLine } from './users-import.service.js';
+import { ListUsersQuery, UserDetail, UserList } from './users-read.schemas.js';
+import { getUserDetail, listUsers, userDetailToWire, userToWire } from './users-read.service.js';
+import { UserParams, isValidProjectUserId } from './users.schemas.js';
+
+const config = { auth: 'secret', rateLimitClass: 'management' } as const;
+const security = [{ projectId: [], apiKey: [] }];
+const tags = ['users'];
+const ErrorBody = Type.Object({ error: Type.String() });
+const errorResponses = { 400: ErrorBody, 401: ErrorBody };
+
+/** An import carries up to 10,000 users, more than the default body limit is sized for. */
+export const IMPORT_BODY_LIMIT = 16 * 1024 * 1024;
+
+export interface UserIoRouteDeps {
+  db: Db;
+  clock: Clock;
+  writes: WriteBatcher;
+}
+
+/** Reading users back, listing them, and bulk import (issue 15): JSON `{"error"}` for every failure. */
+export function registerUserIoRoutes(fastify: FastifyInstance, deps: UserIoRouteDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { db, clock } = deps;
+
+  app.get(
+    '/api/v1/users/:project_user_id',
+    {
+      config,
+      schema: {
+        operationId: 'getUser',
+        summary: 'Get a user with its devices and recent events',
+        description:
+          'The stored properties and timestamps, the devices (never their push tokens, endpoints or keys) and the latest 20 events, newest first. 404 when the project has no such user.',
+        tags,
+        security,
+        params: UserParams,
+        response: { 200: UserDetail, ...errorResponses, 404: ErrorBody },
+      },
+    },
+    async (request) => {
+      const projectUserId = request.params.project_user_id;
+      if (!isValidProjectUserId(projectUserId))
+        throw invalid(
+          'INVALID_PROJECT_USER_ID',
+          'project_user_id must be 1 to 255 characters without control characters',
+        );
+      return userDetailToWire(await getUserDetail(db, request.auth!.projectId, projectUserId));
+    },
+  );
+
+  app.get(
+    '/api/v1/users',
+    {
+      config,
+      schema: {
+        operationId: 'listUsers',
+        summary: 'List users, in project_user_id order',
+        description:
+          'Keyset pagination: pass `next_cursor` as `cursor` until it is null. `prefix` keeps ids that start with it; `filter` is a condition in the campaign segment language (property and event leaves, all/any/not), evaluated in the database. A bad cursor, limit or filter is a 400 naming the problem.',
+        tags,
+        security,
+        querystring: ListUsersQuery,
+        response: { 200: UserList, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const page = await listUsers(db, clock, request.auth!.projectId, request.query);
+      return { users: page.users.map(userToWire), next_cursor: page.nextCursor };
+    },
+  );
+
+  // NDJSON bodies are read as text by this route only (elsewhere JSON is the only body type).
+  void fastify.register(async (scope) => {
+    scope.addContentTypeParser('application/x-ndjson', { parseAs: 'string' }, (_request, body, done) => {
+      done(null, typeof body === 'string' ? body : body.toString('utf8'));
+    });
+    scope.withTypeProvider<TypeBoxTypeProvider>().post(
+      // `::` is a literal colon: the path is exactly /api/v1/users:import.
+      '/api/v1/users::import',
+      {
+        config,
+        bodyLimit: IMPORT_BODY_LIMIT,
+        schema: {
+          operationId: 'importUsers',
+          summary: 'Create or update many users (path: /api/v1/users:import)',
+          description: IMPORT_DESCRIPTION,
+          tags,
+          security,
+          body: ImportBody,
+          response: { 200: ImportResponse, ...errorResponses, 413: ErrorBody, 415: ErrorBody },
+        },
+      },
+      async (request) => {
+        const lines = importLines(request.body);
+        return importUsers(deps, request.auth!.projectId, lines);
+      },
+    );
+  });
+}
+
+/** The body's users as numbered lines: an NDJSON text, or a JSON array (line = 1-based index). */
+function importLines(body: unknown): ImportLine[] {
+  if (typeof body === 'string') {
+    const lines = parseNdjson(body);
+    assertImportSize(lines.length);
+    return lines;
+  }
+  if (!Array.isArray(body))
+    throw invalid('INVALID_IMPORT', 'The body must be NDJSON (application/x-ndjson) or a JSON array of users');
+  assertImportSize(body.length);
+  return body.map((value: unknown, i) => ({ line: i + 1, value }));
+}

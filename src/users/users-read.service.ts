@@ -1,0 +1,110 @@
+import type { Db } from '../db/database.js';
+import { AppError } from '../errors.js';
+import { compileCondition } from '../campaigns/conditions/compile-condition.js';
+import { validateCondition } from '../campaigns/conditions/validate-condition.js';
+import { encodeCursor, parseLimit } from '../campaigns/pagination.js';
+import { devicesOfUserId, deviceToResponse, type Device } from '../devices/devices.service.js';
+import { recentEventsOfUserId } from '../events/events.service.js';
+import type { Clock } from '../lib/clock.js';
+import * as repo from './users-read.repository.js';
+
+export type { StoredUser } from './users-read.repository.js';
+
+export const RECENT_EVENTS = 20;
+export const MAX_LIST_LIMIT = 1000;
+
+export interface UserDetail {
+  user: repo.StoredUser;
+  devices: Device[];
+  recentEvents: Awaited<ReturnType<typeof recentEventsOfUserId>>;
+}
+
+/** A user with its devices (without push addresses or keys) and its latest events. */
+export async function getUserDetail(db: Db, projectId: string, projectUserId: string): Promise<UserDetail> {
+  const user = await repo.findStoredUser(db, projectId, projectUserId);
+  if (!user) throw new AppError('not_found', 'USER_NOT_FOUND', `User ${projectUserId} does not exist`);
+  const [devices, recentEvents] = await Promise.all([
+    devicesOfUserId(db, projectId, user.id),
+    recentEventsOfUserId(db, projectId, user.id, RECENT_EVENTS),
+  ]);
+  return { user, devices, recentEvents };
+}
+
+export interface ListUsersQuery {
+  limit?: string | number | undefined;
+  cursor?: string | undefined;
+  prefix?: string | undefined;
+  /** A condition (C2, segment form) as JSON text, or already parsed (the CLI). */
+  filter?: unknown;
+}
+
+/** The filter as a SQL condition over `users`: the campaign condition language, validated and compiled as a segment. */
+export function compileUserFilter(db: Db, clock: Clock, filter: unknown) {
+  if (filter === undefined || filter === '') return compileCondition(db, null, { now: clock.now() });
+  let parsed: unknown = filter;
+  if (typeof filter === 'string') {
+    try {
+      parsed = JSON.parse(filter) as unknown;
+    } catch {
+      throw new AppError(
+        'invalid',
+        'INVALID_FILTER',
+        'filter must be a JSON condition (the campaign segment language)',
+      );
+    }
+  }
+  return compileCondition(db, validateCondition(parsed, 'segment', 'filter'), { now: clock.now() });
+}
+
+/** Cursors are the last row's project_user_id, opaque to callers. */
+function decodeUserCursor(cursor: string | undefined): string | undefined {
+  if (cursor === undefined || cursor === '') return undefined;
+  try {
+    const key: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(key) && key.length === 1 && typeof key[0] === 'string') return key[0];
+  } catch {
+    // fall through
+  }
+  throw new AppError('invalid', 'INVALID_CURSOR', 'cursor is not one this server returned');
+}
+
+/** One page of users in project_user_id order (keyset pagination: stable under inserts). */
+export async function listUsers(
+  db: Db,
+  clock: Clock,
+  projectId: string,
+  query: ListUsersQuery,
+): Promise<{ users: repo.StoredUser[]; nextCursor: string | null }> {
+  const limit = parseLimit(query.limit, 50, MAX_LIST_LIMIT);
+  const after = decodeUserCursor(query.cursor);
+  const filter = compileUserFilter(db, clock, query.filter);
+  const rows = await repo.listStoredUsers(db, projectId, { limit: limit + 1, after, prefix: query.prefix, filter });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { users: page, nextCursor: rows.length > limit && last ? encodeCursor([last.projectUserId]) : null };
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export function userToWire(u: repo.StoredUser) {
+  return {
+    project_user_id: u.projectUserId,
+    properties: u.properties,
+    created_at: iso(u.createdAt),
+    updated_at: iso(u.updatedAt),
+  };
+}
+
+/** Devices as `GET /users/{id}/devices` shows them (never a push address or keys), with why one was disabled. */
+export function userDetailToWire(d: UserDetail) {
+  return {
+    ...userToWire(d.user),
+    devices: d.devices.map((v) => ({ ...deviceToResponse(v), disabled_reason: v.disabledReason })),
+    recent_events: d.recentEvents.map((e) => ({
+      event_id: e.id,
+      name: e.name,
+      properties: e.properties,
+      timestamp: iso(e.timestamp),
+    })),
+  };
+}

@@ -1,0 +1,149 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TEST_DIALECTS } from '../helpers/test-db.js';
+import { useTestContext } from '../helpers/test-app.js';
+import { REPO_ROOT, runCli, type CliResult } from '../helpers/processes.js';
+
+/** `bin/herald <args>` with `stdin` piped in. */
+function runCliWithInput(args: string[], env: Record<string, string>, stdin: string): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'herald'), ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
+
+const lines = (text: string) =>
+  text
+    .trim()
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe.each(TEST_DIALECTS)('herald users import and export on %s', (dialect) => {
+  const ctx = useTestContext(dialect);
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-users-cli-'));
+  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+  const env = () => ctx().database.env;
+  const project = () => ctx().project.project_id;
+  const getUser = (id: string, headers = ctx().secret) =>
+    ctx().inject({ method: 'GET', url: `/api/v1/users/${encodeURIComponent(id)}`, headers });
+
+  it('imports an NDJSON file in batches, readable through HTTP at once; bad lines are reported, exit 1', async () => {
+    const file = path.join(tmp, 'in.ndjson');
+    const good = Array.from({ length: 2500 }, (_, i) =>
+      JSON.stringify({ project_user_id: `cli-${i}`, properties: { i } }),
+    );
+    good.splice(1200, 0, '{"project_user_id": oops');
+    fs.writeFileSync(file, `${good.join('\n')}\n\n`);
+    const result = await runCli(['users', 'import', '--project', project(), '--file', file], env());
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr.trim()).toBe('herald: 1 line(s) failed; their results are on stdout');
+    const out = lines(result.stdout);
+    expect(out).toEqual([
+      { line: 1201, project_user_id: null, status: 'error', error: 'Line 1201 is not valid JSON' },
+      { created: 2500, updated: 0, failed: 0 + 1 },
+    ]);
+    const res = await getUser('cli-2499');
+    expect(res.statusCode).toBe(200);
+    expect(res.json<{ properties: object }>().properties).toEqual({ i: 2499 });
+  });
+
+  it('imports from stdin (- or no file), merging into existing users, exit 0', async () => {
+    const input = [
+      JSON.stringify({ project_user_id: 'cli-0', properties: { extra: 'yes' } }),
+      JSON.stringify({ project_user_id: 'stdin-new' }),
+    ].join('\n');
+    for (const args of [['--file', '-'], []]) {
+      const result = await runCliWithInput(['users', 'import', '--project', project(), ...args], env(), input);
+      expect(result.code, result.stderr).toBe(0);
+      expect(lines(result.stdout)).toEqual([
+        { created: args.length === 2 ? 1 : 0, updated: args.length === 2 ? 1 : 2, failed: 0 },
+      ]);
+    }
+    expect((await getUser('cli-0')).json<{ properties: object }>().properties).toEqual({ i: 0, extra: 'yes' });
+  });
+
+  it('exports every user as NDJSON that imports back unchanged, with a filter, and only its project', async () => {
+    const other = await ctx().newProject('cli-other');
+    const otherImport = await runCliWithInput(
+      ['users', 'import', '--project', other.project.project_id],
+      env(),
+      JSON.stringify({ project_user_id: 'other-only', properties: { b: 1 } }),
+    );
+    expect(otherImport.code, otherImport.stderr).toBe(0);
+
+    const all = await runCli(['users', 'export', '--project', project()], env());
+    expect(all.code, all.stderr).toBe(0);
+    const exported = lines(all.stdout);
+    expect(exported).toHaveLength(2501);
+    const ids = exported.map((u) => u.project_user_id as string);
+    expect(new Set(ids).size).toBe(2501);
+    expect(ids).not.toContain('other-only');
+    expect(exported.find((u) => u.project_user_id === 'cli-7')).toEqual({
+      project_user_id: 'cli-7',
+      properties: { i: 7 },
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+
+    const filtered = await runCli(
+      [
+        'users',
+        'export',
+        '--project',
+        project(),
+        '--filter',
+        JSON.stringify({ property: 'i', op: 'gte', value: 2490 }),
+      ],
+      env(),
+    );
+    expect(filtered.code, filtered.stderr).toBe(0);
+    expect(lines(filtered.stdout).map((u) => u.project_user_id)).toEqual(
+      Array.from({ length: 10 }, (_, k) => `cli-${2490 + k}`).sort(),
+    );
+
+    // Round trip into another project: the export's lines are import input.
+    const target = await ctx().newProject('cli-target');
+    const back = await runCliWithInput(['users', 'import', '--project', target.project.project_id], env(), all.stdout);
+    expect(back.code, back.stderr).toBe(0);
+    expect(lines(back.stdout)).toEqual([{ created: 2501, updated: 0, failed: 0 }]);
+    expect((await getUser('cli-7', target.secret)).json<{ properties: object }>().properties).toEqual({ i: 7 });
+  });
+
+  it('a bad filter, an unknown or missing project or a missing file is one line on stderr without a stack', async () => {
+    const bad = await runCli(
+      ['users', 'export', '--project', project(), '--filter', '{"property":"x","op":"nope"}'],
+      env(),
+    );
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/^herald: filter.op: unknown op "nope"/);
+    expect(bad.stderr).not.toMatch(/\n\s+at /);
+    for (const command of ['import', 'export']) {
+      const unknown = await runCliWithInput(['users', command, '--project', 'no-such-project'], env(), '');
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toBe('herald: Project no-such-project does not exist\n');
+    }
+    const noProject = await runCli(['users', 'export'], env());
+    expect(noProject.code).toBe(2);
+    expect(noProject.stderr).toMatch(/--project is required/);
+    const noFile = await runCli(
+      ['users', 'import', '--project', project(), '--file', path.join(tmp, 'missing.ndjson')],
+      env(),
+    );
+    expect(noFile.code).toBe(2);
+    expect(noFile.stderr).toMatch(/does not exist/);
+  });
+});
