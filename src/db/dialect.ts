@@ -133,6 +133,16 @@ export function textStartsWith(db: AnyKysely, text: RawBuilder<string>, prefix: 
 }
 
 /**
+ * A prefix test on an indexed text column that the index can serve: the exact test plus a range bound
+ * (`>= prefix` and `< prefix || U+10FFFF`). SQLite compares text bytewise (BINARY), so the bound is
+ * exact there; PostgreSQL's order depends on the database collation, so it keeps the plain test.
+ */
+export function indexedTextStartsWith(db: AnyKysely, text: RawBuilder<string>, prefix: string): RawBuilder<boolean> {
+  if (dialectOf(db) === 'postgres') return textStartsWith(db, text, prefix);
+  return sql<boolean>`(${text} >= ${prefix} and ${text} < ${prefix + '\u{10FFFF}'} and ${textStartsWith(db, text, prefix)})`;
+}
+
+/**
  * A table to read whole, for aggregates over most of it (a broadcast dry run). SQLite has no
  * statistics unless ANALYZE ran, so it would walk a matching index and fetch every row at random;
  * `NOT INDEXED` makes it scan the table in order (several times faster at 1M rows). PostgreSQL's

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
-import { textStartsWith } from '../db/dialect.js';
+import { indexedTextStartsWith } from '../db/dialect.js';
 import { readJson } from '../db/json.js';
 import type { Properties } from './users.schemas.js';
 
@@ -57,7 +57,8 @@ export async function listStoredUsers(
     .where('users.project_id', '=', projectId)
     .where(options.filter);
   if (options.after !== undefined) query = query.where('users.project_user_id', '>', options.after);
-  if (options.prefix) query = query.where(textStartsWith(db, sql<string>`users.project_user_id`, options.prefix));
+  if (options.prefix)
+    query = query.where(indexedTextStartsWith(db, sql<string>`users.project_user_id`, options.prefix));
   const rows = await query.orderBy('users.project_user_id').limit(options.limit).execute();
   return rows.map(toUser);
 }
