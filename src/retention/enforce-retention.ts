@@ -34,7 +34,7 @@ export interface RetentionDeps {
   settings: RetentionSettings;
   clock: Clock;
   logger?: Logger;
-  /** Most delete statements one run makes (a large backlog shrinks over several runs); default 1000. */
+  /** Most full chunks one run deletes (a large backlog shrinks over several runs); default 1000. */
   maxChunksPerRun?: number;
 }
 
@@ -66,14 +66,18 @@ export async function enforceRetention(db: Db, deps: RetentionDeps, signal?: Abo
   /** Deletes in chunks until none is left, the budget is spent or the job is asked to stop. */
   const drain = async (spec: RetainedTable, scope: Omit<ChunkScope, 'limit'>): Promise<void> => {
     for (;;) {
-      if (budget <= 0 || signal?.aborted) {
+      if (signal?.aborted) {
         report.unfinished = true;
         return;
       }
-      budget -= 1;
       const n = await deleteExpiredChunk(db, spec, { ...scope, limit: settings.chunkRows });
       report.deleted[spec.table] = (report.deleted[spec.table] ?? 0) + n;
       if (n < settings.chunkRows) return;
+      // Only full chunks use the budget: the statement that finds the rest short ends this drain anyway.
+      if (--budget <= 0) {
+        report.unfinished = true;
+        return;
+      }
       await nextTick(); // let other work (and other writers' locks) in between chunks
     }
   };
