@@ -48,8 +48,12 @@ export async function up(db: AnyKysely): Promise<void> {
     for (const table of Object.keys(PARTITIONED_TABLES) as PartitionedTable[]) await partitionByDay(db, table);
 }
 
-/** Oldest day that gets a partition of its own at conversion; older rows go to the default partition. */
-const HISTORY_DAYS = 400;
+/**
+ * How far back days with rows get a partition of their own at conversion (the longest default
+ * retention, events' 90 days, and some); older rows go to the default partition, which the retention
+ * job empties in chunks.
+ */
+const HISTORY_DAYS = 100;
 const AHEAD_DAYS = 3;
 
 interface ConstraintRow {
@@ -99,12 +103,15 @@ async function partitionByDay(db: AnyKysely, table: PartitionedTable): Promise<v
   await sql`create table ${sql.id(table)} (like ${sql.id(old)} including defaults)
     partition by range (${sql.id(key)})`.execute(db);
   await createDefaultPartition(db, table);
+  // A partition for each recent day that holds rows, and the days ahead; older rows go to the default one.
   const now = Date.now();
-  const { rows } = await sql<{ oldest: string | number | null }>`
-    select min(${sql.id(key)}) as oldest from ${sql.id(old)}`.execute(db);
-  const oldest = rows[0]?.oldest == null ? now : Math.max(Number(rows[0].oldest), now - HISTORY_DAYS * DAY_MS);
-  for (let day = dayStart(oldest); day <= dayStart(now) + AHEAD_DAYS * DAY_MS; day += DAY_MS)
-    await createDayPartitionNow(db, table, day);
+  const since = dayStart(now - HISTORY_DAYS * DAY_MS);
+  const { rows } = await sql<{ day: string | number }>`
+    select distinct floor(${sql.id(key)} / ${sql.lit(DAY_MS)}) as day from ${sql.id(old)}
+    where ${sql.id(key)} >= ${sql.lit(since)} and ${sql.id(key)} < ${sql.lit(dayStart(now))}`.execute(db);
+  const days = new Set(rows.map((r) => Number(r.day) * DAY_MS));
+  for (let day = dayStart(now); day <= dayStart(now) + AHEAD_DAYS * DAY_MS; day += DAY_MS) days.add(day);
+  for (const day of [...days].sort((a, b) => a - b)) await createDayPartitionNow(db, table, day);
   await sql`insert into ${sql.id(table)} select * from ${sql.id(old)}`.execute(db);
   await sql`drop table ${sql.id(old)}`.execute(db);
   for (const s of sequences)
