@@ -6,7 +6,6 @@ import {
   DAY_MS,
   DEFAULT_RETENTION_DAYS,
   MAX_RETENTION_DAYS,
-  RETENTION_ENV,
   type RetentionSettings,
 } from './retention/retention-settings.js';
 
@@ -184,9 +183,9 @@ export function loadConfig(env: Env = process.env): Config {
     campaignRetryWindowMs: int('CAMPAIGN_RETRY_WINDOW_MS', 3_600_000, 0, 7 * 24 * 3_600_000),
     retention: {
       days: {
-        deliveries: int(RETENTION_ENV.deliveries, DEFAULT_RETENTION_DAYS.deliveries, 0, MAX_RETENTION_DAYS),
-        events: int(RETENTION_ENV.events, DEFAULT_RETENTION_DAYS.events, 0, MAX_RETENTION_DAYS),
-        tasks: int(RETENTION_ENV.tasks, DEFAULT_RETENTION_DAYS.tasks, 0, MAX_RETENTION_DAYS),
+        deliveries: int('RETENTION_DELIVERIES_DAYS', DEFAULT_RETENTION_DAYS.deliveries, 0, MAX_RETENTION_DAYS),
+        events: int('RETENTION_EVENTS_DAYS', DEFAULT_RETENTION_DAYS.events, 0, MAX_RETENTION_DAYS),
+        tasks: int('RETENTION_TASKS_DAYS', DEFAULT_RETENTION_DAYS.tasks, 0, MAX_RETENTION_DAYS),
       },
       chunkRows: int('RETENTION_CHUNK_ROWS', 5000, 1, 100_000),
       intervalMs: int('RETENTION_INTERVAL_MS', 3_600_000, 1000, DAY_MS),

@@ -13,13 +13,6 @@ export type RetentionDays = Readonly<Record<RetentionKind, number>>;
 
 export const DEFAULT_RETENTION_DAYS: RetentionDays = Object.freeze({ deliveries: 30, events: 90, tasks: 7 });
 
-/** The environment variable of each kind's operator default. */
-export const RETENTION_ENV: Readonly<Record<RetentionKind, string>> = Object.freeze({
-  deliveries: 'RETENTION_DELIVERIES_DAYS',
-  events: 'RETENTION_EVENTS_DAYS',
-  tasks: 'RETENTION_TASKS_DAYS',
-});
-
 /** Longest retention a setting may name (100 years): beyond it, 0 (forever) says it better. */
 export const MAX_RETENTION_DAYS = 36_500;
 
