@@ -33,6 +33,9 @@ export function partitionName(table: string, day: number): string {
 
 export const defaultPartitionName = (table: string): string => `${table}_default`;
 
+/** PostgreSQL's code for a lock wait that ran past `lock_timeout`. */
+export const LOCK_NOT_AVAILABLE = '55P03';
+
 /** Lock waits of partition DDL are capped, so it never queues (and holds up traffic) behind a long query. */
 const LOCK_TIMEOUT = sql.raw(`set local lock_timeout = '3s'`);
 
@@ -44,23 +47,30 @@ export async function createDefaultPartition(db: AnyKysely, table: PartitionedTa
 }
 
 /**
- * Creates the partition of the UTC day holding `day`; false when it exists already or when the
- * default partition holds rows of that day (then they stay there and retention deletes them in chunks).
+ * Creates the partition of the UTC day holding `day`: `exists` when it is there already or when the
+ * default partition holds rows of that day (then they stay there and retention deletes them in
+ * chunks); `busy` when the table's lock was not granted within the lock timeout (try again later).
  */
-export async function createDayPartition(db: AnyKysely, table: PartitionedTable, day: number): Promise<boolean> {
+export async function createDayPartition(
+  db: AnyKysely,
+  table: PartitionedTable,
+  day: number,
+): Promise<'created' | 'exists' | 'busy'> {
   const from = dayStart(day);
   const name = partitionName(table, from);
   try {
     return await db.transaction().execute(async (trx) => {
       await LOCK_TIMEOUT.execute(trx);
       const { rows } = await sql<{ exists: boolean }>`select to_regclass(${name}) is not null as exists`.execute(trx);
-      if (rows[0]?.exists) return false;
+      if (rows[0]?.exists) return 'exists';
       await createDayPartitionNow(trx, table, from);
-      return true;
+      return 'created';
     });
   } catch (error) {
-    // 23514: the default partition holds rows of this day.
-    if ((error as { code?: unknown }).code === '23514') return false;
+    // 23514: the default partition holds rows of this day; 42P07: another pass made it meanwhile.
+    const code = (error as { code?: unknown }).code;
+    if (code === '23514' || code === '42P07') return 'exists';
+    if (code === LOCK_NOT_AVAILABLE) return 'busy';
     throw error;
   }
 }

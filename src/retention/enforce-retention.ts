@@ -8,6 +8,7 @@ import {
   dropPartition,
   isPartitioned,
   listDayPartitions,
+  LOCK_NOT_AVAILABLE,
   PARTITIONED_TABLES,
   partitionName,
   type PartitionedTable,
@@ -91,7 +92,7 @@ export async function enforceRetention(db: Db, deps: RetentionDeps, signal?: Abo
     const partitioned = postgres && isPartitionedTable(spec.table) && (await isPartitioned(db, spec.table));
     if (partitioned) {
       const table = spec.table as PartitionedTable;
-      await makePartitionsAhead(db, table, now, settings.partitionsAheadDays, report);
+      await makePartitionsAhead(db, table, now, settings.partitionsAheadDays, report, deps.logger);
       const cutoff = cutoffFor(now, defaultDays);
       if (cutoff !== undefined) {
         await dropExpiredPartitions(db, table, cutoff, report, deps.logger);
@@ -116,11 +117,18 @@ async function makePartitionsAhead(
   now: number,
   aheadDays: number,
   report: RetentionReport,
+  logger: Logger | undefined,
 ): Promise<void> {
   const existing = new Set((await listDayPartitions(db, table)).map((p) => p.from));
   for (let day = dayStart(now); day <= dayStart(now) + aheadDays * DAY_MS; day += DAY_MS) {
     if (existing.has(day)) continue;
-    if (await createDayPartition(db, table, day)) report.created.push(partitionName(table, day));
+    const outcome = await createDayPartition(db, table, day);
+    if (outcome === 'created') report.created.push(partitionName(table, day));
+    if (outcome === 'busy') {
+      // A long query holds the table: rows go to the default partition meanwhile; the next pass tries again.
+      logger?.warn({ table }, 'making partitions ahead waited too long for the lock; retrying next run');
+      return;
+    }
   }
 }
 
@@ -139,12 +147,13 @@ async function dropExpiredPartitions(
       await dropPartition(db, part.name);
       report.dropped.push(part.name);
     } catch (error) {
-      // 55P03: the lock wait ran out (a long query holds the table); the next run tries again.
-      if ((error as { code?: unknown }).code !== '55P03') throw error;
+      // The lock wait ran out (a long query holds the table): leave the rest to the next run.
+      if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
       logger?.warn(
         { partition: part.name },
         'dropping an expired partition waited too long for its lock; retrying next run',
       );
+      return;
     }
   }
 }

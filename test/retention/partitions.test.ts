@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { recordDeliveries } from '../../src/campaigns/trigger-deliveries.repository.js';
 import { DAY_MS, dayStart, partitionName } from '../../src/db/partitions.js';
+import { enforceRetention } from '../../src/retention/enforce-retention.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
@@ -129,5 +130,50 @@ describe.each(TEST_DIALECTS)('time partitions and retention across day boundarie
     const res = await ctx().inject({ method: 'GET', url: '/api/v1/users/u/events', headers: secret });
     expect(res.json<{ events: unknown[] }>().events).toHaveLength(1);
     if (isPostgres(ctx().database.db)) expect(await countRows(ctx().database.db, 'events_default')).toBe(0);
+  });
+});
+
+describe.runIf(TEST_DIALECTS.includes('postgres'))('dropping partitions on postgres', () => {
+  const { clock, start } = movableClock();
+  const ctx = useTestContext('postgres', { overrides: { clock } });
+
+  it('waits at most the lock timeout behind a long reader, then drops on the next pass', async () => {
+    clock.t = start;
+    const { secret } = await ctx().newProject('lock');
+    await createUser(ctx(), 'u', {}, secret);
+    const tracked = await ctx().inject({
+      method: 'POST',
+      url: '/api/v1/events',
+      headers: secret,
+      payload: { project_user_id: 'u', name: 'e' },
+    });
+    expect(tracked.statusCode).toBe(200);
+    const db = ctx().database.db;
+    clock.t = start + 92 * DAY_MS;
+    // A long transaction that read the table holds a lock the drop needs.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let reading!: () => void;
+    const readDone = new Promise<void>((resolve) => (reading = resolve));
+    const reader = db.transaction().execute(async (trx) => {
+      await sql`select count(*) from events`.execute(trx);
+      reading();
+      await released;
+    });
+    await readDone;
+    try {
+      const began = Date.now();
+      const blocked = await enforceRetention(db, { settings: ctx().config.retention, clock });
+      // One create and one drop attempt, each waiting at most 3 s, instead of waiting for the reader.
+      expect(Date.now() - began).toBeLessThan(15_000);
+      expect(blocked.dropped).not.toContain(partitionName('events', start));
+      expect(await dayPartitionStarts(db, 'events')).toContain(dayStart(start));
+    } finally {
+      release();
+      await reader;
+    }
+    const next = await enforceRetention(db, { settings: ctx().config.retention, clock });
+    expect(next.dropped).toContain(partitionName('events', start));
+    expect(await countRows(db, 'events')).toBe(0);
   });
 });
