@@ -35,6 +35,7 @@ function changesFrom(args: ParsedArgs): Partial<Record<RetentionKind, number | n
 export const retentionCommands: Record<string, CliCommand> = {
   'retention set': {
     usage: `retention set --project P ${KIND_FLAGS}`,
+    description: 'Keep some kinds of a project for fewer days than the default ("default" removes the override)',
     run: async (args, config) => {
       const projectId = requireFlag(args, 'project');
       const changes = changesFrom(args);
@@ -44,6 +45,7 @@ export const retentionCommands: Record<string, CliCommand> = {
   },
   'retention show': {
     usage: 'retention show --project P [--json]',
+    description: 'The days each kind of the project is kept, and whether the project or the default decides',
     run: async (args, config) => {
       const projectId = requireFlag(args, 'project');
       const shown = await withHerald(config, (h) => showProjectRetention(h.db, config.retention.days, projectId));
@@ -59,6 +61,7 @@ export const retentionCommands: Record<string, CliCommand> = {
   },
   'retention run': {
     usage: 'retention run',
+    description: 'One retention pass now (workers run one every RETENTION_INTERVAL_MS); prints what it did',
     run: async (_args, config) => {
       const report = await withHerald(config, (h) =>
         enforceRetention(h.db, { settings: config.retention, clock: h.clock }),

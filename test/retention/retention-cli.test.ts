@@ -24,16 +24,16 @@ describe.each(TEST_DIALECTS)('herald retention commands on %s', (dialect) => {
     });
 
     const tooLong = await cli('retention', 'set', '--project', project, '--events-days', '61');
-    expect(tooLong.code).not.toBe(0);
+    expect(tooLong.code).toBe(1);
     expect(tooLong.stderr).toMatch(/events: a project may keep rows at most the operator's 60 days, got 61/);
     const notANumber = await cli('retention', 'set', '--project', project, '--events-days', 'soon');
-    expect(notANumber.code).not.toBe(0);
+    expect(notANumber.code).toBe(2);
     expect(notANumber.stderr).toMatch(/--events-days must be a whole number of days or "default"/);
     const nothing = await cli('retention', 'set', '--project', project);
-    expect(nothing.code).not.toBe(0);
+    expect(nothing.code).toBe(2);
     expect(nothing.stderr).toMatch(/name at least one of/);
     const unknown = await cli('retention', 'show', '--project', 'no-such-project');
-    expect(unknown.code).not.toBe(0);
+    expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/Project no-such-project does not exist/);
 
     const reset = await cli('retention', 'set', '--project', project, '--events-days', 'default');
