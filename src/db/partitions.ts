@@ -97,15 +97,37 @@ export async function listDayPartitions(db: AnyKysely, table: PartitionedTable):
 }
 
 /**
- * Drops a partition whole. A plain DROP (not DETACH ... CONCURRENTLY, which PostgreSQL refuses while
- * a default partition exists) takes the parent's lock only for the catalog change; the lock wait
- * is capped, and a drop that times out is tried again on the job's next run.
+ * Drops a partition whole, in two steps: DETACH (the parent's ACCESS EXCLUSIVE lock, held only for the
+ * catalog change; `DETACH ... CONCURRENTLY` is refused while a default partition exists), then DROP of
+ * the detached table, whose file removal no longer holds the parent. The lock wait is capped; a pass
+ * that times out tries again next time. A table left detached by a crash in between is found by
+ * `listDetachedDayTables` and dropped on the next pass.
  */
-export async function dropPartition(db: AnyKysely, name: string): Promise<void> {
+export async function dropPartition(db: AnyKysely, table: PartitionedTable, name: string): Promise<void> {
+  await detachPartition(db, table, name);
+  await dropDetachedTable(db, name);
+}
+
+/** The step that holds the parent's lock (catalog only). */
+export async function detachPartition(db: AnyKysely, table: PartitionedTable, name: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await LOCK_TIMEOUT.execute(trx);
-    await sql`drop table if exists ${sql.id(name)}`.execute(trx);
+    await sql`alter table ${sql.id(table)} detach partition ${sql.id(name)}`.execute(trx);
   });
+}
+
+/** Drops a day table no longer attached: only its own lock, nothing else reads it. */
+export async function dropDetachedTable(db: AnyKysely, name: string): Promise<void> {
+  await sql`drop table if exists ${sql.id(name)}`.execute(db);
+}
+
+/** Day tables of `table` that are not attached (a pass stopped between detach and drop). */
+export async function listDetachedDayTables(db: AnyKysely, table: PartitionedTable): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`
+    select c.relname as name from pg_class c
+    where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r' and not c.relispartition
+      and c.relname ~ ${`^${table}_p[0-9]{8}$`}`.execute(db);
+  return rows.map((r) => r.name);
 }
 
 /** Whether `table` is partitioned here (always false on SQLite; PostgreSQL after migration 0016). */

@@ -5,9 +5,11 @@ import {
   createDayPartition,
   dayStart,
   defaultPartitionName,
+  dropDetachedTable,
   dropPartition,
   isPartitioned,
   listDayPartitions,
+  listDetachedDayTables,
   LOCK_NOT_AVAILABLE,
   PARTITIONED_TABLES,
   partitionName,
@@ -139,12 +141,16 @@ async function dropExpiredPartitions(
   report: RetentionReport,
   logger: Logger | undefined,
 ): Promise<void> {
+  for (const name of await listDetachedDayTables(db, table)) {
+    await dropDetachedTable(db, name);
+    report.dropped.push(name);
+  }
   for (const part of await listDayPartitions(db, table)) {
     if (part.to > cutoff) break; // oldest first: the rest are younger
     // A trigger still sending keeps its ledger, whatever its age.
     if (table === 'trigger_deliveries' && (await hasUnfinishedTriggerBetween(db, part.from, part.to))) continue;
     try {
-      await dropPartition(db, part.name);
+      await dropPartition(db, table, part.name);
       report.dropped.push(part.name);
     } catch (error) {
       // The lock wait ran out (a long query holds the table): leave the rest to the next run.
