@@ -2,6 +2,12 @@ import { resolveDataDir } from './lib/data-dir.js';
 import { parseCorsOrigins, type CorsOrigins } from './http/cors-origins.js';
 import { vapidSubjectProblem } from './push/credentials/vapid-subject.js';
 import { parseRateLimitDefaults, type RateLimits } from './rate-limit/rate-limit-settings.js';
+import {
+  DAY_MS,
+  DEFAULT_RETENTION_DAYS,
+  MAX_RETENTION_DAYS,
+  type RetentionSettings,
+} from './retention/retention-settings.js';
 
 /** Which parts of Herald this process runs (S3). */
 export type HeraldRole = 'api' | 'worker' | 'all';
@@ -51,6 +57,8 @@ export interface Config {
   readonly vapidSubject: string | undefined;
   /** How long a campaign keeps retrying deliveries that failed for a passing reason before recording them FAILED. */
   readonly campaignRetryWindowMs: number;
+  /** RETENTION_*: how long deliveries, events and finished A2A tasks are kept, and how the job deletes them. */
+  readonly retention: RetentionSettings;
 }
 
 /** `VAPID_SUBJECT`: a contact push services can reach (the same rule as a project's own subject). */
@@ -173,6 +181,16 @@ export function loadConfig(env: Env = process.env): Config {
     workerMetricsPort: int('WORKER_METRICS_PORT', 9464, 0, 65535),
     vapidSubject: vapidSubject(str('VAPID_SUBJECT'), problems),
     campaignRetryWindowMs: int('CAMPAIGN_RETRY_WINDOW_MS', 3_600_000, 0, 7 * 24 * 3_600_000),
+    retention: {
+      days: {
+        deliveries: int('RETENTION_DELIVERIES_DAYS', DEFAULT_RETENTION_DAYS.deliveries, 0, MAX_RETENTION_DAYS),
+        events: int('RETENTION_EVENTS_DAYS', DEFAULT_RETENTION_DAYS.events, 0, MAX_RETENTION_DAYS),
+        tasks: int('RETENTION_TASKS_DAYS', DEFAULT_RETENTION_DAYS.tasks, 0, MAX_RETENTION_DAYS),
+      },
+      chunkRows: int('RETENTION_CHUNK_ROWS', 5000, 1, 100_000),
+      intervalMs: int('RETENTION_INTERVAL_MS', 3_600_000, 1000, DAY_MS),
+      partitionsAheadDays: int('RETENTION_PARTITIONS_AHEAD_DAYS', 3, 1, 60),
+    },
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);

@@ -28,6 +28,7 @@ import { createPushRuntime, type PushRuntime, type PushRuntimeOptions } from './
 import { registerPushRoutes } from './push/push.routes.js';
 import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
+import { createRetentionJobHandler } from './retention/retention.job.js';
 import { registerUserRoutes } from './users/users.routes.js';
 import { createWebhookDeliveryHandler } from './webhooks/webhook-delivery.job.js';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
@@ -113,6 +114,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
   const jobHandlers = onFirstUse((): JobHandlers => ({
     'a2a.webhook': createWebhookJobHandler({ clock, outbound, secrets: secretBox }),
     'webhooks.deliver': createWebhookDeliveryHandler({ clock, outbound, secrets: secretBox, events: push().events }),
+    'retention.enforce': createRetentionJobHandler({ settings: config.retention, clock }),
     ...createCampaignJobHandlers({
       push: push(),
       templates: templates(),

@@ -3,12 +3,12 @@ import type { Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { sealLegacyPushConfigSecrets } from './a2a/push-configs/push-config-secrets.js';
 import { createHerald, type Herald, type HeraldOverrides } from './herald.js';
-import { deleteExpiredIdempotencyKeys } from './idempotency/idempotency.service.js';
 import type { JobRunner } from './jobs/jobs.js';
 import { SHOW_KEYS_ONCE } from './lib/redact.js';
 import { registerQueueMetrics } from './observability/queue-metrics.js';
 import { startWorkerServer } from './observability/worker-server.js';
 import { countProjects, createProject } from './projects/projects.service.js';
+import { requestRetentionPass } from './retention/retention.job.js';
 
 /** A server process: Herald with the roles of `HERALD_ROLE` started (S3). */
 export interface Runtime {
@@ -38,9 +38,6 @@ async function createDefaultProjectIfEmpty(herald: Herald): Promise<void> {
   );
 }
 
-/** Workers delete idempotency keys past their 24 h this often, so the table stays bounded. */
-const IDEMPOTENCY_CLEANUP_INTERVAL_MS = 60 * 60 * 1000;
-
 /** Builds Herald, migrates, and starts the roles this process has: the API listening, the job runner, or both. */
 export async function startRuntime(config: Config, overrides: HeraldOverrides = {}): Promise<Runtime> {
   // Campaign templates render in worker threads (dry runs in the API, fan-out in the workers), started at boot.
@@ -61,17 +58,21 @@ export async function startRuntime(config: Config, overrides: HeraldOverrides = 
   }
   let jobRunner: JobRunner | undefined;
   let workerServer: App | undefined;
-  let idempotencyCleanup: NodeJS.Timeout | undefined;
+  let retentionTimer: NodeJS.Timeout | undefined;
   if (config.role !== 'api') {
     jobRunner = herald.createJobRunner();
     registerQueueMetrics(herald.metrics.registry, database.db, clock, Object.keys(herald.jobHandlers), logger);
     await jobRunner.start();
-    idempotencyCleanup = setInterval(() => {
-      deleteExpiredIdempotencyKeys(database.db, clock).catch((error: unknown) =>
-        logger.warn({ err: error }, 'deleting expired idempotency keys failed'),
+    // Retention (expired deliveries, events, tasks, idempotency keys; PostgreSQL partitions) runs as
+    // a job: at start, so partitions exist ahead before traffic, then every RETENTION_INTERVAL_MS.
+    const requestRetention = (): void => {
+      requestRetentionPass(database.db, clock).catch((error: unknown) =>
+        logger.warn({ err: error }, 'enqueueing the retention pass failed'),
       );
-    }, IDEMPOTENCY_CLEANUP_INTERVAL_MS);
-    idempotencyCleanup.unref();
+    };
+    requestRetention();
+    retentionTimer = setInterval(requestRetention, config.retention.intervalMs);
+    retentionTimer.unref();
     // Without the API in this process, the worker still needs somewhere to answer probes and scrapes.
     if (config.role === 'worker')
       workerServer = await startWorkerServer({
@@ -91,7 +92,7 @@ export async function startRuntime(config: Config, overrides: HeraldOverrides = 
     async stop() {
       if (stopped) return;
       stopped = true;
-      clearInterval(idempotencyCleanup);
+      clearInterval(retentionTimer);
       // Stop accepting requests and claiming jobs, let in-flight ones finish, then close what they used.
       await Promise.all([app?.close(), jobRunner?.stop(), workerServer?.close()]);
       await herald.close();

@@ -191,6 +191,8 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
         token_action: null,
         detail: null,
         created_at: now,
+        project_id: trigger.projectId,
+        trigger_created_at: trigger.createdAt,
       }));
       await events.recordWithEvents(
         db,
@@ -251,6 +253,8 @@ async function sendBatch(
     batch_no: batchNo,
     user_id: d.userId,
     created_at: now,
+    project_id: trigger.projectId,
+    trigger_created_at: trigger.createdAt,
     ...fields,
   });
   const sends: DeviceSend[] = [];

@@ -17,6 +17,9 @@ export interface TriggerDeliveriesTable {
   /** Human detail of a skip (the Liquid error). */
   detail: string | null;
   created_at: number;
+  /** The trigger's project and start time: a trigger's rows expire together (and share a partition on PostgreSQL). */
+  project_id: string;
+  trigger_created_at: number;
 }
 
 declare module '../db/database.js' {
@@ -37,16 +40,22 @@ const COLUMNS = [
   'token_action',
   'detail',
   'created_at',
+  'project_id',
+  'trigger_created_at',
 ] as const satisfies readonly (keyof TriggerDeliveriesTable)[];
 
-/** Inserts rows (100 per statement, about what a fan-out records at a time); a device already recorded keeps its row. */
+/**
+ * Inserts rows (100 per statement, about what a fan-out records at a time); a device already
+ * recorded keeps its row. No conflict target: on PostgreSQL the key also holds the partition key
+ * `trigger_created_at`, the same for all of a trigger's rows, so (trigger, device) stays unique.
+ */
 const insertIgnoringRecorded = preparedInsert<TriggerDeliveriesTable>(
   COLUMNS,
   (db: Db, rows: TriggerDeliveriesTable[]) =>
     db
       .insertInto('trigger_deliveries')
       .values(rows)
-      .onConflict((oc) => oc.columns(['trigger_id', 'device_id']).doNothing()),
+      .onConflict((oc) => oc.doNothing()),
   100,
 );
 

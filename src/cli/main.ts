@@ -8,6 +8,7 @@ import { commandHelp, globalHelp, groupHelp, packageVersion, SERVER_COMMANDS } f
 import { projectCommands } from './project-commands.js';
 import { pushCommands } from './push-commands.js';
 import { rateLimitCommands } from './rate-limit-commands.js';
+import { retentionCommands } from './retention-commands.js';
 import { campaignCommands } from './campaign-commands.js';
 import { identityCommands } from './identity-commands.js';
 import { usersCommands } from './users-commands.js';
@@ -29,6 +30,7 @@ const commands: Record<string, CliCommand> = {
   ...projectCommands,
   ...pushCommands,
   ...rateLimitCommands,
+  ...retentionCommands,
   ...campaignCommands,
   ...identityCommands,
   ...usersCommands,

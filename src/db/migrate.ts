@@ -40,6 +40,17 @@ export async function migrateToLatest(db: AnyKysely): Promise<string[]> {
   }
 }
 
+/** Applies migrations up to and including `name` (tests of a migration start from the schema before it). */
+export async function migrateUpTo(db: AnyKysely, name: string): Promise<void> {
+  const { error } = await (await migratorFor(db)).migrateTo(name);
+  if (error) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
+}
+
+/** Names of every migration, in the order they apply. */
+export async function migrationNames(): Promise<string[]> {
+  return (await migrationFiles()).map(migrationName);
+}
+
 /**
  * True when a migration file has not been applied yet (used by `/readyz`). It reads the migration
  * table itself rather than asking Kysely's Migrator, whose catalog scan on PostgreSQL fails when any

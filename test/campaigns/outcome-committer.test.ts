@@ -80,6 +80,8 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('send outcomes across a datab
           token_action: null,
           detail: null,
           created_at: now,
+          project_id: ctx().project.project_id,
+          trigger_created_at: now,
         },
       });
     }
@@ -139,6 +141,8 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('send outcomes across a datab
         token_action: null,
         detail: null,
         created_at: now,
+        project_id: ctx().project.project_id,
+        trigger_created_at: now,
       },
     });
     await expect(committer.drain()).rejects.toThrow(/foreign key/);

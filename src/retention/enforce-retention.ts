@@ -1,0 +1,165 @@
+import type { Logger } from 'pino';
+import type { Db } from '../db/database.js';
+import { dialectOf } from '../db/dialect.js';
+import {
+  createDayPartition,
+  dayStart,
+  defaultPartitionName,
+  dropDetachedTable,
+  dropPartition,
+  isPartitioned,
+  listDayPartitions,
+  listDetachedDayTables,
+  LOCK_NOT_AVAILABLE,
+  PARTITIONED_TABLES,
+  partitionName,
+  type PartitionedTable,
+} from '../db/partitions.js';
+import { deleteExpiredIdempotencyKeys } from '../idempotency/idempotency.service.js';
+import type { Clock } from '../lib/clock.js';
+import {
+  cutoffFor,
+  DAY_MS,
+  effectiveDays,
+  parseProjectRetention,
+  type RetentionSettings,
+} from './retention-settings.js';
+import {
+  deleteExpiredChunk,
+  hasUnfinishedTriggerBetween,
+  listProjectRetention,
+  RETAINED_TABLES,
+  type ChunkScope,
+  type RetainedTable,
+} from './retention.repository.js';
+
+export interface RetentionDeps {
+  settings: RetentionSettings;
+  clock: Clock;
+  logger?: Logger;
+  /** Most full chunks one run deletes (a large backlog shrinks over several runs); default 1000. */
+  maxChunksPerRun?: number;
+}
+
+export interface RetentionReport {
+  /** Rows deleted per table (by chunked deletes; a dropped partition's rows are not counted). */
+  deleted: Record<string, number>;
+  created: string[];
+  dropped: string[];
+  /** True when the chunk budget or a stop ended the run before every expired row was gone. */
+  unfinished: boolean;
+}
+
+const isPartitionedTable = (table: string): table is PartitionedTable => table in PARTITIONED_TABLES;
+const nextTick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * One retention pass. SQLite: each project's expired rows go in chunks. PostgreSQL: daily partitions
+ * are made ahead, partitions wholly past the operator's default are dropped, the default partition's
+ * expired rows go in chunks, and only projects keeping less than the default are deleted from in
+ * chunks inside live partitions. Idempotent: several workers running it at once only repeat work.
+ */
+export async function enforceRetention(db: Db, deps: RetentionDeps, signal?: AbortSignal): Promise<RetentionReport> {
+  const { settings } = deps;
+  const now = deps.clock.now();
+  const report: RetentionReport = { deleted: {}, created: [], dropped: [], unfinished: false };
+  let budget = deps.maxChunksPerRun ?? 1000;
+  const postgres = dialectOf(db) === 'postgres';
+
+  /** Deletes in chunks until none is left, the budget is spent or the job is asked to stop. */
+  const drain = async (spec: RetainedTable, scope: Omit<ChunkScope, 'limit'>): Promise<void> => {
+    for (;;) {
+      if (signal?.aborted) {
+        report.unfinished = true;
+        return;
+      }
+      const n = await deleteExpiredChunk(db, spec, { ...scope, limit: settings.chunkRows });
+      report.deleted[spec.table] = (report.deleted[spec.table] ?? 0) + n;
+      if (n < settings.chunkRows) return;
+      // Only full chunks use the budget: the statement that finds the rest short ends this drain anyway.
+      if (--budget <= 0) {
+        report.unfinished = true;
+        return;
+      }
+      await nextTick(); // let other work (and other writers' locks) in between chunks
+    }
+  };
+
+  const projects = (await listProjectRetention(db)).map((p) => ({
+    id: p.projectId,
+    own: parseProjectRetention(p.retention),
+  }));
+  for (const spec of RETAINED_TABLES) {
+    const defaultDays = settings.days[spec.kind];
+    const partitioned = postgres && isPartitionedTable(spec.table) && (await isPartitioned(db, spec.table));
+    if (partitioned) {
+      const table = spec.table as PartitionedTable;
+      await makePartitionsAhead(db, table, now, settings.partitionsAheadDays, report, deps.logger);
+      const cutoff = cutoffFor(now, defaultDays);
+      if (cutoff !== undefined) {
+        await dropExpiredPartitions(db, table, cutoff, report, deps.logger);
+        await drain(spec, { relation: defaultPartitionName(table), before: cutoff });
+      }
+    }
+    for (const project of projects) {
+      const days = effectiveDays(settings.days, project.own, spec.kind);
+      // Partitions already enforce the default: only a shorter project setting needs row deletes.
+      if (partitioned && days === defaultDays) continue;
+      const before = cutoffFor(now, days);
+      if (before !== undefined) await drain(spec, { relation: spec.table, projectId: project.id, before });
+    }
+  }
+  await deleteExpiredIdempotencyKeys(db, deps.clock);
+  return report;
+}
+
+async function makePartitionsAhead(
+  db: Db,
+  table: PartitionedTable,
+  now: number,
+  aheadDays: number,
+  report: RetentionReport,
+  logger: Logger | undefined,
+): Promise<void> {
+  const existing = new Set((await listDayPartitions(db, table)).map((p) => p.from));
+  for (let day = dayStart(now); day <= dayStart(now) + aheadDays * DAY_MS; day += DAY_MS) {
+    if (existing.has(day)) continue;
+    const outcome = await createDayPartition(db, table, day);
+    if (outcome === 'created') report.created.push(partitionName(table, day));
+    if (outcome === 'busy') {
+      // A long query holds the table: rows go to the default partition meanwhile; the next pass tries again.
+      logger?.warn({ table }, 'making partitions ahead waited too long for the lock; retrying next run');
+      return;
+    }
+  }
+}
+
+async function dropExpiredPartitions(
+  db: Db,
+  table: PartitionedTable,
+  cutoff: number,
+  report: RetentionReport,
+  logger: Logger | undefined,
+): Promise<void> {
+  for (const name of await listDetachedDayTables(db, table)) {
+    await dropDetachedTable(db, name);
+    report.dropped.push(name);
+  }
+  for (const part of await listDayPartitions(db, table)) {
+    if (part.to > cutoff) break; // oldest first: the rest are younger
+    // A trigger still sending keeps its ledger, whatever its age.
+    if (table === 'trigger_deliveries' && (await hasUnfinishedTriggerBetween(db, part.from, part.to))) continue;
+    try {
+      await dropPartition(db, table, part.name);
+      report.dropped.push(part.name);
+    } catch (error) {
+      // The lock wait ran out (a long query holds the table): leave the rest to the next run.
+      if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
+      logger?.warn(
+        { partition: part.name },
+        'dropping an expired partition waited too long for its lock; retrying next run',
+      );
+      return;
+    }
+  }
+}

@@ -1,0 +1,113 @@
+import { sql, type ColumnType, type RawBuilder } from 'kysely';
+import type { Db, JsonColumn } from '../db/database.js';
+import { readJson, writeJson } from '../db/json.js';
+import { TERMINAL_STATES } from '../a2a/model.js';
+import type { RetentionKind } from './retention-settings.js';
+
+declare module '../db/database.js' {
+  interface ProjectsTable {
+    /** Per-project retention overrides (`{ "events": 30 }`), or null for the operator's defaults. */
+    retention: ColumnType<JsonColumn | null, JsonColumn | null | undefined, JsonColumn | null>;
+  }
+}
+
+/** A table retention deletes from: its time column, the key a chunk is chosen by, and which rows may go. */
+export interface RetainedTable {
+  table: 'deliveries' | 'events' | 'trigger_deliveries' | 'a2a_tasks';
+  kind: RetentionKind;
+  time: string;
+  key: readonly string[];
+  /** Rows that may be deleted once old (a running trigger's ledger or an unfinished task must stay). */
+  deletable?: RawBuilder<boolean>;
+}
+
+const UNFINISHED_TRIGGER_STATES = ['queued', 'running'];
+
+export const RETAINED_TABLES: readonly RetainedTable[] = [
+  { table: 'deliveries', kind: 'deliveries', time: 'created_at', key: ['message_id'] },
+  {
+    table: 'trigger_deliveries',
+    kind: 'deliveries',
+    time: 'trigger_created_at',
+    key: ['trigger_id', 'device_id'],
+    deletable: sql<boolean>`trigger_id not in (select id from campaign_triggers where state in (${sql.join(UNFINISHED_TRIGGER_STATES)}))`,
+  },
+  { table: 'events', kind: 'events', time: 'received_at', key: ['seq'] },
+  {
+    table: 'a2a_tasks',
+    kind: 'tasks',
+    time: 'status_timestamp',
+    key: ['id'],
+    deletable: sql<boolean>`state in (${sql.join([...TERMINAL_STATES])})`,
+  },
+];
+
+export interface ChunkScope {
+  /** The table itself, or one of its partitions (PostgreSQL's default partition). */
+  relation: string;
+  /** Only this project's rows; all projects' when absent. */
+  projectId?: string;
+  /** Rows stamped before this instant are expired. */
+  before: number;
+  limit: number;
+}
+
+/**
+ * Deletes up to `limit` expired rows in one statement, chosen by key through the retention index,
+ * so each statement holds its locks (SQLite's write lock, PostgreSQL's row locks) only briefly.
+ * The outer conditions repeat the inner ones, so PostgreSQL prunes partitions in both.
+ */
+export async function deleteExpiredChunk(db: Db, spec: RetainedTable, scope: ChunkScope): Promise<number> {
+  const conditions = [sql`${sql.ref(spec.time)} < ${scope.before}`];
+  if (scope.projectId !== undefined) conditions.push(sql`project_id = ${scope.projectId}`);
+  if (spec.deletable) conditions.push(spec.deletable);
+  const where = sql.join(conditions, sql` and `);
+  const key = sql.join(spec.key.map((k) => sql.ref(k)));
+  const relation = sql.table(scope.relation);
+  const result = await sql`delete from ${relation} where ${where} and (${key}) in
+    (select ${key} from ${relation} where ${where} limit ${scope.limit})`.execute(db);
+  return Number(result.numAffectedRows ?? 0n);
+}
+
+export interface ProjectRetentionRow {
+  projectId: string;
+  retention: unknown;
+}
+
+/** Every project with its stored overrides (few rows: one per tenant). */
+export async function listProjectRetention(db: Db): Promise<ProjectRetentionRow[]> {
+  const rows = await db.selectFrom('projects').select(['id', 'retention']).orderBy('id').execute();
+  return rows.map((r) => ({ projectId: r.id, retention: r.retention === null ? null : readJson(r.retention) }));
+}
+
+export async function findProjectRetention(db: Db, projectId: string): Promise<{ retention: unknown } | undefined> {
+  const row = await db.selectFrom('projects').select('retention').where('id', '=', projectId).executeTakeFirst();
+  return row && { retention: row.retention === null ? null : readJson(row.retention) };
+}
+
+/** Stores a project's overrides (null: back to the defaults); false when there is no such project. */
+export async function storeProjectRetention(
+  db: Db,
+  projectId: string,
+  retention: Record<string, number> | null,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('projects')
+    .set({ retention: retention === null ? null : writeJson(retention) })
+    .where('id', '=', projectId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** PostgreSQL: whether an unfinished trigger started within [from, to) (its ledger partition must stay). */
+export async function hasUnfinishedTriggerBetween(db: Db, from: number, to: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('campaign_triggers')
+    .select('id')
+    .where('state', 'in', UNFINISHED_TRIGGER_STATES as ('queued' | 'running')[])
+    .where('created_at', '>=', from)
+    .where('created_at', '<', to)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
