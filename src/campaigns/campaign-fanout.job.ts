@@ -190,6 +190,7 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
         failure_reason: 'BATCH_ATTEMPTS_EXHAUSTED',
         token_action: null,
         detail: null,
+        provider: d.device.provider,
         created_at: now,
       }));
       await events.recordWithEvents(
@@ -243,13 +244,14 @@ async function sendBatch(
   const { db } = helpers;
   const now = deps.clock.now();
   const row = (
-    d: { deviceId: string; userId: string },
+    d: { deviceId: string; userId: string; provider: string },
     fields: Pick<TriggerDeliveriesTable, 'status' | 'message_id' | 'failure_reason' | 'token_action' | 'detail'>,
   ): TriggerDeliveriesTable => ({
     trigger_id: trigger.id,
     device_id: d.deviceId,
     batch_no: batchNo,
     user_id: d.userId,
+    provider: d.provider,
     created_at: now,
     ...fields,
   });

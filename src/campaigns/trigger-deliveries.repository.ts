@@ -16,6 +16,8 @@ export interface TriggerDeliveriesTable {
   token_action: string | null;
   /** Human detail of a skip (the Liquid error). */
   detail: string | null;
+  /** The device's provider (`fcm`, `apns`, `webpush`), for analytics; NULL only on rows older than migration 0015. */
+  provider: string | null;
   created_at: number;
 }
 
@@ -36,6 +38,7 @@ const COLUMNS = [
   'failure_reason',
   'token_action',
   'detail',
+  'provider',
   'created_at',
 ] as const satisfies readonly (keyof TriggerDeliveriesTable)[];
 

@@ -133,3 +133,16 @@ export function textStartsWith(db: AnyKysely, text: RawBuilder<string>, prefix: 
 export function wholeTable(db: AnyKysely, table: string): RawBuilder<unknown> {
   return dialectOf(db) === 'postgres' ? sql.table(table) : sql`${sql.table(table)} not indexed`;
 }
+
+/**
+ * The start (epoch ms) of the fixed-size UTC bucket holding the epoch-ms `column`, as a number.
+ * Integer division differs in type only: PostgreSQL's bigint result comes back from the driver as
+ * a string, so it is cast to a double (exact for epoch milliseconds); SQLite divides integers exactly.
+ */
+export function epochBucketStart(db: AnyKysely, column: string, bucketMs: number): RawBuilder<number> {
+  const col = sql.ref(column);
+  const size = Math.trunc(bucketMs);
+  if (dialectOf(db) === 'postgres')
+    return sql<number>`((${col} / ${sql.lit(size)}::bigint) * ${sql.lit(size)})::float8`;
+  return sql<number>`((${col} / ${sql.lit(size)}) * ${sql.lit(size)})`;
+}
