@@ -51,6 +51,9 @@ export interface Config {
   readonly vapidSubject: string | undefined;
   /** How long a campaign keeps retrying deliveries that failed for a passing reason before recording them FAILED. */
   readonly campaignRetryWindowMs: number;
+  /** Live trigger progress streams (SSE) open at once per project, and how often each reads the trigger. */
+  readonly triggerStreamsPerProject: number;
+  readonly triggerStreamPollMs: number;
 }
 
 /** `VAPID_SUBJECT`: a contact push services can reach (the same rule as a project's own subject). */
@@ -173,6 +176,8 @@ export function loadConfig(env: Env = process.env): Config {
     workerMetricsPort: int('WORKER_METRICS_PORT', 9464, 0, 65535),
     vapidSubject: vapidSubject(str('VAPID_SUBJECT'), problems),
     campaignRetryWindowMs: int('CAMPAIGN_RETRY_WINDOW_MS', 3_600_000, 0, 7 * 24 * 3_600_000),
+    triggerStreamsPerProject: int('TRIGGER_STREAMS_PER_PROJECT', 10, 1, 10_000),
+    triggerStreamPollMs: int('TRIGGER_STREAM_POLL_MS', 1000, 50, 60_000),
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
