@@ -144,6 +144,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       secretBox,
       outbound,
       push: push(),
+      templates: templates(),
     });
     registerCampaignRoutes(app, { db, clock });
     registerTriggerRoutes(app, { db, clock, templates: templates() });
