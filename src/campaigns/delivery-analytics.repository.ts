@@ -1,34 +1,63 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { epochBucketStart } from '../db/dialect.js';
-import { DeliveryStatus } from '../push/push.types.js';
 
-/** Whose ledger rows to count: one trigger, or every trigger of a campaign. */
+/**
+ * The per-minute rollup of the trigger ledger (migration 0015), kept by the database as ledger
+ * rows are inserted. On SQLite one row per group; on PostgreSQL partial rows to be summed.
+ */
+export interface TriggerDeliveryCountsTable {
+  trigger_id: string;
+  /** Start of the UTC minute of the outcomes (epoch ms). */
+  minute: number;
+  status: string;
+  /** `''`: none recorded (rows older than the provider column). */
+  provider: string;
+  /** `''`: no failure reason. */
+  reason: string;
+  n: number;
+}
+
+declare module '../db/database.js' {
+  interface Database {
+    trigger_delivery_counts: TriggerDeliveryCountsTable;
+  }
+}
+
+/** Whose outcomes to count: one trigger, or every trigger of a campaign. */
 export type AnalyticsScope = { triggerId: string } | { projectId: string; campaignId: string };
 
 export interface AnalyticsWindow {
-  /** Inclusive, epoch ms. */
+  /** Inclusive, epoch ms (minute precision: the minute holding it counts whole). */
   since?: number | undefined;
-  /** Exclusive, epoch ms. */
+  /** Exclusive, epoch ms (minute precision). */
   until?: number | undefined;
 }
 
+/** Outcomes of one (time bucket, state, provider, failure reason). */
 export interface OutcomeGroup {
+  /** Bucket start, epoch ms. */
+  start: number;
   status: string;
   provider: string | null;
   reason: string | null;
   count: number;
 }
 
-export interface BucketRow {
-  start: number;
-  sent: number;
-  failed: number;
-}
+const MINUTE = 60_000;
 
-// Every query reads the covering index `trigger_deliveries_analytics` (migration 0015) only.
-function scoped(db: Db, scope: AnalyticsScope, window: AnalyticsWindow) {
-  let query = db.selectFrom('trigger_deliveries');
+/**
+ * Outcome counts per (time bucket, state, provider, failure reason), oldest bucket first, from the
+ * rollup: both the totals and the series fold from it (the caller folds them). At most `limit` groups.
+ */
+export async function countOutcomes(
+  db: Db,
+  scope: AnalyticsScope,
+  window: AnalyticsWindow,
+  bucketMs: number,
+  limit: number,
+): Promise<OutcomeGroup[]> {
+  let query = db.selectFrom('trigger_delivery_counts');
   query =
     'triggerId' in scope
       ? query.where('trigger_id', '=', scope.triggerId)
@@ -39,41 +68,25 @@ function scoped(db: Db, scope: AnalyticsScope, window: AnalyticsWindow) {
             .where('project_id', '=', scope.projectId)
             .where('campaign_id', '=', scope.campaignId),
         );
-  if (window.since !== undefined) query = query.where('created_at', '>=', window.since);
-  if (window.until !== undefined) query = query.where('created_at', '<', window.until);
-  return query;
-}
-
-/** Outcome counts by (state, provider, failure reason): few groups, folded into the totals by the caller. */
-export async function countOutcomes(db: Db, scope: AnalyticsScope, window: AnalyticsWindow): Promise<OutcomeGroup[]> {
-  const rows = await scoped(db, scope, window)
-    .select(['status', 'provider', 'failure_reason', sql<number>`count(*)`.as('n')])
-    .groupBy(['status', 'provider', 'failure_reason'])
-    .execute();
-  return rows.map((r) => ({ status: r.status, provider: r.provider, reason: r.failure_reason, count: Number(r.n) }));
-}
-
-/**
- * Sends (accepted) and failures (every other outcome, render skips included) per time bucket,
- * oldest first; only buckets holding an outcome. At most `limit` rows.
- */
-export async function countByBucket(
-  db: Db,
-  scope: AnalyticsScope,
-  window: AnalyticsWindow,
-  bucketMs: number,
-  limit: number,
-): Promise<BucketRow[]> {
-  const start = epochBucketStart(db, 'created_at', bucketMs);
-  const rows = await scoped(db, scope, window)
+  if (window.since !== undefined) query = query.where('minute', '>=', Math.floor(window.since / MINUTE) * MINUTE);
+  if (window.until !== undefined) query = query.where('minute', '<', window.until);
+  const rows = await query
     .select([
-      start.as('start'),
-      sql<number>`sum(case when status = ${DeliveryStatus.ACCEPTED} then 1 else 0 end)`.as('sent'),
-      sql<number>`sum(case when status = ${DeliveryStatus.ACCEPTED} then 0 else 1 end)`.as('failed'),
+      epochBucketStart(db, 'minute', bucketMs).as('start'),
+      'status',
+      'provider',
+      'reason',
+      sql<number>`sum(n)`.as('n'),
     ])
-    .groupBy(sql`1`)
+    .groupBy([sql`1`, 'status', 'provider', 'reason'])
     .orderBy(sql`1`)
     .limit(limit)
     .execute();
-  return rows.map((r) => ({ start: Number(r.start), sent: Number(r.sent), failed: Number(r.failed) }));
+  return rows.map((r) => ({
+    start: Number(r.start),
+    status: r.status,
+    provider: r.provider === '' ? null : r.provider,
+    reason: r.reason === '' ? null : r.reason,
+    count: Number(r.n),
+  }));
 }

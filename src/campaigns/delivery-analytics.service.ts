@@ -2,18 +2,16 @@ import type { Db } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { parseIsoTimestamp } from '../events/events.service.js';
 import { getCampaign } from './campaigns.service.js';
-import {
-  countByBucket,
-  countOutcomes,
-  type AnalyticsScope,
-  type AnalyticsWindow,
-} from './delivery-analytics.repository.js';
+import { DeliveryStatus } from '../push/push.types.js';
+import { countOutcomes, type AnalyticsScope, type AnalyticsWindow } from './delivery-analytics.repository.js';
 import { findCampaignTrigger } from './triggers.repository.js';
 
 export const BUCKETS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
 export type Bucket = keyof typeof BUCKETS;
 /** A series longer than this is refused (a finer bucket than the range needs): choose a coarser one or narrow the window. */
 export const MAX_SERIES_BUCKETS = 10_000;
+/** Groups read at most: (bucket, state, provider, reason) combinations; a bucket rarely holds more than a few dozen. */
+const MAX_GROUPS = 200_000;
 /** Outcomes without a provider (render skips recorded before migration 0015). */
 const UNKNOWN_PROVIDER = 'unknown';
 
@@ -59,26 +57,31 @@ const add = (into: Record<string, number>, key: string, n: number) => {
 
 async function analyticsOf(db: Db, scope: AnalyticsScope, query: AnalyticsQuery): Promise<DeliveryAnalytics> {
   const { bucket, window } = parseAnalyticsQuery(query);
-  const [groups, buckets] = await Promise.all([
-    countOutcomes(db, scope, window),
-    countByBucket(db, scope, window, BUCKETS[bucket], MAX_SERIES_BUCKETS + 1),
-  ]);
-  if (buckets.length > MAX_SERIES_BUCKETS)
-    throw invalid(
+  const groups = await countOutcomes(db, scope, window, BUCKETS[bucket], MAX_GROUPS + 1);
+  const tooMany = () =>
+    invalid(
       'TOO_MANY_ANALYTICS_BUCKETS',
       `more than ${MAX_SERIES_BUCKETS} ${bucket} buckets: choose a coarser bucket or a narrower since/until`,
     );
+  if (groups.length > MAX_GROUPS) throw tooMany();
   const totals: DeliveryAnalytics['totals'] = { by_state: {}, by_provider: {}, by_reason: {} };
+  const series: DeliveryAnalytics['series'] = [];
+  let currentStart: number | undefined;
+  // Groups come oldest bucket first, so each bucket's groups are adjacent.
   for (const g of groups) {
     add(totals.by_state, g.status, g.count);
     add((totals.by_provider[g.provider ?? UNKNOWN_PROVIDER] ??= {}), g.status, g.count);
     if (g.reason !== null) add(totals.by_reason, g.reason, g.count);
+    if (currentStart !== g.start) {
+      if (series.length >= MAX_SERIES_BUCKETS) throw tooMany();
+      currentStart = g.start;
+      series.push({ start: new Date(g.start).toISOString(), sent: 0, failed: 0 });
+    }
+    const last = series[series.length - 1]!;
+    if (g.status === DeliveryStatus.ACCEPTED) last.sent += g.count;
+    else last.failed += g.count;
   }
-  return {
-    bucket,
-    totals,
-    series: buckets.map((b) => ({ start: new Date(b.start).toISOString(), sent: b.sent, failed: b.failed })),
-  };
+  return { bucket, totals, series };
 }
 
 /** Outcome counts and their time series over every trigger of a campaign (404 for another project's). */

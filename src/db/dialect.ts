@@ -135,14 +135,13 @@ export function wholeTable(db: AnyKysely, table: string): RawBuilder<unknown> {
 }
 
 /**
- * The start (epoch ms) of the fixed-size UTC bucket holding the epoch-ms `column`, as a number.
- * Integer division differs in type only: PostgreSQL's bigint result comes back from the driver as
- * a string, so it is cast to a double (exact for epoch milliseconds); SQLite divides integers exactly.
+ * The start (epoch ms) of the fixed-size UTC bucket holding the epoch-ms `column`: integer
+ * division, no date functions (`date_trunc` and `strftime` differ and cost more). PostgreSQL
+ * divides its bigint exactly; the cast makes the driver answer a number, not a numeric string.
  */
 export function epochBucketStart(db: AnyKysely, column: string, bucketMs: number): RawBuilder<number> {
   const col = sql.ref(column);
-  const size = Math.trunc(bucketMs);
-  if (dialectOf(db) === 'postgres')
-    return sql<number>`((${col} / ${sql.lit(size)}::bigint) * ${sql.lit(size)})::float8`;
-  return sql<number>`((${col} / ${sql.lit(size)}) * ${sql.lit(size)})`;
+  const size = sql.lit(Math.trunc(bucketMs));
+  if (dialectOf(db) === 'postgres') return sql<number>`((${col} / ${size}::bigint) * ${size})::float8`;
+  return sql<number>`((${col} / ${size}) * ${size})`;
 }
