@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
-import { epochBucketStart } from '../db/dialect.js';
+import { dialectOf, epochBucketStart } from '../db/dialect.js';
 
 /**
  * The per-minute rollup of the trigger ledger (migration 0015), kept by the database as ledger
@@ -89,4 +89,31 @@ export async function countOutcomes(
     reason: r.reason === '' ? null : r.reason,
     count: Number(r.n),
   }));
+}
+
+/** First key of the advisory locks that keep two sessions from folding one trigger's rollup at once. */
+const FOLD_LOCK_CLASS = 17_015;
+
+/**
+ * Folds a trigger's partial rollup rows into one row per group. Only PostgreSQL keeps partials
+ * (one per group per ledger statement: a 1M-delivery trigger leaves over 100,000, which reads
+ * would sum); SQLite's rollup is folded as it is written, so this does nothing there. The fan-out
+ * calls it after each batch closes. Delete and re-insert are one statement, so a read sees the
+ * trigger's counts whole; a session that finds another folding the same trigger skips (the next
+ * batch folds), so foldings never wait on or deadlock with each other, and ledger inserts running
+ * meanwhile append rows this statement does not see and so keeps.
+ */
+export async function foldDeliveryCounts(db: Db, triggerId: string): Promise<void> {
+  if (dialectOf(db) !== 'postgres') return;
+  await db.transaction().execute(async (trx) => {
+    const lock = await sql<{
+      locked: boolean;
+    }>`select pg_try_advisory_xact_lock(${FOLD_LOCK_CLASS}, hashtext(${triggerId})) as locked`.execute(trx);
+    if (!lock.rows[0]?.locked) return;
+    await sql`with gone as (
+        delete from trigger_delivery_counts where trigger_id = ${triggerId}
+        returning trigger_id, minute, status, provider, reason, n)
+      insert into trigger_delivery_counts (trigger_id, minute, status, provider, reason, n)
+      select trigger_id, minute, status, provider, reason, sum(n) from gone group by 1, 2, 3, 4, 5`.execute(trx);
+  });
 }

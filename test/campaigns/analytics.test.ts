@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createCampaignJobHandlers } from '../../src/campaigns/campaign-fanout.job.js';
+import { foldDeliveryCounts } from '../../src/campaigns/delivery-analytics.repository.js';
 import { recordDeliveries } from '../../src/campaigns/trigger-deliveries.repository.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { useTestContext } from '../helpers/test-app.js';
@@ -88,6 +89,16 @@ describe.each(TEST_DIALECTS)('delivery analytics on %s', (dialect) => {
     const rows = await db.selectFrom('trigger_deliveries').selectAll().where('trigger_id', '=', triggerId).execute();
     expect(rows).toHaveLength(4);
     await db.transaction().execute((trx) => recordDeliveries(trx, rows));
+    expect(await get(url, secret)).toEqual(before);
+    // The fan-out folded the rollup after its batch (PostgreSQL appends partial rows): one row per group.
+    await foldDeliveryCounts(db, triggerId);
+    const rollup = await db
+      .selectFrom('trigger_delivery_counts')
+      .selectAll()
+      .where('trigger_id', '=', triggerId)
+      .execute();
+    const groups = new Set(rollup.map((r) => [r.minute, r.status, r.provider, r.reason].join('|')));
+    expect(groups.size).toBe(rollup.length);
     expect(await get(url, secret)).toEqual(before);
     // The rollup agrees with the ledger it summarises.
     const ledger = await db
