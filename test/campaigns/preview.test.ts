@@ -114,8 +114,12 @@ describe.each(TEST_DIALECTS)('campaign preview on %s', (dialect) => {
     expect((await preview('no-such-campaign', { project_user_id: 'someone' })).statusCode).toBe(404);
     expect((await preview(campaignId, { project_user_id: 'nobody' })).statusCode).toBe(404);
     // Only the exact custom method is a route.
-    const other = await json(ctx(), 'POST', `/api/v1/campaigns/${campaignId}:previewX`, { project_user_id: 'someone' });
-    expect(other.statusCode).toBe(404);
+    for (const verb of [':previewX', ':Preview', ':previe', ':preview/', ':trigger-preview'])
+      expect(
+        (await json(ctx(), 'POST', `/api/v1/campaigns/${campaignId}${verb}`, { project_user_id: 'someone' }))
+          .statusCode,
+        verb,
+      ).toBe(404);
   });
 
   it("cannot preview another project's campaign, nor with another project's user", async () => {
