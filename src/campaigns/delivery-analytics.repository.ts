@@ -110,9 +110,16 @@ export async function foldDeliveryCounts(db: Db, triggerId: string): Promise<voi
       locked: boolean;
     }>`select pg_try_advisory_xact_lock(${FOLD_LOCK_CLASS}, hashtext(${triggerId})) as locked`.execute(trx);
     if (!lock.rows[0]?.locked) return;
-    await sql`with gone as (
-        delete from trigger_delivery_counts where trigger_id = ${triggerId}
-        returning trigger_id, minute, status, provider, reason, n)
+    // Only groups with partials are rewritten, so a fold's churn (dead rows until vacuum) is what
+    // was appended since the last one, not the whole trigger's rollup.
+    await sql`with partial as (
+        select minute, status, provider, reason from trigger_delivery_counts where trigger_id = ${triggerId}
+        group by minute, status, provider, reason having count(*) > 1),
+      gone as (
+        delete from trigger_delivery_counts c using partial p
+        where c.trigger_id = ${triggerId} and c.minute = p.minute and c.status = p.status
+          and c.provider = p.provider and c.reason = p.reason
+        returning c.trigger_id, c.minute, c.status, c.provider, c.reason, c.n)
       insert into trigger_delivery_counts (trigger_id, minute, status, provider, reason, n)
       select trigger_id, minute, status, provider, reason, sum(n) from gone group by 1, 2, 3, 4, 5`.execute(trx);
   });
