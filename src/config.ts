@@ -59,6 +59,9 @@ export interface Config {
   readonly campaignRetryWindowMs: number;
   /** RETENTION_*: how long deliveries, events and finished A2A tasks are kept, and how the job deletes them. */
   readonly retention: RetentionSettings;
+  /** Live trigger progress streams (SSE) open at once per project, and how often each reads the trigger. */
+  readonly triggerStreamsPerProject: number;
+  readonly triggerStreamPollMs: number;
 }
 
 /** `VAPID_SUBJECT`: a contact push services can reach (the same rule as a project's own subject). */
@@ -191,6 +194,8 @@ export function loadConfig(env: Env = process.env): Config {
       intervalMs: int('RETENTION_INTERVAL_MS', 3_600_000, 1000, DAY_MS),
       partitionsAheadDays: int('RETENTION_PARTITIONS_AHEAD_DAYS', 3, 1, 60),
     },
+    triggerStreamsPerProject: int('TRIGGER_STREAMS_PER_PROJECT', 10, 1, 10_000),
+    triggerStreamPollMs: int('TRIGGER_STREAM_POLL_MS', 1000, 50, 60_000),
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);

@@ -6,6 +6,8 @@ import { createWebhookJobHandler } from './a2a/push-configs/webhook.job.js';
 import { buildApp, type App } from './app.js';
 import { createCampaignJobHandlers, type FanoutDeps } from './campaigns/campaign-fanout.job.js';
 import { registerCampaignRoutes } from './campaigns/campaigns.routes.js';
+import { registerCampaignInsightRoutes } from './campaigns/campaign-insights.routes.js';
+import { registerTriggerStreamRoute } from './campaigns/trigger-stream.routes.js';
 import { createConfiguredTemplateRenderer, type TemplateRenderer } from './campaigns/render-pool.js';
 import { registerTriggerRoutes } from './campaigns/trigger.routes.js';
 import type { Config } from './config.js';
@@ -144,9 +146,12 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       secretBox,
       outbound,
       push: push(),
+      templates: templates(),
     });
     registerCampaignRoutes(app, { db, clock });
     registerTriggerRoutes(app, { db, clock, templates: templates() });
+    registerCampaignInsightRoutes(app, { db, templates: templates() });
+    registerTriggerStreamRoute(app, { db, config });
     registerIdentityRoutes(app, { ...identity, clock });
     registerWebhookRoutes(app, { db, clock, outbound, secretBox, events: push().events });
   };

@@ -21,6 +21,7 @@ import { createPlanHandler } from './campaign-plan.job.js';
 import { findCampaign } from './campaigns.service.js';
 import type { TemplateRenderer } from './render-pool.js';
 import { parseMessageTemplate, type ParsedMessage } from './templates.js';
+import { foldDeliveryCounts } from './delivery-analytics.repository.js';
 import { createOutcomeCommitter } from './outcome-committer.js';
 import { addCounters, addDeliveryCounts, emptyCounters, type TriggerCounters } from './trigger-counters.js';
 import {
@@ -117,17 +118,22 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
   // streams, so none wait in its queue. At shutdown only those streams are left to end (nothing queued).
   const chunkSlots = new Semaphore(Math.max(1, Math.floor(deps.push.pool.concurrency / (deps.sendChunk ?? 100))));
   const events = deps.push.events;
-  const close = (
+  const close = async (
     db: Db,
     trigger: TriggerRecord,
     batchNo: number,
     state: 'done' | 'failed' | 'canceled',
     counters: unknown,
-  ) =>
-    db.transaction().execute(async (trx) => {
+  ) => {
+    await db.transaction().execute(async (trx) => {
       if (await finishBatch(trx, trigger.id, batchNo, state, counters, deps.clock.now()))
         await endTrigger(events, trx, trigger, (t) => completeTriggerIfDone(t, trigger.id, deps.clock.now()));
     });
+    // Analytics only: a failure to fold leaves partial rows the reads still sum correctly.
+    await foldDeliveryCounts(db, trigger.id).catch((error: unknown) =>
+      deps.logger?.warn({ err: error, triggerId: trigger.id }, 'folding the delivery rollup failed'),
+    );
+  };
 
   const handler = async (
     { triggerId, batchNo }: { triggerId: string; batchNo: number },
@@ -190,6 +196,7 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
         failure_reason: 'BATCH_ATTEMPTS_EXHAUSTED',
         token_action: null,
         detail: null,
+        provider: d.device.provider,
         created_at: now,
         project_id: trigger.projectId,
         trigger_created_at: trigger.createdAt,
@@ -245,13 +252,14 @@ async function sendBatch(
   const { db } = helpers;
   const now = deps.clock.now();
   const row = (
-    d: { deviceId: string; userId: string },
+    d: { deviceId: string; userId: string; provider: string },
     fields: Pick<TriggerDeliveriesTable, 'status' | 'message_id' | 'failure_reason' | 'token_action' | 'detail'>,
   ): TriggerDeliveriesTable => ({
     trigger_id: trigger.id,
     device_id: d.deviceId,
     batch_no: batchNo,
     user_id: d.userId,
+    provider: d.provider,
     created_at: now,
     project_id: trigger.projectId,
     trigger_created_at: trigger.createdAt,

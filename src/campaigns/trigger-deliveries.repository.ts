@@ -16,6 +16,8 @@ export interface TriggerDeliveriesTable {
   token_action: string | null;
   /** Human detail of a skip (the Liquid error). */
   detail: string | null;
+  /** The device's provider (`fcm`, `apns`, `webpush`), for analytics; NULL only on rows older than migration 0015. */
+  provider: string | null;
   created_at: number;
   /** The trigger's project and start time: a trigger's rows expire together (and share a partition on PostgreSQL). */
   project_id: string;
@@ -39,6 +41,7 @@ const COLUMNS = [
   'failure_reason',
   'token_action',
   'detail',
+  'provider',
   'created_at',
   'project_id',
   'trigger_created_at',

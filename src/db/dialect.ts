@@ -151,3 +151,15 @@ export function indexedTextStartsWith(db: AnyKysely, text: RawBuilder<string>, p
 export function wholeTable(db: AnyKysely, table: string): RawBuilder<unknown> {
   return dialectOf(db) === 'postgres' ? sql.table(table) : sql`${sql.table(table)} not indexed`;
 }
+
+/**
+ * The start (epoch ms) of the fixed-size UTC bucket holding the epoch-ms `column`: integer
+ * division, no date functions (`date_trunc` and `strftime` differ and cost more). PostgreSQL
+ * divides its bigint exactly; the cast makes the driver answer a number, not a numeric string.
+ */
+export function epochBucketStart(db: AnyKysely, column: string, bucketMs: number): RawBuilder<number> {
+  const col = sql.ref(column);
+  const size = sql.lit(Math.trunc(bucketMs));
+  if (dialectOf(db) === 'postgres') return sql<number>`((${col} / ${size}::bigint) * ${size})::float8`;
+  return sql<number>`((${col} / ${size}) * ${size})`;
+}

@@ -27,7 +27,7 @@ const eventNameRegExp = new RegExp(EVENT_NAME_PATTERN, 'u');
  * which rolls impossible dates over (Feb 30 becomes Mar 1) and reads offset-less times in the
  * server's time zone; here a missing offset means UTC.
  */
-function parseIsoTimestamp(text: string): number {
+export function parseIsoTimestamp(text: string): number {
   const m = ISO_TIMESTAMP.exec(text);
   if (!m) return Number.NaN;
   const [year, month, day, hour = 0, minute = 0, second = 0] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((part) =>

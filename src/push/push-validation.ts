@@ -1,14 +1,6 @@
 import { invalid } from '../errors.js';
 import { isValidProjectUserId } from '../users/users.schemas.js';
-import {
-  APNS_MAX_PAYLOAD_BYTES,
-  FCM_MAX_PAYLOAD_BYTES,
-  fcmContentBytes,
-  WEBPUSH_MAX_PLAINTEXT_BYTES,
-} from './payload-limits.js';
-import { apnsPayload } from './providers/apns.js';
-import { fcmMessage } from './providers/fcm.js';
-import { webPushPayload } from './providers/webpush.js';
+import { measurePayloads } from './payload-measure.js';
 import type { PushItem } from './push.types.js';
 
 /** The spec's fixed plain-text 400 for both send endpoints (R2, R10). */
@@ -58,9 +50,6 @@ function checkUrl(item: Record<string, unknown>, field: 'image_url' | 'landing_u
     throw reject(`INVALID_${field.toUpperCase()}`, index);
 }
 
-/** A message id as long as a real one, for measuring. */
-const SAMPLE_MESSAGE_ID = '00000000-0000-7000-8000-000000000000';
-
 /**
  * Whether the item is over every provider's byte limit (FCM 4,096, APNs 4,096, Web Push 3,993 of
  * plaintext), measured on the very payloads the senders build. Such an item can reach no device
@@ -69,11 +58,7 @@ const SAMPLE_MESSAGE_ID = '00000000-0000-7000-8000-000000000000';
  */
 function fitsNoProvider(item: PushItem): boolean {
   const message = { title: item.title, body: item.body, imageUrl: item.image_url, landingUrl: item.landing_url };
-  return (
-    fcmContentBytes(fcmMessage('', message, SAMPLE_MESSAGE_ID)) > FCM_MAX_PAYLOAD_BYTES &&
-    Buffer.byteLength(JSON.stringify(apnsPayload(message, SAMPLE_MESSAGE_ID))) > APNS_MAX_PAYLOAD_BYTES &&
-    Buffer.byteLength(webPushPayload(message, SAMPLE_MESSAGE_ID)) > WEBPUSH_MAX_PLAINTEXT_BYTES
-  );
+  return measurePayloads(message).every((p) => !p.fits);
 }
 
 /**

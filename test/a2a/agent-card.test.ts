@@ -6,7 +6,7 @@ import { rpc, type Json } from './a2a-helpers.js';
 describe.each(TEST_DIALECTS)('agent card on %s', (dialect) => {
   const ctx = useTestContext(dialect);
 
-  it('is public and carries the spec fields, the v1.0 required fields and the four skills (A8)', async () => {
+  it('is public and carries the spec fields, the v1.0 required fields and the built-in skills (A8)', async () => {
     const res = await ctx().inject({
       method: 'GET',
       url: '/.well-known/agent-card.json',
@@ -35,6 +35,7 @@ describe.each(TEST_DIALECTS)('agent card on %s', (dialect) => {
       'track-event',
       'send-push-notification',
       'trigger-campaign',
+      'preview-campaign',
     ]);
     for (const skill of card.skills)
       expect(skill).toMatchObject({

@@ -240,6 +240,7 @@ describe.each(TEST_DIALECTS)('official @a2a-js/sdk clients against a listening H
         'track-event',
         'send-push-notification',
         'trigger-campaign',
+        'preview-campaign',
       ]);
       expect(Object.keys(card.securitySchemes)).toEqual(['apiKey']);
       const c = await clientFor(legacy);

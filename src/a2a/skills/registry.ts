@@ -2,13 +2,17 @@ import { rpcError } from '../errors.js';
 import type { JsonObject, Message } from '../model.js';
 import { invalidParams } from '../versions/codec.js';
 import { createUserSkill } from './create-user.skill.js';
+import { previewCampaignSkill } from './preview-campaign.skill.js';
 import { sendPushNotificationSkill } from './send-push-notification.skill.js';
 import type { AnySkill } from './skill.js';
 import { trackEventSkill } from './track-event.skill.js';
 import { triggerCampaignSkill } from './trigger-campaign.skill.js';
 
 export const SKILLS: ReadonlyMap<string, AnySkill> = new Map(
-  [createUserSkill, trackEventSkill, sendPushNotificationSkill, triggerCampaignSkill].map((s) => [s.descriptor.id, s]),
+  [createUserSkill, trackEventSkill, sendPushNotificationSkill, triggerCampaignSkill, previewCampaignSkill].map((s) => [
+    s.descriptor.id,
+    s,
+  ]),
 );
 
 export interface SkillInvocation {

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
+import type { TemplateRenderer } from '../../campaigns/render-pool.js';
 import type { PushRuntime } from '../../push/push-runtime.js';
 import type { JsonObject } from '../model.js';
 
@@ -7,6 +8,8 @@ import type { JsonObject } from '../model.js';
 export interface SkillDeps {
   clock: Clock;
   push: PushRuntime;
+  /** Renders campaign messages off the event loop (`preview-campaign`). */
+  templates: TemplateRenderer;
 }
 
 /** What a skill needs to run: its dependencies, the database (or the task's transaction) and the caller's project. */
@@ -18,7 +21,7 @@ export interface SkillContext {
 
 /** A finished skill: one artifact. Failures are thrown as `AppError`s (see `task-runner.ts`). */
 export interface SkillResult {
-  artifactName: 'user-result' | 'event-result' | 'delivery-results' | 'trigger-result';
+  artifactName: 'user-result' | 'event-result' | 'delivery-results' | 'trigger-result' | 'preview-result';
   data: JsonObject;
 }
 

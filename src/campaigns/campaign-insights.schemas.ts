@@ -1,0 +1,80 @@
+import { Type } from '@sinclair/typebox';
+import { ProjectUserId } from '../users/users.schemas.js';
+
+/** Schemas of the console's campaign reads (issue 17): preview, delivery analytics, trigger stream. */
+
+export const ErrorBody = Type.Object({ error: Type.String() });
+export const errorResponses = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody };
+export const security = [{ projectId: [], apiKey: [] }];
+export const tags = ['campaigns'];
+
+const Count = Type.Integer({ minimum: 0 });
+const Json = Type.Record(Type.String(), Type.Unknown());
+
+export const PreviewBody = Type.Object(
+  {
+    project_user_id: ProjectUserId,
+    properties: Type.Optional(
+      Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
+        description: 'Trigger properties, as a trigger would give them (`trigger.*` in the templates)',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ project_user_id: 'user-42', properties: { coupon: 'SPRING' } }],
+  },
+);
+
+export const PreviewResponse = Type.Object({
+  title: Type.String({ description: "'' when the title renders empty (the payloads then carry none)" }),
+  body: Type.String({ description: "'' when the body renders empty" }),
+  image_url: Type.Optional(Type.String()),
+  landing_url: Type.Optional(Type.String()),
+  payloads: Type.Array(
+    Type.Object({
+      provider: Type.Union([Type.Literal('fcm'), Type.Literal('apns'), Type.Literal('webpush')]),
+      payload: Type.Unsafe<Record<string, unknown>>({
+        ...Json,
+        description:
+          "The JSON the provider receives for one device (FCM: without the device's token; Web Push: the plaintext before encryption)",
+      }),
+      bytes: Count,
+      limit: Count,
+      fits: Type.Boolean(),
+    }),
+  ),
+  warnings: Type.Array(
+    Type.Object({ code: Type.Literal('missing_property'), property: Type.String(), message: Type.String() }),
+  ),
+});
+
+export const CampaignIdParams = Type.Object({ campaign_id: Type.String() });
+export const TriggerParams = Type.Object({ campaign_id: Type.String(), trigger_id: Type.String() });
+
+export const AnalyticsQuery = Type.Object({
+  bucket: Type.Optional(Type.String({ description: 'minute | hour (default) | day; UTC buckets' })),
+  since: Type.Optional(Type.String({ description: 'ISO 8601 date-time, inclusive' })),
+  until: Type.Optional(Type.String({ description: 'ISO 8601 date-time, exclusive' })),
+});
+
+export const AnalyticsResponse = Type.Object({
+  bucket: Type.Union([Type.Literal('minute'), Type.Literal('hour'), Type.Literal('day')]),
+  totals: Type.Object({
+    by_state: Type.Record(Type.String(), Count, { description: 'DELIVERY_RESULT_STATUS_* → outcomes' }),
+    by_provider: Type.Record(Type.String(), Type.Record(Type.String(), Count), {
+      description: 'fcm | apns | webpush (unknown: rows older than the provider column) → state → outcomes',
+    }),
+    by_reason: Type.Record(Type.String(), Count, {
+      description: "The provider's raw code or Herald's skip reason → outcomes",
+    }),
+  }),
+  series: Type.Array(
+    Type.Object({
+      start: Type.String({ format: 'date-time' }),
+      sent: Count,
+      failed: Count,
+    }),
+    { description: 'Buckets holding an outcome, oldest first; sent = accepted, failed = every other outcome' },
+  ),
+});
