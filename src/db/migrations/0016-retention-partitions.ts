@@ -66,7 +66,7 @@ interface ConstraintRow {
 /**
  * Rebuilds `table` as a table partitioned by day on its time column. Primary keys and unique
  * constraints gain the partition key (PostgreSQL requires it); foreign keys and every other index
- * (whichever migration made them) are recreated from the catalog, so none is lost.
+ * (whichever migration made them) and triggers are recreated from the catalog, so none is lost.
  */
 async function partitionByDay(db: AnyKysely, table: PartitionedTable): Promise<void> {
   const key = PARTITIONED_TABLES[table];
@@ -96,6 +96,13 @@ async function partitionByDay(db: AnyKysely, table: PartitionedTable): Promise<v
       select a.attname as column, pg_get_serial_sequence(${table}, a.attname) as sequence
       from pg_attribute a where a.attrelid = to_regclass(${table}) and a.attnum > 0 and not a.attisdropped`.execute(db)
   ).rows.filter((r) => r.sequence !== null);
+
+  // Triggers (e.g. 0015's delivery rollup) by definition; recreated only after the copy, which they must not see.
+  const triggers = (
+    await sql<{ definition: string }>`
+      select pg_get_triggerdef(t.oid) as definition from pg_trigger t
+      where t.tgrelid = to_regclass(${table}) and not t.tgisinternal`.execute(db)
+  ).rows;
 
   await sql`alter table ${sql.id(table)} rename to ${sql.id(old)}`.execute(db);
   // A serial column's sequence must outlive the old table.
@@ -129,6 +136,7 @@ async function partitionByDay(db: AnyKysely, table: PartitionedTable): Promise<v
     );
   }
   for (const index of indexes) await sql.raw(uniqueWithKey(index.definition, index.unique, key)).execute(db);
+  for (const trigger of triggers) await sql.raw(trigger.definition).execute(db);
 }
 
 /** A unique index on a partitioned table must hold the partition key: add it to the key columns. */
