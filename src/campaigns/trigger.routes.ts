@@ -80,7 +80,9 @@ export function registerTriggerRoutes(
             Type.Object({ trigger_id: Type.String() }),
             Type.Object({ dry_run: Type.Literal(true) }, { additionalProperties: true }),
           ]),
-          400: Type.String({ description: `text/plain: ${CAMPAIGN_ID_MESSAGE} | ${FAILED} (cause in X-Error-Reason)` }),
+          400: Type.Union([Type.Literal(CAMPAIGN_ID_MESSAGE), Type.Literal(FAILED)], {
+            description: 'text/plain, the cause in X-Error-Reason',
+          }),
           401: ErrorBody,
         },
       },
@@ -102,7 +104,10 @@ export function registerTriggerRoutes(
     {
       config: { auth: 'secret', rateLimitClass: 'management' },
       schema: {
+        operationId: 'getTrigger',
         summary: "A trigger's state and counters",
+        description:
+          'Where one trigger is: planning and batches done, and its deliveries counted by outcome (sent, failed, skipped, ...). Poll it after `:trigger`.',
         tags,
         security,
         params: TriggerParams,
@@ -118,7 +123,10 @@ export function registerTriggerRoutes(
     {
       config: { auth: 'secret', rateLimitClass: 'management' },
       schema: {
+        operationId: 'listTriggers',
         summary: "A campaign's triggers, newest first",
+        description:
+          "One page of the campaign's triggers with their state; pass `next_cursor` as `cursor` for the next page.",
         tags,
         security,
         params: Type.Object({ campaign_id: Type.String() }),

@@ -86,7 +86,9 @@ export const RotatedWebhookSecret = Type.Object(
   { $id: 'RotatedWebhookSecret' },
 );
 
-export const WebhookParams = Type.Object({ webhook_id: Type.String({ pattern: WEBHOOK_ID_PATTERN }) });
+export const WebhookParams = Type.Object({
+  webhook_id: Type.String({ pattern: WEBHOOK_ID_PATTERN, examples: ['wh_4Jd9kQ2mXbR7'] }),
+});
 
 /** Registered once per app, so the OpenAPI document names them (components.schemas). */
 export const WEBHOOK_SCHEMAS = [
