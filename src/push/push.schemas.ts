@@ -22,6 +22,7 @@ export const PushNotificationItem = Type.Object(
 export const SendPushBody = Type.Object(
   { push_notifications: Type.Array(PushNotificationItem, { minItems: 1, maxItems: MAX_PUSH_ITEMS }) },
   {
+    title: 'SendPushRequest',
     examples: [
       {
         push_notifications: [

@@ -787,6 +787,28 @@ export interface components {
                 timestamp: string;
             }[];
         };
+        /** SendPushRequest */
+        SendPushRequest: {
+            push_notifications: {
+                target: {
+                    project_user_id: string;
+                } | {
+                    device_id: string;
+                };
+                title?: string;
+                body?: string;
+                /**
+                 * Format: uri
+                 * @description Absolute http(s) URL
+                 */
+                image_url?: string;
+                /**
+                 * Format: uri
+                 * @description Absolute http(s) URL
+                 */
+                landing_url?: string;
+            }[];
+        };
         /** SendMessagesResponse */
         SendMessagesResponse: {
             delivery_results: {
@@ -1142,6 +1164,7 @@ export type SchemaDeviceList = components['schemas']['DeviceList'];
 export type SchemaTrackEventsRequest = components['schemas']['TrackEventsRequest'];
 export type SchemaTrackEventsResponse = components['schemas']['TrackEventsResponse'];
 export type SchemaUserEventList = components['schemas']['UserEventList'];
+export type SchemaSendPushRequest = components['schemas']['SendPushRequest'];
 export type SchemaSendMessagesResponse = components['schemas']['SendMessagesResponse'];
 export type SchemaSendPushNotificationsResponse = components['schemas']['SendPushNotificationsResponse'];
 export type SchemaMessage = components['schemas']['Message'];
@@ -2202,27 +2225,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    push_notifications: {
-                        target: {
-                            project_user_id: string;
-                        } | {
-                            device_id: string;
-                        };
-                        title?: string;
-                        body?: string;
-                        /**
-                         * Format: uri
-                         * @description Absolute http(s) URL
-                         */
-                        image_url?: string;
-                        /**
-                         * Format: uri
-                         * @description Absolute http(s) URL
-                         */
-                        landing_url?: string;
-                    }[];
-                };
+                "application/json": components["schemas"]["SendPushRequest"];
             };
         };
         responses: {
@@ -2386,27 +2389,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    push_notifications: {
-                        target: {
-                            project_user_id: string;
-                        } | {
-                            device_id: string;
-                        };
-                        title?: string;
-                        body?: string;
-                        /**
-                         * Format: uri
-                         * @description Absolute http(s) URL
-                         */
-                        image_url?: string;
-                        /**
-                         * Format: uri
-                         * @description Absolute http(s) URL
-                         */
-                        landing_url?: string;
-                    }[];
-                };
+                "application/json": components["schemas"]["SendPushRequest"];
             };
         };
         responses: {
