@@ -14,19 +14,19 @@ export const SECURITY_SCHEMES = {
     type: 'apiKey',
     in: 'header',
     name: 'X-Service-Project-ID',
-    description: 'The project id (`proj_...`), sent with either of its keys.',
+    description: 'The project id, sent with either of its keys.',
   },
   secretKey: {
     type: 'apiKey',
     in: 'header',
     name: 'X-Service-API-Key',
-    description: "The project's secret key (`sk_...`): server-side only, every operation.",
+    description: "The project's secret key (`svc_sk_...`): server-side only, every operation.",
   },
   publicKey: {
     type: 'apiKey',
     in: 'header',
     name: 'X-Service-API-Key',
-    description: "The project's public key (`pk_...`): safe in apps and browsers, client operations only.",
+    description: "The project's public key (`svc_pk_...`): safe in apps and browsers, client operations only.",
   },
 } as const;
 

@@ -1,3 +1,4 @@
+/// <reference types="vite/client" />
 import { describe, expect, it } from 'vitest';
 import { createHeraldClient, HeraldError, type HeraldClientOptions } from '../src/index.js';
 import { retryAfterMs } from '../src/errors.js';
@@ -150,5 +151,14 @@ describe('@herald/client', () => {
     expect(retryAfterMs('Thu, 15 Jan 2026 09:30:10 GMT', now)).toBe(10_000);
     expect(retryAfterMs('soon', now)).toBe(0);
     expect(retryAfterMs(null, now)).toBe(0);
+  });
+});
+
+describe('@herald/client sources', () => {
+  it('import nothing Node-only (it runs in Deno and browsers too)', async () => {
+    const sources = import.meta.glob('../src/*.ts', { query: '?raw', import: 'default', eager: true });
+    expect(Object.keys(sources).length).toBeGreaterThanOrEqual(2);
+    for (const [file, text] of Object.entries(sources))
+      expect(String(text), file).not.toMatch(/from ['"](node:|fs|path|http|https|crypto|buffer|process)['"/]/);
   });
 });
