@@ -4,26 +4,6 @@
  */
 
 export interface paths {
-    "/api/v1/users": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Create a user, or merge properties into an existing one
-         * @description Creates the user if `project_user_id` is new, else merges `properties` into the stored ones (a key set to `null` is kept as null). Answers all of the user's properties. An `Idempotency-Key` header makes a retry answer the first response.
-         */
-        post: operations["upsertUser"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/users/{project_user_id}": {
         parameters: {
             query?: never;
@@ -31,7 +11,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get a user with its devices and recent events
+         * @description The stored properties and timestamps, the devices (never their push tokens, endpoints or keys) and the latest 20 events, newest first. 404 when the project has no such user.
+         */
+        get: operations["getUser"];
         put?: never;
         post?: never;
         /**
@@ -46,6 +30,30 @@ export interface paths {
          * @description Merges `properties` into an existing user and answers all of its properties; an unknown user is a 404 with an empty body.
          */
         patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/api/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List users, in project_user_id order
+         * @description Keyset pagination: pass `next_cursor` as `cursor` until it is null. `prefix` keeps ids that start with it; `filter` is a condition in the campaign segment language (property and event leaves, all/any/not), evaluated in the database. A bad cursor, limit or filter is a 400 naming the problem.
+         */
+        get: operations["listUsers"];
+        put?: never;
+        /**
+         * Create a user, or merge properties into an existing one
+         * @description Creates the user if `project_user_id` is new, else merges `properties` into the stored ones (a key set to `null` is kept as null). Answers all of the user's properties. An `Idempotency-Key` header makes a retry answer the first response.
+         */
+        post: operations["upsertUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/devices": {
@@ -540,6 +548,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users:import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or update many users (path: /api/v1/users:import)
+         * @description Up to 10000 users per call (more: 413 TOO_MANY_USERS), as NDJSON (`content-type: application/x-ndjson`, one `{"project_user_id","properties"}` per line) or a JSON array of the same objects. Each user is created, or its properties are merged into the stored ones as `POST /api/v1/users` does; each is written atomically and a bad line fails alone. The answer holds one result per input line (blank NDJSON lines are skipped; `line` counts from 1), in input order, and the totals. Other fields of a line (such as the timestamps `herald users export` writes) are ignored.
+         */
+        post: operations["importUsers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -677,18 +705,44 @@ export interface components {
              */
             previous_secret_expires_at: string;
         };
-        /** CreateUserRequest */
-        CreateUserRequest: {
+        /** UserDetail */
+        UserDetail: {
             project_user_id: string;
-            properties?: {
-                [key: string]: string | number | boolean | null;
-            };
-        };
-        /** UserProperties */
-        UserProperties: {
             properties: {
                 [key: string]: string | number | boolean | null;
             };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            devices: {
+                device_id: string;
+                project_user_id: string;
+                /** @description android, ios or web */
+                platform: string;
+                /** @description fcm, apns or webpush */
+                provider: string;
+                /** @description active or disabled */
+                status: string;
+                disabled_reason: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+            }[];
+            /** @description The latest 20 events, newest first */
+            recent_events: {
+                event_id: string;
+                name: string;
+                properties: {
+                    [key: string]: unknown;
+                };
+                /**
+                 * Format: date-time
+                 * @description When the event happened (as tracked)
+                 */
+                timestamp: string;
+            }[];
         };
         /** Error */
         Error: {
@@ -701,11 +755,38 @@ export interface components {
                 [key: string]: string | number | boolean | null;
             };
         };
+        /** UserProperties */
+        UserProperties: {
+            properties: {
+                [key: string]: string | number | boolean | null;
+            };
+        };
         /**
          * Empty
          * @description Done; the body is an empty JSON object.
          */
         Empty: Record<string, never>;
+        /** UserList */
+        UserList: {
+            users: {
+                project_user_id: string;
+                properties: {
+                    [key: string]: string | number | boolean | null;
+                };
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+            }[];
+            next_cursor: string | null;
+        };
+        /** CreateUserRequest */
+        CreateUserRequest: {
+            project_user_id: string;
+            properties?: {
+                [key: string]: string | number | boolean | null;
+            };
+        };
         /** RegisterDeviceRequest */
         RegisterDeviceRequest: {
             device_id?: string;
@@ -1140,6 +1221,28 @@ export interface components {
             enabled: true;
             signing_key: string;
         };
+        /**
+         * ImportUsersArray
+         * @description A JSON array of `{ project_user_id, properties }` objects
+         */
+        ImportUsersArray: unknown[];
+        /**
+         * ImportUsersNdjson
+         * @description NDJSON: one `{ project_user_id, properties }` object per line
+         */
+        ImportUsersNdjson: string;
+        /** ImportUsersResponse */
+        ImportUsersResponse: {
+            results: {
+                line: number;
+                project_user_id: string | null;
+                status: "created" | "updated" | "error";
+                error?: string;
+            }[];
+            created: number;
+            updated: number;
+            failed: number;
+        };
     };
     responses: never;
     parameters: never;
@@ -1153,11 +1256,13 @@ export type SchemaWebhook = components['schemas']['Webhook'];
 export type SchemaCreatedWebhook = components['schemas']['CreatedWebhook'];
 export type SchemaWebhookList = components['schemas']['WebhookList'];
 export type SchemaRotatedWebhookSecret = components['schemas']['RotatedWebhookSecret'];
-export type SchemaCreateUserRequest = components['schemas']['CreateUserRequest'];
-export type SchemaUserProperties = components['schemas']['UserProperties'];
+export type SchemaUserDetail = components['schemas']['UserDetail'];
 export type SchemaError = components['schemas']['Error'];
 export type SchemaUpdateUserRequest = components['schemas']['UpdateUserRequest'];
+export type SchemaUserProperties = components['schemas']['UserProperties'];
 export type SchemaEmpty = components['schemas']['Empty'];
+export type SchemaUserList = components['schemas']['UserList'];
+export type SchemaCreateUserRequest = components['schemas']['CreateUserRequest'];
 export type SchemaRegisterDeviceRequest = components['schemas']['RegisterDeviceRequest'];
 export type SchemaDevice = components['schemas']['Device'];
 export type SchemaDeviceList = components['schemas']['DeviceList'];
@@ -1182,31 +1287,21 @@ export type SchemaTrigger = components['schemas']['Trigger'];
 export type SchemaTriggerList = components['schemas']['TriggerList'];
 export type SchemaIdentityVerification = components['schemas']['IdentityVerification'];
 export type SchemaIdentityVerificationEnabled = components['schemas']['IdentityVerificationEnabled'];
+export type SchemaImportUsersArray = components['schemas']['ImportUsersArray'];
+export type SchemaImportUsersNdjson = components['schemas']['ImportUsersNdjson'];
+export type SchemaImportUsersResponse = components['schemas']['ImportUsersResponse'];
 export type $defs = Record<string, never>;
 export interface operations {
-    upsertUser: {
+    getUser: {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                project_user_id: string;
+            };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "project_user_id": "user-42",
-                 *       "properties": {
-                 *         "plan": "pro",
-                 *         "country": "DE",
-                 *         "trial": false,
-                 *         "seats": 3
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["CreateUserRequest"];
-            };
-        };
+        requestBody?: never;
         responses: {
             /** @description Default Response */
             200: {
@@ -1216,18 +1311,40 @@ export interface operations {
                 content: {
                     /**
                      * @example {
+                     *       "project_user_id": "user-42",
                      *       "properties": {
-                     *         "plan": "pro",
-                     *         "country": "DE",
-                     *         "trial": false,
-                     *         "seats": 3
-                     *       }
+                     *         "plan": "pro"
+                     *       },
+                     *       "created_at": "2026-01-05T10:00:00.000Z",
+                     *       "updated_at": "2026-01-06T09:30:00.000Z",
+                     *       "devices": [
+                     *         {
+                     *           "device_id": "phone-1",
+                     *           "project_user_id": "user-42",
+                     *           "platform": "android",
+                     *           "provider": "fcm",
+                     *           "status": "active",
+                     *           "disabled_reason": null,
+                     *           "created_at": "2026-01-05T10:01:00.000Z",
+                     *           "updated_at": "2026-01-05T10:01:00.000Z"
+                     *         }
+                     *       ],
+                     *       "recent_events": [
+                     *         {
+                     *           "event_id": "5f0c7f3e-2b8a-4d4e-9a51-3c2e8f7d9b10",
+                     *           "name": "purchase",
+                     *           "properties": {
+                     *             "amount": 30
+                     *           },
+                     *           "timestamp": "2026-01-06T09:29:58.000Z"
+                     *         }
+                     *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["UserProperties"];
+                    "application/json": components["schemas"]["UserDetail"];
                 };
             };
-            /** @description The request is invalid. The body is the fixed message `Project User Id must be provided`; the precise cause is in `X-Error-Reason`. */
+            /** @description The request is invalid; `error` says why. */
             400: {
                 headers: {
                     /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
@@ -1235,8 +1352,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /** @example Project User Id must be provided */
-                    "text/plain": "Project User Id must be provided";
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
@@ -1255,8 +1376,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is over the size limit. */
-            413: {
+            /** @description Not found. */
+            404: {
                 headers: {
                     /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
                     "X-Error-Reason"?: string;
@@ -1265,23 +1386,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": "Request body is too large"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The body is not `application/json`. */
-            415: {
-                headers: {
-                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
-                    "X-Error-Reason"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": "Unsupported Media Type"
+                     *       "error": "Not found"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1488,6 +1593,259 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: {
+                /** @description 1 to 1000, default 50 */
+                limit?: string;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                /** @description Only ids starting with this */
+                prefix?: string;
+                /** @description A condition in the campaign segment language, as JSON (URL-encoded), e.g. {"property":"plan","op":"eq","value":"pro"} */
+                filter?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "users": [
+                     *         {
+                     *           "project_user_id": "user-42",
+                     *           "properties": {
+                     *             "plan": "pro"
+                     *           },
+                     *           "created_at": "2026-01-05T10:00:00.000Z",
+                     *           "updated_at": "2026-01-06T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "WyJ1c2VyLTQyIl0"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserList"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    upsertUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "project_user_id": "user-42",
+                 *       "properties": {
+                 *         "plan": "pro",
+                 *         "country": "DE",
+                 *         "trial": false,
+                 *         "seats": 3
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateUserRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "properties": {
+                     *         "plan": "pro",
+                     *         "country": "DE",
+                     *         "trial": false,
+                     *         "seats": 3
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserProperties"];
+                };
+            };
+            /** @description The request is invalid. The body is the fixed message `Project User Id must be provided`; the precise cause is in `X-Error-Reason`. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example Project User Id must be provided */
+                    "text/plain": "Project User Id must be provided";
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description The body is over the size limit. */
             413: {
@@ -5423,6 +5781,177 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    importUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example [
+                 *       {
+                 *         "project_user_id": "user-42",
+                 *         "properties": {
+                 *           "plan": "pro",
+                 *           "score": 7
+                 *         }
+                 *       },
+                 *       {
+                 *         "project_user_id": "user-43",
+                 *         "properties": {
+                 *           "plan": "free"
+                 *         }
+                 *       }
+                 *     ]
+                 */
+                "application/json": components["schemas"]["ImportUsersArray"];
+                /**
+                 * @example {"project_user_id":"user-42","properties":{"plan":"pro","score":7}}
+                 *     {"project_user_id":"user-43","properties":{"plan":"free"}}
+                 */
+                "application/x-ndjson": components["schemas"]["ImportUsersNdjson"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "line": 1,
+                     *           "project_user_id": "user-42",
+                     *           "status": "updated"
+                     *         },
+                     *         {
+                     *           "line": 2,
+                     *           "project_user_id": "user-43",
+                     *           "status": "created"
+                     *         },
+                     *         {
+                     *           "line": 3,
+                     *           "project_user_id": null,
+                     *           "status": "error",
+                     *           "error": "Line 3 is not valid JSON"
+                     *         }
+                     *       ],
+                     *       "created": 1,
+                     *       "updated": 1,
+                     *       "failed": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ImportUsersResponse"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
