@@ -20,6 +20,8 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY bin ./bin
 COPY src ./src
+# /docs/a2a.md serves the agent-interface guide linked from the API reference.
+COPY docs/a2a.md ./docs/a2a.md
 # The image's own `node` user (uid 1000) owns only the data directory.
 RUN mkdir -p /data && chown node:node /data
 USER node

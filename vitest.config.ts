@@ -1,6 +1,9 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // The workspace client from its sources (as tsconfig.json's `paths`), so tests need no build first.
+  resolve: { alias: { '@herald/client': fileURLToPath(new URL('packages/client/src/index.ts', import.meta.url)) } },
   test: {
     include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
     // Real-browser tests run apart: npm run test:browser (vitest.browser.config.ts).

@@ -7,6 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createHeraldClient, type HeraldClient, type Schemas } from '@herald/client';
 
 export interface ExampleOptions {
   port: number;
@@ -71,25 +72,24 @@ function standIn(options: ExampleOptions, method: string, urlPath: string, body?
 }
 
 // ---------------------------------------------------------------------------------------------
-// SERVER-SIDE SEND. This is the one place the example calls Herald with the secret key, by hand.
-// When @herald/client exists it replaces this function: `herald.messages.send({ push_notifications })`.
-async function sendPush(options: ExampleOptions, notification: Record<string, unknown>): Promise<unknown> {
-  const response = await fetch(`${options.heraldUrl}/api/v1/messages:send`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      'X-Service-Project-ID': options.projectId,
-      'X-Service-API-Key': options.secretKey,
-    },
-    body: JSON.stringify({ push_notifications: [notification] }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`Herald answered ${response.status}: ${text}`);
-  return JSON.parse(text) as unknown;
+// SERVER-SIDE SEND. The one place the example calls Herald with the secret key, through @herald/client
+// (typed from Herald's OpenAPI document; it retries 429/503 and sends an Idempotency-Key, so a retry
+// never sends twice). A failure rejects with a HeraldError (status, reason, message).
+type PushNotification = Schemas['SendPushRequest']['push_notifications'][number];
+
+async function sendPush(herald: HeraldClient, notification: PushNotification) {
+  const { data } = await herald.POST('/api/v1/messages:send', { body: { push_notifications: [notification] } });
+  return data;
 }
 // ---------------------------------------------------------------------------------------------
 
-async function api(options: ExampleOptions, req: http.IncomingMessage, res: http.ServerResponse, urlPath: string) {
+async function api(
+  options: ExampleOptions,
+  herald: HeraldClient,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  urlPath: string,
+) {
   const user = userOf(req);
   if (req.method === 'GET' && urlPath === '/api/config')
     // Only what a browser may know: never the secret key or the identity key.
@@ -119,7 +119,7 @@ async function api(options: ExampleOptions, req: http.IncomingMessage, res: http
   if (req.method === 'POST' && urlPath === '/api/send') {
     const body = await readJson(req);
     try {
-      const result = await sendPush(options, {
+      const result = await sendPush(herald, {
         target: { project_user_id: user },
         title: typeof body.title === 'string' ? body.title : 'Hello from Herald',
         body: typeof body.body === 'string' ? body.body : `A notification for ${user}`,
@@ -145,10 +145,15 @@ async function api(options: ExampleOptions, req: http.IncomingMessage, res: http
 }
 
 export async function startExampleServer(options: ExampleOptions): Promise<{ url: string; close(): Promise<void> }> {
+  const herald = createHeraldClient({
+    baseUrl: options.heraldUrl,
+    projectId: options.projectId,
+    apiKey: options.secretKey,
+  });
   const server = http.createServer((req, res) => {
     const urlPath = (req.url ?? '/').split('?')[0]!;
     if (urlPath.startsWith('/api/')) {
-      api(options, req, res, urlPath).catch((error: unknown) => send(res, 500, { error: String(error) }));
+      api(options, herald, req, res, urlPath).catch((error: unknown) => send(res, 500, { error: String(error) }));
       return;
     }
     const file = staticFile(urlPath);

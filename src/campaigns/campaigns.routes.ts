@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import {
+  CampaignList,
   CampaignParams,
   CampaignResponse,
   CreateCampaignBody,
@@ -28,7 +29,10 @@ export function registerCampaignRoutes(fastify: FastifyInstance, deps: { db: Db;
     {
       config: routeConfig,
       schema: {
+        operationId: 'createCampaign',
         summary: 'Create a campaign',
+        description:
+          'Creates a campaign: its Liquid message templates, the segment it may reach, optional audience conditions, and whether the API (`:trigger`) or events start it. A given `campaign_id` that exists is a 409.',
         tags,
         security,
         body: CreateCampaignBody,
@@ -46,15 +50,15 @@ export function registerCampaignRoutes(fastify: FastifyInstance, deps: { db: Db;
     {
       config: routeConfig,
       schema: {
+        operationId: 'listCampaigns',
         summary: 'List campaigns, newest first',
+        description:
+          'One page of campaigns, optionally of one `status`; pass `next_cursor` as `cursor` for the next page.',
         tags,
         security,
         querystring: ListCampaignsQuery,
         response: {
-          200: Type.Object({
-            campaigns: Type.Array(CampaignResponse),
-            next_cursor: Type.Union([Type.String(), Type.Null()]),
-          }),
+          200: CampaignList,
           ...errors,
         },
       },
@@ -70,7 +74,9 @@ export function registerCampaignRoutes(fastify: FastifyInstance, deps: { db: Db;
     {
       config: routeConfig,
       schema: {
+        operationId: 'getCampaign',
         summary: 'Get a campaign',
+        description: 'The campaign as stored, its templates unrendered.',
         tags,
         security,
         params: CampaignParams,
@@ -86,7 +92,10 @@ export function registerCampaignRoutes(fastify: FastifyInstance, deps: { db: Db;
     {
       config: routeConfig,
       schema: {
+        operationId: 'updateCampaign',
         summary: 'Change some fields of a campaign',
+        description:
+          'Changes the given fields and answers the whole campaign; `status` pauses, resumes or archives it (triggers already running continue).',
         tags,
         security,
         params: CampaignParams,
@@ -105,7 +114,9 @@ export function registerCampaignRoutes(fastify: FastifyInstance, deps: { db: Db;
     {
       config: routeConfig,
       schema: {
+        operationId: 'deleteCampaign',
         summary: 'Delete a campaign with its trigger history (200 also when absent)',
+        description: 'Deletes the campaign and its triggers for good; deleting an absent campaign also answers 200.',
         tags,
         security,
         params: CampaignParams,

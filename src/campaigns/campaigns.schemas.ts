@@ -55,27 +55,67 @@ export const CreateCampaignBody = Type.Object(
     default_audience: Type.Optional(editable.default_audience),
     message: editable.message,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'CreateCampaignRequest',
+    examples: [
+      {
+        campaign_id: 'order-shipped',
+        name: 'Order shipped',
+        status: 'active',
+        api_triggered: true,
+        default_audience: { broadcast: true },
+        message: {
+          title: 'Your order {{ trigger.order_id }} shipped',
+          body: 'Hi {{ user.first_name | default: "there" }}, it arrives on {{ trigger.eta }}.',
+          landing_url: 'https://example.com/orders/{{ trigger.order_id }}',
+        },
+      },
+    ],
+  },
 );
 export type CreateCampaignBody = Static<typeof CreateCampaignBody>;
 
 export const PatchCampaignBody = Type.Partial(Type.Object(editable, { additionalProperties: false }), {
   additionalProperties: false,
+  title: 'UpdateCampaignRequest',
+  examples: [{ status: 'paused' }],
 });
 export type PatchCampaignBody = Static<typeof PatchCampaignBody>;
 
-export const CampaignResponse = Type.Object({
-  campaign_id: Type.String(),
-  name: Type.String(),
-  status: CampaignStatus,
-  api_triggered: Type.Boolean(),
-  segment: Type.Unknown(),
-  audience_conditions: Type.Unknown(),
-  default_audience: Type.Unknown(),
-  message: MessageTemplateSchema,
-  created_at: Type.String({ format: 'date-time' }),
-  updated_at: Type.String({ format: 'date-time' }),
-});
+const campaignExample = {
+  campaign_id: 'order-shipped',
+  name: 'Order shipped',
+  status: 'active',
+  api_triggered: true,
+  segment: null,
+  audience_conditions: null,
+  default_audience: { broadcast: true },
+  message: { title: 'Your order {{ trigger.order_id }} shipped', body: 'It arrives on {{ trigger.eta }}.' },
+  created_at: '2026-01-15T09:30:00.000Z',
+  updated_at: '2026-01-15T09:30:00.000Z',
+};
+
+export const CampaignResponse = Type.Object(
+  {
+    campaign_id: Type.String(),
+    name: Type.String(),
+    status: CampaignStatus,
+    api_triggered: Type.Boolean(),
+    segment: Type.Unknown(),
+    audience_conditions: Type.Unknown(),
+    default_audience: Type.Unknown(),
+    message: MessageTemplateSchema,
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { title: 'Campaign', examples: [campaignExample] },
+);
+
+export const CampaignList = Type.Object(
+  { campaigns: Type.Array(CampaignResponse), next_cursor: Type.Union([Type.String(), Type.Null()]) },
+  { title: 'CampaignList', examples: [{ campaigns: [campaignExample], next_cursor: null }] },
+);
 
 export const CampaignParams = Type.Object({ campaign_id: Type.String() });
 /** Query strings are not coerced (the app's ajv has `coerceTypes: false`), so numbers arrive as text. */

@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 import { renderError } from '../http/error-handler.js';
 import { replyIdempotently } from '../idempotency/idempotency.http.js';
 import { ListQuery } from './campaigns.schemas.js';
-import { TriggerBodySchema, TriggerListSchema, TriggerStatusSchema } from './trigger.schemas.js';
+import { TriggerBodySchema, TriggerListSchema, TriggerStatusSchema, triggerExample } from './trigger.schemas.js';
 import { getTriggerStatus, listTriggers } from './trigger-status.service.js';
 import type { TemplateRenderer } from './render-pool.js';
 import { CAMPAIGN_ID_MESSAGE, dryRunTrigger, triggerCampaign, type TriggerDeps } from './trigger.service.js';
@@ -76,11 +76,16 @@ export function registerTriggerRoutes(
         body: TriggerBodySchema,
         querystring: Type.Object({ dry_run: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }),
         response: {
-          200: Type.Union([
-            Type.Object({ trigger_id: Type.String() }),
-            Type.Object({ dry_run: Type.Literal(true) }, { additionalProperties: true }),
-          ]),
-          400: Type.String({ description: `text/plain: ${CAMPAIGN_ID_MESSAGE} | ${FAILED} (cause in X-Error-Reason)` }),
+          200: Type.Union(
+            [
+              Type.Object({ trigger_id: Type.String() }),
+              Type.Object({ dry_run: Type.Literal(true) }, { additionalProperties: true }),
+            ],
+            { title: 'TriggerCampaignResponse', examples: [{ trigger_id: 'trg_9xK4' }] },
+          ),
+          400: Type.Union([Type.Literal(CAMPAIGN_ID_MESSAGE), Type.Literal(FAILED)], {
+            description: 'text/plain, the cause in X-Error-Reason',
+          }),
           401: ErrorBody,
         },
       },
@@ -96,13 +101,20 @@ export function registerTriggerRoutes(
     },
   );
 
+  const TriggerList = Type.Composite([TriggerListSchema], {
+    title: 'TriggerList',
+    examples: [{ triggers: [triggerExample], next_cursor: null }],
+  });
   const TriggerParams = Type.Object({ campaign_id: Type.String(), trigger_id: Type.String() });
   app.get(
     '/api/v1/campaigns/:campaign_id/triggers/:trigger_id',
     {
       config: { auth: 'secret', rateLimitClass: 'management' },
       schema: {
+        operationId: 'getTrigger',
         summary: "A trigger's state and counters",
+        description:
+          'Where one trigger is: planning and batches done, and its deliveries counted by outcome (sent, failed, skipped, ...). Poll it after `:trigger`.',
         tags,
         security,
         params: TriggerParams,
@@ -118,12 +130,15 @@ export function registerTriggerRoutes(
     {
       config: { auth: 'secret', rateLimitClass: 'management' },
       schema: {
+        operationId: 'listTriggers',
         summary: "A campaign's triggers, newest first",
+        description:
+          "One page of the campaign's triggers with their state; pass `next_cursor` as `cursor` for the next page.",
         tags,
         security,
         params: Type.Object({ campaign_id: Type.String() }),
         querystring: ListQuery,
-        response: { 200: TriggerListSchema, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+        response: { 200: TriggerList, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
       },
     },
     async (request) => listTriggers(db, request.auth!.projectId, request.params.campaign_id, request.query),

@@ -35,13 +35,47 @@ export const TriggerSummarySchema = Type.Object({
   error: Type.Optional(Type.String()),
 });
 
-export const TriggerStatusSchema = Type.Composite([
-  TriggerSummarySchema,
-  Type.Object({
-    counters: TriggerCountersSchema,
-    progress: Type.Object({ batches_planned: Count, batches_finished: Count, planning_done: Type.Boolean() }),
-  }),
-]);
+/** What a finished trigger looks like (the document's example). */
+export const triggerExample = {
+  trigger_id: 'trg_9xK4',
+  campaign_id: 'order-shipped',
+  state: 'completed',
+  audience: { targets: 1 },
+  properties: { order_id: 'A-1001' },
+  created_at: '2026-01-15T09:30:00.000Z',
+  started_at: '2026-01-15T09:30:00.050Z',
+  finished_at: '2026-01-15T09:30:01.200Z',
+};
+
+export const TriggerStatusSchema = Type.Composite(
+  [
+    TriggerSummarySchema,
+    Type.Object({
+      counters: TriggerCountersSchema,
+      progress: Type.Object({ batches_planned: Count, batches_finished: Count, planning_done: Type.Boolean() }),
+    }),
+  ],
+  {
+    title: 'Trigger',
+    examples: [
+      {
+        ...triggerExample,
+        counters: {
+          targets: 1,
+          in_segment: 1,
+          eligible: 1,
+          devices: 1,
+          skipped: {},
+          accepted: 1,
+          failed: 0,
+          failed_by_status: {},
+          tokens_pruned: 0,
+        },
+        progress: { batches_planned: 1, batches_finished: 1, planning_done: true },
+      },
+    ],
+  },
+);
 
 export const TriggerListSchema = Type.Object({
   triggers: Type.Array(TriggerSummarySchema),

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../lib/clock.js';
 import type { OutboundPolicy } from '../lib/outbound-url-policy.js';
 import { ProjectUserId } from '../users/users.schemas.js';
-import { DeviceId, DeviceResponse, RegisterDeviceBody } from './devices.schemas.js';
+import { DeviceId, DeviceList, DeviceResponse, RegisterDeviceBody } from './devices.schemas.js';
 import * as devices from './devices.service.js';
 import { checkWebPushEndpoint } from './web-push-endpoint.js';
 import { identityCheck, type IdentityDeps } from '../identity/identity.http.js';
@@ -28,9 +28,10 @@ export function registerDeviceRoutes(fastify: FastifyInstance, deps: DeviceRoute
     {
       config: { auth: 'client', rateLimitClass: 'management' },
       schema: {
+        operationId: 'registerDevice',
         summary: 'Register or refresh a device (public or secret key)',
         description:
-          'With the public key, a device_id that belongs to another user is a 409; with identity verification on, X-Service-User-Token must be signed for project_user_id.',
+          "Registers the push token (FCM, APNs) or Web Push subscription of one of the user's devices, or refreshes it when `device_id` is known. With the public key, a device_id that belongs to another user is a 409; with identity verification on, X-Service-User-Token must be signed for project_user_id.",
         tags: ['devices'],
         security,
         body: RegisterDeviceBody,
@@ -53,7 +54,9 @@ export function registerDeviceRoutes(fastify: FastifyInstance, deps: DeviceRoute
     {
       config: { auth: 'secret', rateLimitClass: 'management' },
       schema: {
+        operationId: 'deleteDevice',
         summary: 'Delete a device',
+        description: 'Removes the device so nothing is sent to it again. An unknown device id also answers 200.',
         tags: ['devices'],
         security,
         params: Type.Object({ device_id: DeviceId }),
@@ -71,12 +74,14 @@ export function registerDeviceRoutes(fastify: FastifyInstance, deps: DeviceRoute
     {
       config: { auth: 'secret', rateLimitClass: 'management' },
       schema: {
+        operationId: 'listUserDevices',
         summary: "List a user's devices",
+        description: "The user's devices with their provider and status; tokens and subscriptions are never shown.",
         tags: ['devices'],
         security,
         params: Type.Object({ project_user_id: ProjectUserId }),
         response: {
-          200: Type.Object({ devices: Type.Array(DeviceResponse) }),
+          200: DeviceList,
           400: ErrorBody,
           404: ErrorBody,
           401: ErrorBody,

@@ -28,16 +28,40 @@ export const RegisterDeviceBody = Type.Object(
     apns_token: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[0-9a-fA-F]+$' })),
     web_push_subscription: Type.Optional(WebPushSubscription),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'RegisterDeviceRequest',
+    examples: [
+      { device_id: 'dev_0c5b2f', project_user_id: 'user-42', platform: 'android', fcm_token: 'fcm-token-from-the-app' },
+    ],
+  },
 );
 export type RegisterDeviceBody = Static<typeof RegisterDeviceBody>;
 
-export const DeviceResponse = Type.Object({
-  device_id: Type.String(),
-  project_user_id: Type.String(),
-  platform: Type.String(),
-  provider: Type.String(),
-  status: Type.String(),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-});
+const deviceExample = {
+  device_id: 'dev_0c5b2f',
+  project_user_id: 'user-42',
+  platform: 'android',
+  provider: 'fcm',
+  status: 'active',
+  created_at: '2026-01-15T09:30:00.000Z',
+  updated_at: '2026-01-15T09:30:00.000Z',
+};
+
+export const DeviceResponse = Type.Object(
+  {
+    device_id: Type.String(),
+    project_user_id: Type.String(),
+    platform: Type.String(),
+    provider: Type.String(),
+    status: Type.String(),
+    created_at: Type.String(),
+    updated_at: Type.String(),
+  },
+  { title: 'Device', examples: [deviceExample] },
+);
+
+export const DeviceList = Type.Object(
+  { devices: Type.Array(DeviceResponse) },
+  { title: 'DeviceList', examples: [{ devices: [deviceExample] }] },
+);

@@ -9,12 +9,47 @@ import { identityCheck, type IdentityDeps } from '../identity/identity.http.js';
 
 const security = [{ projectId: [], apiKey: [] }];
 const ErrorBody = Type.Object({ error: Type.String() });
-const TrackedEvent = Type.Object({
-  event_id: Type.String(),
-  project_user_id: Type.String(),
-  name: Type.String(),
-  timestamp: Type.String(),
+const trackedExample = {
+  event_id: 'evt_5f2c9a',
+  project_user_id: 'user-42',
+  name: 'order_completed',
+  timestamp: '2026-01-15T09:30:00.000Z',
+};
+const TrackedEvent = Type.Object(
+  { event_id: Type.String(), project_user_id: Type.String(), name: Type.String(), timestamp: Type.String() },
+  { title: 'TrackedEvent' },
+);
+const TrackEventsResponse = Type.Union([TrackedEvent, Type.Object({ events: Type.Array(TrackedEvent) })], {
+  title: 'TrackEventsResponse',
+  examples: [trackedExample],
 });
+const UserEvents = Type.Object(
+  {
+    events: Type.Array(
+      Type.Object({
+        event_id: Type.String(),
+        name: Type.String(),
+        properties: Type.Record(Type.String(), Type.Unknown()),
+        timestamp: Type.String(),
+      }),
+    ),
+  },
+  {
+    title: 'UserEventList',
+    examples: [
+      {
+        events: [
+          {
+            event_id: 'evt_5f2c9a',
+            name: 'order_completed',
+            properties: { total: 42.5, currency: 'EUR' },
+            timestamp: '2026-01-15T09:30:00.000Z',
+          },
+        ],
+      },
+    ],
+  },
+);
 
 export function registerEventRoutes(fastify: FastifyInstance, deps: IdentityDeps & { clock: Clock }): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -25,12 +60,15 @@ export function registerEventRoutes(fastify: FastifyInstance, deps: IdentityDeps
     {
       config: { auth: 'client', rateLimitClass: 'management' },
       schema: {
+        operationId: 'trackEvents',
         summary: 'Track one event, or a batch of up to 500 (public or secret key)',
+        description:
+          'Stores one event (the body is the event) or a batch (`{"events": [...]}`, answered `{"events": [...]}`). Events feed event-triggered campaigns and campaign conditions; with identity verification on, the public key needs X-Service-User-Token for each user.',
         tags: ['events'],
         security,
         body: TrackEventsBody,
         response: {
-          200: Type.Union([TrackedEvent, Type.Object({ events: Type.Array(TrackedEvent) })]),
+          200: TrackEventsResponse,
           400: ErrorBody,
           401: ErrorBody,
         },
@@ -58,22 +96,15 @@ export function registerEventRoutes(fastify: FastifyInstance, deps: IdentityDeps
     {
       config: { auth: 'secret', rateLimitClass: 'management' },
       schema: {
+        operationId: 'listUserEvents',
         summary: "A user's most recent events (newest first)",
+        description: "Up to `limit` (default 100, at most 1000) of the user's events, newest first.",
         tags: ['events'],
         security,
         params: Type.Object({ project_user_id: ProjectUserId }),
         querystring: Type.Object({ limit: Type.Optional(Type.String({ pattern: '^([1-9][0-9]{0,2}|1000)$' })) }),
         response: {
-          200: Type.Object({
-            events: Type.Array(
-              Type.Object({
-                event_id: Type.String(),
-                name: Type.String(),
-                properties: Type.Record(Type.String(), Type.Unknown()),
-                timestamp: Type.String(),
-              }),
-            ),
-          }),
+          200: UserEvents,
           400: ErrorBody,
           404: ErrorBody,
           401: ErrorBody,

@@ -19,10 +19,23 @@ export const EventInput = Type.Object(
 );
 export type EventInput = Static<typeof EventInput>;
 
-export const TrackEventsBody = Type.Union([
-  EventInput,
-  Type.Object(
-    { events: Type.Array(EventInput, { minItems: 1, maxItems: MAX_EVENTS_PER_BATCH }) },
-    { additionalProperties: false },
-  ),
-]);
+export const TrackEventsBody = Type.Union(
+  [
+    EventInput,
+    Type.Object(
+      { events: Type.Array(EventInput, { minItems: 1, maxItems: MAX_EVENTS_PER_BATCH }) },
+      { additionalProperties: false },
+    ),
+  ],
+  {
+    title: 'TrackEventsRequest',
+    examples: [
+      {
+        project_user_id: 'user-42',
+        name: 'order_completed',
+        properties: { total: 42.5, currency: 'EUR' },
+        timestamp: '2026-01-15T09:30:00Z',
+      },
+    ],
+  },
+);

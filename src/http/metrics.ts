@@ -34,7 +34,8 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
     // The route pattern, never the raw URL, keeps label cardinality bounded.
     const labels = {
       method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
+      // A custom method's escaped colon (`/api/v1/messages::send`) is labelled as it is called.
+      route: request.routeOptions.url?.replaceAll('::', ':') ?? 'unmatched',
       status: String(reply.statusCode),
     };
     metrics.httpRequests.inc(labels);

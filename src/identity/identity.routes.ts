@@ -11,7 +11,14 @@ import {
 
 const security = [{ projectId: [], apiKey: [] }];
 const ErrorBody = Type.Object({ error: Type.String() });
-const Setting = Type.Object({ enabled: Type.Boolean(), since: Type.Union([Type.String(), Type.Null()]) });
+const Setting = Type.Object(
+  { enabled: Type.Boolean(), since: Type.Union([Type.String(), Type.Null()]) },
+  { title: 'IdentityVerification', examples: [{ enabled: true, since: '2026-01-15T09:30:00.000Z' }] },
+);
+const Enabled = Type.Object(
+  { enabled: Type.Literal(true), signing_key: Type.String() },
+  { title: 'IdentityVerificationEnabled', examples: [{ enabled: true, signing_key: 'svc_ik_4fQy...' }] },
+);
 const URL = '/api/v1/identity-verification';
 const config = { auth: 'secret', rateLimitClass: 'management' } as const;
 
@@ -24,7 +31,10 @@ export function registerIdentityRoutes(fastify: FastifyInstance, deps: IdentityD
     {
       config,
       schema: {
+        operationId: 'getIdentityVerification',
         summary: 'Whether identity verification is on',
+        description:
+          'When it is on, public-key calls about a user (device registration, events) need an `X-Service-User-Token` your server signed for that user.',
         tags: ['identity'],
         security,
         response: { 200: Setting, 401: ErrorBody },
@@ -38,11 +48,14 @@ export function registerIdentityRoutes(fastify: FastifyInstance, deps: IdentityD
     {
       config,
       schema: {
+        operationId: 'enableIdentityVerification',
         summary:
           'Turn identity verification on with a new signing key (shown only in this answer; replaces any previous key)',
+        description:
+          'Generates the signing key your server uses for `X-Service-User-Token`; it is shown only in this answer and replaces any previous key.',
         tags: ['identity'],
         security,
-        response: { 200: Type.Object({ enabled: Type.Literal(true), signing_key: Type.String() }), 401: ErrorBody },
+        response: { 200: Enabled, 401: ErrorBody },
       },
     },
     async (request) => ({
@@ -57,7 +70,9 @@ export function registerIdentityRoutes(fastify: FastifyInstance, deps: IdentityD
     {
       config,
       schema: {
+        operationId: 'disableIdentityVerification',
         summary: 'Turn identity verification off (deletes the signing key)',
+        description: 'Public-key calls no longer need a user token; the signing key is deleted.',
         tags: ['identity'],
         security,
         response: { 200: Setting, 401: ErrorBody },

@@ -96,7 +96,10 @@ export function registerPushRoutes(fastify: FastifyInstance, deps: PushRouteDeps
     {
       config: { auth: 'secret', rateLimitClass: 'management' },
       schema: {
+        operationId: 'getMessage',
         summary: 'One sent message and its outcome',
+        description:
+          'A message sent through `messages:send` or a campaign: its status, provider, attempts and when it completed.',
         tags: ['push'],
         security,
         params: MessageParams,

@@ -22,6 +22,7 @@ export const PushNotificationItem = Type.Object(
 export const SendPushBody = Type.Object(
   { push_notifications: Type.Array(PushNotificationItem, { minItems: 1, maxItems: MAX_PUSH_ITEMS }) },
   {
+    title: 'SendPushRequest',
     examples: [
       {
         push_notifications: [
@@ -58,34 +59,91 @@ const Delivery = Type.Object({
 
 const Deliveries = Type.Array(Delivery, { description: "Each device's outcome (one per device of a user target)" });
 
-export const MessagesSendResponse = Type.Object({
-  delivery_results: Type.Array(
-    Type.Object({ message_id: Type.String(), additional_params: AdditionalParams, deliveries: Deliveries }),
-  ),
-});
+const accepted = {
+  device_id: 'dev_0c5b2f',
+  fcm_message_id: 'projects/my-firebase-project/messages/0:1736933400000000%abc',
+  failure_reason: '',
+};
+const acceptedDelivery = {
+  message_id: 'msg_7hQ2',
+  device_id: accepted.device_id,
+  provider: 'fcm',
+  status: DeliveryStatus.ACCEPTED,
+  fcm_message_id: accepted.fcm_message_id,
+  failure_reason: '',
+};
 
-export const DeviceSendResponse = Type.Object({
-  delivery_results: Type.Array(
-    Type.Object({
-      message_id: Type.String(),
-      status: Status,
-      additional_params: AdditionalParams,
-      created_at: Type.String(),
-      deliveries: Deliveries,
-    }),
-  ),
-});
+export const MessagesSendResponse = Type.Object(
+  {
+    delivery_results: Type.Array(
+      Type.Object({ message_id: Type.String(), additional_params: AdditionalParams, deliveries: Deliveries }),
+    ),
+  },
+  {
+    title: 'SendMessagesResponse',
+    examples: [
+      { delivery_results: [{ message_id: 'msg_7hQ2', additional_params: accepted, deliveries: [acceptedDelivery] }] },
+    ],
+  },
+);
+
+export const DeviceSendResponse = Type.Object(
+  {
+    delivery_results: Type.Array(
+      Type.Object({
+        message_id: Type.String(),
+        status: Status,
+        additional_params: AdditionalParams,
+        created_at: Type.String(),
+        deliveries: Deliveries,
+      }),
+    ),
+  },
+  {
+    title: 'SendPushNotificationsResponse',
+    examples: [
+      {
+        delivery_results: [
+          {
+            message_id: 'msg_7hQ2',
+            status: DeliveryStatus.ACCEPTED,
+            additional_params: accepted,
+            created_at: '2026-01-15T09:30:00.000Z',
+            deliveries: [acceptedDelivery],
+          },
+        ],
+      },
+    ],
+  },
+);
 
 export const MessageParams = Type.Object({ message_id: Type.String() });
 
-export const MessageResponse = Type.Object({
-  message_id: Type.String(),
-  status: Status,
-  target: Type.Union([Type.Object({ project_user_id: Type.String() }), Type.Object({ device_id: Type.String() })]),
-  provider: Type.Union([Type.String(), Type.Null()]),
-  additional_params: AdditionalParams,
-  trigger_id: Type.Optional(Type.String()),
-  attempts: Type.Integer(),
-  created_at: Type.String(),
-  completed_at: Type.String(),
-});
+export const MessageResponse = Type.Object(
+  {
+    message_id: Type.String(),
+    status: Status,
+    target: Type.Union([Type.Object({ project_user_id: Type.String() }), Type.Object({ device_id: Type.String() })]),
+    provider: Type.Union([Type.String(), Type.Null()]),
+    additional_params: AdditionalParams,
+    trigger_id: Type.Optional(Type.String()),
+    attempts: Type.Integer(),
+    created_at: Type.String(),
+    completed_at: Type.String(),
+  },
+  {
+    title: 'Message',
+    examples: [
+      {
+        message_id: 'msg_7hQ2',
+        status: DeliveryStatus.ACCEPTED,
+        target: { project_user_id: 'user-42' },
+        provider: 'fcm',
+        additional_params: accepted,
+        attempts: 1,
+        created_at: '2026-01-15T09:30:00.000Z',
+        completed_at: '2026-01-15T09:30:00.412Z',
+      },
+    ],
+  },
+);

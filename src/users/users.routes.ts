@@ -47,7 +47,10 @@ export function registerUserRoutes(fastify: FastifyInstance, deps: UserRouteDeps
     {
       config: routeConfig,
       schema: {
+        operationId: 'upsertUser',
         summary: 'Create a user, or merge properties into an existing one',
+        description:
+          "Creates the user if `project_user_id` is new, else merges `properties` into the stored ones (a key set to `null` is kept as null). Answers all of the user's properties. An `Idempotency-Key` header makes a retry answer the first response.",
         tags: ['users'],
         security,
         body: CreateUserBody,
@@ -75,12 +78,19 @@ export function registerUserRoutes(fastify: FastifyInstance, deps: UserRouteDeps
         if (request.body === undefined) request.body = {};
       },
       schema: {
+        operationId: 'updateUser',
         summary: 'Update some properties of a user',
+        description:
+          'Merges `properties` into an existing user and answers all of its properties; an unknown user is a 404 with an empty body.',
         tags: ['users'],
         security,
         params: UserParams,
         body: PatchUserBody,
-        response: { 200: PropertiesResponse, ...errorResponses },
+        response: {
+          200: PropertiesResponse,
+          404: Type.Null({ description: 'No such user (empty body, `X-Error-Reason: USER_NOT_FOUND`).' }),
+          ...errorResponses,
+        },
       },
     },
     async (request, reply) => {
@@ -104,7 +114,10 @@ export function registerUserRoutes(fastify: FastifyInstance, deps: UserRouteDeps
     {
       config: routeConfig,
       schema: {
+        operationId: 'deleteUser',
         summary: 'Delete a user permanently, with its devices and events',
+        description:
+          'Deletes the user, its devices and its events for good. Deleting a user that does not exist also answers 200, so a retry is safe.',
         tags: ['users'],
         security,
         params: UserParams,

@@ -28,10 +28,22 @@ export const Properties = Type.Record(Type.String(), PropertyValue, {
 });
 export type Properties = Static<typeof Properties>;
 
-export const CreateUserBody = Type.Object({ project_user_id: ProjectUserId, properties: Type.Optional(Properties) });
-export const PatchUserBody = Type.Object({ properties: Type.Optional(Properties) });
+export const CreateUserBody = Type.Object(
+  { project_user_id: ProjectUserId, properties: Type.Optional(Properties) },
+  {
+    title: 'CreateUserRequest',
+    examples: [{ project_user_id: 'user-42', properties: { plan: 'pro', country: 'DE', trial: false, seats: 3 } }],
+  },
+);
+export const PatchUserBody = Type.Object(
+  { properties: Type.Optional(Properties) },
+  { title: 'UpdateUserRequest', examples: [{ properties: { plan: 'enterprise', trial: null } }] },
+);
 export const UserParams = Type.Object({ project_user_id: Type.String() });
-export const PropertiesResponse = Type.Object({ properties: Properties });
+export const PropertiesResponse = Type.Object(
+  { properties: Properties },
+  { title: 'UserProperties', examples: [{ properties: { plan: 'pro', country: 'DE', trial: false, seats: 3 } }] },
+);
 
 const projectUserIdRegExp = new RegExp(PROJECT_USER_ID_PATTERN, 'u');
 

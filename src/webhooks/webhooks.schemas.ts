@@ -71,9 +71,27 @@ const Secret = Type.String({
   description: 'Standard Webhooks signing secret (`whsec_` + base64); shown only in this answer',
 });
 
-export const Webhook = Type.Object(webhookFields, { $id: 'Webhook' });
-export const CreatedWebhook = Type.Object({ ...webhookFields, secret: Secret }, { $id: 'CreatedWebhook' });
-export const WebhookList = Type.Object({ webhooks: Type.Array(ref(Webhook)) }, { $id: 'WebhookList' });
+const webhookExample = {
+  webhook_id: 'wh_4Jd9kQ2mXbR7',
+  url: 'https://hooks.example.com/herald',
+  events: ['delivery.failed', 'device.pruned', 'trigger.completed'],
+  description: 'production alerts',
+  enabled: true,
+  disabled_reason: null,
+  created_at: '2026-01-15T09:30:00.000Z',
+  updated_at: '2026-01-15T09:30:00.000Z',
+};
+const secretExample = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+export const Webhook = Type.Object(webhookFields, { $id: 'Webhook', examples: [webhookExample] });
+export const CreatedWebhook = Type.Object(
+  { ...webhookFields, secret: Secret },
+  { $id: 'CreatedWebhook', examples: [{ ...webhookExample, secret: secretExample }] },
+);
+export const WebhookList = Type.Object(
+  { webhooks: Type.Array(ref(Webhook)) },
+  { $id: 'WebhookList', examples: [{ webhooks: [webhookExample] }] },
+);
 export const RotatedWebhookSecret = Type.Object(
   {
     webhook_id: Type.String(),
@@ -83,10 +101,17 @@ export const RotatedWebhookSecret = Type.Object(
       description: 'Until then messages carry a second signature made with the previous secret',
     }),
   },
-  { $id: 'RotatedWebhookSecret' },
+  {
+    $id: 'RotatedWebhookSecret',
+    examples: [
+      { webhook_id: 'wh_4Jd9kQ2mXbR7', secret: secretExample, previous_secret_expires_at: '2026-01-16T09:30:00.000Z' },
+    ],
+  },
 );
 
-export const WebhookParams = Type.Object({ webhook_id: Type.String({ pattern: WEBHOOK_ID_PATTERN }) });
+export const WebhookParams = Type.Object({
+  webhook_id: Type.String({ pattern: WEBHOOK_ID_PATTERN, examples: ['wh_4Jd9kQ2mXbR7'] }),
+});
 
 /** Registered once per app, so the OpenAPI document names them (components.schemas). */
 export const WEBHOOK_SCHEMAS = [

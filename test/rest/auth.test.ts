@@ -125,7 +125,7 @@ describe.each(TEST_DIALECTS)('REST authentication (R1) on %s', (dialect) => {
   });
 
   it('health, readiness, metrics and docs need no key', async () => {
-    for (const url of ['/healthz', '/readyz', '/metrics', '/openapi.json', '/docs']) {
+    for (const url of ['/healthz', '/readyz', '/metrics', '/openapi.json', '/docs/', '/docs/a2a.md']) {
       expect((await ctx().inject({ method: 'GET', url })).statusCode, url).toBe(200);
     }
   });

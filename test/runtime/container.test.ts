@@ -78,10 +78,20 @@ describe('Dockerfile', () => {
     const sources = all
       .filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from'))
       .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
-    expect(sources).toEqual(['package.json', 'package-lock.json', 'package.json', 'package-lock.json', 'bin', 'src']);
+    expect(sources).toEqual([
+      'package.json',
+      'package-lock.json',
+      'package.json',
+      'package-lock.json',
+      'bin',
+      'src',
+      'docs/a2a.md', // served at /docs/a2a.md
+    ]);
     for (const source of sources) {
       expect(fs.existsSync(path.join(REPO_ROOT, source))).toBe(true);
       expect(ignored).not.toContain(source);
+      // A file inside an ignored folder is let through by a `!` line.
+      if (ignored.includes(source.split('/')[0]!) && source.includes('/')) expect(ignored).toContain(`!${source}`);
     }
     // What must never reach the image (or the build context).
     for (const secret of ['node_modules', 'data', '.env', '.git']) expect(ignored).toContain(secret);

@@ -121,7 +121,7 @@ function restOperations(doc: OpenApiDocument): RestOperation[] {
           params.filter((p) => p.in === 'query').map((p) => [p.name as string, p.schema as Schema]),
         ),
         body: resolve(op.requestBody?.content?.['application/json']?.schema),
-        secretOnly: !/public or secret key/.test(String(op.summary ?? '')),
+        secretOnly: !JSON.stringify(op.security ?? []).includes('publicKey'),
       });
     }
   }

@@ -38,38 +38,70 @@ const Problem = Type.Union(
 );
 const Stamp = { updated_at: Type.String(), problem: Problem };
 
-export const CredentialsView = Type.Object({
-  fcm: Type.Union([
-    Type.Object({
-      project_id: Type.String(),
-      client_email: Type.String(),
-      private_key_id: Type.Union([Type.String(), Type.Null()]),
-      token_uri: Type.String(),
-      ...Stamp,
-    }),
-    Type.Null(),
-  ]),
-  apns: Type.Union([
-    Type.Object({
-      key_id: Type.String(),
-      team_id: Type.String(),
-      topic: Type.String(),
-      sandbox: Type.Boolean(),
-      ...Stamp,
-    }),
-    Type.Null(),
-  ]),
-  webpush: Type.Union([Type.Object({ public_key: Type.String(), subject: Type.String(), ...Stamp }), Type.Null()]),
-  warning: Type.Optional(
-    Type.String({
-      description: 'Present when this save changed the VAPID key pair: existing browser subscriptions stop working',
-    }),
-  ),
-});
+export const CredentialsView = Type.Object(
+  {
+    fcm: Type.Union([
+      Type.Object({
+        project_id: Type.String(),
+        client_email: Type.String(),
+        private_key_id: Type.Union([Type.String(), Type.Null()]),
+        token_uri: Type.String(),
+        ...Stamp,
+      }),
+      Type.Null(),
+    ]),
+    apns: Type.Union([
+      Type.Object({
+        key_id: Type.String(),
+        team_id: Type.String(),
+        topic: Type.String(),
+        sandbox: Type.Boolean(),
+        ...Stamp,
+      }),
+      Type.Null(),
+    ]),
+    webpush: Type.Union([Type.Object({ public_key: Type.String(), subject: Type.String(), ...Stamp }), Type.Null()]),
+    warning: Type.Optional(
+      Type.String({
+        description: 'Present when this save changed the VAPID key pair: existing browser subscriptions stop working',
+      }),
+    ),
+  },
+  {
+    title: 'PushCredentials',
+    examples: [
+      {
+        fcm: null,
+        apns: null,
+        webpush: {
+          public_key: 'BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM',
+          subject: 'mailto:ops@example.com',
+          updated_at: '2026-01-15T09:30:00.000Z',
+          problem: null,
+        },
+      },
+    ],
+  },
+);
 
 const FcmBody = Type.Object(
   { service_account: Type.Record(Type.String(), Type.Unknown(), { description: 'The Firebase service account JSON' }) },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'SetFcmCredentialsRequest',
+    examples: [
+      {
+        service_account: {
+          type: 'service_account',
+          project_id: 'my-firebase-project',
+          private_key_id: '5f1c...',
+          private_key: '-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----\n',
+          client_email: 'herald@my-firebase-project.iam.gserviceaccount.com',
+          token_uri: 'https://oauth2.googleapis.com/token',
+        },
+      },
+    ],
+  },
 );
 const ApnsBody = Type.Object(
   {
@@ -79,7 +111,19 @@ const ApnsBody = Type.Object(
     topic: Type.String({ description: 'The app bundle id' }),
     sandbox: Type.Optional(Type.Boolean({ description: 'Send to the APNs development environment' })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'SetApnsCredentialsRequest',
+    examples: [
+      {
+        key: '-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----',
+        key_id: 'ABC123DEFG',
+        team_id: 'DEF123GHIJ',
+        topic: 'com.example.app',
+        sandbox: false,
+      },
+    ],
+  },
 );
 const WebPushBody = Type.Object(
   {
@@ -100,8 +144,10 @@ const WebPushBody = Type.Object(
   },
   {
     additionalProperties: false,
+    title: 'SetWebPushCredentialsRequest',
     description:
       'Without keys, a VAPID key pair is generated on a project without one; a project that has keys answers 409 unless `rotate` is true',
+    examples: [{ subject: 'mailto:ops@example.com' }],
   },
 );
 
@@ -125,7 +171,15 @@ export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: Pus
     '/api/v1/push-credentials',
     {
       config,
-      schema: { summary: 'Which push providers are configured (redacted)', tags: ['push'], security, response },
+      schema: {
+        operationId: 'getPushCredentials',
+        summary: 'Which push providers are configured (redacted)',
+        description:
+          "Each provider's public settings, when they were saved and the last configuration error a provider reported; private keys are never shown.",
+        tags: ['push'],
+        security,
+        response: { 200: CredentialsView },
+      },
     },
     async (request) => describeCredentials(db, request.auth!.projectId),
   );
@@ -158,7 +212,19 @@ export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: Pus
 
   app.put(
     '/api/v1/push-credentials/fcm',
-    { config, schema: { summary: 'Set the FCM service account', tags: ['push'], security, body: FcmBody, response } },
+    {
+      config,
+      schema: {
+        operationId: 'setFcmCredentials',
+        summary: 'Set the FCM service account',
+        description:
+          "Stores the Firebase service account (its private key sealed at rest) that sends to Android and FCM-registered devices. Its `token_uri` must be Google's.",
+        tags: ['push'],
+        security,
+        body: FcmBody,
+        response,
+      },
+    },
     async (request) => {
       const view = await setFcmCredentials(
         db,
@@ -175,7 +241,18 @@ export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: Pus
 
   app.put(
     '/api/v1/push-credentials/apns',
-    { config, schema: { summary: 'Set the APNs auth key', tags: ['push'], security, body: ApnsBody, response } },
+    {
+      config,
+      schema: {
+        operationId: 'setApnsCredentials',
+        summary: 'Set the APNs auth key',
+        description: 'Stores the APNs token-based auth key (.p8, sealed at rest) that sends to iOS devices of `topic`.',
+        tags: ['push'],
+        security,
+        body: ApnsBody,
+        response,
+      },
+    },
     async (request) => {
       const b = request.body;
       const view = await setApnsCredentials(db, box, clock, request.auth!.projectId, {
@@ -194,7 +271,16 @@ export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: Pus
     '/api/v1/push-credentials/webpush',
     {
       config,
-      schema: { summary: 'Set (or generate) the VAPID keys', tags: ['push'], security, body: WebPushBody, response },
+      schema: {
+        operationId: 'setWebPushCredentials',
+        summary: 'Set (or generate) the VAPID keys',
+        description:
+          'Stores a VAPID key pair, or generates one. Changing the pair (`rotate`) makes existing browser subscriptions stop working; the answer then carries a `warning`.',
+        tags: ['push'],
+        security,
+        body: WebPushBody,
+        response,
+      },
     },
     async (request) => {
       const b = request.body;
@@ -217,10 +303,13 @@ export function registerPushCredentialRoutes(fastify: FastifyInstance, deps: Pus
     {
       config,
       schema: {
+        operationId: 'deletePushCredentials',
         summary: "Remove a provider's credentials",
+        description:
+          'Forgets the credentials of `fcm`, `apns` or `webpush`; sends to that provider fail until new ones are set.',
         tags: ['push'],
         security,
-        params: Type.Object({ provider: Type.String() }),
+        params: Type.Object({ provider: Type.String({ description: '`fcm`, `apns` or `webpush`' }) }),
         response: { 200: Type.Object({}) },
       },
     },
