@@ -21,33 +21,57 @@ export const PreviewBody = Type.Object(
     ),
   },
   {
+    title: 'PreviewCampaignRequest',
     additionalProperties: false,
     examples: [{ project_user_id: 'user-42', properties: { coupon: 'SPRING' } }],
   },
 );
 
-export const PreviewResponse = Type.Object({
-  title: Type.String({ description: "'' when the title renders empty (the payloads then carry none)" }),
-  body: Type.String({ description: "'' when the body renders empty" }),
-  image_url: Type.Optional(Type.String()),
-  landing_url: Type.Optional(Type.String()),
-  payloads: Type.Array(
-    Type.Object({
-      provider: Type.Union([Type.Literal('fcm'), Type.Literal('apns'), Type.Literal('webpush')]),
-      payload: Type.Unsafe<Record<string, unknown>>({
-        ...Json,
-        description:
-          "The JSON the provider receives for one device (FCM: without the device's token; Web Push: the plaintext before encryption)",
+export const PreviewResponse = Type.Object(
+  {
+    title: Type.String({ description: "'' when the title renders empty (the payloads then carry none)" }),
+    body: Type.String({ description: "'' when the body renders empty" }),
+    image_url: Type.Optional(Type.String()),
+    landing_url: Type.Optional(Type.String()),
+    payloads: Type.Array(
+      Type.Object({
+        provider: Type.Union([Type.Literal('fcm'), Type.Literal('apns'), Type.Literal('webpush')]),
+        payload: Type.Unsafe<Record<string, unknown>>({
+          ...Json,
+          description:
+            "The JSON the provider receives for one device (FCM: without the device's token; Web Push: the plaintext before encryption)",
+        }),
+        bytes: Count,
+        limit: Count,
+        fits: Type.Boolean(),
       }),
-      bytes: Count,
-      limit: Count,
-      fits: Type.Boolean(),
-    }),
-  ),
-  warnings: Type.Array(
-    Type.Object({ code: Type.Literal('missing_property'), property: Type.String(), message: Type.String() }),
-  ),
-});
+    ),
+    warnings: Type.Array(
+      Type.Object({ code: Type.Literal('missing_property'), property: Type.String(), message: Type.String() }),
+    ),
+  },
+  {
+    title: 'CampaignPreview',
+    examples: [
+      {
+        title: 'Hello Ada',
+        body: 'Your code: {{trigger.coupon}}',
+        payloads: [
+          {
+            provider: 'fcm',
+            payload: { message: { notification: { title: 'Hello Ada', body: 'Your code: {{trigger.coupon}}' } } },
+            bytes: 83,
+            limit: 4096,
+            fits: true,
+          },
+        ],
+        warnings: [
+          { code: 'missing_property', property: 'trigger.coupon', message: 'trigger property "coupon" was not given' },
+        ],
+      },
+    ],
+  },
+);
 
 export const CampaignIdParams = Type.Object({ campaign_id: Type.String() });
 export const TriggerParams = Type.Object({ campaign_id: Type.String(), trigger_id: Type.String() });
@@ -58,23 +82,39 @@ export const AnalyticsQuery = Type.Object({
   until: Type.Optional(Type.String({ description: 'ISO 8601 date-time, exclusive' })),
 });
 
-export const AnalyticsResponse = Type.Object({
-  bucket: Type.Union([Type.Literal('minute'), Type.Literal('hour'), Type.Literal('day')]),
-  totals: Type.Object({
-    by_state: Type.Record(Type.String(), Count, { description: 'DELIVERY_RESULT_STATUS_* → outcomes' }),
-    by_provider: Type.Record(Type.String(), Type.Record(Type.String(), Count), {
-      description: 'fcm | apns | webpush (unknown: rows older than the provider column) → state → outcomes',
+export const AnalyticsResponse = Type.Object(
+  {
+    bucket: Type.Union([Type.Literal('minute'), Type.Literal('hour'), Type.Literal('day')]),
+    totals: Type.Object({
+      by_state: Type.Record(Type.String(), Count, { description: 'DELIVERY_RESULT_STATUS_* → outcomes' }),
+      by_provider: Type.Record(Type.String(), Type.Record(Type.String(), Count), {
+        description: 'fcm | apns | webpush (unknown: rows older than the provider column) → state → outcomes',
+      }),
+      by_reason: Type.Record(Type.String(), Count, {
+        description: "The provider's raw code or Herald's skip reason → outcomes",
+      }),
     }),
-    by_reason: Type.Record(Type.String(), Count, {
-      description: "The provider's raw code or Herald's skip reason → outcomes",
-    }),
-  }),
-  series: Type.Array(
-    Type.Object({
-      start: Type.String({ format: 'date-time' }),
-      sent: Count,
-      failed: Count,
-    }),
-    { description: 'Buckets holding an outcome, oldest first; sent = accepted, failed = every other outcome' },
-  ),
-});
+    series: Type.Array(
+      Type.Object({
+        start: Type.String({ format: 'date-time' }),
+        sent: Count,
+        failed: Count,
+      }),
+      { description: 'Buckets holding an outcome, oldest first; sent = accepted, failed = every other outcome' },
+    ),
+  },
+  {
+    title: 'DeliveryAnalytics',
+    examples: [
+      {
+        bucket: 'minute',
+        totals: {
+          by_state: { DELIVERY_RESULT_STATUS_ACCEPTED: 2, DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED: 1 },
+          by_provider: { fcm: { DELIVERY_RESULT_STATUS_ACCEPTED: 2, DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED: 1 } },
+          by_reason: { UNREGISTERED: 1 },
+        },
+        series: [{ start: '2026-11-24T10:15:00.000Z', sent: 2, failed: 1 }],
+      },
+    ],
+  },
+);

@@ -36,7 +36,14 @@ export function registerTriggerStreamRoute(
         security,
         params: TriggerParams,
         response: {
-          200: Type.String({ description: 'text/event-stream: `event: progress` … `event: done`' }),
+          200: {
+            description: 'The stream: `event: progress` … `event: done`',
+            content: {
+              'text/event-stream': {
+                schema: Type.String({ examples: ['event: progress\ndata: {"status":"running"}\n\n'] }),
+              },
+            },
+          },
           ...errorResponses,
           429: ErrorBody,
         },

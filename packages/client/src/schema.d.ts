@@ -448,6 +448,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/campaigns/{campaign_id}:preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a campaign's message for one user (path: /api/v1/campaigns/{campaign_id}:preview)
+         * @description Renders the message as a trigger with these properties would for the user (same sandboxed renderer and budgets), and answers each provider's payload with its size against that provider's limit. A trigger property the campaign reads but the body lacks is a `missing_property` warning (it renders as `{{trigger.<name>}}`); a render the trigger would skip for this user is a 400 naming why. Nothing is stored or sent.
+         */
+        post: operations["previewCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{campaign_id}/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Delivery analytics over a campaign's triggers
+         * @description Counts of the recorded outcomes (one per device a trigger reached, render skips included) by state, by provider and state, and by failure reason, and sends and failures per UTC time bucket, computed in the database. `since`/`until` bound the outcome times.
+         */
+        get: operations["getCampaignAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{campaign_id}/triggers/{trigger_id}/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Delivery analytics of one trigger
+         * @description Counts of the recorded outcomes (one per device a trigger reached, render skips included) by state, by provider and state, and by failure reason, and sends and failures per UTC time bucket, computed in the database. `since`/`until` bound the outcome times. `minute` buckets chart a trigger that lasts seconds.
+         */
+        get: operations["getTriggerAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{campaign_id}/triggers/{trigger_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A trigger's progress, live (Server-Sent Events)
+         * @description Authenticate with the usual headers (read it with fetch and a stream reader; EventSource cannot send them). `event: progress` carries the same JSON as `GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}`, first at once and then whenever it changes; `event: done` carries the final status once the trigger has completed, failed or been canceled, and the stream ends. A comment line every 15 s keeps it open. At most `TRIGGER_STREAMS_PER_PROJECT` streams per project at once (429 beyond). Unknown campaign or trigger: 404 before the stream starts.
+         */
+        get: operations["streamTrigger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/identity-verification": {
         parameters: {
             query?: never;
@@ -1210,6 +1290,66 @@ export interface components {
             }[];
             next_cursor: string | null;
         };
+        /** PreviewCampaignRequest */
+        PreviewCampaignRequest: {
+            project_user_id: string;
+            /** @description Trigger properties, as a trigger would give them (`trigger.*` in the templates) */
+            properties?: {
+                [key: string]: string | number | boolean;
+            };
+        };
+        /** CampaignPreview */
+        CampaignPreview: {
+            /** @description '' when the title renders empty (the payloads then carry none) */
+            title: string;
+            /** @description '' when the body renders empty */
+            body: string;
+            image_url?: string;
+            landing_url?: string;
+            payloads: {
+                provider: "fcm" | "apns" | "webpush";
+                /** @description The JSON the provider receives for one device (FCM: without the device's token; Web Push: the plaintext before encryption) */
+                payload: {
+                    [key: string]: unknown;
+                };
+                bytes: number;
+                limit: number;
+                fits: boolean;
+            }[];
+            warnings: {
+                /** @enum {string} */
+                code: "missing_property";
+                property: string;
+                message: string;
+            }[];
+        };
+        /** DeliveryAnalytics */
+        DeliveryAnalytics: {
+            bucket: "minute" | "hour" | "day";
+            totals: {
+                /** @description DELIVERY_RESULT_STATUS_* → outcomes */
+                by_state: {
+                    [key: string]: number;
+                };
+                /** @description fcm | apns | webpush (unknown: rows older than the provider column) → state → outcomes */
+                by_provider: {
+                    [key: string]: {
+                        [key: string]: number;
+                    };
+                };
+                /** @description The provider's raw code or Herald's skip reason → outcomes */
+                by_reason: {
+                    [key: string]: number;
+                };
+            };
+            /** @description Buckets holding an outcome, oldest first; sent = accepted, failed = every other outcome */
+            series: {
+                /** Format: date-time */
+                start: string;
+                sent: number;
+                failed: number;
+            }[];
+        };
         /** IdentityVerification */
         IdentityVerification: {
             enabled: boolean;
@@ -1285,6 +1425,9 @@ export type SchemaUpdateCampaignRequest = components['schemas']['UpdateCampaignR
 export type SchemaTriggerCampaignResponse = components['schemas']['TriggerCampaignResponse'];
 export type SchemaTrigger = components['schemas']['Trigger'];
 export type SchemaTriggerList = components['schemas']['TriggerList'];
+export type SchemaPreviewCampaignRequest = components['schemas']['PreviewCampaignRequest'];
+export type SchemaCampaignPreview = components['schemas']['CampaignPreview'];
+export type SchemaDeliveryAnalytics = components['schemas']['DeliveryAnalytics'];
 export type SchemaIdentityVerification = components['schemas']['IdentityVerification'];
 export type SchemaIdentityVerificationEnabled = components['schemas']['IdentityVerificationEnabled'];
 export type SchemaImportUsersArray = components['schemas']['ImportUsersArray'];
@@ -4825,6 +4968,573 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["TriggerList"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    previewCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "project_user_id": "user-42",
+                 *       "properties": {
+                 *         "coupon": "SPRING"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PreviewCampaignRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "title": "Hello Ada",
+                     *       "body": "Your code: {{trigger.coupon}}",
+                     *       "payloads": [
+                     *         {
+                     *           "provider": "fcm",
+                     *           "payload": {
+                     *             "message": {
+                     *               "notification": {
+                     *                 "title": "Hello Ada",
+                     *                 "body": "Your code: {{trigger.coupon}}"
+                     *               }
+                     *             }
+                     *           },
+                     *           "bytes": 83,
+                     *           "limit": 4096,
+                     *           "fits": true
+                     *         }
+                     *       ],
+                     *       "warnings": [
+                     *         {
+                     *           "code": "missing_property",
+                     *           "property": "trigger.coupon",
+                     *           "message": "trigger property \"coupon\" was not given"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CampaignPreview"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCampaignAnalytics: {
+        parameters: {
+            query?: {
+                /** @description minute | hour (default) | day; UTC buckets */
+                bucket?: string;
+                /** @description ISO 8601 date-time, inclusive */
+                since?: string;
+                /** @description ISO 8601 date-time, exclusive */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "bucket": "minute",
+                     *       "totals": {
+                     *         "by_state": {
+                     *           "DELIVERY_RESULT_STATUS_ACCEPTED": 2,
+                     *           "DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED": 1
+                     *         },
+                     *         "by_provider": {
+                     *           "fcm": {
+                     *             "DELIVERY_RESULT_STATUS_ACCEPTED": 2,
+                     *             "DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED": 1
+                     *           }
+                     *         },
+                     *         "by_reason": {
+                     *           "UNREGISTERED": 1
+                     *         }
+                     *       },
+                     *       "series": [
+                     *         {
+                     *           "start": "2026-11-24T10:15:00.000Z",
+                     *           "sent": 2,
+                     *           "failed": 1
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeliveryAnalytics"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTriggerAnalytics: {
+        parameters: {
+            query?: {
+                /** @description minute | hour (default) | day; UTC buckets */
+                bucket?: string;
+                /** @description ISO 8601 date-time, inclusive */
+                since?: string;
+                /** @description ISO 8601 date-time, exclusive */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                campaign_id: string;
+                trigger_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "bucket": "minute",
+                     *       "totals": {
+                     *         "by_state": {
+                     *           "DELIVERY_RESULT_STATUS_ACCEPTED": 2,
+                     *           "DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED": 1
+                     *         },
+                     *         "by_provider": {
+                     *           "fcm": {
+                     *             "DELIVERY_RESULT_STATUS_ACCEPTED": 2,
+                     *             "DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED": 1
+                     *           }
+                     *         },
+                     *         "by_reason": {
+                     *           "UNREGISTERED": 1
+                     *         }
+                     *       },
+                     *       "series": [
+                     *         {
+                     *           "start": "2026-11-24T10:15:00.000Z",
+                     *           "sent": 2,
+                     *           "failed": 1
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeliveryAnalytics"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+                trigger_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream: `event: progress` … `event: done` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             /** @description The request is invalid; `error` says why. */
