@@ -12,6 +12,9 @@ import {
 /** Which parts of Herald this process runs (S3). */
 export type HeraldRole = 'api' | 'worker' | 'all';
 
+/** What DATABASE_URL connects to: PostgreSQL itself (`none`) or a pooler in transaction mode. */
+export type DatabasePooler = 'none' | 'transaction';
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -19,6 +22,12 @@ export interface Config {
   /** `undefined` selects the embedded SQLite file `${dataDir}/herald.sqlite`. */
   readonly databaseUrl: string | undefined;
   readonly databasePoolSize: number;
+  /** `transaction`: DATABASE_URL is a pooler in transaction mode (PgBouncer), so no session state and no LISTEN through it. */
+  readonly databasePooler: DatabasePooler;
+  /** A direct PostgreSQL connection for LISTEN (job wake-ups, cross-instance A2A events) when DATABASE_URL is a pooler. */
+  readonly databaseListenUrl: string | undefined;
+  /** A read-only PostgreSQL connection (a replica) for audience counts, dry runs and lists. */
+  readonly databaseReadUrl: string | undefined;
   readonly logLevel: string;
   readonly role: HeraldRole;
   readonly tlsCertFile: string | undefined;
@@ -145,12 +154,28 @@ export function loadConfig(env: Env = process.env): Config {
   if (secretKey !== undefined && !/^[0-9a-fA-F]{64}$/.test(secretKey))
     problems.push('HERALD_SECRET_KEY must be 64 hex characters (32 bytes)');
 
+  const databaseUrl = url('DATABASE_URL', undefined, ['postgres:', 'postgresql:']);
+  const databasePooler = str('DATABASE_POOLER') ?? 'none';
+  if (databasePooler !== 'none' && databasePooler !== 'transaction')
+    problems.push(`DATABASE_POOLER must be none or transaction, got "${databasePooler}"`);
+  const databaseListenUrl = url('DATABASE_LISTEN_URL', undefined, ['postgres:', 'postgresql:']);
+  const databaseReadUrl = url('DATABASE_READ_URL', undefined, ['postgres:', 'postgresql:']);
+  // The embedded SQLite database has no pooler, no LISTEN and no replicas: a setting that would be
+  // silently ignored is refused, so an operator who meant PostgreSQL finds out at startup.
+  if (databaseUrl === undefined)
+    for (const name of ['DATABASE_POOLER', 'DATABASE_LISTEN_URL', 'DATABASE_READ_URL'])
+      if (str(name) !== undefined && str(name) !== 'none')
+        problems.push(`${name} applies to PostgreSQL only: set DATABASE_URL too, or unset ${name} for SQLite`);
+
   const config: Config = {
     port: int('PORT', 8080, 0, 65535),
     host: str('HOST') ?? '0.0.0.0',
     dataDir: resolveDataDir(str('DATA_DIR')),
-    databaseUrl: url('DATABASE_URL', undefined, ['postgres:', 'postgresql:']),
+    databaseUrl,
     databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 1000),
+    databasePooler: databasePooler === 'transaction' ? 'transaction' : 'none',
+    databaseListenUrl,
+    databaseReadUrl,
     logLevel: str('LOG_LEVEL') ?? 'info',
     role: role === 'api' || role === 'worker' ? role : 'all',
     tlsCertFile,

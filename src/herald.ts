@@ -61,6 +61,11 @@ export interface Herald {
   readonly database: DatabaseHandle;
   /** `database.db`. */
   readonly db: Kysely<Database>;
+  /**
+   * `database.readDb`: a replica (DATABASE_READ_URL) or `db`. For reads that may lag the primary
+   * (lists, audience counts, dry runs, analytics); never for a read after a write of the same flow.
+   */
+  readonly readDb: Kysely<Database>;
   readonly logger: Logger;
   readonly clock: Clock;
   /** One registry per process: `/metrics` (the API's or the worker's) shows HTTP, sends and jobs alike. */
@@ -93,7 +98,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const clock = overrides.clock ?? systemClock;
   const database = overrides.database ?? openConfiguredDatabase(config, logger);
-  const { db } = database;
+  const { db, readDb } = database;
   const metrics = createMetrics();
   const writes = writeBatcherFor(db, database.dialect);
   const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks };
@@ -142,14 +147,15 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       logger,
       writes,
       pgPool: database.pgPool,
+      listenPool: database.listenPool,
       rateLimiter: rateLimiter(),
       secretBox,
       outbound,
       push: push(),
       templates: templates(),
     });
-    registerCampaignRoutes(app, { db, clock });
-    registerTriggerRoutes(app, { db, clock, templates: templates() });
+    registerCampaignRoutes(app, { db, readDb, clock });
+    registerTriggerRoutes(app, { db, readDb, clock, templates: templates() });
     registerCampaignInsightRoutes(app, { db, templates: templates() });
     registerTriggerStreamRoute(app, { db, config });
     registerIdentityRoutes(app, { ...identity, clock });
@@ -160,6 +166,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     config,
     database,
     db,
+    readDb,
     logger,
     clock,
     metrics,
@@ -181,7 +188,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     createJobRunner: () =>
       createJobRunner({
         db,
-        pgPool: database.pgPool,
+        listenPool: database.listenPool,
         logger,
         clock,
         handlers: instrumentedHandlers(),

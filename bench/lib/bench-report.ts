@@ -4,9 +4,11 @@ import { fileURLToPath } from 'node:url';
 
 const BENCHMARKS_MD = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'benchmarks.md');
 
-/** Replaces (or appends) the `## <heading>` section of docs/benchmarks.md, leaving other sections alone. */
-export function writeBenchmarkSection(heading: string, body: string): void {
-  const current = fs.existsSync(BENCHMARKS_MD) ? fs.readFileSync(BENCHMARKS_MD, 'utf8') : '# Benchmarks\n';
+export const SCALING_MD = path.join(path.dirname(BENCHMARKS_MD), 'scaling.md');
+
+/** Replaces (or appends) the `## <heading>` section of docs/benchmarks.md (or `file`), leaving other sections alone. */
+export function writeBenchmarkSection(heading: string, body: string, file = BENCHMARKS_MD): void {
+  const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '# Benchmarks\n';
   const marker = `## ${heading}\n`;
   const start = current.indexOf(marker);
   const section = `${marker}\n${body.trim()}\n\n`;
@@ -16,7 +18,7 @@ export function writeBenchmarkSection(heading: string, body: string): void {
     const after = current.indexOf('\n## ', start + marker.length);
     next = current.slice(0, start) + section + (after === -1 ? '' : current.slice(after + 1));
   }
-  fs.writeFileSync(BENCHMARKS_MD, next.trimEnd() + '\n');
+  fs.writeFileSync(file, next.trimEnd() + '\n');
 }
 
 export function markdownTable(headers: string[], rows: (string | number)[][]): string {

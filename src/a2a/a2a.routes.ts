@@ -94,7 +94,10 @@ async function runNotification(call: CallContext, envelope: Envelope): Promise<v
  * `X-API-Key` with a secret key; the project comes from the key (spec "Authentication").
  */
 export function registerA2aRoutes(app: FastifyInstance, deps: A2aDeps): void {
-  const events = createTaskEventBus(deps.pgPool, deps.logger);
+  const events = createTaskEventBus(deps.pgPool, deps.logger, {
+    listenPool: deps.listenPool,
+    pollIntervalMs: deps.config.jobPollIntervalMs,
+  });
   const writes = deps.writes;
   // Tasks whose instance died are failed after their lease and their idempotency keys released (tasks/task-leases.ts).
   const reaper = startTaskReaper({ db: deps.db, writes, clock: deps.clock, events, logger: deps.logger });

@@ -16,13 +16,15 @@ import type { Codec } from './versions/codec.js';
 
 /** What the agent interface needs (src/herald.ts gives it); the skills' own dependencies included. */
 export interface A2aDeps extends SkillDeps {
-  config: Pick<Config, 'publicUrl' | 'bodyLimitBytes'>;
+  config: Pick<Config, 'publicUrl' | 'bodyLimitBytes' | 'jobPollIntervalMs'>;
   db: Kysely<Database>;
   logger: Logger;
   /** Task writes share commits on the embedded database. */
   writes: WriteBatcher;
-  /** PostgreSQL: task status events reach other instances over LISTEN/NOTIFY. */
+  /** PostgreSQL: task status events reach other instances over NOTIFY on this pool. */
   pgPool?: pg.Pool | undefined;
+  /** PostgreSQL: where they are LISTENed for; absent (behind a pooler) streams poll their task instead. */
+  listenPool?: pg.Pool | undefined;
   rateLimiter: RateLimiter;
   /** Seals push configs' secrets. */
   secretBox: SecretBoxSource;

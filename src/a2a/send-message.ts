@@ -16,7 +16,7 @@ import { isFinal, type SendInput, type StatusEvent, type Task } from './model.js
 import { preparePushConfig } from './push-configs/push-configs.service.js';
 import { selectSkill } from './skills/registry.js';
 import { runTask, type RunRequest, type TransactionHooks } from './tasks/task-runner.js';
-import { currentStatus, getTask, taskExists } from './tasks/task-store.js';
+import { currentStatus, getTask, latestStatus, taskExists } from './tasks/task-store.js';
 
 const SAFE_KEY = /^[\x21-\x7e]{1,200}$/;
 
@@ -122,7 +122,11 @@ export async function sendMessage(call: CallContext, input: SendInput): Promise<
 export async function sendStreamingMessage(call: CallContext, input: SendInput): Promise<AsyncIterable<StatusEvent>> {
   const request = await prepare(call, input);
   const queue = new AsyncQueue<StatusEvent>();
-  const unsubscribe = await call.events.subscribe(request.taskId, (event) => queue.push(event));
+  const unsubscribe = await call.events.subscribe(
+    request.taskId,
+    (event) => queue.push(event),
+    () => latestStatus(storeContext(call), request.taskId),
+  );
   let replayed: Task | undefined;
   runOnce(call, input, request, (event) => queue.push(event)).then(
     (outcome) => {

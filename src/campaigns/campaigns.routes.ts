@@ -20,7 +20,8 @@ const ErrorBody = Type.Object({ error: Type.String() });
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody };
 
 /** Campaign management (C1): JSON in and out, JSON `{"error"}` for every failure. */
-export function registerCampaignRoutes(fastify: FastifyInstance, deps: { db: Db; clock: Clock }): void {
+/** `readDb`: lists read a replica (DATABASE_READ_URL) when there is one; everything else reads `db`. */
+export function registerCampaignRoutes(fastify: FastifyInstance, deps: { db: Db; readDb: Db; clock: Clock }): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, clock } = deps;
 
@@ -64,7 +65,7 @@ export function registerCampaignRoutes(fastify: FastifyInstance, deps: { db: Db;
       },
     },
     async (request) => {
-      const page = await campaigns.listCampaigns(db, request.auth!.projectId, request.query);
+      const page = await campaigns.listCampaigns(deps.readDb, request.auth!.projectId, request.query);
       return { campaigns: page.campaigns.map(campaigns.campaignToWire), next_cursor: page.nextCursor };
     },
   );

@@ -141,6 +141,6 @@ export function registerTriggerRoutes(
         response: { 200: TriggerList, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
       },
     },
-    async (request) => listTriggers(db, request.auth!.projectId, request.params.campaign_id, request.query),
+    async (request) => listTriggers(deps.readDb, request.auth!.projectId, request.params.campaign_id, request.query),
   );
 }

@@ -18,6 +18,8 @@ import { insertTrigger, type TriggerDefinition } from './triggers.repository.js'
 
 export interface TriggerDeps {
   db: Kysely<Database>;
+  /** Dry runs count the audience here: a replica (DATABASE_READ_URL) when there is one, else `db`. */
+  readDb: Kysely<Database>;
   clock: Clock;
 }
 
@@ -93,7 +95,7 @@ async function prepareTrigger(
  * fan-out runs on the job queue.
  */
 export async function triggerCampaign(
-  deps: TriggerDeps,
+  deps: Pick<TriggerDeps, 'db' | 'clock'>,
   projectId: string,
   campaignId: string,
   body: unknown,
@@ -151,12 +153,15 @@ export async function dryRunTrigger(
   campaignId: string,
   body: unknown,
 ): Promise<DryRunResult> {
+  // The campaign is read on the primary (a dry run right after creating it must find it); the
+  // audience, the costly part, may be counted on a replica that lags behind by a little.
   const prepared = await prepareTrigger(deps.db, projectId, campaignId, body, { requireActive: false });
+  const db = deps.readDb;
   const now = deps.clock.now();
-  const conditions = compileTriggerConditions(deps.db, prepared.definition, now);
+  const conditions = compileTriggerConditions(db, prepared.definition, now);
   const base = { dry_run: true as const, campaign_id: campaignId, campaign_status: prepared.campaign.status };
   if ('broadcast' in prepared.audience) {
-    const n = await countBroadcastAudience(deps.db, projectId, now, conditions);
+    const n = await countBroadcastAudience(db, projectId, now, conditions);
     const skipped = {
       ...(n.inSegment > n.eligible && { audience_conditions: n.inSegment - n.eligible }),
       ...(n.noDevice > 0 && { no_device: n.noDevice }),
@@ -167,7 +172,7 @@ export async function dryRunTrigger(
       counters: { targets: 0, in_segment: n.inSegment, eligible: n.eligible, devices: n.devices, skipped },
     };
   }
-  const slice = await targetsSlice(deps.db, projectId, prepared.audience.targets, conditions);
+  const slice = await targetsSlice(db, projectId, prepared.audience.targets, conditions);
   // Rendered in the worker pool like a real send, so a hostile template cannot stall the API.
   const rendered = await deps.templates.render(
     prepared.campaign.message,

@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config, DatabasePooler } from '../config.js';
 import type { Database } from './database.js';
 import type { Dialect } from './dialect.js';
 import { ensureDataDir } from '../lib/data-dir.js';
@@ -15,6 +15,12 @@ export interface DatabaseTarget {
   /** SQLite file path, or `:memory:`. */
   sqliteFile?: string;
   poolSize?: number;
+  /** `transaction`: `url` is a pooler in transaction mode, so LISTEN goes through `listenUrl` or not at all. */
+  pooler?: DatabasePooler;
+  /** A direct PostgreSQL connection string for LISTEN (default: `url`, unless behind a pooler). */
+  listenUrl?: string | undefined;
+  /** A read-only PostgreSQL connection string (a replica) for reads that may lag the primary. */
+  readUrl?: string | undefined;
   /** PostgreSQL schema to use as `search_path` (tests isolate files this way). */
   schema?: string;
   onPoolError?: (error: Error) => void;
@@ -23,8 +29,19 @@ export interface DatabaseTarget {
 export interface DatabaseHandle {
   db: Kysely<Database>;
   dialect: Dialect;
-  /** The raw pg pool (PostgreSQL only), for LISTEN/NOTIFY and other connection-level needs. */
+  /** The raw pg pool of `db` (PostgreSQL only), for NOTIFY and other connection-level needs. */
   pgPool?: pg.Pool;
+  /**
+   * The pool whose connections may LISTEN (PostgreSQL only): `pgPool` itself on a direct
+   * connection, a small pool on `listenUrl` behind a pooler, absent behind a pooler without one
+   * (then job wake-ups and cross-instance A2A events are polled).
+   */
+  listenPool?: pg.Pool;
+  /**
+   * Reads that may lag the primary (audience counts, dry runs, lists): a replica's handle when
+   * `readUrl` is set, else `db`. Never for a read that must see a write just made.
+   */
+  readDb: Kysely<Database>;
   close(): Promise<void>;
 }
 
@@ -36,11 +53,46 @@ export function openDatabase(target: DatabaseTarget): DatabaseHandle {
 }
 
 function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
+  const pool = openPool(url, target.poolSize ?? 10, target);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // LISTEN holds one connection for as long as it listens: through a transaction-mode pooler the
+  // notices would go to whichever client borrowed the server connection, so only a direct one will do.
+  const listenPool = target.listenUrl
+    ? openPool(target.listenUrl, LISTEN_POOL_SIZE, target)
+    : target.pooler === 'transaction'
+      ? undefined
+      : pool;
+  const replica = target.readUrl
+    ? new Kysely<Database>({
+        dialect: new PostgresDialect({ pool: openPool(target.readUrl, target.poolSize ?? 10, target) }),
+      })
+    : undefined;
+  return {
+    db,
+    dialect: 'postgres',
+    pgPool: pool,
+    ...(listenPool ? { listenPool } : {}),
+    readDb: replica ?? db,
+    async close() {
+      await replica?.destroy();
+      if (listenPool && listenPool !== pool) await listenPool.end();
+      await db.destroy();
+    },
+  };
+}
+
+/** The job runner's wake-up listener and the A2A event listener: one connection each per process. */
+const LISTEN_POOL_SIZE = 2;
+
+function openPool(url: string, max: number, target: DatabaseTarget): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
-    max: target.poolSize ?? 10,
+    max,
     connectionTimeoutMillis: 5000,
-    ...(target.schema ? { options: `-c search_path=${target.schema}` } : {}),
+    // A URL's own `options` (e.g. a replica's search_path) wins over the test schema.
+    ...(target.schema && !new URL(url).searchParams.has('options')
+      ? { options: `-c search_path=${target.schema}` }
+      : {}),
     // Epoch-millisecond columns are bigint; they fit a double exactly, so read them as numbers.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
@@ -53,8 +105,7 @@ function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
   // would crash the process. The query using it fails on its own (answered 503), so reporting is enough.
   pool.on('error', (error) => target.onPoolError?.(error));
   pool.on('connect', (client) => client.on('error', (error) => target.onPoolError?.(error)));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', pgPool: pool, close: () => db.destroy() };
+  return pool;
 }
 
 /**
@@ -83,7 +134,7 @@ function openSqlite(file: string): DatabaseHandle {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  return { db, dialect: 'sqlite', readDb: db, close: () => db.destroy() };
 }
 
 const STATEMENT_CACHE_SIZE = 500;
@@ -113,7 +164,10 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
 
 /** The configured database: `DATABASE_URL` (PostgreSQL), else the embedded file `DATA_DIR/herald.sqlite`. */
 export function openConfiguredDatabase(
-  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'databasePoolSize'>,
+  config: Pick<
+    Config,
+    'databaseUrl' | 'dataDir' | 'databasePoolSize' | 'databasePooler' | 'databaseListenUrl' | 'databaseReadUrl'
+  >,
   logger?: Pick<Logger, 'warn' | 'info'>,
 ): DatabaseHandle {
   if (config.databaseUrl === undefined && ensureDataDir(config.dataDir))
@@ -122,6 +176,9 @@ export function openConfiguredDatabase(
     url: config.databaseUrl,
     sqliteFile: path.join(config.dataDir, 'herald.sqlite'),
     poolSize: config.databasePoolSize,
+    pooler: config.databasePooler,
+    listenUrl: config.databaseListenUrl,
+    readUrl: config.databaseReadUrl,
     onPoolError: (error) => logger?.warn({ err: error }, 'database connection lost'),
   });
 }

@@ -12,8 +12,11 @@ import { runClaimedJob, type RunJobContext } from './run-job.js';
 
 export interface JobRunnerOptions {
   db: Kysely<Database>;
-  /** PostgreSQL only: one client of it LISTENs for enqueue notices, so jobs start without waiting for a poll. */
-  pgPool?: pg.Pool;
+  /**
+   * PostgreSQL only: one client of it LISTENs for enqueue notices, so jobs start without waiting
+   * for a poll. Absent on PostgreSQL (behind a pooler without DATABASE_LISTEN_URL): polling only.
+   */
+  listenPool?: pg.Pool | undefined;
   logger: Logger;
   clock?: Clock;
   handlers: JobHandlers;
@@ -170,7 +173,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     async start() {
       if (state !== 'idle') return;
       state = 'running';
-      if (options.pgPool && kinds.length > 0) wakeups = await listenForJobWakeups(options.pgPool, logger, wake);
+      if (options.listenPool && kinds.length > 0) wakeups = await listenForJobWakeups(options.listenPool, logger, wake);
       else if (kinds.length > 0) wakeups = listenForLocalJobWakeups(options.db, wake);
       if (state !== 'running') {
         wakeups?.close(); // stop() came while the listener was connecting

@@ -49,8 +49,8 @@ describe.each(TEST_DIALECTS)('task event bus on %s', (dialect) => {
   // The bus as the app builds it on this database: PostgreSQL gives it the pool (events also go
   // out through NOTIFY and come back to this instance's own listener), SQLite none.
   it("delivers a task's events in order to its subscribers only, once, until they unsubscribe", async () => {
-    const bus = createTaskEventBus(database.pgPool, logger);
-    const other = createTaskEventBus(database.pgPool, logger);
+    const bus = createTaskEventBus(database.pgPool, logger, { listenPool: database.listenPool });
+    const other = createTaskEventBus(database.pgPool, logger, { listenPool: database.listenPool });
     // The NOTIFY channel is shared by every test database on the server: ids of this run only.
     const [taskA, taskB] = ['a', 'b'].map((x) => `task-${x}-${process.pid}-${Date.now()}`) as [string, string];
     try {
@@ -94,6 +94,31 @@ describe.each(TEST_DIALECTS)('task event bus on %s', (dialect) => {
         await publishing.close();
         await one.close();
         await two.close();
+      }
+    });
+
+  // Behind a pooler without DATABASE_LISTEN_URL: nothing LISTENs; a subscription polls its task.
+  if (dialect === 'postgres')
+    it("without a LISTEN pool, a subscriber sees other instances' changes by polling its task", async () => {
+      const bus = createTaskEventBus(database.pgPool, logger, { listenPool: undefined, pollIntervalMs: 20 });
+      const taskId = `polled-${process.pid}-${Date.now()}`;
+      let stored: StatusEvent | undefined;
+      const got = collect();
+      try {
+        const stop = await bus.subscribe(taskId, got.listener, async () => stored);
+        stored = event(taskId, 2);
+        await got.until(1);
+        stored = event(taskId, 3);
+        await got.until(2);
+        stop();
+        const seen = got.got.length;
+        stored = event(taskId, 4);
+        await new Promise((r) => setTimeout(r, 100));
+        expect(got.got.length).toBe(seen);
+        // Each poll hands over the current status; the stream drops repeats by seq.
+        expect([...new Set(got.got.map((e) => e.seq))]).toEqual([2, 3]);
+      } finally {
+        await bus.close();
       }
     });
 });

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
+import { openDatabase, type DatabaseHandle, type DatabaseTarget } from '../../src/db/connect.js';
 import type { Dialect } from '../../src/db/dialect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 
@@ -15,9 +15,15 @@ export const TEST_DIALECTS: Dialect[] = (process.env.TEST_DIALECTS ?? 'sqlite,po
   .map((d) => d.trim())
   .filter((d): d is Dialect => d === 'sqlite' || d === 'postgres');
 
+/**
+ * Set by `npm run test:pgbouncer` (test/pgbouncer/global-setup.ts): PostgreSQL test databases are
+ * then reached through PgBouncer in transaction mode, and LISTEN through the direct server.
+ */
+const PGBOUNCER_URL = process.env.TEST_PGBOUNCER_URL;
+
 export interface TestDatabase extends DatabaseHandle {
   /** Options that open the same database again (e.g. from a child process). */
-  target: { url?: string; sqliteFile?: string; schema?: string };
+  target: Pick<DatabaseTarget, 'url' | 'sqliteFile' | 'schema' | 'pooler' | 'listenUrl'>;
   /** Environment that points a Herald process at this database. */
   env: Record<string, string>;
   destroy(): Promise<void>;
@@ -44,6 +50,7 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
       },
     };
   }
+  if (PGBOUNCER_URL) return createDatabaseBehindPgbouncer(`t_${suffix}`, PGBOUNCER_URL);
   const schema = `t_${suffix}`;
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await admin.connect();
@@ -62,6 +69,40 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
       const cleanup = new pg.Client({ connectionString: TEST_DATABASE_URL });
       await cleanup.connect();
       await cleanup.query(`drop schema if exists ${schema} cascade`);
+      await cleanup.end();
+    },
+  };
+}
+
+/**
+ * A database of its own rather than a schema: a pooler in transaction mode keeps no session state,
+ * so `search_path` cannot be set per connection. Nothing but LISTEN uses the direct connection.
+ */
+async function createDatabaseBehindPgbouncer(name: string, pgbouncerUrl: string): Promise<TestDatabase> {
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(name, pgbouncerUrl).toString();
+  const direct = new URL(TEST_DATABASE_URL);
+  direct.pathname = `/${name}`;
+  const listenUrl = process.env.TEST_PGBOUNCER_LISTEN === 'none' ? undefined : direct.toString();
+  const target = { url, pooler: 'transaction' as const, ...(listenUrl ? { listenUrl } : {}) };
+  const handle = openDatabase({ ...target, poolSize: 10 });
+  await migrateToLatest(handle.db);
+  return {
+    ...handle,
+    target,
+    env: {
+      DATABASE_URL: url,
+      DATABASE_POOLER: 'transaction',
+      ...(listenUrl ? { DATABASE_LISTEN_URL: listenUrl } : {}),
+    },
+    async destroy() {
+      await handle.close();
+      const cleanup = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await cleanup.connect();
+      await cleanup.query(`drop database if exists ${name} with (force)`);
       await cleanup.end();
     },
   };

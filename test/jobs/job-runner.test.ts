@@ -26,7 +26,7 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
   const startRunner = async (handlers: JobHandlers, options: Partial<JobRunnerOptions> = {}) => {
     const runner = createJobRunner({
       db: database.db,
-      pgPool: database.pgPool,
+      listenPool: database.listenPool,
       logger: silentLogger,
       handlers,
       concurrency: 4,

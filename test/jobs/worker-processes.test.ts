@@ -118,7 +118,7 @@ describe.each(TEST_DIALECTS)('job workers in separate processes on %s', (dialect
     const reruns: Array<{ attempt: number; at: number }> = [];
     const rescuer = createJobRunner({
       db: database.db,
-      pgPool: database.pgPool,
+      listenPool: database.listenPool,
       logger: silentLogger,
       concurrency: 1,
       pollIntervalMs: 50,

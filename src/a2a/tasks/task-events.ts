@@ -13,8 +13,12 @@ type Listener = (event: StatusEvent) => void;
 export interface TaskEventBus {
   /** Call after the change committed. */
   publish(events: StatusEvent[]): Promise<void>;
-  /** Resolves once the subscription also receives other instances' events. */
-  subscribe(taskId: string, listener: Listener): Promise<() => void>;
+  /**
+   * Resolves once the subscription also receives other instances' events. Without a LISTEN
+   * connection (behind a pooler without DATABASE_LISTEN_URL) other instances' changes are found by
+   * calling `current` every poll interval instead: the latest status only, intermediate ones skipped.
+   */
+  subscribe(taskId: string, listener: Listener, current?: () => Promise<StatusEvent | undefined>): Promise<() => void>;
   close(): Promise<void>;
 }
 
@@ -22,7 +26,21 @@ const CHANNEL = 'herald_a2a_task_events';
 /** NOTIFY payloads must stay under 8000 bytes; larger ones go without status messages. */
 const MAX_PAYLOAD = 7500;
 
-export function createTaskEventBus(pgPool: pg.Pool | undefined, logger: Logger): TaskEventBus {
+export interface TaskEventBusOptions {
+  /** Where LISTEN runs (default: `pgPool`); `undefined` with a `pgPool` means poll instead. */
+  listenPool?: pg.Pool | undefined;
+  /** How often a subscription polls when nothing can LISTEN (JOB_POLL_INTERVAL_MS). */
+  pollIntervalMs?: number;
+}
+
+/** `pgPool` publishes (NOTIFY works through a transaction-mode pooler); `options.listenPool` receives. */
+export function createTaskEventBus(
+  pgPool: pg.Pool | undefined,
+  logger: Logger,
+  options: TaskEventBusOptions = { listenPool: pgPool },
+): TaskEventBus {
+  const listenPool = 'listenPool' in options ? options.listenPool : pgPool;
+  const pollIntervalMs = options.pollIntervalMs ?? 1000;
   const listeners = new Map<string, Set<Listener>>();
   const emit = (event: StatusEvent) => {
     for (const listener of listeners.get(event.taskId) ?? []) {
@@ -58,6 +76,23 @@ export function createTaskEventBus(pgPool: pg.Pool | undefined, logger: Logger):
     return client;
   };
 
+  /** Polls a task's current status for one subscriber; listeners drop what they already saw (by `seq`). */
+  const pollTask = (current: () => Promise<StatusEvent | undefined>, listener: Listener) => {
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      current()
+        .then(
+          (event) => event && listener(event),
+          (error: unknown) => logger.warn({ err: error }, 'polling a task for status changes failed'),
+        )
+        .finally(() => (busy = false));
+    }, pollIntervalMs);
+    timer.unref();
+    return { stop: () => clearInterval(timer) };
+  };
+
   return {
     async publish(events) {
       events.forEach(emit);
@@ -70,17 +105,19 @@ export function createTaskEventBus(pgPool: pg.Pool | undefined, logger: Logger):
         });
       await pgPool.query('select pg_notify($1, $2)', [CHANNEL, payload]);
     },
-    async subscribe(taskId, listener) {
+    async subscribe(taskId, listener, current) {
       let set = listeners.get(taskId);
       if (!set) listeners.set(taskId, (set = new Set()));
       set.add(listener);
+      const poller = pgPool && !listenPool && current ? pollTask(current, listener) : undefined;
       const unsubscribe = () => {
+        poller?.stop();
         set.delete(listener);
         if (set.size === 0 && listeners.get(taskId) === set) listeners.delete(taskId);
       };
-      if (pgPool) {
+      if (listenPool) {
         try {
-          await listen(pgPool);
+          await listen(listenPool);
         } catch (error) {
           logger.warn({ err: error }, 'could not listen for task events from other instances');
         }

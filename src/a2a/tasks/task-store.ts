@@ -81,6 +81,12 @@ export async function taskExists(ctx: Pick<StoreContext, 'db' | 'projectId'>, id
   return (await repo.findTask(ctx.db, ctx.projectId, id)) !== undefined;
 }
 
+/** The task's current status as a stream event, if the task exists yet (a stream's poll behind a pooler). */
+export async function latestStatus(ctx: StoreContext, id: string): Promise<StatusEvent | undefined> {
+  const record = await repo.findTask(ctx.db, ctx.projectId, id);
+  return record && eventOf(record);
+}
+
 /** The task's current status as a stream event (SubscribeToTask's snapshot). */
 export async function currentStatus(ctx: StoreContext, id: string): Promise<StatusEvent> {
   return eventOf(await find(ctx, id));

@@ -1,0 +1,329 @@
+// npm run bench:scaling: the measured inputs of docs/scaling.md, on a fresh PostgreSQL database each.
+//  1. Per send: a broadcast trigger to SEND_USERS users (one FCM device each, the stand-in in process),
+//     run to completion by Herald's job runner; rows written (pg_stat_user_tables), bytes added
+//     (pg_total_relation_size) and transactions committed (pg_stat_database), divided by the sends.
+//  2. Per size (--sizes, default 1000000,10000000): users and devices generated in bulk with
+//     generate_series, then the dry-run audience count (the broadcast count query, through the API)
+//     and the fan-out plan (the `campaign.plan` job alone: keyset ranges and their batch jobs) timed.
+//  3. Which tables have no project_id column (the sharding key a distributed PostgreSQL would use).
+// Prints the report; `-- --write` puts it in docs/scaling.md ("Measured figures").
+import os from 'node:os';
+import pg from 'pg';
+import pino from 'pino';
+import { loadConfig } from '../src/config.js';
+import { openDatabase } from '../src/db/connect.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { startFakeProviders } from '../src/fake-providers/fake-providers.js';
+import { createHerald } from '../src/herald.js';
+import { systemClock } from '../src/lib/clock.js';
+import { createProject } from '../src/projects/projects.service.js';
+import { setFcmCredentials } from '../src/push/credentials/credentials.service.js';
+import { createSecretBox, resolveSecretKey } from '../src/push/credentials/secret-box.js';
+import { runJobsUntilIdle } from '../test/helpers/run-jobs-until-idle.js';
+import { unlimitedRateLimiter } from '../test/helpers/unlimited-rate-limiter.js';
+import { markdownTable, SCALING_MD, writeBenchmarkSection } from './lib/bench-report.js';
+
+const SERVER_URL =
+  process.env.SCALING_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const SECRET_KEY = '33'.repeat(32);
+const arg = (name: string, fallback: string): string => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
+};
+const SEND_USERS = Number(arg('send-users', '5000'));
+const SIZES = arg('sizes', '1000000,10000000').split(',').map(Number);
+
+async function query<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh database with Herald's schema, dropped by the returned function. */
+async function freshDatabase(tag: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `herald_scaling_${tag}_${process.pid}`;
+  await query(SERVER_URL, `create database ${name}`);
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${name}`;
+  const handle = openDatabase({ url: url.toString(), poolSize: 1 });
+  await migrateToLatest(handle.db);
+  await handle.close();
+  return {
+    url: url.toString(),
+    drop: () => query(SERVER_URL, `drop database if exists ${name} with (force)`).then(() => undefined),
+  };
+}
+
+/** Users `u1..uN` (90% `plan: pro`) with one active FCM device each, in bulk. */
+async function generateAudience(url: string, projectId: string, n: number): Promise<number> {
+  const started = performance.now();
+  const at = Date.now() - 60_000;
+  for (let from = 1; from <= n; from += 1_000_000) {
+    const to = Math.min(n, from + 999_999);
+    await query(
+      url,
+      `insert into users (id, project_id, project_user_id, properties, created_at, updated_at)
+       select gen_random_uuid()::text, $1, 'u' || g,
+              jsonb_build_object('plan', case when g % 10 = 0 then 'free' else 'pro' end, 'score', g % 100, 'first_name', 'N' || g),
+              $2, $2
+       from generate_series($3::int, $4::int) g`,
+      [projectId, at, from, to],
+    );
+  }
+  await query(
+    url,
+    `insert into devices (project_id, device_id, user_id, platform, provider, push_address, push_keys, status, disabled_reason, created_at, updated_at)
+     select project_id, gen_random_uuid()::text, id, 'android', 'fcm', 'tok' || project_user_id, null, 'active', null, created_at, created_at
+     from users where project_id = $1`,
+    [projectId],
+  );
+  await query(url, 'vacuum analyze users');
+  await query(url, 'vacuum analyze devices');
+  return (performance.now() - started) / 1000;
+}
+
+interface Counters {
+  rows: number;
+  bytes: number;
+  commits: number;
+}
+async function counters(url: string): Promise<Counters> {
+  const [t] = await query<{ rows: string; bytes: string }>(
+    url,
+    `select coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) as rows,
+            coalesce(sum(pg_total_relation_size(relid)), 0) as bytes from pg_stat_user_tables`,
+  );
+  const [d] = await query<{ commits: string }>(
+    url,
+    'select xact_commit as commits from pg_stat_database where datname = current_database()',
+  );
+  return { rows: Number(t!.rows), bytes: Number(t!.bytes), commits: Number(d!.commits) };
+}
+/** Statistics reach the views when backends report them (at most every second while busy, or on idle). */
+const settle = () => new Promise((r) => setTimeout(r, 2500));
+
+async function heraldOn(url: string, fcmUrl: string, ca: string) {
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: url,
+    HERALD_SECRET_KEY: SECRET_KEY,
+    FCM_API_URL: fcmUrl,
+    FCM_QUOTA_PER_MINUTE: '100000000',
+  });
+  const herald = createHerald(config, {
+    logger: pino({ level: 'silent' }),
+    rateLimiter: unlimitedRateLimiter,
+    push: { ca },
+  });
+  const project = await createProject(herald.db, systemClock, 'scaling');
+  const box = createSecretBox(resolveSecretKey(config, 'postgres'));
+  const sa = JSON.parse(JSON.stringify(fakesRef!.fcm.serviceAccount('scaling'))) as { token_uri: string };
+  await setFcmCredentials(herald.db, () => box, systemClock, project.project_id, sa, {
+    outbound: { allowPrivateNetworks: false },
+    trustedOrigins: [new URL(sa.token_uri).origin],
+    extraHosts: [],
+  });
+  const app = await herald.buildApp();
+  const headers = {
+    'x-service-project-id': project.project_id,
+    'x-service-api-key': project.secret_key,
+    'content-type': 'application/json',
+  };
+  const campaignRes = await app.inject({
+    method: 'POST',
+    url: '/api/v1/campaigns',
+    headers,
+    payload: JSON.stringify({
+      name: 'scaling',
+      status: 'active',
+      api_triggered: true,
+      segment: { property: 'plan', op: 'eq', value: 'pro' },
+      message: { title: 'Hi {{ user.first_name }}', body: 'Code {{ trigger.code }}' },
+    }),
+  });
+  const campaignId = campaignRes.json<{ campaign_id: string }>().campaign_id;
+  const trigger = async (dryRun: boolean) => {
+    const res = await app.inject({
+      method: 'POST',
+      url: `/api/v1/campaigns/${campaignId}:trigger${dryRun ? '?dry_run=true' : ''}`,
+      headers,
+      payload: JSON.stringify({ audience: { broadcast: true }, properties: { code: 'S1' } }),
+    });
+    if (res.statusCode !== 200) throw new Error(`trigger: ${res.statusCode} ${res.body}`);
+    return res.json<Record<string, unknown>>();
+  };
+  const status = async (triggerId: string) =>
+    (await app.inject({ method: 'GET', url: `/api/v1/campaigns/${campaignId}/triggers/${triggerId}`, headers })).json<{
+      state: string;
+      counters: { accepted: number; in_segment: number; failed: number };
+    }>();
+  return { herald, app, project, trigger, status };
+}
+
+let fakesRef: Awaited<ReturnType<typeof startFakeProviders>> | undefined;
+
+async function perSend(fcmUrl: string, ca: string) {
+  const db = await freshDatabase('send');
+  const h = await heraldOn(db.url, fcmUrl, ca);
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await h.app.close();
+    await h.herald.close();
+  };
+  try {
+    await generateAudience(db.url, h.project.project_id, SEND_USERS);
+    const runner = h.herald.createJobRunner();
+    await runner.start();
+    await settle();
+    const before = await counters(db.url);
+    const started = performance.now();
+    const { trigger_id: triggerId } = (await h.trigger(false)) as { trigger_id: string };
+    let s = await h.status(triggerId);
+    while (s.state !== 'completed' && s.state !== 'failed') {
+      await new Promise((r) => setTimeout(r, 200));
+      s = await h.status(triggerId);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    await runner.stop();
+    // A backend reports its table statistics when idle for a while or when it ends: close Herald's connections.
+    await close();
+    await settle();
+    const after = await counters(db.url);
+    const sends = s.counters.accepted;
+    if (s.state !== 'completed' || s.counters.failed > 0) throw new Error(`send run: ${JSON.stringify(s)}`);
+    const perTable = await query<{ relname: string; w: string }>(
+      db.url,
+      `select relname, n_tup_ins + n_tup_upd + n_tup_del as w from pg_stat_user_tables where n_tup_ins + n_tup_upd + n_tup_del > 0 order by w desc limit 8`,
+    );
+    return {
+      sends,
+      seconds,
+      rowsPerSend: (after.rows - before.rows) / sends,
+      bytesPerSend: (after.bytes - before.bytes) / sends,
+      commitsPerSend: (after.commits - before.commits) / sends,
+      perTable,
+    };
+  } finally {
+    await close();
+    await db.drop();
+  }
+}
+
+async function atSize(n: number, fcmUrl: string, ca: string) {
+  const db = await freshDatabase(`s${n}`);
+  const h = await heraldOn(db.url, fcmUrl, ca);
+  try {
+    const generateSeconds = await generateAudience(db.url, h.project.project_id, n);
+    const [size] = await query<{ b: string }>(db.url, 'select pg_database_size(current_database()) as b');
+    const dry: number[] = [];
+    let counted: unknown;
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now();
+      counted = (await h.trigger(true)).counters;
+      dry.push(performance.now() - t0);
+    }
+    const { trigger_id: triggerId } = (await h.trigger(false)) as { trigger_id: string };
+    const t0 = performance.now();
+    // The plan job alone: batch jobs it enqueues stay pending (no handler for them here).
+    const plan = h.herald.jobHandlers['campaign.plan'];
+    await runJobsUntilIdle(h.herald.db, { 'campaign.plan': plan });
+    const planSeconds = (performance.now() - t0) / 1000;
+    const [batches] = await query<{ n: string }>(
+      db.url,
+      'select count(*) as n from trigger_batches where trigger_id = $1',
+      [triggerId],
+    );
+    return {
+      users: n,
+      generateSeconds,
+      databaseBytes: Number(size!.b),
+      dryRunMs: [...dry].sort((a, b) => a - b)[1]!,
+      counted,
+      planSeconds,
+      batches: Number(batches!.n),
+    };
+  } finally {
+    await h.app.close();
+    await h.herald.close();
+    await db.drop();
+  }
+}
+
+async function tablesWithoutProject(): Promise<string[]> {
+  const db = await freshDatabase('schema');
+  try {
+    const rows = await query<{ table_name: string }>(
+      db.url,
+      `select t.table_name from information_schema.tables t
+       where t.table_schema = 'public' and t.table_type = 'BASE TABLE'
+         and not exists (select 1 from information_schema.columns c
+                         where c.table_schema = t.table_schema and c.table_name = t.table_name and c.column_name = 'project_id')
+       order by 1`,
+    );
+    return rows.map((r) => r.table_name);
+  } finally {
+    await db.drop();
+  }
+}
+
+async function main(): Promise<void> {
+  const write = process.argv.includes('--write');
+  fakesRef = await startFakeProviders();
+  const ca = fakesRef.tls.caPem;
+  try {
+    const [version] = await query<{ v: string }>(SERVER_URL, "select current_setting('server_version') as v");
+    const send = await perSend(fakesRef.fcm.url, ca);
+    console.log(JSON.stringify({ send }));
+    const sizes = [];
+    for (const n of SIZES) {
+      const result = await atSize(n, fakesRef.fcm.url, ca);
+      console.log(JSON.stringify(result));
+      sizes.push(result);
+    }
+    const noProject = await tablesWithoutProject();
+    const mb = (b: number) => (b / 1048576).toFixed(0);
+    const report = [
+      `Command: \`npm run bench:scaling -- ${process.argv
+        .slice(2)
+        .filter((a) => a !== '--write')
+        .join(
+          ' ',
+        )}\` (bench/scaling.ts). PostgreSQL ${version!.v} on this machine (${os.cpus().length} cores shared with other work, ${Math.round(os.totalmem() / 2 ** 30)} GB RAM, default server settings), Herald in process, the FCM stand-in in process. Measured ${new Date().toISOString().slice(0, 10)}.`,
+      '',
+      `**Per send** (a broadcast to ${send.sends} users with one FCM device each, run to completion by one job runner; counters of the fresh database before and after): ${send.rowsPerSend.toFixed(2)} rows written (inserts + updates + deletes), ${send.commitsPerSend.toFixed(3)} transactions committed, ${(send.bytesPerSend / 1024).toFixed(2)} KiB of table and index size added, per send. Rows written by table for the whole run: ${send.perTable.map((r) => `${r.relname} ${r.w}`).join(', ')} (users and devices are the bulk-generated audience). The same run's throughput on PostgreSQL, one process as API and worker (JOB_CONCURRENCY 4), trigger call to completion: ${(send.sends / send.seconds).toFixed(0)} sends/s.`,
+      '',
+      markdownTable(
+        [
+          'Users (bulk generated)',
+          'Generate + index + analyze',
+          'Database size',
+          'Dry-run audience count (median of 3)',
+          'Fan-out plan (campaign.plan job)',
+          'Batches planned',
+        ],
+        sizes.map((s) => [
+          s.users.toLocaleString('en'),
+          `${s.generateSeconds.toFixed(0)} s`,
+          `${mb(s.databaseBytes)} MB`,
+          `${(s.dryRunMs / 1000).toFixed(2)} s`,
+          `${s.planSeconds.toFixed(2)} s`,
+          s.batches,
+        ]),
+      ),
+      '',
+      `Tables without a \`project_id\` column: ${noProject.map((t) => `\`${t}\``).join(', ') || 'none'}.`,
+    ].join('\n');
+    console.log(report);
+    if (write) writeBenchmarkSection('Measured figures', report, SCALING_MD);
+  } finally {
+    await fakesRef.close();
+  }
+}
+
+await main();
