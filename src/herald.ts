@@ -135,7 +135,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
 
   const registerRoutes = (app: FastifyInstance): void => {
     const identity = { db, secretBox };
-    registerUserRoutes(app, { db, clock, writes });
+    registerUserRoutes(app, { db, readDb, clock, writes });
     registerDeviceRoutes(app, { ...identity, clock, outbound });
     registerEventRoutes(app, { ...identity, clock });
     registerPushRoutes(app, { db, clock, push: push() });
@@ -156,7 +156,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     });
     registerCampaignRoutes(app, { db, readDb, clock });
     registerTriggerRoutes(app, { db, readDb, clock, templates: templates() });
-    registerCampaignInsightRoutes(app, { db, templates: templates() });
+    registerCampaignInsightRoutes(app, { db, readDb, templates: templates() });
     registerTriggerStreamRoute(app, { db, config });
     registerIdentityRoutes(app, { ...identity, clock });
     registerWebhookRoutes(app, { db, clock, outbound, secretBox, events: push().events });

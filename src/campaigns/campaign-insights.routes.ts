@@ -28,10 +28,11 @@ const ANALYTICS =
 /** The console's campaign reads (issue 17): template preview and delivery analytics. */
 export function registerCampaignInsightRoutes(
   fastify: FastifyInstance,
-  deps: { db: Db; templates: TemplateRenderer },
+  deps: { db: Db; readDb: Db; templates: TemplateRenderer },
 ): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { db } = deps;
+  // Analytics may lag the primary: they read the replica (DATABASE_READ_URL) when there is one.
+  const { db, readDb } = deps;
 
   app.post(
     `/api/v1/campaigns/:campaign_id${CAMPAIGN_ID_ROUTE}::preview`,
@@ -70,7 +71,7 @@ export function registerCampaignInsightRoutes(
         response: { 200: AnalyticsResponse, ...errorResponses },
       },
     },
-    async (request) => campaignAnalytics(db, request.auth!.projectId, request.params.campaign_id, request.query),
+    async (request) => campaignAnalytics(readDb, request.auth!.projectId, request.params.campaign_id, request.query),
   );
 
   app.get(
@@ -90,7 +91,7 @@ export function registerCampaignInsightRoutes(
     },
     async (request) =>
       triggerAnalytics(
-        db,
+        readDb,
         request.auth!.projectId,
         request.params.campaign_id,
         request.params.trigger_id,

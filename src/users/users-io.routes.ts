@@ -22,6 +22,8 @@ export const IMPORT_BODY_LIMIT = 16 * 1024 * 1024;
 
 export interface UserIoRouteDeps {
   db: Db;
+  /** A replica (DATABASE_READ_URL) or `db`: only the user list reads it, a read that may lag. */
+  readDb: Db;
   clock: Clock;
   writes: WriteBatcher;
 }
@@ -73,7 +75,7 @@ export function registerUserIoRoutes(fastify: FastifyInstance, deps: UserIoRoute
       },
     },
     async (request) => {
-      const page = await listUsers(db, clock, request.auth!.projectId, request.query);
+      const page = await listUsers(deps.readDb, clock, request.auth!.projectId, request.query);
       return { users: page.users.map(userToWire), next_cursor: page.nextCursor };
     },
   );

@@ -32,6 +32,8 @@ function pathUserId(params: { project_user_id: string }): string {
 
 export interface UserRouteDeps {
   db: Kysely<Database>;
+  /** A replica or `db`, for the user list (users-io.routes.ts). */
+  readDb: Kysely<Database>;
   clock: Clock;
   /** User creates share commits on the embedded database. */
   writes: WriteBatcher;

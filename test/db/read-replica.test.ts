@@ -130,6 +130,15 @@ describe.each(TEST_DIALECTS)('read replica setting on %s', (dialect) => {
     await runFanout(ctx());
     expect((await triggerStatus(ctx(), campaignId, triggerId)).counters.in_segment).toBe(1);
 
+    const users = await json(ctx(), 'GET', '/api/v1/users?prefix=r');
+    expect(users.statusCode).toBe(200);
+    expect(
+      (await readConnectionQueries(applicationName)).some((q) => /order by "users"."project_user_id"/.test(q)),
+    ).toBe(true);
+    const analytics = await json(ctx(), 'GET', `/api/v1/campaigns/${campaignId}/triggers/${triggerId}/analytics`);
+    expect(analytics.statusCode).toBe(200);
+    expect((await readConnectionQueries(applicationName)).some((q) => /trigger_delivery_counts/.test(q))).toBe(true);
+
     // The read connection only ever read, and it could not have written: its role is read-only.
     const queries = await readConnectionQueries(applicationName);
     expect(queries.length).toBeGreaterThan(0);
