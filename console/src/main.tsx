@@ -94,4 +94,7 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+// The server-rendered "Loading…" placeholder goes; Preact renders into an empty container.
+root.replaceChildren();
+render(<App />, root);
