@@ -49,7 +49,7 @@ export function SendsChart(props: { series: SeriesPoint[]; bucket: string }) {
           <g key={f}>
             <line x1={PAD.left} x2={W - PAD.right} y1={y(top * f)} y2={y(top * f)} class="grid" />
             <text x={PAD.left - 6} y={y(top * f) + 4} text-anchor="end" class="axis">
-              {Math.round(top * f)}
+              {Number.isInteger(top * f) ? top * f : (top * f).toFixed(1)}
             </text>
           </g>
         ))}

@@ -189,6 +189,7 @@ describe.each(TEST_DIALECTS)('web console in Chromium, Herald on %s', (dialect) 
       await shoot('users');
       await page.click(`a:text-is("${ada}")`);
       await step(page.waitForSelector(`h1:text-is("User ${ada}")`));
+      await step(page.waitForSelector('h2:text-is("Devices (1)")'));
       expect(await page.textContent('main')).toContain('"Ada"');
       expect(await page.textContent('main')).toContain('Devices (1)');
       await shoot('user');

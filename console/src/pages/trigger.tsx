@@ -26,7 +26,11 @@ interface TriggerStatus {
 }
 interface Analytics {
   bucket: string;
-  totals: { by_state: Record<string, number>; by_provider: Record<string, number>; by_reason: Record<string, number> };
+  totals: {
+    by_state: Record<string, number>;
+    by_provider: Record<string, Record<string, number>>;
+    by_reason: Record<string, number>;
+  };
   series: SeriesPoint[];
 }
 
@@ -151,12 +155,19 @@ export function TriggerPage(props: { api: Api; campaignId: string; triggerId: st
       <h2>Failures by reason</h2>
       {analytics && <ReasonBars byReason={analytics.totals.by_reason} />}
       {analytics && Object.keys(analytics.totals.by_provider).length > 0 && (
-        <p>
-          By provider:{' '}
-          {Object.entries(analytics.totals.by_provider)
-            .map(([k, n]) => `${k} ${n}`)
-            .join(', ')}
-        </p>
+        <>
+          <h2>By provider</h2>
+          <ul class="plain">
+            {Object.entries(analytics.totals.by_provider).map(([provider, states]) => (
+              <li key={provider}>
+                <strong>{provider}</strong>:{' '}
+                {Object.entries(states)
+                  .map(([state, n]) => `${state.replace(/^DELIVERY_RESULT_STATUS_/, '').toLowerCase()} ${n}`)
+                  .join(', ')}
+              </li>
+            ))}
+          </ul>
+        </>
       )}
     </section>
   );
