@@ -182,7 +182,7 @@ async function main(): Promise<void> {
       { name: 'users, first page', url: '/console/users', ready: 'tbody tr' },
       { name: 'users by id prefix', url: '/console/users?prefix=user-99999', ready: 'tbody tr' },
       { name: 'users by condition (plan = free)', url: `/console/users?filter=${filter}`, ready: 'tbody tr' },
-      { name: 'one user', url: '/console/users/user-500000', ready: 'text=Devices (1)' },
+      { name: 'one user', url: '/console/users/user-500000', ready: 'h2:text-is("Devices (1)")' },
       { name: 'campaign (form, triggers)', url: campaign, ready: '#triggers-heading ~ ul li' },
       {
         name: `trigger over ${DELIVERIES.toLocaleString('en-US')} deliveries (chart)`,

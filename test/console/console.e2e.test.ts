@@ -29,6 +29,8 @@ describe.each(TEST_DIALECTS)('web console in Chromium, Herald on %s', (dialect) 
   let browser: Awaited<ReturnType<typeof launchChromium>>;
   let page: Page;
   const pageLog: string[] = [];
+  /** Every URL the page requested: the key must be in none of them. */
+  const requested: string[] = [];
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-console-'));
   const run = crypto.randomBytes(3).toString('hex');
   const ada = `ada-${run}`;
@@ -101,6 +103,7 @@ describe.each(TEST_DIALECTS)('web console in Chromium, Herald on %s', (dialect) 
     await page.setViewportSize(DESKTOP);
     page.on('console', (message) => pageLog.push(`console.${message.type()}: ${message.text()}`));
     page.on('pageerror', (error) => pageLog.push(`page error: ${error.message}`));
+    page.on('request', (request) => requested.push(request.url()));
   }, 120_000);
 
   afterAll(async () => {
@@ -226,7 +229,10 @@ describe.each(TEST_DIALECTS)('web console in Chromium, Herald on %s', (dialect) 
       await shoot('campaign');
 
       // Trigger: the page follows the stream until the trigger completes, then draws its chart.
+      const stream = page.waitForRequest((request) => request.url().endsWith('/stream'));
       await page.click('text=Trigger now');
+      // The progress stream is read with fetch, the key in its headers.
+      expect((await stream).headers()['x-service-api-key']).toBe(project.secret_key);
       await step(page.waitForSelector('[data-testid=trigger-state]'));
       await step(page.waitForSelector('[data-testid=trigger-state]:text-is("completed")', { timeout: 60_000 }));
       expect(await page.textContent('[data-testid=accepted]')).toBe('2');
@@ -257,6 +263,8 @@ describe.each(TEST_DIALECTS)('web console in Chromium, Herald on %s', (dialect) 
       await page.waitForSelector('#secret-key');
       expect(await page.evaluate(() => JSON.stringify(sessionStorage))).not.toContain(project.secret_key);
       expect(pageLog.filter((line) => /Content Security Policy|page error/.test(line))).toEqual([]);
+      expect(requested.length).toBeGreaterThan(10);
+      expect(requested.filter((url) => url.includes(project.secret_key))).toEqual([]);
     },
   );
 });
