@@ -33,7 +33,7 @@ const NOT_REPOSITORIES = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'coverage/', 'bin/', 'packages/*/dist/'] },
+  { ignores: ['node_modules/', 'data/', 'coverage/', 'bin/', 'dist/', 'packages/*/dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   importX.flatConfigs.typescript,

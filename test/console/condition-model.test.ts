@@ -15,9 +15,19 @@ describe('condition builder model', () => {
   const roundTrips = [
     { all: [{ property: 'plan', op: 'eq', value: 'pro' }] },
     { any: [{ property: 'age', op: 'gte', value: 18 }, { not: { property: 'vip', op: 'eq', value: true } }] },
-    { all: [{ property: 'city', op: 'in', value: ['Paris', 'Lyon'] }, { property: 'x', op: 'exists' }] },
+    {
+      all: [
+        { property: 'city', op: 'in', value: ['Paris', 'Lyon'] },
+        { property: 'x', op: 'exists' },
+      ],
+    },
     { all: [{ event: 'purchase', op: 'performed', count_gte: 2, within_days: 30 }] },
-    { all: [{ property: 'tier', op: 'eq', value_from: 'trigger.tier' }, { any: [{ property: 'n', op: 'eq', value: null }] }] },
+    {
+      all: [
+        { property: 'tier', op: 'eq', value_from: 'trigger.tier' },
+        { any: [{ property: 'n', op: 'eq', value: null }] },
+      ],
+    },
     { not: { any: [{ event: 'open', op: 'not_performed' }] } },
   ];
   it.each(roundTrips)('loads and saves %j unchanged', (condition) => {
