@@ -161,6 +161,11 @@ describe.each(TEST_DIALECTS)('web console in Chromium, Herald on %s', (dialect) 
       await page.keyboard.type(project.secret_key);
       await page.keyboard.press('Enter');
       await step(page.waitForSelector('nav[aria-label="Main"]'));
+      // Keyboard: the first stop is the skip link, then the navigation.
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Users');
       expect(await page.evaluate(() => document.cookie)).toBe('');
       expect(page.url()).not.toContain(project.secret_key);
       expect(await page.evaluate(() => JSON.stringify(sessionStorage))).toContain(project.secret_key);
