@@ -9,6 +9,15 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm_config_nodedir= npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
+# The web console (static files, built with the dev dependencies in a stage of its own).
+FROM node:${NODE_VERSION}-bookworm-slim AS console
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY packages ./packages
+RUN npm_config_nodedir= npm ci --no-audit --no-fund --ignore-scripts
+COPY console ./console
+RUN node console/build.ts
+
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
@@ -20,6 +29,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY bin ./bin
 COPY src ./src
+COPY --from=console /app/dist/console ./dist/console
 # /docs/a2a.md serves the agent-interface guide linked from the API reference.
 COPY docs/a2a.md ./docs/a2a.md
 # The image's own `node` user (uid 1000) owns only the data directory.

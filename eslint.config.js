@@ -35,7 +35,15 @@ const NOT_REPOSITORIES = {
 export default tseslint.config(
   // packages/client/src/schema.d.ts is generated (npm run client:generate).
   {
-    ignores: ['node_modules/', 'data/', 'coverage/', 'bin/', 'packages/*/dist/', 'packages/client/src/schema.d.ts'],
+    ignores: [
+      'node_modules/',
+      'data/',
+      'coverage/',
+      'bin/',
+      'dist/',
+      'packages/*/dist/',
+      'packages/client/src/schema.d.ts',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,

@@ -6,8 +6,8 @@ export default defineConfig({
   resolve: { alias: { '@herald/client': fileURLToPath(new URL('packages/client/src/index.ts', import.meta.url)) } },
   test: {
     include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
-    // Real-browser tests run apart: npm run test:browser (vitest.browser.config.ts).
-    exclude: ['test/browser/**', '**/node_modules/**'],
+    // Real-browser tests run apart: npm run test:browser and npm run test:console (their own configs).
+    exclude: ['test/browser/**', 'test/console/**', '**/node_modules/**'],
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 60_000,

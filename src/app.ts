@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import { registerRestAuth } from './http/auth.js';
 import { registerClientCors } from './http/client-cors.js';
+import { registerConsole } from './http/console.js';
 import { registerShutdownGate } from './http/shutdown-gate.js';
 import { registerErrorHandler, sendError } from './http/error-handler.js';
 import { createFrameworkErrorHandler, MAX_PATH_PARAM_LENGTH } from './http/framework-errors.js';
@@ -81,6 +82,7 @@ export async function buildApp(deps: HttpDeps): Promise<App> {
   await registerOpenApi(app);
 
   registerHealthRoutes(app, deps.db);
+  registerConsole(app);
   deps.routes(app);
 
   await app.ready();

@@ -45,12 +45,16 @@ describe('Dockerfile', () => {
     expect(validate(text)).toEqual([]);
   });
 
-  it('is multi-stage: production dependencies in one stage, copied into a slim runtime stage', () => {
+  it('is multi-stage: production dependencies and the web console built in their own stages, copied into a slim runtime stage', () => {
     const froms = all.filter((i) => i.keyword === 'FROM');
     expect(froms.map((f) => f.args)).toEqual([
       'node:${NODE_VERSION}-bookworm-slim AS deps',
+      'node:${NODE_VERSION}-bookworm-slim AS console',
       'node:${NODE_VERSION}-bookworm-slim AS runtime',
     ]);
+    expect(all.some((i) => i.keyword === 'COPY' && i.args === '--from=console /app/dist/console ./dist/console')).toBe(
+      true,
+    );
     expect(all.find((i) => i.keyword === 'ARG')?.args).toBe(`NODE_VERSION=${read('.nvmrc').trim()}`);
     expect(all.some((i) => i.keyword === 'RUN' && i.args.includes('npm ci --omit=dev'))).toBe(true);
     expect(all.some((i) => i.keyword === 'COPY' && i.args === '--from=deps /app/node_modules ./node_modules')).toBe(
@@ -79,12 +83,9 @@ describe('Dockerfile', () => {
       .filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from'))
       .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
     expect(sources).toEqual([
-      'package.json',
-      'package-lock.json',
-      'package.json',
-      'package-lock.json',
-      'bin',
-      'src',
+      ...['package.json', 'package-lock.json'],
+      ...['package.json', 'package-lock.json', 'packages', 'console'],
+      ...['package.json', 'package-lock.json', 'bin', 'src'],
       'docs/a2a.md', // served at /docs/a2a.md
     ]);
     for (const source of sources) {

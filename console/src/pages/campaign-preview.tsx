@@ -1,0 +1,101 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { enc, type Api } from '../api.js';
+import { ErrorNote, Field, onSubmit, parseObject, useAction, valueOf } from '../ui.js';
+
+interface Preview {
+  title: string;
+  body: string;
+  landing_url?: string;
+  payloads: { provider: string; payload: unknown; bytes: number; limit: number; fits: boolean }[];
+  warnings: { code: string; property?: string; message: string }[];
+}
+
+/**
+ * The message as one chosen user would get it, rendered by Herald with the trigger properties typed
+ * here; shown again as the user id or the properties change (after a short pause in typing).
+ */
+export function PreviewPanel(props: { api: Api; campaignId: string; version: string }) {
+  const [userId, setUserId] = useState('');
+  const [properties, setProperties] = useState('');
+  const [preview, setPreview] = useState<Preview | null>(null);
+  const latest = useRef(0);
+  const action = useAction(async () => {
+    const call = ++latest.current;
+    const body = { project_user_id: userId.trim(), properties: parseObject(properties, 'Trigger properties') };
+    const result = await props.api.call<Preview>('POST', `/api/v1/campaigns/${enc(props.campaignId)}:preview`, body);
+    if (call === latest.current) setPreview(result);
+  });
+  // Live: re-render after typing pauses, and when the campaign was saved.
+  useEffect(() => {
+    if (!userId.trim()) return;
+    const timer = setTimeout(() => action.run(), 400);
+    return () => clearTimeout(timer);
+  }, [userId, properties, props.version]);
+  return (
+    <section class="panel" aria-labelledby="preview-heading">
+      <h2 id="preview-heading">Preview</h2>
+      <form onSubmit={onSubmit(action.run)}>
+        <Field id="preview-user" label="As user (id)">
+          <input id="preview-user" required value={userId} onInput={(e) => setUserId(valueOf(e))} spellcheck={false} />
+        </Field>
+        <Field id="preview-properties" label="Trigger properties (JSON object)">
+          <textarea
+            id="preview-properties"
+            rows={2}
+            spellcheck={false}
+            value={properties}
+            onInput={(e) => setProperties(valueOf(e))}
+          />
+        </Field>
+        <button type="submit" class="secondary" disabled={action.busy}>
+          Preview
+        </button>
+      </form>
+      <ErrorNote error={action.error} />
+      {preview && (
+        <div class="preview" aria-live="polite" data-testid="preview">
+          <div class="notification">
+            <strong class="preview-title">{preview.title}</strong>
+            <p class="preview-body">{preview.body}</p>
+            {preview.landing_url && <small>Opens {preview.landing_url}</small>}
+          </div>
+          {preview.warnings.length > 0 && (
+            <ul class="warnings">
+              {preview.warnings.map((w, i) => (
+                <li key={i}>
+                  <strong>{w.code}</strong>
+                  {w.property ? ` (${w.property})` : ''}: {w.message}
+                </li>
+              ))}
+            </ul>
+          )}
+          {preview.payloads.length > 0 && (
+            <div class="table-wrap">
+              <table>
+                <caption>Payload size per provider</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Provider</th>
+                    <th scope="col">Bytes</th>
+                    <th scope="col">Limit</th>
+                    <th scope="col">Fits</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {preview.payloads.map((p) => (
+                    <tr key={p.provider}>
+                      <td>{p.provider}</td>
+                      <td>{p.bytes}</td>
+                      <td>{p.limit}</td>
+                      <td>{p.fits ? 'yes' : <strong class="bad">no: too large</strong>}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </div>
+      )}
+    </section>
+  );
+}

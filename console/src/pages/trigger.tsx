@@ -1,0 +1,202 @@
+import { useEffect, useState } from 'preact/hooks';
+import { enc, type Api } from '../api.js';
+import { ReasonBars, SendsChart, type SeriesPoint } from '../chart.js';
+import { ErrorNote, formatTime, Link, messageOf } from '../ui.js';
+
+interface TriggerStatus {
+  trigger_id: string;
+  campaign_id: string;
+  state: 'queued' | 'running' | 'completed' | 'failed' | 'canceled';
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  error?: string;
+  counters: {
+    targets: number;
+    in_segment: number;
+    eligible: number;
+    devices: number;
+    skipped: Record<string, number>;
+    accepted: number;
+    failed: number;
+    failed_by_status: Record<string, number>;
+    tokens_pruned: number;
+  };
+  progress: { batches_planned: number; batches_finished: number; planning_done: boolean };
+}
+interface Analytics {
+  bucket: string;
+  totals: {
+    by_state: Record<string, number>;
+    by_provider: Record<string, Record<string, number>>;
+    by_reason: Record<string, number>;
+  };
+  series: SeriesPoint[];
+}
+
+const FINAL = new Set(['completed', 'failed', 'canceled']);
+
+/** One trigger: its progress as Herald streams it (SSE), and the chart of its sends. */
+export function TriggerPage(props: { api: Api; campaignId: string; triggerId: string }) {
+  const { api, campaignId, triggerId } = props;
+  const base = `/api/v1/campaigns/${enc(campaignId)}/triggers/${enc(triggerId)}`;
+  const [status, setStatus] = useState<TriggerStatus | null>(null);
+  const [analytics, setAnalytics] = useState<Analytics | null>(null);
+  const [bucket, setBucket] = useState<'minute' | 'hour' | 'day'>('minute');
+  const [error, setError] = useState<unknown>(null);
+  const [live, setLive] = useState<'connecting' | 'live' | 'ended' | 'lost'>('connecting');
+
+  // The stream sends the status on every change and `done` at the end; the chart follows it (at most once a second).
+  useEffect(() => {
+    const controller = new AbortController();
+    let lastChart = 0;
+    let pending: ReturnType<typeof setTimeout> | undefined;
+    const refreshChart = () => {
+      clearTimeout(pending);
+      const wait = Math.max(0, 1000 - (Date.now() - lastChart));
+      pending = setTimeout(() => {
+        lastChart = Date.now();
+        api.get<Analytics>(`${base}/analytics?bucket=${bucket}`, controller.signal).then(setAnalytics, (e: unknown) => {
+          if (!controller.signal.aborted) setError(e);
+        });
+      }, wait);
+    };
+    api.get<TriggerStatus>(base, controller.signal).then(
+      (s) => {
+        setStatus(s);
+        refreshChart();
+      },
+      (e: unknown) => !controller.signal.aborted && setError(e),
+    );
+    api
+      .stream(
+        `${base}/stream`,
+        (event) => {
+          setLive('live');
+          if (event.event === 'progress') {
+            setStatus(JSON.parse(event.data) as TriggerStatus);
+            refreshChart();
+          } else if (event.event === 'done') {
+            setLive('ended');
+            refreshChart();
+          }
+        },
+        controller.signal,
+      )
+      .then(
+        () => setLive((l) => (l === 'ended' ? l : 'lost')),
+        (e: unknown) => {
+          if (controller.signal.aborted) return;
+          setLive('lost');
+          setError(new Error(`Live updates stopped: ${messageOf(e)}`));
+        },
+      );
+    return () => {
+      controller.abort();
+      clearTimeout(pending);
+    };
+  }, [api, base, bucket]);
+
+  const c = status?.counters;
+  const done = status ? FINAL.has(status.state) : false;
+  return (
+    <section>
+      <p class="crumbs">
+        <Link to="/campaigns">Campaigns</Link> / <Link to={`/campaigns/${enc(campaignId)}`}>{campaignId}</Link> /
+      </p>
+      <h1 tabIndex={-1}>Trigger {triggerId}</h1>
+      <ErrorNote error={error} />
+      {status && (
+        <>
+          <p class="state-line" aria-live="polite">
+            State:{' '}
+            <span class={`badge ${status.state}`} data-testid="trigger-state">
+              {status.state}
+            </span>{' '}
+            <span class="hint">
+              {live === 'live' && !done && '(live)'}
+              {live === 'connecting' && '(connecting…)'}
+              {live === 'lost' && !done && '(live updates stopped; reload to resume)'}
+            </span>
+          </p>
+          {status.error && <p class="error">{status.error}</p>}
+          <Progress status={status} />
+          <dl class="stats">
+            <Stat label="Eligible users" value={c!.eligible} />
+            <Stat label="Devices" value={c!.devices} />
+            <Stat label="Accepted" value={c!.accepted} testid="accepted" />
+            <Stat label="Failed" value={c!.failed} />
+            <Stat label="Tokens pruned" value={c!.tokens_pruned} />
+          </dl>
+          <p class="hint">
+            Created {formatTime(status.created_at)}; started {formatTime(status.started_at)}; finished{' '}
+            {formatTime(status.finished_at)}.
+          </p>
+          {Object.keys(c!.skipped).length > 0 && (
+            <p>
+              Skipped:{' '}
+              {Object.entries(c!.skipped)
+                .map(([k, n]) => `${k} ${n}`)
+                .join(', ')}
+            </p>
+          )}
+        </>
+      )}
+      <div class="row">
+        <h2>Sends over time</h2>
+        <label for="bucket">Per</label>
+        <select id="bucket" value={bucket} onChange={(e) => setBucket(e.currentTarget.value as typeof bucket)}>
+          <option value="minute">minute</option>
+          <option value="hour">hour</option>
+          <option value="day">day</option>
+        </select>
+      </div>
+      {analytics ? <SendsChart series={analytics.series} bucket={analytics.bucket} /> : <p>Loading the chart…</p>}
+      <h2>Failures by reason</h2>
+      {analytics && <ReasonBars byReason={analytics.totals.by_reason} />}
+      {analytics && Object.keys(analytics.totals.by_provider).length > 0 && (
+        <>
+          <h2>By provider</h2>
+          <ul class="plain">
+            {Object.entries(analytics.totals.by_provider).map(([provider, states]) => (
+              <li key={provider}>
+                <strong>{provider}</strong>:{' '}
+                {Object.entries(states)
+                  .map(([state, n]) => `${state.replace(/^DELIVERY_RESULT_STATUS_/, '').toLowerCase()} ${n}`)
+                  .join(', ')}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </section>
+  );
+}
+
+function Progress(props: { status: TriggerStatus }) {
+  const { batches_planned, batches_finished, planning_done } = props.status.progress;
+  const finished = FINAL.has(props.status.state);
+  return (
+    <div class="progress-line">
+      <label for="trigger-progress">Batches</label>
+      <progress
+        id="trigger-progress"
+        max={Math.max(1, batches_planned)}
+        value={finished ? Math.max(1, batches_planned) : batches_finished}
+      />
+      <span>
+        {batches_finished} of {batches_planned}
+        {planning_done ? '' : ' (still planning)'}
+      </span>
+    </div>
+  );
+}
+
+function Stat(props: { label: string; value: number; testid?: string }) {
+  return (
+    <div>
+      <dt>{props.label}</dt>
+      <dd data-testid={props.testid}>{props.value}</dd>
+    </div>
+  );
+}
