@@ -32,7 +32,7 @@ export function registerCampaignInsightRoutes(
 ): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   // Analytics may lag the primary: they read the replica (DATABASE_READ_URL) when there is one.
-  const { db, readDb } = deps;
+  const { readDb } = deps;
 
   app.post(
     `/api/v1/campaigns/:campaign_id${CAMPAIGN_ID_ROUTE}::preview`,
