@@ -4,10 +4,10 @@
 //        --instances 1 --profile DIR (CPU profile of Herald) --no-write]
 import os from 'node:os';
 import path from 'node:path';
-import { alternate, checkGenerator, fixed, generatorLine, sampleRows, SAMPLE_HEADERS } from './lib/ab.js';
+import { alternateAll, checkGenerator, paired, fixed, generatorLine, sampleRows, SAMPLE_HEADERS } from './lib/ab.js';
 import { numberArg } from './lib/bench-args.js';
 import { commandLine, markdownTable, recordSummary, today, writeBenchmarkSection } from './lib/bench-report.js';
-import { LOG_LEVEL, startBaseline, startHerald, type BenchDialect } from './lib/herald-server.js';
+import { checkoutRef, LOG_LEVEL, startBaseline, startHerald, type BenchDialect } from './lib/herald-server.js';
 
 const DURATION = numberArg('duration', 5);
 const ROUNDS = numberArg('rounds', 3);
@@ -18,11 +18,17 @@ const DIALECT: BenchDialect = dialectAt > 0 && process.argv[dialectAt + 1] === '
 const profileAt = process.argv.indexOf('--profile');
 const PROFILE = profileAt > 0 ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.argv[profileAt + 1]!)}`] : [];
 
+const beforeAt = process.argv.indexOf('--before');
+/** `--before REF`: also run Herald at that git ref, alternated with the others, to show a change's effect. */
+const BEFORE = beforeAt > 0 ? process.argv[beforeAt + 1] : undefined;
+
 const BODY = JSON.stringify({ project_user_id: 'bench-[<id>]', properties: { plan: 'pro', score: 42, vip: true } });
 
 async function main(): Promise<void> {
   const herald = await startHerald({ dialect: DIALECT, instances: INSTANCES, nodeArgs: PROFILE });
   const hello = await startBaseline('bench/hello-fastify.ts', '/');
+  const ref = BEFORE === undefined ? undefined : checkoutRef(BEFORE);
+  const before = ref && (await startHerald({ dialect: DIALECT, instances: INSTANCES, cwd: ref.dir }));
   try {
     const baseline = {
       name: 'bare Fastify hello',
@@ -39,9 +45,37 @@ async function main(): Promise<void> {
       body: BODY,
     };
     const check = await checkGenerator(baseline, [CONNECTIONS, CONNECTIONS * 2], DURATION);
-    const ab = await alternate(baseline, target, { connections: CONNECTIONS, duration: DURATION, rounds: ROUNDS });
-    const h = sampleRows(target.name, ab.herald);
-    const b = sampleRows(baseline.name, ab.baseline);
+    const beforeTarget = before && {
+      ...target,
+      name: `Herald before (${ref.sha})`,
+      procs: before.procs,
+      urls: before.urls('/api/v1/users'),
+      headers: { 'x-service-project-id': before.projectId, 'x-service-api-key': before.secretKey },
+    };
+    const samples = await alternateAll(beforeTarget ? [baseline, beforeTarget, target] : [baseline, target], {
+      connections: CONNECTIONS,
+      duration: DURATION,
+      rounds: ROUNDS,
+    });
+    const [helloSamples, heraldSamples] = [samples[0]!, samples.at(-1)!];
+    const ab = paired(helloSamples, heraldSamples);
+    const h = sampleRows(target.name, heraldSamples);
+    const b = sampleRows(baseline.name, helloSamples);
+    const effect =
+      beforeTarget &&
+      (() => {
+        const beforeSamples = samples[1]!;
+        const vs = paired(beforeSamples, heraldSamples);
+        const vsHello = paired(helloSamples, beforeSamples);
+        return [
+          '',
+          `Before/after in this run: Herald at \`${ref.sha}\` (${ref.subject.slice(0, 120)}) against this checkout, alternated with the hello.`,
+          '',
+          markdownTable(SAMPLE_HEADERS, [sampleRows(beforeTarget.name, beforeSamples)]),
+          '',
+          `After / before: **${fixed(vs.ratio)} in req/s**, **${fixed(vs.cpuRatio)} in CPU per request** (before µs ÷ after µs; above 1 = cheaper now); before / hello: ${fixed(vsHello.ratio)} in req/s, ${fixed(vsHello.cpuRatio)} in CPU per request.`,
+        ].join('\n');
+      })();
     const report = [
       `Command: \`${commandLine('bench:users')}\`, run ${today()} (Node ${process.version}, ${os.cpus().length} cores shared with the load generator and other work).`,
       '',
@@ -52,21 +86,24 @@ async function main(): Promise<void> {
       `**Ratio Herald / hello: ${fixed(ab.ratio)} in req/s** (median of the per-round ratios ${ab.ratios.map((r) => fixed(r)).join(', ')}), **${fixed(ab.cpuRatio)} in CPU per request** (hello µs ÷ Herald µs). Target >= 0.5.`,
       '',
       generatorLine('hello', check),
+      effect ?? '',
     ].join('\n');
     console.log(report);
     const heading =
       DIALECT === 'sqlite' ? 'Users' : `Users on PostgreSQL, ${INSTANCES} instance${INSTANCES > 1 ? 's' : ''}`;
     if (!process.argv.includes('--no-write')) writeBenchmarkSection(heading, report);
-    recordSummary({
-      path: `POST /api/v1/users (${store})`,
-      herald: `${h[1]} req/s`,
-      baseline: `bare Fastify hello: ${b[1]} req/s`,
-      ratio: ab.ratio,
-      cpuRatio: ab.cpuRatio,
-      target: DIALECT === 'sqlite' ? 0.5 : null,
-    });
+    if (!before)
+      recordSummary({
+        path: `POST /api/v1/users (${store})`,
+        herald: `${h[1]} req/s`,
+        baseline: `bare Fastify hello: ${b[1]} req/s`,
+        ratio: ab.ratio,
+        cpuRatio: ab.cpuRatio,
+        target: DIALECT === 'sqlite' ? 0.5 : null,
+      });
   } finally {
-    await Promise.all([herald.stop(), hello.proc.stop()]);
+    await Promise.all([herald.stop(), hello.proc.stop(), before?.stop()]);
+    ref?.remove();
   }
 }
 

@@ -69,24 +69,34 @@ export interface AbResult {
   ratios: number[];
 }
 
+/** Warms every target up, then runs `rounds` rounds of each in turn (A, B, C, A, B, C, ...). */
+export async function alternateAll(
+  targets: LoadTarget[],
+  options: LoadOptions & { rounds: number; warmup?: number },
+): Promise<Sample[][]> {
+  const warm = { ...options, duration: options.warmup ?? 2 };
+  for (const t of targets) await drive(t, warm);
+  const samples = targets.map((): Sample[] => []);
+  for (let round = 0; round < options.rounds; round++)
+    for (const [i, t] of targets.entries()) samples[i]!.push(await drive(t, options));
+  return samples;
+}
+
+/** Ratios of `b` over `a` round by round (same-round pairs), and their medians. */
+export function paired(a: Sample[], b: Sample[]): Omit<AbResult, 'baseline' | 'herald'> {
+  const ratios = a.map((s, i) => b[i]!.reqPerSec / Math.max(1, s.reqPerSec));
+  const cpuRatios = a.map((s, i) => s.cpuUsPerReq / Math.max(1, b[i]!.cpuUsPerReq));
+  return { ratio: median(ratios), cpuRatio: median(cpuRatios), ratios };
+}
+
 /** Warms both up, then runs `rounds` pairs baseline, Herald, baseline, Herald, ... */
 export async function alternate(
   baseline: LoadTarget,
   herald: LoadTarget,
   options: LoadOptions & { rounds: number; warmup?: number },
 ): Promise<AbResult> {
-  const warm = { ...options, duration: options.warmup ?? 2 };
-  await drive(baseline, warm);
-  await drive(herald, warm);
-  const a: Sample[] = [];
-  const b: Sample[] = [];
-  for (let round = 0; round < options.rounds; round++) {
-    a.push(await drive(baseline, options));
-    b.push(await drive(herald, options));
-  }
-  const ratios = a.map((s, i) => b[i]!.reqPerSec / Math.max(1, s.reqPerSec));
-  const cpuRatios = a.map((s, i) => s.cpuUsPerReq / Math.max(1, b[i]!.cpuUsPerReq));
-  return { baseline: a, herald: b, ratio: median(ratios), cpuRatio: median(cpuRatios), ratios };
+  const [a, b] = await alternateAll([baseline, herald], options);
+  return { baseline: a!, herald: b!, ...paired(a!, b!) };
 }
 
 export interface GeneratorCheck {

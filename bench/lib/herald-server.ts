@@ -30,7 +30,10 @@ export async function startHerald(options: {
   instances?: number;
   env?: Record<string, string>;
   nodeArgs?: string[];
+  /** Another checkout of Herald to run (a before/after comparison); default this one. */
+  cwd?: string;
 }): Promise<HeraldServers> {
+  const cwd = options.cwd ?? process.cwd();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-'));
   let dbName: string | undefined;
   const env: Record<string, string> = {
@@ -52,7 +55,7 @@ export async function startHerald(options: {
     env.DATABASE_URL = url.toString();
   }
   const cli = (args: string[]) =>
-    execFileSync(process.execPath, ['bin/herald', ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
+    execFileSync(process.execPath, ['bin/herald', ...args], { cwd, env: { ...process.env, ...env }, encoding: 'utf8' });
   cli(['migrate']);
   const created = JSON.parse(cli(['project', 'create', '--name', 'bench', '--json']).trim().split('\n').at(-1)!) as {
     project_id: string;
@@ -64,10 +67,14 @@ export async function startHerald(options: {
     const port = await freePort();
     ports.push(port);
     procs.push(
-      startProcess([...(options.nodeArgs ?? []), '--import', './src/boot/ts-resolve.ts', 'src/main.ts'], {
-        ...env,
-        PORT: String(port),
-      }),
+      startProcess(
+        [...(options.nodeArgs ?? []), '--import', './src/boot/ts-resolve.ts', 'src/main.ts'],
+        {
+          ...env,
+          PORT: String(port),
+        },
+        cwd,
+      ),
     );
   }
   try {
@@ -103,4 +110,25 @@ export async function startBaseline(
   const proc = startProcess(['--import', 'tsx', script], { PORT: String(port), LOG_LEVEL });
   await waitForHttp(`http://127.0.0.1:${port}${readyPath}`);
   return { proc, url: (p) => `http://127.0.0.1:${port}${p}` };
+}
+
+/**
+ * A checkout of `ref` (git worktree, sharing this checkout's node_modules) to run as the "before" of
+ * a before/after comparison in one run. Returns its directory and a cleanup.
+ */
+export function checkoutRef(ref: string): { dir: string; sha: string; subject: string; remove(): void } {
+  const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8' }).trim();
+  const sha = git('rev-parse', '--short', ref);
+  const subject = git('log', '-1', '--format=%s', ref);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `herald-ref-${sha}-`));
+  git('worktree', 'add', '--detach', dir, sha);
+  fs.symlinkSync(path.resolve('node_modules'), path.join(dir, 'node_modules'));
+  return {
+    dir,
+    sha,
+    subject,
+    remove: () => {
+      git('worktree', 'remove', '--force', dir);
+    },
+  };
 }
