@@ -16,6 +16,8 @@ const CONNECTIONS = numberArg('connections', 32);
 const INSTANCES = numberArg('instances', 1);
 const dialectAt = process.argv.indexOf('--dialect');
 const DIALECT: BenchDialect = dialectAt > 0 && process.argv[dialectAt + 1] === 'postgres' ? 'postgres' : 'sqlite';
+/** `--redis`: rate-limit buckets in Redis (REDIS_URL) instead of the database (PostgreSQL's default). */
+const REDIS = process.argv.includes('--redis');
 const profileAt = process.argv.indexOf('--profile');
 const PROFILE = profileAt > 0 ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.argv[profileAt + 1]!)}`] : [];
 
@@ -57,7 +59,12 @@ async function checkOnce(url: string, headers: Record<string, string>): Promise<
 }
 
 async function main(): Promise<void> {
-  const herald = await startHerald({ dialect: DIALECT, instances: INSTANCES, nodeArgs: PROFILE });
+  const herald = await startHerald({
+    dialect: DIALECT,
+    instances: INSTANCES,
+    nodeArgs: PROFILE,
+    ...(REDIS ? { env: { REDIS_URL: 'redis://127.0.0.1:6379' } } : {}),
+  });
   const sdk = await startBaseline('bench/a2a-sdk-peer.ts', '/.well-known/agent-card.json');
   try {
     const baseline = {
@@ -67,7 +74,9 @@ async function main(): Promise<void> {
       headers: { 'a2a-version': '1.0' },
       body: BODY,
     };
-    const store = DIALECT === 'sqlite' ? 'embedded SQLite' : `PostgreSQL, ${INSTANCES} instance(s)`;
+    const store =
+      (DIALECT === 'sqlite' ? 'embedded SQLite' : `PostgreSQL, ${INSTANCES} instance(s)`) +
+      (REDIS ? ', rate limits in Redis' : '');
     const target = {
       name: `Herald (${store}, durable task store)`,
       procs: herald.procs,
@@ -93,7 +102,9 @@ async function main(): Promise<void> {
     ].join('\n');
     console.log(report);
     const heading =
-      DIALECT === 'sqlite' ? 'A2A' : `A2A on PostgreSQL, ${INSTANCES} instance${INSTANCES > 1 ? 's' : ''}`;
+      DIALECT === 'sqlite'
+        ? 'A2A'
+        : `A2A on PostgreSQL, ${INSTANCES} instance${INSTANCES > 1 ? 's' : ''}${REDIS ? ', Redis rate limits' : ''}`;
     if (!process.argv.includes('--no-write')) writeBenchmarkSection(heading, report);
     recordSummary({
       path: `A2A SendMessage create-user (${store})`,

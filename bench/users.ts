@@ -2,6 +2,7 @@
 // Fastify hello at the same log level, rounds alternated in one run (bench/lib/ab.ts).
 // Usage: npm run bench:users [-- --duration 5 --rounds 3 --connections 32 --dialect sqlite|postgres
 //        --instances 1 --profile DIR (CPU profile of Herald) --no-write]
+import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { alternateAll, checkGenerator, paired, fixed, generatorLine, sampleRows, SAMPLE_HEADERS } from './lib/ab.js';
@@ -15,6 +16,8 @@ const CONNECTIONS = numberArg('connections', 32);
 const INSTANCES = numberArg('instances', 1);
 const dialectAt = process.argv.indexOf('--dialect');
 const DIALECT: BenchDialect = dialectAt > 0 && process.argv[dialectAt + 1] === 'postgres' ? 'postgres' : 'sqlite';
+/** `--redis`: rate-limit buckets in Redis (REDIS_URL) instead of the database (PostgreSQL's default). */
+const REDIS = process.argv.includes('--redis');
 const profileAt = process.argv.indexOf('--profile');
 const PROFILE = profileAt > 0 ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.argv[profileAt + 1]!)}`] : [];
 
@@ -25,7 +28,12 @@ const BEFORE = beforeAt > 0 ? process.argv[beforeAt + 1] : undefined;
 const BODY = JSON.stringify({ project_user_id: 'bench-[<id>]', properties: { plan: 'pro', score: 42, vip: true } });
 
 async function main(): Promise<void> {
-  const herald = await startHerald({ dialect: DIALECT, instances: INSTANCES, nodeArgs: PROFILE });
+  const herald = await startHerald({
+    dialect: DIALECT,
+    instances: INSTANCES,
+    nodeArgs: PROFILE,
+    ...(REDIS ? { env: { REDIS_URL: 'redis://127.0.0.1:6379' } } : {}),
+  });
   const hello = await startBaseline('bench/hello-fastify.ts', '/');
   const ref = BEFORE === undefined ? undefined : checkoutRef(BEFORE);
   const before = ref && (await startHerald({ dialect: DIALECT, instances: INSTANCES, cwd: ref.dir }));
@@ -36,7 +44,9 @@ async function main(): Promise<void> {
       urls: [hello.url('/api/v1/users')],
       body: '{}',
     };
-    const store = DIALECT === 'sqlite' ? 'embedded SQLite' : `PostgreSQL, ${INSTANCES} instance(s)`;
+    const store =
+      (DIALECT === 'sqlite' ? 'embedded SQLite' : `PostgreSQL, ${INSTANCES} instance(s)`) +
+      (REDIS ? ', rate limits in Redis' : '');
     const target = {
       name: `Herald create-user (${store})`,
       procs: herald.procs,
@@ -89,8 +99,12 @@ async function main(): Promise<void> {
       effect ?? '',
     ].join('\n');
     console.log(report);
-    const heading =
-      DIALECT === 'sqlite' ? 'Users' : `Users on PostgreSQL, ${INSTANCES} instance${INSTANCES > 1 ? 's' : ''}`;
+    const after = execFileSync('git', ['describe', '--always', '--dirty'], { encoding: 'utf8' }).trim();
+    const heading = before
+      ? `Users: effect of ${after} over ${ref.sha}`
+      : DIALECT === 'sqlite'
+        ? 'Users'
+        : `Users on PostgreSQL, ${INSTANCES} instance${INSTANCES > 1 ? 's' : ''}${REDIS ? ', Redis rate limits' : ''}`;
     if (!process.argv.includes('--no-write')) writeBenchmarkSection(heading, report);
     if (!before)
       recordSummary({

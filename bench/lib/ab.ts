@@ -124,8 +124,8 @@ export async function checkGenerator(
   }
   const gain = median(high.map((h, i) => h / Math.max(1, low[i]!)));
   return {
-    low: { connections: connections[0], reqPerSec: median(low) },
-    high: { connections: connections[1], reqPerSec: median(high) },
+    low: { connections: connections[0], reqPerSec: Math.round(median(low)) },
+    high: { connections: connections[1], reqPerSec: Math.round(median(high)) },
     gain,
   };
 }
