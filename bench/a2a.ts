@@ -1,28 +1,25 @@
-// bench:a2a — A2A SendMessage with the create-user skill: Herald (durable store, embedded SQLite
-// default) against a minimal @a2a-js/sdk Express server with an in-memory store doing the same
-// work, interleaved in one run. Usage: npm run bench:a2a [-- --duration 10 --rounds 2 --no-write
-//   --profile DIR (CPU profile of the Herald process, to see where its time goes)]
-import autocannon from 'autocannon';
-import fs from 'node:fs';
+// bench:a2a — A2A SendMessage with the create-user skill: Herald (durable task store) against a minimal
+// @a2a-js/sdk Express server (bench/a2a-sdk-peer.ts, in-memory store) doing the same work, rounds
+// alternated in one run (bench/lib/ab.ts).
+// Usage: npm run bench:a2a [-- --duration 5 --rounds 3 --connections 32 --dialect sqlite|postgres
+//        --instances 1 --profile DIR (CPU profile of Herald) --no-write]
 import os from 'node:os';
 import path from 'node:path';
-import { median, numberArg } from './lib/bench-args.js';
-import { commandLine, markdownTable, writeBenchmarkSection } from './lib/bench-report.js';
-import { freePort, startProcess, waitForHttp, type BenchProcess } from './lib/processes.js';
+import { alternate, checkGenerator, fixed, generatorLine, sampleRows, SAMPLE_HEADERS } from './lib/ab.js';
+import { numberArg } from './lib/bench-args.js';
+import { commandLine, markdownTable, recordSummary, today, writeBenchmarkSection } from './lib/bench-report.js';
+import { LOG_LEVEL, startBaseline, startHerald, type BenchDialect } from './lib/herald-server.js';
 
-const DURATION = numberArg('duration', 10);
+const DURATION = numberArg('duration', 5);
 const ROUNDS = numberArg('rounds', 3);
-const CONNECTIONS = 10;
-
-interface Run {
-  reqPerSec: number;
-  /** Server CPU (user + system) per request: steadier than req/s on a shared machine. */
-  cpuUsPerReq: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-  errors: number;
-}
+const CONNECTIONS = numberArg('connections', 32);
+const INSTANCES = numberArg('instances', 1);
+const dialectAt = process.argv.indexOf('--dialect');
+const DIALECT: BenchDialect = dialectAt > 0 && process.argv[dialectAt + 1] === 'postgres' ? 'postgres' : 'sqlite';
+/** `--redis`: rate-limit buckets in Redis (REDIS_URL) instead of the database (PostgreSQL's default). */
+const REDIS = process.argv.includes('--redis');
+const profileAt = process.argv.indexOf('--profile');
+const PROFILE = profileAt > 0 ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.argv[profileAt + 1]!)}`] : [];
 
 // A new message (idempotency key) and a new user on every request, so both servers really write.
 const BODY = JSON.stringify({
@@ -46,36 +43,6 @@ const BODY = JSON.stringify({
   },
 });
 
-async function load(
-  url: string,
-  headers: Record<string, string>,
-  duration: number,
-  server?: BenchProcess,
-): Promise<Run> {
-  const cpuBefore = server?.cpuSeconds() ?? 0;
-  const result = await autocannon({
-    url,
-    method: 'POST',
-    connections: CONNECTIONS,
-    duration,
-    headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...headers },
-    body: BODY,
-    idReplacement: true,
-  });
-  const cpuUsPerReq =
-    server === undefined
-      ? Number.NaN
-      : Math.round(((server.cpuSeconds() - cpuBefore) * 1_000_000) / Math.max(1, result.requests.total));
-  return {
-    reqPerSec: Math.round(result.requests.average),
-    cpuUsPerReq,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-  };
-}
-
 /** Answers one request and checks it completed, so a broken server cannot post a fast number. */
 async function checkOnce(url: string, headers: Record<string, string>): Promise<void> {
   const res = await fetch(url, {
@@ -92,79 +59,63 @@ async function checkOnce(url: string, headers: Record<string, string>): Promise<
 }
 
 async function main(): Promise<void> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-a2a-'));
-  const [heraldPort, sdkPort] = [await freePort(), await freePort()];
-  const profileAt = process.argv.indexOf('--profile');
-  const profile = profileAt > 0 ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.argv[profileAt + 1]!)}`] : [];
-  const herald = startProcess([...profile, '--import', 'tsx', 'src/main.ts'], {
-    PORT: String(heraldPort),
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'info',
-    RATE_LIMIT_DEFAULTS: 'a2a=1000000',
+  const herald = await startHerald({
+    dialect: DIALECT,
+    instances: INSTANCES,
+    nodeArgs: PROFILE,
+    ...(REDIS ? { env: { REDIS_URL: 'redis://127.0.0.1:6379' } } : {}),
   });
-  const sdk = startProcess(['--import', 'tsx', 'bench/a2a-sdk-peer.ts'], { PORT: String(sdkPort) });
-  const procs: BenchProcess[] = [herald, sdk];
+  const sdk = await startBaseline('bench/a2a-sdk-peer.ts', '/.well-known/agent-card.json');
   try {
-    await waitForHttp(`http://127.0.0.1:${heraldPort}/readyz`);
-    await waitForHttp(`http://127.0.0.1:${sdkPort}/.well-known/agent-card.json`);
-    const line = herald
-      .output()
-      .split('\n')
-      .find((l) => l.includes('secret_key'));
-    if (!line) throw new Error(`Herald printed no default project:\n${herald.output()}`);
-    const auth = { 'x-api-key': (JSON.parse(line) as { secret_key: string }).secret_key };
-    const targets = [
-      {
-        name: '@a2a-js/sdk + Express, in-memory store',
-        url: `http://127.0.0.1:${sdkPort}/a2a`,
-        headers: {},
-        proc: sdk,
-        runs: [] as Run[],
-      },
-      {
-        name: 'Herald, SQLite (embedded default)',
-        url: `http://127.0.0.1:${heraldPort}/a2a`,
-        headers: auth,
-        proc: herald,
-        runs: [] as Run[],
-      },
-    ];
-    for (const t of targets) {
-      await checkOnce(t.url, t.headers);
-      await load(t.url, t.headers, 2); // warm-up
-    }
-    for (let round = 0; round < ROUNDS; round++)
-      for (const t of targets) t.runs.push(await load(t.url, t.headers, DURATION, t.proc));
-
-    const rows = targets.map((t) => {
-      const m = (f: (r: Run) => number) => median(t.runs.map(f));
-      return [
-        t.name,
-        m((r) => r.reqPerSec),
-        m((r) => r.cpuUsPerReq),
-        m((r) => r.p50),
-        m((r) => r.p99),
-        t.proc.peakRssMb(),
-        t.runs.reduce((n, r) => n + r.non2xx + r.errors, 0),
-      ];
-    });
-    const ratio = (Number(rows[1]![1]) / Number(rows[0]![1])).toFixed(2);
-    const cpuRatio = (Number(rows[0]![2]) / Number(rows[1]![2])).toFixed(2);
+    const baseline = {
+      name: '@a2a-js/sdk + Express, in-memory store',
+      procs: [sdk.proc],
+      urls: [sdk.url('/a2a')],
+      headers: { 'a2a-version': '1.0' },
+      body: BODY,
+    };
+    const store =
+      (DIALECT === 'sqlite' ? 'embedded SQLite' : `PostgreSQL, ${INSTANCES} instance(s)`) +
+      (REDIS ? ', rate limits in Redis' : '');
+    const target = {
+      name: `Herald (${store}, durable task store)`,
+      procs: herald.procs,
+      urls: herald.urls('/a2a'),
+      headers: { 'a2a-version': '1.0', 'x-api-key': herald.secretKey },
+      body: BODY,
+    };
+    for (const t of [baseline, target]) for (const url of t.urls) await checkOnce(url, t.headers);
+    const check = await checkGenerator(baseline, [CONNECTIONS, CONNECTIONS * 2], DURATION);
+    const ab = await alternate(baseline, target, { connections: CONNECTIONS, duration: DURATION, rounds: ROUNDS });
+    const h = sampleRows(target.name, ab.herald);
+    const b = sampleRows(baseline.name, ab.baseline);
     const report = [
-      `Command: \`${commandLine('bench:a2a')}\` (autocannon, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION} s per server after a 2 s warm-up; each request a SendMessage (v1) with the create-user skill for a new user with 3 properties and a new messageId; Herald with LOG_LEVEL=info and its a2a rate limit raised so the limiter runs but never refuses; the peer is bench/a2a-sdk-peer.ts, @a2a-js/sdk's DefaultRequestHandler with InMemoryTaskStore and an executor merging the user into a Map; both on this machine, ${os.cpus().length} cores, Node ${process.version}). Medians over the rounds. Measured ${new Date().toISOString().slice(0, 10)}.`,
+      `Command: \`${commandLine('bench:a2a')}\`, run ${today()} (Node ${process.version}, ${os.cpus().length} cores shared with the load generator and other work).`,
       '',
-      markdownTable(['server', 'req/s', 'CPU µs/req', 'p50 ms', 'p99 ms', 'peak RSS MB', 'errors + non-2xx'], rows),
+      `autocannon, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s alternated SDK peer, Herald after a 2 s warm-up of each; each request a SendMessage (v1) with the create-user skill for a new user with 3 properties and a new messageId. The peer is bench/a2a-sdk-peer.ts (@a2a-js/sdk's DefaultRequestHandler, InMemoryTaskStore, an executor merging the user into a Map, no per-request logging); Herald runs as \`npm start\` on ${store} at log level \`${LOG_LEVEL}\` (no per-request lines either) with its a2a rate limit raised so the limiter runs but never refuses. Both servers were checked to complete one create-user task before the run. CPU per request is the server process's user + system time (/proc).`,
       '',
-      `Ratio Herald / SDK peer: ${ratio} in req/s, ${cpuRatio} in CPU per request (target >= 2).`,
+      markdownTable(SAMPLE_HEADERS, [b, h]),
       '',
-      'What the two servers do (not measured here): Herald authenticates each request (key lookup), spends a rate-limit token, and commits the user, the whole task and its idempotency key to SQLite; the peer authenticates nothing and keeps tasks in memory. `--profile DIR` writes a CPU profile of the Herald process to see where its time goes.',
+      `**Ratio Herald / SDK peer: ${fixed(ab.ratio)} in req/s** (median of the per-round ratios ${ab.ratios.map((r) => fixed(r)).join(', ')}), **${fixed(ab.cpuRatio)} in CPU per request** (peer µs ÷ Herald µs). Target >= 2.`,
+      '',
+      generatorLine('SDK peer', check),
     ].join('\n');
     console.log(report);
-    if (!process.argv.includes('--no-write')) writeBenchmarkSection('A2A', report);
+    const heading =
+      DIALECT === 'sqlite'
+        ? 'A2A'
+        : `A2A on PostgreSQL, ${INSTANCES} instance${INSTANCES > 1 ? 's' : ''}${REDIS ? ', Redis rate limits' : ''}`;
+    if (!process.argv.includes('--no-write')) writeBenchmarkSection(heading, report);
+    recordSummary({
+      path: `A2A SendMessage create-user (${store})`,
+      herald: `${h[1]} req/s`,
+      baseline: `@a2a-js/sdk Express peer: ${b[1]} req/s`,
+      ratio: ab.ratio,
+      cpuRatio: ab.cpuRatio,
+      target: DIALECT === 'sqlite' ? 2 : null,
+    });
   } finally {
-    await Promise.all(procs.map((p) => p.stop()));
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await Promise.all([herald.stop(), sdk.proc.stop()]);
   }
 }
 

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { commandLine, markdownTable, writeBenchmarkSection } from './lib/bench-report.js';
+import { commandLine, markdownTable, recordSummary, writeBenchmarkSection } from './lib/bench-report.js';
 import { startProcess } from './lib/processes.js';
 import { rawSendLoop, type ServiceAccount } from './campaign-raw-loop.js';
 
@@ -201,6 +201,15 @@ async function main(): Promise<void> {
     ].join('\n');
     console.log(report);
     if (!flag('no-write')) writeBenchmarkSection('Campaigns', report);
+    for (const { run, raw } of rows)
+      recordSummary({
+        path: `campaign broadcast, ${fmt(run.size)} recipients${run.heapMb === HEAP_MB ? '' : ' (default heap)'}`,
+        herald: `${fmt(run.sendsPerSec)} sends/s, peak RSS ${run.peakRssMb} MB`,
+        baseline: `raw loop: ${fmt(raw)} sends/s`,
+        ratio: run.sendsPerSec / raw,
+        cpuRatio: null,
+        target: run.size >= 100_000 ? 0.7 : null,
+      });
   } finally {
     await fake.stop();
     fs.rmSync(dir, { recursive: true, force: true });

@@ -11,7 +11,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { median, numberArg } from './lib/bench-args.js';
-import { commandLine, markdownTable, writeBenchmarkSection } from './lib/bench-report.js';
+import { commandLine, markdownTable, recordSummary, writeBenchmarkSection } from './lib/bench-report.js';
 import { freePort, startProcess, waitForHttp, type BenchProcess } from './lib/processes.js';
 import { systemClock } from '../src/lib/clock.js';
 import type { FcmCredentials } from '../src/push/credentials/credentials.service.js';
@@ -323,6 +323,14 @@ async function main(): Promise<void> {
       "What the paths do (not measured here): the raw loop spends only its client's CPU; Herald adds HTTP ingress, the batched target lookups, the OAuth/quota/retry bookkeeping, the delivery records and the JSON answer.",
     ].join('\n');
     if (!process.argv.includes('--no-write')) writeBenchmarkSection('Push', body);
+    recordSummary({
+      path: `direct push, ${BATCH}-item requests, ${REQUESTS_IN_FLIGHT} in flight`,
+      herald: `${Math.round(median(ours))} sends/s`,
+      baseline: `raw HTTP/2 loop: ${Math.round(median(raw))} sends/s`,
+      ratio,
+      cpuRatio: null,
+      target: 0.85,
+    });
     process.stdout.write(`${body}\n`);
   } finally {
     for (const p of procs.reverse()) await p.stop();

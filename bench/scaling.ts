@@ -320,7 +320,7 @@ async function main(): Promise<void> {
       `Tables without a \`project_id\` column: ${noProject.map((t) => `\`${t}\``).join(', ') || 'none'}.`,
     ].join('\n');
     console.log(report);
-    if (write) writeBenchmarkSection('Measured figures', report, SCALING_MD);
+    if (write) writeBenchmarkSection('Measured figures', report, { file: SCALING_MD });
   } finally {
     await fakesRef.close();
   }

@@ -383,7 +383,7 @@ async function main(): Promise<void> {
           : [],
       ),
     ];
-    if (write && problems.length === 0) writeBenchmarkSection('Soak run', report, SCALING_MD);
+    if (write && problems.length === 0) writeBenchmarkSection('Soak run', report, { file: SCALING_MD });
     if (problems.length > 0) {
       console.error(`SOAK FAILED: ${problems.join('; ')}`);
       process.exitCode = 1;

@@ -65,8 +65,10 @@ export async function buildApp(deps: HttpDeps): Promise<App> {
   app.addHook('onRoute', refuseUnescapedVerbs);
   app.addHook('onRoute', frameworkErrors.onRoute);
   registerShutdownGate(app);
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks where there is nothing to await: no promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-ID', request.id);
+    done();
   });
   registerRequestTimeout(app, config.requestTimeoutMs);
   registerJsonParser(app, config.bodyLimitBytes);

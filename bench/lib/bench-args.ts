@@ -4,4 +4,9 @@ export function numberArg(name: string, fallback: number): number {
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 }
 
-export const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+/** The median; with an even count, the mean of the two middle values. */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}

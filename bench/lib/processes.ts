@@ -24,8 +24,12 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export function startProcess(args: string[], env: Record<string, string>): BenchProcess {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startProcess(args: string[], env: Record<string, string>, cwd?: string): BenchProcess {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(cwd ? { cwd } : {}),
+  });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));

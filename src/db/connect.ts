@@ -8,6 +8,7 @@ import type { Config, DatabasePooler } from '../config.js';
 import type { Database } from './database.js';
 import type { Dialect } from './dialect.js';
 import { ensureDataDir } from '../lib/data-dir.js';
+import { registerDataVersion } from './data-version.js';
 
 export interface DatabaseTarget {
   /** PostgreSQL connection string; absent selects SQLite. */
@@ -134,6 +135,8 @@ function openSqlite(file: string): DatabaseHandle {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
+  registerDataVersion(db, () => dataVersion.get() as number);
   return { db, dialect: 'sqlite', readDb: db, close: () => db.destroy() };
 }
 

@@ -37,12 +37,13 @@ export function registerClientCors(app: FastifyInstance, origins: CorsOrigins): 
     if (origin !== '*') reply.header('Vary', 'Origin');
   };
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.routeOptions.config.auth !== 'client') return;
-    const origin = allowedOrigin(request);
-    if (!origin) return;
-    allowOrigin(reply, origin);
-    reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+  app.addHook('onRequest', (request, reply, done) => {
+    const origin = request.routeOptions.config.auth === 'client' ? allowedOrigin(request) : undefined;
+    if (origin) {
+      allowOrigin(reply, origin);
+      reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    }
+    done();
   });
 
   // Preflights: one route answers them for every path; paths that are not client routes get the usual 404.

@@ -82,8 +82,14 @@ export function parseJsonBody(text: string): unknown {
  * checked while it is parsed), before schemas and handlers see them.
  */
 export function registerInputGuard(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
-    assertSafeInput(request.params, 'The URL path');
-    assertSafeInput(request.query, 'The query string');
+  app.addHook('preValidation', (request, _reply, done) => {
+    try {
+      assertSafeInput(request.params, 'The URL path');
+      assertSafeInput(request.query, 'The query string');
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    done();
   });
 }

@@ -30,7 +30,7 @@ export function createMetrics(): Metrics {
 }
 
 export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     // The route pattern, never the raw URL, keeps label cardinality bounded.
     const labels = {
       method: request.method,
@@ -40,6 +40,7 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
     };
     metrics.httpRequests.inc(labels);
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.type(metrics.registry.contentType);

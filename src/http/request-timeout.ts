@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
  * handler's own late answer is then dropped by Fastify (the reply is already sent).
  */
 export function registerRequestTimeout(app: FastifyInstance, timeoutMs: number): void {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const timer = setTimeout(() => {
       if (reply.sent || reply.raw.headersSent) return;
       request.log.warn({ timeoutMs }, 'request timed out');
@@ -18,5 +18,6 @@ export function registerRequestTimeout(app: FastifyInstance, timeoutMs: number):
     }, timeoutMs);
     timer.unref();
     reply.raw.once('close', () => clearTimeout(timer));
+    done();
   });
 }

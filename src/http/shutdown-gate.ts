@@ -14,10 +14,14 @@ export function registerShutdownGate(app: FastifyInstance): void {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (request, reply) => {
-    if (!closing) return;
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!closing) {
+      done();
+      return;
+    }
     reply.header('Connection', 'close');
-    return sendError(
+    // Replying from a callback-style hook: the chain stops when `done` is not called.
+    sendError(
       request,
       reply,
       {

@@ -2,6 +2,7 @@ import type { Db } from '../db/database.js';
 import { readJson, writeJson } from '../db/json.js';
 import { preparedQuery } from '../db/prepared.js';
 import type { KeyKind } from './api-keys.js';
+import { keysChanged } from './key-cache.js';
 
 export interface ProjectRow {
   id: string;
@@ -90,7 +91,10 @@ export async function revokeKeys(
   if (filter.id !== undefined)
     query = query.where((eb) => eb.or([eb('id', '=', filter.id!), eb('prefix', '=', filter.id!)]));
   if (filter.kind !== undefined) query = query.where('kind', '=', filter.kind);
+  // Before and after: a lookup that raced the update cannot leave its result cached (key-cache.ts).
+  keysChanged();
   const result = await query.executeTakeFirst();
+  keysChanged();
   return Number(result.numUpdatedRows);
 }
 

@@ -3,6 +3,7 @@ import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { newId, randomBase62 } from '../lib/ids.js';
 import { digestKey, digestsEqual, generateKey, lookupPrefix, type KeyKind } from './api-keys.js';
+import { keyCacheOf } from './key-cache.js';
 import * as repo from './projects.repository.js';
 
 export interface CreatedProject {
@@ -52,14 +53,21 @@ export async function createProject(db: Db, clock: Clock, name: string): Promise
 
 /**
  * Finds the live key matching `key`. Rows are found by their clear prefix and the digests are
- * compared in constant time; nothing is cached, so a revocation holds from the next request.
+ * compared in constant time. On the embedded database verified keys are cached (key-cache.ts) and
+ * any revocation empties the cache first, so a revocation holds from the next request.
  */
 export async function authenticateKey(db: Db, key: string): Promise<AuthenticatedKey | undefined> {
   if (!API_KEY_SHAPE.test(key)) return undefined;
   const digest = digestKey(key);
+  const cache = keyCacheOf(db);
+  const cached = cache?.get(digest);
+  if (cached) return cached;
+  const stamp = cache?.stamp();
   const candidates = await repo.findActiveKeysByPrefix(db, lookupPrefix(key));
   const match = candidates.find((row) => digestsEqual(row.digest, digest));
-  return match && { projectId: match.project_id, kind: match.kind, keyId: match.id };
+  const found = match && { projectId: match.project_id, kind: match.kind, keyId: match.id };
+  if (found) cache?.set(digest, found, stamp);
+  return found;
 }
 
 /** Issues a new key of `kind` and revokes the project's previous keys of that kind. */

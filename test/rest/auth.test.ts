@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
+import { openDatabase } from '../../src/db/connect.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { listKeys, revokeKey, rotateKey } from '../../src/projects/projects.service.js';
 
@@ -105,6 +106,23 @@ describe.each(TEST_DIALECTS)('REST authentication (R1) on %s', (dialect) => {
     expect((await createUser(secret)).statusCode).toBe(200);
     const key = (await listKeys(ctx().database.db, project.project_id)).find((k) => k.kind === 'secret')!;
     await revokeKey(ctx().database.db, systemClock, project.project_id, key.prefix);
+    expect401(await createUser(secret));
+  });
+
+  it('a key revoked through another connection (as the CLI does, from its process) fails on the very next request', async () => {
+    const { project, secret } = await ctx().newProject('revoke-elsewhere');
+    // Used twice first, so a cache of verified keys would hold it.
+    expect((await createUser(secret)).statusCode).toBe(200);
+    expect((await createUser(secret, 'auth-user-2')).statusCode).toBe(200);
+    // A plain UPDATE on a connection of its own: another process's revocation, which nothing in
+    // this process hears about.
+    const other = openDatabase(ctx().database.target);
+    try {
+      const key = (await listKeys(other.db, project.project_id)).find((k) => k.kind === 'secret')!;
+      await other.db.updateTable('api_keys').set({ revoked_at: Date.now() }).where('id', '=', key.id).execute();
+    } finally {
+      await other.close();
+    }
     expect401(await createUser(secret));
   });
 
