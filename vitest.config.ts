@@ -6,8 +6,8 @@ export default defineConfig({
   resolve: { alias: { '@herald/client': fileURLToPath(new URL('packages/client/src/index.ts', import.meta.url)) } },
   test: {
     include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
-    // Real-browser tests run apart: npm run test:browser and npm run test:console (their own configs).
-    exclude: ['test/browser/**', 'test/console/**', '**/node_modules/**'],
+    // Run apart with their own configs: npm run test:browser, test:console (Chromium), test:pgbouncer.
+    exclude: ['test/browser/**', 'test/console/**', 'test/pgbouncer/**', '**/node_modules/**'],
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import { openEventStream } from '../http/event-stream.js';
 
 const KEEP_ALIVE_MS = 15_000;
 
@@ -17,20 +18,7 @@ export async function writeSse<T>(
 ): Promise<void> {
   const iterator = events[Symbol.asyncIterator]();
   const first = await iterator.next();
-  reply.hijack();
-  const raw = reply.raw;
-  const inherited = Object.fromEntries(
-    Object.entries(reply.getHeaders()).filter(
-      (entry): entry is [string, string | number | string[]] => entry[1] !== undefined,
-    ),
-  );
-  raw.writeHead(200, {
-    ...inherited,
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
+  const raw = openEventStream(reply);
   let open = true;
   const keepAlive = setInterval(() => raw.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
   keepAlive.unref();

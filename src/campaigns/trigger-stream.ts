@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { openEventStream } from '../http/event-stream.js';
 import type { Db } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { getTriggerStatus, type TriggerStatus } from './trigger-status.service.js';
@@ -71,20 +72,7 @@ export function createTriggerStreams(options: TriggerStreamOptions): TriggerStre
         throw error;
       }
 
-      reply.hijack();
-      const raw = reply.raw;
-      const inherited = Object.fromEntries(
-        Object.entries(reply.getHeaders()).filter(
-          (entry): entry is [string, string | number | string[]] => entry[1] !== undefined,
-        ),
-      );
-      raw.writeHead(200, {
-        ...inherited,
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-      });
+      const raw = openEventStream(reply);
 
       let last = '';
       let poll: NodeJS.Timeout | undefined;

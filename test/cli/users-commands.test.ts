@@ -1,29 +1,10 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
-import { REPO_ROOT, runCli, type CliResult } from '../helpers/processes.js';
-
-/** `bin/herald <args>` with `stdin` piped in. */
-function runCliWithInput(args: string[], env: Record<string, string>, stdin: string): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'herald'), ...args], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, LOG_LEVEL: 'silent', ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
-}
+import { runCli } from '../helpers/processes.js';
 
 const lines = (text: string) =>
   text
@@ -67,7 +48,7 @@ describe.each(TEST_DIALECTS)('herald users import and export on %s', (dialect) =
       JSON.stringify({ project_user_id: 'stdin-new' }),
     ].join('\n');
     for (const args of [['--file', '-'], []]) {
-      const result = await runCliWithInput(['users', 'import', '--project', project(), ...args], env(), input);
+      const result = await runCli(['users', 'import', '--project', project(), ...args], env(), input);
       expect(result.code, result.stderr).toBe(0);
       expect(lines(result.stdout)).toEqual([
         { created: args.length === 2 ? 1 : 0, updated: args.length === 2 ? 1 : 2, failed: 0 },
@@ -78,7 +59,7 @@ describe.each(TEST_DIALECTS)('herald users import and export on %s', (dialect) =
 
   it('exports every user as NDJSON that imports back unchanged, with a filter, and only its project', async () => {
     const other = await ctx().newProject('cli-other');
-    const otherImport = await runCliWithInput(
+    const otherImport = await runCli(
       ['users', 'import', '--project', other.project.project_id],
       env(),
       JSON.stringify({ project_user_id: 'other-only', properties: { b: 1 } }),
@@ -117,7 +98,7 @@ describe.each(TEST_DIALECTS)('herald users import and export on %s', (dialect) =
 
     // Round trip into another project: the export's lines are import input.
     const target = await ctx().newProject('cli-target');
-    const back = await runCliWithInput(['users', 'import', '--project', target.project.project_id], env(), all.stdout);
+    const back = await runCli(['users', 'import', '--project', target.project.project_id], env(), all.stdout);
     expect(back.code, back.stderr).toBe(0);
     expect(lines(back.stdout)).toEqual([{ created: 2501, updated: 0, failed: 0 }]);
     expect((await getUser('cli-7', target.secret)).json<{ properties: object }>().properties).toEqual({ i: 7 });
@@ -132,7 +113,7 @@ describe.each(TEST_DIALECTS)('herald users import and export on %s', (dialect) =
     expect(bad.stderr).toMatch(/^herald: filter.op: unknown op "nope"/);
     expect(bad.stderr).not.toMatch(/\n\s+at /);
     for (const command of ['import', 'export']) {
-      const unknown = await runCliWithInput(['users', command, '--project', 'no-such-project'], env(), '');
+      const unknown = await runCli(['users', command, '--project', 'no-such-project'], env(), '');
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toBe('herald: Project no-such-project does not exist\n');
     }

@@ -23,7 +23,10 @@ async function adminConsole<T extends pg.QueryResultRow>(statement: string): Pro
   }
 }
 
-describe.runIf(PGBOUNCER_URL)('PostgreSQL through PgBouncer in transaction mode', () => {
+// Only under vitest.pgbouncer.config.ts (npm run test:pgbouncer), whose global setup starts PgBouncer.
+if (PGBOUNCER_URL === undefined) throw new Error('TEST_PGBOUNCER_URL is unset: run npm run test:pgbouncer');
+
+describe('PostgreSQL through PgBouncer in transaction mode', () => {
   let database: TestDatabase;
   const runners: JobRunner[] = [];
   const dbName = () => new URL(database.target.url!).pathname.slice(1);
@@ -36,7 +39,7 @@ describe.runIf(PGBOUNCER_URL)('PostgreSQL through PgBouncer in transaction mode'
   });
 
   it('test databases are served by PgBouncer in transaction mode (its own counters move)', async () => {
-    expect(new URL(database.target.url!).port).toBe(new URL(PGBOUNCER_URL!).port);
+    expect(new URL(database.target.url!).port).toBe(new URL(PGBOUNCER_URL).port);
     const stats = async () =>
       Number(
         (await adminConsole<{ database: string; total_xact_count: string }>('SHOW STATS')).find(
