@@ -3,23 +3,15 @@
  * language ({all|any:[...]}, {not:...}, property and event leaves; src/campaigns/conditions).
  * Values are kept as typed-in text with a chosen type, converted only when the tree is saved.
  */
-export const PROPERTY_OPS = [
-  'eq',
-  'ne',
-  'gt',
-  'gte',
-  'lt',
-  'lte',
-  'in',
-  'not_in',
-  'exists',
-  'not_exists',
-  'contains',
-  'starts_with',
-] as const;
-export type PropertyOp = (typeof PROPERTY_OPS)[number];
-export const EVENT_OPS = ['performed', 'not_performed'] as const;
-export type EventOp = (typeof EVENT_OPS)[number];
+// The operator lists come from the server's condition language itself, so the builder cannot drift
+// from what Herald accepts (a dependency-free module; esbuild bundles it).
+import {
+  EVENT_OPS,
+  PROPERTY_OPS,
+  type EventOp,
+  type PropertyOp,
+} from '../../src/campaigns/conditions/condition-types.js';
+export { EVENT_OPS, PROPERTY_OPS, type EventOp, type PropertyOp };
 export const VALUE_TYPES = ['text', 'number', 'boolean', 'null', 'trigger'] as const;
 export type ValueType = (typeof VALUE_TYPES)[number];
 
