@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
 import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
+  claimCompletedIdempotencyKey,
   hashRequest,
   runIdempotent,
   validateIdempotencyKey,
   type IdempotencyKeyRef,
 } from '../idempotency/idempotency.service.js';
-import { newId } from '../lib/ids.js';
+import { newTimeOrderedId } from '../lib/ids.js';
 import { AsyncQueue } from './async-queue.js';
 import type { CallContext } from './call-context.js';
 import { pushContext, runContext, storeContext } from './call-context.js';
@@ -51,7 +50,7 @@ async function prepare(call: CallContext, input: SendInput): Promise<RunRequest>
       { metadata: { taskId: given } },
     );
   }
-  const taskId = newId();
+  const taskId = newTimeOrderedId();
   const pushConfig =
     input.pushConfig && (await preparePushConfig(pushContext(call), taskId, input.pushConfig, call.codec.version));
   return { taskId, message: input.message, invocation, ...(pushConfig ? { pushConfig } : {}) };
@@ -65,14 +64,17 @@ const withHistory = (task: Task, historyLength: number | undefined): Task =>
 /** The key was already there: the atomic fast path rolled back; the general path decides. */
 class KeyTaken extends Error {}
 
-/** Claims and completes the key inside an atomic skill's transaction: one commit for everything. */
-function keyHooks(call: CallContext, ref: IdempotencyKeyRef, hash: string): TransactionHooks {
+/**
+ * Claims the key inside an atomic skill's transaction, completed at once: its response names the
+ * task, whose id is known before the skill runs, and the key commits with the task or not at all.
+ */
+function keyHooks(call: CallContext, ref: IdempotencyKeyRef, hash: string, taskId: string): TransactionHooks {
   const now = call.deps.clock.now();
+  const response = { status: 200, body: { taskId } };
   return {
     begin: async (trx) => {
-      if (!(await claimIdempotencyKey(trx, ref, hash, now))) throw new KeyTaken();
+      if (!(await claimCompletedIdempotencyKey(trx, ref, hash, now, response))) throw new KeyTaken();
     },
-    end: (trx, task) => completeIdempotencyKey(trx, ref, { status: 200, body: { taskId: task.id } }),
   };
 }
 
@@ -92,7 +94,11 @@ async function runOnce(
   if (request.invocation.skill.atomic) {
     try {
       return {
-        task: await runTask(runContext(call), { ...request, hooks: keyHooks(call, ref, hash) }, onEvent),
+        task: await runTask(
+          runContext(call),
+          { ...request, hooks: keyHooks(call, ref, hash, request.taskId) },
+          onEvent,
+        ),
         replayed: false,
       };
     } catch (error) {

@@ -95,21 +95,25 @@ export async function runIdempotent(
 }
 
 /**
- * Claims the key for 24 h inside the caller's transaction, for a caller that completes it in the
- * same transaction (one commit for the work and its key); `false` when the key exists.
+ * Claims the key for 24 h with its response already stored, inside the caller's transaction, for
+ * work whose response is known before it runs and that commits with the key (a rollback removes
+ * both); `false` when the key exists.
  */
-export function claimIdempotencyKey(
+export function claimCompletedIdempotencyKey(
   db: Db,
   ref: repo.IdempotencyKeyRef,
   requestHash: string,
   now: number,
+  response: StoredResponse,
 ): Promise<boolean> {
-  return repo.claimKey(db, ref, requestHash, now, now + IDEMPOTENCY_TTL_MS);
-}
-
-/** Stores the response a claimed key replays. */
-export function completeIdempotencyKey(db: Db, ref: repo.IdempotencyKeyRef, response: StoredResponse): Promise<void> {
-  return repo.completeKey(db, ref, response.status, JSON.stringify(response.body));
+  return repo.claimCompletedKey(db, {
+    ...ref,
+    hash: requestHash,
+    status: response.status,
+    body: JSON.stringify(response.body),
+    now,
+    expiresAt: now + IDEMPOTENCY_TTL_MS,
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { LogFn } from 'pino';
 import type { Db } from '../../db/database.js';
 import { AppError } from '../../errors.js';
-import { newId } from '../../lib/ids.js';
+import { newId, newTimeOrderedId } from '../../lib/ids.js';
 import type { Artifact, Message, StatusEvent, Task, TaskStatus } from '../model.js';
 import type { StoredPushConfig } from '../push-configs/push-configs.service.js';
 import type { SkillInvocation } from '../skills/registry.js';
@@ -14,8 +14,6 @@ import type { IdempotencyKeyRef } from '../../idempotency/idempotency.service.js
 export interface TransactionHooks {
   /** First thing in the transaction; throwing rolls everything back. */
   begin(trx: Db): Promise<void>;
-  /** Last thing, with the stored task. */
-  end(trx: Db, task: Task): Promise<void>;
 }
 
 export interface RunRequest {
@@ -105,7 +103,6 @@ async function runAtomic(
       [submitted, task.status, outcome.status],
       request.pushConfig,
     );
-    await request.hooks?.end(trx, final);
     return { task: final, events };
   };
   try {
@@ -138,7 +135,7 @@ export async function runTask(
   request: RunRequest,
   onEvent?: (event: StatusEvent) => void,
 ): Promise<Task> {
-  const contextId = request.message.contextId ?? newId();
+  const contextId = request.message.contextId ?? newTimeOrderedId();
   const submittedAt = ctx.clock.now();
   const submitted: TaskStatus = { state: 'submitted', timestamp: submittedAt };
   const task: Task = {
