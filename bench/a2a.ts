@@ -2,13 +2,14 @@
 // @a2a-js/sdk Express server (bench/a2a-sdk-peer.ts, in-memory store) doing the same work, rounds
 // alternated in one run (bench/lib/ab.ts).
 // Usage: npm run bench:a2a [-- --duration 5 --rounds 3 --connections 32 --dialect sqlite|postgres
-//        --instances 1 --profile DIR (CPU profile of Herald) --no-write]
+//        --instances 1 --profile DIR (CPU profile of Herald) --before REF --no-write]
+import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { alternate, checkGenerator, fixed, generatorLine, sampleRows, SAMPLE_HEADERS } from './lib/ab.js';
+import { alternateAll, checkGenerator, fixed, generatorLine, paired, sampleRows, SAMPLE_HEADERS } from './lib/ab.js';
 import { numberArg } from './lib/bench-args.js';
 import { commandLine, markdownTable, recordSummary, today, writeBenchmarkSection } from './lib/bench-report.js';
-import { LOG_LEVEL, startBaseline, startHerald, type BenchDialect } from './lib/herald-server.js';
+import { checkoutRef, LOG_LEVEL, startBaseline, startHerald, type BenchDialect } from './lib/herald-server.js';
 
 const DURATION = numberArg('duration', 5);
 const ROUNDS = numberArg('rounds', 3);
@@ -20,6 +21,9 @@ const DIALECT: BenchDialect = dialectAt > 0 && process.argv[dialectAt + 1] === '
 const REDIS = process.argv.includes('--redis');
 const profileAt = process.argv.indexOf('--profile');
 const PROFILE = profileAt > 0 ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.argv[profileAt + 1]!)}`] : [];
+const beforeAt = process.argv.indexOf('--before');
+/** `--before REF`: also run Herald at that git ref, alternated with the others, to show a change's effect. */
+const BEFORE = beforeAt > 0 ? process.argv[beforeAt + 1] : undefined;
 
 // A new message (idempotency key) and a new user on every request, so both servers really write.
 const BODY = JSON.stringify({
@@ -66,6 +70,8 @@ async function main(): Promise<void> {
     ...(REDIS ? { env: { REDIS_URL: 'redis://127.0.0.1:6379' } } : {}),
   });
   const sdk = await startBaseline('bench/a2a-sdk-peer.ts', '/.well-known/agent-card.json');
+  const ref = BEFORE === undefined ? undefined : checkoutRef(BEFORE);
+  const before = ref && (await startHerald({ dialect: DIALECT, instances: INSTANCES, cwd: ref.dir }));
   try {
     const baseline = {
       name: '@a2a-js/sdk + Express, in-memory store',
@@ -84,11 +90,36 @@ async function main(): Promise<void> {
       headers: { 'a2a-version': '1.0', 'x-api-key': herald.secretKey },
       body: BODY,
     };
-    for (const t of [baseline, target]) for (const url of t.urls) await checkOnce(url, t.headers);
+    const beforeTarget = before && {
+      ...target,
+      name: `Herald before (${ref.sha})`,
+      procs: before.procs,
+      urls: before.urls('/a2a'),
+      headers: { ...target.headers, 'x-api-key': before.secretKey },
+    };
+    const targets = beforeTarget ? [baseline, beforeTarget, target] : [baseline, target];
+    for (const t of targets) for (const url of t.urls) await checkOnce(url, t.headers);
     const check = await checkGenerator(baseline, [CONNECTIONS, CONNECTIONS * 2], DURATION);
-    const ab = await alternate(baseline, target, { connections: CONNECTIONS, duration: DURATION, rounds: ROUNDS });
-    const h = sampleRows(target.name, ab.herald);
-    const b = sampleRows(baseline.name, ab.baseline);
+    const samples = await alternateAll(targets, { connections: CONNECTIONS, duration: DURATION, rounds: ROUNDS });
+    const [peerSamples, heraldSamples] = [samples[0]!, samples.at(-1)!];
+    const ab = paired(peerSamples, heraldSamples);
+    const h = sampleRows(target.name, heraldSamples);
+    const b = sampleRows(baseline.name, peerSamples);
+    const effect =
+      beforeTarget &&
+      (() => {
+        const beforeSamples = samples[1]!;
+        const vs = paired(beforeSamples, heraldSamples);
+        const vsPeer = paired(peerSamples, beforeSamples);
+        return [
+          '',
+          `Before/after in this run: Herald at \`${ref.sha}\` (${ref.subject.slice(0, 120)}) against this checkout, alternated with the SDK peer.`,
+          '',
+          markdownTable(SAMPLE_HEADERS, [sampleRows(beforeTarget.name, beforeSamples)]),
+          '',
+          `After / before: **${fixed(vs.ratio)} in req/s**, **${fixed(vs.cpuRatio)} in CPU per request** (before µs ÷ after µs; above 1 = cheaper now); before / SDK peer: ${fixed(vsPeer.ratio)} in req/s, ${fixed(vsPeer.cpuRatio)} in CPU per request.`,
+        ].join('\n');
+      })();
     const report = [
       `Command: \`${commandLine('bench:a2a')}\`, run ${today()} (Node ${process.version}, ${os.cpus().length} cores shared with the load generator and other work).`,
       '',
@@ -99,23 +130,28 @@ async function main(): Promise<void> {
       `**Ratio Herald / SDK peer: ${fixed(ab.ratio)} in req/s** (median of the per-round ratios ${ab.ratios.map((r) => fixed(r)).join(', ')}), **${fixed(ab.cpuRatio)} in CPU per request** (peer µs ÷ Herald µs). Target >= 2.`,
       '',
       generatorLine('SDK peer', check),
+      effect ?? '',
     ].join('\n');
     console.log(report);
-    const heading =
-      DIALECT === 'sqlite'
+    const after = execFileSync('git', ['describe', '--always', '--dirty'], { encoding: 'utf8' }).trim();
+    const heading = before
+      ? `A2A: effect of ${after} over ${ref.sha}`
+      : DIALECT === 'sqlite'
         ? 'A2A'
         : `A2A on PostgreSQL, ${INSTANCES} instance${INSTANCES > 1 ? 's' : ''}${REDIS ? ', Redis rate limits' : ''}`;
     if (!process.argv.includes('--no-write')) writeBenchmarkSection(heading, report);
-    recordSummary({
-      path: `A2A SendMessage create-user (${store})`,
-      herald: `${h[1]} req/s`,
-      baseline: `@a2a-js/sdk Express peer: ${b[1]} req/s`,
-      ratio: ab.ratio,
-      cpuRatio: ab.cpuRatio,
-      target: DIALECT === 'sqlite' ? 2 : null,
-    });
+    if (!before)
+      recordSummary({
+        path: `A2A SendMessage create-user (${store})`,
+        herald: `${h[1]} req/s`,
+        baseline: `@a2a-js/sdk Express peer: ${b[1]} req/s`,
+        ratio: ab.ratio,
+        cpuRatio: ab.cpuRatio,
+        target: DIALECT === 'sqlite' ? 2 : null,
+      });
   } finally {
-    await Promise.all([herald.stop(), sdk.proc.stop()]);
+    await Promise.all([herald.stop(), sdk.proc.stop(), before?.stop()]);
+    ref?.remove();
   }
 }
 
