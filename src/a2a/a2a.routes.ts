@@ -64,7 +64,7 @@ function callContext(deps: A2aDeps, request: FastifyRequest, codec: Codec, event
     codec,
     projectId: request.auth!.projectId,
     logger: request.log,
-    endpointUrl: endpointUrl(deps, request),
+    endpointUrl: () => endpointUrl(deps, request),
     ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}),
   };
 }

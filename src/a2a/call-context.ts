@@ -42,8 +42,8 @@ export interface CallContext {
   logger: { info: LogFn; warn: LogFn; error: LogFn };
   /** `X-Service-Idempotency-Key`, when sent. */
   idempotencyKey?: string;
-  /** Where `/a2a` is reachable, for the extended card. */
-  endpointUrl: string;
+  /** Where `/a2a` is reachable, for the extended card (built only when asked for). */
+  endpointUrl(): string;
 }
 
 export const storeContext = (call: CallContext): StoreContext => ({

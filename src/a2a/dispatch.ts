@@ -57,7 +57,7 @@ const HANDLERS: Handlers = {
     const project = await findProject(call.deps.db, call.projectId);
     return json(
       call.codec.card({
-        endpointUrl: call.endpointUrl,
+        endpointUrl: call.endpointUrl(),
         description: extendedDescription(project?.name ?? call.projectId, call.projectId),
       }),
     );

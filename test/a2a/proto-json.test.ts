@@ -49,6 +49,24 @@ describe('readProtoJson (the one ProtoJSON reading of v1 params)', () => {
     });
   });
 
+  it('keeps params that need no change as they are, and still reads a change deep inside them', () => {
+    const fields = { enums: { 'message.role': ROLE_ENUM }, integers: ['configuration.historyLength'] };
+    const clean = {
+      message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'a' }, { data: { skill: 'x', a_b: null } }] },
+      configuration: { historyLength: 2 },
+    };
+    expect(readProtoJson(clean, fields)).toBe(clean);
+    const deep = {
+      message: { messageId: 'm', role: 2, parts: [{ text: 'a' }, { text: 'b', media_type: 'text/plain' }] },
+      configuration: { historyLength: '3' },
+    };
+    expect(readProtoJson(deep, fields)).toEqual({
+      message: { messageId: 'm', role: 'ROLE_AGENT', parts: [{ text: 'a' }, { text: 'b', mediaType: 'text/plain' }] },
+      configuration: { historyLength: 3 },
+    });
+    expect(deep.message.role).toBe(2);
+  });
+
   it('reads enums by name, number and v0.3 spelling; filters drop the zero and unknown values', () => {
     const fields = { enums: { 'message.role': ROLE_ENUM }, filters: { status: TASK_STATE_ENUM } };
     expect(readProtoJson({ message: { role: 1 }, status: 3 }, fields)).toEqual({

@@ -67,12 +67,37 @@ function readValue(value: unknown, path: string, fields: ProtoFields): unknown {
     return name === undefined || name === filter.names[0] ? undefined : name;
   }
   if (typeof value === 'string' && fields.integers?.includes(path) && INTEGER_STRING.test(value)) return Number(value);
-  if (Array.isArray(value)) return value.map((item) => readValue(item, path, fields));
+  if (Array.isArray(value)) return readArray(value, path, fields);
   if (isObject(value)) return readObject(value, path, fields);
   return value;
 }
 
+/** The array itself when no item changes (the common case: clients already write lowerCamel, no nulls). */
+function readArray(array: unknown[], path: string, fields: ProtoFields): unknown[] {
+  let out: unknown[] | undefined;
+  for (let i = 0; i < array.length; i++) {
+    const read = readValue(array[i], path, fields);
+    if (out === undefined && read !== array[i]) out = array.slice(0, i);
+    out?.push(read);
+  }
+  return out ?? array;
+}
+
+/**
+ * The object itself when nothing in it changes; a copy otherwise. A copy is made only of keys
+ * already in lowerCamel, without `null`s, so the parsed object is kept whenever it can be.
+ */
 function readObject(object: Record<string, unknown>, path: string, fields: ProtoFields): Record<string, unknown> {
+  for (const [key, value] of Object.entries(object)) {
+    if (key.includes('_') || (value === null && key !== 'data')) return copyObject(object, path, fields);
+    if (OPAQUE.has(key)) continue;
+    if (readValue(value, path === '' ? key : `${path}.${key}`, fields) !== value)
+      return copyObject(object, path, fields);
+  }
+  return object;
+}
+
+function copyObject(object: Record<string, unknown>, path: string, fields: ProtoFields): Record<string, unknown> {
   const entries: [string, unknown][] = [];
   const seen = new Set<string>();
   for (const [key, value] of Object.entries(object)) {
