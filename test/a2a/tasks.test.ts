@@ -107,6 +107,34 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
       expect(second.artifacts[0].parts[0].data.userId).toBe(first.artifacts[0].parts[0].data.userId);
     });
 
+    it('create-user stores its key completed with the task, also when the skill refused: a replay returns that task', async () => {
+      const projectUserId = uid('u');
+      const props = (from: number, n: number) =>
+        Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${from + i}`, i]));
+      await rpc(
+        ctx(),
+        'SendMessage',
+        { message: v1Message({ skill: 'create-user', projectUserId, properties: props(0, 200) }) },
+        { version: '1.0' },
+      );
+      // 200 + 100 keys is over the 256 a user may hold: the task ends rejected and nothing of the user changes.
+      const message = v1Message({ skill: 'create-user', projectUserId, properties: props(200, 100) });
+      const first = (await rpc(ctx(), 'SendMessage', { message }, { version: '1.0' })).json().result.task;
+      expect(first.status.state).toBe('TASK_STATE_REJECTED');
+      const key = await ctx()
+        .database.db.selectFrom('idempotency_keys')
+        .select(['state', 'response_body'])
+        .where('project_id', '=', ctx().project.project_id)
+        .where('scope', '=', 'a2a.send.message-id')
+        .where('idempotency_key', '=', message.messageId)
+        .executeTakeFirstOrThrow();
+      expect(key.state).toBe('completed');
+      expect(JSON.parse(key.response_body!)).toEqual({ taskId: first.id });
+      const replay = (await rpc(ctx(), 'SendMessage', { message }, { version: '1.0' })).json().result.task;
+      expect(replay.id).toBe(first.id);
+      expect(replay.status.state).toBe('TASK_STATE_REJECTED');
+    });
+
     it('the same messageId with another body is HTTP 409 with -32603', async () => {
       const message = v1Message({ skill: 'create-user', projectUserId: uid('u') });
       await rpc(ctx(), 'SendMessage', { message }, { version: '1.0' });
