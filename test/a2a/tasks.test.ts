@@ -98,6 +98,27 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
     });
   });
 
+  it('task and generated context ids are UUIDv7, so the task indexes grow at their right edge', async () => {
+    const v7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const send = async () =>
+      (
+        await rpc(
+          ctx(),
+          'SendMessage',
+          { message: v1Message({ skill: 'create-user', projectUserId: uid('u') }) },
+          { version: '1.0' },
+        )
+      ).json().result.task;
+    const first = await send();
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    const second = await send();
+    for (const task of [first, second]) {
+      expect(task.id).toMatch(v7);
+      expect(task.contextId).toMatch(v7);
+    }
+    expect(second.id > first.id).toBe(true);
+  });
+
   describe('idempotency (A10)', () => {
     it('a replay of the same messageId returns the same task and runs nothing again', async () => {
       const message = v1Message({ skill: 'create-user', projectUserId: uid('u'), properties: { n: 1 } });
