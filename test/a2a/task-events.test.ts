@@ -97,6 +97,30 @@ describe.each(TEST_DIALECTS)('task event bus on %s', (dialect) => {
       }
     });
 
+  // An atomic task's events: its fresh id has subscribers on this instance at most.
+  if (dialect === 'postgres')
+    it('publishLocal reaches only this instance: nothing goes out through NOTIFY', async () => {
+      const bus = createTaskEventBus(database.pgPool, logger, { listenPool: database.listenPool });
+      const other = createTaskEventBus(database.pgPool, logger, { listenPool: database.listenPool });
+      const taskId = `local-${process.pid}-${Date.now()}`;
+      try {
+        const here = collect();
+        const there = collect();
+        const stopHere = await bus.subscribe(taskId, here.listener);
+        const stopThere = await other.subscribe(taskId, there.listener);
+        bus.publishLocal([event(taskId, 1), event(taskId, 2)]);
+        expect(here.got.map((e) => e.seq)).toEqual([1, 2]);
+        // Anything bus had sent through NOTIFY before the marker has reached other by now.
+        await notificationsSettled(other, bus);
+        expect(there.got).toEqual([]);
+        stopHere();
+        stopThere();
+      } finally {
+        await bus.close();
+        await other.close();
+      }
+    });
+
   // Behind a pooler without DATABASE_LISTEN_URL: nothing LISTENs; a subscription polls its task.
   if (dialect === 'postgres')
     it("without a LISTEN pool, a subscriber sees other instances' changes by polling its task", async () => {

@@ -14,6 +14,12 @@ export interface TaskEventBus {
   /** Call after the change committed. */
   publish(events: StatusEvent[]): Promise<void>;
   /**
+   * Only this instance's subscribers: for a task created and finished in one transaction here
+   * (an atomic skill), whose fresh id no other instance can have subscribed to, so the NOTIFY
+   * round trip would reach nobody.
+   */
+  publishLocal(events: StatusEvent[]): void;
+  /**
    * Resolves once the subscription also receives other instances' events. Without a LISTEN
    * connection (behind a pooler without DATABASE_LISTEN_URL) other instances' changes are found by
    * calling `current` every poll interval instead: the latest status only, intermediate ones skipped.
@@ -94,6 +100,9 @@ export function createTaskEventBus(
   };
 
   return {
+    publishLocal(events) {
+      events.forEach(emit);
+    },
     async publish(events) {
       events.forEach(emit);
       if (!pgPool || events.length === 0) return;

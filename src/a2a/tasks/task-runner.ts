@@ -147,7 +147,7 @@ export async function runTask(
   };
   if (request.invocation.skill.atomic) {
     const done = await runAtomic(ctx, request, task, submitted);
-    await ctx.events.publish(done.events);
+    ctx.events.publishLocal(done.events);
     done.events.forEach((e) => onEvent?.(e));
     return done.task;
   }
