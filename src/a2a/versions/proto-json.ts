@@ -84,8 +84,8 @@ function readArray(array: unknown[], path: string, fields: ProtoFields): unknown
 }
 
 /**
- * The object itself when nothing in it changes; a copy otherwise. A copy is made only of keys
- * already in lowerCamel, without `null`s, so the parsed object is kept whenever it can be.
+ * The object itself when nothing in it changes (keys already lowerCamel, no `null`s, nothing to
+ * convert below it), which is how clients usually write; otherwise a converted copy.
  */
 function readObject(object: Record<string, unknown>, path: string, fields: ProtoFields): Record<string, unknown> {
   for (const [key, value] of Object.entries(object)) {
