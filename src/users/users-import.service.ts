@@ -3,7 +3,7 @@ import type { WriteBatcher } from '../db/write-batcher.js';
 import { AppError } from '../errors.js';
 import { assertSafeInput } from '../http/input-guard.js';
 import type { Clock } from '../lib/clock.js';
-import { newId } from '../lib/ids.js';
+import { newTimeOrderedId } from '../lib/ids.js';
 import { upsertUsersMerging } from './users-import.repository.js';
 import { assertValidProjectUserId, assertValidProperties } from './users.service.js';
 
@@ -108,7 +108,7 @@ function distinctRuns(rows: ValidUser[]): ValidUser[][] {
 async function writeUsers(db: Db, projectId: string, now: number, rows: ValidUser[]): Promise<ImportResult[]> {
   const results: ImportResult[] = [];
   for (const run of distinctRuns(rows)) {
-    const ids = run.map(() => newId());
+    const ids = run.map(() => newTimeOrderedId());
     const written = await upsertUsersMerging(
       db,
       run.map((r, i) => ({

@@ -2,7 +2,7 @@ import type { Db } from '../db/database.js';
 import { writeJson } from '../db/json.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
-import { newId } from '../lib/ids.js';
+import { newTimeOrderedId } from '../lib/ids.js';
 import * as repo from './users.repository.js';
 import {
   isValidProjectUserId,
@@ -77,7 +77,7 @@ export async function upsertUser(
   assertValidProperties(properties);
   const user = await repo.upsertUserMerging(
     db,
-    { id: newId(), projectId, projectUserId, propertiesJson: writeJson(properties), now: clock.now() },
+    { id: newTimeOrderedId(), projectId, projectUserId, propertiesJson: writeJson(properties), now: clock.now() },
     MAX_PROPERTIES,
   );
   if (!user) throw tooManyProperties();
@@ -127,5 +127,5 @@ export function ensureUsers(
   projectUserIds: string[],
 ): Promise<Map<string, string>> {
   projectUserIds.forEach(assertValidProjectUserId);
-  return repo.ensureUsers(db, projectId, projectUserIds, newId, clock.now());
+  return repo.ensureUsers(db, projectId, projectUserIds, newTimeOrderedId, clock.now());
 }
