@@ -12,6 +12,7 @@ import { createConfiguredTemplateRenderer, type TemplateRenderer } from './campa
 import { registerTriggerRoutes } from './campaigns/trigger.routes.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
+import { startCheckpointer } from './db/checkpointer.js';
 import { openConfiguredDatabase, type DatabaseHandle } from './db/connect.js';
 import { writeBatcherFor, type WriteBatcher } from './db/write-batcher.js';
 import { registerDeviceRoutes } from './devices/devices.routes.js';
@@ -131,6 +132,12 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       ...overrides.fanout,
     }),
   }));
+  // A serving process (API or job runner) checkpoints the embedded database off its event loop.
+  const checkpointer = onFirstUse(() =>
+    startCheckpointer(database, {
+      onError: (error) => logger.warn({ err: error }, 'embedded database checkpoint failed'),
+    }),
+  );
   const instrumentedHandlers = onFirstUse(() => instrumentJobHandlers(jobHandlers(), metrics.registry));
 
   const registerRoutes = (app: FastifyInstance): void => {
@@ -184,9 +191,13 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     get jobHandlers() {
       return jobHandlers();
     },
-    buildApp: () => buildApp({ config, db, logger, rateLimiter: rateLimiter(), metrics, routes: registerRoutes }),
-    createJobRunner: () =>
-      createJobRunner({
+    buildApp: () => {
+      checkpointer();
+      return buildApp({ config, db, logger, rateLimiter: rateLimiter(), metrics, routes: registerRoutes });
+    },
+    createJobRunner: () => {
+      checkpointer();
+      return createJobRunner({
         db,
         listenPool: database.listenPool,
         logger,
@@ -197,11 +208,13 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
         leaseMs: config.jobLeaseMs,
         // Leave time inside the shutdown budget (main.ts) for aborting stragglers and closing the database.
         drainTimeoutMs: Math.max(0, config.shutdownTimeoutMs - 2000),
-      }),
+      });
+    },
     async close() {
       await push.made()?.close();
       await templates.made()?.close();
       if (!overrides.rateLimiter) await rateLimiter.made()?.close();
+      await checkpointer.made()?.stop();
       if (!overrides.database) await database.close();
     },
   };
