@@ -7,10 +7,10 @@ import type { CheckpointWorkerData } from './checkpoint-worker.js';
  * inside the COMMIT that crosses 1,000 WAL pages, on the event loop: it copies those pages into
  * the database file and syncs both files, stalling every request meanwhile. Here the server's
  * connection never checkpoints (`wal_autocheckpoint = 0`); a thread with its own connection runs
- * `PRAGMA wal_checkpoint(PASSIVE)` every `intervalMs` (it never blocks the writer). Once every frame
- * is copied, the next commit starts the log over from its beginning. Should the writer outpace it
- * past `restartAbovePages`, the thread repeats passive checkpoints to catch up and, failing that,
- * runs a RESTART checkpoint (new commits wait for it, a few milliseconds), so the WAL stays bounded;
+ * `PRAGMA wal_checkpoint(PASSIVE)` every `intervalMs`, which never blocks the writer. SQLite starts
+ * the log over only when a commit begins with every frame copied, which a steady stream of commits
+ * rarely allows; so once the log holds more than `restartAbovePages` frames the thread runs a RESTART
+ * checkpoint (new commits wait the few milliseconds it takes to copy the rest), and the WAL stays bounded;
  * `journal_size_limit` truncates the file back to that bound after a restart.
  *
  * Durability is unchanged: a commit is in the WAL file (written, `synchronous = NORMAL`) before
