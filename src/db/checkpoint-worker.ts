@@ -9,6 +9,8 @@ export interface CheckpointWorkerData {
   intervalMs: number;
   /** Past this many WAL frames the log is forced back to its start (module doc of checkpointer.ts). */
   restartAbovePages: number;
+  /** Element 0 is 1 while a RESTART wants the write lock: the server's write batcher then holds its commits. */
+  holdWrites: Int32Array;
 }
 
 interface CheckpointResult {
@@ -17,7 +19,7 @@ interface CheckpointResult {
   checkpointed: number;
 }
 
-const { file, intervalMs, restartAbovePages } = workerData as CheckpointWorkerData;
+const { file, intervalMs, restartAbovePages, holdWrites } = workerData as CheckpointWorkerData;
 const db = new SQLite(file);
 // RESTART waits this long for the writer's transaction to end; a PASSIVE checkpoint never waits.
 db.pragma('busy_timeout = 1000');
@@ -30,8 +32,15 @@ function tick(): void {
   if (result.log <= restartAbovePages) return;
   // Under steady load the writer appends during every passive checkpoint, so the log never ends up
   // wholly copied at the moment a commit begins, and only then does SQLite start it over. RESTART
-  // holds new commits back while it copies what the passive pass left (a few milliseconds).
-  restart.get();
+  // holds new commits back while it copies what the passive pass left (a few milliseconds). Commits
+  // that follow each other closely would starve its wait for the write lock, so the write batcher
+  // is asked to pause meanwhile.
+  Atomics.store(holdWrites, 0, 1);
+  try {
+    restart.get();
+  } finally {
+    Atomics.store(holdWrites, 0, 0);
+  }
 }
 
 const timer = setInterval(() => {
@@ -42,6 +51,8 @@ const timer = setInterval(() => {
     parentPort?.postMessage({ error: error instanceof Error ? error.message : String(error) });
   }
 }, intervalMs);
+
+parentPort?.postMessage({ ready: true });
 
 parentPort?.on('message', (message) => {
   if (message !== 'stop') return;

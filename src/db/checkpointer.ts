@@ -25,6 +25,10 @@ export interface CheckpointerOptions {
 }
 
 export interface Checkpointer {
+  /** Settles once the thread has its connection and checkpoints (tests wait for it). */
+  ready: Promise<void>;
+  /** True while a RESTART checkpoint waits for the write lock: new commits should wait (write-batcher.ts). */
+  holdsWrites(): boolean;
   /** Stops the thread after a last checkpoint; automatic checkpoints resume on the connection. */
   stop(): Promise<void>;
 }
@@ -45,7 +49,9 @@ export function startCheckpointer(
   const sqlite = database.sqlite;
   if (!sqlite) return undefined;
   const restartAbovePages = options.restartAbovePages ?? RESTART_ABOVE_PAGES;
+  const holdWrites = new Int32Array(new SharedArrayBuffer(4));
   const workerData: CheckpointWorkerData = {
+    holdWrites,
     file: sqlite.file,
     intervalMs: options.intervalMs ?? CHECKPOINT_INTERVAL_MS,
     restartAbovePages,
@@ -58,16 +64,25 @@ export function startCheckpointer(
   };
   const worker = new Worker(workerFile, { workerData });
   worker.unref();
-  worker.on('message', (message: { error?: string }) => {
+  let started = (): void => {};
+  const ready = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  worker.on('message', (message: { error?: string; ready?: true }) => {
+    if (message.ready) started();
     if (message.error !== undefined) options.onError?.(new Error(`WAL checkpoint failed: ${message.error}`));
   });
   let stopping = false;
   worker.on('error', (error) => {
+    Atomics.store(holdWrites, 0, 0);
+    started();
     resumeAutomatic();
     if (!stopping) options.onError?.(error);
   });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return {
+    ready,
+    holdsWrites: () => Atomics.load(holdWrites, 0) === 1,
     async stop() {
       stopping = true;
       worker.postMessage('stop');
