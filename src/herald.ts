@@ -12,6 +12,7 @@ import { createConfiguredTemplateRenderer, type TemplateRenderer } from './campa
 import { registerTriggerRoutes } from './campaigns/trigger.routes.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
+import { startCheckpointer, type CheckpointerOptions } from './db/checkpointer.js';
 import { openConfiguredDatabase, type DatabaseHandle } from './db/connect.js';
 import { writeBatcherFor, type WriteBatcher } from './db/write-batcher.js';
 import { registerDeviceRoutes } from './devices/devices.routes.js';
@@ -47,6 +48,8 @@ export interface HeraldOverrides {
   push?: PushRuntimeOptions;
   /** Start the template render workers at once and keep them (a server); default: on first use. */
   warmTemplates?: boolean;
+  /** Checkpointer settings of the embedded database (tests use a small WAL bound). */
+  checkpointer?: Omit<CheckpointerOptions, 'onError'>;
   /** Fan-out knobs for experiments (bench/campaign-run.ts); the defaults are what Herald ships. */
   fanout?: Pick<FanoutDeps, 'sendChunk' | 'chunksInFlight'>;
 }
@@ -100,7 +103,14 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
   const database = overrides.database ?? openConfiguredDatabase(config, logger);
   const { db, readDb } = database;
   const metrics = createMetrics();
-  const writes = writeBatcherFor(db, database.dialect);
+  // A serving process (API or job runner) checkpoints the embedded database off its event loop.
+  const checkpointer = onFirstUse(() =>
+    startCheckpointer(database, {
+      ...overrides.checkpointer,
+      onError: (error) => logger.warn({ err: error }, 'embedded database checkpoint failed'),
+    }),
+  );
+  const writes = writeBatcherFor(db, database.dialect, () => checkpointer.made()?.holdsWrites() === true);
   const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks };
   const secretBox = onFirstUse(() => createSecretBox(resolveSecretKey(config, database.dialect)));
   const rateLimiter = onFirstUse(() => overrides.rateLimiter ?? createRateLimiter(config, database, { logger }));
@@ -184,9 +194,13 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     get jobHandlers() {
       return jobHandlers();
     },
-    buildApp: () => buildApp({ config, db, logger, rateLimiter: rateLimiter(), metrics, routes: registerRoutes }),
-    createJobRunner: () =>
-      createJobRunner({
+    buildApp: () => {
+      checkpointer();
+      return buildApp({ config, db, logger, rateLimiter: rateLimiter(), metrics, routes: registerRoutes });
+    },
+    createJobRunner: () => {
+      checkpointer();
+      return createJobRunner({
         db,
         listenPool: database.listenPool,
         logger,
@@ -197,11 +211,13 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
         leaseMs: config.jobLeaseMs,
         // Leave time inside the shutdown budget (main.ts) for aborting stragglers and closing the database.
         drainTimeoutMs: Math.max(0, config.shutdownTimeoutMs - 2000),
-      }),
+      });
+    },
     async close() {
       await push.made()?.close();
       await templates.made()?.close();
       if (!overrides.rateLimiter) await rateLimiter.made()?.close();
+      await checkpointer.made()?.stop();
       if (!overrides.database) await database.close();
     },
   };

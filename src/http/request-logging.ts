@@ -1,4 +1,4 @@
-import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import { redactUrl } from '../lib/redact.js';
 
 /**
@@ -8,10 +8,13 @@ import { redactUrl } from '../lib/redact.js';
  */
 export class CompactRequestLog extends LogController {
   override incomingRequest(request: FastifyRequest): void {
+    if (!levelEnabled(request.log, 'debug')) return;
     request.log.debug({ method: request.method, url: redactUrl(request.url) }, 'incoming request');
   }
 
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
+    // At `warn` (the benchmarks', and a busy server's) a successful request builds no log line at all.
+    if (!error && !levelEnabled(reply.log, 'info')) return;
     const line = {
       method: request.method,
       url: redactUrl(request.url),
@@ -21,4 +24,9 @@ export class CompactRequestLog extends LogController {
     if (error) reply.log.error({ ...line, err: error }, 'request errored');
     else reply.log.info(line, 'request completed');
   }
+}
+
+/** pino's level test; a logger without one logs everything. */
+function levelEnabled(log: FastifyBaseLogger, level: 'info' | 'debug'): boolean {
+  return (log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.(level) ?? true;
 }

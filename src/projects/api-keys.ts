@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { randomBase62 } from '../lib/ids.js';
 
 export type KeyKind = 'secret' | 'public';
@@ -20,7 +20,7 @@ export function generateKey(kind: KeyKind): GeneratedKey {
 
 export const lookupPrefix = (key: string): string => key.slice(0, LOOKUP_PREFIX_LENGTH);
 
-export const digestKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+export const digestKey = (key: string): string => hash('sha256', key, 'hex');
 
 /** Compares two hex digests in constant time. */
 export function digestsEqual(a: string, b: string): boolean {

@@ -68,7 +68,9 @@ export function createBucketRateLimiter(options: BucketRateLimiterOptions): Rate
     async take(projectId, cls, cost = 1) {
       let limit: ClassLimit = defaults[cls];
       try {
-        limit = (await limitsFor(projectId))[cls];
+        const cached = cache.get(projectId);
+        // A fresh cache entry is used as is: no promise to wait for on almost every request.
+        limit = (cached && cached.expiresAt > clock.now() ? cached.limits : await limitsFor(projectId))[cls];
         const result = await store.take(
           `${prefix}${projectId}:${cls}`,
           { capacity: limit.burst, refillPerSecond: limit.perSecond },

@@ -63,7 +63,12 @@ export function createMemoryBucketStore(now: () => number = Date.now): TokenBuck
       const result = bucketResult(left, allowed, spec, cost);
       // A clock that steps back must not mint tokens twice for the same interval.
       const updatedAt = Math.max(current?.updatedAt ?? t, t);
-      buckets.set(key, { tokens: left, updatedAt, fullAt: updatedAt + result.resetMs });
+      if (current) {
+        // Updated in place: no allocation per request.
+        current.tokens = left;
+        current.updatedAt = updatedAt;
+        current.fullAt = updatedAt + result.resetMs;
+      } else buckets.set(key, { tokens: left, updatedAt, fullAt: updatedAt + result.resetMs });
       if (buckets.size > sweepAt) sweep(t);
       return result;
     },

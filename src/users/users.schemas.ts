@@ -49,5 +49,18 @@ const projectUserIdRegExp = new RegExp(PROJECT_USER_ID_PATTERN, 'u');
 
 /** Path ids arrive percent-decoded; the same R3 rule applies to them as to bodies. */
 export function isValidProjectUserId(value: unknown): value is string {
-  return typeof value === 'string' && value.length >= 1 && [...value].length <= 255 && projectUserIdRegExp.test(value);
+  return (
+    typeof value === 'string' && value.length >= 1 && withinCodePoints(value, 255) && projectUserIdRegExp.test(value)
+  );
+}
+
+/**
+ * Whether `text` has at most `max` code points. A string of at most `max` UTF-16 units qualifies
+ * without counting (there are never more code points than units), which is every real id or key.
+ */
+export function withinCodePoints(text: string, max: number): boolean {
+  if (text.length <= max) return true;
+  let count = 0;
+  for (const _ of text) if (++count > max) return false;
+  return true;
 }

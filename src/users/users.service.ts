@@ -10,6 +10,7 @@ import {
   MAX_PROPERTY_KEY_LENGTH,
   MAX_PROPERTY_VALUE_BYTES,
   STORABLE_TEXT_PATTERN,
+  withinCodePoints,
   type Properties,
 } from './users.schemas.js';
 
@@ -44,7 +45,7 @@ export function assertValidProperties(properties: unknown): asserts properties i
   const entries = Object.entries(properties as object);
   if (entries.length > MAX_PROPERTIES) throw tooManyProperties();
   for (const [key, value] of entries) {
-    if (key.length === 0 || [...key].length > MAX_PROPERTY_KEY_LENGTH || !storableText.test(key)) {
+    if (key.length === 0 || !withinCodePoints(key, MAX_PROPERTY_KEY_LENGTH) || !storableText.test(key)) {
       fail('INVALID_PROPERTY_KEY', `Property keys must be 1 to ${MAX_PROPERTY_KEY_LENGTH} characters of text`);
     }
     if (typeof value === 'string') {

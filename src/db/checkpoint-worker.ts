@@ -1,0 +1,66 @@
+// The embedded database's checkpointer thread (src/db/checkpointer.ts starts it): its own
+// connection copies committed WAL frames into the database file, off the event loop. Self-contained
+// (no Herald imports), so the thread loads nothing but better-sqlite3.
+import { parentPort, workerData } from 'node:worker_threads';
+import SQLite from 'better-sqlite3';
+
+export interface CheckpointWorkerData {
+  file: string;
+  intervalMs: number;
+  /** Past this many WAL frames the log is forced back to its start (module doc of checkpointer.ts). */
+  restartAbovePages: number;
+  /** Element 0 is 1 while a RESTART wants the write lock: the server's write batcher then holds its commits. */
+  holdWrites: Int32Array;
+}
+
+interface CheckpointResult {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
+const { file, intervalMs, restartAbovePages, holdWrites } = workerData as CheckpointWorkerData;
+const db = new SQLite(file);
+// RESTART waits this long for the writer's transaction to end; a PASSIVE checkpoint never waits.
+db.pragma('busy_timeout = 1000');
+db.pragma('wal_autocheckpoint = 0');
+const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+const restart = db.prepare('PRAGMA wal_checkpoint(RESTART)');
+
+function tick(): void {
+  const result = passive.get() as CheckpointResult;
+  if (result.log <= restartAbovePages) return;
+  // Under steady load the writer appends during every passive checkpoint, so the log never ends up
+  // wholly copied at the moment a commit begins, and only then does SQLite start it over. RESTART
+  // holds new commits back while it copies what the passive pass left (a few milliseconds). Commits
+  // that follow each other closely would starve its wait for the write lock, so the write batcher
+  // is asked to pause meanwhile.
+  Atomics.store(holdWrites, 0, 1);
+  try {
+    restart.get();
+  } finally {
+    Atomics.store(holdWrites, 0, 0);
+  }
+}
+
+const timer = setInterval(() => {
+  try {
+    tick();
+  } catch (error) {
+    // A failed checkpoint (disk full, I/O error) is retried at the next tick; the WAL keeps every commit meanwhile.
+    parentPort?.postMessage({ error: error instanceof Error ? error.message : String(error) });
+  }
+}, intervalMs);
+
+parentPort?.postMessage({ ready: true });
+
+parentPort?.on('message', (message) => {
+  if (message !== 'stop') return;
+  clearInterval(timer);
+  try {
+    passive.get();
+  } finally {
+    db.close();
+    parentPort?.close();
+  }
+});
