@@ -195,7 +195,8 @@ export class Http2Pool {
     return new Promise((resolve, reject) => {
       let stream: http2.ClientHttp2Stream;
       try {
-        stream = slot.session.request({ ':method': 'POST', ...headers });
+        // Node copies the headers it is given, so a sender may pass the same object to every request.
+        stream = slot.session.request(headers[':method'] === undefined ? { ':method': 'POST', ...headers } : headers);
       } catch (error) {
         slot.draining = true;
         reject(new TransportError('SESSION_UNUSABLE', error instanceof Error ? error.message : String(error)));

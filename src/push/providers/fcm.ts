@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Device } from '../../devices/devices.service.js';
 import type { FcmCredentials } from '../credentials/credentials.service.js';
 import type { Http2Pool, Http2Response } from '../http2-pool.js';
@@ -149,19 +150,15 @@ export class FcmSender {
     messageId: string,
     timeoutMs: number,
   ): Promise<AttemptResult> {
-    const body = fcmMessage(device.pushAddress, message, messageId, device.platform);
-    if (fcmContentBytes(body) > FCM_MAX_PAYLOAD_BYTES)
+    const template = fcmBodyTemplate(message, device.platform);
+    if (template.contentBytes + Buffer.byteLength(JSON.stringify(messageId)) - 2 > FCM_MAX_PAYLOAD_BYTES)
       return { status: DeliveryStatus.PAYLOAD_TOO_LARGE, reason: 'PAYLOAD_TOO_LARGE' };
     try {
       const token = this.auth.cachedToken(creds) ?? (await this.auth.accessToken(creds));
       const response = await this.pool.request(
         this.origin,
-        {
-          ':path': `${this.prefix}/v1/projects/${encodeURIComponent(creds.projectId)}/messages:send`,
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json; charset=utf-8',
-        },
-        JSON.stringify(body),
+        this.headers(creds.projectId, token),
+        template.body(device.pushAddress, messageId),
         timeoutMs,
       );
       const result = classifyFcmResponse(response, this.now(), this.quotaExceededDelayMs);
@@ -171,4 +168,65 @@ export class FcmSender {
       return attemptResultOf(error);
     }
   }
+
+  private lastHeaders: { projectId: string; token: string; headers: Record<string, string> } | undefined;
+
+  /** The request headers, one object while the project and token stay the same (the pool copies them). */
+  private headers(projectId: string, token: string): Record<string, string> {
+    const last = this.lastHeaders;
+    if (last && last.projectId === projectId && last.token === token) return last.headers;
+    const headers = {
+      ':method': 'POST',
+      ':path': `${this.prefix}/v1/projects/${encodeURIComponent(projectId)}/messages:send`,
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json; charset=utf-8',
+    };
+    this.lastHeaders = { projectId, token, headers };
+    return headers;
+  }
+}
+
+/** Stand-ins for the token and message id while a message's JSON is built once (random: no text can forge them). */
+const TOKEN_SLOT = `herald-token-${randomBytes(12).toString('hex')}`;
+const ID_SLOT = `herald-id-${randomBytes(12).toString('hex')}`;
+
+interface FcmBodyTemplate {
+  /** Bytes FCM counts against its limit (the message without its token), less the message id's. */
+  contentBytes: number;
+  body(token: string, messageId: string): string;
+}
+
+const templates = new WeakMap<PushMessage, { web?: FcmBodyTemplate; other?: FcmBodyTemplate }>();
+
+/**
+ * The JSON of `fcmMessage` for one message, built and measured once and then completed per device
+ * with its token and message id (a 500-device send stringified and measured each body twice).
+ * Exactly `JSON.stringify(fcmMessage(token, message, messageId, platform))`.
+ */
+export function fcmBodyTemplate(message: PushMessage, platform?: string): FcmBodyTemplate {
+  const kind = platform === 'web' ? 'web' : 'other';
+  let entry = templates.get(message);
+  const cached = entry?.[kind];
+  if (cached) return cached;
+  const built = buildTemplate(message, platform);
+  if (!entry) templates.set(message, (entry = {}));
+  entry[kind] = built;
+  return built;
+}
+
+function buildTemplate(message: PushMessage, platform: string | undefined): FcmBodyTemplate {
+  const contentBytes = fcmContentBytes(fcmMessage('', message, '', platform));
+  const json = JSON.stringify(fcmMessage(TOKEN_SLOT, message, ID_SLOT, platform));
+  const [head, rest, ...more] = json.split(`"${TOKEN_SLOT}"`);
+  const [middle, tail, ...extra] = rest?.split(ID_SLOT) ?? [];
+  if (more.length > 0 || extra.length > 0 || head === undefined || middle === undefined || tail === undefined)
+    return {
+      contentBytes,
+      body: (token, messageId) => JSON.stringify(fcmMessage(token, message, messageId, platform)),
+    };
+  return {
+    contentBytes,
+    body: (token, messageId) =>
+      `${head}${JSON.stringify(token)}${middle}${JSON.stringify(messageId).slice(1, -1)}${tail}`,
+  };
 }
