@@ -6,7 +6,9 @@ import { newMessageId } from '../../src/push/message-id.js';
 import { decryptAes128gcm } from '../../src/fake-providers/fake-webpush.js';
 import { createLoopbackTls } from '../../src/fake-providers/self-signed.js';
 import { retryAfterMsOf } from '../../src/push/providers/attempt-failure.js';
-import { classifyFcmResponse } from '../../src/push/providers/fcm.js';
+import { classifyFcmResponse, fcmBodyTemplate, fcmMessage } from '../../src/push/providers/fcm.js';
+import { fcmContentBytes } from '../../src/push/payload-limits.js';
+import { validatePushItems } from '../../src/push/push-validation.js';
 import { DeliveryStatus } from '../../src/push/push.types.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs } from '../../src/push/retry-policy.js';
 import { ProviderQuota } from '../../src/push/provider-quota.js';
@@ -82,6 +84,46 @@ describe('push building blocks', () => {
     );
     expect(decryptAes128gcm(cipherText, ua, auth).toString('utf8')).toBe('{"hello":"world"}');
     expect(() => decryptAes128gcm(cipherText, ua, crypto.randomBytes(16))).toThrow();
+  });
+});
+
+describe('FCM bodies built once per message', () => {
+  const messages = [
+    { title: 'Hi', body: 'there' },
+    {
+      body: 'é "quoted" \\ \u0001 \u2028 😀',
+      imageUrl: 'https://img.example/a.png',
+      landingUrl: 'https://x.example/p?q="1"',
+    },
+    { title: 't', landingUrl: 'app://open', data: { herald_message_id: 'caller', k: 'v' } },
+    { title: 'herald-token-looks-like-a-slot herald-id-too' },
+  ];
+  it.each(messages)("completes to exactly the JSON of fcmMessage, with FCM's byte count (%j)", (message) => {
+    for (const platform of ['android', 'web', undefined]) {
+      const template = fcmBodyTemplate(message, platform);
+      expect(fcmBodyTemplate(message, platform)).toBe(template);
+      const token = 'tok"en\\é';
+      const id = newMessageId();
+      const expected = fcmMessage(token, message, id, platform);
+      expect(template.body(token, id)).toBe(JSON.stringify(expected));
+      expect(template.contentBytes + id.length).toBe(fcmContentBytes(expected));
+    }
+  });
+});
+
+describe('push item validation', () => {
+  it('refuses an item over every provider limit however its size is reached, and accepts one that fits', () => {
+    const item = (body: string) => [{ target: { device_id: 'd' }, body }];
+    // 700 control characters are 4,200 bytes of JSON (6 each): over every limit although short.
+    expect(() => validatePushItems(item('\u0001'.repeat(700)))).toThrow(
+      expect.objectContaining({ code: 'PAYLOAD_TOO_LARGE' }),
+    );
+    expect(() => validatePushItems(item('é'.repeat(2100)))).toThrow(
+      expect.objectContaining({ code: 'PAYLOAD_TOO_LARGE' }),
+    );
+    // 3,900 ASCII characters fit FCM and APNs (not Web Push): accepted, each provider decides.
+    expect(validatePushItems(item('b'.repeat(3900)))).toHaveLength(1);
+    expect(validatePushItems(item('\u0001'.repeat(400)))).toHaveLength(1);
   });
 });
 

@@ -215,17 +215,19 @@ export function fcmBodyTemplate(message: PushMessage, platform?: string): FcmBod
 }
 
 function buildTemplate(message: PushMessage, platform: string | undefined): FcmBodyTemplate {
-  const contentBytes = fcmContentBytes(fcmMessage('', message, '', platform));
   const json = JSON.stringify(fcmMessage(TOKEN_SLOT, message, ID_SLOT, platform));
   const [head, rest, ...more] = json.split(`"${TOKEN_SLOT}"`);
   const [middle, tail, ...extra] = rest?.split(ID_SLOT) ?? [];
   if (more.length > 0 || extra.length > 0 || head === undefined || middle === undefined || tail === undefined)
     return {
-      contentBytes,
+      contentBytes: fcmContentBytes(fcmMessage('', message, '', platform)),
       body: (token, messageId) => JSON.stringify(fcmMessage(token, message, messageId, platform)),
     };
+  // What FCM counts (`fcmContentBytes`) is the inside of `{"message":…}` without `"token":"…",` (the
+  // token is the first key and `data` always follows it).
+  const uncounted = '{"message":}'.length + `"token":"${TOKEN_SLOT}",`.length;
   return {
-    contentBytes,
+    contentBytes: Buffer.byteLength(json) - uncounted - ID_SLOT.length,
     body: (token, messageId) =>
       `${head}${JSON.stringify(token)}${middle}${JSON.stringify(messageId).slice(1, -1)}${tail}`,
   };
