@@ -19,6 +19,9 @@ export interface Http2PoolOptions {
   streamsPerSession?: number;
 }
 
+const EMPTY = Buffer.alloc(0);
+const NO_HEADERS: http2.IncomingHttpHeaders = {};
+
 /** How often in-flight streams are checked against their deadline. */
 const SWEEP_MS = 50;
 
@@ -166,7 +169,7 @@ export class Http2Pool {
   }
 
   /** One timer per pool checks the deadlines of all streams in flight (cheaper than a timer per stream). */
-  private watch(stream: http2.ClientHttp2Stream, deadline: number, onTimeout: () => void): () => void {
+  private watch(stream: http2.ClientHttp2Stream, deadline: number, onTimeout: () => void): void {
     this.deadlines.set(stream, { deadline, onTimeout });
     if (!this.sweeper) {
       this.sweeper = setInterval(() => {
@@ -183,7 +186,6 @@ export class Http2Pool {
       }, SWEEP_MS);
       this.sweeper.unref();
     }
-    return () => this.deadlines.delete(stream);
   }
 
   private exchange(
@@ -203,36 +205,40 @@ export class Http2Pool {
         return;
       }
       let status = 0;
-      let responseHeaders: http2.IncomingHttpHeaders = {};
-      const chunks: Buffer[] = [];
+      let responseHeaders: http2.IncomingHttpHeaders = NO_HEADERS;
+      let chunk: Buffer | undefined;
+      let chunks: Buffer[] | undefined;
       let settled = false;
-      const unwatch = this.watch(stream, Date.now() + timeoutMs, () => {
-        fail(new TransportError('TIMEOUT', `no answer within ${timeoutMs} ms`));
-        stream.close(http2.constants.NGHTTP2_CANCEL);
-      });
       const fail = (error: TransportError) => {
         if (settled) return;
         settled = true;
-        unwatch();
+        this.deadlines.delete(stream);
         reject(error);
       };
+      this.watch(stream, Date.now() + timeoutMs, () => {
+        fail(new TransportError('TIMEOUT', `no answer within ${timeoutMs} ms`));
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+      });
       stream.on('response', (h) => {
         responseHeaders = h;
         status = Number(h[':status'] ?? 0);
       });
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        if (settled) return;
-        settled = true;
-        unwatch();
-        resolve({ status, headers: responseHeaders, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+      // Most answers are one DATA frame: no array for them.
+      stream.on('data', (data: Buffer) => {
+        if (chunk === undefined) chunk = data;
+        else (chunks ??= [chunk]).push(data);
       });
       stream.on('error', (error: NodeJS.ErrnoException) =>
         fail(new TransportError(STABLE_CODES[error.code ?? ''] ?? error.code ?? 'STREAM_ERROR', error.message)),
       );
+      // 'close' comes after 'end' (or instead of it): one listener settles both ways.
       stream.on('close', () => {
         if (settled) return;
-        if (stream.rstCode !== undefined && stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR)
+        if (stream.readableEnded) {
+          settled = true;
+          this.deadlines.delete(stream);
+          resolve({ status, headers: responseHeaders, body: chunks ? Buffer.concat(chunks) : (chunk ?? EMPTY) });
+        } else if (stream.rstCode !== undefined && stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR)
           fail(new TransportError('STREAM_RESET', `stream reset (code ${stream.rstCode})`));
         else fail(new TransportError('STREAM_CLOSED', 'stream closed before the response ended'));
       });
