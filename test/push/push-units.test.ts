@@ -9,6 +9,7 @@ import { retryAfterMsOf } from '../../src/push/providers/attempt-failure.js';
 import { classifyFcmResponse, fcmBodyTemplate, fcmMessage } from '../../src/push/providers/fcm.js';
 import { fcmContentBytes } from '../../src/push/payload-limits.js';
 import { validatePushItems } from '../../src/push/push-validation.js';
+import { Semaphore } from '../../src/push/semaphore.js';
 import { DeliveryStatus } from '../../src/push/push.types.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs } from '../../src/push/retry-policy.js';
 import { ProviderQuota } from '../../src/push/provider-quota.js';
@@ -124,6 +125,30 @@ describe('push item validation', () => {
     // 3,900 ASCII characters fit FCM and APNs (not Web Push): accepted, each provider decides.
     expect(validatePushItems(item('b'.repeat(3900)))).toHaveLength(1);
     expect(validatePushItems(item('\u0001'.repeat(400)))).toHaveLength(1);
+  });
+});
+
+describe('semaphore', () => {
+  it('hands permits to thousands of waiters in order, each once, and returns them when nobody waits', async () => {
+    const gate = new Semaphore(2);
+    const first = [gate.tryAcquire()!, gate.tryAcquire()!];
+    expect(gate.tryAcquire()).toBeUndefined();
+    const order: number[] = [];
+    const waiting = Array.from({ length: 5000 }, (_, i) =>
+      gate.acquire().then((release) => {
+        order.push(i);
+        release();
+        release(); // a second release is ignored
+      }),
+    );
+    first.forEach((release) => release());
+    await Promise.all(waiting);
+    expect(order).toEqual(Array.from({ length: 5000 }, (_, i) => i));
+    expect([gate.tryAcquire(), gate.tryAcquire(), gate.tryAcquire()].map((r) => r !== undefined)).toEqual([
+      true,
+      true,
+      false,
+    ]);
   });
 });
 
