@@ -48,6 +48,13 @@ describe('push building blocks', () => {
       status: DeliveryStatus.ACCEPTED,
       providerMessageId: 'projects/p/messages/1',
     });
+    // Pretty-printed, escaped, extra fields or none: the same reading as a JSON parse.
+    const raw = (text: string) => ({ status: 200, headers: {}, body: Buffer.from(text) });
+    const nameOf = (text: string) => classifyFcmResponse(raw(text), 0, 60_000).providerMessageId;
+    expect(nameOf('{\n  "name": "projects/p/messages/0:1%2"\n}\n')).toBe('projects/p/messages/0:1%2');
+    expect(nameOf('{"name":"projects/p/messages/a\\"b"}')).toBe('projects/p/messages/a"b');
+    expect(nameOf('{"name":"projects/p/messages/é","x":1}')).toBe('projects/p/messages/é');
+    expect([nameOf('{}'), nameOf('not json'), nameOf('{"name":7}')]).toEqual([undefined, undefined, undefined]);
     expect(classifyFcmResponse(response(502, 'not json'), 0, 60_000)).toMatchObject({
       status: DeliveryStatus.FAILED,
       reason: 'HTTP_502',

@@ -79,14 +79,22 @@ function quotaScopeOf(error: FcmErrorBody): 'device' | 'project' {
   return device ? 'device' : 'project';
 }
 
+/** FCM's usual success answer, `{"name": "projects/…/messages/…"}`, read without a JSON parse; anything else is parsed. */
+const PLAIN_NAME = /^\{\s*"name"\s*:\s*"([^"\\]*)"\s*\}\s*$/;
+
+function acceptedName(body: Buffer): string | undefined {
+  const text = body.toString('utf8');
+  const plain = PLAIN_NAME.exec(text);
+  if (plain) return plain[1];
+  const parsed = parseJsonObject(body);
+  return typeof parsed.name === 'string' ? parsed.name : undefined;
+}
+
 /** Maps an FCM answer (firebase.google.com/docs/reference/fcm/rest/v1/ErrorCode); docs/providers.md lists each. */
 export function classifyFcmResponse(response: Http2Response, now: number, quotaExceededDelayMs: number): AttemptResult {
-  const body = parseJsonObject(response.body);
   if (response.status === 200)
-    return {
-      status: DeliveryStatus.ACCEPTED,
-      providerMessageId: typeof body.name === 'string' ? body.name : undefined,
-    };
+    return { status: DeliveryStatus.ACCEPTED, providerMessageId: acceptedName(response.body) };
+  const body = parseJsonObject(response.body);
   const error = fcmError(body);
   const reason = error.code ?? `HTTP_${response.status}`;
   const retryAfterMs = retryAfterMsOf(response.headers['retry-after'], now);
