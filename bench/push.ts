@@ -3,7 +3,7 @@
 // raw HTTP/2 send loop to the same stand-in with the same concurrency, in the same run, interleaved.
 // Usage: npm run bench:push [-- --rounds 3 --sends 10000 --profile DIR (CPU profile of the Herald process)
 //        --before REF (also Herald at that git ref, alternated, to show a change's effect)
-//        --herald-node-options '--max-semi-space-size=32' (NODE_OPTIONS for the Herald process only)
+//        --herald-node-options '--max-semi-space-size=32' (NODE_OPTIONS for this Herald only, not the --before one)
 //        --no-write (print the report, leave docs/benchmarks.md alone)]
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -258,13 +258,7 @@ async function main(): Promise<void> {
     const profileAt = process.argv.indexOf('--profile');
     const profile = profileAt > 0 ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.argv[profileAt + 1]!)}`] : [];
     const tokens = Array.from({ length: SENDS }, () => crypto.randomBytes(32).toString('hex'));
-    if (ref)
-      heralds.push(
-        await startPushHerald(`Herald before (${ref.sha})`, stand, tokens, {
-          cwd: ref.dir,
-          ...(nodeOptions ? { nodeOptions } : {}),
-        }),
-      );
+    if (ref) heralds.push(await startPushHerald(`Herald before (${ref.sha})`, stand, tokens, { cwd: ref.dir }));
     const herald = await startPushHerald('Herald', stand, tokens, {
       nodeArgs: profile,
       ...(nodeOptions ? { nodeOptions } : {}),
