@@ -81,12 +81,8 @@ export class Http2Pool {
     const release = entry.gate.tryAcquire() ?? (await entry.gate.acquire());
     const slot = this.pickSlot(origin, entry);
     slot.active++;
-    try {
-      return await this.exchange(slot, headers, body, timeoutMs);
-    } finally {
-      slot.active--;
-      release();
-    }
+    // The exchange gives the stream slot and the permit back as it settles (no `finally` promise).
+    return this.exchange(slot, release, headers, body, timeoutMs);
   }
 
   async close(): Promise<void> {
@@ -190,17 +186,29 @@ export class Http2Pool {
 
   private exchange(
     slot: Slot,
+    release: () => void,
     headers: http2.OutgoingHttpHeaders,
     body: string | Buffer,
     timeoutMs: number,
   ): Promise<Http2Response> {
     return new Promise((resolve, reject) => {
       let stream: http2.ClientHttp2Stream;
+      let settled = false;
+      /** Ends the exchange once: the stream slot and the permit go back before the caller hears. */
+      const settle = (): boolean => {
+        if (settled) return false;
+        settled = true;
+        this.deadlines.delete(stream);
+        slot.active--;
+        release();
+        return true;
+      };
       try {
         // Node copies the headers it is given, so a sender may pass the same object to every request.
         stream = slot.session.request(headers[':method'] === undefined ? { ':method': 'POST', ...headers } : headers);
       } catch (error) {
         slot.draining = true;
+        settle();
         reject(new TransportError('SESSION_UNUSABLE', error instanceof Error ? error.message : String(error)));
         return;
       }
@@ -208,12 +216,8 @@ export class Http2Pool {
       let responseHeaders: http2.IncomingHttpHeaders = NO_HEADERS;
       let chunk: Buffer | undefined;
       let chunks: Buffer[] | undefined;
-      let settled = false;
       const fail = (error: TransportError) => {
-        if (settled) return;
-        settled = true;
-        this.deadlines.delete(stream);
-        reject(error);
+        if (settle()) reject(error);
       };
       this.watch(stream, Date.now() + timeoutMs, () => {
         fail(new TransportError('TIMEOUT', `no answer within ${timeoutMs} ms`));
@@ -235,8 +239,7 @@ export class Http2Pool {
       stream.on('close', () => {
         if (settled) return;
         if (stream.readableEnded) {
-          settled = true;
-          this.deadlines.delete(stream);
+          settle();
           resolve({ status, headers: responseHeaders, body: chunks ? Buffer.concat(chunks) : (chunk ?? EMPTY) });
         } else if (stream.rstCode !== undefined && stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR)
           fail(new TransportError('STREAM_RESET', `stream reset (code ${stream.rstCode})`));

@@ -10,6 +10,8 @@ import { classifyFcmResponse, fcmBodyTemplate, fcmMessage } from '../../src/push
 import { fcmContentBytes } from '../../src/push/payload-limits.js';
 import { validatePushItems } from '../../src/push/push-validation.js';
 import { Semaphore } from '../../src/push/semaphore.js';
+import { Http2Pool } from '../../src/push/http2-pool.js';
+import http2 from 'node:http2';
 import { DeliveryStatus } from '../../src/push/push.types.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs } from '../../src/push/retry-policy.js';
 import { ProviderQuota } from '../../src/push/provider-quota.js';
@@ -156,6 +158,40 @@ describe('semaphore', () => {
       true,
       false,
     ]);
+  });
+});
+
+describe('HTTP/2 pool', () => {
+  it('gives its stream back after an answer, a timeout or a reset, so one permit serves every request in turn', async () => {
+    const server = http2.createServer();
+    server.on('stream', (stream, headers) => {
+      const path = headers[':path'];
+      stream.on('error', () => {}); // the reset below is reported on this side too
+      stream.on('data', () => {});
+      stream.on('end', () => {
+        if (path === '/silent') return; // never answers: the client times out
+        if (path === '/reset') return stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+        stream.respond({ ':status': 200, 'content-type': 'application/json' });
+        stream.write('{"name":');
+        stream.end('"x"}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const pool = new Http2Pool({ sessionsPerOrigin: 1, streamsPerSession: 1 });
+    try {
+      const ask = (path: string, timeoutMs = 2000) =>
+        pool.request(origin, { ':path': path }, '{}', timeoutMs).then(
+          (r) => [r.status, r.body.toString()],
+          (e: { code: string }) => e.code,
+        );
+      const answers = await Promise.all([ask('/silent', 100), ask('/ok'), ask('/reset'), ask('/ok')]);
+      expect(answers).toEqual(['TIMEOUT', [200, '{"name":"x"}'], 'STREAM_RESET', [200, '{"name":"x"}']]);
+      expect(pool.connects).toBe(1);
+    } finally {
+      await pool.close();
+      server.close();
+    }
   });
 });
 
