@@ -329,7 +329,13 @@ async function main(): Promise<void> {
       ? (() => {
           const [was, now] = heraldRounds as [Measured[], Measured[]];
           const paired = was.map((w, i) => now[i]!.rate / w.rate);
-          return `Effect over ${ref.sha} (${ref.subject}): **${median(paired).toFixed(2)} in sends/s** (median of the per-round ratios ${paired.map((r) => r.toFixed(2)).join(', ')}), Herald CPU per send ${cpu(was, 'herald')} → ${cpu(now, 'herald')} µs.`;
+          const cpuRatios = was.map((w, i) => w.cpu.herald / now[i]!.cpu.herald);
+          const perRound = (rounds: Measured[]) => rounds.map((r) => r.cpu.herald).join(', ');
+          return [
+            `Effect over ${ref.sha} (${ref.subject}): **${median(paired).toFixed(2)} in sends/s** (median of the per-round ratios ${paired.map((r) => r.toFixed(2)).join(', ')}),`,
+            `**${median(cpuRatios).toFixed(2)} in Herald CPU per send** (before µs ÷ after µs per round: ${cpuRatios.map((r) => r.toFixed(2)).join(', ')}; above 1 = cheaper now);`,
+            `Herald CPU µs per send by round: before ${perRound(was)}; after ${perRound(now)} (medians ${cpu(was, 'herald')} → ${cpu(now, 'herald')}).`,
+          ].join(' ');
         })()
       : '';
     const cpus = os.cpus();
