@@ -121,6 +121,9 @@ async function main(): Promise<void> {
   const sends = status.counters.accepted;
   global.gc?.();
   const heapAfterGcMb = Math.round(process.memoryUsage().heapUsed / 1048576);
+  // The database after the fan-out: the audience, the trigger's ledger and delivery records (WAL included).
+  const fileMb = (name: string) => (fs.existsSync(path.join(dir, name)) ? fs.statSync(path.join(dir, name)).size : 0);
+  const dbMb = Math.round((fileMb('herald.sqlite') + fileMb('herald.sqlite-wal')) / 1048576);
   console.log(
     JSON.stringify({
       insertSeconds: prepared.insertSeconds,
@@ -136,6 +139,7 @@ async function main(): Promise<void> {
       peakRssMb: Math.round(peakRss / 1048576),
       peakHeapMb: Math.round(peakHeap / 1048576),
       heapAfterGcMb,
+      dbMb,
       usPerRecipient: (makespanMs * 1000) / sends,
     }),
   );
