@@ -81,6 +81,7 @@ async function main(): Promise<void> {
     'content-type': 'application/json',
   };
   const campaignUrl = `/api/v1/campaigns/${prepared.campaignId}`;
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const res = await app.inject({
     method: 'POST',
@@ -102,6 +103,8 @@ async function main(): Promise<void> {
     ).state;
   while (!['completed', 'failed', 'canceled'].includes(await stateOf())) await new Promise((r) => setTimeout(r, 50));
   const makespanMs = performance.now() - started;
+  // CPU of the whole process (every thread: event loop, render workers, libuv) over the fan-out.
+  const cpu = process.cpuUsage(cpuBefore);
   clearInterval(sampler);
   await profiler?.();
   const status = (await app.inject({ method: 'GET', url: `${campaignUrl}/triggers/${triggerId}`, headers })).json<{
@@ -141,6 +144,7 @@ async function main(): Promise<void> {
       heapAfterGcMb,
       dbMb,
       usPerRecipient: (makespanMs * 1000) / sends,
+      cpuUsPerRecipient: (cpu.user + cpu.system) / sends,
     }),
   );
   await runner.stop();

@@ -30,6 +30,8 @@ interface RunResult {
   /** The database file (and its WAL) after the fan-out; absent from runs of refs older than it. */
   dbMb?: number;
   usPerRecipient: number;
+  /** Herald's CPU time (all its threads) over the fan-out per send; absent from runs of older refs. */
+  cpuUsPerRecipient?: number;
 }
 
 const flag = (name: string) => process.argv.includes(`--${name}`);
@@ -113,6 +115,8 @@ async function runSize(
 async function main(): Promise<void> {
   const loadBefore = os.loadavg()[0]!;
   const ref = beforeArg > 0 ? checkoutRef(process.argv[beforeArg + 1]!) : undefined;
+  // The ref runs with this tree's harness (same measurements); only its Herald differs.
+  if (ref) fs.copyFileSync('bench/campaign-run.ts', path.join(ref.dir, 'bench', 'campaign-run.ts'));
   const variants = [
     ...(ref ? [{ name: `before (${ref.sha})`, cwd: ref.dir }] : []),
     { name: THIS_TREE, cwd: undefined },
@@ -185,6 +189,7 @@ async function main(): Promise<void> {
         'ratio',
         'peak RSS MB (idle)',
         'µs per recipient',
+        'CPU µs per recipient',
         'raw-loop sends per recipient',
         'database MB',
       ],
@@ -201,6 +206,7 @@ async function main(): Promise<void> {
         (run.sendsPerSec / raw).toFixed(2),
         `${run.peakRssMb} (${run.rssBeforeMb})`,
         fmt(run.usPerRecipient, 1),
+        run.cpuUsPerRecipient === undefined ? '-' : fmt(run.cpuUsPerRecipient, 0),
         (raw / run.sendsPerSec).toFixed(2),
         run.dbMb === undefined ? '-' : fmt(run.dbMb),
       ]),
@@ -224,7 +230,7 @@ async function main(): Promise<void> {
       '',
       table,
       '',
-      "The dry-run count is `:trigger?dry_run=true` for the broadcast (the segment query over every user, with device counts), run once the fan-out is done. Sends are counted by the trigger's own counters (`accepted`); sends/s = sends / makespan (trigger call to last outcome recorded); ratio = sends/s / raw loop sends/s; raw-loop sends per recipient = 1 / ratio. Peak RSS is the sampled peak of the Herald process during the fan-out (in brackets: its RSS idle before the trigger, mostly code). The database size is the SQLite file and its WAL after the fan-out. The audience is written by a separate process before Herald starts.",
+      "The dry-run count is `:trigger?dry_run=true` for the broadcast (the segment query over every user, with device counts), run once the fan-out is done. Sends are counted by the trigger's own counters (`accepted`); sends/s = sends / makespan (trigger call to last outcome recorded); ratio = sends/s / raw loop sends/s; raw-loop sends per recipient = 1 / ratio. CPU µs per recipient is the Herald process's CPU time (all threads, user + system) over the fan-out per send: the figure the shared machine disturbs least. Peak RSS is the sampled peak of the Herald process during the fan-out (in brackets: its RSS idle before the trigger, mostly code). The database size is the SQLite file and its WAL after the fan-out. The audience is written by a separate process before Herald starts.",
       curve,
       'Targets: ratio >= 0.7 and >= 10,000 sends/s; peak RSS < 300 MB at 1M with default settings; trigger call < 50 ms at every size; cost per recipient flat or falling.',
     ].join('\n');

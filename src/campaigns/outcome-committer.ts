@@ -19,7 +19,7 @@ export interface OutcomeCommitter {
   readonly pending: number;
   /** Resolves once fewer than `limit` records are pending (the caller waits before starting more sends). */
   room(limit: number): Promise<void>;
-  /** Resolves once everything added so far is committed; rejects if a commit gave up. */
+  /** Resolves once everything added before the call is committed (not what others add meanwhile); rejects if a commit gave up. */
   drain(): Promise<void>;
   /** A commit gave up: nothing more is committed (make a new committer). */
   readonly failed: boolean;
@@ -56,6 +56,9 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
   let queued: SendRecord[] = [];
   let committing: Promise<void> | undefined;
   let inCommit = 0;
+  // Records added and committed so far: groups commit in order, so `committed >= n` means the first n are in.
+  let added = 0;
+  let committed = 0;
   let failure: { error: unknown } | undefined;
   let lingering: NodeJS.Timeout | undefined;
   const groupRows = options.groupRows ?? GROUP_ROWS;
@@ -102,6 +105,7 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
       inCommit = group.length;
       try {
         await commitGroup(group);
+        committed += group.length;
       } catch (error) {
         failure = { error };
       } finally {
@@ -125,6 +129,7 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
   return {
     add(record) {
       queued.push(record);
+      added++;
       // Deferred, so outcomes that end together share the commit (see `GROUP_ROWS`); a running
       // commit takes the queue when it ends anyway.
       if (committing) return;
@@ -145,10 +150,13 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
       return failure !== undefined;
     },
     async drain() {
-      while (queued.length > 0 || committing) {
-        kick();
-        await committing;
-        if (failure !== undefined) throw failure.error;
+      // Only what was added before: a committer shared by batches never goes quiet while they run.
+      const target = added;
+      while (committed < target && failure === undefined) {
+        // A queue still lingering for company commits on its own timer, soon (another batch's
+        // records may join it); only a committer that has nothing under way is kicked now.
+        if (!committing && !lingering) kick();
+        await (committing ?? new Promise((resolve) => setTimeout(resolve, lingerMs)));
       }
       if (failure !== undefined) throw failure.error;
     },
