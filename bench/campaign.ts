@@ -1,6 +1,6 @@
 // bench:campaign — broadcasts of 10k and 100k (and with --full 1M) users on the embedded default
 // against the FCM stand-in, interleaved with a raw HTTP/2 send loop to the same stand-in.
-// Usage: npm run bench:campaign [-- --full] [-- --sizes 10000,100000] [-- --rounds 3] [-- --before REF]
+// Usage: npm run bench:campaign [-- --full] [-- --sizes 10000,100000] [-- --rounds 3] [-- --large-rounds 1] [-- --before REF]
 //        [-- --profile DIR] [-- --heap-mb 256] [-- --no-write]
 import fs from 'node:fs';
 import os from 'node:os';
@@ -51,6 +51,10 @@ const profileArg = process.argv.indexOf('--profile');
 const PROFILE_DIR = profileArg > 0 ? path.resolve(process.argv[profileArg + 1]!) : undefined;
 const roundsArg = process.argv.indexOf('--rounds');
 const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : 3;
+/** Rounds at 100k users and more (`--large-rounds`, default 1): one such run lasts long enough to average itself. */
+const largeRoundsArg = process.argv.indexOf('--large-rounds');
+const LARGE_ROUNDS = largeRoundsArg > 0 ? Number(process.argv[largeRoundsArg + 1]) : 1;
+const roundsAt = (size: number) => (size >= 1_000_000 ? 1 : size >= 100_000 ? LARGE_ROUNDS : ROUNDS);
 /** `--before REF`: Herald at that git ref runs too, alternated with this tree, to show a change's effect. */
 const beforeArg = process.argv.indexOf('--before');
 /** The raw loop sends this many at most per measurement (its rate is flat beyond a few thousand). */
@@ -145,7 +149,7 @@ async function main(): Promise<void> {
      */
     const measure = async (size: number) => {
       const rounds: Array<{ runs: RunResult[]; raw: number }> = [];
-      for (let round = 0; round < (size >= 1_000_000 ? 1 : ROUNDS); round++) {
+      for (let round = 0; round < roundsAt(size); round++) {
         const count = Math.min(size, RAW_MAX);
         const before = await rawSendLoop({ url: fcmUrl, ca, serviceAccount, count });
         const runs: RunResult[] = [];
@@ -226,7 +230,7 @@ async function main(): Promise<void> {
             .map((r) => `${fmt(r.run.size)} ${(((cost(r) - cost(smallest)) / cost(smallest)) * 100).toFixed(0)}%`)
             .join(', ')}.`;
     const report = [
-      `Command: \`${commandLine('bench:campaign')}\`. Each size runs in a fresh process: Herald's API and job runner in process (as \`HERALD_ROLE=all\`, started like \`bin/herald\`: Node's own type stripping, JOB_CONCURRENCY ${process.env.JOB_CONCURRENCY ?? 4}, ${HEAP_MB > 0 ? `\`--max-old-space-size=${HEAP_MB}\`` : "Node's default heap, no flags"}) on a new embedded SQLite file, the audience bulk-inserted (one FCM device per user, 90% of users in the segment \`plan eq pro\`, title and body personalised from user and trigger properties), then one \`:trigger\` broadcast, timed until the trigger is \`completed\`. The FCM stand-in (\`bin/herald fake-providers\`) is a separate process; the raw loop (bench/campaign-raw-loop.ts: one OAuth exchange, then POSTs over 2 HTTP/2 sessions x 100 streams, the shape of Herald's pool) sends min(size, ${fmt(RAW_MAX)}) messages to it right before and right after ${ref ? `each round's Herald runs (Herald at \`${ref.sha}\` "${ref.subject}" and this tree, alternating which goes first)` : 'each Herald run'} (the mean is the baseline). Sizes below 1M run ${ROUNDS} rounds and report the round with the median ratio (peak RSS: the highest of the rounds); 1M runs once. FCM quota raised so neither side is throttled. ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, 1-minute load average at start ${loadBefore.toFixed(1)}. Measured ${new Date().toISOString().slice(0, 10)}.`,
+      `Command: \`${commandLine('bench:campaign')}\`. Each size runs in a fresh process: Herald's API and job runner in process (as \`HERALD_ROLE=all\`, started like \`bin/herald\`: Node's own type stripping, JOB_CONCURRENCY ${process.env.JOB_CONCURRENCY ?? 4}, ${HEAP_MB > 0 ? `\`--max-old-space-size=${HEAP_MB}\`` : "Node's default heap, no flags"}) on a new embedded SQLite file, the audience bulk-inserted (one FCM device per user, 90% of users in the segment \`plan eq pro\`, title and body personalised from user and trigger properties), then one \`:trigger\` broadcast, timed until the trigger is \`completed\`. The FCM stand-in (\`bin/herald fake-providers\`) is a separate process; the raw loop (bench/campaign-raw-loop.ts: one OAuth exchange, then POSTs over 2 HTTP/2 sessions x 100 streams, the shape of Herald's pool) sends min(size, ${fmt(RAW_MAX)}) messages to it right before and right after ${ref ? `each round's Herald runs (Herald at \`${ref.sha}\` "${ref.subject}" and this tree, alternating which goes first)` : 'each Herald run'} (the mean is the baseline). Sizes below 100k run ${ROUNDS} rounds, 100k ${LARGE_ROUNDS} and 1M one; of several rounds the one with the median ratio is reported (peak RSS: the highest of the rounds). FCM quota raised so neither side is throttled. ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, 1-minute load average at start ${loadBefore.toFixed(1)}. Measured ${new Date().toISOString().slice(0, 10)}.`,
       '',
       table,
       '',
