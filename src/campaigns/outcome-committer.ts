@@ -59,6 +59,10 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
   // Records added and committed so far: groups commit in order, so `committed >= n` means the first n are in.
   let added = 0;
   let committed = 0;
+  // Woken after each group (committed or given up): waiting for the pump to go idle could take forever
+  // while other batches keep adding.
+  let groupWaiters: Array<() => void> = [];
+  const nextGroup = () => new Promise<void>((resolve) => groupWaiters.push(resolve));
   let failure: { error: unknown } | undefined;
   let lingering: NodeJS.Timeout | undefined;
   const groupRows = options.groupRows ?? GROUP_ROWS;
@@ -110,6 +114,9 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
         failure = { error };
       } finally {
         inCommit = 0;
+        const waiters = groupWaiters;
+        groupWaiters = [];
+        for (const wake of waiters) wake();
       }
     }
   };
@@ -141,8 +148,9 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
     },
     async room(limit) {
       while (queued.length + inCommit >= limit && failure === undefined) {
+        const done = nextGroup();
         kick();
-        await committing;
+        await done;
       }
       if (failure !== undefined) throw failure.error;
     },
@@ -155,8 +163,9 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
       while (committed < target && failure === undefined) {
         // A queue still lingering for company commits on its own timer, soon (another batch's
         // records may join it); only a committer that has nothing under way is kicked now.
+        const done = nextGroup();
         if (!committing && !lingering) kick();
-        await (committing ?? new Promise((resolve) => setTimeout(resolve, lingerMs)));
+        await done;
       }
       if (failure !== undefined) throw failure.error;
     },
