@@ -4,6 +4,7 @@
 // Usage: node --import tsx bench/campaign-run.ts --dir DIR --fakes FAKES_DIR --fcm-url URL
 import fs from 'node:fs';
 import path from 'node:path';
+import v8 from 'node:v8';
 import pino from 'pino';
 import '../src/campaigns/triggers.repository.js';
 import { loadConfig } from '../src/config.js';
@@ -17,27 +18,41 @@ const arg = (name: string): string => {
   return process.argv[i + 1]!;
 };
 
-/** With CAMPAIGN_BENCH_PROFILE=file, a CPU profile of the fan-out only (startup excluded). */
-async function startProfiler(file: string | undefined): Promise<(() => Promise<void>) | undefined> {
-  if (!file) return undefined;
+/**
+ * With CAMPAIGN_BENCH_PROFILE=file, a CPU profile of the fan-out only (startup excluded); with
+ * CAMPAIGN_BENCH_ALLOC_PROFILE=file, a sampling profile of everything the fan-out allocates
+ * (collected garbage included: what drives the heap's growth).
+ */
+async function startProfiler(file: string | undefined, allocFile: string | undefined) {
+  if (!file && !allocFile) return undefined;
   const { Session } = await import('node:inspector/promises');
   const session = new Session();
   session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
+  if (file) {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
+  if (allocFile)
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: 32768,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
   return async () => {
-    const { profile } = await session.post('Profiler.stop');
-    fs.writeFileSync(file, JSON.stringify(profile));
+    if (file) fs.writeFileSync(file, JSON.stringify((await session.post('Profiler.stop')).profile));
+    if (allocFile)
+      fs.writeFileSync(allocFile, JSON.stringify((await session.post('HeapProfiler.stopSampling')).profile));
     session.disconnect();
   };
 }
 
-/** Fan-out knobs for experiments (CAMPAIGN_BENCH_CHUNK, CAMPAIGN_BENCH_IN_FLIGHT); the defaults are what Herald ships. */
-function tuning(): { sendChunk?: number; chunksInFlight?: number } {
+/** Fan-out knobs for experiments (CAMPAIGN_BENCH_CHUNK, CAMPAIGN_BENCH_IN_FLIGHT, CAMPAIGN_BENCH_BATCH_USERS); the defaults are what Herald ships. */
+function tuning(): { sendChunk?: number; chunksInFlight?: number; batchUsers?: number } {
   const n = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
   return {
     ...(n('CAMPAIGN_BENCH_CHUNK') && { sendChunk: n('CAMPAIGN_BENCH_CHUNK') }),
     ...(n('CAMPAIGN_BENCH_IN_FLIGHT') && { chunksInFlight: n('CAMPAIGN_BENCH_IN_FLIGHT') }),
+    ...(n('CAMPAIGN_BENCH_BATCH_USERS') && { batchUsers: n('CAMPAIGN_BENCH_BATCH_USERS') }),
   };
 }
 
@@ -67,13 +82,21 @@ async function main(): Promise<void> {
   global.gc?.();
   const rssBeforeMb = Math.round(process.memoryUsage.rss() / 1048576);
 
-  const profiler = await startProfiler(process.env.CAMPAIGN_BENCH_PROFILE);
+  const profiler = await startProfiler(process.env.CAMPAIGN_BENCH_PROFILE, process.env.CAMPAIGN_BENCH_ALLOC_PROFILE);
   let peakRss = process.memoryUsage.rss();
   let peakHeap = 0;
+  // CAMPAIGN_BENCH_HEAP_SNAPSHOT_MB=N: one heap snapshot (into --dir) the first time the heap passes N MB.
+  let snapshotAt = Number(process.env.CAMPAIGN_BENCH_HEAP_SNAPSHOT_MB ?? 0) * 1048576;
   const sampler = setInterval(() => {
     const m = process.memoryUsage();
     peakRss = Math.max(peakRss, m.rss);
     peakHeap = Math.max(peakHeap, m.heapUsed);
+    if (snapshotAt > 0 && m.heapUsed > snapshotAt) {
+      snapshotAt = 0;
+      console.error(
+        `heap snapshot: ${v8.writeHeapSnapshot(path.join(process.env.CAMPAIGN_BENCH_SNAPSHOT_DIR ?? dir, 'peak.heapsnapshot'))}`,
+      );
+    }
   }, 50);
   const headers = {
     'x-service-project-id': prepared.projectId,
@@ -81,6 +104,7 @@ async function main(): Promise<void> {
     'content-type': 'application/json',
   };
   const campaignUrl = `/api/v1/campaigns/${prepared.campaignId}`;
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const res = await app.inject({
     method: 'POST',
@@ -102,6 +126,8 @@ async function main(): Promise<void> {
     ).state;
   while (!['completed', 'failed', 'canceled'].includes(await stateOf())) await new Promise((r) => setTimeout(r, 50));
   const makespanMs = performance.now() - started;
+  // CPU of the whole process (every thread: event loop, render workers, libuv) over the fan-out.
+  const cpu = process.cpuUsage(cpuBefore);
   clearInterval(sampler);
   await profiler?.();
   const status = (await app.inject({ method: 'GET', url: `${campaignUrl}/triggers/${triggerId}`, headers })).json<{
@@ -121,6 +147,9 @@ async function main(): Promise<void> {
   const sends = status.counters.accepted;
   global.gc?.();
   const heapAfterGcMb = Math.round(process.memoryUsage().heapUsed / 1048576);
+  // The database after the fan-out: the audience, the trigger's ledger and delivery records (WAL included).
+  const fileMb = (name: string) => (fs.existsSync(path.join(dir, name)) ? fs.statSync(path.join(dir, name)).size : 0);
+  const dbMb = Math.round((fileMb('herald.sqlite') + fileMb('herald.sqlite-wal')) / 1048576);
   console.log(
     JSON.stringify({
       insertSeconds: prepared.insertSeconds,
@@ -136,7 +165,9 @@ async function main(): Promise<void> {
       peakRssMb: Math.round(peakRss / 1048576),
       peakHeapMb: Math.round(peakHeap / 1048576),
       heapAfterGcMb,
+      dbMb,
       usPerRecipient: (makespanMs * 1000) / sends,
+      cpuUsPerRecipient: (cpu.user + cpu.system) / sends,
     }),
   );
   await runner.stop();

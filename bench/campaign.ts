@@ -1,16 +1,20 @@
-// bench:campaign — broadcasts of 1k, 10k, 100k (and with --full 1M) users on the embedded default
+// bench:campaign — broadcasts of 10k and 100k (and with --full 1M) users on the embedded default
 // against the FCM stand-in, interleaved with a raw HTTP/2 send loop to the same stand-in.
-// Usage: npm run bench:campaign [-- --full] [-- --sizes 1000,10000] [-- --rounds 3] [-- --heap-mb 256] [-- --compare-default-heap] [-- --no-write]
+// Usage: npm run bench:campaign [-- --full] [-- --sizes 10000,100000] [-- --rounds 3] [-- --large-rounds 1] [-- --before REF]
+//        [-- --profile DIR] [-- --heap-mb 256] [-- --no-write]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { commandLine, markdownTable, recordSummary, writeBenchmarkSection } from './lib/bench-report.js';
+import { checkoutRef } from './lib/herald-server.js';
 import { startProcess } from './lib/processes.js';
 import { rawSendLoop, type ServiceAccount } from './campaign-raw-loop.js';
 
 interface RunResult {
   size: number;
   heapMb: number;
+  /** Which Herald ran: this tree, or the `--before` ref. */
+  variant: string;
   insertSeconds: number;
   triggerMs: number;
   dryRunMs: number;
@@ -23,7 +27,11 @@ interface RunResult {
   rssBeforeMb: number;
   peakRssMb: number;
   peakHeapMb: number;
+  /** The database file (and its WAL) after the fan-out; absent from runs of refs older than it. */
+  dbMb?: number;
   usPerRecipient: number;
+  /** Herald's CPU time (all its threads) over the fan-out per send; absent from runs of older refs. */
+  cpuUsPerRecipient?: number;
 }
 
 const flag = (name: string) => process.argv.includes(`--${name}`);
@@ -31,21 +39,30 @@ const sizesArg = process.argv.indexOf('--sizes');
 const SIZES =
   sizesArg > 0
     ? process.argv[sizesArg + 1]!.split(',').map(Number)
-    : [1_000, 10_000, 100_000, ...(flag('full') ? [1_000_000] : [])];
+    : [10_000, 100_000, ...(flag('full') ? [1_000_000] : [])];
 /**
- * Herald's heap cap in this benchmark (`--max-old-space-size`, as NODE_OPTIONS would set it). With a
- * cap this small V8 grows the heap about 2x the live set before collecting instead of about 4x, which
- * is what keeps the process's peak low; `--heap-mb 0` runs with Node's default.
+ * Herald runs with Node's default heap (what an operator gets); `--heap-mb N` caps it
+ * (`--max-old-space-size`, as NODE_OPTIONS would) for experiments.
  */
 const heapArg = process.argv.indexOf('--heap-mb');
-const HEAP_MB = heapArg > 0 ? Number(process.argv[heapArg + 1]) : 256;
+const HEAP_MB = heapArg > 0 ? Number(process.argv[heapArg + 1]) : 0;
+/** `--profile DIR`: CPU profiles of each Herald run (main thread and every render worker) go to DIR. */
+const profileArg = process.argv.indexOf('--profile');
+const PROFILE_DIR = profileArg > 0 ? path.resolve(process.argv[profileArg + 1]!) : undefined;
 const roundsArg = process.argv.indexOf('--rounds');
 const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : 3;
+/** Rounds at 100k users and more (`--large-rounds`, default 1): one such run lasts long enough to average itself. */
+const largeRoundsArg = process.argv.indexOf('--large-rounds');
+const LARGE_ROUNDS = largeRoundsArg > 0 ? Number(process.argv[largeRoundsArg + 1]) : 1;
+const roundsAt = (size: number) => (size >= 1_000_000 ? 1 : size >= 100_000 ? LARGE_ROUNDS : ROUNDS);
+/** `--before REF`: Herald at that git ref runs too, alternated with this tree, to show a change's effect. */
+const beforeArg = process.argv.indexOf('--before');
 /** The raw loop sends this many at most per measurement (its rate is flat beyond a few thousand). */
 const RAW_MAX = 100_000;
+const THIS_TREE = 'this tree';
 
-function child(args: string[]): Promise<string> {
-  const proc = startProcess(args, {});
+function child(args: string[], cwd?: string): Promise<string> {
+  const proc = startProcess(args, {}, cwd);
   return new Promise((resolve, reject) =>
     proc.child.on('exit', (code) =>
       code === 0 ? resolve(proc.output()) : reject(new Error(`${args.join(' ')} failed (${code}):\n${proc.output()}`)),
@@ -54,36 +71,46 @@ function child(args: string[]): Promise<string> {
 }
 
 /** One size: fill a fresh database in one process, then trigger and time the broadcast in another. */
-async function runSize(size: number, fcmUrl: string, fakes: string, heapMb = HEAP_MB): Promise<RunResult> {
+async function runSize(
+  size: number,
+  fcmUrl: string,
+  fakes: string,
+  variant: { name: string; cwd?: string | undefined },
+): Promise<RunResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-campaign-'));
+  const heapMb = HEAP_MB;
   try {
-    await child([
-      '--import',
-      'tsx',
-      'bench/campaign-prepare.ts',
-      '--size',
-      String(size),
-      '--dir',
-      dir,
-      '--fakes',
-      fakes,
-    ]);
-    const out = await child([
-      ...(heapMb > 0 ? [`--max-old-space-size=${heapMb}`] : []),
-      '--expose-gc',
-      '--import',
-      'tsx',
-      'bench/campaign-run.ts',
-      '--dir',
-      dir,
-      '--fakes',
-      fakes,
-      '--fcm-url',
-      fcmUrl,
-    ]);
+    await child(
+      ['--import', 'tsx', 'bench/campaign-prepare.ts', '--size', String(size), '--dir', dir, '--fakes', fakes],
+      variant.cwd,
+    );
+    const profile = PROFILE_DIR && path.join(PROFILE_DIR, `${size}${variant.cwd ? '-before' : ''}`);
+    const out = await child(
+      [
+        ...(heapMb > 0 ? [`--max-old-space-size=${heapMb}`] : []),
+        ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : []),
+        '--expose-gc',
+        // As `bin/herald` runs Herald: Node strips the types itself (tsx would add its compiler's memory).
+        '--import',
+        './src/boot/ts-resolve.ts',
+        'bench/campaign-run.ts',
+        '--dir',
+        dir,
+        '--fakes',
+        fakes,
+        '--fcm-url',
+        fcmUrl,
+      ],
+      variant.cwd,
+    );
     const line = out.split('\n').find((l) => l.startsWith('{'));
     if (!line) throw new Error(`size ${size} printed no result:\n${out}`);
-    return { size, heapMb, ...(JSON.parse(line) as Omit<RunResult, 'size' | 'heapMb'>) };
+    return {
+      size,
+      heapMb,
+      variant: variant.name,
+      ...(JSON.parse(line) as Omit<RunResult, 'size' | 'heapMb' | 'variant'>),
+    };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -91,6 +118,13 @@ async function runSize(size: number, fcmUrl: string, fakes: string, heapMb = HEA
 
 async function main(): Promise<void> {
   const loadBefore = os.loadavg()[0]!;
+  const ref = beforeArg > 0 ? checkoutRef(process.argv[beforeArg + 1]!) : undefined;
+  // The ref runs with this tree's harness (same measurements); only its Herald differs.
+  if (ref) fs.copyFileSync('bench/campaign-run.ts', path.join(ref.dir, 'bench', 'campaign-run.ts'));
+  const variants = [
+    ...(ref ? [{ name: `before (${ref.sha})`, cwd: ref.dir }] : []),
+    { name: THIS_TREE, cwd: undefined },
+  ];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-fakes-'));
   const fake = startProcess(['--import', 'tsx', 'src/cli/main.ts', 'fake-providers', '--dir', dir], {
     LOG_LEVEL: 'silent',
@@ -109,32 +143,38 @@ async function main(): Promise<void> {
 
     const rows: Array<{ run: RunResult; raw: number }> = [];
     /**
-     * One measurement: the raw loop right before and right after Herald's run (their mean is the
-     * baseline), repeated `ROUNDS` times below 1M; the round with the median ratio is reported.
-     * The machine is shared, so a single pair can be far off either way.
+     * One round: the raw loop, then each variant, then the raw loop again (their mean is the round's
+     * baseline); `ROUNDS` rounds below 1M, one at 1M. Per variant the round with the median ratio is
+     * reported. The machine is shared, so a single pair can be far off either way.
      */
-    const measure = async (size: number, heapMb: number) => {
-      const rounds: Array<{ run: RunResult; raw: number }> = [];
-      for (let round = 0; round < (size >= 1_000_000 ? 1 : ROUNDS); round++) {
+    const measure = async (size: number) => {
+      const rounds: Array<{ runs: RunResult[]; raw: number }> = [];
+      for (let round = 0; round < roundsAt(size); round++) {
         const count = Math.min(size, RAW_MAX);
         const before = await rawSendLoop({ url: fcmUrl, ca, serviceAccount, count });
-        const run = await runSize(size, fcmUrl, dir, heapMb);
+        const runs: RunResult[] = [];
+        for (const variant of round % 2 === 0 ? variants : [...variants].reverse())
+          runs.push(await runSize(size, fcmUrl, dir, variant));
         const after = await rawSendLoop({ url: fcmUrl, ca, serviceAccount, count });
-        if (run.state !== 'completed') throw new Error(`size ${size}: ${JSON.stringify(run)}`);
         const raw = (before.sendsPerSec + after.sendsPerSec) / 2;
-        console.log(JSON.stringify({ ...run, rawSendsPerSec: raw }));
-        rounds.push({ run, raw });
+        for (const run of runs) {
+          if (run.state !== 'completed') throw new Error(`size ${size}: ${JSON.stringify(run)}`);
+          console.log(JSON.stringify({ ...run, rawSendsPerSec: raw }));
+        }
+        rounds.push({ runs, raw });
       }
-      rounds.sort((a, b) => a.run.sendsPerSec / a.raw - b.run.sendsPerSec / b.raw);
-      const median = rounds[Math.floor(rounds.length / 2)]!;
-      rows.push({
-        run: { ...median.run, peakRssMb: Math.max(...rounds.map((r) => r.run.peakRssMb)) },
-        raw: median.raw,
-      });
+      for (const variant of variants) {
+        const mine = rounds
+          .map((r) => ({ run: r.runs.find((x) => x.variant === variant.name)!, raw: r.raw }))
+          .sort((a, b) => a.run.sendsPerSec / a.raw - b.run.sendsPerSec / b.raw);
+        const median = mine[Math.floor(mine.length / 2)]!;
+        rows.push({
+          run: { ...median.run, peakRssMb: Math.max(...mine.map((r) => r.run.peakRssMb)) },
+          raw: median.raw,
+        });
+      }
     };
-    for (const size of SIZES) await measure(size, HEAP_MB);
-    // The largest size once more with Node's default heap, to show what the cap buys.
-    if (flag('compare-default-heap') && HEAP_MB > 0) await measure(Math.max(...SIZES), 0);
+    for (const size of SIZES) await measure(size);
 
     const fmt = (n: number, digits = 0) =>
       n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -142,6 +182,7 @@ async function main(): Promise<void> {
     const table = markdownTable(
       [
         'users',
+        ...(ref ? ['Herald'] : []),
         'sends accepted',
         'failed',
         'trigger call ms',
@@ -152,9 +193,13 @@ async function main(): Promise<void> {
         'ratio',
         'peak RSS MB (idle)',
         'µs per recipient',
+        'CPU µs per recipient',
+        'raw-loop sends per recipient',
+        'database MB',
       ],
       rows.map(({ run, raw }) => [
-        `${fmt(run.size)}${run.heapMb === HEAP_MB ? '' : ' (default heap)'}`,
+        fmt(run.size),
+        ...(ref ? [run.variant] : []),
         fmt(run.sends),
         failed(run),
         fmt(run.triggerMs, 1),
@@ -165,54 +210,50 @@ async function main(): Promise<void> {
         (run.sendsPerSec / raw).toFixed(2),
         `${run.peakRssMb} (${run.rssBeforeMb})`,
         fmt(run.usPerRecipient, 1),
+        run.cpuUsPerRecipient === undefined ? '-' : fmt(run.cpuUsPerRecipient, 0),
+        (raw / run.sendsPerSec).toFixed(2),
+        run.dbMb === undefined ? '-' : fmt(run.dbMb),
       ]),
     );
-    const per = (size: number) => rows.find((r) => r.run.size === size && r.run.heapMb === HEAP_MB)?.run.usPerRecipient;
-    const base = per(10_000);
-    const spread =
-      base === undefined
-        ? ''
-        : rows
-            .filter((r) => r.run.size >= 10_000 && r.run.heapMb === HEAP_MB)
-            .map((r) => `${fmt(r.run.size)}: ${(((r.run.usPerRecipient - base) / base) * 100).toFixed(0)}%`)
-            .join(', ');
+    const mine = rows.filter((r) => r.run.variant === THIS_TREE);
     const cost = (r: { run: RunResult; raw: number }) => r.raw / r.run.sendsPerSec;
-    const baseRow = rows.find((r) => r.run.size === 10_000 && r.run.heapMb === HEAP_MB);
-    const normalized = !baseRow
-      ? ''
-      : rows
-          .filter((r) => r.run.size >= 10_000 && r.run.heapMb === HEAP_MB)
-          .map(
-            (r) =>
-              `${fmt(r.run.size)}: ${cost(r).toFixed(2)} (${(((cost(r) - cost(baseRow)) / cost(baseRow)) * 100).toFixed(0)}%)`,
-          )
-          .join(', ');
+    const smallest = mine[0];
+    const curve =
+      mine.length < 2 || !smallest
+        ? ''
+        : `Cost per recipient across sizes, relative to ${fmt(smallest.run.size)} (target: flat or falling): µs per recipient ${mine
+            .map(
+              (r) =>
+                `${fmt(r.run.size)} ${(((r.run.usPerRecipient - smallest.run.usPerRecipient) / smallest.run.usPerRecipient) * 100).toFixed(0)}%`,
+            )
+            .join(', ')}; in raw-loop sends (factors out how busy the shared machine was) ${mine
+            .map((r) => `${fmt(r.run.size)} ${(((cost(r) - cost(smallest)) / cost(smallest)) * 100).toFixed(0)}%`)
+            .join(', ')}.`;
     const report = [
-      `Command: \`${commandLine('bench:campaign')}\`. Each size runs in a fresh process: Herald's API and job runner in process (as \`HERALD_ROLE=all\`, JOB_CONCURRENCY ${process.env.JOB_CONCURRENCY ?? 4}, ${HEAP_MB > 0 ? `\`--max-old-space-size=${HEAP_MB}\`` : 'default heap'}) on a new embedded SQLite file, the audience bulk-inserted (one FCM device per user, 90% of users in the segment \`plan eq pro\`, title and body personalised from user and trigger properties), then one \`:trigger\` broadcast, timed until the trigger is \`completed\`. The FCM stand-in (\`bin/herald fake-providers\`) is a separate process; the raw loop (bench/campaign-raw-loop.ts: one OAuth exchange, then POSTs over 2 HTTP/2 sessions x 100 streams, the shape of Herald's pool) sends min(size, ${fmt(RAW_MAX)}) messages to it right before and right after each Herald run (the mean is the baseline). Sizes below 1M run ${ROUNDS} rounds and report the round with the median ratio (peak RSS: the highest of the rounds). FCM quota raised so neither side is throttled. ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, 1-minute load average at start ${loadBefore.toFixed(1)}. Measured ${new Date().toISOString().slice(0, 10)}.`,
+      `Command: \`${commandLine('bench:campaign')}\`. Each size runs in a fresh process: Herald's API and job runner in process (as \`HERALD_ROLE=all\`, started like \`bin/herald\`: Node's own type stripping, JOB_CONCURRENCY ${process.env.JOB_CONCURRENCY ?? 4}, ${HEAP_MB > 0 ? `\`--max-old-space-size=${HEAP_MB}\`` : "Node's default heap, no flags"}) on a new embedded SQLite file, the audience bulk-inserted (one FCM device per user, 90% of users in the segment \`plan eq pro\`, title and body personalised from user and trigger properties), then one \`:trigger\` broadcast, timed until the trigger is \`completed\`. The FCM stand-in (\`bin/herald fake-providers\`) is a separate process; the raw loop (bench/campaign-raw-loop.ts: one OAuth exchange, then POSTs over 2 HTTP/2 sessions x 100 streams, the shape of Herald's pool) sends min(size, ${fmt(RAW_MAX)}) messages to it right before and right after ${ref ? `each round's Herald runs (Herald at \`${ref.sha}\` "${ref.subject}" and this tree, alternating which goes first)` : 'each Herald run'} (the mean is the baseline). Sizes below 100k run ${ROUNDS} rounds, 100k ${LARGE_ROUNDS} and 1M one; of several rounds the one with the median ratio is reported (peak RSS: the highest of the rounds). FCM quota raised so neither side is throttled. ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, 1-minute load average at start ${loadBefore.toFixed(1)}. Measured ${new Date().toISOString().slice(0, 10)}.`,
       '',
       table,
       '',
-      "The dry-run count is `:trigger?dry_run=true` for the broadcast (the segment query over every user, with device counts), run once the fan-out is done. Sends are counted by the trigger's own counters (`accepted`); sends/s = sends / makespan (trigger call to last outcome recorded); ratio = sends/s / raw loop sends/s. Peak RSS is the sampled peak of the Herald process during the fan-out (in brackets: its RSS idle before the trigger, mostly code). The audience is written by a separate process before Herald starts.",
-      spread === '' ? '' : `Time per recipient relative to 10k: ${spread} (target within ±20%).`,
-      normalized === ''
-        ? ''
-        : `The same in units of the raw loop's time per send measured alongside (1 / ratio), which factors out how busy the shared machine was during each run: ${normalized}.`,
-      'Targets: ratio >= 0.6 at 100k; peak RSS < 300 MB at 1M; trigger call latency flat across sizes.',
+      "The dry-run count is `:trigger?dry_run=true` for the broadcast (the segment query over every user, with device counts), run once the fan-out is done. Sends are counted by the trigger's own counters (`accepted`); sends/s = sends / makespan (trigger call to last outcome recorded); ratio = sends/s / raw loop sends/s; raw-loop sends per recipient = 1 / ratio. CPU µs per recipient is the Herald process's CPU time (all threads, user + system) over the fan-out per send: the figure the shared machine disturbs least. Peak RSS is the sampled peak of the Herald process during the fan-out (in brackets: its RSS idle before the trigger, mostly code). The database size is the SQLite file and its WAL after the fan-out. The audience is written by a separate process before Herald starts.",
+      curve,
+      'Targets: ratio >= 0.7 and >= 10,000 sends/s; peak RSS < 300 MB at 1M with default settings; trigger call < 50 ms at every size; cost per recipient flat or falling.',
     ].join('\n');
     console.log(report);
-    if (!flag('no-write')) writeBenchmarkSection('Campaigns', report);
-    for (const { run, raw } of rows)
+    // A comparison with an earlier ref has its own section, so it does not replace the scale curve.
+    if (!flag('no-write')) writeBenchmarkSection(ref ? 'Campaigns: before and after' : 'Campaigns', report);
+    for (const { run, raw } of mine)
       recordSummary({
-        path: `campaign broadcast, ${fmt(run.size)} recipients${run.heapMb === HEAP_MB ? '' : ' (default heap)'}`,
+        path: `campaign broadcast, ${fmt(run.size)} recipients`,
         herald: `${fmt(run.sendsPerSec)} sends/s, peak RSS ${run.peakRssMb} MB`,
         baseline: `raw loop: ${fmt(raw)} sends/s`,
         ratio: run.sendsPerSec / raw,
         cpuRatio: null,
-        target: run.size >= 100_000 ? 0.7 : null,
+        target: 0.7,
       });
   } finally {
     await fake.stop();
     fs.rmSync(dir, { recursive: true, force: true });
+    ref?.remove();
   }
 }
 

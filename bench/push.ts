@@ -2,8 +2,10 @@
 // started as in production (embedded SQLite), to the FCM stand-in running as its own process, against a
 // raw HTTP/2 send loop to the same stand-in with the same concurrency, in the same run, interleaved.
 // Usage: npm run bench:push [-- --rounds 3 --sends 10000 --profile DIR (CPU profile of the Herald process)
-//        --herald-node-options '--max-semi-space-size=32' (NODE_OPTIONS for the Herald process only)
+//        --before REF (also Herald at that git ref, alternated, to show a change's effect)
+//        --herald-node-options '--max-semi-space-size=32' (NODE_OPTIONS for this Herald only, not the --before one)
 //        --no-write (print the report, leave docs/benchmarks.md alone)]
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http2 from 'node:http2';
@@ -12,7 +14,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { median, numberArg } from './lib/bench-args.js';
 import { commandLine, markdownTable, recordSummary, writeBenchmarkSection } from './lib/bench-report.js';
-import { freePort, startProcess, waitForHttp, type BenchProcess } from './lib/processes.js';
+import { checkoutRef, startHerald, type HeraldServers } from './lib/herald-server.js';
+import { freePort, startProcess, type BenchProcess } from './lib/processes.js';
 import { systemClock } from '../src/lib/clock.js';
 import type { FcmCredentials } from '../src/push/credentials/credentials.service.js';
 import { HttpsClient } from '../src/push/https-client.js';
@@ -181,13 +184,63 @@ async function measured(
   };
 }
 
+interface PushHerald {
+  name: string;
+  proc: BenchProcess;
+  servers: HeraldServers;
+  base: string;
+  auth: Record<string, string>;
+  deviceIds: string[];
+}
+
+/** Herald started as `npm start` does (src/boot/ts-resolve.ts), from `cwd`, with FCM credentials and SENDS devices. */
+async function startPushHerald(
+  name: string,
+  fake: { dir: string; url: string; serviceAccount: Record<string, string> },
+  tokens: string[],
+  options: { cwd?: string; nodeArgs?: string[]; nodeOptions?: string },
+): Promise<PushHerald> {
+  const servers = await startHerald({
+    dialect: 'sqlite',
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+    ...(options.nodeArgs ? { nodeArgs: options.nodeArgs } : {}),
+    env: {
+      LOG_LEVEL: 'info',
+      NODE_EXTRA_CA_CERTS: path.join(fake.dir, 'ca.pem'),
+      FCM_API_URL: fake.url,
+      RATE_LIMIT_DEFAULTS: 'management=100000/100000,send=100000/100000',
+      ...(options.nodeOptions ? { NODE_OPTIONS: options.nodeOptions } : {}),
+    },
+  });
+  const base = servers.urls('')[0]!;
+  const auth = { 'x-service-project-id': servers.projectId, 'x-service-api-key': servers.secretKey };
+  await api(base, auth, 'PUT', '/api/v1/push-credentials/fcm', { service_account: fake.serviceAccount });
+  const deviceIds: string[] = [];
+  for (let i = 0; i < tokens.length; i += 50) {
+    const chunk = tokens.slice(i, i + 50);
+    const ids = await Promise.all(
+      chunk.map((fcm_token, j) =>
+        api(base, auth, 'POST', '/api/v1/devices', {
+          project_user_id: `bench-${i + j}`,
+          platform: 'android',
+          fcm_token,
+        }),
+      ),
+    );
+    deviceIds.push(...ids.map((d) => (d as { device_id: string }).device_id));
+  }
+  return { name, proc: servers.procs[0]!, servers, base, auth, deviceIds };
+}
+
 async function main(): Promise<void> {
   const loadBefore = os.loadavg()[0]!;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-push-'));
   const fakeDir = path.join(dir, 'fake');
-  const [fcmPort, heraldPort] = [await freePort(), await freePort()];
+  const fcmPort = await freePort();
   const fake = startProcess(['bin/herald', 'fake-providers', '--dir', fakeDir, '--port-fcm', String(fcmPort)], {});
-  const procs: BenchProcess[] = [fake];
+  const heralds: PushHerald[] = [];
+  const beforeAt = process.argv.indexOf('--before');
+  const ref = beforeAt > 0 ? checkoutRef(process.argv[beforeAt + 1]!) : undefined;
   try {
     // The command writes ca.pem, then the service account, once the stand-ins listen.
     const sa = await waitForJsonFile<{
@@ -198,48 +251,19 @@ async function main(): Promise<void> {
     }>(path.join(fakeDir, 'fcm-service-account.json'));
     const ca = fs.readFileSync(path.join(fakeDir, 'ca.pem'), 'utf8');
     const fcmUrl = `https://127.0.0.1:${fcmPort}`;
+    const stand = { dir: fakeDir, url: fcmUrl, serviceAccount: sa };
 
     const optionsAt = process.argv.indexOf('--herald-node-options');
     const nodeOptions = optionsAt > 0 ? process.argv[optionsAt + 1] : undefined;
     const profileAt = process.argv.indexOf('--profile');
     const profile = profileAt > 0 ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.argv[profileAt + 1]!)}`] : [];
-    const herald = startProcess([...profile, '--import', 'tsx', 'src/main.ts'], {
-      PORT: String(heraldPort),
-      HOST: '127.0.0.1',
-      DATA_DIR: path.join(dir, 'data'),
-      LOG_LEVEL: 'info',
-      NODE_EXTRA_CA_CERTS: path.join(fakeDir, 'ca.pem'),
-      FCM_API_URL: fcmUrl,
-      RATE_LIMIT_DEFAULTS: 'management=100000/100000,send=100000/100000',
-      ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
-    });
-    procs.push(herald);
-    const base = `http://127.0.0.1:${heraldPort}`;
-    await waitForHttp(`${base}/readyz`);
-    const line = herald
-      .output()
-      .split('\n')
-      .find((l) => l.includes('secret_key'));
-    if (!line) throw new Error(`Herald printed no default project:\n${herald.output()}`);
-    const created = JSON.parse(line) as { project_id: string; secret_key: string };
-    const auth = { 'x-service-project-id': created.project_id, 'x-service-api-key': created.secret_key };
-    await api(base, auth, 'PUT', '/api/v1/push-credentials/fcm', { service_account: sa });
-
     const tokens = Array.from({ length: SENDS }, () => crypto.randomBytes(32).toString('hex'));
-    const deviceIds: string[] = [];
-    for (let i = 0; i < tokens.length; i += 50) {
-      const chunk = tokens.slice(i, i + 50);
-      const ids = await Promise.all(
-        chunk.map((fcm_token, j) =>
-          api(base, auth, 'POST', '/api/v1/devices', {
-            project_user_id: `bench-${i + j}`,
-            platform: 'android',
-            fcm_token,
-          }),
-        ),
-      );
-      deviceIds.push(...ids.map((d) => (d as { device_id: string }).device_id));
-    }
+    if (ref) heralds.push(await startPushHerald(`Herald before (${ref.sha})`, stand, tokens, { cwd: ref.dir }));
+    const herald = await startPushHerald('Herald', stand, tokens, {
+      nodeArgs: profile,
+      ...(nodeOptions ? { nodeOptions } : {}),
+    });
+    heralds.push(herald);
 
     const creds: FcmCredentials = {
       projectId: sa.project_id,
@@ -253,35 +277,32 @@ async function main(): Promise<void> {
     const accessToken = await new FcmTokenSource(http, systemClock, 10_000).accessToken(creds);
     http.close();
 
-    // Warm-up of both paths (connections, JIT, statement cache), then interleaved measured rounds.
+    // Warm-up of every path (connections, JIT, statement cache), then interleaved measured rounds.
     await rawLoop(fcmUrl, ca, sa.project_id, accessToken, tokens.slice(0, 2000));
-    await heraldRun(base, auth, deviceIds.slice(0, 2000));
+    for (const h of heralds) await heraldRun(h.base, h.auth, h.deviceIds.slice(0, 2000));
     const before = await getJson(`${fcmUrl}/__fake/stats`, ca);
-    const raw: number[] = [];
-    const ours: number[] = [];
-    const measuredProcs = { herald, fake };
+    const procsOf = (h: PushHerald) => ({ herald: h.proc, fake });
     const rawRounds: Measured[] = [];
-    const ourRounds: Measured[] = [];
+    const heraldRounds: Measured[][] = heralds.map(() => []);
     for (let round = 0; round < ROUNDS; round++) {
-      const r = await measured(measuredProcs, SENDS, () => rawLoop(fcmUrl, ca, sa.project_id, accessToken, tokens));
-      raw.push(r.rate);
-      rawRounds.push(r);
-      const h = await measured(measuredProcs, SENDS, () => heraldRun(base, auth, deviceIds));
-      ours.push(h.rate);
-      ourRounds.push(h);
+      rawRounds.push(
+        await measured(procsOf(herald), SENDS, () => rawLoop(fcmUrl, ca, sa.project_id, accessToken, tokens)),
+      );
+      for (const [i, h] of heralds.entries())
+        heraldRounds[i]!.push(await measured(procsOf(h), SENDS, () => heraldRun(h.base, h.auth, h.deviceIds)));
     }
-    const rawCpu = rawRounds.map((r) => r.cpu);
-    const ourCpu = ourRounds.map((r) => r.cpu);
     const after = await getJson(`${fcmUrl}/__fake/stats`, ca);
     const accepted = after.accepted! - before.accepted!;
-    if (accepted !== 2 * ROUNDS * SENDS)
-      throw new Error(`stand-in accepted ${accepted}, expected ${2 * ROUNDS * SENDS}`);
+    const expected = (1 + heralds.length) * ROUNDS * SENDS;
+    if (accepted !== expected) throw new Error(`stand-in accepted ${accepted}, expected ${expected}`);
 
+    const rates = (rounds: Measured[]) => rounds.map((r) => r.rate);
+    const raw = rates(rawRounds);
+    const ours = rates(heraldRounds.at(-1)!);
     const ratio = median(ours) / median(raw);
-    const rssHerald = herald.peakRssMb();
     const rssBench = Math.round(process.resourceUsage().maxRSS / 1024);
     const fmt = (values: number[]) => values.map((v) => Math.round(v)).join(', ');
-    const cpu = (rows: CpuPerSend[], key: keyof CpuPerSend) => median(rows.map((r) => r[key]));
+    const cpu = (rounds: Measured[], key: keyof CpuPerSend) => median(rounds.map((r) => r.cpu[key]));
     const table = markdownTable(
       ['path', 'sends/s (median)', 'rounds', 'CPU µs/send: Herald / stand-in / bench client', 'peak RSS MB'],
       [
@@ -289,18 +310,34 @@ async function main(): Promise<void> {
           `raw HTTP/2 loop (${SESSIONS} sessions x ${STREAMS} streams)`,
           Math.round(median(raw)),
           fmt(raw),
-          `- / ${cpu(rawCpu, 'fake')} / ${cpu(rawCpu, 'bench')}`,
+          `- / ${cpu(rawRounds, 'fake')} / ${cpu(rawRounds, 'bench')}`,
           `${rssBench} (bench process)`,
         ],
-        [
-          `Herald /api/v1/send-push-notifications (${BATCH}-item requests, ${REQUESTS_IN_FLIGHT} in flight)`,
-          Math.round(median(ours)),
-          fmt(ours),
-          `${cpu(ourCpu, 'herald')} / ${cpu(ourCpu, 'fake')} / ${cpu(ourCpu, 'bench')}`,
-          `${rssHerald} (Herald process)`,
-        ],
+        ...heralds.map((h, i) => {
+          const rounds = heraldRounds[i]!;
+          return [
+            `${h.name} /api/v1/send-push-notifications (${BATCH}-item requests, ${REQUESTS_IN_FLIGHT} in flight)`,
+            Math.round(median(rates(rounds))),
+            fmt(rates(rounds)),
+            `${cpu(rounds, 'herald')} / ${cpu(rounds, 'fake')} / ${cpu(rounds, 'bench')}`,
+            `${h.proc.peakRssMb()} (Herald process)`,
+          ];
+        }),
       ],
     );
+    const effect = ref
+      ? (() => {
+          const [was, now] = heraldRounds as [Measured[], Measured[]];
+          const paired = was.map((w, i) => now[i]!.rate / w.rate);
+          const cpuRatios = was.map((w, i) => w.cpu.herald / now[i]!.cpu.herald);
+          const perRound = (rounds: Measured[]) => rounds.map((r) => r.cpu.herald).join(', ');
+          return [
+            `Effect over ${ref.sha} (${ref.subject}): **${median(paired).toFixed(2)} in sends/s** (median of the per-round ratios ${paired.map((r) => r.toFixed(2)).join(', ')}),`,
+            `**${median(cpuRatios).toFixed(2)} in Herald CPU per send** (before µs ÷ after µs per round: ${cpuRatios.map((r) => r.toFixed(2)).join(', ')}; above 1 = cheaper now);`,
+            `Herald CPU µs per send by round: before ${perRound(was)}; after ${perRound(now)} (medians ${cpu(was, 'herald')} → ${cpu(now, 'herald')}).`,
+          ].join(' ');
+        })()
+      : '';
     const cpus = os.cpus();
     /** Share of the machine's CPU time the three processes used during these rounds. */
     const busy = (rounds: Measured[]) =>
@@ -312,28 +349,34 @@ async function main(): Promise<void> {
       '',
       `${SENDS} sends per round to the FCM stand-in (\`bin/herald fake-providers\`, its own process, HTTP/2 over TLS). Herald runs as \`npm start\` on the embedded SQLite default`,
       `(auth, validation, device lookup, OAuth token cache, quota bucket, delivery records, JSON answers); the raw loop only POSTs prepared FCM messages with the same concurrency.`,
-      `Rounds are interleaved (raw, Herald, ...) after a warm-up of both.`,
+      `Rounds are interleaved (raw, ${ref ? 'Herald before, ' : ''}Herald, ...) after a warm-up of each.`,
       '',
       table,
       '',
-      `**Ratio Herald / raw: ${ratio.toFixed(2)}** (target >= 0.85, issue 16).`,
+      `**Ratio Herald / raw: ${ratio.toFixed(2)}** (target >= 0.85, issue 16).${effect ? `\n\n${effect}` : ''}`,
       '',
-      `The stand-in accepted ${accepted} of the ${2 * ROUNDS * SENDS} measured sends (its counters). Herald, the stand-in and this client together used ${busy(rawRounds)}% of the machine's ${cpus.length} cores during the raw rounds and ${busy(ourRounds)}% during Herald's; near 100% the box is CPU-bound and the ratio follows the CPU each path spends per send (the CPU column).`,
+      `The stand-in accepted ${accepted} of the ${expected} measured sends (its counters). Herald, the stand-in and this client together used ${busy(rawRounds)}% of the machine's ${cpus.length} cores during the raw rounds and ${busy(heraldRounds.at(-1)!)}% during Herald's; near 100% the box is CPU-bound and the ratio follows the CPU each path spends per send (the CPU column).`,
       '',
       "What the paths do (not measured here): the raw loop spends only its client's CPU; Herald adds HTTP ingress, the batched target lookups, the OAuth/quota/retry bookkeeping, the delivery records and the JSON answer.",
     ].join('\n');
-    if (!process.argv.includes('--no-write')) writeBenchmarkSection('Push', body);
-    recordSummary({
-      path: `direct push, ${BATCH}-item requests, ${REQUESTS_IN_FLIGHT} in flight`,
-      herald: `${Math.round(median(ours))} sends/s`,
-      baseline: `raw HTTP/2 loop: ${Math.round(median(raw))} sends/s`,
-      ratio,
-      cpuRatio: null,
-      target: 0.85,
-    });
+    const heading = ref
+      ? `Push: effect of ${execFileSync('git', ['describe', '--always', '--dirty'], { encoding: 'utf8' }).trim()} over ${ref.sha}`
+      : 'Push';
+    if (!process.argv.includes('--no-write')) writeBenchmarkSection(heading, body);
+    if (!ref)
+      recordSummary({
+        path: `direct push, ${BATCH}-item requests, ${REQUESTS_IN_FLIGHT} in flight`,
+        herald: `${Math.round(median(ours))} sends/s`,
+        baseline: `raw HTTP/2 loop: ${Math.round(median(raw))} sends/s`,
+        ratio,
+        cpuRatio: null,
+        target: 0.85,
+      });
     process.stdout.write(`${body}\n`);
   } finally {
-    for (const p of procs.reverse()) await p.stop();
+    for (const h of heralds) await h.servers.stop();
+    await fake.stop();
+    ref?.remove();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

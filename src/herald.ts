@@ -51,7 +51,7 @@ export interface HeraldOverrides {
   /** Checkpointer settings of the embedded database (tests use a small WAL bound). */
   checkpointer?: Omit<CheckpointerOptions, 'onError'>;
   /** Fan-out knobs for experiments (bench/campaign-run.ts); the defaults are what Herald ships. */
-  fanout?: Pick<FanoutDeps, 'sendChunk' | 'chunksInFlight'>;
+  fanout?: Pick<FanoutDeps, 'sendChunk' | 'chunksInFlight' | 'batchUsers'>;
 }
 
 /**

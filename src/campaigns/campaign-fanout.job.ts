@@ -22,7 +22,7 @@ import { findCampaign } from './campaigns.service.js';
 import type { TemplateRenderer } from './render-pool.js';
 import { parseMessageTemplate, type ParsedMessage } from './templates.js';
 import { foldDeliveryCounts } from './delivery-analytics.repository.js';
-import { createOutcomeCommitter } from './outcome-committer.js';
+import { createOutcomeCommitter, GROUP_ROWS, type OutcomeCommitter } from './outcome-committer.js';
 import { addCounters, addDeliveryCounts, emptyCounters, type TriggerCounters } from './trigger-counters.js';
 import {
   countDeliveries,
@@ -57,7 +57,7 @@ export interface FanoutDeps {
   logger?: Logger;
   /** Devices per `sendToDevices` call; its outcomes are recorded as soon as it returns (default 100). */
   sendChunk?: number;
-  /** Calls under way at once per batch (default 2). Sends not yet recorded at a crash are at most `sendChunk * chunksInFlight` per running batch. */
+  /** Calls under way at once per batch (default 2). Sends not yet recorded at a crash: those under way (at most the HTTP/2 pool's streams, process-wide) plus fewer than `GROUP_ROWS` awaiting their commit. */
   chunksInFlight?: number;
   /** Budget of one `sendToDevices` call, retries included (default 60 s). */
   sendDeadlineMs?: number;
@@ -118,6 +118,20 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
   // streams, so none wait in its queue. At shutdown only those streams are left to end (nothing queued).
   const chunkSlots = new Semaphore(Math.max(1, Math.floor(deps.push.pool.concurrency / (deps.sendChunk ?? 100))));
   const events = deps.push.events;
+  // One committer for every batch this process runs, so their outcomes share commits (one group
+  // of a few hundred rows instead of one per batch); a committer that gave up is replaced.
+  let shared: { db: Db; committer: OutcomeCommitter } | undefined;
+  const committerFor = (db: Db): OutcomeCommitter => {
+    if (!shared || shared.db !== db || shared.committer.failed)
+      shared = {
+        db,
+        committer: createOutcomeCommitter(db, {
+          logger: deps.logger,
+          emit: (trx, projectId, list) => events.emit(trx, projectId, list),
+        }),
+      };
+    return shared.committer;
+  };
   const close = async (
     db: Db,
     trigger: TriggerRecord,
@@ -157,6 +171,7 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
       deps,
       helpers,
       chunkSlots,
+      committerFor(db),
       trigger,
       batchNo,
       prepare(db, trigger),
@@ -243,6 +258,7 @@ async function sendBatch(
   deps: FanoutDeps,
   helpers: JobHelpers,
   chunkSlots: Semaphore,
+  committer: OutcomeCommitter,
   trigger: TriggerRecord,
   batchNo: number,
   prepared: Prepared,
@@ -314,10 +330,6 @@ async function sendBatch(
   // Read once per run (cached per project): without a subscription no event is even built.
   const wanted = await events.wanted(db, trigger.projectId);
   const wantsDeliveries = DELIVERY_EVENT_TYPES.some((type) => wanted.has(type));
-  const committer = createOutcomeCommitter(db, {
-    logger: deps.logger,
-    emit: (trx, list) => events.emit(trx, trigger.projectId, list),
-  });
   const onOutcome = (o: DeviceSendOutcome, send: DeviceSend) => {
     const retryLater = !lastAttempt && TRANSIENT.has(o.status);
     if (retryLater) postponed++;
@@ -341,7 +353,7 @@ async function sendBatch(
   let next = 0;
   const worker = async () => {
     while (next < sends.length && !stop()) {
-      if (committer.pending >= chunk) await committer.drain(); // the database lags: do not run ahead of the ledger
+      await committer.room(GROUP_ROWS); // the database lags: do not run ahead of the ledger
       const release = chunkSlots.tryAcquire() ?? (await chunkSlots.acquire());
       try {
         if (stop() || next >= sends.length) break;

@@ -9,8 +9,8 @@ declare module '../jobs/job-types.js' {
   }
 }
 
-/** Users per broadcast batch: about 500 devices at one or two devices per user. */
-export const BATCH_USERS = 400;
+/** Users per broadcast batch: about 1,000-2,000 devices at one or two devices per user (per-batch costs, a job claim and the batch close, amortised; the batch's recipients are held while it sends). */
+export const BATCH_USERS = 1000;
 /** Batches planned per transaction. */
 export const PLAN_CHUNK = 25;
 /** A batch job retries with backoff (about an hour in all) before it is counted as failed. */

@@ -83,6 +83,9 @@ function createPlan(clock: Clock, events: DeliveryEvents, batchUsers: number) {
           cursor = end;
         }
         await record(ranges, cursor, done);
+        // SQLite answers synchronously, so without this the whole plan (1,000 ranges at 1M users)
+        // would run as one turn of the event loop, ahead of the requests and sends waiting on it.
+        await new Promise((resolve) => setImmediate(resolve));
       }
     }
     await endTrigger(events, db, trigger, (d) => completeTriggerIfDone(d, triggerId, deps.clock.now()));

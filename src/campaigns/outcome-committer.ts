@@ -15,19 +15,35 @@ export interface SendRecord {
 export interface OutcomeCommitter {
   /** Queues a record; it is committed with whatever else ended meanwhile (group commit). */
   add(record: SendRecord): void;
-  /** Records queued but not yet committed (the caller waits before starting more sends past a limit). */
+  /** Records added but not yet committed (queued or in the commit under way). */
   readonly pending: number;
-  /** Resolves once everything added so far is committed; rejects if a commit gave up. */
+  /** Resolves once fewer than `limit` records are pending (the caller waits before starting more sends). */
+  room(limit: number): Promise<void>;
+  /** Resolves once everything added before the call is committed (not what others add meanwhile); rejects if a commit gave up. */
   drain(): Promise<void>;
+  /** A commit gave up: nothing more is committed (make a new committer). */
+  readonly failed: boolean;
 }
 
 export interface CommitterOptions {
   logger?: Logger | undefined;
   /** How long one group keeps being retried across a database outage (default 60 s). */
   retryForMs?: number;
-  /** Queues the group's webhook events in its transaction (the records' `events`). */
-  emit?: (trx: Db, events: WebhookEvent[]) => Promise<void>;
+  /** Queues the group's webhook events in its transaction (the records' `events`, per project). */
+  emit?: (trx: Db, projectId: string, events: WebhookEvent[]) => Promise<void>;
+  /** A group commits once it holds this many records (default `GROUP_ROWS`)... */
+  groupRows?: number;
+  /** ...or this long after its first record arrived (default `GROUP_LINGER_MS`). */
+  lingerMs?: number;
 }
+
+/**
+ * A commit on SQLite costs about as much for 60 rows as for 250 (each rewrites the same index and
+ * rollup pages): measured 114 µs per row in groups of 60 against 45 in groups of 250. So a group
+ * waits a few milliseconds for company instead of committing on the next tick.
+ */
+export const GROUP_ROWS = 400;
+export const GROUP_LINGER_MS = 20;
 
 /**
  * Commits send outcomes as they arrive, a group at a time: while one group's transaction runs, the
@@ -39,7 +55,18 @@ export interface CommitterOptions {
 export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): OutcomeCommitter {
   let queued: SendRecord[] = [];
   let committing: Promise<void> | undefined;
+  let inCommit = 0;
+  // Records added and committed so far: groups commit in order, so `committed >= n` means the first n are in.
+  let added = 0;
+  let committed = 0;
+  // Woken after each group (committed or given up): waiting for the pump to go idle could take forever
+  // while other batches keep adding.
+  let groupWaiters: Array<() => void> = [];
+  const nextGroup = () => new Promise<void>((resolve) => groupWaiters.push(resolve));
   let failure: { error: unknown } | undefined;
+  let lingering: NodeJS.Timeout | undefined;
+  const groupRows = options.groupRows ?? GROUP_ROWS;
+  const lingerMs = options.lingerMs ?? GROUP_LINGER_MS;
 
   const commitGroup = async (group: SendRecord[]): Promise<void> => {
     const giveUpAt = Date.now() + (options.retryForMs ?? 60_000);
@@ -56,8 +83,11 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
             group.flatMap((r) => (r.ledger ? [r.ledger] : [])),
           );
           // Events of records an unseen earlier commit already stored were queued with them.
-          const events = group.flatMap((r) => (r.events && fresh.has(r.delivery.message_id) ? r.events : []));
-          if (events.length > 0 && options.emit) await options.emit(trx, events);
+          const byProject = new Map<string, WebhookEvent[]>();
+          for (const r of group)
+            if (r.events && fresh.has(r.delivery.message_id))
+              byProject.set(r.delivery.project_id, [...(byProject.get(r.delivery.project_id) ?? []), ...r.events]);
+          for (const [projectId, events] of byProject) await options.emit?.(trx, projectId, events);
         });
         return;
       } catch (error) {
@@ -76,15 +106,26 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
     while (queued.length > 0 && failure === undefined) {
       const group = queued;
       queued = [];
+      inCommit = group.length;
       try {
         await commitGroup(group);
+        committed += group.length;
       } catch (error) {
         failure = { error };
+      } finally {
+        inCommit = 0;
+        const waiters = groupWaiters;
+        groupWaiters = [];
+        for (const wake of waiters) wake();
       }
     }
   };
 
   const kick = (): void => {
+    if (lingering) {
+      clearTimeout(lingering);
+      lingering = undefined;
+    }
     if (committing) return;
     committing = pump().finally(() => {
       committing = undefined;
@@ -95,17 +136,36 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
   return {
     add(record) {
       queued.push(record);
-      // Deferred a tick, so outcomes that end together share the commit.
-      if (!committing) setImmediate(kick);
+      added++;
+      // Deferred, so outcomes that end together share the commit (see `GROUP_ROWS`); a running
+      // commit takes the queue when it ends anyway.
+      if (committing) return;
+      if (queued.length >= groupRows) kick();
+      else lingering ??= setTimeout(kick, lingerMs);
     },
     get pending() {
-      return queued.length;
+      return queued.length + inCommit;
+    },
+    async room(limit) {
+      while (queued.length + inCommit >= limit && failure === undefined) {
+        const done = nextGroup();
+        kick();
+        await done;
+      }
+      if (failure !== undefined) throw failure.error;
+    },
+    get failed() {
+      return failure !== undefined;
     },
     async drain() {
-      while (queued.length > 0 || committing) {
-        kick();
-        await committing;
-        if (failure !== undefined) throw failure.error;
+      // Only what was added before: a committer shared by batches never goes quiet while they run.
+      const target = added;
+      while (committed < target && failure === undefined) {
+        // A queue still lingering for company commits on its own timer, soon (another batch's
+        // records may join it); only a committer that has nothing under way is kicked now.
+        const done = nextGroup();
+        if (!committing && !lingering) kick();
+        await done;
       }
       if (failure !== undefined) throw failure.error;
     },

@@ -35,8 +35,12 @@ const MIN_CHUNK = 25;
 function workerEntry(): { filename: string; execArgv: string[] } {
   const typescript = import.meta.url.endsWith('.ts');
   const filename = new URL(`./render-worker.${typescript ? 'ts' : 'js'}`, import.meta.url).href;
-  if (!typescript) return { filename, execArgv: [] };
-  return { filename, execArgv: ['--import', new URL('../boot/ts-resolve.ts', import.meta.url).href] };
+  // A profiled process (`--cpu-prof`, bench:campaign --profile) profiles its render workers too.
+  const profiling = process.execArgv.filter(
+    (a, i, all) => a.startsWith('--cpu-prof') || all[i - 1] === '--cpu-prof-dir',
+  );
+  if (!typescript) return { filename, execArgv: profiling };
+  return { filename, execArgv: ['--import', new URL('../boot/ts-resolve.ts', import.meta.url).href, ...profiling] };
 }
 
 interface Watched {

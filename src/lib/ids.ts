@@ -1,4 +1,4 @@
-import { randomBytes, randomFillSync, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -15,25 +15,18 @@ export function randomBase62(length: number): string {
 
 export const newId = (): string => randomUUID();
 
-/** Random bytes drawn in bulk (one system call per 256 ids, as `randomUUID` does for its own). */
-const pool = Buffer.alloc(16 * 256);
-let poolOffset = pool.length;
-
 /**
  * A UUID version 7 (RFC 9562): 48 bits of Unix milliseconds, then random bits. Rows keyed by it
  * are added at the right edge of their indexes instead of on random pages: on SQLite, a random
  * UUID key made each new user dirty two more b-tree pages per commit (52 against 20 µs of CPU per
  * upsert at 200k users). It reveals its creation time, which the row's `created_at` holds anyway.
+ *
+ * Built from `randomUUID()` (a v4 id: its variant bits are already v7's, and Node draws its random
+ * bytes from a buffered pool) with the first 48 bits replaced by the time and the version nibble by
+ * 7: a quarter of the cost of `randomBytes(16)` per id, which showed in a 500-item send's profile.
  */
 export function newTimeOrderedId(now: number = Date.now()): string {
-  if (poolOffset === pool.length) {
-    randomFillSync(pool);
-    poolOffset = 0;
-  }
-  const bytes = pool.subarray(poolOffset, (poolOffset += 16));
-  bytes.writeUIntBE(now, 0, 6);
-  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  const random = randomUUID();
+  const time = now.toString(16).padStart(12, '0');
+  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${random.slice(15)}`;
 }

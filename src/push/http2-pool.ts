@@ -19,6 +19,9 @@ export interface Http2PoolOptions {
   streamsPerSession?: number;
 }
 
+const EMPTY = Buffer.alloc(0);
+const NO_HEADERS: http2.IncomingHttpHeaders = {};
+
 /** How often in-flight streams are checked against their deadline. */
 const SWEEP_MS = 50;
 
@@ -78,12 +81,8 @@ export class Http2Pool {
     const release = entry.gate.tryAcquire() ?? (await entry.gate.acquire());
     const slot = this.pickSlot(origin, entry);
     slot.active++;
-    try {
-      return await this.exchange(slot, headers, body, timeoutMs);
-    } finally {
-      slot.active--;
-      release();
-    }
+    // The exchange gives the stream slot and the permit back as it settles (no `finally` promise).
+    return this.exchange(slot, release, headers, body, timeoutMs);
   }
 
   async close(): Promise<void> {
@@ -166,7 +165,7 @@ export class Http2Pool {
   }
 
   /** One timer per pool checks the deadlines of all streams in flight (cheaper than a timer per stream). */
-  private watch(stream: http2.ClientHttp2Stream, deadline: number, onTimeout: () => void): () => void {
+  private watch(stream: http2.ClientHttp2Stream, deadline: number, onTimeout: () => void): void {
     this.deadlines.set(stream, { deadline, onTimeout });
     if (!this.sweeper) {
       this.sweeper = setInterval(() => {
@@ -183,55 +182,66 @@ export class Http2Pool {
       }, SWEEP_MS);
       this.sweeper.unref();
     }
-    return () => this.deadlines.delete(stream);
   }
 
   private exchange(
     slot: Slot,
+    release: () => void,
     headers: http2.OutgoingHttpHeaders,
     body: string | Buffer,
     timeoutMs: number,
   ): Promise<Http2Response> {
     return new Promise((resolve, reject) => {
       let stream: http2.ClientHttp2Stream;
+      let settled = false;
+      /** Ends the exchange once: the stream slot and the permit go back before the caller hears. */
+      const settle = (): boolean => {
+        if (settled) return false;
+        settled = true;
+        this.deadlines.delete(stream);
+        slot.active--;
+        release();
+        return true;
+      };
       try {
-        stream = slot.session.request({ ':method': 'POST', ...headers });
+        // Node copies the headers it is given, so a sender may pass the same object to every request.
+        stream = slot.session.request(headers[':method'] === undefined ? { ':method': 'POST', ...headers } : headers);
       } catch (error) {
         slot.draining = true;
+        settle();
         reject(new TransportError('SESSION_UNUSABLE', error instanceof Error ? error.message : String(error)));
         return;
       }
       let status = 0;
-      let responseHeaders: http2.IncomingHttpHeaders = {};
-      const chunks: Buffer[] = [];
-      let settled = false;
-      const unwatch = this.watch(stream, Date.now() + timeoutMs, () => {
+      let responseHeaders: http2.IncomingHttpHeaders = NO_HEADERS;
+      let chunk: Buffer | undefined;
+      let chunks: Buffer[] | undefined;
+      const fail = (error: TransportError) => {
+        if (settle()) reject(error);
+      };
+      this.watch(stream, Date.now() + timeoutMs, () => {
         fail(new TransportError('TIMEOUT', `no answer within ${timeoutMs} ms`));
         stream.close(http2.constants.NGHTTP2_CANCEL);
       });
-      const fail = (error: TransportError) => {
-        if (settled) return;
-        settled = true;
-        unwatch();
-        reject(error);
-      };
       stream.on('response', (h) => {
         responseHeaders = h;
         status = Number(h[':status'] ?? 0);
       });
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        if (settled) return;
-        settled = true;
-        unwatch();
-        resolve({ status, headers: responseHeaders, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+      // Most answers are one DATA frame: no array for them.
+      stream.on('data', (data: Buffer) => {
+        if (chunk === undefined) chunk = data;
+        else (chunks ??= [chunk]).push(data);
       });
       stream.on('error', (error: NodeJS.ErrnoException) =>
         fail(new TransportError(STABLE_CODES[error.code ?? ''] ?? error.code ?? 'STREAM_ERROR', error.message)),
       );
+      // 'close' comes after 'end' (or instead of it): one listener settles both ways.
       stream.on('close', () => {
         if (settled) return;
-        if (stream.rstCode !== undefined && stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR)
+        if (stream.readableEnded) {
+          settle();
+          resolve({ status, headers: responseHeaders, body: chunks ? Buffer.concat(chunks) : (chunk ?? EMPTY) });
+        } else if (stream.rstCode !== undefined && stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR)
           fail(new TransportError('STREAM_RESET', `stream reset (code ${stream.rstCode})`));
         else fail(new TransportError('STREAM_CLOSED', 'stream closed before the response ended'));
       });

@@ -5,7 +5,7 @@ import {
   WEBPUSH_MAX_PLAINTEXT_BYTES,
 } from './payload-limits.js';
 import { apnsPayload } from './providers/apns.js';
-import { fcmMessage } from './providers/fcm.js';
+import { fcmMessage } from './providers/fcm-body.js';
 import { webPushPayload } from './providers/webpush.js';
 import type { Provider, PushMessage } from './push.types.js';
 

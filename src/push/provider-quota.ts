@@ -2,8 +2,8 @@ import type { Logger } from 'pino';
 import type { BucketSpec, TokenBucketStore } from '../rate-limit/token-buckets.js';
 import { sleep } from './retry-policy.js';
 
-/** Tokens fetched from the shared store per round trip, at most. */
-const MAX_BATCH = 100;
+/** Tokens fetched from the shared store per round trip, at most (a 500-item request waits for one). */
+const MAX_BATCH = 500;
 /** Tokens held locally longer than this are dropped, so a late burst never exceeds the bucket. */
 const RESERVOIR_TTL_MS = 1000;
 

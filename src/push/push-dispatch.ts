@@ -155,23 +155,23 @@ async function sendOne(
   const createdAt = push.clock.now();
   const messageId = newMessageId(createdAt);
   const { device } = send;
-  const finish = (
-    result: AttemptResult,
-    attempts: number,
-    tokenAction?: 'removed' | 'disabled',
-  ): DeviceSendOutcome => ({
-    deviceId: device.deviceId,
-    provider: device.provider,
-    status: result.status,
-    messageId,
-    ...(result.providerMessageId ? { providerMessageId: result.providerMessageId } : {}),
-    ...(result.reason ? { failureReason: result.reason } : {}),
-    ...(tokenAction ? { tokenAction } : {}),
-    ...(result.credentialProblem ? { credentialProblem: result.credentialProblem } : {}),
-    attempts,
-    createdAt,
-    completedAt: push.clock.now(),
-  });
+  const finish = (result: AttemptResult, attempts: number, tokenAction?: 'removed' | 'disabled'): DeviceSendOutcome => {
+    // Assigned field by field (no spreads): one of these per send.
+    const outcome: DeviceSendOutcome = {
+      deviceId: device.deviceId,
+      provider: device.provider,
+      status: result.status,
+      messageId,
+      attempts,
+      createdAt,
+      completedAt: push.clock.now(),
+    };
+    if (result.providerMessageId) outcome.providerMessageId = result.providerMessageId;
+    if (result.reason) outcome.failureReason = result.reason;
+    if (tokenAction) outcome.tokenAction = tokenAction;
+    if (result.credentialProblem) outcome.credentialProblem = result.credentialProblem;
+    return outcome;
+  };
   if (device.status !== 'active') return finish({ status: DeliveryStatus.SKIPPED, reason: 'DEVICE_DISABLED' }, 0);
   if ('status' in credentials) return finish(credentials, 0);
 

@@ -1,5 +1,6 @@
 import { invalid } from '../errors.js';
 import { isValidProjectUserId } from '../users/users.schemas.js';
+import { WEBPUSH_MAX_PLAINTEXT_BYTES } from './payload-limits.js';
 import { measurePayloads } from './payload-measure.js';
 import type { PushItem } from './push.types.js';
 
@@ -58,8 +59,32 @@ function checkUrl(item: Record<string, unknown>, field: 'image_url' | 'landing_u
  */
 function fitsNoProvider(item: PushItem): boolean {
   const message = { title: item.title, body: item.body, imageUrl: item.image_url, landingUrl: item.landing_url };
+  if (surelyFits(message)) return false;
   return measurePayloads(message).every((p) => !p.fits);
 }
+
+/** JSON spends at most 6 bytes on one UTF-16 unit (`\u001f`); every text appears once in each payload. */
+const MAX_JSON_BYTES_PER_UNIT = 6;
+/** The largest payload of a message whose texts are all one unit long: what the payloads add around the texts. */
+const PAYLOAD_OVERHEAD_BYTES = Math.max(
+  ...measurePayloads({ title: 'x', body: 'x', imageUrl: 'x', landingUrl: 'x' }).map((p) => p.bytes),
+);
+
+/**
+ * Whether the message fits the smallest limit (Web Push's) whatever its characters, without building
+ * the payloads: measuring every item of a 500-item request showed in its profile.
+ */
+function surelyFits(message: { title?: string; body?: string; imageUrl?: string; landingUrl?: string }): boolean {
+  const units =
+    (message.title?.length ?? 0) +
+    (message.body?.length ?? 0) +
+    (message.imageUrl?.length ?? 0) +
+    (message.landingUrl?.length ?? 0);
+  return PAYLOAD_OVERHEAD_BYTES + MAX_JSON_BYTES_PER_UNIT * units <= WEBPUSH_MAX_PLAINTEXT_BYTES;
+}
+
+/** Item arrays already validated (the route checks before the idempotency claim, the service again). */
+const validated = new WeakSet<unknown[]>();
 
 /**
  * R10, for both endpoints and the A2A skill: 1 to 1,000 items; each has a target with exactly one of
@@ -70,6 +95,7 @@ function fitsNoProvider(item: PushItem): boolean {
  */
 export function validatePushItems(items: unknown): PushItem[] {
   if (!Array.isArray(items)) throw reject('MISSING_PUSH_NOTIFICATIONS');
+  if (validated.has(items)) return items as PushItem[];
   if (items.length === 0) throw reject('NO_PUSH_NOTIFICATIONS');
   if (items.length > MAX_PUSH_ITEMS) throw reject('TOO_MANY_PUSH_NOTIFICATIONS');
   items.forEach((item: unknown, index) => {
@@ -90,5 +116,6 @@ export function validatePushItems(items: unknown): PushItem[] {
     checkUrl(item, 'landing_url', index);
     if (fitsNoProvider(item as unknown as PushItem)) throw reject('PAYLOAD_TOO_LARGE', index);
   });
+  validated.add(items);
   return items as PushItem[];
 }

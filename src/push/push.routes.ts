@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Db } from '../db/database.js';
-import { replyIdempotently } from '../idempotency/idempotency.http.js';
+import { idempotencyKeyOf, replyIdempotently } from '../idempotency/idempotency.http.js';
 import type { Clock } from '../lib/clock.js';
 import type { PushRuntime } from './push-runtime.js';
 import {
@@ -66,13 +66,20 @@ export function registerPushRoutes(fastify: FastifyInstance, deps: PushRouteDeps
             ? (body as { push_notifications?: unknown }).push_notifications
             : undefined,
         );
+        // The results are plain objects built in the response schema's key order, so V8's own
+        // JSON.stringify writes the same bytes as the schema serializer at a fraction of its cost
+        // (its string escaping showed at 4% of a 500-item send). A keyed request keeps the schema
+        // serializer: its stored answer is replayed from the database, whose JSON may reorder keys.
+        const keyed = idempotencyKeyOf(request) !== undefined;
+        if (!keyed) reply.type('application/json; charset=utf-8');
         return replyIdempotently(deps, request, reply, `push-send:${variant}`, async () => {
           const push = deps.push;
           const results = await sendPushNotifications(push, deps.db, request.auth!.projectId, items, {
             variant,
             deadlineMs: deadlineOf(push, reply),
           });
-          return { status: 200, body: { delivery_results: results } };
+          const answer = { delivery_results: results };
+          return { status: 200, body: keyed ? answer : JSON.stringify(answer) };
         });
       },
     );

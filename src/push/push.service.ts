@@ -26,12 +26,22 @@ export interface SendPushOptions {
 
 type Resolved = { devices: Device[]; projectUserId?: string } | { none: string };
 
-const messageOf = (item: PushItem): PushMessage => ({
-  title: item.title,
-  body: item.body,
-  imageUrl: item.image_url,
-  landingUrl: item.landing_url,
-});
+/**
+ * The message of each item; items with the same texts share one object, so a sender builds its
+ * payload once for all of them (a 500-item send of one notification built it 500 times).
+ */
+function messagesOf(items: PushItem[]): PushMessage[] {
+  const shared = new Map<string, PushMessage>();
+  return items.map((item) => {
+    const key = JSON.stringify([item.title, item.body, item.image_url, item.landing_url]);
+    let message = shared.get(key);
+    if (!message) {
+      message = { title: item.title, body: item.body, imageUrl: item.image_url, landingUrl: item.landing_url };
+      shared.set(key, message);
+    }
+    return message;
+  });
+}
 
 /** Looks every target up in a few batched queries (not one per item: that dominated a 500-item send). */
 async function resolveTargets(db: Db, projectId: string, items: PushItem[]): Promise<Resolved[]> {
@@ -102,9 +112,10 @@ export async function sendPushNotifications(
   const resolved = await resolveTargets(db, projectId, valid);
 
   const sends: DeviceSend[] = [];
+  const messages = messagesOf(valid);
   resolved.forEach((r, i) => {
     if ('none' in r) return;
-    const message = messageOf(valid[i]!);
+    const message = messages[i]!;
     for (const device of r.devices)
       sends.push({ device, message, refs: r.projectUserId === undefined ? {} : { projectUserId: r.projectUserId } });
   });

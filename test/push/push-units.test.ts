@@ -7,6 +7,12 @@ import { decryptAes128gcm } from '../../src/fake-providers/fake-webpush.js';
 import { createLoopbackTls } from '../../src/fake-providers/self-signed.js';
 import { retryAfterMsOf } from '../../src/push/providers/attempt-failure.js';
 import { classifyFcmResponse } from '../../src/push/providers/fcm.js';
+import { fcmBodyTemplate, fcmMessage } from '../../src/push/providers/fcm-body.js';
+import { fcmContentBytes } from '../../src/push/payload-limits.js';
+import { validatePushItems } from '../../src/push/push-validation.js';
+import { Semaphore } from '../../src/push/semaphore.js';
+import { Http2Pool } from '../../src/push/http2-pool.js';
+import http2 from 'node:http2';
 import { DeliveryStatus } from '../../src/push/push.types.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs } from '../../src/push/retry-policy.js';
 import { ProviderQuota } from '../../src/push/provider-quota.js';
@@ -45,6 +51,13 @@ describe('push building blocks', () => {
       status: DeliveryStatus.ACCEPTED,
       providerMessageId: 'projects/p/messages/1',
     });
+    // Pretty-printed, escaped, extra fields or none: the same reading as a JSON parse.
+    const raw = (text: string) => ({ status: 200, headers: {}, body: Buffer.from(text) });
+    const nameOf = (text: string) => classifyFcmResponse(raw(text), 0, 60_000).providerMessageId;
+    expect(nameOf('{\n  "name": "projects/p/messages/0:1%2"\n}\n')).toBe('projects/p/messages/0:1%2');
+    expect(nameOf('{"name":"projects/p/messages/a\\"b"}')).toBe('projects/p/messages/a"b');
+    expect(nameOf('{"name":"projects/p/messages/é","x":1}')).toBe('projects/p/messages/é');
+    expect([nameOf('{}'), nameOf('not json'), nameOf('{"name":7}')]).toEqual([undefined, undefined, undefined]);
     expect(classifyFcmResponse(response(502, 'not json'), 0, 60_000)).toMatchObject({
       status: DeliveryStatus.FAILED,
       reason: 'HTTP_502',
@@ -82,6 +95,104 @@ describe('push building blocks', () => {
     );
     expect(decryptAes128gcm(cipherText, ua, auth).toString('utf8')).toBe('{"hello":"world"}');
     expect(() => decryptAes128gcm(cipherText, ua, crypto.randomBytes(16))).toThrow();
+  });
+});
+
+describe('FCM bodies built once per message', () => {
+  const messages = [
+    { title: 'Hi', body: 'there' },
+    {
+      body: 'é "quoted" \\ \u0001 \u2028 😀',
+      imageUrl: 'https://img.example/a.png',
+      landingUrl: 'https://x.example/p?q="1"',
+    },
+    { title: 't', landingUrl: 'app://open', data: { herald_message_id: 'caller', k: 'v' } },
+    { title: 'herald-token-looks-like-a-slot herald-id-too' },
+  ];
+  it.each(messages)("completes to exactly the JSON of fcmMessage, with FCM's byte count (%j)", (message) => {
+    for (const platform of ['android', 'web', undefined]) {
+      const template = fcmBodyTemplate(message, platform);
+      expect(fcmBodyTemplate(message, platform)).toBe(template);
+      const token = 'tok"en\\é';
+      const id = newMessageId();
+      const expected = fcmMessage(token, message, id, platform);
+      expect(template.body(token, id)).toBe(JSON.stringify(expected));
+      expect(template.contentBytes + id.length).toBe(fcmContentBytes(expected));
+    }
+  });
+});
+
+describe('push item validation', () => {
+  it('refuses an item over every provider limit however its size is reached, and accepts one that fits', () => {
+    const item = (body: string) => [{ target: { device_id: 'd' }, body }];
+    // 700 control characters are 4,200 bytes of JSON (6 each): over every limit although short.
+    expect(() => validatePushItems(item('\u0001'.repeat(700)))).toThrow(
+      expect.objectContaining({ code: 'PAYLOAD_TOO_LARGE' }),
+    );
+    expect(() => validatePushItems(item('é'.repeat(2100)))).toThrow(
+      expect.objectContaining({ code: 'PAYLOAD_TOO_LARGE' }),
+    );
+    // 3,900 ASCII characters fit FCM and APNs (not Web Push): accepted, each provider decides.
+    expect(validatePushItems(item('b'.repeat(3900)))).toHaveLength(1);
+    expect(validatePushItems(item('\u0001'.repeat(400)))).toHaveLength(1);
+  });
+});
+
+describe('semaphore', () => {
+  it('hands permits to thousands of waiters in order, each once, and returns them when nobody waits', async () => {
+    const gate = new Semaphore(2);
+    const first = [gate.tryAcquire()!, gate.tryAcquire()!];
+    expect(gate.tryAcquire()).toBeUndefined();
+    const order: number[] = [];
+    const waiting = Array.from({ length: 5000 }, (_, i) =>
+      gate.acquire().then((release) => {
+        order.push(i);
+        release();
+        release(); // a second release is ignored
+      }),
+    );
+    first.forEach((release) => release());
+    await Promise.all(waiting);
+    expect(order).toEqual(Array.from({ length: 5000 }, (_, i) => i));
+    expect([gate.tryAcquire(), gate.tryAcquire(), gate.tryAcquire()].map((r) => r !== undefined)).toEqual([
+      true,
+      true,
+      false,
+    ]);
+  });
+});
+
+describe('HTTP/2 pool', () => {
+  it('gives its stream back after an answer, a timeout or a reset, so one permit serves every request in turn', async () => {
+    const server = http2.createServer();
+    server.on('stream', (stream, headers) => {
+      const path = headers[':path'];
+      stream.on('error', () => {}); // the reset below is reported on this side too
+      stream.on('data', () => {});
+      stream.on('end', () => {
+        if (path === '/silent') return; // never answers: the client times out
+        if (path === '/reset') return stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+        stream.respond({ ':status': 200, 'content-type': 'application/json' });
+        stream.write('{"name":');
+        stream.end('"x"}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const pool = new Http2Pool({ sessionsPerOrigin: 1, streamsPerSession: 1 });
+    try {
+      const ask = (path: string, timeoutMs = 2000) =>
+        pool.request(origin, { ':path': path }, '{}', timeoutMs).then(
+          (r) => [r.status, r.body.toString()],
+          (e: { code: string }) => e.code,
+        );
+      const answers = await Promise.all([ask('/silent', 100), ask('/ok'), ask('/reset'), ask('/ok')]);
+      expect(answers).toEqual(['TIMEOUT', [200, '{"name":"x"}'], 'STREAM_RESET', [200, '{"name":"x"}']]);
+      expect(pool.connects).toBe(1);
+    } finally {
+      await pool.close();
+      server.close();
+    }
   });
 });
 

@@ -1,4 +1,6 @@
+import fastJson from 'fast-json-stringify';
 import { describe, expect, it } from 'vitest';
+import { DeviceSendResponse, MessagesSendResponse } from '../../src/push/push.schemas.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import {
@@ -113,5 +115,29 @@ describe.each(TEST_DIALECTS)('push request validation on %s', (dialect) => {
       .map((r) => (r.body as { notification: { title: string } }).notification.title);
     expect(titles).toHaveLength(990);
     expect(new Set(titles).size).toBe(990);
+  });
+
+  it('answers the bytes the response schema would write, JSON with or without an idempotency key', async () => {
+    await configureProviders(ctx(), ctx().secret, fakes());
+    const id = await registerDevice(ctx(), ctx().secret, 'bytes', { fcm_token: fcmToken() });
+    await registerDevice(ctx(), ctx().secret, 'bytes', { fcm_token: fcmToken() });
+    const items = [
+      { target: { device_id: id }, title: 'é "q" \\ \u2028', body: 'b' },
+      { target: { project_user_id: 'bytes' }, title: 't' },
+      { target: { project_user_id: 'nobody' }, title: 't' },
+    ];
+    const schemas = {
+      '/api/v1/send-push-notifications': DeviceSendResponse,
+      '/api/v1/messages:send': MessagesSendResponse,
+    };
+    for (const [url, schema] of Object.entries(schemas)) {
+      const serialize = fastJson(schema);
+      for (const headers of [{}, { 'idempotency-key': `bytes-${url}` }] as Array<Record<string, string>>) {
+        const res = await post(ctx(), { ...ctx().secret, ...headers }, url, { push_notifications: items });
+        expect(res.statusCode).toBe(200);
+        expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+        expect(res.body).toBe(serialize(res.json()));
+      }
+    }
   });
 });

@@ -330,7 +330,7 @@ describe.each(TEST_DIALECTS)('delivery events on %s', (dialect) => {
     const now = Date.now();
     // The group's transaction fails right after its events were queued (a crash before COMMIT).
     const committer = createOutcomeCommitter(ctx().database.db, {
-      emit: async (trx, events) => {
+      emit: async (trx, _projectId, events) => {
         await ctx().herald.push.events.emit(trx, w.project.project_id, events);
         expect(await webhookJobs(trx)).toHaveLength(1);
         throw new Error('the process died before COMMIT');

@@ -1,42 +1,12 @@
 import type { Device } from '../../devices/devices.service.js';
 import type { FcmCredentials } from '../credentials/credentials.service.js';
 import type { Http2Pool, Http2Response } from '../http2-pool.js';
-import { FCM_MAX_PAYLOAD_BYTES, fcmContentBytes } from '../payload-limits.js';
+import { FCM_MAX_PAYLOAD_BYTES } from '../payload-limits.js';
 import { DeliveryStatus, type AttemptResult, type PushMessage } from '../push.types.js';
 import { attemptResultOf, parseJsonObject, retryAfterMsOf } from './attempt-failure.js';
 import type { FcmTokenSource } from './fcm-auth.js';
 import { splitBaseUrl } from './base-url.js';
-
-/**
- * The FCM HTTP v1 message for one device; every value is sent once. Mapping (docs/providers.md):
- * - `title`, `body`, `imageUrl` → `notification.title/body/image` (FCM shows the image on every
- *   platform; iOS needs `mutable-content: 1` so the service extension can fetch it);
- * - `landingUrl` → `webpush.fcm_options.link` for web devices (the browser opens it), else `data.landing_url`;
- * - Herald's message id → `data.herald_message_id`; caller `data` is copied (string values).
- */
-export function fcmMessage(
-  token: string,
-  message: PushMessage,
-  messageId: string,
-  platform?: string,
-): { message: Record<string, unknown> } {
-  const notification: Record<string, string> = {};
-  if (message.title) notification.title = message.title;
-  if (message.body) notification.body = message.body;
-  if (message.imageUrl) notification.image = message.imageUrl;
-  const data: Record<string, string> = { ...message.data, herald_message_id: messageId };
-  const webLink = platform === 'web' && message.landingUrl?.startsWith('https://');
-  if (message.landingUrl && !webLink) data.landing_url = message.landingUrl;
-  return {
-    message: {
-      token,
-      ...(Object.keys(notification).length > 0 ? { notification } : {}),
-      data,
-      ...(webLink ? { webpush: { fcm_options: { link: message.landingUrl } } } : {}),
-      ...(message.imageUrl ? { apns: { payload: { aps: { 'mutable-content': 1 } } } } : {}),
-    },
-  };
-}
+import { fcmBodyTemplate } from './fcm-body.js';
 
 interface FcmErrorBody {
   code?: string;
@@ -78,14 +48,22 @@ function quotaScopeOf(error: FcmErrorBody): 'device' | 'project' {
   return device ? 'device' : 'project';
 }
 
+/** FCM's usual success answer, `{"name": "projects/…/messages/…"}`, read without a JSON parse; anything else is parsed. */
+const PLAIN_NAME = /^\{\s*"name"\s*:\s*"([^"\\]*)"\s*\}\s*$/;
+
+function acceptedName(body: Buffer): string | undefined {
+  const text = body.toString('utf8');
+  const plain = PLAIN_NAME.exec(text);
+  if (plain) return plain[1];
+  const parsed = parseJsonObject(body);
+  return typeof parsed.name === 'string' ? parsed.name : undefined;
+}
+
 /** Maps an FCM answer (firebase.google.com/docs/reference/fcm/rest/v1/ErrorCode); docs/providers.md lists each. */
 export function classifyFcmResponse(response: Http2Response, now: number, quotaExceededDelayMs: number): AttemptResult {
-  const body = parseJsonObject(response.body);
   if (response.status === 200)
-    return {
-      status: DeliveryStatus.ACCEPTED,
-      providerMessageId: typeof body.name === 'string' ? body.name : undefined,
-    };
+    return { status: DeliveryStatus.ACCEPTED, providerMessageId: acceptedName(response.body) };
+  const body = parseJsonObject(response.body);
   const error = fcmError(body);
   const reason = error.code ?? `HTTP_${response.status}`;
   const retryAfterMs = retryAfterMsOf(response.headers['retry-after'], now);
@@ -149,19 +127,15 @@ export class FcmSender {
     messageId: string,
     timeoutMs: number,
   ): Promise<AttemptResult> {
-    const body = fcmMessage(device.pushAddress, message, messageId, device.platform);
-    if (fcmContentBytes(body) > FCM_MAX_PAYLOAD_BYTES)
+    const template = fcmBodyTemplate(message, device.platform);
+    if (template.contentBytes + Buffer.byteLength(JSON.stringify(messageId)) - 2 > FCM_MAX_PAYLOAD_BYTES)
       return { status: DeliveryStatus.PAYLOAD_TOO_LARGE, reason: 'PAYLOAD_TOO_LARGE' };
     try {
       const token = this.auth.cachedToken(creds) ?? (await this.auth.accessToken(creds));
       const response = await this.pool.request(
         this.origin,
-        {
-          ':path': `${this.prefix}/v1/projects/${encodeURIComponent(creds.projectId)}/messages:send`,
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json; charset=utf-8',
-        },
-        JSON.stringify(body),
+        this.headers(creds.projectId, token),
+        template.body(device.pushAddress, messageId),
         timeoutMs,
       );
       const result = classifyFcmResponse(response, this.now(), this.quotaExceededDelayMs);
@@ -170,5 +144,21 @@ export class FcmSender {
     } catch (error) {
       return attemptResultOf(error);
     }
+  }
+
+  private lastHeaders: { projectId: string; token: string; headers: Record<string, string> } | undefined;
+
+  /** The request headers, one object while the project and token stay the same (the pool copies them). */
+  private headers(projectId: string, token: string): Record<string, string> {
+    const last = this.lastHeaders;
+    if (last && last.projectId === projectId && last.token === token) return last.headers;
+    const headers = {
+      ':method': 'POST',
+      ':path': `${this.prefix}/v1/projects/${encodeURIComponent(projectId)}/messages:send`,
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json; charset=utf-8',
+    };
+    this.lastHeaders = { projectId, token, headers };
+    return headers;
   }
 }

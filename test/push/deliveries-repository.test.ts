@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findDelivery, insertDeliveries, type DeliveriesTable } from '../../src/push/deliveries.repository.js';
+import { newMessageId } from '../../src/push/message-id.js';
+import { DeliveryStatus } from '../../src/push/push.types.js';
+import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
+
+describe.each(TEST_DIALECTS)('delivery records on %s', (dialect) => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase(dialect);
+    await database.db.insertInto('projects').values({ id: 'p1', name: 'p', created_at: 1 }).execute();
+  });
+  afterAll(() => database.destroy());
+
+  it('stores every column of every row, across statements of 100 rows and a shorter last one', async () => {
+    const rows: DeliveriesTable[] = Array.from({ length: 250 }, (_, i) => ({
+      message_id: newMessageId(1_700_000_000_000 + i),
+      project_id: 'p1',
+      target_type: i % 2 === 0 ? 'user' : 'device',
+      target_id: `target-${i}`,
+      device_id: i % 5 === 0 ? null : `device-${i}`,
+      provider: i % 5 === 0 ? null : 'fcm',
+      status: i % 3 === 0 ? DeliveryStatus.FAILED : DeliveryStatus.ACCEPTED,
+      failure_reason: i % 3 === 0 ? `REASON_${i}` : null,
+      provider_message_id: i % 3 === 0 ? null : `projects/x/messages/${i}`,
+      trigger_id: i % 7 === 0 ? `trigger-${i}` : null,
+      attempts: i % 4,
+      created_at: 1_700_000_000_000 + i,
+      completed_at: 1_700_000_000_500 + i,
+    }));
+    await insertDeliveries(database.db, rows);
+    await insertDeliveries(database.db, []);
+    for (const row of [rows[0]!, rows[99]!, rows[100]!, rows[201]!, rows[249]!]) {
+      const stored = await findDelivery(database.db, 'p1', row.message_id);
+      expect({
+        ...stored,
+        attempts: Number(stored!.attempts),
+        created_at: Number(stored!.created_at),
+        completed_at: Number(stored!.completed_at),
+      }).toEqual(row);
+    }
+    const count = await database.db
+      .selectFrom('deliveries')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    expect(Number(count.n)).toBe(250);
+  });
+});
