@@ -6,7 +6,16 @@
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { alternateAll, checkGenerator, fixed, generatorLine, paired, sampleRows, SAMPLE_HEADERS } from './lib/ab.js';
+import {
+  alternateAll,
+  checkGenerator,
+  WARMUP_SECONDS,
+  fixed,
+  generatorLine,
+  paired,
+  sampleRows,
+  SAMPLE_HEADERS,
+} from './lib/ab.js';
 import { numberArg } from './lib/bench-args.js';
 import { commandLine, markdownTable, recordSummary, today, writeBenchmarkSection } from './lib/bench-report.js';
 import { checkoutRef, LOG_LEVEL, startBaseline, startHerald, type BenchDialect } from './lib/herald-server.js';
@@ -123,7 +132,7 @@ async function main(): Promise<void> {
     const report = [
       `Command: \`${commandLine('bench:a2a')}\`, run ${today()} (Node ${process.version}, ${os.cpus().length} cores shared with the load generator and other work).`,
       '',
-      `autocannon, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s alternated SDK peer, Herald after a 2 s warm-up of each; each request a SendMessage (v1) with the create-user skill for a new user with 3 properties and a new messageId. The peer is bench/a2a-sdk-peer.ts (@a2a-js/sdk's DefaultRequestHandler, InMemoryTaskStore, an executor merging the user into a Map, no per-request logging); Herald runs as \`npm start\` on ${store} at log level \`${LOG_LEVEL}\` (no per-request lines either) with its a2a rate limit raised so the limiter runs but never refuses. Both servers were checked to complete one create-user task before the run. CPU per request is the server process's user + system time (/proc).`,
+      `autocannon, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s alternated SDK peer, Herald after a ${WARMUP_SECONDS} s warm-up of each; each request a SendMessage (v1) with the create-user skill for a new user with 3 properties and a new messageId. The peer is bench/a2a-sdk-peer.ts (@a2a-js/sdk's DefaultRequestHandler, InMemoryTaskStore, an executor merging the user into a Map, no per-request logging); Herald runs as \`npm start\` on ${store} at log level \`${LOG_LEVEL}\` (no per-request lines either) with its a2a rate limit raised so the limiter runs but never refuses. Both servers were checked to complete one create-user task before the run. CPU per request is the server process's user + system time (/proc).`,
       '',
       markdownTable(SAMPLE_HEADERS, [b, h]),
       '',

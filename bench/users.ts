@@ -5,7 +5,16 @@
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { alternateAll, checkGenerator, paired, fixed, generatorLine, sampleRows, SAMPLE_HEADERS } from './lib/ab.js';
+import {
+  alternateAll,
+  checkGenerator,
+  WARMUP_SECONDS,
+  paired,
+  fixed,
+  generatorLine,
+  sampleRows,
+  SAMPLE_HEADERS,
+} from './lib/ab.js';
 import { numberArg } from './lib/bench-args.js';
 import { commandLine, markdownTable, recordSummary, today, writeBenchmarkSection } from './lib/bench-report.js';
 import { checkoutRef, LOG_LEVEL, startBaseline, startHerald, type BenchDialect } from './lib/herald-server.js';
@@ -89,7 +98,7 @@ async function main(): Promise<void> {
     const report = [
       `Command: \`${commandLine('bench:users')}\`, run ${today()} (Node ${process.version}, ${os.cpus().length} cores shared with the load generator and other work).`,
       '',
-      `autocannon, ${CONNECTIONS} connections, no pipelining, ${ROUNDS} rounds of ${DURATION} s alternated hello, Herald after a 2 s warm-up of each; each Herald request creates a new user with 3 properties. Both servers log at \`${LOG_LEVEL}\`; Herald runs as \`npm start\` on ${store} with its rate limits raised so the limiter runs on every request but never refuses. CPU per request is the server process's user + system time (/proc) over the requests it answered.`,
+      `autocannon, ${CONNECTIONS} connections, no pipelining, ${ROUNDS} rounds of ${DURATION} s alternated hello, Herald after a ${WARMUP_SECONDS} s warm-up of each; each Herald request creates a new user with 3 properties. Both servers log at \`${LOG_LEVEL}\`; Herald runs as \`npm start\` on ${store} with its rate limits raised so the limiter runs on every request but never refuses. CPU per request is the server process's user + system time (/proc) over the requests it answered.`,
       '',
       markdownTable(SAMPLE_HEADERS, [b, h]),
       '',

@@ -69,12 +69,18 @@ export interface AbResult {
   ratios: number[];
 }
 
+/**
+ * Seconds each target is driven before the measured rounds: long enough that V8 has optimised the hot
+ * paths of both servers (with 2 s, profiles still showed functions being optimised inside the first round).
+ */
+export const WARMUP_SECONDS = 5;
+
 /** Warms every target up, then runs `rounds` rounds of each in turn (A, B, C, A, B, C, ...). */
 export async function alternateAll(
   targets: LoadTarget[],
   options: LoadOptions & { rounds: number; warmup?: number },
 ): Promise<Sample[][]> {
-  const warm = { ...options, duration: options.warmup ?? 2 };
+  const warm = { ...options, duration: options.warmup ?? WARMUP_SECONDS };
   for (const t of targets) await drive(t, warm);
   const samples = targets.map((): Sample[] => []);
   for (let round = 0; round < options.rounds; round++)
