@@ -64,6 +64,7 @@ const THIS_TREE = 'this tree';
 /**
  * The V8 flags `bin/herald` starts the server roles with (its `V8_DEFAULTS`), read from the tree being
  * measured, so each variant runs as a user's `bin/herald serve` would; none for trees older than them.
+ * BENCH_NODE_FLAGS (space-separated) replaces them for experiments, e.g. `--max-semi-space-size=4`.
  */
 function heraldNodeFlags(cwd?: string): string[] {
   const source = fs.readFileSync(path.join(cwd ?? process.cwd(), 'bin', 'herald'), 'utf8');
