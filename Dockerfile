@@ -39,4 +39,4 @@ VOLUME ["/data"]
 EXPOSE 8080 9464
 # /healthz of the API, or of the worker's own server when HERALD_ROLE=worker.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 CMD ["node", "bin/healthcheck"]
-CMD ["node", "--import", "./src/boot/ts-resolve.ts", "src/main.ts"]
+CMD ["node", "bin/herald", "serve"]

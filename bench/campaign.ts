@@ -61,6 +61,17 @@ const beforeArg = process.argv.indexOf('--before');
 const RAW_MAX = 100_000;
 const THIS_TREE = 'this tree';
 
+/**
+ * The V8 flags `bin/herald` starts the server roles with (its `V8_DEFAULTS`), read from the tree being
+ * measured, so each variant runs as a user's `bin/herald serve` would; none for trees older than them.
+ * BENCH_NODE_FLAGS (space-separated) replaces them for experiments, e.g. `--max-semi-space-size=4`.
+ */
+function heraldNodeFlags(cwd?: string): string[] {
+  const source = fs.readFileSync(path.join(cwd ?? process.cwd(), 'bin', 'herald'), 'utf8');
+  const list = /const V8_DEFAULTS = \[([^\]]*)\]/.exec(source)?.[1] ?? '';
+  return [...list.matchAll(/'([^']+)'/g)].map((m) => m[1]!);
+}
+
 function child(args: string[], cwd?: string): Promise<string> {
   const proc = startProcess(args, {}, cwd);
   return new Promise((resolve, reject) =>
@@ -88,6 +99,7 @@ async function runSize(
     const out = await child(
       [
         ...(heapMb > 0 ? [`--max-old-space-size=${heapMb}`] : []),
+        ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : heraldNodeFlags(variant.cwd)),
         ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : []),
         '--expose-gc',
         // As `bin/herald` runs Herald: Node strips the types itself (tsx would add its compiler's memory).
@@ -230,7 +242,7 @@ async function main(): Promise<void> {
             .map((r) => `${fmt(r.run.size)} ${(((cost(r) - cost(smallest)) / cost(smallest)) * 100).toFixed(0)}%`)
             .join(', ')}.`;
     const report = [
-      `Command: \`${commandLine('bench:campaign')}\`. Each size runs in a fresh process: Herald's API and job runner in process (as \`HERALD_ROLE=all\`, started like \`bin/herald\`: Node's own type stripping, JOB_CONCURRENCY ${process.env.JOB_CONCURRENCY ?? 4}, ${HEAP_MB > 0 ? `\`--max-old-space-size=${HEAP_MB}\`` : "Node's default heap, no flags"}) on a new embedded SQLite file, the audience bulk-inserted (one FCM device per user, 90% of users in the segment \`plan eq pro\`, title and body personalised from user and trigger properties), then one \`:trigger\` broadcast, timed until the trigger is \`completed\`. The FCM stand-in (\`bin/herald fake-providers\`) is a separate process; the raw loop (bench/campaign-raw-loop.ts: one OAuth exchange, then POSTs over 2 HTTP/2 sessions x 100 streams, the shape of Herald's pool) sends min(size, ${fmt(RAW_MAX)}) messages to it right before and right after ${ref ? `each round's Herald runs (Herald at \`${ref.sha}\` "${ref.subject}" and this tree, alternating which goes first)` : 'each Herald run'} (the mean is the baseline). Sizes below 100k run ${ROUNDS} rounds, 100k ${LARGE_ROUNDS} and 1M one; of several rounds the one with the median ratio is reported (peak RSS: the highest of the rounds). FCM quota raised so neither side is throttled. ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, 1-minute load average at start ${loadBefore.toFixed(1)}. Measured ${new Date().toISOString().slice(0, 10)}.`,
+      `Command: \`${commandLine('bench:campaign')}\`. Each size runs in a fresh process: Herald's API and job runner in process (as \`HERALD_ROLE=all\`, started like \`bin/herald\`: Node's own type stripping, JOB_CONCURRENCY ${process.env.JOB_CONCURRENCY ?? 4}, bin/herald's V8 defaults \`${heraldNodeFlags().join(' ')}\`${HEAP_MB > 0 ? ` and \`--max-old-space-size=${HEAP_MB}\`` : ''}) on a new embedded SQLite file, the audience bulk-inserted (one FCM device per user, 90% of users in the segment \`plan eq pro\`, title and body personalised from user and trigger properties), then one \`:trigger\` broadcast, timed until the trigger is \`completed\`. The FCM stand-in (\`bin/herald fake-providers\`) is a separate process; the raw loop (bench/campaign-raw-loop.ts: one OAuth exchange, then POSTs over 2 HTTP/2 sessions x 100 streams, the shape of Herald's pool) sends min(size, ${fmt(RAW_MAX)}) messages to it right before and right after ${ref ? `each round's Herald runs (Herald at \`${ref.sha}\` "${ref.subject}" and this tree, alternating which goes first)` : 'each Herald run'} (the mean is the baseline). Sizes below 100k run ${ROUNDS} rounds, 100k ${LARGE_ROUNDS} and 1M one; of several rounds the one with the median ratio is reported (peak RSS: the highest of the rounds). FCM quota raised so neither side is throttled. ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, 1-minute load average at start ${loadBefore.toFixed(1)}. Measured ${new Date().toISOString().slice(0, 10)}.`,
       '',
       table,
       '',

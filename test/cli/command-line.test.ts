@@ -213,6 +213,43 @@ describe('the data directory', () => {
       expect(res.status).toBe(200);
       // Neither a new directory nor a first-run default project: the database already existed.
       expect(out).not.toMatch(/created data directory|created the default project/);
+      // bin/herald started Node again, in the same process, with its memory-conscious V8 defaults.
+      if (process.platform === 'linux') {
+        const argv = fs.readFileSync(`/proc/${server.pid}/cmdline`, 'utf8').split('\0');
+        expect(argv).toEqual(expect.arrayContaining(['--max-semi-space-size=8', '--heap-growing-percent=50']));
+      }
+    } finally {
+      server.kill('SIGTERM');
+      await new Promise((resolve) => server.once('close', resolve));
+    }
+  });
+});
+
+describe.runIf(process.platform === 'linux')('bin/herald V8 defaults', () => {
+  it('a flag in NODE_OPTIONS wins over the default, the others still apply', async () => {
+    const server = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'herald'), 'api'], {
+      cwd: emptyDir(),
+      env: {
+        ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !INHERITED_OUT.includes(name))),
+        NODE_OPTIONS: '--max-semi-space-size=16',
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let out = '';
+      await new Promise<void>((resolve, reject) => {
+        server.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString('utf8');
+          if (/listening at/i.test(out)) resolve();
+        });
+        server.once('exit', () => reject(new Error(`server exited: ${out}`)));
+      });
+      const argv = fs.readFileSync(`/proc/${server.pid}/cmdline`, 'utf8').split('\0');
+      expect(argv).toContain('--heap-growing-percent=50');
+      expect(argv.filter((arg) => arg.startsWith('--max-semi-space-size'))).toEqual([]);
     } finally {
       server.kill('SIGTERM');
       await new Promise((resolve) => server.once('close', resolve));
