@@ -45,8 +45,8 @@ async function newTrigger(db: Db, projectId: string, campaignId: string): Promis
 /**
  * `n` ledger rows for the trigger, generated inside the database (a series per dialect). On
  * PostgreSQL 100 rows per statement, as the fan-out records them, because its rollup gains one
- * partial row per group per statement (what the reads then sum); SQLite's rollup is the same
- * whatever the statement size.
+ * partial row per group per statement (what the reads then sum); on SQLite the rollup is
+ * added once at the end, as exact as the fan-out's per-group upserts.
  */
 async function fillLedger(db: Db, triggerId: string, n: number): Promise<void> {
   const pg = dialectOf(db) === 'postgres';
@@ -73,6 +73,13 @@ async function fillLedger(db: Db, triggerId: string, n: number): Promise<void> {
         case i % 3 when 0 then 'fcm' when 1 then 'apns' else 'webpush' end,
         ${sql.lit(START)} + (cast(i as bigint) * ${sql.lit(HOUR)}) / ${sql.lit(n)}
       from ${series}`.execute(db);
+  }
+  // On SQLite the fan-out adds the rollup itself as it records (recordDeliveries; migration 0017
+  // dropped the row trigger), so rows written straight into the ledger get theirs here, all at once.
+  if (!pg) {
+    await sql`insert into trigger_delivery_counts (trigger_id, minute, status, provider, reason, n)
+      select trigger_id, (created_at / 60000) * 60000, status, coalesce(provider, ''), coalesce(failure_reason, ''), count(*)
+      from trigger_deliveries where trigger_id = ${triggerId} group by 1, 2, 3, 4, 5`.execute(db);
   }
 }
 

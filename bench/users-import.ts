@@ -91,7 +91,8 @@ async function databaseEnv(
 
 async function importRun(env: Record<string, string>, file: string, count: number) {
   const project = await runToEnd([HERALD, 'project', 'create', '--name', `bench-${count}`, '--json'], env);
-  const projectId = (JSON.parse(project.output) as { project_id: string }).project_id;
+  // The last line: the CLI says on stderr first when it creates the data directory.
+  const projectId = (JSON.parse(project.output.trim().split('\n').pop()!) as { project_id: string }).project_id;
   const run = await runToEnd([HERALD, 'users', 'import', '--project', projectId, '--file', file], env);
   const totals = JSON.parse(run.output.trim().split('\n').pop()!) as { created: number; failed: number };
   if (totals.created !== count || totals.failed !== 0) throw new Error(`unexpected totals ${run.output.slice(-500)}`);

@@ -85,6 +85,9 @@ export function startCheckpointer(
     holdsWrites: () => Atomics.load(holdWrites, 0) === 1,
     async stop() {
       stopping = true;
+      // Unreferenced, the thread would not keep the process alive until its last checkpoint ends:
+      // with nothing else pending, Node would exit mid-await (code 13, an unsettled top-level await).
+      worker.ref();
       worker.postMessage('stop');
       await exited;
       resumeAutomatic();

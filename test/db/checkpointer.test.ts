@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -137,5 +138,34 @@ describe.each(TEST_DIALECTS)('answered creates are durable on %s', (dialect) => 
     } finally {
       await other.close();
     }
+  });
+});
+
+describe.runIf(TEST_DIALECTS.includes('sqlite'))('a serving process with the checkpointer thread', () => {
+  it('shuts down with nothing else pending: close() waits for the thread instead of exiting mid-await', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-checkpointer-stop-'));
+    // Top-level awaits in a module: an unreferenced thread left the last one unsettled (exit code 13).
+    const script = [
+      `import { loadConfig } from ${JSON.stringify(path.resolve('src/config.ts'))};`,
+      `import { createHerald } from ${JSON.stringify(path.resolve('src/herald.ts'))};`,
+      `const herald = createHerald(loadConfig({ DATA_DIR: ${JSON.stringify(path.join(dir, 'data'))}, LOG_LEVEL: 'warn' }));`,
+      'const app = await herald.buildApp();',
+      // Long enough for the thread to be up and idle between checkpoints, as in a server that ran.
+      'await new Promise((resolve) => setTimeout(resolve, 1000));',
+      'await app.close();',
+      'await herald.close();',
+      "console.log('closed');",
+    ].join('\n');
+    const file = path.join(dir, 'serve-and-stop.mjs');
+    fs.writeFileSync(file, script);
+    const run = spawnSync(process.execPath, ['--import', './src/boot/ts-resolve.ts', file], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    fs.rmSync(dir, { recursive: true, force: true });
+    expect({ status: run.status, stdout: run.stdout.trim(), stderr: run.stderr }).toMatchObject({
+      status: 0,
+      stdout: 'closed',
+    });
   });
 });
