@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
+import type { SendRecord } from '../../src/campaigns/outcome-committer.js';
+import { DeliveryStatus } from '../../src/push/push.types.js';
 import { createCampaignJobHandlers } from '../../src/campaigns/campaign-fanout.job.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
@@ -119,4 +122,49 @@ export async function triggerStatus(
       };
     } & Record<string, unknown>
   >();
+}
+
+/** One send's outcome as the fan-out hands it to the outcome committer: its delivery and ledger rows. */
+export function sendRecord(
+  projectId: string,
+  triggerId: string,
+  {
+    status = DeliveryStatus.ACCEPTED,
+    deviceId = randomUUID(),
+    now = Date.now(),
+  }: { status?: DeliveryStatus; deviceId?: string; now?: number } = {},
+): SendRecord {
+  const messageId = randomUUID();
+  return {
+    delivery: {
+      message_id: messageId,
+      project_id: projectId,
+      target_type: 'device',
+      target_id: deviceId,
+      device_id: deviceId,
+      provider: 'fcm',
+      status,
+      failure_reason: null,
+      provider_message_id: null,
+      trigger_id: triggerId,
+      attempts: 1,
+      created_at: now,
+      completed_at: now,
+    },
+    ledger: {
+      trigger_id: triggerId,
+      device_id: deviceId,
+      batch_no: 0,
+      user_id: randomUUID(),
+      provider: 'fcm',
+      status,
+      message_id: messageId,
+      failure_reason: null,
+      token_action: null,
+      detail: null,
+      created_at: now,
+      project_id: projectId,
+      trigger_created_at: now,
+    },
+  };
 }

@@ -7,7 +7,7 @@ import { DeliveryStatus } from '../../src/push/push.types.js';
 import type { WebhookEvent } from '../../src/webhooks/webhook-events.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
-import { createCampaign, createUser, triggerOk } from './campaign-helpers.js';
+import { createCampaign, createUser, sendRecord, triggerOk } from './campaign-helpers.js';
 
 /** A trigger to hang ledger rows on (its foreign key). */
 async function aTrigger(ctx: TestContext): Promise<string> {
@@ -19,44 +19,6 @@ async function aTrigger(ctx: TestContext): Promise<string> {
     ctx.secret,
   );
   return triggerOk(ctx, campaignId, { audience: { targets: [{ project_user_id: name }] } }, ctx.secret);
-}
-
-function record(ctx: TestContext, triggerId: string, status = DeliveryStatus.ACCEPTED as DeliveryStatus): SendRecord {
-  const now = Date.now();
-  const deviceId = randomUUID();
-  const messageId = randomUUID();
-  return {
-    delivery: {
-      message_id: messageId,
-      project_id: ctx.project.project_id,
-      target_type: 'device',
-      target_id: deviceId,
-      device_id: deviceId,
-      provider: 'fcm',
-      status,
-      failure_reason: null,
-      provider_message_id: null,
-      trigger_id: triggerId,
-      attempts: 1,
-      created_at: now,
-      completed_at: now,
-    },
-    ledger: {
-      trigger_id: triggerId,
-      device_id: deviceId,
-      batch_no: 0,
-      user_id: randomUUID(),
-      provider: 'fcm',
-      status,
-      message_id: messageId,
-      failure_reason: null,
-      token_action: null,
-      detail: null,
-      created_at: now,
-      project_id: ctx.project.project_id,
-      trigger_created_at: now,
-    },
-  };
 }
 
 const withEvent = (r: SendRecord): SendRecord => ({
@@ -85,10 +47,10 @@ describe.each(TEST_DIALECTS)('group commit of send outcomes (%s)', (dialect) => 
     const committer = createOutcomeCommitter(ctx().database.db, {
       lingerMs: 5,
       emit: async () => {
-        if (others++ < 10_000) committer.add(withEvent(record(ctx(), triggerId)));
+        if (others++ < 10_000) committer.add(withEvent(sendRecord(ctx().project.project_id, triggerId)));
       },
     });
-    const mine = Array.from({ length: 5 }, () => withEvent(record(ctx(), triggerId)));
+    const mine = Array.from({ length: 5 }, () => withEvent(sendRecord(ctx().project.project_id, triggerId)));
     for (const r of mine) committer.add(r);
     await committer.drain();
     const recorded = await ctx()
@@ -109,7 +71,7 @@ describe.each(TEST_DIALECTS)('group commit of send outcomes (%s)', (dialect) => 
     const triggerId = await aTrigger(ctx());
     // A long linger: only a full group (or someone waiting for room) starts a commit.
     const committer = createOutcomeCommitter(ctx().database.db, { groupRows: 1000, lingerMs: 60_000 });
-    for (let i = 0; i < 50; i++) committer.add(record(ctx(), triggerId));
+    for (let i = 0; i < 50; i++) committer.add(sendRecord(ctx().project.project_id, triggerId));
     expect(committer.pending).toBe(50);
     expect(await ledgerCount(ctx(), triggerId)).toBe(0); // still lingering for company
     await committer.room(10);
@@ -120,7 +82,7 @@ describe.each(TEST_DIALECTS)('group commit of send outcomes (%s)', (dialect) => 
   it('commits a group as soon as it is full, without waiting out the linger', async () => {
     const triggerId = await aTrigger(ctx());
     const committer = createOutcomeCommitter(ctx().database.db, { groupRows: 20, lingerMs: 60_000 });
-    for (let i = 0; i < 20; i++) committer.add(record(ctx(), triggerId));
+    for (let i = 0; i < 20; i++) committer.add(sendRecord(ctx().project.project_id, triggerId));
     const started = Date.now();
     await committer.drain();
     expect(Date.now() - started).toBeLessThan(30_000);
@@ -130,12 +92,15 @@ describe.each(TEST_DIALECTS)('group commit of send outcomes (%s)', (dialect) => 
   it('adds each ledger row to the per-minute rollup once, a row already recorded not again', async () => {
     const triggerId = await aTrigger(ctx());
     const rows = [
-      ...Array.from({ length: 3 }, () => record(ctx(), triggerId).ledger!),
-      ...Array.from({ length: 2 }, () => record(ctx(), triggerId, DeliveryStatus.FAILED).ledger!),
+      ...Array.from({ length: 3 }, () => sendRecord(ctx().project.project_id, triggerId).ledger!),
+      ...Array.from(
+        { length: 2 },
+        () => sendRecord(ctx().project.project_id, triggerId, { status: DeliveryStatus.FAILED }).ledger!,
+      ),
     ];
     await recordDeliveries(ctx().database.db, rows);
     // A retried commit that landed unseen inserts the same rows again: they keep their first record.
-    await recordDeliveries(ctx().database.db, [...rows, record(ctx(), triggerId).ledger!]);
+    await recordDeliveries(ctx().database.db, [...rows, sendRecord(ctx().project.project_id, triggerId).ledger!]);
     const counts = await ctx()
       .database.db.selectFrom('trigger_delivery_counts')
       .select(['status', sql<number>`sum(n)`.as('n')])

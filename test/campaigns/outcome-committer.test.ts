@@ -9,7 +9,7 @@ import { waitFor } from '../helpers/wait-for.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DATABASE_URL, TEST_DIALECTS } from '../helpers/test-db.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
-import { createCampaign, createUser, triggerOk } from './campaign-helpers.js';
+import { createCampaign, createUser, sendRecord, triggerOk } from './campaign-helpers.js';
 
 /** The fan-out's outcome writes across a lost database connection: retried, not dropped. */
 describe.runIf(TEST_DIALECTS.includes('postgres'))('send outcomes across a database blip', () => {
@@ -52,39 +52,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('send outcomes across a datab
     await proxy.cut();
     const devices = Array.from({ length: 5 }, () => randomUUID());
     for (const deviceId of devices) {
-      const messageId = randomUUID();
-      committer.add({
-        delivery: {
-          message_id: messageId,
-          project_id: ctx().project.project_id,
-          target_type: 'device',
-          target_id: deviceId,
-          device_id: deviceId,
-          provider: 'fcm',
-          status: DeliveryStatus.ACCEPTED,
-          failure_reason: null,
-          provider_message_id: null,
-          trigger_id: triggerId,
-          attempts: 1,
-          created_at: now,
-          completed_at: now,
-        },
-        ledger: {
-          trigger_id: triggerId,
-          device_id: deviceId,
-          batch_no: 0,
-          user_id: randomUUID(),
-          provider: 'fcm',
-          status: DeliveryStatus.ACCEPTED,
-          message_id: messageId,
-          failure_reason: null,
-          token_action: null,
-          detail: null,
-          created_at: now,
-          project_id: ctx().project.project_id,
-          trigger_created_at: now,
-        },
-      });
+      committer.add(sendRecord(ctx().project.project_id, triggerId, { deviceId, now }));
     }
     const drained = committer.drain();
     // The database comes back only once a commit has failed and is being retried.

@@ -17,6 +17,31 @@ const VERSION = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json')
 /** Where the database would come from in the test runner's environment; each call names its own. */
 const INHERITED_OUT = ['DATA_DIR', 'DATABASE_URL', 'HERALD_DEBUG', 'LOG_LEVEL', 'PORT', 'HOST', 'HERALD_ROLE'];
 
+/** `herald api` in `cwd` on a free port, once it says where it listens; the caller stops it. */
+async function startApi(cwd: string, env: Record<string, string> = {}) {
+  const server = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'herald'), 'api'], {
+    cwd,
+    env: {
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !INHERITED_OUT.includes(name))),
+      ...env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    server.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/i.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    server.once('exit', () => reject(new Error(`server exited: ${out}`)));
+  });
+  return { server, url, output: () => out };
+}
+
 const scratch: string[] = [];
 /** A fresh, empty working directory: the CLI must not touch it unless a command needs the database. */
 function emptyDir(): string {
@@ -181,26 +206,8 @@ describe('the data directory', () => {
     const cwd = emptyDir();
     const created = await herald(['project', 'create', '--name', 'Shared', '--json'], { cwd });
     const { project_id: projectId, secret_key: secretKey } = JSON.parse(created.stdout) as Record<string, string>;
-    const server = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'herald'), 'api'], {
-      cwd,
-      env: {
-        ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !INHERITED_OUT.includes(name))),
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const { server, url, output } = await startApi(cwd);
     try {
-      let out = '';
-      const url = await new Promise<string>((resolve, reject) => {
-        server.stdout.on('data', (chunk: Buffer) => {
-          out += chunk.toString('utf8');
-          const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/i.exec(out);
-          if (match) resolve(match[1]!);
-        });
-        server.once('exit', () => reject(new Error(`server exited: ${out}`)));
-      });
       const res = await fetch(`${url}/api/v1/users`, {
         method: 'POST',
         headers: {
@@ -212,7 +219,7 @@ describe('the data directory', () => {
       });
       expect(res.status).toBe(200);
       // Neither a new directory nor a first-run default project: the database already existed.
-      expect(out).not.toMatch(/created data directory|created the default project/);
+      expect(output()).not.toMatch(/created data directory|created the default project/);
       // bin/herald started Node again, in the same process, with its memory-conscious V8 defaults.
       if (process.platform === 'linux') {
         const argv = fs.readFileSync(`/proc/${server.pid}/cmdline`, 'utf8').split('\0');
@@ -227,26 +234,8 @@ describe('the data directory', () => {
 
 describe.runIf(process.platform === 'linux')('bin/herald V8 defaults', () => {
   it('a flag in NODE_OPTIONS wins over the default, the others still apply', async () => {
-    const server = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'herald'), 'api'], {
-      cwd: emptyDir(),
-      env: {
-        ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !INHERITED_OUT.includes(name))),
-        NODE_OPTIONS: '--max-semi-space-size=16',
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const { server } = await startApi(emptyDir(), { NODE_OPTIONS: '--max-semi-space-size=16' });
     try {
-      let out = '';
-      await new Promise<void>((resolve, reject) => {
-        server.stdout.on('data', (chunk: Buffer) => {
-          out += chunk.toString('utf8');
-          if (/listening at/i.test(out)) resolve();
-        });
-        server.once('exit', () => reject(new Error(`server exited: ${out}`)));
-      });
       const argv = fs.readFileSync(`/proc/${server.pid}/cmdline`, 'utf8').split('\0');
       expect(argv).toContain('--heap-growing-percent=50');
       expect(argv.filter((arg) => arg.startsWith('--max-semi-space-size'))).toEqual([]);
