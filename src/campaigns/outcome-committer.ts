@@ -84,9 +84,12 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
           );
           // Events of records an unseen earlier commit already stored were queued with them.
           const byProject = new Map<string, WebhookEvent[]>();
-          for (const r of group)
-            if (r.events && fresh.has(r.delivery.message_id))
-              byProject.set(r.delivery.project_id, [...(byProject.get(r.delivery.project_id) ?? []), ...r.events]);
+          for (const r of group) {
+            if (!r.events || !fresh.has(r.delivery.message_id)) continue;
+            const list = byProject.get(r.delivery.project_id);
+            if (list) list.push(...r.events);
+            else byProject.set(r.delivery.project_id, [...r.events]);
+          }
           for (const [projectId, events] of byProject) await options.emit?.(trx, projectId, events);
         });
         return;

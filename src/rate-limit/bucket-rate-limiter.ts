@@ -53,9 +53,14 @@ export function createBucketRateLimiter(options: BucketRateLimiterOptions): Rate
     return limits;
   };
 
-  const limitsFor = (projectId: string): Promise<RateLimits> => {
+  /** The project's cached limits while fresh. */
+  const freshLimits = (projectId: string): RateLimits | undefined => {
     const cached = cache.get(projectId);
-    if (cached && cached.expiresAt > clock.now()) return Promise.resolve(cached.limits);
+    return cached && cached.expiresAt > clock.now() ? cached.limits : undefined;
+  };
+  const limitsFor = (projectId: string): Promise<RateLimits> => {
+    const fresh = freshLimits(projectId);
+    if (fresh) return Promise.resolve(fresh);
     let pending = loading.get(projectId);
     if (!pending) {
       pending = load(projectId).finally(() => loading.delete(projectId));
@@ -68,9 +73,8 @@ export function createBucketRateLimiter(options: BucketRateLimiterOptions): Rate
     async take(projectId, cls, cost = 1) {
       let limit: ClassLimit = defaults[cls];
       try {
-        const cached = cache.get(projectId);
         // A fresh cache entry is used as is: no promise to wait for on almost every request.
-        limit = (cached && cached.expiresAt > clock.now() ? cached.limits : await limitsFor(projectId))[cls];
+        limit = (freshLimits(projectId) ?? (await limitsFor(projectId)))[cls];
         const result = await store.take(
           `${prefix}${projectId}:${cls}`,
           { capacity: limit.burst, refillPerSecond: limit.perSecond },
