@@ -1,44 +1,45 @@
 import { createHash } from 'node:crypto';
-import {
-  claimCompletedIdempotencyKey,
-  hashRequest,
-  runIdempotent,
-  validateIdempotencyKey,
-  type IdempotencyKeyRef,
-} from '../idempotency/idempotency.service.js';
+import { AppError } from '../errors.js';
+import { hashRequest, IDEMPOTENCY_TTL_MS, validateIdempotencyKey } from '../idempotency/idempotency.service.js';
 import { newTimeOrderedId } from '../lib/ids.js';
 import { AsyncQueue } from './async-queue.js';
 import type { CallContext } from './call-context.js';
 import { pushContext, runContext, storeContext } from './call-context.js';
 import { rpcError } from './errors.js';
-import { isFinal, type SendInput, type StatusEvent, type Task } from './model.js';
+import { isFinal, isTerminal, type SendInput, type StatusEvent, type Task } from './model.js';
 import { preparePushConfig } from './push-configs/push-configs.service.js';
 import { selectSkill } from './skills/registry.js';
-import { runTask, type RunRequest, type TransactionHooks } from './tasks/task-runner.js';
-import { currentStatus, getTask, latestStatus, taskExists } from './tasks/task-store.js';
+import { runTask, type RunRequest } from './tasks/task-runner.js';
+import { currentStatus, getTask, latestStatus, TaskKeyHeld, taskExists } from './tasks/task-store.js';
+import { findTaskByKey, releaseTaskKey, type TaskKey } from './tasks/tasks.repository.js';
 
 const SAFE_KEY = /^[\x21-\x7e]{1,200}$/;
+/** A key held by a task still running after this long belongs to a request that died; it may be taken over. */
+const ABANDONED_AFTER_MS = 10 * 60 * 1000;
 
 /**
- * A10: `X-Service-Idempotency-Key`, else `message.messageId`, per project, 24 h. The two kinds of
- * key live in separate scopes so a header key never collides with somebody's message id. The
- * request hash is of the decoded input, so the same message through v1 or v0.3, blocking or
- * streaming, is the same request.
+ * A10: `X-Service-Idempotency-Key`, else `message.messageId`, per project, 24 h, stored on the task
+ * the request started (migration 0018). The two kinds of key are told apart by a prefix so a header
+ * key never collides with somebody's message id. The request hash is of the decoded input, so the
+ * same message through v1 or v0.3, blocking or streaming, is the same request.
  */
-function idempotency(call: CallContext, input: SendInput) {
+function taskKey(call: CallContext, input: SendInput): TaskKey {
   const explicit = call.idempotencyKey;
-  const messageKey = SAFE_KEY.test(input.message.messageId)
-    ? input.message.messageId
-    : createHash('sha256').update(input.message.messageId).digest('hex');
-  const ref =
-    explicit !== undefined
-      ? { projectId: call.projectId, scope: 'a2a.send', key: explicit }
-      : { projectId: call.projectId, scope: 'a2a.send.message-id', key: messageKey };
-  return { ref, hash: hashRequest(input) };
+  let key: string;
+  if (explicit !== undefined) {
+    validateIdempotencyKey(explicit);
+    key = `h:${explicit}`;
+  } else {
+    const id = input.message.messageId;
+    key = `m:${SAFE_KEY.test(id) ? id : createHash('sha256').update(id).digest('hex')}`;
+  }
+  return { key, hash: hashRequest(input) };
 }
 
+type KeyedRequest = RunRequest & { key: TaskKey };
+
 /** Everything that can refuse the request is checked before anything is stored (A6). */
-async function prepare(call: CallContext, input: SendInput): Promise<RunRequest> {
+async function prepare(call: CallContext, input: SendInput): Promise<KeyedRequest> {
   const invocation = selectSkill(input.message);
   const given = input.message.taskId;
   if (given !== undefined) {
@@ -53,7 +54,13 @@ async function prepare(call: CallContext, input: SendInput): Promise<RunRequest>
   const taskId = newTimeOrderedId();
   const pushConfig =
     input.pushConfig && (await preparePushConfig(pushContext(call), taskId, input.pushConfig, call.codec.version));
-  return { taskId, message: input.message, invocation, ...(pushConfig ? { pushConfig } : {}) };
+  return {
+    taskId,
+    message: input.message,
+    invocation,
+    ...(pushConfig ? { pushConfig } : {}),
+    key: taskKey(call, input),
+  };
 }
 
 const withHistory = (task: Task, historyLength: number | undefined): Task =>
@@ -61,62 +68,71 @@ const withHistory = (task: Task, historyLength: number | undefined): Task =>
     ? task
     : { ...task, history: historyLength === 0 ? [] : task.history.slice(-historyLength) };
 
-/** The key was already there: the atomic fast path rolled back; the general path decides. */
-class KeyTaken extends Error {}
-
 /**
- * Claims the key inside an atomic skill's transaction, completed at once: its response names the
- * task, whose id is known before the skill runs, and the key commits with the task or not at all.
+ * What to do about the task holding the key: the holder to replay, or `undefined` after releasing
+ * a key past its 24 h (or held by a task running for longer than a live request would), so the
+ * caller may claim it again. A key held with another request, or by a task still running, is a
+ * conflict (HTTP 409, -32603).
  */
-function keyHooks(call: CallContext, ref: IdempotencyKeyRef, hash: string, taskId: string): TransactionHooks {
+async function holderToReplay(call: CallContext, key: TaskKey): Promise<string | undefined> {
+  const holder = await findTaskByKey(call.deps.db, call.projectId, key.key);
+  if (!holder) return undefined; // released between our insert and this read
   const now = call.deps.clock.now();
-  const response = { status: 200, body: { taskId } };
-  return {
-    begin: async (trx) => {
-      if (!(await claimCompletedIdempotencyKey(trx, ref, hash, now, response))) throw new KeyTaken();
-    },
-  };
+  const running = !isTerminal(holder.state);
+  if (holder.createdAt + IDEMPOTENCY_TTL_MS <= now || (running && now - holder.createdAt > ABANDONED_AFTER_MS)) {
+    await releaseTaskKey(call.deps.db, holder.id, key.key);
+    return undefined;
+  }
+  if (holder.hash !== key.hash)
+    throw new AppError(
+      'conflict',
+      'IDEMPOTENCY_KEY_REUSED',
+      'Idempotency key was already used with a different request',
+    );
+  if (running)
+    throw new AppError(
+      'conflict',
+      'IDEMPOTENCY_KEY_IN_PROGRESS',
+      'A request with this idempotency key is still in progress',
+      {
+        retryAfterSeconds: 1,
+      },
+    );
+  return holder.id;
 }
 
 /**
- * Runs the task at most once per key (A10). An atomic skill claims the key in its own transaction;
- * when the key exists, and for staged skills, `runIdempotent` replays the stored task, refuses a
- * key in progress or reused with another body (HTTP 409, -32603), or runs the task.
+ * Runs the task at most once per key (A10). The task's insert claims the key (atomic skills: in the
+ * skill's transaction, so the key commits with the user or not at all); when another task holds it,
+ * that task is replayed, or the request refused. A staged task that fails to finish releases its
+ * key, so a retry runs at once (as the reaper does when its instance dies).
  */
 async function runOnce(
   call: CallContext,
-  input: SendInput,
-  request: RunRequest,
+  request: KeyedRequest,
   onEvent?: (event: StatusEvent) => void,
 ): Promise<{ task: Task; replayed: boolean }> {
-  const { ref, hash } = idempotency(call, input);
-  validateIdempotencyKey(ref.key);
-  if (request.invocation.skill.atomic) {
+  for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      return {
-        task: await runTask(
-          runContext(call),
-          { ...request, hooks: keyHooks(call, ref, hash, request.taskId) },
-          onEvent,
-        ),
-        replayed: false,
-      };
+      return { task: await runTask(runContext(call), request, onEvent), replayed: false };
     } catch (error) {
-      if (!(error instanceof KeyTaken)) throw error;
+      if (!(error instanceof TaskKeyHeld)) {
+        if (!request.invocation.skill.atomic)
+          await releaseTaskKey(call.deps.db, request.taskId, request.key.key).catch(() => undefined);
+        throw error;
+      }
     }
+    const holder = await holderToReplay(call, request.key);
+    if (holder !== undefined) return { task: await getTask(storeContext(call), holder), replayed: true };
   }
-  let task: Task | undefined;
-  const { response, replayed } = await runIdempotent(call.deps.db, call.deps.clock, ref, hash, async () => {
-    task = await runTask(runContext(call), { ...request, idempotency: ref }, onEvent);
-    return { status: 200, body: { taskId: task.id } };
+  throw new AppError('conflict', 'IDEMPOTENCY_KEY_BUSY', 'Idempotency key is changing hands, retry', {
+    retryAfterSeconds: 1,
   });
-  if (!replayed && task) return { task, replayed };
-  return { task: await getTask(storeContext(call), (response.body as { taskId: string }).taskId), replayed: true };
 }
 
 /** SendMessage: runs until the task is terminal and returns it; a replay returns the same task. */
 export async function sendMessage(call: CallContext, input: SendInput): Promise<Task> {
-  const { task } = await runOnce(call, input, await prepare(call, input));
+  const { task } = await runOnce(call, await prepare(call, input));
   return withHistory(task, input.historyLength);
 }
 
@@ -134,7 +150,7 @@ export async function sendStreamingMessage(call: CallContext, input: SendInput):
     () => latestStatus(storeContext(call), request.taskId),
   );
   let replayed: Task | undefined;
-  runOnce(call, input, request, (event) => queue.push(event)).then(
+  runOnce(call, request, (event) => queue.push(event)).then(
     (outcome) => {
       if (outcome.replayed) replayed = outcome.task;
       queue.close();

@@ -1,5 +1,4 @@
 import type { Db } from '../db/database.js';
-import { preparedQuery } from '../db/prepared.js';
 
 export interface IdempotencyTable {
   project_id: string;
@@ -57,44 +56,6 @@ export async function claimKey(
     .onConflict((oc) => oc.columns(['project_id', 'scope', 'idempotency_key']).doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
-}
-
-type CompletedKey = {
-  projectId: string;
-  scope: string;
-  key: string;
-  hash: string;
-  status: number;
-  body: string;
-  now: number;
-  expiresAt: number;
-};
-const insertCompleted = preparedQuery(
-  ['projectId', 'scope', 'key', 'hash', 'status', 'body', 'now', 'expiresAt'],
-  (db: Db, p: CompletedKey) =>
-    db
-      .insertInto('idempotency_keys')
-      .values({
-        project_id: p.projectId,
-        scope: p.scope,
-        idempotency_key: p.key,
-        request_hash: p.hash,
-        state: 'completed',
-        response_status: p.status,
-        response_body: p.body,
-        created_at: p.now,
-        expires_at: p.expiresAt,
-      })
-      .onConflict((oc) => oc.columns(['project_id', 'scope', 'idempotency_key']).doNothing())
-      .returning('created_at'),
-);
-
-/**
- * Claims the key already completed with its response, for work that commits in the same
- * transaction (one statement instead of a claim and a completion); `false` when a row exists.
- */
-export async function claimCompletedKey(db: Db, key: CompletedKey): Promise<boolean> {
-  return (await insertCompleted(db, key)).length > 0;
 }
 
 export function findKey(db: Db, ref: IdempotencyKeyRef) {

@@ -94,39 +94,6 @@ export async function runIdempotent(
   });
 }
 
-/**
- * Claims the key for 24 h with its response already stored, inside the caller's transaction, for
- * work whose response is known before it runs and that commits with the key (a rollback removes
- * both); `false` when the key exists.
- */
-export function claimCompletedIdempotencyKey(
-  db: Db,
-  ref: repo.IdempotencyKeyRef,
-  requestHash: string,
-  now: number,
-  response: StoredResponse,
-): Promise<boolean> {
-  return repo.claimCompletedKey(db, {
-    ...ref,
-    hash: requestHash,
-    status: response.status,
-    body: JSON.stringify(response.body),
-    now,
-    expiresAt: now + IDEMPOTENCY_TTL_MS,
-  });
-}
-
-/**
- * Releases the key if its request is still in progress (the work it guarded was abandoned), so a
- * retry runs at once; a completed key keeps replaying its response.
- */
-export async function releaseIdempotencyKeyInProgress(db: Db, ref: repo.IdempotencyKeyRef): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const held = await repo.findKey(trx, ref);
-    if (held?.state === 'in_progress') await repo.releaseKey(trx, ref, Number(held.created_at));
-  });
-}
-
 /** Removes keys past their 24 h; a replay of an expired key is treated as new anyway, this bounds the table. */
 export function deleteExpiredIdempotencyKeys(db: Db, clock: Clock): Promise<number> {
   return repo.deleteExpiredKeys(db, clock.now());

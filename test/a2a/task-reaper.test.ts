@@ -5,15 +5,14 @@ import { insertTaskLease } from '../../src/a2a/tasks/task-leases.repository.js';
 import { createTaskEventBus } from '../../src/a2a/tasks/task-events.js';
 import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
 import { writeBatcherFor } from '../../src/db/write-batcher.js';
-import { claimKey } from '../../src/idempotency/idempotency.repository.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { rpc, uid, v1Message } from './a2a-helpers.js';
 
 /**
- * What an instance killed mid-skill leaves behind: the task `working`, its lease, and the request's
- * idempotency key reserved (`in_progress`).
+ * What an instance killed mid-skill leaves behind: the task `working`, holding the request's
+ * idempotency key (in progress while the task runs), and its lease.
  */
 async function abandonedTask(ctx: TestContext, key: string, leaseUntil: number): Promise<string> {
   const id = uid('task');
@@ -36,9 +35,9 @@ async function abandonedTask(ctx: TestContext, key: string, leaseUntil: number):
       ],
       [message],
       [],
+      { key: `h:${key}`, hash: 'the-lost-request' },
     );
-    await insertTaskLease(trx, id, projectId, leaseUntil, { projectId, scope: 'a2a.send', key });
-    await claimKey(trx, { projectId, scope: 'a2a.send', key }, 'the-lost-request', now, now + 86_400_000);
+    await insertTaskLease(trx, id, projectId, leaseUntil);
   });
   return id;
 }

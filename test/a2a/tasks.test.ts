@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { claimKey } from '../../src/idempotency/idempotency.repository.js';
 import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { createUserTask, rpc, sseEvents, uid, v03Message, v1Message, type Json } from './a2a-helpers.js';
 
-/** A task stored `working`, as a staged skill leaves it while it runs. */
-async function workingTask(ctx: TestContext, projectId = ctx.project.project_id): Promise<string> {
+/** A task stored `working`, as a staged skill leaves it while it runs (holding its request's key, if given). */
+async function workingTask(
+  ctx: TestContext,
+  projectId = ctx.project.project_id,
+  key?: { key: string; hash: string },
+): Promise<string> {
   const id = uid('task');
   const now = Date.now();
   const message = {
@@ -26,6 +29,7 @@ async function workingTask(ctx: TestContext, projectId = ctx.project.project_id)
       ],
       [message],
       [],
+      key,
     ),
   );
   return id;
@@ -128,7 +132,7 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
       expect(second.artifacts[0].parts[0].data.userId).toBe(first.artifacts[0].parts[0].data.userId);
     });
 
-    it('create-user stores its key completed with the task, also when the skill refused: a replay returns that task', async () => {
+    it('create-user stores its key on the task, also when the skill refused: a replay returns that task', async () => {
       const projectUserId = uid('u');
       const props = (from: number, n: number) =>
         Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${from + i}`, i]));
@@ -143,14 +147,13 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
       const first = (await rpc(ctx(), 'SendMessage', { message }, { version: '1.0' })).json().result.task;
       expect(first.status.state).toBe('TASK_STATE_REJECTED');
       const key = await ctx()
-        .database.db.selectFrom('idempotency_keys')
-        .select(['state', 'response_body'])
+        .database.db.selectFrom('a2a_tasks')
+        .select(['id', 'request_hash'])
         .where('project_id', '=', ctx().project.project_id)
-        .where('scope', '=', 'a2a.send.message-id')
-        .where('idempotency_key', '=', message.messageId)
+        .where('idempotency_key', '=', `m:${message.messageId}`)
         .executeTakeFirstOrThrow();
-      expect(key.state).toBe('completed');
-      expect(JSON.parse(key.response_body!)).toEqual({ taskId: first.id });
+      expect(key.id).toBe(first.id);
+      expect(key.request_hash).toMatch(/^[0-9a-f]{64}$/);
       const replay = (await rpc(ctx(), 'SendMessage', { message }, { version: '1.0' })).json().result.task;
       expect(replay.id).toBe(first.id);
       expect(replay.status.state).toBe('TASK_STATE_REJECTED');
@@ -199,16 +202,9 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
       expect(b.id).not.toBe(a.id);
     });
 
-    it('a key still in progress is HTTP 409 with -32603', async () => {
+    it('a key still in progress (held by a task still running) is HTTP 409 with -32603', async () => {
       const key = uid('busy');
-      const now = Date.now();
-      await claimKey(
-        ctx().database.db,
-        { projectId: ctx().project.project_id, scope: 'a2a.send', key },
-        'another-request',
-        now,
-        now + 60_000,
-      );
+      await workingTask(ctx(), undefined, { key: `h:${key}`, hash: 'another-request' });
       const res = await rpc(
         ctx(),
         'SendMessage',

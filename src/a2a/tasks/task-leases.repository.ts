@@ -1,11 +1,11 @@
 import type { Db } from '../../db/database.js';
-import type { IdempotencyKeyRef } from '../../idempotency/idempotency.service.js';
 
 /** A staged task's lease: the instance running its skill renews it; a lapsed one means the instance died. */
 export interface A2aTaskLeasesTable {
   task_id: string;
   project_id: string;
   lease_until: number;
+  /** Unused since migration 0018: a staged task's key lives on the task (`a2a_tasks.idempotency_key`). */
   idempotency_scope: string | null;
   idempotency_key: string | null;
 }
@@ -17,22 +17,10 @@ declare module '../../db/database.js' {
 }
 
 /** Written with the task's `working` status, in the same transaction. */
-export async function insertTaskLease(
-  db: Db,
-  taskId: string,
-  projectId: string,
-  leaseUntil: number,
-  key: IdempotencyKeyRef | undefined,
-): Promise<void> {
+export async function insertTaskLease(db: Db, taskId: string, projectId: string, leaseUntil: number): Promise<void> {
   await db
     .insertInto('a2a_task_leases')
-    .values({
-      task_id: taskId,
-      project_id: projectId,
-      lease_until: leaseUntil,
-      idempotency_scope: key?.scope ?? null,
-      idempotency_key: key?.key ?? null,
-    })
+    .values({ task_id: taskId, project_id: projectId, lease_until: leaseUntil })
     .execute();
 }
 

@@ -1,11 +1,10 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.js';
-import { releaseIdempotencyKeyInProgress } from '../../idempotency/idempotency.service.js';
 import { newId } from '../../lib/ids.js';
 import { isTerminal } from '../model.js';
 import { advanceTask, type StoreContext } from './task-store.js';
 import { deleteTaskLease, findLapsedTaskLeases, renewTaskLease } from './task-leases.repository.js';
-import { findTask } from './tasks.repository.js';
+import { findTask, releaseTaskKey } from './tasks.repository.js';
 
 /** How long a staged task's instance owns it without renewing (renewed every third of it). */
 export const TASK_LEASE_MS = 30_000;
@@ -78,16 +77,12 @@ export async function reapLapsedTasks(ctx: ReaperContext, limit = 100): Promise<
         { state: 'failed', message, timestamp: ctx.clock.now() },
       );
       if (result.changed) {
+        // The key was held `in progress` by the running task: released so the retry runs at once.
+        await releaseTaskKey(ctx.db, record.id);
         reaped += 1;
         ctx.logger?.warn({ task_id: record.id }, 'failed an A2A task whose instance was lost');
       }
     }
-    if (lease.idempotency_scope !== null && lease.idempotency_key !== null)
-      await releaseIdempotencyKeyInProgress(ctx.db, {
-        projectId: lease.project_id,
-        scope: lease.idempotency_scope,
-        key: lease.idempotency_key,
-      });
     await deleteTaskLease(ctx.db, lease.task_id);
   }
   return reaped;

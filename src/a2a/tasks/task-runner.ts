@@ -8,23 +8,18 @@ import type { SkillInvocation } from '../skills/registry.js';
 import type { SkillContext } from '../skills/skill.js';
 import { advanceTask, recordTask, startTask, type StoreContext } from './task-store.js';
 import { keepTaskLease, TASK_LEASE_MS } from './task-leases.js';
-import type { IdempotencyKeyRef } from '../../idempotency/idempotency.service.js';
-
-/** Work that must commit with an atomic skill's task (the idempotency key, A10). */
-export interface TransactionHooks {
-  /** First thing in the transaction; throwing rolls everything back. */
-  begin(trx: Db): Promise<void>;
-}
+import type { TaskKey } from './tasks.repository.js';
 
 export interface RunRequest {
   taskId: string;
   message: Message;
   invocation: SkillInvocation;
   pushConfig?: StoredPushConfig;
-  /** Only for atomic skills. */
-  hooks?: TransactionHooks;
-  /** A staged skill's idempotency key: released by the reaper if this instance dies mid-task. */
-  idempotency?: IdempotencyKeyRef;
+  /**
+   * The request's idempotency key (A10), stored on the task: the task's insert claims it, and
+   * `TaskKeyHeld` is thrown, with nothing stored, when another task holds it.
+   */
+  key?: TaskKey;
 }
 
 export interface RunContext extends StoreContext {
@@ -83,8 +78,8 @@ async function execute(ctx: RunContext, skillCtx: SkillContext, invocation: Skil
 
 /**
  * An atomic skill's write and the task's whole life commit in one transaction, so the task is
- * completed exactly when the write is. A failure rolls the write back and records the task failed.
- * Errors of the hooks are the caller's and record nothing.
+ * completed exactly when the write is (with its key: the key commits with the task or not at all).
+ * A failure rolls the write back and records the task failed. `TaskKeyHeld` records nothing.
  */
 async function runAtomic(
   ctx: RunContext,
@@ -102,12 +97,12 @@ async function runAtomic(
       skill,
       [submitted, task.status, outcome.status],
       request.pushConfig,
+      request.key,
     );
     return { task: final, events };
   };
   try {
     return await ctx.writes.run(async (trx) => {
-      await request.hooks?.begin(trx);
       const outcome = await execute(ctx, { ...ctx.skill, db: trx }, request.invocation).catch((error: unknown) => {
         throw new SkillFailed(error);
       });
@@ -116,10 +111,7 @@ async function runAtomic(
   } catch (error) {
     if (!(error instanceof SkillFailed)) throw error;
     const outcome = failure(ctx, task, error.cause);
-    return ctx.writes.run(async (trx) => {
-      await request.hooks?.begin(trx);
-      return record(trx, outcome);
-    });
+    return ctx.writes.run((trx) => record(trx, outcome));
   }
 }
 
@@ -151,14 +143,14 @@ export async function runTask(
     done.events.forEach((e) => onEvent?.(e));
     return done.task;
   }
-  const lease = { until: submittedAt + TASK_LEASE_MS, idempotency: request.idempotency };
   const started = await startTask(
     ctx,
     task,
     request.invocation.skill.descriptor.id,
     submittedAt,
     request.pushConfig,
-    lease,
+    submittedAt + TASK_LEASE_MS,
+    request.key,
   );
   const leaseKeeper = keepTaskLease(ctx.db, task.id, () => ctx.clock.now(), TASK_LEASE_MS, ctx.logger);
   try {

@@ -20,7 +20,6 @@ import { invalidParams } from '../versions/codec.js';
 import type { TaskEventBus } from './task-events.js';
 import type { WriteBatcher } from '../../db/write-batcher.js';
 import * as repo from './tasks.repository.js';
-import type { IdempotencyKeyRef } from '../../idempotency/idempotency.service.js';
 import { insertTaskLease } from './task-leases.repository.js';
 
 /** The task store and its state machine (spec "States and transitions"); always scoped to one project. */
@@ -44,6 +43,13 @@ export interface LiveTask {
   task: Task;
   seq: number;
   statusHistory: TaskStatus[];
+}
+
+/** The task's SendMessage key is held by another task of the project: nothing was written (A10). */
+export class TaskKeyHeld extends Error {
+  constructor() {
+    super('idempotency key held by another task');
+  }
 }
 
 const notFound = (id: string) => rpcError('TASK_NOT_FOUND', `Task ${id} not found`, { metadata: { taskId: id } });
@@ -129,7 +135,8 @@ export async function listTasks(ctx: StoreContext, input: ListTasksInput): Promi
 /**
  * Writes a new task with its status changes so far (the last is current), its messages and
  * artifacts, and an inline push config with one queued webhook per change. Pass a transaction;
- * publish the returned events once it committed.
+ * publish the returned events once it committed. With a key, throws `TaskKeyHeld` (write nothing
+ * more, roll back) when another task holds it.
  */
 export async function recordTask(
   db: Db,
@@ -138,16 +145,19 @@ export async function recordTask(
   skill: string,
   statuses: TaskStatus[],
   pushConfig?: StoredPushConfig,
+  key?: repo.TaskKey,
 ): Promise<StatusEvent[]> {
   const createdAt = statuses[0]!.timestamp;
   const events = statuses.map((status, i) => ({ taskId: task.id, contextId: task.contextId, seq: i + 1, status }));
-  await repo.insertTask(
+  const inserted = await repo.insertTask(
     db,
     { id: task.id, projectId: ctx.projectId, contextId: task.contextId, skill, createdAt },
     statuses,
     task.history,
     task.artifacts,
+    key,
   );
+  if (!inserted) throw new TaskKeyHeld();
   if (pushConfig) {
     await storePushConfig(db, pushConfig, createdAt);
     for (const event of events)
@@ -163,13 +173,14 @@ export async function startTask(
   skill: string,
   submittedAt: number,
   pushConfig?: StoredPushConfig,
-  lease?: { until: number; idempotency?: IdempotencyKeyRef | undefined },
+  leaseUntil?: number,
+  key?: repo.TaskKey,
 ): Promise<{ live: LiveTask; events: StatusEvent[] }> {
   const statusHistory: TaskStatus[] = [{ state: 'submitted', timestamp: submittedAt }, task.status];
   const events = await ctx.writes.run(async (trx) => {
-    const recorded = await recordTask(trx, ctx, task, skill, statusHistory, pushConfig);
+    const recorded = await recordTask(trx, ctx, task, skill, statusHistory, pushConfig, key);
     // The lease commits with the `working` task: a task stored working always has one (task-leases.ts).
-    if (lease) await insertTaskLease(trx, task.id, ctx.projectId, lease.until, lease.idempotency);
+    if (leaseUntil !== undefined) await insertTaskLease(trx, task.id, ctx.projectId, leaseUntil);
     return recorded;
   });
   await ctx.events.publish(events);

@@ -20,6 +20,10 @@ export interface A2aTasksTable {
   /** JSON: the task's artifacts. */
   artifacts: unknown;
   created_at: number;
+  /** A10: the SendMessage key that started the task (`h:` header, `m:` messageId), unique per project; null once released. */
+  idempotency_key: string | null;
+  /** The hash of that request, telling a replay from a reuse of the key. */
+  request_hash: string | null;
 }
 
 declare module '../../db/database.js' {
@@ -85,6 +89,8 @@ type Insert = {
   messages: string;
   artifacts: string;
   createdAt: number;
+  key: string | null;
+  hash: string | null;
 };
 const insertRow = preparedQuery(
   [
@@ -100,22 +106,30 @@ const insertRow = preparedQuery(
     'messages',
     'artifacts',
     'createdAt',
+    'key',
+    'hash',
   ],
   (db: Db, p: Insert) =>
-    db.insertInto('a2a_tasks').values({
-      id: p.id,
-      project_id: p.projectId,
-      context_id: p.contextId,
-      skill: p.skill,
-      state: p.state,
-      status_seq: p.seq,
-      status_message: p.message,
-      status_timestamp: p.timestamp,
-      status_history: p.statuses,
-      messages: p.messages,
-      artifacts: p.artifacts,
-      created_at: p.createdAt,
-    }),
+    db
+      .insertInto('a2a_tasks')
+      .values({
+        id: p.id,
+        project_id: p.projectId,
+        context_id: p.contextId,
+        skill: p.skill,
+        state: p.state,
+        status_seq: p.seq,
+        status_message: p.message,
+        status_timestamp: p.timestamp,
+        status_history: p.statuses,
+        messages: p.messages,
+        artifacts: p.artifacts,
+        created_at: p.createdAt,
+        idempotency_key: p.key,
+        request_hash: p.hash,
+      })
+      .onConflict((oc) => oc.columns(['project_id', 'idempotency_key']).doNothing())
+      .returning('id'),
 );
 
 type Update = {
@@ -151,17 +165,30 @@ const selectRow = preparedQuery(['id', 'projectId'], (db: Db, p: { id: string; p
   db.selectFrom('a2a_tasks').select(COLUMNS).where('id', '=', p.id).where('project_id', '=', p.projectId),
 );
 
-/** A new task with its statuses so far (the last one current), messages and artifacts: one row. */
+/** A SendMessage key on its task (A10): `key` is scope-prefixed, `hash` the request's. */
+export interface TaskKey {
+  key: string;
+  hash: string;
+}
+
+/**
+ * A new task with its statuses so far (the last one current), messages and artifacts: one row.
+ * With a key, the insert is also the key's claim: `false` (nothing written) when a task of the
+ * project holds it already.
+ */
 export async function insertTask(
   db: Db,
   task: { id: string; projectId: string; contextId: string; skill: string; createdAt: number },
   statuses: TaskStatus[],
   messages: Message[],
   artifacts: Artifact[],
-): Promise<void> {
+  key?: TaskKey,
+): Promise<boolean> {
   const last = statuses[statuses.length - 1]!;
-  await insertRow(db, {
+  const rows = await insertRow(db, {
     ...task,
+    key: key?.key ?? null,
+    hash: key?.hash ?? null,
     state: last.state,
     seq: statuses.length,
     message: jsonOrNull(last.message),
@@ -170,6 +197,32 @@ export async function insertTask(
     messages: writeJson(messages),
     artifacts: writeJson(artifacts),
   });
+  return rows.length > 0;
+}
+
+const selectByKey = preparedQuery(['projectId', 'key'], (db: Db, p: { projectId: string; key: string }) =>
+  db
+    .selectFrom('a2a_tasks')
+    .select(['id', 'state', 'created_at', 'request_hash'])
+    .where('project_id', '=', p.projectId)
+    .where('idempotency_key', '=', p.key),
+);
+
+/** The task holding a SendMessage key in the project, if any. */
+export async function findTaskByKey(
+  db: Db,
+  projectId: string,
+  key: string,
+): Promise<{ id: string; state: TaskState; createdAt: number; hash: string | null } | undefined> {
+  const [row] = await selectByKey(db, { projectId, key });
+  return row && { id: row.id, state: row.state, createdAt: Number(row.created_at), hash: row.request_hash };
+}
+
+/** Releases the key from its task (expired, abandoned or lost), only if that task still holds it. */
+export async function releaseTaskKey(db: Db, taskId: string, key?: string): Promise<void> {
+  let query = db.updateTable('a2a_tasks').set({ idempotency_key: null, request_hash: null }).where('id', '=', taskId);
+  if (key !== undefined) query = query.where('idempotency_key', '=', key);
+  await query.execute();
 }
 
 /**
