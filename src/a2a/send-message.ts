@@ -10,8 +10,16 @@ import { isFinal, isTerminal, type SendInput, type StatusEvent, type Task } from
 import { preparePushConfig } from './push-configs/push-configs.service.js';
 import { selectSkill } from './skills/registry.js';
 import { runTask, type RunRequest } from './tasks/task-runner.js';
-import { currentStatus, getTask, latestStatus, TaskKeyHeld, taskExists } from './tasks/task-store.js';
-import { findTaskByKey, releaseTaskKey, type TaskKey } from './tasks/tasks.repository.js';
+import {
+  currentStatus,
+  findKeyHolder,
+  getTask,
+  latestStatus,
+  releaseKey,
+  TaskKeyHeld,
+  taskExists,
+  type TaskKey,
+} from './tasks/task-store.js';
 
 const SAFE_KEY = /^[\x21-\x7e]{1,200}$/;
 /** A key held by a task still running after this long belongs to a request that died; it may be taken over. */
@@ -75,12 +83,12 @@ const withHistory = (task: Task, historyLength: number | undefined): Task =>
  * conflict (HTTP 409, -32603).
  */
 async function holderToReplay(call: CallContext, key: TaskKey): Promise<string | undefined> {
-  const holder = await findTaskByKey(call.deps.db, call.projectId, key.key);
+  const holder = await findKeyHolder(storeContext(call), key.key);
   if (!holder) return undefined; // released between our insert and this read
   const now = call.deps.clock.now();
   const running = !isTerminal(holder.state);
   if (holder.createdAt + IDEMPOTENCY_TTL_MS <= now || (running && now - holder.createdAt > ABANDONED_AFTER_MS)) {
-    await releaseTaskKey(call.deps.db, holder.id, key.key);
+    await releaseKey(storeContext(call), holder.id, key.key);
     return undefined;
   }
   if (holder.hash !== key.hash)
@@ -118,7 +126,7 @@ async function runOnce(
     } catch (error) {
       if (!(error instanceof TaskKeyHeld)) {
         if (!request.invocation.skill.atomic)
-          await releaseTaskKey(call.deps.db, request.taskId, request.key.key).catch(() => undefined);
+          await releaseKey(storeContext(call), request.taskId, request.key.key).catch(() => undefined);
         throw error;
       }
     }

@@ -52,7 +52,7 @@ describe.each(TEST_DIALECTS)('migration 0018 on %s', (dialect) => {
     const now = Date.now();
     await db
       .insertInto('projects')
-      .values({ id: 'p1', name: 'p1', created_at: now } as never)
+      .values({ id: 'p1', name: 'p1', created_at: now })
       .execute();
     // Rows as Herald wrote them before 0018 (no key columns yet).
     const task = async (id: string, state: 'completed' | 'working') =>
@@ -71,7 +71,7 @@ describe.each(TEST_DIALECTS)('migration 0018 on %s', (dialect) => {
           messages: '[]',
           artifacts: '[]',
           created_at: now,
-        } as never)
+        })
         .execute();
     await task('t-done', 'completed');
     await task('t-header', 'completed');

@@ -52,6 +52,16 @@ export class TaskKeyHeld extends Error {
   }
 }
 
+export type { TaskKey } from './tasks.repository.js';
+
+/** The task of the project holding a SendMessage key, if any (A10). */
+export const findKeyHolder = (ctx: Pick<StoreContext, 'db' | 'projectId'>, key: string) =>
+  repo.findTaskByKey(ctx.db, ctx.projectId, key);
+
+/** Releases `key` from the task, if it still holds it (expired, abandoned or lost). */
+export const releaseKey = (ctx: Pick<StoreContext, 'db'>, taskId: string, key: string): Promise<void> =>
+  repo.releaseTaskKey(ctx.db, taskId, key);
+
 const notFound = (id: string) => rpcError('TASK_NOT_FOUND', `Task ${id} not found`, { metadata: { taskId: id } });
 
 function toTask(r: repo.TaskRecord, view: TaskView = {}): Task {
