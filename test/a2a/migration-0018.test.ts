@@ -50,10 +50,7 @@ describe.each(TEST_DIALECTS)('migration 0018 on %s', (dialect) => {
     destroy = before.destroy;
     const db = before.handle.db;
     const now = Date.now();
-    await db
-      .insertInto('projects')
-      .values({ id: 'p1', name: 'p1', created_at: now })
-      .execute();
+    await db.insertInto('projects').values({ id: 'p1', name: 'p1', created_at: now }).execute();
     // Rows as Herald wrote them before 0018 (no key columns yet).
     const task = async (id: string, state: 'completed' | 'working') =>
       db
