@@ -56,6 +56,41 @@ function tuning(): { sendChunk?: number; chunksInFlight?: number; batchUsers?: n
   };
 }
 
+/**
+ * CPU time (ms, user + system) of each of this process's threads, by name (`MainThread`, `WorkerThread`
+ * for the render workers and the checkpointer, in start order, `V8Worker` for GC helpers, libuv's pool).
+ */
+function threadCpuMs(): Map<string, number> {
+  const out = new Map<string, number>();
+  const tick = 1000 / 100; // USER_HZ
+  const tasks = fs.readdirSync('/proc/self/task').sort((a, b) => Number(a) - Number(b));
+  const seen = new Map<string, number>();
+  for (const tid of tasks) {
+    try {
+      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const comm = stat.slice(stat.indexOf('(') + 1, close);
+      const fields = stat.slice(close + 2).split(' ');
+      const n = (seen.get(comm) ?? 0) + 1;
+      seen.set(comm, n);
+      out.set(`${comm}#${n}`, (Number(fields[11]) + Number(fields[12])) * tick);
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
+/** Per-thread CPU over the fan-out, grouped (V8's GC helpers and libuv's pool summed). */
+function threadCpuDelta(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, ms] of after) {
+    const key = name.startsWith('V8Worker') ? 'V8Worker' : name.startsWith('libuv') ? 'libuv' : name;
+    out[key] = (out[key] ?? 0) + ms - (before.get(name) ?? 0);
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
   const dir = arg('dir');
   const prepared = JSON.parse(fs.readFileSync(path.join(dir, 'prepared.json'), 'utf8')) as PreparedBench;
@@ -105,6 +140,7 @@ async function main(): Promise<void> {
   };
   const campaignUrl = `/api/v1/campaigns/${prepared.campaignId}`;
   const cpuBefore = process.cpuUsage();
+  const threadsBefore = process.platform === 'linux' ? threadCpuMs() : undefined;
   const started = performance.now();
   const res = await app.inject({
     method: 'POST',
@@ -128,6 +164,7 @@ async function main(): Promise<void> {
   const makespanMs = performance.now() - started;
   // CPU of the whole process (every thread: event loop, render workers, libuv) over the fan-out.
   const cpu = process.cpuUsage(cpuBefore);
+  const threads = threadsBefore && threadCpuDelta(threadsBefore, threadCpuMs());
   clearInterval(sampler);
   await profiler?.();
   const status = (await app.inject({ method: 'GET', url: `${campaignUrl}/triggers/${triggerId}`, headers })).json<{
@@ -168,6 +205,7 @@ async function main(): Promise<void> {
       dbMb,
       usPerRecipient: (makespanMs * 1000) / sends,
       cpuUsPerRecipient: (cpu.user + cpu.system) / sends,
+      ...(threads && { threadCpuMs: threads }),
     }),
   );
   await runner.stop();

@@ -267,23 +267,34 @@ async function sendBatch(
 ): Promise<void> {
   const { db } = helpers;
   const now = deps.clock.now();
+  // One object per row, its fields assigned once (no spread): one of these per device.
   const row = (
     d: { deviceId: string; userId: string; provider: string },
-    fields: Pick<TriggerDeliveriesTable, 'status' | 'message_id' | 'failure_reason' | 'token_action' | 'detail'>,
+    status: string,
+    messageId: string | null,
+    failureReason: string | null,
+    tokenAction: string | null,
+    detail: string | null,
   ): TriggerDeliveriesTable => ({
     trigger_id: trigger.id,
     device_id: d.deviceId,
     batch_no: batchNo,
     user_id: d.userId,
+    status,
+    message_id: messageId,
+    failure_reason: failureReason,
+    token_action: tokenAction,
+    detail,
     provider: d.provider,
     created_at: now,
     project_id: trigger.projectId,
     trigger_created_at: trigger.createdAt,
-    ...fields,
   });
   const sends: DeviceSend[] = [];
   const skipped: TriggerDeliveriesTable[] = [];
   const campaign = { campaign_id: trigger.campaignId, name: trigger.definition.campaignName };
+  const data = { herald_campaign_id: trigger.campaignId, herald_trigger_id: trigger.id };
+  const refs = { triggerId: trigger.id, campaignId: trigger.campaignId };
   // The whole batch renders in one call to the worker pool; a recipient over a budget fails alone.
   const pendingRecipients = recipients
     .map(({ user, devices }) => ({ user, pending: devices.filter((d) => !done.has(d.deviceId)) }))
@@ -299,24 +310,13 @@ async function sendBatch(
   pendingRecipients.forEach(({ pending }, i) => {
     const outcome = rendered[i]!;
     if (!outcome.ok) {
-      for (const d of pending)
-        skipped.push(
-          row(d, {
-            status: DeliveryStatus.SKIPPED,
-            message_id: null,
-            failure_reason: outcome.reason,
-            token_action: null,
-            detail: outcome.detail,
-          }),
-        );
+      for (const d of pending) skipped.push(row(d, DeliveryStatus.SKIPPED, null, outcome.reason, null, outcome.detail));
       return;
     }
-    const message = {
-      ...outcome.message,
-      data: { herald_campaign_id: trigger.campaignId, herald_trigger_id: trigger.id },
-    };
-    for (const device of pending)
-      sends.push({ device, message, refs: { triggerId: trigger.id, campaignId: trigger.campaignId } });
+    const { title, body, imageUrl, landingUrl } = outcome.message;
+    // `data` and `refs` are the batch's, shared by its sends (the senders copy `data`, nothing writes to either).
+    const message = { title, body, imageUrl, landingUrl, data };
+    for (const device of pending) sends.push({ device, message, refs });
   });
   await recordDeliveries(db, skipped);
 
@@ -335,13 +335,7 @@ async function sendBatch(
     if (retryLater) postponed++;
     const ledger = retryLater
       ? null
-      : row(send.device, {
-          status: o.status,
-          message_id: o.messageId,
-          failure_reason: o.failureReason ?? null,
-          token_action: o.tokenAction ?? null,
-          detail: null,
-        });
+      : row(send.device, o.status, o.messageId, o.failureReason ?? null, o.tokenAction ?? null, null);
     // Only a recorded outcome is final (a postponed one is sent again): its event commits with it.
     const event = ledger && wantsDeliveries ? [deliveryEvent(trigger.projectId, send, o)] : undefined;
     committer.add({ delivery: deliveryRow(trigger.projectId, send, o), ledger, ...(event && { events: event }) });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { findDelivery, insertDeliveries, type DeliveriesTable } from '../../src/push/deliveries.repository.js';
 import { newMessageId } from '../../src/push/message-id.js';
 import { DeliveryStatus } from '../../src/push/push.types.js';
@@ -44,5 +45,30 @@ describe.each(TEST_DIALECTS)('delivery records on %s', (dialect) => {
       .select((eb) => eb.fn.countAll().as('n'))
       .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(250);
+  });
+});
+
+describe.each(TEST_DIALECTS)('delivery record indexes on %s', (dialect) => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase(dialect);
+  });
+  afterAll(() => database.destroy());
+
+  // Every index is paid for by every send; no query reads deliveries by trigger (the ledger does).
+  it('keeps only the message id key and the retention index, not the unread (trigger_id, status) index', async () => {
+    const names =
+      dialect === 'sqlite'
+        ? (
+            await sql<{
+              name: string;
+            }>`select name from sqlite_master where type = 'index' and tbl_name = 'deliveries'`.execute(database.db)
+          ).rows.map((r) => r.name)
+        : (
+            await sql<{ name: string }>`select indexname as name from pg_indexes
+              where tablename = 'deliveries' and schemaname = current_schema()`.execute(database.db)
+          ).rows.map((r) => r.name);
+    expect(names).not.toContain('deliveries_trigger');
+    expect(names.filter((n) => !/autoindex|_pkey$|_pk$/.test(n)).sort()).toEqual(['deliveries_retention']);
   });
 });

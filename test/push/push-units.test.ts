@@ -7,7 +7,7 @@ import { decryptAes128gcm } from '../../src/fake-providers/fake-webpush.js';
 import { createLoopbackTls } from '../../src/fake-providers/self-signed.js';
 import { retryAfterMsOf } from '../../src/push/providers/attempt-failure.js';
 import { classifyFcmResponse } from '../../src/push/providers/fcm.js';
-import { fcmBodyTemplate, fcmMessage } from '../../src/push/providers/fcm-body.js';
+import { fcmBody, fcmBodyTemplate, fcmMessage } from '../../src/push/providers/fcm-body.js';
 import { fcmContentBytes } from '../../src/push/payload-limits.js';
 import { validatePushItems } from '../../src/push/push-validation.js';
 import { Semaphore } from '../../src/push/semaphore.js';
@@ -120,6 +120,21 @@ describe('FCM bodies built once per message', () => {
       expect(template.contentBytes + id.length).toBe(fcmContentBytes(expected));
     }
   });
+  it.each(messages)(
+    'gives the same body and byte count on a first send (direct) and later ones (template) (%j)',
+    (m) => {
+      for (const platform of ['android', 'web', undefined]) {
+        const message = { ...m }; // never sent before
+        for (const token of ['tok"en\\é', 'plain-token', 'Ünïcode-😀']) {
+          const id = newMessageId();
+          const expected = fcmMessage(token, message, id, platform);
+          const sent = fcmBody(message, platform, token, id);
+          expect(sent.body).toBe(JSON.stringify(expected));
+          expect(sent.contentBytes).toBe(fcmContentBytes(expected));
+        }
+      }
+    },
+  );
 });
 
 describe('push item validation', () => {

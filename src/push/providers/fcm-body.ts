@@ -45,6 +45,34 @@ interface FcmBodyTemplate {
 
 const templates = new WeakMap<PushMessage, { web?: FcmBodyTemplate; other?: FcmBodyTemplate }>();
 
+/** `{"message":}` and `"token":` around the token, and the comma after it: what FCM does not count. */
+const ENVELOPE_BYTES = '{"message":}'.length + '"token":'.length + 1;
+
+/**
+ * The request body for one device and the bytes FCM counts of it (`fcmContentBytes`). A message's
+ * first send is stringified directly: a personalised campaign message goes to one device, and
+ * building a template for it cost a second stringify and two splits per send. A message sent again
+ * (a user's next device, a REST item with many devices) is completed from its template.
+ */
+export function fcmBody(
+  message: PushMessage,
+  platform: string | undefined,
+  token: string,
+  messageId: string,
+): { body: string; contentBytes: number } {
+  const entry = templates.get(message);
+  if (entry) {
+    const template = fcmBodyTemplate(message, platform);
+    return {
+      body: template.body(token, messageId),
+      contentBytes: template.contentBytes + Buffer.byteLength(JSON.stringify(messageId)) - 2,
+    };
+  }
+  templates.set(message, {});
+  const body = JSON.stringify(fcmMessage(token, message, messageId, platform));
+  return { body, contentBytes: Buffer.byteLength(body) - ENVELOPE_BYTES - Buffer.byteLength(JSON.stringify(token)) };
+}
+
 /**
  * The JSON of `fcmMessage` for one message, built and measured once and then completed per device
  * with its token and message id (a 500-device send stringified and measured each body twice).

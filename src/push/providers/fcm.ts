@@ -6,7 +6,7 @@ import { DeliveryStatus, type AttemptResult, type PushMessage } from '../push.ty
 import { attemptResultOf, parseJsonObject, retryAfterMsOf } from './attempt-failure.js';
 import type { FcmTokenSource } from './fcm-auth.js';
 import { splitBaseUrl } from './base-url.js';
-import { fcmBodyTemplate } from './fcm-body.js';
+import { fcmBody } from './fcm-body.js';
 
 interface FcmErrorBody {
   code?: string;
@@ -127,17 +127,12 @@ export class FcmSender {
     messageId: string,
     timeoutMs: number,
   ): Promise<AttemptResult> {
-    const template = fcmBodyTemplate(message, device.platform);
-    if (template.contentBytes + Buffer.byteLength(JSON.stringify(messageId)) - 2 > FCM_MAX_PAYLOAD_BYTES)
+    const { body, contentBytes } = fcmBody(message, device.platform, device.pushAddress, messageId);
+    if (contentBytes > FCM_MAX_PAYLOAD_BYTES)
       return { status: DeliveryStatus.PAYLOAD_TOO_LARGE, reason: 'PAYLOAD_TOO_LARGE' };
     try {
       const token = this.auth.cachedToken(creds) ?? (await this.auth.accessToken(creds));
-      const response = await this.pool.request(
-        this.origin,
-        this.headers(creds.projectId, token),
-        template.body(device.pushAddress, messageId),
-        timeoutMs,
-      );
+      const response = await this.pool.request(this.origin, this.headers(creds.projectId, token), body, timeoutMs);
       const result = classifyFcmResponse(response, this.now(), this.quotaExceededDelayMs);
       if (result.refreshAuth) this.auth.invalidate(creds, token);
       return result;
