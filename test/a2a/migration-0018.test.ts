@@ -1,52 +1,17 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findTaskByKey } from '../../src/a2a/tasks/tasks.repository.js';
-import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
-import type { Dialect } from '../../src/db/dialect.js';
-import { migrateToLatest, migrateUpTo, migrationNames } from '../../src/db/migrate.js';
-import { TEST_DATABASE_URL, TEST_DIALECTS } from '../helpers/test-db.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { databaseBefore } from '../helpers/database-before.js';
+import { TEST_DIALECTS } from '../helpers/test-db.js';
 
 const MIGRATION = '0018-a2a-task-idempotency-keys';
-
-/** A database migrated to just before 0018, and how to remove it. */
-async function databaseBefore(dialect: Dialect): Promise<{ handle: DatabaseHandle; destroy: () => Promise<void> }> {
-  const names = await migrationNames();
-  const before = names[names.indexOf(MIGRATION) - 1]!;
-  if (dialect === 'sqlite') {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-m18-'));
-    const handle = openDatabase({ sqliteFile: path.join(dir, 'herald.sqlite') });
-    await migrateUpTo(handle.db, before);
-    return { handle, destroy: async () => (await handle.close(), fs.rmSync(dir, { recursive: true, force: true })) };
-  }
-  const schema = `m18_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
-  const handle = openDatabase({ url: TEST_DATABASE_URL, schema, poolSize: 2 });
-  await migrateUpTo(handle.db, before);
-  return {
-    handle,
-    destroy: async () => {
-      await handle.close();
-      const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await c.connect();
-      await c.query(`drop schema if exists ${schema} cascade`);
-      await c.end();
-    },
-  };
-}
 
 describe.each(TEST_DIALECTS)('migration 0018 on %s', (dialect) => {
   let destroy: (() => Promise<void>) | undefined;
   afterEach(async () => destroy?.());
 
   it('moves stored A2A keys onto their tasks (completed by their response, in progress by the lease) and keeps REST keys', async () => {
-    const before = await databaseBefore(dialect);
+    const before = await databaseBefore(dialect, MIGRATION);
     destroy = before.destroy;
     const db = before.handle.db;
     const now = Date.now();

@@ -1,48 +1,14 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { recordDeliveries } from '../../src/campaigns/trigger-deliveries.repository.js';
-import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
-import type { Dialect } from '../../src/db/dialect.js';
-import { migrateToLatest, migrateUpTo, migrationNames } from '../../src/db/migrate.js';
+import type { DatabaseHandle } from '../../src/db/connect.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
 import { DAY_MS, dayStart, partitionName } from '../../src/db/partitions.js';
-import { TEST_DATABASE_URL, TEST_DIALECTS } from '../helpers/test-db.js';
+import { databaseBefore } from '../helpers/database-before.js';
+import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { countRows } from './retention-helpers.js';
 
 const MIGRATION = '0016-retention-partitions';
-
-/** A database migrated to just before 0016, and how to remove it. */
-async function databaseBefore0016(dialect: Dialect): Promise<{ handle: DatabaseHandle; destroy: () => Promise<void> }> {
-  const names = await migrationNames();
-  const before = names[names.indexOf(MIGRATION) - 1]!;
-  if (dialect === 'sqlite') {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-m16-'));
-    const handle = openDatabase({ sqliteFile: path.join(dir, 'herald.sqlite') });
-    await migrateUpTo(handle.db, before);
-    return { handle, destroy: async () => (await handle.close(), fs.rmSync(dir, { recursive: true, force: true })) };
-  }
-  const schema = `m16_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
-  const handle = openDatabase({ url: TEST_DATABASE_URL, schema, poolSize: 2 });
-  await migrateUpTo(handle.db, before);
-  return {
-    handle,
-    destroy: async () => {
-      await handle.close();
-      const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await c.connect();
-      await c.query(`drop schema if exists ${schema} cascade`);
-      await c.end();
-    },
-  };
-}
 
 /** Index name -> its columns, for the indexes that are not constraints. */
 async function indexColumns(handle: DatabaseHandle, table: string): Promise<Record<string, string>> {
@@ -59,7 +25,7 @@ describe.each(TEST_DIALECTS)('migration 0016 on %s', (dialect) => {
   afterEach(async () => destroy?.());
 
   it('converts tables holding rows in the old shape, keeping rows, indexes and uniqueness', async () => {
-    const made = await databaseBefore0016(dialect);
+    const made = await databaseBefore(dialect, MIGRATION);
     destroy = made.destroy;
     const { db } = made.handle;
     const now = Date.now();
