@@ -19,7 +19,7 @@ function floorPowerOfTwo(n: number): number {
 export function statementSizes(count: number, max: number): number[] {
   const largest = floorPowerOfTwo(Math.max(1, max));
   const sizes: number[] = [];
-  for (let rest = count; rest > 0; ) {
+  for (let rest = count; rest > 0;) {
     const size = Math.min(largest, floorPowerOfTwo(rest));
     sizes.push(size);
     rest -= size;

@@ -24,16 +24,17 @@ describe.each(TEST_DIALECTS)('statements of a fan-out keep a few shapes (%s)', (
     if (dialect === 'sqlite') {
       const connection = ctx().database.sqlite!.connection;
       const prepare = connection.prepare.bind(connection);
-      connection.prepare = ((source: string) => (texts.push(source), prepare(source))) as typeof connection.prepare;
+      connection.prepare = (source: string) => (texts.push(source), prepare(source));
       restore.push(() => delete (connection as Partial<typeof connection>).prepare);
     } else {
-      const query = pg.Client.prototype.query;
-      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+      const query = proto.query;
+      proto.query = function (this: pg.Client, ...args: unknown[]) {
         const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
         if (text) texts.push(text);
-        return (query as (...a: unknown[]) => unknown).apply(this, args);
-      } as typeof query;
-      restore.push(() => (pg.Client.prototype.query = query));
+        return query.apply(this, args);
+      };
+      restore.push(() => (proto.query = query));
     }
     return texts;
   }
