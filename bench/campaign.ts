@@ -72,8 +72,20 @@ function heraldNodeFlags(cwd?: string): string[] {
   return [...list.matchAll(/'([^']+)'/g)].map((m) => m[1]!);
 }
 
-function child(args: string[], cwd?: string): Promise<string> {
-  const proc = startProcess(args, {}, cwd);
+/**
+ * The compile cache `bin/herald` turns on (where it does): the tree's sources stripped and compiled once,
+ * in Node's default directory, so a Herald run loads them as a restarted server would. A tree whose
+ * bin/herald does not turn it on runs without it, whatever the harness's environment says.
+ */
+function compileCacheEnv(cwd?: string): Record<string, string> {
+  const source = fs.readFileSync(path.join(cwd ?? process.cwd(), 'bin', 'herald'), 'utf8');
+  return source.includes('enableCompileCache')
+    ? { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.join(os.tmpdir(), 'node-compile-cache') }
+    : { NODE_DISABLE_COMPILE_CACHE: '1' };
+}
+
+function child(args: string[], cwd?: string, env: Record<string, string> = {}): Promise<string> {
+  const proc = startProcess(args, env, cwd);
   return new Promise((resolve, reject) =>
     proc.child.on('exit', (code) =>
       code === 0 ? resolve(proc.output()) : reject(new Error(`${args.join(' ')} failed (${code}):\n${proc.output()}`)),
@@ -114,6 +126,7 @@ async function runSize(
         fcmUrl,
       ],
       variant.cwd,
+      compileCacheEnv(variant.cwd),
     );
     const line = out.split('\n').find((l) => l.startsWith('{'));
     if (!line) throw new Error(`size ${size} printed no result:\n${out}`);
@@ -152,6 +165,9 @@ async function main(): Promise<void> {
       fs.readFileSync(path.join(dir, 'fcm-service-account.json'), 'utf8'),
     ) as ServiceAccount;
     await rawSendLoop({ url: fcmUrl, ca, serviceAccount, count: 5_000 }); // warm-up
+    // One small unreported run per variant first: it fills the compile cache for the tree's sources
+    // (as a server's first start does), so every measured run starts like a restarted server.
+    for (const variant of variants) await runSize(1_000, fcmUrl, dir, variant);
 
     const rows: Array<{ run: RunResult; raw: number }> = [];
     /**
@@ -242,7 +258,7 @@ async function main(): Promise<void> {
             .map((r) => `${fmt(r.run.size)} ${(((cost(r) - cost(smallest)) / cost(smallest)) * 100).toFixed(0)}%`)
             .join(', ')}.`;
     const report = [
-      `Command: \`${commandLine('bench:campaign')}\`. Each size runs in a fresh process: Herald's API and job runner in process (as \`HERALD_ROLE=all\`, started like \`bin/herald\`: Node's own type stripping, JOB_CONCURRENCY ${process.env.JOB_CONCURRENCY ?? 4}, bin/herald's V8 defaults \`${heraldNodeFlags().join(' ')}\`${HEAP_MB > 0 ? ` and \`--max-old-space-size=${HEAP_MB}\`` : ''}) on a new embedded SQLite file, the audience bulk-inserted (one FCM device per user, 90% of users in the segment \`plan eq pro\`, title and body personalised from user and trigger properties), then one \`:trigger\` broadcast, timed until the trigger is \`completed\`. The FCM stand-in (\`bin/herald fake-providers\`) is a separate process; the raw loop (bench/campaign-raw-loop.ts: one OAuth exchange, then POSTs over 2 HTTP/2 sessions x 100 streams, the shape of Herald's pool) sends min(size, ${fmt(RAW_MAX)}) messages to it right before and right after ${ref ? `each round's Herald runs (Herald at \`${ref.sha}\` "${ref.subject}" and this tree, alternating which goes first)` : 'each Herald run'} (the mean is the baseline). Sizes below 100k run ${ROUNDS} rounds, 100k ${LARGE_ROUNDS} and 1M one; of several rounds the one with the median ratio is reported (peak RSS: the highest of the rounds). FCM quota raised so neither side is throttled. ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, 1-minute load average at start ${loadBefore.toFixed(1)}. Measured ${new Date().toISOString().slice(0, 10)}.`,
+      `Command: \`${commandLine('bench:campaign')}\`. Each size runs in a fresh process: Herald's API and job runner in process (as \`HERALD_ROLE=all\`, started like \`bin/herald\`: Node's own type stripping with its compile cache warmed by an unreported 1,000-user run, JOB_CONCURRENCY ${process.env.JOB_CONCURRENCY ?? 4}, bin/herald's V8 defaults \`${heraldNodeFlags().join(' ')}\`${HEAP_MB > 0 ? ` and \`--max-old-space-size=${HEAP_MB}\`` : ''}) on a new embedded SQLite file, the audience bulk-inserted (one FCM device per user, 90% of users in the segment \`plan eq pro\`, title and body personalised from user and trigger properties), then one \`:trigger\` broadcast, timed until the trigger is \`completed\`. The FCM stand-in (\`bin/herald fake-providers\`) is a separate process; the raw loop (bench/campaign-raw-loop.ts: one OAuth exchange, then POSTs over 2 HTTP/2 sessions x 100 streams, the shape of Herald's pool) sends min(size, ${fmt(RAW_MAX)}) messages to it right before and right after ${ref ? `each round's Herald runs (Herald at \`${ref.sha}\` "${ref.subject}" and this tree, alternating which goes first)` : 'each Herald run'} (the mean is the baseline). Sizes below 100k run ${ROUNDS} rounds, 100k ${LARGE_ROUNDS} and 1M one; of several rounds the one with the median ratio is reported (peak RSS: the highest of the rounds). FCM quota raised so neither side is throttled. ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, 1-minute load average at start ${loadBefore.toFixed(1)}. Measured ${new Date().toISOString().slice(0, 10)}.`,
       '',
       table,
       '',

@@ -1,3 +1,4 @@
+import module from 'node:module';
 import { loadDotEnvFile } from './boot/env-file.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
@@ -17,6 +18,8 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   const runtime = await startRuntime(config, { logger });
+  // Every module is loaded now: write the compile cache (bin/herald) at once, not only at a clean exit.
+  module.flushCompileCache();
 
   const shutdown = (signal: string): void => {
     logger.info({ signal }, 'shutting down');

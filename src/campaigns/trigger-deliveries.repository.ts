@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { dialectOf } from '../db/dialect.js';
 import { preparedInsert } from '../db/prepared.js';
+import { paddedList } from '../db/statement-shapes.js';
 import type { TriggerDeliveryCountsTable } from './delivery-analytics.repository.js';
 
 /** The send-side checkpoint of a trigger (C4): one row per (trigger, device), never two. */
@@ -52,7 +53,7 @@ const COLUMNS = [
 type Inserted = Pick<TriggerDeliveriesTable, 'trigger_id' | 'status' | 'provider' | 'failure_reason' | 'created_at'>;
 
 /**
- * Inserts rows (100 per statement, about what a fan-out records at a time); a device already
+ * Inserts rows (statements of up to 64 rows, powers of two; see `preparedInsert`); a device already
  * recorded keeps its row. No conflict target: on PostgreSQL the key also holds the partition key
  * `trigger_created_at`, the same for all of a trigger's rows, so (trigger, device) stays unique.
  * On SQLite it answers the rows it inserted, whose rollup `recordDeliveries` adds (PostgreSQL's
@@ -124,7 +125,8 @@ export async function recordedDevices(db: Db, triggerId: string, deviceIds: stri
       .selectFrom('trigger_deliveries')
       .select('device_id')
       .where('trigger_id', '=', triggerId)
-      .where('device_id', 'in', part)
+      // Padded to a few list lengths, so a few statements serve every batch (src/db/statement-shapes.ts).
+      .where('device_id', 'in', paddedList(part, INSERT_CHUNK))
       .execute();
     for (const r of rows) out.add(r.device_id);
   }

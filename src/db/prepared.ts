@@ -1,6 +1,7 @@
 import type { CompiledQuery, Compilable } from 'kysely';
 import type { AnyKysely } from './database.js';
 import { dialectOf } from './dialect.js';
+import { statementSizes } from './statement-shapes.js';
 
 /*
  * Statements built and compiled by Kysely once per dialect (and row count), then executed with new
@@ -63,8 +64,8 @@ export function preparedQuery<P extends Record<string, unknown>, R>(
 }
 
 /**
- * A multi-row INSERT of `columns`, run in statements of up to `rowsPerStatement` rows (one compiled
- * statement per dialect and row count). `build` receives rows of markers and returns the insert
+ * A multi-row INSERT of `columns`, run in statements of up to `rowsPerStatement` rows, each a power of
+ * two (one compiled statement per dialect and row count, so a few). `build` receives rows of markers and returns the insert
  * (with any `ON CONFLICT` clause); the same rules as `preparedQuery` apply to it. Answers the rows
  * a `RETURNING` clause produced (none without one).
  */
@@ -89,8 +90,10 @@ export function preparedInsert<Row extends object, R = unknown>(
   });
   return async (db, rows) => {
     const returned: R[] = [];
-    for (let i = 0; i < rows.length; i += rowsPerStatement) {
-      const part = rows.slice(i, i + rowsPerStatement);
+    let i = 0;
+    // Power-of-two row counts: a few compiled statements per dialect, not one per count (statement-shapes.ts).
+    for (const size of statementSizes(rows.length, rowsPerStatement)) {
+      const part = rows.slice(i, (i += size));
       const { compiled, slots } = statement(db, part.length);
       const parameters = compiled.parameters.map((fixed, k) => {
         const slot = slots[k];

@@ -1,5 +1,6 @@
 import { sql, type Expression, type RawBuilder } from 'kysely';
 import type { Db, DevicesTable } from '../db/database.js';
+import { paddedList } from '../db/statement-shapes.js';
 
 export type DeviceRow = DevicesTable & { project_user_id: string };
 
@@ -176,7 +177,9 @@ export function findActiveDevicesOfUserIds(db: Db, userIds: string[], createdBef
   let query = db
     .selectFrom('devices')
     .select(ownDeviceColumns)
-    .where('user_id', 'in', userIds)
+    // Padded to a power of two: a campaign batch's ~1,000 ids vary in number, and each length would be
+    // a statement of its own in SQLite's cache (src/db/statement-shapes.ts).
+    .where('user_id', 'in', paddedList(userIds, Infinity))
     .where('status', '=', 'active');
   if (createdBefore !== undefined) query = query.where('created_at', '<=', createdBefore);
   return query.orderBy('user_id').orderBy('device_id').execute();

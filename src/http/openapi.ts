@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import swagger from '@fastify/swagger';
-import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance, FastifySchema } from 'fastify';
+import { registerDocsUi } from './docs-ui.js';
 import { hoistNamedSchemas } from './openapi-components.js';
 import {
   documentedResponses,
@@ -62,11 +62,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
   });
-  await app.register(scalar, {
-    routePrefix: '/docs',
-    logLevel: 'warn',
-    configuration: { url: '/openapi.json', title: 'Herald API' },
-  });
+  registerDocsUi(app, { configuration: { url: '/openapi.json', title: 'Herald API' } });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/docs/a2a.md', { schema: { hide: true } }, async (_request, reply) => {
     const guide = await fs.promises.readFile(A2A_GUIDE, 'utf8');

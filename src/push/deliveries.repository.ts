@@ -1,6 +1,7 @@
 import type { CompiledQuery } from 'kysely';
 import type { Db } from '../db/database.js';
 import { dialectOf } from '../db/dialect.js';
+import { statementSizes } from '../db/statement-shapes.js';
 import type { DeliveryStatus, Provider } from './push.types.js';
 
 /** One message: a send to one device, or an item that reached no device (S1: every send is stored). */
@@ -88,10 +89,12 @@ function valuesOf(rows: readonly DeliveriesTable[]): unknown[] {
   return values;
 }
 
-/** Records messages in multi-row INSERTs of up to 100 rows, each statement built and compiled once. */
+/** Records messages in multi-row INSERTs of up to 64 rows (powers of two), each statement built and compiled once. */
 export async function insertDeliveries(db: Db, rows: readonly DeliveriesTable[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-    const part = rows.slice(i, i + ROWS_PER_STATEMENT);
+  let i = 0;
+  // Power-of-two row counts: a few compiled statements, not one per count (src/db/statement-shapes.ts).
+  for (const size of statementSizes(rows.length, ROWS_PER_STATEMENT)) {
+    const part = rows.slice(i, (i += size));
     await db.executeQuery({ ...insertStatement(db, part.length), parameters: valuesOf(part) });
   }
 }

@@ -1,5 +1,13 @@
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type * as IoRedis from 'ioredis';
 import { bucketResult, type TokenBucketStore } from './token-buckets.js';
+
+/**
+ * ioredis is loaded when a Redis store is made, not when Herald starts: it costs a process ~8 MB of
+ * RSS, and only deployments with `REDIS_URL` use it. A synchronous load keeps this factory synchronous.
+ */
+const requireModule = createRequire(import.meta.url);
+const loadRedis = (): typeof IoRedis => requireModule('ioredis') as typeof IoRedis;
 
 /**
  * Refill and take in one script, so concurrent instances never race. ARGV: capacity, refill per
@@ -57,6 +65,7 @@ interface TakeCommand {
 
 export function createRedisBucketStore(url: string, options: RedisBucketStoreOptions = {}): TokenBucketStore {
   const prefix = options.keyPrefix ?? 'herald:bucket:';
+  const { Redis } = loadRedis();
   const redis = new Redis(url, {
     commandTimeout: options.commandTimeoutMs ?? 500,
     connectTimeout: 2000,

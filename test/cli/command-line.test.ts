@@ -15,7 +15,16 @@ import { logLines, REPO_ROOT, type CliResult } from '../helpers/processes.js';
 const VERSION = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string })
   .version;
 /** Where the database would come from in the test runner's environment; each call names its own. */
-const INHERITED_OUT = ['DATA_DIR', 'DATABASE_URL', 'HERALD_DEBUG', 'LOG_LEVEL', 'PORT', 'HOST', 'HERALD_ROLE'];
+const INHERITED_OUT = [
+  'DATA_DIR',
+  'DATABASE_URL',
+  'HERALD_DEBUG',
+  'LOG_LEVEL',
+  'PORT',
+  'HOST',
+  'HERALD_ROLE',
+  'NODE_COMPILE_CACHE',
+];
 
 /** `herald api` in `cwd` on a free port, once it says where it listens; the caller stops it. */
 async function startApi(cwd: string, env: Record<string, string> = {}) {
@@ -241,6 +250,27 @@ describe.runIf(process.platform === 'linux')('bin/herald V8 defaults', () => {
       expect(argv.filter((arg) => arg.startsWith('--max-semi-space-size'))).toEqual([]);
     } finally {
       server.kill('SIGTERM');
+      await new Promise((resolve) => server.once('close', resolve));
+    }
+  });
+});
+
+describe('bin/herald compile cache', () => {
+  it('a server writes its compiled sources to the cache once started, and its threads are told where it is', async () => {
+    const tmp = emptyDir();
+    const { server } = await startApi(emptyDir(), { TMPDIR: tmp });
+    try {
+      // Written as soon as the server listens (not only at a clean exit), under the OS temporary directory.
+      const cache = path.join(tmp, 'node-compile-cache');
+      const entries = fs.readdirSync(cache, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+      expect(entries.length).toBeGreaterThan(50);
+      // The variable reaches the restarted process (and from it the worker threads, which read it at their start).
+      if (process.platform === 'linux') {
+        const environ = fs.readFileSync(`/proc/${server.pid}/environ`, 'utf8').split('\0');
+        expect(environ).toContain(`NODE_COMPILE_CACHE=${cache}`);
+      }
+    } finally {
+      server.kill('SIGKILL');
       await new Promise((resolve) => server.once('close', resolve));
     }
   });
