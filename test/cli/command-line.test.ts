@@ -258,10 +258,10 @@ describe.runIf(process.platform === 'linux')('bin/herald V8 defaults', () => {
 describe('bin/herald compile cache', () => {
   it('a server writes its compiled sources to the cache once started, and its threads are told where it is', async () => {
     const tmp = emptyDir();
-    const { server } = await startApi(emptyDir(), { TMPDIR: tmp });
+    const { server } = await startApi(emptyDir(), { XDG_CACHE_HOME: tmp });
     try {
-      // Written as soon as the server listens (not only at a clean exit), under the OS temporary directory.
-      const cache = path.join(tmp, 'node-compile-cache');
+      // Written as soon as the server listens (not only at a clean exit), in the user's cache directory.
+      const cache = path.join(tmp, 'herald', 'node-compile-cache');
       const entries = fs.readdirSync(cache, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
       expect(entries.length).toBeGreaterThan(50);
       // The variable reaches the restarted process (and from it the worker threads, which read it at their start).
