@@ -10,7 +10,7 @@ import { openConfiguredDatabase } from '../../src/db/connect.js';
 import { resolveDataDir } from '../../src/lib/data-dir.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
-import { logLines, REPO_ROOT, type CliResult } from '../helpers/processes.js';
+import { listeningUrl, logLines, REPO_ROOT, type CliResult } from '../helpers/processes.js';
 
 const VERSION = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string })
   .version;
@@ -39,16 +39,9 @@ async function startApi(cwd: string, env: Record<string, string> = {}) {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    server.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/i.exec(out);
-      if (match) resolve(match[1]!);
-    });
-    server.once('exit', () => reject(new Error(`server exited: ${out}`)));
-  });
-  return { server, url, output: () => out };
+  const { url: listening, output } = listeningUrl(server);
+  const url = await listening;
+  return { server, url, output };
 }
 
 const scratch: string[] = [];

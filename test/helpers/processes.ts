@@ -81,3 +81,17 @@ export function logLines(text: string): Record<string, unknown>[] {
       }
     });
 }
+
+/** The URL a spawned Herald prints once it listens (rejects if it exits first), and its output so far. */
+export function listeningUrl(server: ChildProcess): { url: Promise<string>; output: () => string } {
+  let out = '';
+  const url = new Promise<string>((resolve, reject) => {
+    server.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/i.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    server.once('exit', () => reject(new Error(`server exited: ${out}`)));
+  });
+  return { url, output: () => out };
+}

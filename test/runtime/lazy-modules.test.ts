@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
-import { REPO_ROOT } from '../helpers/processes.js';
+import { listeningUrl, REPO_ROOT } from '../helpers/processes.js';
 
 const HOOK = path.join(REPO_ROOT, 'test', 'helpers', 'package-load-log.ts');
 const scratch: string[] = [];
@@ -31,15 +31,7 @@ async function startServer(database: TestDatabase, log: string, extraEnv: Record
       stdio: 'pipe',
     },
   );
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    server.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/i.exec(out);
-      if (match) resolve(match[1]!);
-    });
-    server.once('exit', () => reject(new Error(`server exited: ${out}`)));
-  });
+  const url = await listeningUrl(server).url;
   const stop = async () => {
     server.kill('SIGTERM');
     await new Promise((resolve) => server.once('close', resolve));
