@@ -68,9 +68,10 @@ function insertStatement(db: Db, rowCount: number): CompiledQuery {
 }
 
 /** A row's values in COLUMNS order, each read by name (a keyed read per column was 3% of a send's profile). */
-function valuesOf(rows: readonly DeliveriesTable[]): unknown[] {
+function valuesOf(rows: readonly DeliveriesTable[], from: number, to: number): unknown[] {
   const values: unknown[] = [];
-  for (const r of rows)
+  for (let k = from; k < to; k++) {
+    const r = rows[k]!;
     values.push(
       r.message_id,
       r.project_id,
@@ -86,16 +87,28 @@ function valuesOf(rows: readonly DeliveriesTable[]): unknown[] {
       r.created_at,
       r.completed_at,
     );
+  }
   return values;
 }
 
-/** Records messages in multi-row INSERTs of up to 64 rows (powers of two), each statement built and compiled once. */
+/**
+ * Records messages in multi-row INSERTs of up to 64 rows (powers of two), each statement built and
+ * compiled once. Several statements outside a transaction run in one: a commit per statement cost
+ * 1-4 µs of CPU per row of a 500-row send on SQLite (in-process, paired), and a WAL flush each on PostgreSQL.
+ */
 export async function insertDeliveries(db: Db, rows: readonly DeliveriesTable[]): Promise<void> {
-  let i = 0;
   // Power-of-two row counts: a few compiled statements, not one per count (src/db/statement-shapes.ts).
-  for (const size of statementSizes(rows.length, ROWS_PER_STATEMENT)) {
-    const part = rows.slice(i, (i += size));
-    await db.executeQuery({ ...insertStatement(db, part.length), parameters: valuesOf(part) });
+  const sizes = statementSizes(rows.length, ROWS_PER_STATEMENT);
+  if (sizes.length > 1 && !db.isTransaction)
+    return db.transaction().execute((trx) => insertInStatements(trx, rows, sizes));
+  return insertInStatements(db, rows, sizes);
+}
+
+async function insertInStatements(db: Db, rows: readonly DeliveriesTable[], sizes: number[]): Promise<void> {
+  let from = 0;
+  for (const size of sizes) {
+    await db.executeQuery({ ...insertStatement(db, size), parameters: valuesOf(rows, from, from + size) });
+    from += size;
   }
 }
 

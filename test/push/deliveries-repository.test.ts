@@ -46,6 +46,53 @@ describe.each(TEST_DIALECTS)('delivery records on %s', (dialect) => {
       .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(250);
   });
+
+  const rowsOf = (count: number, at: number): DeliveriesTable[] =>
+    Array.from({ length: count }, (_, i) => ({
+      message_id: newMessageId(at + i),
+      project_id: 'p1',
+      target_type: 'device',
+      target_id: `device-${i}`,
+      device_id: `device-${i}`,
+      provider: 'fcm',
+      status: DeliveryStatus.ACCEPTED,
+      failure_reason: null,
+      provider_message_id: `projects/x/messages/${i}`,
+      trigger_id: null,
+      attempts: 1,
+      created_at: at + i,
+      completed_at: at + i,
+    }));
+  const stored = async (ids: string[]) =>
+    (await database.db.selectFrom('deliveries').select('message_id').where('message_id', 'in', ids).execute()).length;
+
+  // One commit for a whole send's records: a failing statement leaves none of them, not the first 64 or 128.
+  it('stores the statements of one call in one transaction, all or nothing', async () => {
+    const rows = rowsOf(200, 1_800_000_000_000);
+    rows[199] = { ...rows[199]!, project_id: 'no-such-project' };
+    await expect(insertDeliveries(database.db, rows)).rejects.toThrow();
+    expect(await stored(rows.map((r) => r.message_id))).toBe(0);
+  });
+
+  it("joins the caller's transaction (a campaign's commit), so its rollback takes the records with it", async () => {
+    const rows = rowsOf(150, 1_900_000_000_000);
+    await expect(
+      database.db.transaction().execute(async (trx) => {
+        await insertDeliveries(trx, rows);
+        expect(
+          await trx
+            .selectFrom('deliveries')
+            .select('message_id')
+            .where('message_id', '=', rows[149]!.message_id)
+            .execute(),
+        ).toHaveLength(1);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await stored(rows.map((r) => r.message_id))).toBe(0);
+    await insertDeliveries(database.db, rows);
+    expect(await stored(rows.map((r) => r.message_id))).toBe(150);
+  });
 });
 
 describe.each(TEST_DIALECTS)('delivery record indexes on %s', (dialect) => {

@@ -209,6 +209,51 @@ describe('HTTP/2 pool', () => {
       server.close();
     }
   });
+
+  it('sends headers given as a raw list exactly as the same headers given as an object, and reuses the list', async () => {
+    const seen: Array<Record<string, unknown>> = [];
+    const server = http2.createServer();
+    server.on('stream', (stream, headers) => {
+      const { ':method': method, ':path': path, ':scheme': scheme, authorization, 'content-type': type } = headers;
+      seen.push({ method, path, scheme, authorization, type, authority: headers[':authority'] });
+      stream.on('data', () => {});
+      stream.on('end', () => {
+        stream.respond({ ':status': 200 });
+        stream.end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const pool = new Http2Pool();
+    try {
+      const list = [
+        ':method',
+        'POST',
+        ':path',
+        '/v1/send',
+        'authorization',
+        'Bearer t',
+        'content-type',
+        'application/json',
+      ];
+      const object = {
+        ':method': 'POST',
+        ':path': '/v1/send',
+        authorization: 'Bearer t',
+        'content-type': 'application/json',
+      };
+      for (const headers of [list, object, list])
+        expect((await pool.request(origin, headers, '{}', 2000)).status).toBe(200);
+      expect(seen).toHaveLength(3);
+      expect(seen[0]).toEqual(seen[1]);
+      expect(seen[2]).toEqual(seen[1]);
+      expect(seen[0]).toMatchObject({ method: 'POST', path: '/v1/send', scheme: 'http', authorization: 'Bearer t' });
+      expect(list).toHaveLength(8);
+    } finally {
+      await pool.close();
+      server.close();
+    }
+  });
 });
 
 describe('message ids', () => {

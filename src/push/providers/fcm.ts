@@ -141,18 +141,25 @@ export class FcmSender {
     }
   }
 
-  private lastHeaders: { projectId: string; token: string; headers: Record<string, string> } | undefined;
+  private lastHeaders: { projectId: string; token: string; headers: readonly string[] } | undefined;
 
-  /** The request headers, one object while the project and token stay the same (the pool copies them). */
-  private headers(projectId: string, token: string): Record<string, string> {
+  /**
+   * The request headers, one raw list while the project and token stay the same: Node reads a list
+   * as given, where it would copy an object for every send (http2-pool.ts).
+   */
+  private headers(projectId: string, token: string): readonly string[] {
     const last = this.lastHeaders;
     if (last && last.projectId === projectId && last.token === token) return last.headers;
-    const headers = {
-      ':method': 'POST',
-      ':path': `${this.prefix}/v1/projects/${encodeURIComponent(projectId)}/messages:send`,
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json; charset=utf-8',
-    };
+    const headers = [
+      ':method',
+      'POST',
+      ':path',
+      `${this.prefix}/v1/projects/${encodeURIComponent(projectId)}/messages:send`,
+      'authorization',
+      `Bearer ${token}`,
+      'content-type',
+      'application/json; charset=utf-8',
+    ];
     this.lastHeaders = { projectId, token, headers };
     return headers;
   }
