@@ -118,9 +118,12 @@ async function main(): Promise<void> {
     const targets = beforeTarget && !TOGETHER ? [baseline, beforeTarget, target] : [baseline, target];
     for (const t of [...targets, ...(beforeTarget ? [beforeTarget] : [])])
       for (const url of t.urls) await checkOnce(url, t.headers);
+    // Together rounds come first, so before and after have served the same requests when they start
+    // (after's alternated rounds would otherwise give it a longer warm-up and a bigger database).
+    const pair = beforeTarget && TOGETHER ? await together(beforeTarget, target) : undefined;
     const check = await checkGenerator(baseline, [CONNECTIONS, CONNECTIONS * 2], DURATION);
     const samples = await alternateAll(targets, { connections: CONNECTIONS, duration: DURATION, rounds: ROUNDS });
-    if (beforeTarget && TOGETHER) samples.splice(1, 0, ...(await together(beforeTarget, target)));
+    if (pair) samples.splice(1, 0, ...pair);
     const [peerSamples, heraldSamples] = [samples[0]!, samples.at(-1)!];
     const ab = paired(peerSamples, heraldSamples);
     const h = sampleRows(target.name, heraldSamples);
