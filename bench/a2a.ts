@@ -2,19 +2,22 @@
 // @a2a-js/sdk Express server (bench/a2a-sdk-peer.ts, in-memory store) doing the same work, rounds
 // alternated in one run (bench/lib/ab.ts).
 // Usage: npm run bench:a2a [-- --duration 5 --rounds 3 --connections 32 --dialect sqlite|postgres
-//        --instances 1 --profile DIR (CPU profile of Herald) --before REF --no-write]
+//        --instances 1 --profile DIR (CPU profile of Herald) --before REF [--together] --no-write]
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import {
   alternateAll,
   checkGenerator,
+  drive,
   WARMUP_SECONDS,
   fixed,
   generatorLine,
   paired,
   sampleRows,
   SAMPLE_HEADERS,
+  type LoadTarget,
+  type Sample,
 } from './lib/ab.js';
 import { numberArg } from './lib/bench-args.js';
 import { commandLine, markdownTable, recordSummary, today, writeBenchmarkSection } from './lib/bench-report.js';
@@ -33,6 +36,12 @@ const PROFILE = profileAt > 0 ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(pr
 const beforeAt = process.argv.indexOf('--before');
 /** `--before REF`: also run Herald at that git ref, alternated with the others, to show a change's effect. */
 const BEFORE = beforeAt > 0 ? process.argv[beforeAt + 1] : undefined;
+/**
+ * `--together` (with `--before`): before and after are driven at the same time, half the connections
+ * each, instead of in turn: on a shared machine whose load swings between rounds, both then meet
+ * the same noise, and only their paired ratios are reported (the peer is still alternated with after).
+ */
+const TOGETHER = BEFORE !== undefined && process.argv.includes('--together');
 
 // A new message (idempotency key) and a new user on every request, so both servers really write.
 const BODY = JSON.stringify({
@@ -106,10 +115,15 @@ async function main(): Promise<void> {
       urls: before.urls('/a2a'),
       headers: { ...target.headers, 'x-api-key': before.secretKey },
     };
-    const targets = beforeTarget ? [baseline, beforeTarget, target] : [baseline, target];
-    for (const t of targets) for (const url of t.urls) await checkOnce(url, t.headers);
+    const targets = beforeTarget && !TOGETHER ? [baseline, beforeTarget, target] : [baseline, target];
+    for (const t of [...targets, ...(beforeTarget ? [beforeTarget] : [])])
+      for (const url of t.urls) await checkOnce(url, t.headers);
+    // Together rounds come first, so before and after have served the same requests when they start
+    // (after's alternated rounds would otherwise give it a longer warm-up and a bigger database).
+    const pair = beforeTarget && TOGETHER ? await together(beforeTarget, target) : undefined;
     const check = await checkGenerator(baseline, [CONNECTIONS, CONNECTIONS * 2], DURATION);
     const samples = await alternateAll(targets, { connections: CONNECTIONS, duration: DURATION, rounds: ROUNDS });
+    if (pair) samples.splice(1, 0, ...pair);
     const [peerSamples, heraldSamples] = [samples[0]!, samples.at(-1)!];
     const ab = paired(peerSamples, heraldSamples);
     const h = sampleRows(target.name, heraldSamples);
@@ -118,6 +132,21 @@ async function main(): Promise<void> {
       beforeTarget &&
       (() => {
         const beforeSamples = samples[1]!;
+        if (TOGETHER) {
+          const afterTogether = samples[2]!;
+          const vs = paired(beforeSamples, afterTogether);
+          return [
+            '',
+            `Before/after in this run: Herald at \`${ref.sha}\` (${ref.subject.slice(0, 120)}) and this checkout driven together (${CONNECTIONS / 2} connections each, ${ROUNDS} rounds of ${DURATION} s after a ${WARMUP_SECONDS} s warm-up), so both met the same load.`,
+            '',
+            markdownTable(SAMPLE_HEADERS, [
+              sampleRows(beforeTarget.name, beforeSamples),
+              sampleRows(`${target.name}, driven together`, afterTogether),
+            ]),
+            '',
+            `After / before: **${fixed(vs.ratio)} in req/s** (${vs.ratios.map((r) => fixed(r)).join(', ')}), **${fixed(vs.cpuRatio)} in CPU per request** (before µs ÷ after µs; above 1 = cheaper now).`,
+          ].join('\n');
+        }
         const vs = paired(beforeSamples, heraldSamples);
         const vsPeer = paired(peerSamples, beforeSamples);
         return [
@@ -162,6 +191,19 @@ async function main(): Promise<void> {
     await Promise.all([herald.stop(), sdk.proc.stop(), before?.stop()]);
     ref?.remove();
   }
+}
+
+/** `--together`: warm-up, then `ROUNDS` rounds with `a` and `b` under the same load at the same time. */
+async function together(a: LoadTarget, b: LoadTarget): Promise<[Sample[], Sample[]]> {
+  const half = { connections: Math.max(1, CONNECTIONS / 2) };
+  await Promise.all([a, b].map((t) => drive(t, { ...half, duration: WARMUP_SECONDS })));
+  const out: [Sample[], Sample[]] = [[], []];
+  for (let round = 0; round < ROUNDS; round++) {
+    const [sa, sb] = await Promise.all([a, b].map((t) => drive(t, { ...half, duration: DURATION })));
+    out[0].push(sa!);
+    out[1].push(sb!);
+  }
+  return out;
 }
 
 await main();

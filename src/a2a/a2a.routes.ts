@@ -165,8 +165,8 @@ export function registerA2aRoutes(app: FastifyInstance, deps: A2aDeps): void {
       }
       const operation = operationOf(codec, envelope.method);
       const outcome = await dispatch(call, operation, envelope.params);
-      if (outcome.kind === 'json')
-        return reply.type('application/json; charset=utf-8').send(success(envelope.id, outcome.result));
+      // An object payload is sent as `application/json; charset=utf-8` by Fastify's own default.
+      if (outcome.kind === 'json') return reply.send(success(envelope.id, outcome.result));
       await writeSse(
         reply,
         outcome.events,

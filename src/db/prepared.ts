@@ -64,6 +64,32 @@ export function preparedQuery<P extends Record<string, unknown>, R>(
 }
 
 /**
+ * `preparedQuery` for a statement without `RETURNING` (INSERT, UPDATE, DELETE), answering how many
+ * rows it changed: both drivers report the count (`sqlite3_changes()`, PostgreSQL's `rowCount`), and
+ * on SQLite a statement that returns nothing runs without building result rows (so an `ON CONFLICT
+ * DO NOTHING` insert learns whether it inserted for less than a `RETURNING` costs).
+ */
+export function preparedCommand<P extends Record<string, unknown>>(
+  names: readonly (keyof P & string)[],
+  build: (db: AnyKysely, params: P) => Compilable<unknown>,
+): (db: AnyKysely, params: P) => Promise<number> {
+  const statement = statementCache((db) => {
+    const markers = new Map(names.map((name) => [`${MARKER}${name}`, name]));
+    return compileWithSlots(build(db, Object.fromEntries([...markers].map(([m, n]) => [n, m])) as P), markers);
+  });
+  return async (db, params) => {
+    const { compiled, slots } = statement(db, 0);
+    const parameters = compiled.parameters.map((fixed, i) => {
+      const name = slots[i];
+      return name === undefined ? fixed : params[name];
+    });
+    const changed = (await db.executeQuery({ ...compiled, parameters })).numAffectedRows;
+    if (changed === undefined) throw new Error('the driver did not report the rows changed');
+    return Number(changed);
+  };
+}
+
+/**
  * A multi-row INSERT of `columns`, run in statements of up to `rowsPerStatement` rows, each a power of
  * two (one compiled statement per dialect and row count, so a few). `build` receives rows of markers and returns the insert
  * (with any `ON CONFLICT` clause); the same rules as `preparedQuery` apply to it. Answers the rows

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Db } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
@@ -22,8 +22,9 @@ export interface IdempotentResult {
   replayed: boolean;
 }
 
+/** SHA-256 of the request's JSON, in hex (one-shot `hash`: no Hash object per request). */
 export function hashRequest(parts: unknown): string {
-  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+  return hash('sha256', JSON.stringify(parts));
 }
 
 export function validateIdempotencyKey(key: string): void {

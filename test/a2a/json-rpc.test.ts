@@ -4,7 +4,7 @@ import { systemClock } from '../../src/lib/clock.js';
 import type { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
-import { createUserTask, rawPost, rpc, uid, type Json } from './a2a-helpers.js';
+import { createUserTask, rawPost, rpc, uid, v03Message, v1Message, type Json } from './a2a-helpers.js';
 
 const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo';
 
@@ -102,6 +102,19 @@ describe.each(TEST_DIALECTS)('JSON-RPC envelope, authentication and versions on 
           'a2a-version': '1.0',
         });
         expect(res.json().error.code).toBe(-32001);
+      }
+    });
+
+    it('answers a result as application/json; charset=utf-8 in both versions', async () => {
+      for (const [version, message] of [
+        ['1.0', v1Message({ skill: 'create-user', projectUserId: uid('ct') })],
+        ['0.3', v03Message({ skill: 'create-user', projectUserId: uid('ct') })],
+      ] as const) {
+        const res = await rpc(ctx(), version === '1.0' ? 'SendMessage' : 'message/send', { message }, { version });
+        expect(res.statusCode).toBe(200);
+        expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+        const task = version === '1.0' ? res.json().result.task : res.json().result;
+        expect(task.artifacts[0].name).toBe('user-result');
       }
     });
 

@@ -103,9 +103,12 @@ async function runAtomic(
   };
   try {
     return await ctx.writes.run(async (trx) => {
-      const outcome = await execute(ctx, { ...ctx.skill, db: trx }, request.invocation).catch((error: unknown) => {
+      let outcome: Outcome;
+      try {
+        outcome = await execute(ctx, { ...ctx.skill, db: trx }, request.invocation);
+      } catch (error) {
         throw new SkillFailed(error);
-      });
+      }
       return record(trx, outcome);
     });
   } catch (error) {
@@ -140,7 +143,7 @@ export async function runTask(
   if (request.invocation.skill.atomic) {
     const done = await runAtomic(ctx, request, task, submitted);
     ctx.events.publishLocal(done.events);
-    done.events.forEach((e) => onEvent?.(e));
+    if (onEvent) for (const event of done.events) onEvent(event);
     return done.task;
   }
   const started = await startTask(

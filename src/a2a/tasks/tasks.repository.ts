@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { readJson, writeJson } from '../../db/json.js';
-import { preparedQuery } from '../../db/prepared.js';
+import { preparedCommand, preparedQuery } from '../../db/prepared.js';
 import { TERMINAL_STATES, type Artifact, type Message, type TaskState, type TaskStatus } from '../model.js';
 
 export interface A2aTasksTable {
@@ -92,7 +92,9 @@ type Insert = {
   key: string | null;
   hash: string | null;
 };
-const insertRow = preparedQuery(
+// No RETURNING: the count of rows inserted says whether the key was claimed, and SQLite runs the
+// statement without building a result row.
+const insertRow = preparedCommand(
   [
     'id',
     'projectId',
@@ -128,8 +130,7 @@ const insertRow = preparedQuery(
         idempotency_key: p.key,
         request_hash: p.hash,
       })
-      .onConflict((oc) => oc.columns(['project_id', 'idempotency_key']).doNothing())
-      .returning('id'),
+      .onConflict((oc) => oc.columns(['project_id', 'idempotency_key']).doNothing()),
 );
 
 type Update = {
@@ -185,7 +186,7 @@ export async function insertTask(
   key?: TaskKey,
 ): Promise<boolean> {
   const last = statuses[statuses.length - 1]!;
-  const rows = await insertRow(db, {
+  const inserted = await insertRow(db, {
     ...task,
     key: key?.key ?? null,
     hash: key?.hash ?? null,
@@ -197,7 +198,7 @@ export async function insertTask(
     messages: writeJson(messages),
     artifacts: writeJson(artifacts),
   });
-  return rows.length > 0;
+  return inserted > 0;
 }
 
 const selectByKey = preparedQuery(['projectId', 'key'], (db: Db, p: { projectId: string; key: string }) =>

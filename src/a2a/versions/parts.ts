@@ -39,14 +39,20 @@ export function decodeState(value: string | number, field: string): TaskState {
   return state;
 }
 
+const V1_STATES = new Map(STATE_NUMBERS.map((s) => [s, `TASK_STATE_${s.toUpperCase().replace('-', '_')}`]));
+
 export function stateToV1(state: TaskState): string {
-  return `TASK_STATE_${state.toUpperCase().replace('-', '_')}`;
+  return V1_STATES.get(state) ?? `TASK_STATE_${state.toUpperCase().replace('-', '_')}`;
 }
 
 /** Exactly one content field per part. */
 export function checkPart(part: Part, field: string): Part {
-  const present = (['text', 'data', 'raw', 'url'] as const).filter((k) => part[k] !== undefined);
-  if (present.length !== 1)
+  const present =
+    Number(part.text !== undefined) +
+    Number(part.data !== undefined) +
+    Number(part.raw !== undefined) +
+    Number(part.url !== undefined);
+  if (present !== 1)
     throw invalidParams([{ field, description: 'a part holds exactly one of text, data, raw or url' }]);
   return part;
 }
@@ -54,6 +60,7 @@ export function checkPart(part: Part, field: string): Part {
 /** Copies only the fields that are set, so encoded objects carry no `undefined`. */
 export function defined<T extends Record<string, unknown>>(value: T): Partial<T> {
   const out: Partial<T> = {};
-  for (const key of Object.keys(value) as (keyof T)[]) if (value[key] !== undefined) out[key] = value[key];
+  // `value` is always an object literal: its own keys only, in order (no key array per call).
+  for (const key in value) if (value[key] !== undefined) out[key] = value[key];
   return out;
 }

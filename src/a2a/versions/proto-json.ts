@@ -88,7 +88,8 @@ function readArray(array: unknown[], path: string, fields: ProtoFields): unknown
  * convert below it), which is how clients usually write; otherwise a converted copy.
  */
 function readObject(object: Record<string, unknown>, path: string, fields: ProtoFields): Record<string, unknown> {
-  for (const [key, value] of Object.entries(object)) {
+  for (const key of Object.keys(object)) {
+    const value = object[key];
     if (key.includes('_') || (value === null && key !== 'data')) return copyObject(object, path, fields);
     if (OPAQUE.has(key)) continue;
     if (readValue(value, path === '' ? key : `${path}.${key}`, fields) !== value)

@@ -103,56 +103,59 @@ function decodeSend(params: unknown): SendInput {
   };
 }
 
+/*
+ * The encoders build plain literals: a member left `undefined` is omitted by JSON.stringify, the
+ * only consumer of encoded values (responses, SSE events, webhook bodies), so no copy drops it first.
+ */
 function encodePart(p: Part): unknown {
   const metadata = p.metadata;
-  if (p.text !== undefined) return defined({ kind: 'text', text: p.text, metadata });
+  if (p.text !== undefined) return { kind: 'text', text: p.text, metadata };
   if (p.data !== undefined) {
     const data = typeof p.data === 'object' && p.data !== null && !Array.isArray(p.data) ? p.data : { value: p.data };
-    return defined({ kind: 'data', data, metadata });
+    return { kind: 'data', data, metadata };
   }
-  return defined({
+  return {
     kind: 'file',
-    file: defined({ bytes: p.raw, uri: p.url, name: p.filename, mimeType: p.mediaType }),
+    file: { bytes: p.raw, uri: p.url, name: p.filename, mimeType: p.mediaType },
     metadata,
-  });
+  };
 }
 
-function encodeMessage(m: Message): unknown {
-  return defined({
-    kind: 'message',
-    messageId: m.messageId,
-    contextId: m.contextId,
-    taskId: m.taskId,
-    role: m.role === 'agent' ? 'agent' : 'user',
-    parts: m.parts.map(encodePart),
-    metadata: m.metadata,
-    extensions: m.extensions,
-    referenceTaskIds: m.referenceTaskIds,
-  });
-}
+const encodeMessage = (m: Message): unknown => ({
+  kind: 'message',
+  messageId: m.messageId,
+  contextId: m.contextId,
+  taskId: m.taskId,
+  role: m.role === 'agent' ? 'agent' : 'user',
+  parts: m.parts.map(encodePart),
+  metadata: m.metadata,
+  extensions: m.extensions,
+  referenceTaskIds: m.referenceTaskIds,
+});
 
-const encodeArtifact = (a: Artifact): unknown =>
-  defined({
-    artifactId: a.artifactId,
-    name: a.name,
-    description: a.description,
-    parts: a.parts.map(encodePart),
-    metadata: a.metadata,
-  });
-const encodeStatus = (s: Task['status']): unknown =>
-  defined({ state: s.state, message: s.message && encodeMessage(s.message), timestamp: iso(s.timestamp) });
+const encodeArtifact = (a: Artifact): unknown => ({
+  artifactId: a.artifactId,
+  name: a.name,
+  description: a.description,
+  parts: a.parts.map(encodePart),
+  metadata: a.metadata,
+});
 
-function encodeTask(t: Task): unknown {
-  return defined({
-    kind: 'task',
-    id: t.id,
-    contextId: t.contextId,
-    status: encodeStatus(t.status),
-    artifacts: t.artifacts.length > 0 ? t.artifacts.map(encodeArtifact) : undefined,
-    history: t.history.length > 0 ? t.history.map(encodeMessage) : undefined,
-    metadata: t.metadata,
-  });
-}
+const encodeStatus = (s: Task['status']): unknown => ({
+  state: s.state,
+  message: s.message && encodeMessage(s.message),
+  timestamp: iso(s.timestamp),
+});
+
+const encodeTask = (t: Task): unknown => ({
+  kind: 'task',
+  id: t.id,
+  contextId: t.contextId,
+  status: encodeStatus(t.status),
+  artifacts: t.artifacts.length > 0 ? t.artifacts.map(encodeArtifact) : undefined,
+  history: t.history.length > 0 ? t.history.map(encodeMessage) : undefined,
+  metadata: t.metadata,
+});
 
 function encodePushConfig(c: PushConfig, redact: boolean): unknown {
   const auth =

@@ -91,54 +91,55 @@ function decodeSend(params: unknown): SendInput {
   };
 }
 
-const encodePart = (p: Part): unknown =>
-  defined({
-    text: p.text,
-    data: p.data,
-    raw: p.raw,
-    url: p.url,
-    filename: p.filename,
-    mediaType: p.mediaType,
-    metadata: p.metadata,
-  });
+/*
+ * The encoders build plain literals: a member left `undefined` is omitted by JSON.stringify, the
+ * only consumer of encoded values (responses, SSE events, webhook bodies), so no copy drops it first.
+ */
+const encodePart = (p: Part): unknown => ({
+  text: p.text,
+  data: p.data,
+  raw: p.raw,
+  url: p.url,
+  filename: p.filename,
+  mediaType: p.mediaType,
+  metadata: p.metadata,
+});
 
 const ROLE = { user: 'ROLE_USER', agent: 'ROLE_AGENT', unspecified: 'ROLE_UNSPECIFIED' } as const;
 
-function encodeMessage(m: Message): unknown {
-  return defined({
-    messageId: m.messageId,
-    contextId: m.contextId,
-    taskId: m.taskId,
-    role: ROLE[m.role],
-    parts: m.parts.map(encodePart),
-    metadata: m.metadata,
-    extensions: m.extensions,
-    referenceTaskIds: m.referenceTaskIds,
-  });
-}
+const encodeMessage = (m: Message): unknown => ({
+  messageId: m.messageId,
+  contextId: m.contextId,
+  taskId: m.taskId,
+  role: ROLE[m.role],
+  parts: m.parts.map(encodePart),
+  metadata: m.metadata,
+  extensions: m.extensions,
+  referenceTaskIds: m.referenceTaskIds,
+});
 
-const encodeArtifact = (a: Artifact): unknown =>
-  defined({
-    artifactId: a.artifactId,
-    name: a.name,
-    description: a.description,
-    parts: a.parts.map(encodePart),
-    metadata: a.metadata,
-  });
+const encodeArtifact = (a: Artifact): unknown => ({
+  artifactId: a.artifactId,
+  name: a.name,
+  description: a.description,
+  parts: a.parts.map(encodePart),
+  metadata: a.metadata,
+});
 
-const encodeStatus = (s: Task['status']): unknown =>
-  defined({ state: stateToV1(s.state), message: s.message && encodeMessage(s.message), timestamp: iso(s.timestamp) });
+const encodeStatus = (s: Task['status']): unknown => ({
+  state: stateToV1(s.state),
+  message: s.message && encodeMessage(s.message),
+  timestamp: iso(s.timestamp),
+});
 
-function encodeTask(t: Task): unknown {
-  return defined({
-    id: t.id,
-    contextId: t.contextId,
-    status: encodeStatus(t.status),
-    artifacts: t.artifacts.length > 0 ? t.artifacts.map(encodeArtifact) : undefined,
-    history: t.history.length > 0 ? t.history.map(encodeMessage) : undefined,
-    metadata: t.metadata,
-  });
-}
+const encodeTask = (t: Task): unknown => ({
+  id: t.id,
+  contextId: t.contextId,
+  status: encodeStatus(t.status),
+  artifacts: t.artifacts.length > 0 ? t.artifacts.map(encodeArtifact) : undefined,
+  history: t.history.length > 0 ? t.history.map(encodeMessage) : undefined,
+  metadata: t.metadata,
+});
 
 const statusUpdate = (e: StatusEvent): unknown => ({
   statusUpdate: { taskId: e.taskId, contextId: e.contextId, status: encodeStatus(e.status) },
