@@ -1,7 +1,7 @@
 // bench:campaign, step 1 of a size: a fresh embedded SQLite file with a project, FCM credentials for
 // the stand-in, N users with one FCM device each (90% of them in the segment) and an active campaign.
 // Runs in its own process so the bulk insert's memory never counts against the fan-out's.
-// Usage: node --import tsx bench/campaign-prepare.ts --size N --dir DIR --fakes FAKES_DIR
+// Usage: [CAMPAIGN_BENCH_MESSAGE=shared] node --import tsx bench/campaign-prepare.ts --size N --dir DIR --fakes FAKES_DIR
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -83,12 +83,16 @@ async function main(): Promise<void> {
   };
   await setFcmCredentials(database.db, () => box, systemClock, project.project_id, serviceAccount, tokenUri);
   // The message reads a user property and a trigger property; `plan eq pro` holds 90% of users.
+  // CAMPAIGN_BENCH_MESSAGE=shared: a message that reads no user (the same for everyone, rendered once per batch).
+  const shared = process.env.CAMPAIGN_BENCH_MESSAGE === 'shared';
   const campaign = await createCampaign(database.db, systemClock, project.project_id, {
     name: 'bench',
     status: 'active',
     api_triggered: true,
     segment: { property: 'plan', op: 'eq', value: 'pro' },
-    message: { title: 'Hi {{ user.first_name }}', body: 'Use {{ trigger.code }} today, {{ user.project_user_id }}' },
+    message: shared
+      ? { title: 'Spring sale', body: 'Use {{ trigger.code }} today ({{ campaign.name }})' }
+      : { title: 'Hi {{ user.first_name }}', body: 'Use {{ trigger.code }} today, {{ user.project_user_id }}' },
   });
   await database.close();
   const started = performance.now();

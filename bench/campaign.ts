@@ -2,6 +2,7 @@
 // against the FCM stand-in, interleaved with a raw HTTP/2 send loop to the same stand-in.
 // Usage: npm run bench:campaign [-- --full] [-- --sizes 10000,100000] [-- --rounds 3] [-- --large-rounds 1] [-- --before REF]
 //        [-- --profile DIR] [-- --heap-mb 256] [-- --no-write]
+//        CAMPAIGN_BENCH_MESSAGE=shared: the campaign's message reads no user property (rendered once per batch).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -144,8 +145,10 @@ async function runSize(
 async function main(): Promise<void> {
   const loadBefore = os.loadavg()[0]!;
   const ref = beforeArg > 0 ? checkoutRef(process.argv[beforeArg + 1]!) : undefined;
-  // The ref runs with this tree's harness (same measurements); only its Herald differs.
-  if (ref) fs.copyFileSync('bench/campaign-run.ts', path.join(ref.dir, 'bench', 'campaign-run.ts'));
+  // The ref runs with this tree's harness (same audience and measurements); only its Herald differs.
+  if (ref)
+    for (const file of ['campaign-run.ts', 'campaign-prepare.ts'])
+      fs.copyFileSync(path.join('bench', file), path.join(ref.dir, 'bench', file));
   const variants = [
     ...(ref ? [{ name: `before (${ref.sha})`, cwd: ref.dir }] : []),
     { name: THIS_TREE, cwd: undefined },
@@ -258,7 +261,7 @@ async function main(): Promise<void> {
             .map((r) => `${fmt(r.run.size)} ${(((cost(r) - cost(smallest)) / cost(smallest)) * 100).toFixed(0)}%`)
             .join(', ')}.`;
     const report = [
-      `Command: \`${commandLine('bench:campaign')}\`. Each size runs in a fresh process: Herald's API and job runner in process (as \`HERALD_ROLE=all\`, started like \`bin/herald\`: Node's own type stripping with its compile cache warmed by an unreported 1,000-user run, JOB_CONCURRENCY ${process.env.JOB_CONCURRENCY ?? 4}, bin/herald's V8 defaults \`${heraldNodeFlags().join(' ')}\`${HEAP_MB > 0 ? ` and \`--max-old-space-size=${HEAP_MB}\`` : ''}) on a new embedded SQLite file, the audience bulk-inserted (one FCM device per user, 90% of users in the segment \`plan eq pro\`, title and body personalised from user and trigger properties), then one \`:trigger\` broadcast, timed until the trigger is \`completed\`. The FCM stand-in (\`bin/herald fake-providers\`) is a separate process; the raw loop (bench/campaign-raw-loop.ts: one OAuth exchange, then POSTs over 2 HTTP/2 sessions x 100 streams, the shape of Herald's pool) sends min(size, ${fmt(RAW_MAX)}) messages to it right before and right after ${ref ? `each round's Herald runs (Herald at \`${ref.sha}\` "${ref.subject}" and this tree, alternating which goes first)` : 'each Herald run'} (the mean is the baseline). Sizes below 100k run ${ROUNDS} rounds, 100k ${LARGE_ROUNDS} and 1M one; of several rounds the one with the median ratio is reported (peak RSS: the highest of the rounds). FCM quota raised so neither side is throttled. ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, 1-minute load average at start ${loadBefore.toFixed(1)}. Measured ${new Date().toISOString().slice(0, 10)}.`,
+      `Command: \`${commandLine('bench:campaign')}\`. Each size runs in a fresh process: Herald's API and job runner in process (as \`HERALD_ROLE=all\`, started like \`bin/herald\`: Node's own type stripping with its compile cache warmed by an unreported 1,000-user run, JOB_CONCURRENCY ${process.env.JOB_CONCURRENCY ?? 4}, bin/herald's V8 defaults \`${heraldNodeFlags().join(' ')}\`${HEAP_MB > 0 ? ` and \`--max-old-space-size=${HEAP_MB}\`` : ''}) on a new embedded SQLite file, the audience bulk-inserted (one FCM device per user, 90% of users in the segment \`plan eq pro\`, ${process.env.CAMPAIGN_BENCH_MESSAGE === 'shared' ? 'a message that reads trigger and campaign properties only, so the same for every recipient (`CAMPAIGN_BENCH_MESSAGE=shared`)' : 'title and body personalised from user and trigger properties'}), then one \`:trigger\` broadcast, timed until the trigger is \`completed\`. The FCM stand-in (\`bin/herald fake-providers\`) is a separate process; the raw loop (bench/campaign-raw-loop.ts: one OAuth exchange, then POSTs over 2 HTTP/2 sessions x 100 streams, the shape of Herald's pool) sends min(size, ${fmt(RAW_MAX)}) messages to it right before and right after ${ref ? `each round's Herald runs (Herald at \`${ref.sha}\` "${ref.subject}" and this tree, alternating which goes first)` : 'each Herald run'} (the mean is the baseline). Sizes below 100k run ${ROUNDS} rounds, 100k ${LARGE_ROUNDS} and 1M one; of several rounds the one with the median ratio is reported (peak RSS: the highest of the rounds). FCM quota raised so neither side is throttled. ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, 1-minute load average at start ${loadBefore.toFixed(1)}. Measured ${new Date().toISOString().slice(0, 10)}.`,
       '',
       table,
       '',

@@ -20,6 +20,7 @@ import {
 import { createPlanHandler } from './campaign-plan.job.js';
 import { findCampaign } from './campaigns.service.js';
 import type { TemplateRenderer } from './render-pool.js';
+import { messageReadsUser } from './template-reads.js';
 import { parseMessageTemplate, type ParsedMessage } from './templates.js';
 import { foldDeliveryCounts } from './delivery-analytics.repository.js';
 import { createOutcomeCommitter, GROUP_ROWS, type OutcomeCommitter } from './outcome-committer.js';
@@ -74,6 +75,8 @@ const MAX_RETRY_DELAY_MS = 10 * 60_000;
 interface Prepared {
   conditions: CompiledConditions;
   message: ParsedMessage;
+  /** The message may read its recipient (`user.*`): rendered per recipient; otherwise once per batch. */
+  readsUser: boolean;
 }
 
 /**
@@ -89,9 +92,11 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
   const prepare = (db: Db, trigger: TriggerRecord): Prepared => {
     let prepared = cache.get(trigger.id);
     if (!prepared) {
+      const message = parseMessageTemplate(trigger.definition.message);
       prepared = {
         conditions: compileTriggerConditions(db, trigger.definition, trigger.createdAt),
-        message: parseMessageTemplate(trigger.definition.message),
+        message,
+        readsUser: messageReadsUser(message),
       };
       if (cache.size >= 64) cache.delete(cache.keys().next().value!);
       cache.set(trigger.id, prepared);
@@ -299,23 +304,35 @@ async function sendBatch(
   const pendingRecipients = recipients
     .map(({ user, devices }) => ({ user, pending: devices.filter((d) => !done.has(d.deviceId)) }))
     .filter((r) => r.pending.length > 0);
-  const rendered = await deps.templates.render(
-    trigger.definition.message,
-    pendingRecipients.map(({ user }) => ({
-      trigger: trigger.properties,
-      user: { ...user.properties, project_user_id: user.projectUserId },
-      campaign,
-    })),
-  );
+  // A message that reads no `user.*` is the same for everyone: one render, with an empty `user` (so a
+  // read the analysis missed fails under strict variables, and never shows one recipient's data to another).
+  const once = !prepared.readsUser;
+  const rendered =
+    pendingRecipients.length === 0
+      ? []
+      : await deps.templates.render(
+          trigger.definition.message,
+          once
+            ? [{ trigger: trigger.properties, user: {}, campaign }]
+            : pendingRecipients.map(({ user }) => ({
+                trigger: trigger.properties,
+                user: { ...user.properties, project_user_id: user.projectUserId },
+                campaign,
+              })),
+        );
+  let shared: DeviceSend['message'] | undefined;
   pendingRecipients.forEach(({ pending }, i) => {
-    const outcome = rendered[i]!;
+    const outcome = rendered[once ? 0 : i]!;
     if (!outcome.ok) {
       for (const d of pending) skipped.push(row(d, DeliveryStatus.SKIPPED, null, outcome.reason, null, outcome.detail));
       return;
     }
     const { title, body, imageUrl, landingUrl } = outcome.message;
-    // `data` and `refs` are the batch's, shared by its sends (the senders copy `data`, nothing writes to either).
-    const message = { title, body, imageUrl, landingUrl, data };
+    // `data` and `refs` are the batch's, shared by its sends (the senders copy `data`, nothing writes to
+    // either); a message rendered once is one object for the batch (the FCM sender then reuses its body).
+    const message = once
+      ? (shared ??= { title, body, imageUrl, landingUrl, data })
+      : { title, body, imageUrl, landingUrl, data };
     for (const device of pending) sends.push({ device, message, refs });
   });
   await recordDeliveries(db, skipped);

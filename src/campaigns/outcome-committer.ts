@@ -73,15 +73,18 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
     for (let attempt = 0; ; attempt++) {
       try {
         await db.transaction().execute(async (trx) => {
-          const fresh = await storeDeliveries(
-            trx,
-            group.map((r) => r.delivery),
-            attempt > 0,
-          );
-          await recordDeliveries(
-            trx,
-            group.flatMap((r) => (r.ledger ? [r.ledger] : [])),
-          );
+          // One pass, no per-record arrays: a group holds a few hundred records, made for every send.
+          const deliveries: DeliveriesTable[] = [];
+          const ledger: TriggerDeliveriesTable[] = [];
+          let withEvents = false;
+          for (const r of group) {
+            deliveries.push(r.delivery);
+            if (r.ledger) ledger.push(r.ledger);
+            if (r.events) withEvents = true;
+          }
+          const fresh = await storeDeliveries(trx, deliveries, attempt > 0);
+          await recordDeliveries(trx, ledger, true);
+          if (!withEvents) return;
           // Events of records an unseen earlier commit already stored were queued with them.
           const byProject = new Map<string, WebhookEvent[]>();
           for (const r of group) {

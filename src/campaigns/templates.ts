@@ -84,13 +84,13 @@ function walkTemplates(templates: Template[], into: Set<string>): void {
   }
 }
 
-function finishSync<T>(generator: Generator<unknown, T>): T {
+export function finishSync<T>(generator: Generator<unknown, T>): T {
   let step = generator.next();
   while (!step.done) step = generator.next(step.value);
   return step.value;
 }
 
-type FilterLike = { name: string; args: unknown[] };
+export type FilterLike = { name: string; args: unknown[] };
 
 function visitFiltered(initial: Token[], filters: FilterLike[], into: Set<string>): void {
   const optional = filters[0]?.name === 'default';

@@ -79,10 +79,11 @@ const insertIgnoringRecorded = preparedInsert<TriggerDeliveriesTable, Inserted>(
  * inserted, in the insert's transaction: a row trigger (migration 0015, dropped by 0017) cost an
  * upsert per ledger row, about half of the ledger's insert time.
  */
-export async function recordDeliveries(db: Db, rows: TriggerDeliveriesTable[]): Promise<void> {
+export async function recordDeliveries(db: Db, rows: TriggerDeliveriesTable[], sortInPlace = false): Promise<void> {
   if (rows.length === 0) return;
-  // In key order, so one statement's rows land on neighbouring b-tree pages.
-  const sorted = [...rows].sort((a, b) => (a.device_id < b.device_id ? -1 : 1));
+  // In key order, so one statement's rows land on neighbouring b-tree pages (`sortInPlace`: the
+  // caller's array is its own, no copy).
+  const sorted = (sortInPlace ? rows : [...rows]).sort((a, b) => (a.device_id < b.device_id ? -1 : 1));
   if (dialectOf(db) !== 'sqlite') {
     await insertIgnoringRecorded(db, sorted);
     return;
@@ -93,14 +94,28 @@ export async function recordDeliveries(db: Db, rows: TriggerDeliveriesTable[]): 
 
 async function addToRollup(db: Db, inserted: Inserted[]): Promise<void> {
   const groups = new Map<string, TriggerDeliveryCountsTable>();
+  // Nearly every row of a group falls in its predecessor's rollup row (same trigger, minute and
+  // outcome): it is counted there without building the key string (one per row otherwise).
+  let last: TriggerDeliveryCountsTable | undefined;
   for (const r of inserted) {
     const minute = Math.floor(r.created_at / 60_000) * 60_000;
     const provider = r.provider ?? '';
     const reason = r.failure_reason ?? '';
+    if (
+      last &&
+      last.minute === minute &&
+      last.status === r.status &&
+      last.trigger_id === r.trigger_id &&
+      last.provider === provider &&
+      last.reason === reason
+    ) {
+      last.n++;
+      continue;
+    }
     const key = `${r.trigger_id}\u0000${minute}\u0000${r.status}\u0000${provider}\u0000${reason}`;
-    const group = groups.get(key);
-    if (group) group.n++;
-    else groups.set(key, { trigger_id: r.trigger_id, minute, status: r.status, provider, reason, n: 1 });
+    last = groups.get(key);
+    if (last) last.n++;
+    else groups.set(key, (last = { trigger_id: r.trigger_id, minute, status: r.status, provider, reason, n: 1 }));
   }
   if (groups.size === 0) return;
   await db

@@ -27,6 +27,8 @@ export interface CampaignTriggersTable {
   created_at: number;
   started_at: number | null;
   finished_at: number | null;
+  /** When retention deleted the trigger's ledger rows (migration 0021); null while it may have some. */
+  ledger_expired_at: number | null;
 }
 
 export interface TriggerBatchesTable {

@@ -26,8 +26,11 @@ import {
 } from './retention-settings.js';
 import {
   deleteExpiredChunk,
+  deleteLedgerChunk,
+  expiringLedgerTriggers,
   hasUnfinishedTriggerBetween,
   listProjectRetention,
+  markLedgerExpired,
   RETAINED_TABLES,
   type ChunkScope,
   type RetainedTable,
@@ -49,6 +52,9 @@ export interface RetentionReport {
   /** True when the chunk budget or a stop ended the run before every expired row was gone. */
   unfinished: boolean;
 }
+
+/** Expired triggers read per query by the ledger's retention (their rows then go in chunks). */
+const LEDGER_TRIGGERS_PER_QUERY = 100;
 
 const isPartitionedTable = (table: string): table is PartitionedTable => table in PARTITIONED_TABLES;
 const nextTick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -85,6 +91,31 @@ export async function enforceRetention(db: Db, deps: RetentionDeps, signal?: Abo
     }
   };
 
+  /** The campaign ledger: each expired trigger's rows in chunks, then the trigger is marked done with. */
+  const drainLedger = async (relation: string, projectId: string, before: number): Promise<void> => {
+    for (;;) {
+      const triggers = await expiringLedgerTriggers(db, projectId, before, LEDGER_TRIGGERS_PER_QUERY);
+      for (const trigger of triggers) {
+        for (;;) {
+          if (signal?.aborted) {
+            report.unfinished = true;
+            return;
+          }
+          const n = await deleteLedgerChunk(db, relation, trigger, settings.chunkRows);
+          report.deleted.trigger_deliveries = (report.deleted.trigger_deliveries ?? 0) + n;
+          if (n < settings.chunkRows) break;
+          if (--budget <= 0) {
+            report.unfinished = true;
+            return;
+          }
+          await nextTick();
+        }
+        await markLedgerExpired(db, trigger.id, now);
+      }
+      if (triggers.length < LEDGER_TRIGGERS_PER_QUERY) return;
+    }
+  };
+
   const projects = (await listProjectRetention(db)).map((p) => ({
     id: p.projectId,
     own: parseProjectRetention(p.retention),
@@ -98,15 +129,19 @@ export async function enforceRetention(db: Db, deps: RetentionDeps, signal?: Abo
       const cutoff = cutoffFor(now, defaultDays);
       if (cutoff !== undefined) {
         await dropExpiredPartitions(db, table, cutoff, report, deps.logger);
-        await drain(spec, { relation: defaultPartitionName(table), before: cutoff });
+        if (!spec.byTrigger) await drain(spec, { relation: defaultPartitionName(table), before: cutoff });
       }
     }
     for (const project of projects) {
       const days = effectiveDays(settings.days, project.own, spec.kind);
-      // Partitions already enforce the default: only a shorter project setting needs row deletes.
-      if (partitioned && days === defaultDays) continue;
       const before = cutoffFor(now, days);
-      if (before !== undefined) await drain(spec, { relation: spec.table, projectId: project.id, before });
+      if (before === undefined) continue;
+      // Partitions already enforce the default: only their default partition and a shorter project
+      // setting need row deletes (a trigger's rows lie in one partition, its start's day, or the default one).
+      const ownPartitionsDrop = partitioned && days === defaultDays;
+      if (spec.byTrigger)
+        await drainLedger(ownPartitionsDrop ? defaultPartitionName(spec.table) : spec.table, project.id, before);
+      else if (!ownPartitionsDrop) await drain(spec, { relation: spec.table, projectId: project.id, before });
     }
   }
   await deleteExpiredIdempotencyKeys(db, deps.clock);

@@ -1,5 +1,6 @@
 import { sql, type ColumnType, type RawBuilder } from 'kysely';
 import type { Db, JsonColumn } from '../db/database.js';
+import { dialectOf } from '../db/dialect.js';
 import { readJson, writeJson } from '../db/json.js';
 import { TERMINAL_STATES } from '../a2a/model.js';
 import type { RetentionKind } from './retention-settings.js';
@@ -19,6 +20,8 @@ export interface RetainedTable {
   key: readonly string[];
   /** Rows that may be deleted once old (a running trigger's ledger or an unfinished task must stay). */
   deletable?: RawBuilder<boolean>;
+  /** The campaign ledger: its rows are found through their trigger (`deleteLedgerChunk`), not by `time`. */
+  byTrigger?: true;
 }
 
 const UNFINISHED_TRIGGER_STATES = ['queued', 'running'];
@@ -30,6 +33,7 @@ export const RETAINED_TABLES: readonly RetainedTable[] = [
     kind: 'deliveries',
     time: 'trigger_created_at',
     key: ['trigger_id', 'device_id'],
+    byTrigger: true,
     deletable: sql<boolean>`trigger_id not in (select id from campaign_triggers where state in (${sql.join(UNFINISHED_TRIGGER_STATES)}))`,
   },
   { table: 'events', kind: 'events', time: 'received_at', key: ['seq'] },
@@ -53,8 +57,9 @@ export interface ChunkScope {
 }
 
 /**
- * Deletes up to `limit` expired rows in one statement, chosen by key through the retention index,
- * so each statement holds its locks (SQLite's write lock, PostgreSQL's row locks) only briefly.
+ * Deletes up to `limit` expired rows in one statement, chosen by key through the retention index
+ * (the campaign ledger has none: `deleteLedgerChunk`), so each statement holds its locks (SQLite's
+ * write lock, PostgreSQL's row locks) only briefly.
  * The outer conditions repeat the inner ones, so PostgreSQL prunes partitions in both.
  */
 export async function deleteExpiredChunk(db: Db, spec: RetainedTable, scope: ChunkScope): Promise<number> {
@@ -67,6 +72,62 @@ export async function deleteExpiredChunk(db: Db, spec: RetainedTable, scope: Chu
   const result = await sql`delete from ${relation} where ${where} and (${key}) in
     (select ${key} from ${relation} where ${where} limit ${scope.limit})`.execute(db);
   return Number(result.numAffectedRows ?? 0n);
+}
+
+/** A finished trigger whose ledger rows retention has not deleted yet. */
+export interface ExpiringTrigger {
+  id: string;
+  createdAt: number;
+}
+
+/**
+ * A project's finished triggers started before `before` whose ledger is not marked deleted, oldest
+ * first, through the partial index of unmarked triggers (`campaign_triggers_ledger_retention`, migration
+ * 0021): the triggers emptied by earlier passes are not in it. An unfinished trigger keeps its ledger.
+ */
+export async function expiringLedgerTriggers(
+  db: Db,
+  projectId: string,
+  before: number,
+  limit: number,
+): Promise<ExpiringTrigger[]> {
+  const rows = await db
+    .selectFrom('campaign_triggers')
+    .select(['id', 'created_at'])
+    .where('project_id', '=', projectId)
+    .where('created_at', '<', before)
+    .where('ledger_expired_at', 'is', null)
+    .where('state', 'not in', UNFINISHED_TRIGGER_STATES as ('queued' | 'running')[])
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ id: r.id, createdAt: Number(r.created_at) }));
+}
+
+/**
+ * Deletes up to `limit` ledger rows of one trigger from `relation` (the table, or on PostgreSQL its
+ * default partition), chosen through the primary key's `trigger_id` prefix. On PostgreSQL the rows'
+ * partition key (the trigger's start) is given too, so only the trigger's partition is searched.
+ */
+export async function deleteLedgerChunk(
+  db: Db,
+  relation: string,
+  trigger: ExpiringTrigger,
+  limit: number,
+): Promise<number> {
+  const where =
+    dialectOf(db) === 'postgres'
+      ? sql`trigger_id = ${trigger.id} and trigger_created_at = ${trigger.createdAt}`
+      : sql`trigger_id = ${trigger.id}`;
+  const table = sql.table(relation);
+  const result = await sql`delete from ${table} where ${where} and device_id in
+    (select device_id from ${table} where ${where} limit ${limit})`.execute(db);
+  return Number(result.numAffectedRows ?? 0n);
+}
+
+/** The trigger's ledger rows are gone: later passes skip it. */
+export async function markLedgerExpired(db: Db, triggerId: string, now: number): Promise<void> {
+  await db.updateTable('campaign_triggers').set({ ledger_expired_at: now }).where('id', '=', triggerId).execute();
 }
 
 export interface ProjectRetentionRow {

@@ -87,7 +87,8 @@ describe.each(TEST_DIALECTS)('migration 0016 on %s', (dialect) => {
       // Every index the table had before is still there, on the same columns.
       const after = await indexColumns(made.handle, 'trigger_deliveries');
       for (const [name, columns] of Object.entries(indexesBefore)) expect(after[name]).toBe(columns);
-      expect(after.trigger_deliveries_retention).toBe('project_id, trigger_created_at');
+      // 0016's own `trigger_deliveries_retention` is dropped again by 0021 (retention finds the rows by trigger).
+      expect(after.trigger_deliveries_retention).toBeUndefined();
       // Primary keys hold the partition key; a duplicate message id at the same time is still refused.
       await expect(
         sql`insert into deliveries (message_id, project_id, target_type, target_id, status, attempts, created_at, completed_at)
