@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { commandLine, markdownTable, recordSummary, writeBenchmarkSection } from './lib/bench-report.js';
-import { checkoutRef } from './lib/herald-server.js';
+import { checkoutRef, compileCacheEnv, heraldNodeFlags } from './lib/herald-server.js';
 import { startProcess } from './lib/processes.js';
 import { rawSendLoop, type ServiceAccount } from './campaign-raw-loop.js';
 
@@ -62,29 +62,6 @@ const beforeArg = process.argv.indexOf('--before');
 const RAW_MAX = 100_000;
 const THIS_TREE = 'this tree';
 
-/**
- * The V8 flags `bin/herald` starts the server roles with (its `V8_DEFAULTS`), read from the tree being
- * measured, so each variant runs as a user's `bin/herald serve` would; none for trees older than them.
- * BENCH_NODE_FLAGS (space-separated) replaces them for experiments, e.g. `--max-semi-space-size=4`.
- */
-function heraldNodeFlags(cwd?: string): string[] {
-  const source = fs.readFileSync(path.join(cwd ?? process.cwd(), 'bin', 'herald'), 'utf8');
-  const list = /const V8_DEFAULTS = \[([^\]]*)\]/.exec(source)?.[1] ?? '';
-  return [...list.matchAll(/'([^']+)'/g)].map((m) => m[1]!);
-}
-
-/**
- * The compile cache `bin/herald` turns on (where it does): the tree's sources stripped and compiled once,
- * in Node's default directory, so a Herald run loads them as a restarted server would. A tree whose
- * bin/herald does not turn it on runs without it, whatever the harness's environment says.
- */
-function compileCacheEnv(cwd?: string): Record<string, string> {
-  const source = fs.readFileSync(path.join(cwd ?? process.cwd(), 'bin', 'herald'), 'utf8');
-  return source.includes('enableCompileCache')
-    ? { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.join(os.tmpdir(), 'node-compile-cache') }
-    : { NODE_DISABLE_COMPILE_CACHE: '1' };
-}
-
 function child(args: string[], cwd?: string, env: Record<string, string> = {}): Promise<string> {
   const proc = startProcess(args, env, cwd);
   return new Promise((resolve, reject) =>
@@ -112,7 +89,7 @@ async function runSize(
     const out = await child(
       [
         ...(heapMb > 0 ? [`--max-old-space-size=${heapMb}`] : []),
-        ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : heraldNodeFlags(variant.cwd)),
+        ...heraldNodeFlags(variant.cwd),
         ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : []),
         '--expose-gc',
         // As `bin/herald` runs Herald: Node strips the types itself (tsx would add its compiler's memory).

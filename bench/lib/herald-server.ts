@@ -1,5 +1,5 @@
-// Herald as the benchmarks run it: started as `npm start` does (its own process, so its CPU is read
-// from /proc), on a fresh embedded SQLite file or a fresh PostgreSQL database shared by N instances,
+// Herald as the benchmarks run it: started as `npm start` does, with bin/herald's V8 flags and compile
+// cache (its own process, so its CPU is read from /proc), on a fresh embedded SQLite file or a fresh PostgreSQL database shared by N instances,
 // with a project made through the CLI (as an operator would) and the rate limits raised so the
 // limiter runs on every request but never refuses.
 import { execFileSync } from 'node:child_process';
@@ -8,6 +8,30 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { freePort, startProcess, waitForHttp, type BenchProcess } from './processes.js';
+
+/**
+ * The V8 flags `bin/herald` starts the server roles with (its `V8_DEFAULTS`), read from the tree being
+ * measured, so each variant runs as a user's `bin/herald serve` would; none for trees older than them.
+ * BENCH_NODE_FLAGS (space-separated) replaces them for experiments, e.g. `--max-semi-space-size=4`.
+ */
+export function heraldNodeFlags(cwd?: string): string[] {
+  if (process.env.BENCH_NODE_FLAGS) return process.env.BENCH_NODE_FLAGS.split(' ');
+  const source = fs.readFileSync(path.join(cwd ?? process.cwd(), 'bin', 'herald'), 'utf8');
+  const list = /const V8_DEFAULTS = \[([^\]]*)\]/.exec(source)?.[1] ?? '';
+  return [...list.matchAll(/'([^']+)'/g)].map((m) => m[1]!);
+}
+
+/**
+ * The compile cache `bin/herald` turns on (where it does): the tree's sources stripped and compiled once,
+ * in Node's default directory, so a Herald run loads them as a restarted server would. A tree whose
+ * bin/herald does not turn it on runs without it, whatever the harness's environment says.
+ */
+export function compileCacheEnv(cwd?: string): Record<string, string> {
+  const source = fs.readFileSync(path.join(cwd ?? process.cwd(), 'bin', 'herald'), 'utf8');
+  return source.includes('enableCompileCache')
+    ? { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.join(os.tmpdir(), 'node-compile-cache') }
+    : { NODE_DISABLE_COMPILE_CACHE: '1' };
+}
 
 export type BenchDialect = 'sqlite' | 'postgres';
 
@@ -68,8 +92,9 @@ export async function startHerald(options: {
     ports.push(port);
     procs.push(
       startProcess(
-        [...(options.nodeArgs ?? []), '--import', './src/boot/ts-resolve.ts', 'src/main.ts'],
+        [...heraldNodeFlags(cwd), ...(options.nodeArgs ?? []), '--import', './src/boot/ts-resolve.ts', 'src/main.ts'],
         {
+          ...compileCacheEnv(cwd),
           ...env,
           PORT: String(port),
         },
