@@ -1,4 +1,4 @@
-import type { CompiledQuery, Compilable } from 'kysely';
+import type { CompiledQuery, Compilable, QueryResult } from 'kysely';
 import type { AnyKysely } from './database.js';
 import { dialectOf } from './dialect.js';
 import { statementSizes } from './statement-shapes.js';
@@ -49,18 +49,8 @@ export function preparedQuery<P extends Record<string, unknown>, R>(
   names: readonly (keyof P & string)[],
   build: (db: AnyKysely, params: P) => Compilable<R>,
 ): (db: AnyKysely, params: P) => Promise<R[]> {
-  const statement = statementCache((db) => {
-    const markers = new Map(names.map((name) => [`${MARKER}${name}`, name]));
-    return compileWithSlots(build(db, Object.fromEntries([...markers].map(([m, n]) => [n, m])) as P), markers);
-  });
-  return async (db, params) => {
-    const { compiled, slots } = statement(db, 0);
-    const parameters = compiled.parameters.map((fixed, i) => {
-      const name = slots[i];
-      return name === undefined ? fixed : params[name];
-    });
-    return (await db.executeQuery<R>({ ...compiled, parameters })).rows;
-  };
+  const execute = preparedExecution(names, build);
+  return async (db, params) => (await execute(db, params)).rows;
 }
 
 /**
@@ -73,19 +63,30 @@ export function preparedCommand<P extends Record<string, unknown>>(
   names: readonly (keyof P & string)[],
   build: (db: AnyKysely, params: P) => Compilable<unknown>,
 ): (db: AnyKysely, params: P) => Promise<number> {
+  const execute = preparedExecution(names, build);
+  return async (db, params) => {
+    const changed = (await execute(db, params)).numAffectedRows;
+    if (changed === undefined) throw new Error('the driver did not report the rows changed');
+    return Number(changed);
+  };
+}
+
+/** Compiles `build` once per dialect with markers, then runs it with each call's values in their slots. */
+function preparedExecution<P extends Record<string, unknown>, R>(
+  names: readonly (keyof P & string)[],
+  build: (db: AnyKysely, params: P) => Compilable<R>,
+): (db: AnyKysely, params: P) => Promise<QueryResult<R>> {
   const statement = statementCache((db) => {
     const markers = new Map(names.map((name) => [`${MARKER}${name}`, name]));
     return compileWithSlots(build(db, Object.fromEntries([...markers].map(([m, n]) => [n, m])) as P), markers);
   });
-  return async (db, params) => {
+  return (db, params) => {
     const { compiled, slots } = statement(db, 0);
     const parameters = compiled.parameters.map((fixed, i) => {
       const name = slots[i];
       return name === undefined ? fixed : params[name];
     });
-    const changed = (await db.executeQuery({ ...compiled, parameters })).numAffectedRows;
-    if (changed === undefined) throw new Error('the driver did not report the rows changed');
-    return Number(changed);
+    return db.executeQuery<R>({ ...compiled, parameters });
   };
 }
 
