@@ -18,7 +18,7 @@ export interface RetainedTable {
   kind: RetentionKind;
   time: string;
   key: readonly string[];
-  /** Rows that may be deleted once old (a running trigger's ledger or an unfinished task must stay). */
+  /** Rows that may be deleted once old (an unfinished task must stay; the ledger's rule is in `expiringLedgerTriggers`). */
   deletable?: RawBuilder<boolean>;
   /** The campaign ledger: its rows are found through their trigger (`deleteLedgerChunk`), not by `time`. */
   byTrigger?: true;
@@ -34,7 +34,6 @@ export const RETAINED_TABLES: readonly RetainedTable[] = [
     time: 'trigger_created_at',
     key: ['trigger_id', 'device_id'],
     byTrigger: true,
-    deletable: sql<boolean>`trigger_id not in (select id from campaign_triggers where state in (${sql.join(UNFINISHED_TRIGGER_STATES)}))`,
   },
   { table: 'events', kind: 'events', time: 'received_at', key: ['seq'] },
   {

@@ -90,15 +90,7 @@ export function invalidParams(violations: FieldViolation[], message?: string): E
   );
 }
 
-/**
- * Epoch ms as ISO 8601. The tasks finished in one commit share their millisecond, so the last
- * answer is kept (a pure function's memo: a Date and its formatting per response otherwise).
- */
-export function iso(ms: number): string {
-  if (ms !== lastIso.ms) lastIso = { ms, text: new Date(ms).toISOString() };
-  return lastIso.text;
-}
-let lastIso = { ms: Number.NaN, text: '' };
+export const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** Parses an ISO 8601 timestamp param, or throws -32602 naming `field`. */
 export function parseTimestampParam(value: string, field: string): number {
