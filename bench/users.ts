@@ -3,6 +3,7 @@
 // Usage: npm run bench:users [-- --duration 5 --rounds 3 --connections 32 --dialect sqlite|postgres
 //        --instances 1 --profile DIR (CPU profile of Herald) --no-write]
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -15,9 +16,16 @@ import {
   sampleRows,
   SAMPLE_HEADERS,
 } from './lib/ab.js';
-import { numberArg } from './lib/bench-args.js';
+import { median, numberArg } from './lib/bench-args.js';
 import { commandLine, markdownTable, recordSummary, today, writeBenchmarkSection } from './lib/bench-report.js';
-import { checkoutRef, LOG_LEVEL, startBaseline, startHerald, type BenchDialect } from './lib/herald-server.js';
+import {
+  checkoutRef,
+  createBenchProject,
+  LOG_LEVEL,
+  startBaseline,
+  startHerald,
+  type BenchDialect,
+} from './lib/herald-server.js';
 
 const DURATION = numberArg('duration', 5);
 const ROUNDS = numberArg('rounds', 3);
@@ -44,6 +52,15 @@ async function main(): Promise<void> {
     ...(REDIS ? { env: { REDIS_URL: 'redis://127.0.0.1:6379' } } : {}),
   });
   const hello = await startBaseline('bench/hello-fastify.ts', '/');
+  // The durable-write floor (bench/floor-users-server.ts), on the embedded default only.
+  const floorDir = DIALECT === 'sqlite' ? fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-floor-')) : undefined;
+  const floor =
+    floorDir === undefined
+      ? undefined
+      : await startBaseline('bench/floor-users-server.ts', '/', {
+          FLOOR_DATA_DIR: floorDir,
+          FLOOR_PROJECT_ID: createBenchProject(process.cwd(), { DATA_DIR: floorDir }).project_id,
+        });
   const ref = BEFORE === undefined ? undefined : checkoutRef(BEFORE);
   const before = ref && (await startHerald({ dialect: DIALECT, instances: INSTANCES, cwd: ref.dir }));
   try {
@@ -71,11 +88,20 @@ async function main(): Promise<void> {
       urls: before.urls('/api/v1/users'),
       headers: { 'x-service-project-id': before.projectId, 'x-service-api-key': before.secretKey },
     };
-    const samples = await alternateAll(beforeTarget ? [baseline, beforeTarget, target] : [baseline, target], {
-      connections: CONNECTIONS,
-      duration: DURATION,
-      rounds: ROUNDS,
-    });
+    const floorTarget = floor && {
+      name: 'durable-write floor (Fastify + the same upsert, no features)',
+      procs: [floor.proc],
+      urls: [floor.url('/api/v1/users')],
+      body: BODY,
+    };
+    const samples = await alternateAll(
+      [baseline, ...(floorTarget ? [floorTarget] : []), ...(beforeTarget ? [beforeTarget] : []), target],
+      {
+        connections: CONNECTIONS,
+        duration: DURATION,
+        rounds: ROUNDS,
+      },
+    );
     const [helloSamples, heraldSamples] = [samples[0]!, samples.at(-1)!];
     const ab = paired(helloSamples, heraldSamples);
     const h = sampleRows(target.name, heraldSamples);
@@ -83,7 +109,7 @@ async function main(): Promise<void> {
     const effect =
       beforeTarget &&
       (() => {
-        const beforeSamples = samples[1]!;
+        const beforeSamples = samples.at(-2)!;
         const vs = paired(beforeSamples, heraldSamples);
         const vsHello = paired(helloSamples, beforeSamples);
         return [
@@ -95,6 +121,21 @@ async function main(): Promise<void> {
           `After / before: **${fixed(vs.ratio)} in req/s**, **${fixed(vs.cpuRatio)} in CPU per request** (before µs ÷ after µs; above 1 = cheaper now); before / hello: ${fixed(vsHello.ratio)} in req/s, ${fixed(vsHello.cpuRatio)} in CPU per request.`,
         ].join('\n');
       })();
+    const floorLines = floorTarget
+      ? (() => {
+          const floorSamples = samples[1]!;
+          const vsHello = paired(helloSamples, floorSamples);
+          const heraldVsFloor = paired(floorSamples, heraldSamples);
+          return [
+            '',
+            `Durable-write floor in this run: bench/floor-users-server.ts, a bare Fastify route that runs Herald's user upsert on Herald's own schema with better-sqlite3 and one commit per event-loop turn, and nothing else (no authentication, rate limit, validation, metrics, request id or timeout). It bounds what a create-user that stores each user durably can reach against the hello here.`,
+            '',
+            markdownTable(SAMPLE_HEADERS, [sampleRows(floorTarget.name, floorSamples)]),
+            '',
+            `Floor / hello: **${fixed(vsHello.ratio)} in req/s**, **${fixed(vsHello.cpuRatio)} in CPU per request**; Herald / floor: ${fixed(heraldVsFloor.ratio)} in req/s, ${fixed(heraldVsFloor.cpuRatio)} in CPU per request. CPU µs per request above the hello: floor ${fixed(median(floorSamples.map((x) => x.cpuUsPerReq)) - median(helloSamples.map((x) => x.cpuUsPerReq)), 0)}, Herald ${fixed(median(heraldSamples.map((x) => x.cpuUsPerReq)) - median(helloSamples.map((x) => x.cpuUsPerReq)), 0)}.`,
+          ].join('\n');
+        })()
+      : '';
     const report = [
       `Command: \`${commandLine('bench:users')}\`, run ${today()} (Node ${process.version}, ${os.cpus().length} cores shared with the load generator and other work).`,
       '',
@@ -105,6 +146,7 @@ async function main(): Promise<void> {
       `**Ratio Herald / hello: ${fixed(ab.ratio)} in req/s** (median of the per-round ratios ${ab.ratios.map((r) => fixed(r)).join(', ')}), **${fixed(ab.cpuRatio)} in CPU per request** (hello µs ÷ Herald µs). Target >= 0.5.`,
       '',
       generatorLine('hello', check),
+      floorLines,
       effect ?? '',
     ].join('\n');
     console.log(report);
@@ -125,7 +167,8 @@ async function main(): Promise<void> {
         target: DIALECT === 'sqlite' ? 0.5 : null,
       });
   } finally {
-    await Promise.all([herald.stop(), hello.proc.stop(), before?.stop()]);
+    await Promise.all([herald.stop(), hello.proc.stop(), floor?.proc.stop(), before?.stop()]);
+    if (floorDir) fs.rmSync(floorDir, { recursive: true, force: true });
     ref?.remove();
   }
 }

@@ -78,13 +78,7 @@ export async function startHerald(options: {
     url.pathname = `/${dbName}`;
     env.DATABASE_URL = url.toString();
   }
-  const cli = (args: string[]) =>
-    execFileSync(process.execPath, ['bin/herald', ...args], { cwd, env: { ...process.env, ...env }, encoding: 'utf8' });
-  cli(['migrate']);
-  const created = JSON.parse(cli(['project', 'create', '--name', 'bench', '--json']).trim().split('\n').at(-1)!) as {
-    project_id: string;
-    secret_key: string;
-  };
+  const created = createBenchProject(cwd, env);
   const ports: number[] = [];
   const procs: BenchProcess[] = [];
   for (let i = 0; i < (options.instances ?? 1); i++) {
@@ -126,13 +120,28 @@ export async function startHerald(options: {
   };
 }
 
+/** Migrates the database that `env` names (DATA_DIR or DATABASE_URL) and creates a project through the CLI, as an operator would. */
+export function createBenchProject(
+  cwd: string,
+  env: Record<string, string>,
+): { project_id: string; secret_key: string } {
+  const cli = (args: string[]) =>
+    execFileSync(process.execPath, ['bin/herald', ...args], { cwd, env: { ...process.env, ...env }, encoding: 'utf8' });
+  cli(['migrate']);
+  return JSON.parse(cli(['project', 'create', '--name', 'bench', '--json']).trim().split('\n').at(-1)!) as {
+    project_id: string;
+    secret_key: string;
+  };
+}
+
 /** Starts a baseline server script (bench/*.ts) at the same log level as Herald. */
 export async function startBaseline(
   script: string,
   readyPath: string,
+  env: Record<string, string> = {},
 ): Promise<{ proc: BenchProcess; url: (p: string) => string }> {
   const port = await freePort();
-  const proc = startProcess(['--import', 'tsx', script], { PORT: String(port), LOG_LEVEL });
+  const proc = startProcess(['--import', 'tsx', script], { ...env, PORT: String(port), LOG_LEVEL });
   await waitForHttp(`http://127.0.0.1:${port}${readyPath}`);
   return { proc, url: (p) => `http://127.0.0.1:${port}${p}` };
 }
