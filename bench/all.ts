@@ -87,7 +87,7 @@ const summary = [
       r.baseline,
       r.ratio.toFixed(2),
       r.cpuRatio === null ? '-' : r.cpuRatio.toFixed(2),
-      r.target === null ? 'none yet' : `>= ${r.target}`,
+      r.target === null ? (r.targetNote ?? 'none yet') : `>= ${r.target}`,
       r.target === null ? '-' : r.ratio >= r.target ? 'yes' : 'no',
     ]),
   ),

@@ -1,5 +1,7 @@
 // bench:users — POST /api/v1/users (a new user with 3 properties per request) on Herald against a bare
-// Fastify hello at the same log level, rounds alternated in one run (bench/lib/ab.ts).
+// Fastify hello at the same log level, rounds alternated in one run (bench/lib/ab.ts). On SQLite a third
+// server runs in the same rounds: the durable-write floor (bench/floor-users-server.ts), what a
+// create-user with no feature but the durable upsert costs on the same stack.
 // Usage: npm run bench:users [-- --duration 5 --rounds 3 --connections 32 --dialect sqlite|postgres
 //        --instances 1 --profile DIR (CPU profile of Herald) --no-write]
 import { execFileSync } from 'node:child_process';
@@ -166,6 +168,19 @@ async function main(): Promise<void> {
         cpuRatio: ab.cpuRatio,
         target: DIALECT === 'sqlite' ? 0.5 : null,
       });
+    if (floorTarget && !before) {
+      const floorSamples = samples[1]!;
+      const vsHello = paired(helloSamples, floorSamples);
+      recordSummary({
+        path: 'durable-write floor of POST /api/v1/users: bare Fastify + the same upsert, no features (embedded SQLite)',
+        herald: `${sampleRows(floorTarget.name, floorSamples)[1]} req/s`,
+        baseline: `bare Fastify hello: ${b[1]} req/s`,
+        ratio: vsHello.ratio,
+        cpuRatio: vsHello.cpuRatio,
+        target: null,
+        targetNote: 'bound for the row above',
+      });
+    }
   } finally {
     await Promise.all([herald.stop(), hello.proc.stop(), floor?.proc.stop(), before?.stop()]);
     if (floorDir) fs.rmSync(floorDir, { recursive: true, force: true });

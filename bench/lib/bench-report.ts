@@ -49,6 +49,8 @@ export interface SummaryRow {
   ratio: number;
   cpuRatio: number | null;
   target: number | null;
+  /** Shown instead of "none yet" for a row without a target (a bound measured for comparison). */
+  targetNote?: string;
 }
 
 /** Hands one headline row to `npm run bench` (bench/all.ts), which writes the summary table of the run. */
