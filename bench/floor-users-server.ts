@@ -3,8 +3,8 @@
 // embedded schema (migrated by the CLI into FLOOR_DATA_DIR) with better-sqlite3 directly, commits
 // shared across the requests of an event-loop turn as Herald's write batcher does, and answers the
 // stored properties. No authentication, rate limit, validation, metrics, request id or timeout: what
-// it spends above the hello is the durable write alone, so hello ÷ floor bounds what any
-// create-user with Herald's guarantees can reach against the hello on this machine.
+// it spends above the hello is the durable write alone (with Herald's schema and commit policy), so
+// hello ÷ floor is about the most a create-user with that write can reach against the hello here.
 import Database from 'better-sqlite3';
 import Fastify from 'fastify';
 import path from 'node:path';
