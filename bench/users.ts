@@ -17,6 +17,7 @@ import {
   generatorLine,
   sampleRows,
   SAMPLE_HEADERS,
+  type Sample,
 } from './lib/ab.js';
 import { median, numberArg } from './lib/bench-args.js';
 import { commandLine, markdownTable, recordSummary, today, writeBenchmarkSection } from './lib/bench-report.js';
@@ -123,22 +124,23 @@ async function main(): Promise<void> {
           `After / before: **${fixed(vs.ratio)} in req/s**, **${fixed(vs.cpuRatio)} in CPU per request** (before µs ÷ after µs; above 1 = cheaper now); before / hello: ${fixed(vsHello.ratio)} in req/s, ${fixed(vsHello.cpuRatio)} in CPU per request.`,
         ].join('\n');
       })();
-    const floorSamples = floorTarget && samples[1]!;
-    const floorVsHello = floorSamples && paired(helloSamples, floorSamples);
-    const floorLines = floorSamples
-      ? (() => {
-          const vsHello = floorVsHello!;
-          const heraldVsFloor = paired(floorSamples, heraldSamples);
-          return [
+    // The floor's rounds come right after the hello's (alternateAll keeps the order of its targets).
+    const floorRun = floorTarget && { samples: samples[1]!, row: sampleRows(floorTarget.name, samples[1]!) };
+    const floorVsHello = floorRun && paired(helloSamples, floorRun.samples);
+    const heraldVsFloor = floorRun && paired(floorRun.samples, heraldSamples);
+    const aboveHello = (of: Sample[]) =>
+      fixed(median(of.map((x) => x.cpuUsPerReq)) - median(helloSamples.map((x) => x.cpuUsPerReq)), 0);
+    const floorLines =
+      floorRun && floorVsHello && heraldVsFloor
+        ? [
             '',
             `Durable-write floor in this run: bench/floor-users-server.ts, a bare Fastify route that runs Herald's user upsert on Herald's own schema with better-sqlite3 and one commit per event-loop turn, and nothing else (no authentication, rate limit, validation, metrics, request id or timeout). What it spends above the hello is the durable write with Herald's schema and group commit, so floor/hello is about the most a create-user with that write can reach against the hello here.`,
             '',
-            markdownTable(SAMPLE_HEADERS, [sampleRows(floorTarget.name, floorSamples)]),
+            markdownTable(SAMPLE_HEADERS, [floorRun.row]),
             '',
-            `Floor / hello: **${fixed(vsHello.ratio)} in req/s**, **${fixed(vsHello.cpuRatio)} in CPU per request**; Herald / floor: ${fixed(heraldVsFloor.ratio)} in req/s, ${fixed(heraldVsFloor.cpuRatio)} in CPU per request. CPU µs per request above the hello: floor ${fixed(median(floorSamples.map((x) => x.cpuUsPerReq)) - median(helloSamples.map((x) => x.cpuUsPerReq)), 0)}, Herald ${fixed(median(heraldSamples.map((x) => x.cpuUsPerReq)) - median(helloSamples.map((x) => x.cpuUsPerReq)), 0)}.`,
-          ].join('\n');
-        })()
-      : '';
+            `Floor / hello: **${fixed(floorVsHello.ratio)} in req/s**, **${fixed(floorVsHello.cpuRatio)} in CPU per request**; Herald / floor: ${fixed(heraldVsFloor.ratio)} in req/s, ${fixed(heraldVsFloor.cpuRatio)} in CPU per request. CPU µs per request above the hello: floor ${aboveHello(floorRun.samples)}, Herald ${aboveHello(heraldSamples)}.`,
+          ].join('\n')
+        : '';
     const report = [
       `Command: \`${commandLine('bench:users')}\`, run ${today()} (Node ${process.version}, ${os.cpus().length} cores shared with the load generator and other work).`,
       '',
@@ -169,10 +171,10 @@ async function main(): Promise<void> {
         cpuRatio: ab.cpuRatio,
         target: DIALECT === 'sqlite' ? 0.5 : null,
       });
-    if (floorTarget && floorSamples && floorVsHello && !before)
+    if (floorRun && floorVsHello && !before)
       recordSummary({
         path: 'durable-write floor of POST /api/v1/users: bare Fastify + the same upsert, no features (embedded SQLite)',
-        herald: `${sampleRows(floorTarget.name, floorSamples)[1]} req/s`,
+        herald: `${floorRun.row[1]} req/s`,
         baseline: `bare Fastify hello: ${b[1]} req/s`,
         ratio: floorVsHello.ratio,
         cpuRatio: floorVsHello.cpuRatio,
