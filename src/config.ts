@@ -1,4 +1,5 @@
 import { resolveDataDir } from './lib/data-dir.js';
+import { trimTrailing } from './lib/trim.js';
 import { parseCorsOrigins, type CorsOrigins } from './http/cors-origins.js';
 import { vapidSubjectProblem } from './push/credentials/vapid-subject.js';
 import { parseRateLimitDefaults, type RateLimits } from './rate-limit/rate-limit-settings.js';
@@ -129,7 +130,7 @@ export function loadConfig(env: Env = process.env): Config {
     } catch {
       problems.push(`${name} must be a URL, got "${raw}"`);
     }
-    return raw.replace(/\/+$/, '');
+    return trimTrailing(raw, '/');
   };
 
   const hostList = (name: string): string[] => {
