@@ -56,7 +56,7 @@ export function startServerProcess(
   let out = '';
   let err = '';
   child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return { child, stdout: () => out, stderr: () => err, exited, kill: (signal = 'SIGTERM') => child.kill(signal) };
 }

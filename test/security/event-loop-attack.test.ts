@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
@@ -11,15 +12,21 @@ import { waitFor } from '../helpers/wait-for.js';
  * A real Herald process, logging every request at `info` as in production, takes 4 clients
  * looping requests built to be worst cases for every regular expression and scan on the request
  * path (the log redaction, routing and path parameters, validation patterns, header parsing);
- * meanwhile `/healthz` must answer within 50 ms at the 99th percentile. Before the redaction was
- * a scan, the first of these URLs cost about 0.5 s of main-thread time each, after the answer.
+ * meanwhile `/healthz` must answer within 50 ms at the 99th percentile, and the server's CPU per
+ * request must stay a few ms. Before the redaction was a scan, the first of these URLs cost about
+ * 0.5 s of main-thread time each, after the answer: /healthz p99 was over a second.
  */
 const ATTACKERS = 4;
 const ATTACK_MS = 4000;
+const WINDOWS = 3;
 const P99_LIMIT_MS = 50;
+/** Server CPU per attack request (0.5-1 ms measured; the old redaction averaged over 100 ms). */
+const CPU_MS_PER_REQUEST_LIMIT = 10;
 /** A 16 KB request line stays under Node's 16 KiB header limit with the headers these requests carry. */
 const URL_LENGTH = 15_900;
 const HEADER_LENGTH = 15_000;
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat's times, 100 on every architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 const fill = (unit: string, length = URL_LENGTH): string =>
   unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
@@ -79,6 +86,7 @@ function attacks(project: CreatedProject): Attack[] {
       headers: { ...a2a, 'content-type': `application/json${fill(' ', HEADER_LENGTH)}x` },
       body: rpc,
     },
+    { path: '/metrics', headers: { authorization: `Bearer ${fill('svc_sk_', HEADER_LENGTH)}` } },
     { path: '/.well-known/agent-card.json', headers: { 'if-none-match': fill('W/"x",', HEADER_LENGTH) } },
     {
       method: 'OPTIONS',
@@ -136,6 +144,19 @@ async function probeFor(agent: http.Agent, port: number, ms: number): Promise<nu
   return samples;
 }
 
+/** CPU time (user + system) a process has used, from /proc; undefined where there is no /proc. */
+function cpuMsOf(pid: number): number | undefined {
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // Fields after the command name: state is the first; utime and stime are the 12th and 13th, in clock ticks.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
 function percentile(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -163,6 +184,8 @@ describe.each(TEST_DIALECTS)('hostile requests against a listening Herald on %s'
         PORT: String(port),
         HOST: '127.0.0.1',
         LOG_LEVEL: 'info',
+        // `/metrics` on the API port, behind its bearer token: one attack sends a 15 KB one.
+        METRICS_TOKEN: 'attack-test-metrics-token',
         // Authenticated attacks reach validation instead of a 429.
         RATE_LIMIT_DEFAULTS: 'management=1000000,client=1000000,send=1000000,trigger=1000000,a2a=1000000',
       },
@@ -186,31 +209,51 @@ describe.each(TEST_DIALECTS)('hostile requests against a listening Herald on %s'
     // The same probes without the attack, for the failure message: what this machine gives anyway.
     const quiet = await probeFor(probeAgent, port, 1000);
 
-    let attacking = true;
+    // Up to three windows: a machine busy with other work can spoil one window's tail, while a
+    // request that blocks the event loop spoils every window (the old redaction: p50 over 400 ms).
     const answers: number[][] = list.map(() => []);
-    const attackers = agents.map(async (agent, a) => {
-      for (let i = a; attacking; i++) {
-        const which = i % list.length;
-        answers[which]!.push(await send(agent, port, list[which]!));
-      }
-    });
-    const samples = await probeFor(probeAgent, port, ATTACK_MS);
-    attacking = false;
-    await Promise.all(attackers);
+    const windows: Array<{ samples: number[]; sent: number; cpuMs: number | undefined }> = [];
+    for (let w = 0; w < WINDOWS; w++) {
+      let attacking = true;
+      let sent = 0;
+      const cpuBefore = cpuMsOf(server.child.pid!);
+      const attackers = agents.map(async (agent, a) => {
+        for (let i = a + w; attacking; i++) {
+          const which = i % list.length;
+          answers[which]!.push(await send(agent, port, list[which]!));
+          sent++;
+        }
+      });
+      const samples = await probeFor(probeAgent, port, ATTACK_MS);
+      attacking = false;
+      await Promise.all(attackers);
+      const cpuAfter = cpuMsOf(server.child.pid!);
+      windows.push({ samples, sent, cpuMs: cpuAfter === undefined ? undefined : cpuAfter - cpuBefore! });
+      if (percentile(samples, 99) < P99_LIMIT_MS) break;
+    }
     for (const agent of [probeAgent, ...agents]) agent.destroy();
 
-    const sent = answers.reduce((n, a) => n + a.length, 0);
-    const p99 = percentile(samples, 99);
-    const summary =
-      `under attack: ${samples.length} probes, p50 ${percentile(samples, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, ` +
-      `max ${Math.max(...samples).toFixed(1)} ms, ${sent} attack requests; without: ${quiet.length} probes, ` +
-      `p99 ${percentile(quiet, 99).toFixed(1)} ms`;
+    const summary = [
+      ...windows.map(
+        ({ samples, sent, cpuMs }, w) =>
+          `window ${w + 1}: ${samples.length} probes, p50 ${percentile(samples, 50).toFixed(1)} ms, ` +
+          `p99 ${percentile(samples, 99).toFixed(1)} ms, max ${Math.max(...samples).toFixed(1)} ms; ` +
+          `${sent} attack requests${cpuMs === undefined ? '' : `, server CPU ${(cpuMs / sent).toFixed(2)} ms each`}`,
+      ),
+      `without attack: ${quiet.length} probes, p99 ${percentile(quiet, 99).toFixed(1)} ms`,
+    ].join('; ');
     console.log(`[${dialect}] ${summary}`);
-    expect(p99, summary).toBeLessThan(P99_LIMIT_MS);
-    expect(samples.length, summary).toBeGreaterThanOrEqual(200);
-    // The attack ran all along, and every hostile request was answered as the client's fault (the
-    // console's 503 says only that it is not built in this checkout).
-    expect(sent, summary).toBeGreaterThan(list.length * 4);
+    const best = windows.at(-1)!;
+    expect(percentile(best.samples, 99), summary).toBeLessThan(P99_LIMIT_MS);
+    expect(best.samples.length, summary).toBeGreaterThanOrEqual(200);
+    // The attack ran all along, and no request cost more than a few ms of the server's CPU (where
+    // /proc tells it): machine load delays the probes, never this figure.
+    for (const { sent, cpuMs } of windows) {
+      expect(sent, summary).toBeGreaterThan(list.length * 4);
+      if (cpuMs !== undefined) expect(cpuMs / sent, summary).toBeLessThan(CPU_MS_PER_REQUEST_LIMIT);
+    }
+    // Every hostile request was answered as the client's fault (the console's 503 says only that
+    // it is not built in this checkout).
     list.forEach((attack, i) => {
       const allowed = attack.path.startsWith('/console/') ? [200, 404, 503] : undefined;
       for (const status of new Set(answers[i]))
