@@ -238,7 +238,7 @@ describe.each(TEST_DIALECTS)('hostile requests against a listening Herald on %s'
         ({ samples, sent, cpuMs }, w) =>
           `window ${w + 1}: ${samples.length} probes, p50 ${percentile(samples, 50).toFixed(1)} ms, ` +
           `p99 ${percentile(samples, 99).toFixed(1)} ms, max ${Math.max(...samples).toFixed(1)} ms; ` +
-          `${sent} attack requests${cpuMs === undefined ? '' : `, server CPU ${(cpuMs / sent).toFixed(2)} ms each`}`,
+          `${sent} attack requests of ${list.length} kinds${cpuMs === undefined ? '' : `, server CPU ${(cpuMs / sent).toFixed(2)} ms each`}`,
       ),
       `without attack: ${quiet.length} probes, p99 ${percentile(quiet, 99).toFixed(1)} ms`,
     ].join('; ');
