@@ -61,6 +61,14 @@ export function startServerProcess(
   return { child, stdout: () => out, stderr: () => err, exited, kill: (signal = 'SIGTERM') => child.kill(signal) };
 }
 
+/** Kills a server process still running (SIGKILL) and waits for it to end: for `afterEach`. */
+export async function stopServerProcess(server: ServerProcess | undefined): Promise<void> {
+  if (server && server.child.exitCode === null) {
+    server.kill('SIGKILL');
+    await server.exited;
+  }
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();

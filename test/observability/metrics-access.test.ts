@@ -1,11 +1,12 @@
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import pino from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Logger } from 'pino';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { startRuntime, type Runtime } from '../../src/runtime.js';
-import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
+import type { Runtime } from '../../src/runtime.js';
+import { useRuntimes } from '../helpers/runtimes.js';
+import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { METRICS_TOKEN, sample } from './metrics-text.js';
 
 /**
@@ -14,8 +15,6 @@ import { METRICS_TOKEN, sample } from './metrics-text.js';
  * with neither, nowhere, and the API port says how to turn it on. The worker's own port takes the
  * token too. `/healthz` and `/readyz` stay open everywhere. Real listening servers, both databases.
  */
-const silent = pino({ level: 'silent' });
-
 const baseOf = (server: FastifyInstance | undefined): string => {
   const address = server?.server.address();
   if (!address || typeof address === 'string') throw new Error('not listening');
@@ -58,26 +57,10 @@ async function expectProbesOpen(base: string): Promise<void> {
 }
 
 describe.each(TEST_DIALECTS)('/metrics access on %s', (dialect) => {
-  let database: TestDatabase;
+  const runtimes = useRuntimes(dialect);
   let runtime: Runtime | undefined;
-  beforeAll(async () => {
-    database = await createTestDatabase(dialect);
-  });
-  afterEach(async () => {
-    await runtime?.stop();
-    runtime = undefined;
-  });
-  afterAll(async () => {
-    await database?.destroy();
-  });
 
-  const start = async (env: Record<string, string>, logger = silent) => {
-    runtime = await startRuntime(
-      loadConfig({ ...database.env, HOST: '127.0.0.1', PORT: '0', WORKER_METRICS_PORT: '0', ...env }),
-      { logger },
-    );
-    return runtime;
-  };
+  const start = async (env: Record<string, string>, logger?: Logger) => (runtime = await runtimes.start(env, logger));
 
   it('API role, neither METRICS_TOKEN nor METRICS_PORT: not served, and the start and the 404 say how to serve it', async () => {
     const lines: string[] = [];
@@ -137,7 +120,6 @@ describe.each(TEST_DIALECTS)('/metrics access on %s', (dialect) => {
   it('worker role: its own port serves /metrics, to the token only when METRICS_TOKEN is set', async () => {
     const open = baseOf((await start({ HERALD_ROLE: 'worker', JOB_POLL_INTERVAL_MS: '50' })).workerServer);
     expect((await get(`${open}/metrics`)).status).toBe(200);
-    await runtime!.stop();
     // METRICS_PORT belongs to the API role; a worker sharing its environment keeps WORKER_METRICS_PORT.
     const rt = await start({ HERALD_ROLE: 'worker', JOB_POLL_INTERVAL_MS: '50', METRICS_TOKEN, METRICS_PORT: '0' });
     expect(rt.metricsServer).toBeUndefined();

@@ -3,7 +3,7 @@ import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
 import { createProject, type CreatedProject } from '../../src/projects/projects.service.js';
-import { freePort, startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { freePort, startServerProcess, stopServerProcess, type ServerProcess } from '../helpers/processes.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -167,10 +167,7 @@ describe.each(TEST_DIALECTS)('hostile requests against a listening Herald on %s'
   let database: TestDatabase | undefined;
 
   afterEach(async () => {
-    if (server && server.child.exitCode === null) {
-      server.kill('SIGKILL');
-      await server.exited;
-    }
+    await stopServerProcess(server);
     await database?.destroy();
   });
 
