@@ -2,6 +2,7 @@ import js from '@eslint/js';
 import comments from '@eslint-community/eslint-plugin-eslint-comments/configs';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import { importX } from 'eslint-plugin-import-x';
+import regexp from 'eslint-plugin-regexp';
 import tseslint from 'typescript-eslint';
 
 /** Feature folders of src/: each owns its tables, reached by other features only through its services. */
@@ -50,6 +51,15 @@ export default tseslint.config(
   importX.flatConfigs.typescript,
   comments.recommended,
   {
+    // No input may cost the event loop more than a linear pass: a regex whose backtracking or whose
+    // search across the input is super-linear is an error wherever it is (docs/security.md).
+    plugins: { regexp },
+    rules: {
+      'regexp/no-super-linear-backtracking': ['error', { report: 'potential' }],
+      'regexp/no-super-linear-move': ['error', { report: 'potential', ignoreSticky: false, ignorePartial: false }],
+    },
+  },
+  {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     settings: { 'import-x/resolver-next': [createTypeScriptImportResolver()] },
@@ -77,6 +87,12 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
+  {
+    // Test assertions run their regexes on the tests' own output, never on a request's input, and a
+    // slow one shows as a slow test: the regex-safety rules guard what ships.
+    files: ['test/**/*.ts'],
+    rules: { 'regexp/no-super-linear-backtracking': 'off', 'regexp/no-super-linear-move': 'off' },
+  },
   {
     // Tests read responses as `any` (`res.json()`); typing each one would be noise, not safety.
     files: ['test/**/*.ts'],

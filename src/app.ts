@@ -12,7 +12,12 @@ import { createFrameworkErrorHandler, MAX_PATH_PARAM_LENGTH } from './http/frame
 import { registerHealthRoutes } from './http/health.js';
 import { registerInputGuard } from './http/input-guard.js';
 import { registerJsonParser } from './http/json-body.js';
-import { registerMetrics, type Metrics } from './http/metrics.js';
+import {
+  registerMetricsNotServed,
+  registerMetricsRoute,
+  registerRequestMetrics,
+  type Metrics,
+} from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
 import { registerRateLimitHook } from './http/rate-limit-hook.js';
 import { requestIdFor } from './http/request-id.js';
@@ -23,7 +28,16 @@ import type { RateLimiter } from './rate-limit/rate-limiter.js';
 
 /** What the HTTP plumbing needs; each feature's routes come with their own dependencies through `routes`. */
 export interface HttpDeps {
-  config: Pick<Config, 'bodyLimitBytes' | 'requestTimeoutMs' | 'tlsCertFile' | 'tlsKeyFile' | 'corsOrigins'>;
+  config: Pick<
+    Config,
+    | 'bodyLimitBytes'
+    | 'requestTimeoutMs'
+    | 'tlsCertFile'
+    | 'tlsKeyFile'
+    | 'corsOrigins'
+    | 'metricsToken'
+    | 'metricsPort'
+  >;
   /** Authentication and readiness. */
   db: Db;
   logger: Logger;
@@ -80,7 +94,12 @@ export async function buildApp(deps: HttpDeps): Promise<App> {
   registerClientCors(app, config.corsOrigins);
   registerRestAuth(app, deps.db);
   registerRateLimitHook(app, deps.rateLimiter);
-  registerMetrics(app, deps.metrics);
+  registerRequestMetrics(app, deps.metrics);
+  // `/metrics` here behind the bearer token; on its own port when METRICS_PORT is set (src/runtime.ts).
+  if (config.metricsPort === undefined) {
+    if (config.metricsToken === undefined) registerMetricsNotServed(app);
+    else registerMetricsRoute(app, deps.metrics, config.metricsToken);
+  }
   await registerOpenApi(app);
 
   registerHealthRoutes(app, deps.db);

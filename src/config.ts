@@ -1,4 +1,5 @@
 import { resolveDataDir } from './lib/data-dir.js';
+import { trimTrailing } from './lib/trim.js';
 import { parseCorsOrigins, type CorsOrigins } from './http/cors-origins.js';
 import { vapidSubjectProblem } from './push/credentials/vapid-subject.js';
 import { parseRateLimitDefaults, type RateLimits } from './rate-limit/rate-limit-settings.js';
@@ -62,6 +63,10 @@ export interface Config {
   readonly fcmTokenUriHosts: readonly string[];
   /** The worker role's health and metrics port (`herald worker`); 0 picks a free port. */
   readonly workerMetricsPort: number;
+  /** `METRICS_TOKEN`: `/metrics` answers only `Authorization: Bearer <token>` (every role, every port). */
+  readonly metricsToken: string | undefined;
+  /** `METRICS_PORT`: the API role serves `/metrics` on this port of its own, not on the API port; 0 picks a free port. */
+  readonly metricsPort: number | undefined;
   /** Operator default for the VAPID `sub` contact (`mailto:` or `https:`), used when a project gives none. */
   readonly vapidSubject: string | undefined;
   /** How long a campaign keeps retrying deliveries that failed for a passing reason before recording them FAILED. */
@@ -129,7 +134,7 @@ export function loadConfig(env: Env = process.env): Config {
     } catch {
       problems.push(`${name} must be a URL, got "${raw}"`);
     }
-    return raw.replace(/\/+$/, '');
+    return trimTrailing(raw, '/');
   };
 
   const hostList = (name: string): string[] => {
@@ -153,6 +158,13 @@ export function loadConfig(env: Env = process.env): Config {
   const secretKey = str('HERALD_SECRET_KEY');
   if (secretKey !== undefined && !/^[0-9a-fA-F]{64}$/.test(secretKey))
     problems.push('HERALD_SECRET_KEY must be 64 hex characters (32 bytes)');
+
+  const metricsToken = str('METRICS_TOKEN');
+  if (metricsToken !== undefined && !/^[\x21-\x7e]{16,256}$/.test(metricsToken))
+    problems.push(
+      'METRICS_TOKEN must be 16 to 256 printable characters without spaces (openssl rand -hex 32 makes one)',
+    );
+  const metricsPort = str('METRICS_PORT') === undefined ? undefined : int('METRICS_PORT', 0, 0, 65535);
 
   const databaseUrl = url('DATABASE_URL', undefined, ['postgres:', 'postgresql:']);
   const databasePooler = str('DATABASE_POOLER') ?? 'none';
@@ -207,6 +219,8 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     fcmTokenUriHosts: hostList('FCM_TOKEN_URI_HOSTS'),
     workerMetricsPort: int('WORKER_METRICS_PORT', 9464, 0, 65535),
+    metricsToken,
+    metricsPort,
     vapidSubject: vapidSubject(str('VAPID_SUBJECT'), problems),
     campaignRetryWindowMs: int('CAMPAIGN_RETRY_WINDOW_MS', 3_600_000, 0, 7 * 24 * 3_600_000),
     retention: {
@@ -225,6 +239,8 @@ export function loadConfig(env: Env = process.env): Config {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
   }
+  if (config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port)
+    problems.push(`METRICS_PORT must differ from PORT (both are ${config.port})`);
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
 }

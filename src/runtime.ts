@@ -6,7 +6,7 @@ import { createHerald, type Herald, type HeraldOverrides } from './herald.js';
 import type { JobRunner } from './jobs/jobs.js';
 import { SHOW_KEYS_ONCE } from './lib/redact.js';
 import { registerQueueMetrics } from './observability/queue-metrics.js';
-import { startWorkerServer } from './observability/worker-server.js';
+import { startMetricsServer } from './observability/metrics-server.js';
 import { countProjects, createProject } from './projects/projects.service.js';
 import { requestRetentionPass } from './retention/retention.job.js';
 
@@ -16,6 +16,8 @@ export interface Runtime {
   app: App | undefined;
   /** The worker role's health and metrics server (`WORKER_METRICS_PORT`); only when the role is `worker`. */
   workerServer: App | undefined;
+  /** The API role's metrics server (`METRICS_PORT`); only when that is set and the role is `api` or `all`. */
+  metricsServer: App | undefined;
   stop(): Promise<void>;
 }
 
@@ -52,9 +54,24 @@ export async function startRuntime(config: Config, overrides: HeraldOverrides = 
   );
 
   let app: App | undefined;
+  let metricsServer: App | undefined;
   if (config.role !== 'worker') {
     app = await herald.buildApp();
     await app.listen({ port: config.port, host: config.host });
+    if (config.metricsPort !== undefined)
+      metricsServer = await startMetricsServer({
+        name: 'metrics',
+        db: database.db,
+        metrics: herald.metrics,
+        metricsToken: config.metricsToken,
+        logger,
+        host: config.host,
+        port: config.metricsPort,
+      });
+    else if (config.metricsToken === undefined)
+      logger.info(
+        '/metrics is not served: set METRICS_TOKEN (a bearer token on the API port) or METRICS_PORT (a port of its own)',
+      );
   }
   let jobRunner: JobRunner | undefined;
   let workerServer: App | undefined;
@@ -75,9 +92,11 @@ export async function startRuntime(config: Config, overrides: HeraldOverrides = 
     retentionTimer.unref();
     // Without the API in this process, the worker still needs somewhere to answer probes and scrapes.
     if (config.role === 'worker')
-      workerServer = await startWorkerServer({
+      workerServer = await startMetricsServer({
+        name: 'worker',
         db: database.db,
         metrics: herald.metrics,
+        metricsToken: config.metricsToken,
         logger,
         host: config.host,
         port: config.workerMetricsPort,
@@ -89,12 +108,13 @@ export async function startRuntime(config: Config, overrides: HeraldOverrides = 
     herald,
     app,
     workerServer,
+    metricsServer,
     async stop() {
       if (stopped) return;
       stopped = true;
       clearInterval(retentionTimer);
       // Stop accepting requests and claiming jobs, let in-flight ones finish, then close what they used.
-      await Promise.all([app?.close(), jobRunner?.stop(), workerServer?.close()]);
+      await Promise.all([app?.close(), jobRunner?.stop(), workerServer?.close(), metricsServer?.close()]);
       await herald.close();
     },
   };

@@ -24,7 +24,7 @@ export function useLocation(): { path: string; query: URLSearchParams } {
       window.removeEventListener('popstate', update);
     };
   }, []);
-  const path = location.pathname.slice(BASE.length).replace(/\/+$/, '') || '/';
+  const path = location.pathname.slice(BASE.length).replace(/(?<!\/)\/+$/, '') || '/';
   return { path, query: new URLSearchParams(location.search) };
 }
 

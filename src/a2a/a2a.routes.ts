@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
+import { trimTrailing } from '../lib/trim.js';
 import { parseJsonBody } from '../http/input-guard.js';
 import { registerRateLimitHook } from '../http/rate-limit-hook.js';
 import { authenticateKey } from '../projects/projects.service.js';
@@ -32,7 +33,7 @@ const codecOf = (request: FastifyRequest): Codec => {
 
 /** Where `/a2a` is: under PUBLIC_URL when set, else on the host the request named (then the card varies by Host). */
 const endpointUrl = (deps: A2aDeps, request: FastifyRequest): string =>
-  `${deps.config.publicUrl?.replace(/\/+$/, '') ?? `${request.protocol}://${request.host}`}/a2a`;
+  `${deps.config.publicUrl === undefined ? `${request.protocol}://${request.host}` : trimTrailing(deps.config.publicUrl, '/')}/a2a`;
 
 function sendRpcError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
   const rendered = toRpcError(error);

@@ -49,7 +49,8 @@ export function createFrameworkErrorHandler(): {
           : reason === 'INVALID_URL_ENCODING'
             ? 'The URL is not valid percent-encoding'
             : rendered.message;
-      request.log.info({ reason, url: request.raw.url?.slice(0, 200) }, message);
+      // The logger redacts and caps the URL (src/lib/redact.ts): a cut of its own could split userinfo.
+      request.log.info({ reason, url: request.raw.url }, message);
       sendError(request, reply, { status: plain === undefined ? rendered.status : 400, message, reason }, plain);
     },
   };

@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
@@ -29,7 +30,8 @@ export function createMetrics(): Metrics {
   };
 }
 
-export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
+/** Counts every request the app answers, by route pattern and status. */
+export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics): void {
   app.addHook('onResponse', (request, reply, done) => {
     // The route pattern, never the raw URL, keeps label cardinality bounded.
     const labels = {
@@ -42,8 +44,45 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
     done();
   });
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+}
+
+/**
+ * `GET /metrics` (Prometheus text). With a token (`METRICS_TOKEN`) it answers only
+ * `Authorization: Bearer <token>`, compared in constant time; without one, only where the server
+ * is a port of its own (`METRICS_PORT`, the worker's `WORKER_METRICS_PORT`), kept off the public
+ * network by the operator.
+ */
+export function registerMetricsRoute(app: FastifyInstance, metrics: Metrics, token: string | undefined): void {
+  const expected = token === undefined ? undefined : digest(token);
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    if (expected !== undefined && !bearerMatches(request, expected))
+      return reply
+        .code(401)
+        .header('WWW-Authenticate', 'Bearer realm="metrics"')
+        .header('X-Error-Reason', 'UNAUTHENTICATED')
+        .send({ error: 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>' });
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();
   });
+}
+
+/** The API port's `/metrics` when neither METRICS_TOKEN nor METRICS_PORT is set: a 404 that says how to turn it on. */
+export function registerMetricsNotServed(app: FastifyInstance): void {
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
+    reply.code(404).header('X-Error-Reason', 'METRICS_NOT_SERVED').send({
+      error:
+        'Metrics are not served on this port: set METRICS_TOKEN to scrape them here with a bearer token, or METRICS_PORT to serve them on a port of their own',
+    }),
+  );
+}
+
+const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
+
+/** `Authorization: Bearer <token>` naming `expected` (a digest, so the comparison takes the same time whatever was sent). */
+function bearerMatches(request: FastifyRequest, expected: Buffer): boolean {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return false;
+  const space = header.indexOf(' ');
+  if (space < 0 || header.slice(0, space).toLowerCase() !== 'bearer') return false;
+  return timingSafeEqual(digest(header.slice(space + 1).trim()), expected);
 }

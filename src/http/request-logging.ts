@@ -1,15 +1,15 @@
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
-import { redactUrl } from '../lib/redact.js';
 
 /**
  * One compact line per completed request instead of Fastify's two full ones: on a fast endpoint
- * the logging is a visible share of the request's cost. The incoming line stays at debug. Query
- * strings are redacted (they may carry tokens).
+ * the logging is a visible share of the request's cost. The incoming line stays at debug. The URL
+ * goes to the logger as it came: the logger redacts every string of a line once (query strings
+ * and userinfo may carry tokens; src/logger.ts), so it is not redacted here a second time.
  */
 export class CompactRequestLog extends LogController {
   override incomingRequest(request: FastifyRequest): void {
     if (!levelEnabled(request.log, 'debug')) return;
-    request.log.debug({ method: request.method, url: redactUrl(request.url) }, 'incoming request');
+    request.log.debug({ method: request.method, url: request.url }, 'incoming request');
   }
 
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
@@ -17,7 +17,7 @@ export class CompactRequestLog extends LogController {
     if (!error && !levelEnabled(reply.log, 'info')) return;
     const line = {
       method: request.method,
-      url: redactUrl(request.url),
+      url: request.url,
       statusCode: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 100) / 100,
     };

@@ -40,19 +40,33 @@ export interface ServerProcess {
   kill(signal?: NodeJS.Signals): void;
 }
 
-/** Starts `node --import tsx src/main.ts` with `env` added; stop it with `kill` and await `exited`. */
-export function startServerProcess(env: Record<string, string>): ServerProcess {
+/**
+ * Starts `node --import tsx src/main.ts` with `env` added; stop it with `kill` and await `exited`.
+ * `discardStdout`: its log lines go to /dev/null (a load test's would fill the test's memory).
+ */
+export function startServerProcess(
+  env: Record<string, string>,
+  options: { discardStdout?: boolean } = {},
+): ServerProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src', 'main.ts')], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', options.discardStdout ? 'ignore' : 'pipe', 'pipe'],
   });
   let out = '';
   let err = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
+  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return { child, stdout: () => out, stderr: () => err, exited, kill: (signal = 'SIGTERM') => child.kill(signal) };
+}
+
+/** Kills a server process still running (SIGKILL) and waits for it to end: for `afterEach`. */
+export async function stopServerProcess(server: ServerProcess | undefined): Promise<void> {
+  if (server && server.child.exitCode === null) {
+    server.kill('SIGKILL');
+    await server.exited;
+  }
 }
 
 export function freePort(): Promise<number> {

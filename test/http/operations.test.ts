@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
+import { METRICS_AUTH, METRICS_ENV } from '../observability/metrics-text.js';
 
 interface OpenApiDocument {
   openapi: string;
@@ -11,7 +12,7 @@ interface OpenApiDocument {
 
 /** G8: health, readiness, metrics and documentation, all without authentication. */
 describe.each(TEST_DIALECTS)('operations endpoints on %s', (dialect) => {
-  const ctx = useTestContext(dialect);
+  const ctx = useTestContext(dialect, { env: METRICS_ENV });
 
   it('/healthz answers 200', async () => {
     const res = await ctx().inject({ method: 'GET', url: '/healthz' });
@@ -61,7 +62,7 @@ describe.each(TEST_DIALECTS)('operations endpoints on %s', (dialect) => {
       payload: { project_user_id: '' },
     });
     await ctx().inject({ method: 'PATCH', url: '/api/v1/users/some-unknown-user', headers: ctx().secret, payload: {} });
-    const res = await ctx().inject({ method: 'GET', url: '/metrics' });
+    const res = await ctx().inject({ method: 'GET', url: '/metrics', headers: METRICS_AUTH });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     expect(res.body).toContain('# TYPE herald_http_requests_total counter');

@@ -1,3 +1,8 @@
+/** The `METRICS_TOKEN` tests give a server whose `/metrics` they read, and the header that presents it. */
+export const METRICS_TOKEN = 'test-metrics-token-4f1c2a9e';
+export const METRICS_ENV = { METRICS_TOKEN };
+export const METRICS_AUTH = { authorization: `Bearer ${METRICS_TOKEN}` };
+
 /** Reads one sample from Prometheus text output: `name` with exactly `labels`, or undefined. */
 export function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
   for (const line of text.split('\n')) {

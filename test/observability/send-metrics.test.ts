@@ -9,12 +9,12 @@ import {
   registerDevice,
   useFakeProviders,
 } from '../push/push-helpers.js';
-import { sample } from './metrics-text.js';
+import { METRICS_AUTH, METRICS_ENV, sample } from './metrics-text.js';
 
 describe.each(TEST_DIALECTS)('send metrics on %s', (dialect) => {
   const fakes = useFakeProviders();
   // createHerald gives the app's /metrics and the push runtime one registry, as the server has it.
-  const ctx = useTestContext(dialect, { overrides: pushOverrides(fakes) });
+  const ctx = useTestContext(dialect, { env: METRICS_ENV, overrides: pushOverrides(fakes) });
 
   it('counts sends by provider and final status with their latency, through the API /metrics', async () => {
     await configureProviders(ctx(), ctx().secret, fakes());
@@ -29,7 +29,7 @@ describe.each(TEST_DIALECTS)('send metrics on %s', (dialect) => {
     });
     expect(send.statusCode).toBe(200);
 
-    const text = (await ctx().inject({ method: 'GET', url: '/metrics' })).body;
+    const text = (await ctx().inject({ method: 'GET', url: '/metrics', headers: METRICS_AUTH })).body;
     const accepted = { provider: 'fcm', status: 'DELIVERY_RESULT_STATUS_ACCEPTED' };
     const unregistered = { provider: 'fcm', status: 'DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED' };
     expect(sample(text, 'herald_push_sends_total', accepted)).toBe(1);

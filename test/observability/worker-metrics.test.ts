@@ -1,45 +1,30 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { loadConfig } from '../../src/config.js';
 import { enqueueJob, getJob, RetryJobError } from '../../src/jobs/jobs.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { instrumentJobHandlers } from '../../src/observability/job-metrics.js';
-import { startRuntime, type Runtime } from '../../src/runtime.js';
+import type { Runtime } from '../../src/runtime.js';
 import { REPO_ROOT } from '../helpers/processes.js';
-import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
+import { useRuntimes } from '../helpers/runtimes.js';
+import { TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 import '../jobs/test-jobs.js';
 import { sample } from './metrics-text.js';
 
 const silent = pino({ level: 'silent' });
 
 describe.each(TEST_DIALECTS)('worker observability on %s', (dialect) => {
-  let database: TestDatabase;
+  const runtimes = useRuntimes(dialect);
   let runtime: Runtime | undefined;
-  beforeAll(async () => {
-    database = await createTestDatabase(dialect);
-  });
-  afterEach(async () => {
-    await runtime?.stop();
-    runtime = undefined;
-  });
-  afterAll(async () => {
-    await database?.destroy();
+  let database: TestDatabase;
+  beforeAll(() => {
+    database = runtimes.database();
   });
 
   const startWorker = async () => {
-    runtime = await startRuntime(
-      loadConfig({
-        ...database.env,
-        HERALD_ROLE: 'worker',
-        HOST: '127.0.0.1',
-        WORKER_METRICS_PORT: '0',
-        JOB_POLL_INTERVAL_MS: '50',
-      }),
-      { logger: silent },
-    );
+    runtime = await runtimes.start({ HERALD_ROLE: 'worker', JOB_POLL_INTERVAL_MS: '50' });
     const address = runtime.workerServer?.server.address();
     if (!address || typeof address === 'string') throw new Error('the worker server is not listening');
     return `http://127.0.0.1:${address.port}`;

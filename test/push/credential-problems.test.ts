@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
+import { METRICS_AUTH, METRICS_ENV } from '../observability/metrics-text.js';
 import {
   configureProviders,
   fcmToken,
@@ -16,7 +17,7 @@ const fakes = useFakeProviders();
 
 describe.each(TEST_DIALECTS)('credential problems on %s', (dialect) => {
   const ctx = useTestContext(dialect, {
-    env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' },
+    env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', ...METRICS_ENV },
     overrides: pushOverrides(fakes),
   });
 
@@ -40,7 +41,7 @@ describe.each(TEST_DIALECTS)('credential problems on %s', (dialect) => {
     );
     expect((await devicesOf('fleet')).map((d) => d.status)).toEqual(ids.map(() => 'active'));
     expect((await view()).fcm.problem).toMatchObject({ reason: 'SENDER_ID_MISMATCH', deliveries: 5 });
-    const metrics = (await ctx().inject({ method: 'GET', url: '/metrics' })).body;
+    const metrics = (await ctx().inject({ method: 'GET', url: '/metrics', headers: METRICS_AUTH })).body;
     expect(metrics).toMatch(/herald_push_credential_problems_total\{provider="fcm",reason="SENDER_ID_MISMATCH"\} 5/);
 
     // The next send still tries every device (nothing was disabled); saving the credentials clears the problem.

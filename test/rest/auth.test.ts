@@ -142,8 +142,8 @@ describe.each(TEST_DIALECTS)('REST authentication (R1) on %s', (dialect) => {
     expect(pub.statusCode).toBe(200);
   });
 
-  it('health, readiness, metrics and docs need no key', async () => {
-    for (const url of ['/healthz', '/readyz', '/metrics', '/openapi.json', '/docs/', '/docs/a2a.md']) {
+  it('health, readiness and docs need no key (metrics: test/observability/metrics-access.test.ts)', async () => {
+    for (const url of ['/healthz', '/readyz', '/openapi.json', '/docs/', '/docs/a2a.md']) {
       expect((await ctx().inject({ method: 'GET', url })).statusCode, url).toBe(200);
     }
   });

@@ -8,6 +8,7 @@ import {
   enableIdentityVerification,
   userTokenFor,
 } from '../../src/identity/identity.service.js';
+import { findDevice } from '../../src/devices/devices.service.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createRateLimiter } from '../../src/rate-limit/create-rate-limiter.js';
 import type { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
@@ -199,6 +200,61 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
 
       await disableIdentityVerification(ctx().database.db, project.project_id);
       expect((await track(pub, { project_user_id: 'erin', name: 'x' })).statusCode).toBe(200);
+    });
+
+    it("off: the public key re-points a user's device to a new token by naming the user and the device id, and adds devices to any user; on: neither without that user's token", async () => {
+      const { project, public: pub, secret } = await ctx().newProject('repoint');
+      const projectId = project.project_id;
+      const tokenOf = async (deviceId: string) =>
+        (await findDevice(ctx().database.db, projectId, deviceId))?.pushAddress;
+      const devicesOfGina = async () =>
+        (await call({ method: 'GET', url: '/api/v1/users/gina/devices', headers: secret }))
+          .json()
+          .devices.map((d: { device_id: string }) => d.device_id)
+          .sort();
+      expect(
+        (await register(pub, { project_user_id: 'gina', fcm_token: 'tok-phone', device_id: 'gina-phone' })).statusCode,
+      ).toBe(200);
+
+      // Off (the default): a token refresh for gina's device, sent by whoever knows both ids, is taken.
+      const repointed = await register(pub, {
+        project_user_id: 'gina',
+        fcm_token: 'tok-mallory',
+        device_id: 'gina-phone',
+      });
+      expect(repointed.statusCode).toBe(200);
+      expect(repointed.json()).toMatchObject({ device_id: 'gina-phone', project_user_id: 'gina' });
+      expect(await tokenOf('gina-phone')).toBe('tok-mallory');
+      // ...and so is a new device for gina, knowing only her id.
+      const added = await register(pub, {
+        project_user_id: 'gina',
+        fcm_token: 'tok-mallory-2',
+        device_id: 'mallory-2',
+      });
+      expect(added.statusCode).toBe(200);
+      expect(await devicesOfGina()).toEqual(['gina-phone', 'mallory-2']);
+
+      // On: the same calls without gina's user token are refused and change nothing.
+      const { signingKey } = await enableIdentityVerification(ctx().database.db, box, systemClock, projectId);
+      for (const [deviceId, token] of [
+        ['gina-phone', 'tok-mallory-3'],
+        ['mallory-3', 'tok-mallory-4'],
+      ] as const) {
+        for (const headers of [pub, { ...pub, 'x-service-user-token': userTokenFor(signingKey, 'mallory') }]) {
+          const res = await register(headers, { project_user_id: 'gina', fcm_token: token, device_id: deviceId });
+          expect(res.statusCode).toBe(401);
+          expect(res.headers['x-error-reason']).toBe('IDENTITY_VERIFICATION_FAILED');
+        }
+      }
+      expect(await tokenOf('gina-phone')).toBe('tok-mallory');
+      expect(await devicesOfGina()).toEqual(['gina-phone', 'mallory-2']);
+      // gina's app, with the token her backend signed for her, refreshes its own device as before.
+      const refreshed = await register(
+        { ...pub, 'x-service-user-token': userTokenFor(signingKey, 'gina') },
+        { project_user_id: 'gina', fcm_token: 'tok-phone-2', device_id: 'gina-phone' },
+      );
+      expect(refreshed.statusCode).toBe(200);
+      expect(await tokenOf('gina-phone')).toBe('tok-phone-2');
     });
 
     it('is managed with the secret key over REST too (the public key cannot touch it)', async () => {

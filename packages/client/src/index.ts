@@ -44,9 +44,16 @@ const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Answers that say "try again later": rate limited, unavailable (database outage, shutdown). */
 const RETRYABLE = new Set([429, 503]);
 
+/** `url` without trailing slashes (a loop: `/\/+$/` is quadratic on a long run of slashes). */
+function withoutTrailingSlashes(url: string): string {
+  let end = url.length;
+  while (end > 0 && url[end - 1] === '/') end--;
+  return url.slice(0, end);
+}
+
 export function createHeraldClient(options: HeraldClientOptions): HeraldClient {
   const client = createClient<paths>({
-    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    baseUrl: withoutTrailingSlashes(options.baseUrl),
     fetch: retryingFetch(options),
   });
   client.use(authentication(options), throwOnError);

@@ -24,8 +24,15 @@ export class HeraldRequestError extends Error {
   }
 }
 
+/** `url` without trailing slashes (a loop: `/\/+$/` is quadratic on a long run of slashes). */
+function withoutTrailingSlashes(url: string): string {
+  let end = url.length;
+  while (end > 0 && url[end - 1] === '/') end--;
+  return url.slice(0, end);
+}
+
 function urlOf(connection: HeraldConnection, path: string): string {
-  return connection.baseUrl.replace(/\/+$/, '') + path;
+  return withoutTrailingSlashes(connection.baseUrl) + path;
 }
 
 async function call(connection: HeraldConnection, path: string, init: RequestInit): Promise<unknown> {
