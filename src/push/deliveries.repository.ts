@@ -127,3 +127,24 @@ export function findDelivery(db: Db, projectId: string, messageId: string): Prom
     .where('message_id', '=', messageId)
     .executeTakeFirst();
 }
+
+/**
+ * Up to `limit` messages addressed to the user `projectUserId`, newest first (message ids are
+ * UUIDv7), before the message id `before` when given: a range of `deliveries_target`.
+ */
+export function deliveriesToUser(
+  db: Db,
+  projectId: string,
+  projectUserId: string,
+  limit: number,
+  before?: string,
+): Promise<DeliveriesTable[]> {
+  let query = db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('target_type', '=', 'user')
+    .where('target_id', '=', projectUserId);
+  if (before !== undefined) query = query.where('message_id', '<', before);
+  return query.orderBy('message_id', 'desc').limit(limit).execute();
+}

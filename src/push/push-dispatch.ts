@@ -98,7 +98,10 @@ export async function storeDeliveries(db: Db, rows: DeliveriesTable[], mayExist 
 }
 
 export function deliveryRow(projectId: string, send: DeviceSend, outcome: DeviceSendOutcome): DeliveriesTable {
-  const userTarget = send.refs?.projectUserId;
+  // A campaign's audience is users: its sends are recorded as addressed to the device's user, so a
+  // user's messages (`GET /users/{id}/messages`) hold campaign sends beside direct ones.
+  const userTarget =
+    send.refs?.projectUserId ?? (send.refs?.triggerId === undefined ? undefined : send.device.projectUserId);
   return {
     message_id: outcome.messageId,
     project_id: projectId,

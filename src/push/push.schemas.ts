@@ -147,3 +147,36 @@ export const MessageResponse = Type.Object(
     ],
   },
 );
+
+export const UserMessagesQuery = Type.Object({
+  limit: Type.Optional(Type.String({ pattern: '^([1-9]|[1-9][0-9]|100)$', description: '1 to 100, default 20' })),
+  cursor: Type.Optional(Type.String({ maxLength: 512, description: '`next_cursor` of the previous page' })),
+});
+
+export const MessageList = Type.Object(
+  {
+    messages: Type.Array(MessageResponse),
+    next_cursor: Type.Union([Type.String(), Type.Null()]),
+  },
+  {
+    title: 'MessageList',
+    examples: [
+      {
+        messages: [
+          {
+            message_id: '0194a3b2-7c1d-7e8f-9a0b-1c2d3e4f5a6b',
+            status: DeliveryStatus.ACCEPTED,
+            target: { project_user_id: 'user-42' },
+            provider: 'fcm',
+            additional_params: accepted,
+            trigger_id: 'd3b07384-d113-4ec6-a1c2-5f1e2b7c9a10',
+            attempts: 1,
+            created_at: '2026-01-15T09:30:00.000Z',
+            completed_at: '2026-01-15T09:30:00.412Z',
+          },
+        ],
+        next_cursor: null,
+      },
+    ],
+  },
+);

@@ -111,6 +111,9 @@ export interface AttemptResult {
 export interface DeviceSend {
   device: Device;
   message: PushMessage;
-  /** `projectUserId`: the send answers a user target (recorded as such); `triggerId`, `campaignId`: a campaign trigger's send. */
+  /**
+   * `projectUserId`: the send answers a user target (recorded as such); `triggerId`, `campaignId`: a
+   * campaign trigger's send (recorded as addressed to the device's user).
+   */
   refs?: { triggerId?: string; campaignId?: string; projectUserId?: string };
 }

@@ -102,8 +102,10 @@ describe.each(TEST_DIALECTS)('delivery record indexes on %s', (dialect) => {
   });
   afterAll(() => database.destroy());
 
-  // Every index is paid for by every send; no query reads deliveries by trigger (the ledger does).
-  it('keeps only the message id key and the retention index, not the unread (trigger_id, status) index', async () => {
+  // Every index is paid for by every send, so each one a query reads and no other: the message id
+  // key, retention's `(project_id, created_at)` and a user's messages (`deliveries_target`). No query
+  // reads deliveries by trigger (the ledger does).
+  it('keeps only the message id key, the retention and the per-user index, not the unread (trigger_id, status) index', async () => {
     const names =
       dialect === 'sqlite'
         ? (
@@ -116,6 +118,9 @@ describe.each(TEST_DIALECTS)('delivery record indexes on %s', (dialect) => {
               where tablename = 'deliveries' and schemaname = current_schema()`.execute(database.db)
           ).rows.map((r) => r.name);
     expect(names).not.toContain('deliveries_trigger');
-    expect(names.filter((n) => !/autoindex|_pkey$|_pk$/.test(n)).sort()).toEqual(['deliveries_retention']);
+    expect(names.filter((n) => !/autoindex|_pkey$|_pk$/.test(n)).sort()).toEqual([
+      'deliveries_retention',
+      'deliveries_target',
+    ]);
   });
 });
