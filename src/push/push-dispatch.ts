@@ -98,10 +98,7 @@ export async function storeDeliveries(db: Db, rows: DeliveriesTable[], mayExist 
 }
 
 export function deliveryRow(projectId: string, send: DeviceSend, outcome: DeviceSendOutcome): DeliveriesTable {
-  // A campaign's audience is users: its sends are recorded as addressed to the device's user, so a
-  // user's messages (`GET /users/{id}/messages`) hold campaign sends beside direct ones.
-  const userTarget =
-    send.refs?.projectUserId ?? (send.refs?.triggerId === undefined ? undefined : send.device.projectUserId);
+  const userTarget = send.refs?.projectUserId;
   return {
     message_id: outcome.messageId,
     project_id: projectId,

@@ -127,7 +127,7 @@ export function registerPushRoutes(fastify: FastifyInstance, deps: PushRouteDeps
         operationId: 'listUserMessages',
         summary: 'Messages sent to a user, newest first',
         description:
-          'The messages addressed to this `project_user_id` (sends to the user through `messages:send` and campaign sends), one per device reached, newest first; pass `next_cursor` as `cursor` for older ones. A send addressed to a `device_id` is not listed here (look it up by its message id). Messages stay listed after the user is deleted, until retention expires them.',
+          "The messages addressed to this `project_user_id` (`messages:send` and `send-push-notifications` to the user), one per device reached, newest first; pass `next_cursor` as `cursor` for older ones. Sends addressed to a `device_id`, campaign sends included, are not listed here: a campaign's are listed by its trigger (`GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}/deliveries`). Messages stay listed after the user is deleted, until retention expires them.",
         tags: ['push'],
         security,
         params: Type.Object({ project_user_id: ProjectUserId }),

@@ -169,7 +169,6 @@ export const MessageList = Type.Object(
             target: { project_user_id: 'user-42' },
             provider: 'fcm',
             additional_params: accepted,
-            trigger_id: 'd3b07384-d113-4ec6-a1c2-5f1e2b7c9a10',
             attempts: 1,
             created_at: '2026-01-15T09:30:00.000Z',
             completed_at: '2026-01-15T09:30:00.412Z',

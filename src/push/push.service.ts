@@ -178,8 +178,9 @@ export async function getMessage(db: Db, projectId: string, messageId: string) {
 }
 
 /**
- * `GET /api/v1/users/{project_user_id}/messages`: the messages addressed to that user id (direct
- * sends to the user and campaign sends), newest first, one page. The cursor is the last message id
+ * `GET /api/v1/users/{project_user_id}/messages`: the messages addressed to that user id (sends to
+ * the user through `messages:send` or the A2A skill), newest first, one page. Campaign sends are
+ * addressed to devices and listed by their trigger (`GET …/triggers/{id}/deliveries`). The cursor is the last message id
  * shown, opaque to callers. A user deleted since keeps its messages until retention expires them.
  */
 export async function listUserMessages(

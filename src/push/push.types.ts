@@ -111,9 +111,6 @@ export interface AttemptResult {
 export interface DeviceSend {
   device: Device;
   message: PushMessage;
-  /**
-   * `projectUserId`: the send answers a user target (recorded as such); `triggerId`, `campaignId`: a
-   * campaign trigger's send (recorded as addressed to the device's user).
-   */
+  /** `projectUserId`: the send answers a user target (recorded as such); `triggerId`, `campaignId`: a campaign trigger's send. */
   refs?: { triggerId?: string; campaignId?: string; projectUserId?: string };
 }

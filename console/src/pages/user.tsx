@@ -28,7 +28,6 @@ export interface Message {
   status: string;
   provider: string | null;
   additional_params: Record<string, string>;
-  trigger_id?: string;
   created_at: string;
 }
 
@@ -138,7 +137,10 @@ function Events(props: { events: RecentEvent[] }) {
   );
 }
 
-/** The messages sent to the user, newest first, 20 at a time; each id opens on the Messages page. */
+/**
+ * The messages addressed to the user's id, newest first, 20 at a time; each id opens on the Messages
+ * page. Campaign sends are addressed to devices: their trigger's page lists them.
+ */
 function UserMessages(props: { api: Api; id: string }) {
   const [cursor, setCursor] = useState<string | null>(null);
   const [older, setOlder] = useState<Message[]>([]);
@@ -165,6 +167,9 @@ function UserMessages(props: { api: Api; id: string }) {
   return (
     <>
       <h2>Messages</h2>
+      <p class="hint">
+        Sent to this user's id through the API. A campaign's sends are listed on each of its triggers' pages.
+      </p>
       <ErrorNote error={first.error} />
       {first.data && messages.length === 0 && <p>No messages sent to this user.</p>}
       {messages.length > 0 && (
@@ -175,7 +180,6 @@ function UserMessages(props: { api: Api; id: string }) {
               <tr>
                 <th scope="col">Sent</th>
                 <th scope="col">Outcome</th>
-                <th scope="col">From</th>
                 <th scope="col">Message id</th>
               </tr>
             </thead>
@@ -189,7 +193,6 @@ function UserMessages(props: { api: Api; id: string }) {
                       <div class="hint mono">{m.additional_params.failure_reason}</div>
                     )}
                   </td>
-                  <td data-label="From">{m.trigger_id ? 'a campaign' : 'an API send'}</td>
                   <td data-label="Message id">
                     <MessageLink id={m.message_id} />
                   </td>

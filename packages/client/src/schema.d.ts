@@ -225,7 +225,7 @@ export interface paths {
         };
         /**
          * Messages sent to a user, newest first
-         * @description The messages addressed to this `project_user_id` (sends to the user through `messages:send` and campaign sends), one per device reached, newest first; pass `next_cursor` as `cursor` for older ones. A send addressed to a `device_id` is not listed here (look it up by its message id). Messages stay listed after the user is deleted, until retention expires them.
+         * @description The messages addressed to this `project_user_id` (`messages:send` and `send-push-notifications` to the user), one per device reached, newest first; pass `next_cursor` as `cursor` for older ones. Sends addressed to a `device_id`, campaign sends included, are not listed here: a campaign's are listed by its trigger (`GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}/deliveries`). Messages stay listed after the user is deleted, until retention expires them.
          */
         get: operations["listUserMessages"];
         put?: never;
@@ -3308,7 +3308,6 @@ export interface operations {
                      *             "fcm_message_id": "projects/my-firebase-project/messages/0:1736933400000000%abc",
                      *             "failure_reason": ""
                      *           },
-                     *           "trigger_id": "d3b07384-d113-4ec6-a1c2-5f1e2b7c9a10",
                      *           "attempts": 1,
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "completed_at": "2026-01-15T09:30:00.412Z"
