@@ -119,6 +119,17 @@ export const DeviceSendResponse = Type.Object(
 
 export const MessageParams = Type.Object({ message_id: Type.String() });
 
+const messageExample = {
+  message_id: 'msg_7hQ2',
+  status: DeliveryStatus.ACCEPTED,
+  target: { project_user_id: 'user-42' },
+  provider: 'fcm',
+  additional_params: accepted,
+  attempts: 1,
+  created_at: '2026-01-15T09:30:00.000Z',
+  completed_at: '2026-01-15T09:30:00.412Z',
+};
+
 export const MessageResponse = Type.Object(
   {
     message_id: Type.String(),
@@ -133,18 +144,7 @@ export const MessageResponse = Type.Object(
   },
   {
     title: 'Message',
-    examples: [
-      {
-        message_id: 'msg_7hQ2',
-        status: DeliveryStatus.ACCEPTED,
-        target: { project_user_id: 'user-42' },
-        provider: 'fcm',
-        additional_params: accepted,
-        attempts: 1,
-        created_at: '2026-01-15T09:30:00.000Z',
-        completed_at: '2026-01-15T09:30:00.412Z',
-      },
-    ],
+    examples: [messageExample],
   },
 );
 
@@ -160,22 +160,6 @@ export const MessageList = Type.Object(
   },
   {
     title: 'MessageList',
-    examples: [
-      {
-        messages: [
-          {
-            message_id: '0194a3b2-7c1d-7e8f-9a0b-1c2d3e4f5a6b',
-            status: DeliveryStatus.ACCEPTED,
-            target: { project_user_id: 'user-42' },
-            provider: 'fcm',
-            additional_params: accepted,
-            attempts: 1,
-            created_at: '2026-01-15T09:30:00.000Z',
-            completed_at: '2026-01-15T09:30:00.412Z',
-          },
-        ],
-        next_cursor: null,
-      },
-    ],
+    examples: [{ messages: [messageExample], next_cursor: null }],
   },
 );

@@ -3297,7 +3297,7 @@ export interface operations {
                      * @example {
                      *       "messages": [
                      *         {
-                     *           "message_id": "0194a3b2-7c1d-7e8f-9a0b-1c2d3e4f5a6b",
+                     *           "message_id": "msg_7hQ2",
                      *           "status": "DELIVERY_RESULT_STATUS_ACCEPTED",
                      *           "target": {
                      *             "project_user_id": "user-42"
