@@ -25,6 +25,7 @@ import { systemClock, type Clock } from './lib/clock.js';
 import { createLogger } from './logger.js';
 import { instrumentJobHandlers } from './observability/job-metrics.js';
 import { createPushMetrics } from './observability/push-metrics.js';
+import { registerProjectRoutes } from './projects/projects.routes.js';
 import { createSecretBox, resolveSecretKey, type SecretBoxSource } from './push/credentials/secret-box.js';
 import { registerPushCredentialRoutes } from './push/credentials/credentials.routes.js';
 import { createPushRuntime, type PushRuntime, type PushRuntimeOptions } from './push/push-runtime.js';
@@ -169,6 +170,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     registerCampaignInsightRoutes(app, { db, readDb, templates: templates() });
     registerTriggerStreamRoute(app, { db, config });
     registerIdentityRoutes(app, { ...identity, clock });
+    registerProjectRoutes(app, { db });
     registerWebhookRoutes(app, { db, clock, outbound, secretBox, events: push().events });
   };
 

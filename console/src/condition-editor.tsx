@@ -75,7 +75,8 @@ export function ConditionEditor(props: {
           <label for={`${props.id}-json`}>{props.legend} as JSON</label>
           <textarea
             id={`${props.id}-json`}
-            rows={6}
+            class="json-editor"
+            rows={Math.min(24, Math.max(10, props.value.text.split('\n').length + 2))}
             spellcheck={false}
             value={props.value.text}
             aria-describedby={`${props.id}-hint`}

@@ -6,10 +6,11 @@ import { CredentialsPage } from './pages/credentials.js';
 import { MessagesPage } from './pages/messages.js';
 import { SignIn } from './pages/sign-in.js';
 import { TriggerPage } from './pages/trigger.js';
-import { UserPage, UsersPage } from './pages/users.js';
+import { UserPage } from './pages/user.js';
+import { UsersPage } from './pages/users.js';
 import { match, navigate, useLocation } from './router.js';
 import { clearSession, loadSession, type Session } from './session.js';
-import { Link } from './ui.js';
+import { Link, useLoad } from './ui.js';
 
 const NAV = [
   { to: '/users', label: 'Users' },
@@ -45,12 +46,28 @@ function App() {
   const api = useMemo(() => (session ? new Api(session) : null), [session]);
   const main = useRef<HTMLElement>(null);
 
+  const project = useLoad(
+    (signal) =>
+      api ? api.get<{ project_id: string; name: string }>('/api/v1/project', signal) : Promise.resolve(null),
+    session?.projectId ?? '',
+  );
+
   // On each page change, focus moves to the page's heading so screen readers announce it.
   useEffect(() => {
     const heading = main.current?.querySelector<HTMLElement>('h1');
     if (heading && document.activeElement !== heading && path !== '/') heading.focus();
-    document.title = `${heading?.textContent ?? 'Console'} · Herald`;
   }, [path, session]);
+  // The tab's title follows the heading, also when a page fills it in after loading (a campaign's name).
+  useEffect(() => {
+    const element = main.current;
+    if (!element) return;
+    const update = () =>
+      (document.title = `${element.querySelector('h1')?.textContent ?? 'Console'} · ${project.data?.name ?? 'Herald'}`);
+    update();
+    const observer = new MutationObserver(update);
+    observer.observe(element, { childList: true, subtree: true, characterData: true });
+    return () => observer.disconnect();
+  }, [session, project.data]);
 
   if (!session || !api) return <SignIn onSignedIn={(s) => setSession(s)} />;
 
@@ -80,8 +97,10 @@ function App() {
             ))}
           </ul>
         </nav>
-        <span class="project" title="Signed-in project">
-          {session.projectId}
+        <span class="project" data-testid="project-name">
+          <span class="sr-only">Project: </span>
+          {project.data?.name ?? session.projectId}
+          {project.data && <span class="project-id">{session.projectId}</span>}
         </span>
         <button type="button" class="secondary" onClick={signOut}>
           Sign out

@@ -4,7 +4,13 @@ import { ApiError } from './api.js';
 import { BASE, navigate } from './router.js';
 
 /** An in-app link: a real <a href> (open in a new tab works), routed without a reload on a plain click. */
-export function Link(props: { to: string; children: ComponentChildren; class?: string; current?: boolean }) {
+export function Link(props: {
+  to: string;
+  children: ComponentChildren;
+  class?: string;
+  current?: boolean;
+  title?: string;
+}) {
   const href = `${BASE}${props.to}`;
   const onClick = (event: MouseEvent) => {
     if (
@@ -20,7 +26,13 @@ export function Link(props: { to: string; children: ComponentChildren; class?: s
     navigate(props.to);
   };
   return (
-    <a href={href} onClick={onClick} class={props.class} aria-current={props.current ? 'page' : undefined}>
+    <a
+      href={href}
+      onClick={onClick}
+      class={props.class}
+      title={props.title}
+      aria-current={props.current ? 'page' : undefined}
+    >
       {props.children}
     </a>
   );
@@ -59,7 +71,10 @@ export function Field(props: { id: string; label: string; hint?: string; childre
 export type InputEvent = TargetedEvent<HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement, Event>;
 export const valueOf = (event: InputEvent) => event.currentTarget.value;
 
-/** Loads something when `key` changes; `reload()` loads it again. Stale answers are dropped. */
+/**
+ * Loads something when `key` changes; `reload()` loads it again, `replace(data)` shows data the page
+ * already has (the answer of a save). Stale answers are dropped.
+ */
 export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, key: string) {
   const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
   const [tick, setTick] = useState(0);
@@ -75,7 +90,8 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, key: strin
     return () => controller.abort();
   }, [key, tick]);
   const reload = useCallback(() => setTick((n) => n + 1), []);
-  return { ...state, reload };
+  const replace = useCallback((data: T) => setState({ data, loading: false }), []);
+  return { ...state, reload, replace };
 }
 
 /** Runs an action from a button or form; `busy` while it runs, its error kept for display. */
@@ -111,10 +127,6 @@ export function formatTime(iso: string | null | undefined): string {
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
 }
 
-export function Json(props: { value: unknown }) {
-  return <pre class="json">{JSON.stringify(props.value, null, 2)}</pre>;
-}
-
 /** Parses a JSON object typed into a textarea; empty text is `{}`. */
 export function parseObject(text: string, what: string): Record<string, unknown> {
   if (!text.trim()) return {};
@@ -127,4 +139,49 @@ export function parseObject(text: string, what: string): Record<string, unknown>
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw new Error(`${what} must be a JSON object`);
   return parsed as Record<string, unknown>;
+}
+
+/**
+ * A modal question (the native <dialog>: focus moves into it and stays until it closes; Escape
+ * cancels). Focus starts on Cancel, so a stray Enter does not confirm.
+ */
+export function ConfirmDialog(props: {
+  open: boolean;
+  title: string;
+  confirmLabel: string;
+  busy?: boolean;
+  onConfirm: () => void;
+  onCancel: () => void;
+  children: ComponentChildren;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (props.open && !dialog.open) dialog.showModal();
+    if (!props.open && dialog.open) dialog.close();
+  }, [props.open]);
+  return (
+    <dialog ref={ref} class="confirm" aria-labelledby="confirm-title" onClose={props.onCancel}>
+      <h2 id="confirm-title">{props.title}</h2>
+      {props.children}
+      <div class="row">
+        <button type="button" class="secondary" onClick={props.onCancel}>
+          Cancel
+        </button>
+        <button type="button" disabled={props.busy} onClick={props.onConfirm}>
+          {props.confirmLabel}
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+/** A link to the Messages page showing one message. */
+export function MessageLink(props: { id: string }) {
+  return (
+    <Link to={`/messages?id=${encodeURIComponent(props.id)}`} class="mono">
+      {props.id}
+    </Link>
+  );
 }

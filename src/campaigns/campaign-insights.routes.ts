@@ -10,12 +10,14 @@ import {
   PreviewResponse,
   security,
   tags,
+  TriggerDeliveryList,
   TriggerParams,
 } from './campaign-insights.schemas.js';
-import { CAMPAIGN_ID_PATTERN } from './campaigns.schemas.js';
+import { CAMPAIGN_ID_PATTERN, ListQuery } from './campaigns.schemas.js';
 import { previewCampaign } from './campaign-preview.service.js';
 import { campaignAnalytics, triggerAnalytics } from './delivery-analytics.service.js';
 import type { TemplateRenderer } from './render-pool.js';
+import { listTriggerDeliveries } from './trigger-status.service.js';
 
 const config = { auth: 'secret', rateLimitClass: 'management' } as const;
 /** The campaign id pattern without its anchors, as a route constraint (so `:previewX` is no route). */
@@ -25,7 +27,7 @@ const ANALYTICS =
   'Counts of the recorded outcomes (one per device a trigger reached, render skips included) by state, by provider and state, ' +
   'and by failure reason, and sends and failures per UTC time bucket, computed in the database. `since`/`until` bound the outcome times.';
 
-/** The console's campaign reads (issue 17): template preview and delivery analytics. */
+/** The console's campaign reads: template preview, delivery analytics and a trigger's outcomes. */
 export function registerCampaignInsightRoutes(
   fastify: FastifyInstance,
   deps: { db: Db; readDb: Db; templates: TemplateRenderer },
@@ -91,6 +93,34 @@ export function registerCampaignInsightRoutes(
     },
     async (request) =>
       triggerAnalytics(
+        readDb,
+        request.auth!.projectId,
+        request.params.campaign_id,
+        request.params.trigger_id,
+        request.query,
+      ),
+  );
+
+  app.get(
+    '/api/v1/campaigns/:campaign_id/triggers/:trigger_id/deliveries',
+    {
+      config,
+      schema: {
+        operationId: 'listTriggerDeliveries',
+        summary: "A trigger's outcome per device, with its message ids",
+        description:
+          'One row per device the trigger reached: its user, provider, outcome, failure or skip reason, and the message id ' +
+          '(`GET /api/v1/messages/{message_id}`), in device id order; pass `next_cursor` as `cursor` for the next page. ' +
+          'Rows appear as batches record their outcomes.',
+        tags,
+        security,
+        params: TriggerParams,
+        querystring: ListQuery,
+        response: { 200: TriggerDeliveryList, ...errorResponses },
+      },
+    },
+    async (request) =>
+      listTriggerDeliveries(
         readDb,
         request.auth!.projectId,
         request.params.campaign_id,

@@ -118,3 +118,48 @@ export const AnalyticsResponse = Type.Object(
     ],
   },
 );
+
+const NullableText = Type.Union([Type.String(), Type.Null()]);
+
+export const TriggerDeliveryList = Type.Object(
+  {
+    deliveries: Type.Array(
+      Type.Object({
+        device_id: Type.String(),
+        project_user_id: Type.Union([Type.String(), Type.Null()], { description: 'null once the user is deleted' }),
+        provider: NullableText,
+        status: Type.String({
+          description: '`DELIVERY_RESULT_STATUS_*`; `..._SKIPPED` when the message did not render',
+        }),
+        failure_reason: Type.Union([Type.String(), Type.Null()], {
+          description: "The provider's code, or the skip reason (`TEMPLATE_RENDER_ERROR`, ...)",
+        }),
+        detail: Type.Optional(Type.String({ description: 'Why a skip happened (the template error)' })),
+        message_id: Type.Union([Type.String(), Type.Null()], {
+          description: 'The message (`GET /api/v1/messages/{message_id}`); null for a skip, which sent nothing',
+        }),
+        created_at: Type.String({ format: 'date-time' }),
+      }),
+    ),
+    next_cursor: NullableText,
+  },
+  {
+    title: 'TriggerDeliveryList',
+    examples: [
+      {
+        deliveries: [
+          {
+            device_id: '0c5b2f1e-8d1a-4a57-9d0e-2f3b4c5d6e7f',
+            project_user_id: 'user-42',
+            provider: 'fcm',
+            status: 'DELIVERY_RESULT_STATUS_ACCEPTED',
+            failure_reason: null,
+            message_id: '0194a3b2-7c1d-7e8f-9a0b-1c2d3e4f5a6b',
+            created_at: '2026-01-15T09:30:00.412Z',
+          },
+        ],
+        next_cursor: null,
+      },
+    ],
+  },
+);

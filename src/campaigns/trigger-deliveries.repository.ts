@@ -179,3 +179,44 @@ export async function countDeliveries(db: Db, triggerId: string, batchNo: number
     count: Number(r.count),
   }));
 }
+
+export interface LedgerEntry {
+  device_id: string;
+  project_user_id: string | null;
+  provider: string | null;
+  status: string;
+  failure_reason: string | null;
+  detail: string | null;
+  message_id: string | null;
+  created_at: number;
+}
+
+/**
+ * One page of a trigger's outcomes in device id order (the ledger's primary key), after `afterDevice`,
+ * with the user's `project_user_id` (null once the user is deleted). `triggerCreatedAt` names the
+ * trigger's partition on PostgreSQL.
+ */
+export function ledgerPage(
+  db: Db,
+  trigger: { id: string; createdAt: number },
+  limit: number,
+  afterDevice?: string,
+): Promise<LedgerEntry[]> {
+  let query = db
+    .selectFrom('trigger_deliveries as td')
+    .leftJoin('users as u', 'u.id', 'td.user_id')
+    .select([
+      'td.device_id',
+      'u.project_user_id',
+      'td.provider',
+      'td.status',
+      'td.failure_reason',
+      'td.detail',
+      'td.message_id',
+      'td.created_at',
+    ])
+    .where('td.trigger_id', '=', trigger.id)
+    .where('td.trigger_created_at', '=', trigger.createdAt);
+  if (afterDevice !== undefined) query = query.where('td.device_id', '>', afterDevice);
+  return query.orderBy('td.device_id').limit(limit).execute();
+}

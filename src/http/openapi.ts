@@ -20,6 +20,7 @@ const TAGS = [
   { name: 'push', description: 'Sending push notifications, and the provider credentials they use.' },
   { name: 'campaigns', description: 'Templated messages to segments, started by the API or by events.' },
   { name: 'identity', description: 'Identity verification of public-key calls about a user.' },
+  { name: 'project', description: 'The project the key belongs to.' },
   { name: 'webhooks', description: 'Delivery events sent to your endpoints, signed (Standard Webhooks).' },
 ];
 

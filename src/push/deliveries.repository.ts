@@ -1,4 +1,4 @@
-import type { CompiledQuery } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import type { Db } from '../db/database.js';
 import { dialectOf } from '../db/dialect.js';
 import { statementSizes } from '../db/statement-shapes.js';
@@ -126,4 +126,38 @@ export function findDelivery(db: Db, projectId: string, messageId: string): Prom
     .where('project_id', '=', projectId)
     .where('message_id', '=', messageId)
     .executeTakeFirst();
+}
+
+/**
+ * Up to `limit` messages addressed to the user `projectUserId`, newest first (message ids are
+ * UUIDv7), before the message id `before` when given: a range of the partial index
+ * `deliveries_to_user`. Its condition is written as a literal, so the statement itself says the
+ * index applies, whatever a planner does with bound values.
+ */
+export function deliveriesToUser(
+  db: Db,
+  projectId: string,
+  projectUserId: string,
+  limit: number,
+  before?: string,
+): Promise<DeliveriesTable[]> {
+  return deliveriesToUserQuery(db, projectId, projectUserId, limit, before).execute();
+}
+
+/** The statement of `deliveriesToUser` (a test reads its plan). */
+export function deliveriesToUserQuery(
+  db: Db,
+  projectId: string,
+  projectUserId: string,
+  limit: number,
+  before?: string,
+) {
+  let query = db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('target_type', '=', sql.lit('user'))
+    .where('target_id', '=', projectUserId);
+  if (before !== undefined) query = query.where('message_id', '<', before);
+  return query.orderBy('message_id', 'desc').limit(limit);
 }

@@ -7,12 +7,15 @@ import type { Clock } from '../lib/clock.js';
 import type { PushRuntime } from './push-runtime.js';
 import {
   DeviceSendResponse,
+  MessageList,
   MessageParams,
   MessageResponse,
   MessagesSendResponse,
   SendPushBody,
+  UserMessagesQuery,
 } from './push.schemas.js';
-import { getMessage, sendPushNotifications, type SendPushOptions } from './push.service.js';
+import { getMessage, listUserMessages, sendPushNotifications, type SendPushOptions } from './push.service.js';
+import { ProjectUserId } from '../users/users.schemas.js';
 import { INVALID_PUSH_PARAMETERS, validatePushItems } from './push-validation.js';
 
 const security = [{ projectId: [], apiKey: [] }];
@@ -114,5 +117,29 @@ export function registerPushRoutes(fastify: FastifyInstance, deps: PushRouteDeps
       },
     },
     async (request) => getMessage(deps.db, request.auth!.projectId, request.params.message_id),
+  );
+
+  app.get(
+    '/api/v1/users/:project_user_id/messages',
+    {
+      config: { auth: 'secret', rateLimitClass: 'management' },
+      schema: {
+        operationId: 'listUserMessages',
+        summary: 'Messages sent to a user, newest first',
+        description:
+          "The messages addressed to this `project_user_id` (`messages:send` and `send-push-notifications` to the user), one per device reached, newest first; pass `next_cursor` as `cursor` for older ones. Sends addressed to a `device_id`, campaign sends included, are not listed here: a campaign's are listed by its trigger (`GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}/deliveries`). Messages stay listed after the user is deleted, until retention expires them.",
+        tags: ['push'],
+        security,
+        params: Type.Object({ project_user_id: ProjectUserId }),
+        querystring: UserMessagesQuery,
+        response: {
+          200: MessageList,
+          400: Type.Object({ error: Type.String() }),
+          401: Type.Object({ error: Type.String() }),
+        },
+      },
+    },
+    async (request) =>
+      listUserMessages(deps.db, request.auth!.projectId, request.params.project_user_id, request.query),
   );
 }

@@ -119,6 +119,17 @@ export const DeviceSendResponse = Type.Object(
 
 export const MessageParams = Type.Object({ message_id: Type.String() });
 
+const messageExample = {
+  message_id: 'msg_7hQ2',
+  status: DeliveryStatus.ACCEPTED,
+  target: { project_user_id: 'user-42' },
+  provider: 'fcm',
+  additional_params: accepted,
+  attempts: 1,
+  created_at: '2026-01-15T09:30:00.000Z',
+  completed_at: '2026-01-15T09:30:00.412Z',
+};
+
 export const MessageResponse = Type.Object(
   {
     message_id: Type.String(),
@@ -133,17 +144,22 @@ export const MessageResponse = Type.Object(
   },
   {
     title: 'Message',
-    examples: [
-      {
-        message_id: 'msg_7hQ2',
-        status: DeliveryStatus.ACCEPTED,
-        target: { project_user_id: 'user-42' },
-        provider: 'fcm',
-        additional_params: accepted,
-        attempts: 1,
-        created_at: '2026-01-15T09:30:00.000Z',
-        completed_at: '2026-01-15T09:30:00.412Z',
-      },
-    ],
+    examples: [messageExample],
+  },
+);
+
+export const UserMessagesQuery = Type.Object({
+  limit: Type.Optional(Type.String({ pattern: '^([1-9]|[1-9][0-9]|100)$', description: '1 to 100, default 20' })),
+  cursor: Type.Optional(Type.String({ maxLength: 512, description: '`next_cursor` of the previous page' })),
+});
+
+export const MessageList = Type.Object(
+  {
+    messages: Type.Array(MessageResponse),
+    next_cursor: Type.Union([Type.String(), Type.Null()]),
+  },
+  {
+    title: 'MessageList',
+    examples: [{ messages: [messageExample], next_cursor: null }],
   },
 );

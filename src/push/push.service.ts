@@ -1,9 +1,9 @@
 import type { Db } from '../db/database.js';
 import { activeDevicesOfUsers, findDevices, type Device } from '../devices/devices.service.js';
-import { notFound } from '../errors.js';
+import { AppError, notFound } from '../errors.js';
 import { newMessageId } from './message-id.js';
 import { existingProjectUserIds } from '../users/users.service.js';
-import { findDelivery, insertDeliveries, type DeliveriesTable } from './deliveries.repository.js';
+import { deliveriesToUser, findDelivery, insertDeliveries, type DeliveriesTable } from './deliveries.repository.js';
 import { resolveDeadline, sendToDevices } from './push-dispatch.js';
 import type { PushRuntime } from './push-runtime.js';
 import { validatePushItems } from './push-validation.js';
@@ -174,6 +174,40 @@ export async function sendPushNotifications(
 export async function getMessage(db: Db, projectId: string, messageId: string) {
   const row = await findDelivery(db, projectId, messageId);
   if (!row) throw notFound('MESSAGE_NOT_FOUND', `Message ${messageId} does not exist`);
+  return messageToWire(row);
+}
+
+/**
+ * `GET /api/v1/users/{project_user_id}/messages`: the messages addressed to that user id (sends to
+ * the user through `messages:send` or the A2A skill), newest first, one page. Campaign sends are
+ * addressed to devices and listed by their trigger (`GET …/triggers/{id}/deliveries`). The cursor is the last message id
+ * shown, opaque to callers. A user deleted since keeps its messages until retention expires them.
+ */
+export async function listUserMessages(
+  db: Db,
+  projectId: string,
+  projectUserId: string,
+  query: { limit?: string | undefined; cursor?: string | undefined },
+) {
+  // The route's schema holds `limit` to 1-100.
+  const limit = query.limit === undefined ? 20 : Number(query.limit);
+  const before = query.cursor === undefined || query.cursor === '' ? undefined : decodeMessageCursor(query.cursor);
+  const rows = await deliveriesToUser(db, projectId, projectUserId, limit + 1, before);
+  const page = rows.slice(0, limit);
+  return {
+    messages: page.map(messageToWire),
+    next_cursor: rows.length > limit ? Buffer.from(page[page.length - 1]!.message_id).toString('base64url') : null,
+  };
+}
+
+function decodeMessageCursor(cursor: string): string {
+  const id = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!/^[0-9a-f-]{36}$/.test(id))
+    throw new AppError('invalid', 'INVALID_CURSOR', 'cursor is not one this server returned');
+  return id;
+}
+
+function messageToWire(row: DeliveriesTable) {
   return {
     message_id: row.message_id,
     status: row.status,

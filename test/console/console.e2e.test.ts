@@ -1,122 +1,23 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeProviders, type FakeProviders } from '../../src/fake-providers/fake-providers.js';
-import { systemClock } from '../../src/lib/clock.js';
-import { createProject, type CreatedProject } from '../../src/projects/projects.service.js';
-import { launchChromium } from '../browser/chromium.js';
-import { freePort, REPO_ROOT, startServerProcess, type ServerProcess } from '../helpers/processes.js';
-import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
+import { describe, expect, it } from 'vitest';
+import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { boxOf, PHONE, DESKTOP, settled, useConsoleHarness } from './console-harness.js';
 
 // The console (console/, served at /console by Herald itself) in a real Chromium against a real
 // Herald process (API and worker) on each database, sending to the local FCM stand-in. Nothing in
-// the page is replaced. With CONSOLE_SCREENSHOTS=1 the run also refreshes docs/console/*.png.
-
-const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS === '1' ? path.join(REPO_ROOT, 'docs/console') : null;
-const DESKTOP = { width: 1280, height: 860 };
-const PHONE = { width: 390, height: 844 };
+// the page is replaced. The steps run in order and build on each other: one project, one campaign.
 
 describe.each(TEST_DIALECTS)('web console in Chromium, Herald on %s', (dialect) => {
-  let fakes: FakeProviders;
-  let database: TestDatabase;
-  let project: CreatedProject;
-  let herald: ServerProcess;
-  let heraldUrl: string;
-  let browser: Awaited<ReturnType<typeof launchChromium>>;
-  let page: Page;
-  const pageLog: string[] = [];
-  /** Every URL the page requested: the key must be in none of them. */
-  const requested: string[] = [];
-  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-console-'));
+  const h = useConsoleHarness(dialect, 'Shop app');
   const run = crypto.randomBytes(3).toString('hex');
   const ada = `ada-${run}`;
-
-  const api = async (method: string, url: string, body?: unknown) => {
-    const response = await fetch(`${heraldUrl}${url}`, {
-      method,
-      headers: {
-        'X-Service-Project-ID': project.project_id,
-        'X-Service-API-Key': project.secret_key,
-        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${text}`);
-    return (text ? JSON.parse(text) : {}) as Record<string, unknown> & {
-      delivery_results: { message_id: string }[];
-      segment: unknown;
-    };
-  };
-
-  /** Runs a step; a failure carries the page's console and errors. */
-  const step = async <T>(promise: Promise<T>): Promise<T> => {
-    try {
-      return await promise;
-    } catch (error) {
-      throw new Error(`${(error as Error).message}\n${pageLog.join('\n')}`, { cause: error });
-    }
-  };
-
-  const shoot = async (name: string) => {
-    if (!SCREENSHOTS || dialect !== TEST_DIALECTS[0]) return;
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
-    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-desktop.png`), fullPage: true });
-    await page.setViewportSize(PHONE);
-    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-phone.png`), fullPage: true });
-    await page.setViewportSize(DESKTOP);
-  };
-
-  beforeAll(async () => {
-    fakes = await startFakeProviders();
-    const caFile = path.join(scratch, 'ca.pem');
-    fs.writeFileSync(caFile, fakes.tls.caPem);
-    database = await createTestDatabase(dialect);
-    project = await createProject(database.db, systemClock, 'console');
-    const port = await freePort();
-    heraldUrl = `http://127.0.0.1:${port}`;
-    herald = startServerProcess({
-      ...database.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      HERALD_SECRET_KEY: crypto.randomBytes(32).toString('hex'),
-      NODE_EXTRA_CA_CERTS: caFile,
-      FCM_API_URL: fakes.fcm.url,
-      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-    });
-    await waitFor(async () => (await fetch(`${heraldUrl}/readyz`)).ok, {
-      timeoutMs: 60_000,
-      intervalMs: 100,
-      what: `Herald on ${heraldUrl}`,
-    }).catch((error: unknown) => {
-      throw new Error(`${(error as Error).message}\n${herald.stderr()}`, { cause: error });
-    });
-    await api('PUT', '/api/v1/push-credentials/fcm', { service_account: fakes.fcm.serviceAccount(`fcm-${run}`) });
-
-    browser = await launchChromium();
-    page = await browser.context.newPage();
-    await page.setViewportSize(DESKTOP);
-    page.on('console', (message) => pageLog.push(`console.${message.type()}: ${message.text()}`));
-    page.on('pageerror', (error) => pageLog.push(`page error: ${error.message}`));
-    page.on('request', (request) => requested.push(request.url()));
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    herald?.kill();
-    await herald?.exited;
-    await database?.destroy();
-    await fakes?.close();
-    fs.rmSync(scratch, { recursive: true, force: true });
-  });
+  const campaignId = `spring-${run}`;
+  const campaignPath = `/console/campaigns/${campaignId}`;
+  let firstTrigger = '';
 
   it('is served by Herald with a strict CSP, cached assets and client routes', async () => {
-    const index = await fetch(`${heraldUrl}/console/users/someone`);
+    const index = await fetch(`${h().heraldUrl}/console/users/someone`);
     expect(index.status).toBe(200);
     const csp = index.headers.get('content-security-policy') ?? '';
     expect(csp).toContain("default-src 'none'");
@@ -127,149 +28,360 @@ describe.each(TEST_DIALECTS)('web console in Chromium, Herald on %s', (dialect) 
     const html = await index.text();
     const script = /src="(\/console\/app-[A-Z0-9]+\.js)"/.exec(html)?.[1];
     expect(script).toBeDefined();
-    const asset = await fetch(`${heraldUrl}${script}`);
+    const asset = await fetch(`${h().heraldUrl}${script}`);
     expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     expect(asset.headers.get('content-type')).toMatch(/^text\/javascript/);
-    expect((await fetch(`${heraldUrl}/console/missing-file.js`)).status).toBe(404);
+    expect((await fetch(`${h().heraldUrl}/console/missing-file.js`)).status).toBe(404);
   });
 
-  it(
-    'signs in, finds a user made through the API, creates and previews a campaign, triggers it and sees it complete with its chart',
-    { timeout: 120_000 },
-    async () => {
-      // Three users on the "pro" plan with FCM devices (one whose token the stand-in refuses as unregistered), one on "free".
-      const users = [
-        { id: ada, plan: 'pro', first_name: 'Ada', token: `ok-${run}-1` },
-        { id: `grace-${run}`, plan: 'pro', first_name: 'Grace', token: `ok-${run}-2` },
-        { id: `linus-${run}`, plan: 'pro', first_name: 'Linus', token: `unregistered-${run}` },
-        { id: `free-${run}`, plan: 'free', first_name: 'Fred', token: `ok-${run}-3` },
-      ];
-      for (const user of users) {
-        await api('POST', '/api/v1/users', {
-          project_user_id: user.id,
-          properties: { plan: user.plan, first_name: user.first_name },
-        });
-        await api('POST', '/api/v1/devices', { project_user_id: user.id, platform: 'android', fcm_token: user.token });
-      }
+  it('signs in with the keyboard, keeps the key out of cookies and addresses, and names the project', async () => {
+    const { page, project, step } = h();
+    await page.goto(`${h().heraldUrl}/console/`);
+    await page.waitForSelector('#project-id');
+    await h().shoot('sign-in');
+    await page.focus('#project-id');
+    await page.keyboard.type(project.project_id);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(project.secret_key);
+    await page.keyboard.press('Enter');
+    await step(page.waitForSelector('nav[aria-label="Main"]'));
+    // Keyboard: the first stop is the skip link, then the navigation.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Users');
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+    expect(page.url()).not.toContain(project.secret_key);
+    expect(await page.evaluate(() => JSON.stringify(sessionStorage))).toContain(project.secret_key);
+    expect(await page.evaluate(() => JSON.stringify(localStorage))).not.toContain(project.secret_key);
+    // The header names the project (its id is the small print under it); so does the tab's title.
+    await step(page.waitForSelector('[data-testid=project-name]:has-text("Shop app")'));
+    expect(await page.textContent('[data-testid=project-name] .project-id')).toBe(project.project_id);
+    await waitFor(async () => (await page.title()) === 'Users · Shop app', { timeoutMs: 5000, what: 'the title' });
 
-      // Sign in with the keyboard only; the key lands in session storage, not in a cookie or the address.
-      await page.goto(`${heraldUrl}/console/`);
-      await page.waitForSelector('#project-id');
-      await page.focus('#project-id');
-      await page.keyboard.type(project.project_id);
-      await page.keyboard.press('Tab');
-      await page.keyboard.type(project.secret_key);
-      await page.keyboard.press('Enter');
-      await step(page.waitForSelector('nav[aria-label="Main"]'));
-      // Keyboard: the first stop is the skip link, then the navigation.
-      await page.keyboard.press('Tab');
-      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
-      await page.keyboard.press('Tab');
-      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Users');
-      expect(await page.evaluate(() => document.cookie)).toBe('');
-      expect(page.url()).not.toContain(project.secret_key);
-      expect(await page.evaluate(() => JSON.stringify(sessionStorage))).toContain(project.secret_key);
-      expect(await page.evaluate(() => JSON.stringify(localStorage))).not.toContain(project.secret_key);
+    // A wrong key is refused on the sign-in form.
+    const other = await h().browser.context.newPage();
+    await other.goto(`${h().heraldUrl}/console/`);
+    await other.fill('#project-id', project.project_id);
+    await other.fill('#secret-key', 'not-the-key');
+    await other.click('button[type=submit]');
+    await expect(other.locator('[role=alert]').textContent()).resolves.toMatch(/Invalid API key/);
+    await other.close();
+  });
 
-      // A wrong key is refused on the sign-in form.
-      const other = await browser.context.newPage();
-      await other.goto(`${heraldUrl}/console/`);
-      await other.fill('#project-id', project.project_id);
-      await other.fill('#secret-key', 'not-the-key');
-      await other.click('button[type=submit]');
-      await expect(other.locator('[role=alert]').textContent()).resolves.toMatch(/Invalid API key/);
-      await other.close();
+  it("finds users, and a user's page shows devices with readable headers and local times, on a phone too", async () => {
+    const { page, api, step } = h();
+    // On the "pro" plan: three with FCM devices (one the stand-in refuses as unregistered), one without a
+    // device, one who muted campaigns; one on "free".
+    const users = [
+      { id: ada, plan: 'pro', first_name: 'Ada', token: `ok-${run}-1` },
+      { id: `grace-${run}`, plan: 'pro', first_name: 'Grace', token: `ok-${run}-2` },
+      { id: `linus-${run}`, plan: 'pro', first_name: 'Linus', token: `unregistered-${run}` },
+      { id: `nora-${run}`, plan: 'pro', first_name: 'Nora' },
+      { id: `mia-${run}`, plan: 'pro', first_name: 'Mia', muted: 'yes', token: `ok-${run}-4` },
+      { id: `free-${run}`, plan: 'free', first_name: 'Fred', token: `ok-${run}-3` },
+    ];
+    for (const { id, token, ...properties } of users) {
+      await api('POST', '/api/v1/users', { project_user_id: id, properties });
+      if (token) await api('POST', '/api/v1/devices', { project_user_id: id, platform: 'android', fcm_token: token });
+    }
+    await api('POST', '/api/v1/events', {
+      project_user_id: ada,
+      name: 'order_completed',
+      properties: { total: 42.5, currency: 'EUR' },
+    });
+    await api('PUT', '/api/v1/push-credentials/fcm', { service_account: h().fakes.fcm.serviceAccount(`fcm-${run}`) });
 
-      // Users: by id prefix, then by condition; the user's page shows properties and devices.
-      await page.fill('#user-prefix', ada.slice(0, 6));
-      await page.click('form[role=search] button[type=submit]');
-      await step(page.waitForSelector(`a:text-is("${ada}")`));
-      await page.fill('#user-prefix', '');
-      await page.click('text=+ Property condition');
-      await page.fill('#user-filter-0-property', 'plan');
-      await page.fill('#user-filter-0-value', 'free');
-      await page.click('form[role=search] button[type=submit]');
-      await step(page.waitForSelector(`a:text-is("free-${run}")`));
-      expect(await page.locator('tbody tr').count()).toBe(1);
-      await page.fill('#user-filter-0-value', 'pro');
-      await page.click('form[role=search] button[type=submit]');
-      await step(page.waitForSelector(`a:text-is("${ada}")`));
-      await shoot('users');
-      await page.click(`a:text-is("${ada}")`);
-      await step(page.waitForSelector(`h1:text-is("User ${ada}")`));
-      await step(page.waitForSelector('h2:text-is("Devices (1)")'));
-      expect(await page.textContent('main')).toContain('"Ada"');
-      expect(await page.textContent('main')).toContain('Devices (1)');
-      await shoot('user');
+    await page.fill('#user-prefix', ada.slice(0, 6));
+    await page.click('form[role=search] button[type=submit]');
+    await step(page.waitForSelector(`a:text-is("${ada}")`));
+    await page.fill('#user-prefix', '');
+    await page.click('text=+ Property condition');
+    await page.fill('#user-filter-0-property', 'plan');
+    await page.fill('#user-filter-0-value', 'free');
+    await page.click('form[role=search] button[type=submit]');
+    await step(page.waitForSelector(`a:text-is("free-${run}")`));
+    expect(await page.locator('tbody tr').count()).toBe(1);
+    await page.fill('#user-filter-0-value', 'pro');
+    await page.click('form[role=search] button[type=submit]');
+    await step(page.waitForSelector(`a:text-is("${ada}")`));
+    await h().shoot('users');
 
-      // A campaign with a segment built in the condition builder and templates reading the user and the trigger.
-      await page.click('nav >> text=Campaigns');
-      await page.click('text=New campaign');
-      await page.fill('#campaign-id', `spring-${run}`);
-      await page.fill('#campaign-name', 'Spring sale');
-      await page.selectOption('#campaign-status', 'active');
-      await page.fill('#message-title', 'Hello {{ user.first_name }}');
-      await page.fill('#message-body', 'Your code is {{ trigger.code }}');
-      await page.click('fieldset:has(legend:text-is("Segment")) >> text=+ Property condition');
-      await page.fill('#segment-0-property', 'plan');
-      await page.fill('#segment-0-value', 'pro');
-      await page.click('text=Create campaign');
-      await step(page.waitForSelector('h1:text-is("Spring sale")'));
-      const stored = await api('GET', `/api/v1/campaigns/spring-${run}`);
-      expect(stored.segment).toEqual({ all: [{ property: 'plan', op: 'eq', value: 'pro' }] });
+    await page.click(`a:text-is("${ada}")`);
+    await step(page.waitForSelector(`h1:text-is("User ${ada}")`));
+    await step(page.waitForSelector('h2:text-is("Devices (1)")'));
+    expect(await page.textContent('main')).toContain('"Ada"');
+    const headers = await page.locator('[data-testid=devices] th').allTextContents();
+    expect(headers).toEqual(['Platform', 'Status', 'Provider', 'Registered', 'Device id']);
+    // Times as the other pages show them (the browser's locale), never raw ISO text; headers in words.
+    expect(await page.textContent('main')).not.toMatch(/\d{4}-\d\d-\d\dT/);
+    expect(await page.locator('main th').allTextContents()).not.toContainEqual(expect.stringMatching(/_/));
+    await step(page.waitForSelector('h2:text-is("Recent events (1)")'));
+    expect(await page.textContent('main')).toContain('order_completed');
+    expect(await page.textContent('main')).toContain('No messages sent to this user.');
 
-      // Live preview as Ada with a trigger property.
-      await page.fill('#preview-properties', '{"code": "SPRING24"}');
-      await page.fill('#preview-user', ada);
-      await step(page.waitForSelector('.preview-title:text-is("Hello Ada")'));
-      expect(await page.textContent('.preview-body')).toBe('Your code is SPRING24');
+    // On a phone every device field stays on screen: the table becomes one labelled card per device.
+    await page.setViewportSize(PHONE);
+    await settled(page);
+    for (const cell of ['td.platform', 'td.status']) {
+      const box = await boxOf(page, `[data-testid=devices] ${cell}`);
+      expect(box.x, cell).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width, cell).toBeLessThanOrEqual(PHONE.width);
+    }
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+    await page.setViewportSize(DESKTOP);
+  });
 
-      // Dry run: the three "pro" users, nothing sent.
-      const requestsBefore = fakes.fcm.recorder.total;
-      await page.fill('#trigger-properties', '{"code": "SPRING24"}');
-      await page.click('text=Dry run');
-      await step(page.waitForSelector('[data-testid=dry-run]'));
-      expect(await page.textContent('.audience-size')).toBe('3');
-      expect(fakes.fcm.recorder.total).toBe(requestsBefore);
-      await shoot('campaign');
+  it('creates a campaign; a paused campaign stays paused through two saves, each confirmed', async () => {
+    const { page, api, step } = h();
+    await page.click('nav >> text=Campaigns');
+    await page.click('text=New campaign');
+    await page.fill('#campaign-id', campaignId);
+    await page.fill('#campaign-name', 'Spring sale');
+    await page.selectOption('#campaign-status', 'active');
+    await page.fill('#message-title', 'Hello {{ user.first_name }}');
+    await page.fill('#message-body', 'Your code is {{ trigger.code }}');
+    await page.click('fieldset:has(legend:text-is("Segment")) >> text=+ Property condition');
+    await page.fill('#segment-0-property', 'plan');
+    await page.fill('#segment-0-value', 'pro');
+    await page.click('fieldset:has(legend:text-is("Audience conditions")) >> text=+ Property condition');
+    await page.fill('#audience-0-property', 'muted');
+    await page.selectOption('#audience-0-op', 'ne');
+    await page.fill('#audience-0-value', 'yes');
+    await h().shoot('campaign-new');
+    await page.click('text=Create campaign');
+    await step(page.waitForSelector('h1:text-is("Spring sale")'));
+    const stored = await api<{ segment: unknown; audience_conditions: unknown }>(
+      'GET',
+      `/api/v1/campaigns/${campaignId}`,
+    );
+    expect(stored.segment).toEqual({ all: [{ property: 'plan', op: 'eq', value: 'pro' }] });
+    expect(stored.audience_conditions).toEqual({ all: [{ property: 'muted', op: 'ne', value: 'yes' }] });
 
-      // Trigger: the page follows the stream until the trigger completes, then draws its chart.
-      const stream = page.waitForRequest((request) => request.url().endsWith('/stream'));
-      await page.click('text=Trigger now');
-      // The progress stream is read with fetch, the key in its headers.
-      expect((await stream).headers()['x-service-api-key']).toBe(project.secret_key);
-      await step(page.waitForSelector('[data-testid=trigger-state]'));
-      await step(page.waitForSelector('[data-testid=trigger-state]:text-is("completed")', { timeout: 60_000 }));
-      expect(await page.textContent('[data-testid=accepted]')).toBe('2');
-      await step(page.waitForSelector('[data-testid=sends-chart] rect.bar-sent'));
-      await step(page.waitForSelector('.reasons >> text=UNREGISTERED'));
-      await shoot('trigger');
+    // Pause and save: the form shows what was stored, and says it saved.
+    await page.selectOption('#campaign-status', 'paused');
+    await page.click('text=Save changes');
+    await step(page.waitForSelector('[data-testid=save-note]:has-text("Saved at")'));
+    expect(await page.textContent('[data-testid=save-note]')).toContain('status paused');
+    expect(await page.inputValue('#campaign-status')).toBe('paused');
+    expect((await api<{ status: string }>('GET', `/api/v1/campaigns/${campaignId}`)).status).toBe('paused');
+    // Only an active campaign can be triggered; the panel says so and the button is off.
+    expect(await page.isDisabled('button:text-is("Trigger now…")')).toBe(true);
+    // An edit takes the confirmation away (it no longer describes the form); a second save keeps the status.
+    await page.fill('#message-body', 'Your code: {{ trigger.code }}');
+    await step(page.waitForSelector('[data-testid=save-note]:empty', { state: 'attached' }));
+    await page.click('text=Save changes');
+    await step(page.waitForSelector('[data-testid=save-note]:has-text("Saved at")'));
+    const twice = await api<{ status: string; message: { body: string } }>('GET', `/api/v1/campaigns/${campaignId}`);
+    expect(twice).toMatchObject({ status: 'paused', message: { body: 'Your code: {{ trigger.code }}' } });
+    expect(await page.inputValue('#campaign-status')).toBe('paused');
 
-      // Messages: one delivery looked up by its id.
-      const sent = await api('POST', '/api/v1/messages:send', {
-        push_notifications: [{ target: { project_user_id: ada }, title: 'Direct', body: 'hi' }],
-      });
-      const messageId = sent.delivery_results[0]!.message_id;
-      await page.click('nav >> text=Messages');
-      await page.fill('#message-id', messageId);
-      await page.click('text=Look up');
-      await step(page.waitForSelector('[data-testid=message]'));
-      expect(await page.textContent('[data-testid=message]')).toContain(`user ${ada}`);
-      await shoot('message');
+    await page.selectOption('#campaign-status', 'active');
+    await page.click('text=Save changes');
+    await step(page.waitForSelector('[data-testid=save-note]:has-text("status active")'));
+    expect(await page.isDisabled('button:text-is("Trigger now…")')).toBe(false);
+  });
 
-      // Push credentials: FCM configured, and no secret anywhere on the page.
-      await page.click('nav >> text=Push credentials');
-      await step(page.waitForSelector('section[aria-label^="Firebase"] .badge:text-is("configured")'));
-      expect(await page.content()).not.toContain('PRIVATE KEY');
-      await shoot('credentials');
+  it('edits a condition as JSON in a roomy editor', async () => {
+    const { page, step } = h();
+    await page.click('fieldset:has(legend:text-is("Segment")) >> text=Edit as JSON');
+    const editor = await step(page.waitForSelector('#segment-json'));
+    const fieldset = await boxOf(page, 'fieldset.condition:has(#segment-json)');
+    const box = (await editor.boundingBox())!;
+    expect(box.width).toBeGreaterThan(fieldset.width * 0.85);
+    expect(box.height).toBeGreaterThan(180);
+    expect(JSON.parse(await page.inputValue('#segment-json'))).toEqual({
+      all: [{ property: 'plan', op: 'eq', value: 'pro' }],
+    });
+    await page.click('fieldset:has(legend:text-is("Segment")) >> text=Use the builder');
+    await step(page.waitForSelector('#segment-0-property'));
+  });
 
-      // Signing out forgets the key.
-      await page.click('text=Sign out');
-      await page.waitForSelector('#secret-key');
-      expect(await page.evaluate(() => JSON.stringify(sessionStorage))).not.toContain(project.secret_key);
-      expect(pageLog.filter((line) => /Content Security Policy|page error/.test(line))).toEqual([]);
-      expect(requested.length).toBeGreaterThan(10);
-      expect(requested.filter((url) => url.includes(project.secret_key))).toEqual([]);
-    },
-  );
+  it('previews and dry-runs with one set of trigger properties, in words, and drops a stale count', async () => {
+    const { page, step, fakes } = h();
+    // One properties field serves the preview, the dry run and the trigger.
+    expect(await page.locator('textarea#trigger-properties').count()).toBe(1);
+    expect(await page.locator('#preview-properties').count()).toBe(0);
+    await page.fill('#trigger-properties', '{"code": "SPRING24"}');
+    await page.fill('#preview-user', ada);
+    await step(page.waitForSelector('.preview-title:text-is("Hello Ada")'));
+    expect(await page.textContent('.preview-body')).toBe('Your code: SPRING24');
+
+    // The audience choices say what they mean.
+    const hints = await page.locator('.choice .hint').allTextContents();
+    expect(hints[0]).toContain('everyone in the segment');
+    expect(hints[1]).toMatch(/Every user who matches the segment and the audience conditions/);
+
+    // Dry run: five "pro" users, one muted, one without a device: three would receive it, nothing sent.
+    const requestsBefore = fakes.fcm.recorder.total;
+    await page.click('button:text-is("Dry run")');
+    const result = await step(page.waitForSelector('[data-testid=dry-run]'));
+    expect(await page.textContent('.audience-size')).toBe('3');
+    const words = (await result.textContent()) ?? '';
+    expect(words).toContain('3 users would receive it, on 3 devices.');
+    expect(words).toContain('5 users are in the segment.');
+    expect(words).toContain('1 excluded by the audience conditions');
+    expect(words).toContain('1 no active device');
+    expect(words).not.toMatch(/audience_conditions|no_device/);
+    expect(fakes.fcm.recorder.total).toBe(requestsBefore);
+    await h().shoot('campaign');
+
+    // A count of other input does not stay under an error: it goes as the input changes.
+    await page.fill('#trigger-properties', '{"code": ');
+    await page.click('button:text-is("Dry run")');
+    await step(page.waitForSelector('[role=alert]:has-text("Trigger properties is not valid JSON")'));
+    expect(await page.locator('[data-testid=dry-run]').count()).toBe(0);
+    await page.fill('#trigger-properties', '{"code": "SPRING24"}');
+  });
+
+  it('asks before it sends, then follows the trigger to completion with its name, sends and message ids', async () => {
+    const { page, api, step, fakes, project } = h();
+    const requestsBefore = fakes.fcm.recorder.total;
+    await page.click('button:text-is("Trigger now…")');
+    await step(page.waitForSelector('dialog[open] h2:text-is("Send “Spring sale” now?")'));
+    await step(page.waitForSelector('dialog[open] [data-testid=confirm-count] .audience-size:text-is("3")'));
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
+    await h().shoot('trigger-confirm', { viewport: true });
+    await page.click('dialog[open] >> text=Cancel');
+    await step(page.waitForSelector('dialog[open]', { state: 'detached' }));
+    expect(await api<{ triggers: unknown[] }>('GET', `/api/v1/campaigns/${campaignId}/triggers`)).toMatchObject({
+      triggers: [],
+    });
+    expect(fakes.fcm.recorder.total).toBe(requestsBefore);
+
+    const stream = page.waitForRequest((request) => request.url().endsWith('/stream'));
+    await page.click('button:text-is("Trigger now…")');
+    await page.click('dialog[open] >> text=Send now');
+    // The progress stream is read with fetch, the key in its headers.
+    expect((await stream).headers()['x-service-api-key']).toBe(project.secret_key);
+    await step(page.waitForSelector('[data-testid=trigger-state][data-state=completed]', { timeout: 60_000 }));
+    firstTrigger = page.url().split('/triggers/')[1]!;
+    const status = await api('GET', `/api/v1/campaigns/${campaignId}/triggers/${firstTrigger}`);
+    // Two accepted, one refused as unregistered: a success with failures, not a plain green "completed".
+    expect(status, 'the trigger as the API reports it').toMatchObject({ counters: { accepted: 2, failed: 1 } });
+    expect(await page.textContent('[data-testid=accepted]')).toBe('2');
+    expect(await page.textContent('[data-testid=trigger-state]')).toBe('completed: 1 of 3 sends failed');
+    expect(await page.getAttribute('[data-testid=trigger-state]', 'class')).toContain('warn');
+    // Named by its campaign and time, not by a UUID; the breadcrumb names the campaign.
+    const title = (await page.textContent('h1')) ?? '';
+    expect(title).toMatch(/^Spring sale: trigger of /);
+    expect(title).not.toContain(firstTrigger);
+    expect(await page.textContent('.crumbs')).toContain('Spring sale');
+    expect(await page.textContent('.crumbs')).not.toContain(campaignId);
+    await step(page.waitForSelector('[data-testid=sends-chart] rect.bar-sent'));
+    await step(page.waitForSelector('.reasons >> text=UNREGISTERED'));
+    // Skips in words.
+    expect(await page.textContent('main')).toContain('1 excluded by the audience conditions');
+    await step(page.waitForSelector(`[data-testid=sends] a:text-is("${ada}")`));
+    expect(await page.locator('[data-testid=sends] tbody tr').count()).toBe(3);
+    await h().shoot('trigger');
+
+    // A message id of the trigger opens the message.
+    const adaRow = page.locator(`[data-testid=sends] tr:has(a:text-is("${ada}"))`);
+    const messageId = (await adaRow.locator('a[href*="/messages?id="]').textContent())!;
+    await adaRow.locator('a[href*="/messages?id="]').click();
+    await step(page.waitForSelector('[data-testid=message]'));
+    expect(await page.textContent('[data-testid=message]')).toContain(firstTrigger);
+    expect(page.url()).toContain(messageId);
+  });
+
+  it("reaches a user's messages from the user's page", async () => {
+    const { page, api, step } = h();
+    const sent = await api<{ delivery_results: { message_id: string }[] }>('POST', '/api/v1/messages:send', {
+      push_notifications: [{ target: { project_user_id: ada }, title: 'Direct', body: 'hi' }],
+    });
+    const direct = sent.delivery_results[0]!.message_id;
+    await page.goto(`${h().heraldUrl}/console/users/${ada}`);
+    await step(page.waitForSelector('[data-testid=user-messages]'));
+    // Messages sent to the user's id; the campaign's (addressed to devices) are on the trigger's page.
+    const rows = page.locator('[data-testid=user-messages] tbody tr');
+    expect(await rows.count()).toBe(1);
+    expect(await page.textContent('main')).toContain("A campaign's sends are listed on each of its triggers' pages.");
+    await h().shoot('user');
+    await page.click(`[data-testid=user-messages] a:text-is("${direct}")`);
+    await step(page.waitForSelector('[data-testid=message]'));
+    expect(await page.inputValue('#message-id')).toBe(direct);
+    expect(await page.textContent('[data-testid=message]')).toContain('accepted');
+    await h().shoot('message');
+    // The page without an id says where ids are found.
+    await page.click('nav >> text=Messages');
+    await step(page.waitForSelector("text=Message ids are listed on each user's page"));
+  });
+
+  it('marks a trigger whose every send failed as failed, and links its credentials failure', async () => {
+    const { page, api, step, fakes } = h();
+    // Credentials whose account the FCM stand-in does not know: the token exchange fails, every send with it.
+    const account = {
+      ...fakes.fcm.serviceAccount(`fcm-${run}`),
+      client_email: `gone-${run}@example.iam.gserviceaccount.com`,
+    };
+    await api('PUT', '/api/v1/push-credentials/fcm', { service_account: account });
+    await page.goto(`${h().heraldUrl}${campaignPath}`);
+    await page.fill('#trigger-properties', '{"code": "SPRING24"}');
+    await page.click('button:text-is("Trigger now…")');
+    await page.click('dialog[open] >> text=Send now');
+    await step(page.waitForSelector('[data-testid=trigger-state][data-state=completed]', { timeout: 60_000 }));
+    // Two devices left: the first trigger pruned the unregistered one.
+    expect(await page.textContent('[data-testid=failed]')).toBe('2');
+    expect(await page.textContent('[data-testid=trigger-state]')).toBe('completed: all 2 sends failed');
+    const badge = (await page.getAttribute('[data-testid=trigger-state]', 'class')) ?? '';
+    expect(badge).toContain('failed');
+    expect(badge).not.toContain('completed');
+    await step(page.waitForSelector('[data-testid=credentials-note]:has-text("2 sends were refused")'));
+    // The reason links to the credentials page, in the reasons and in each send.
+    await step(page.waitForSelector('.reasons a:text-is("OAUTH_INVALID_CLIENT")'));
+    expect(await page.locator('[data-testid=sends] a:text-is("OAUTH_INVALID_CLIENT")').count()).toBe(2);
+    await h().shoot('trigger-failed');
+    await page.click('.reasons a:text-is("OAUTH_INVALID_CLIENT")');
+    await step(page.waitForSelector('h1:text-is("Push credentials")'));
+    await step(page.waitForSelector('section[aria-label^="Firebase"] .error:has-text("OAUTH_INVALID_CLIENT")'));
+    // The page says what the code means and what to do.
+    expect(await page.textContent('section[aria-label^="Firebase"] [data-testid=credentials-problem]')).toContain(
+      'does not know this service account or its key',
+    );
+  });
+
+  it('shows push credentials without secrets, and whether identity verification is on', async () => {
+    const { page, api, step } = h();
+    await page.click('nav >> text=Users'); // then back, so the page loads afresh
+    await page.click('nav >> text=Push credentials');
+    await step(page.waitForSelector('[data-testid=identity-verification] .badge:text-is("off")'));
+    expect(await page.textContent('[data-testid=identity-verification]')).toContain('Anyone holding the public key');
+    expect(await page.content()).not.toContain('PRIVATE KEY');
+    await api('PUT', '/api/v1/identity-verification');
+    await page.click('nav >> text=Users');
+    await page.click('nav >> text=Push credentials');
+    await step(page.waitForSelector('[data-testid=identity-verification] .badge:text-is("on")'));
+    await h().shoot('credentials');
+  });
+
+  it('keeps chart labels readable on a phone', async () => {
+    const { page, step } = h();
+    await page.goto(`${h().heraldUrl}${campaignPath}/triggers/${firstTrigger}`);
+    await step(page.waitForSelector('[data-testid=sends-chart] text.axis'));
+    await page.setViewportSize(PHONE);
+    await settled(page);
+    const heights = await page.$$eval('[data-testid=sends-chart] text.axis', (texts) =>
+      texts.map((t) => t.getBoundingClientRect().height),
+    );
+    expect(Math.min(...heights)).toBeGreaterThanOrEqual(11);
+    // The sends become cards too: user and outcome on screen.
+    const outcome = await boxOf(page, '[data-testid=sends] td[data-label=Outcome]');
+    expect(outcome.x + outcome.width).toBeLessThanOrEqual(PHONE.width);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+    await page.setViewportSize(DESKTOP);
+    await page.click('nav >> text=Campaigns');
+    await step(page.waitForSelector('a:text-is("Spring sale")'));
+    await h().shoot('campaigns');
+  });
+
+  it('signs out and forgets the key; no page error, no CSP report, no key in any address', async () => {
+    const { page, project, pageLog, requested } = h();
+    await page.click('text=Sign out');
+    await page.waitForSelector('#secret-key');
+    expect(await page.evaluate(() => JSON.stringify(sessionStorage))).not.toContain(project.secret_key);
+    expect(pageLog.filter((line) => /Content Security Policy|page error/.test(line))).toEqual([]);
+    expect(requested.length).toBeGreaterThan(10);
+    expect(requested.filter((url) => url.includes(project.secret_key))).toEqual([]);
+  });
 });

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { findDelivery, insertDeliveries, type DeliveriesTable } from '../../src/push/deliveries.repository.js';
+import {
+  deliveriesToUserQuery,
+  findDelivery,
+  insertDeliveries,
+  type DeliveriesTable,
+} from '../../src/push/deliveries.repository.js';
 import { newMessageId } from '../../src/push/message-id.js';
 import { DeliveryStatus } from '../../src/push/push.types.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
@@ -102,8 +107,10 @@ describe.each(TEST_DIALECTS)('delivery record indexes on %s', (dialect) => {
   });
   afterAll(() => database.destroy());
 
-  // Every index is paid for by every send; no query reads deliveries by trigger (the ledger does).
-  it('keeps only the message id key and the retention index, not the unread (trigger_id, status) index', async () => {
+  // Every index is paid for by every send, so each one a query reads and no other: the message id
+  // key, retention's `(project_id, created_at)` and a user's messages (`deliveries_to_user`, partial). No query
+  // reads deliveries by trigger (the ledger does).
+  it('keeps only the message id key, the retention and the per-user index, not the unread (trigger_id, status) index', async () => {
     const names =
       dialect === 'sqlite'
         ? (
@@ -116,6 +123,33 @@ describe.each(TEST_DIALECTS)('delivery record indexes on %s', (dialect) => {
               where tablename = 'deliveries' and schemaname = current_schema()`.execute(database.db)
           ).rows.map((r) => r.name);
     expect(names).not.toContain('deliveries_trigger');
-    expect(names.filter((n) => !/autoindex|_pkey$|_pk$/.test(n)).sort()).toEqual(['deliveries_retention']);
+    expect(names.filter((n) => !/autoindex|_pkey$|_pk$/.test(n)).sort()).toEqual([
+      'deliveries_retention',
+      'deliveries_to_user',
+    ]);
+  });
+
+  it("reads a user's messages through the partial index, newest first, without sorting", async () => {
+    const query = deliveriesToUserQuery(database.db, 'prj_x', 'ada', 21, '01a2-cursor').compile();
+    const plan =
+      dialect === 'sqlite'
+        ? (
+            await database.db.executeQuery<{ detail: string }>({
+              ...query,
+              sql: `explain query plan ${query.sql}`,
+            })
+          ).rows
+            .map((r) => r.detail)
+            .join('\n')
+        : await database.db.transaction().execute(async (trx) => {
+            // An empty table: without this the planner rightly prefers reading it whole.
+            await sql`set local enable_seqscan = off`.execute(trx);
+            const rows = (await trx.executeQuery<{ 'QUERY PLAN': string }>({ ...query, sql: `explain ${query.sql}` }))
+              .rows;
+            return rows.map((r) => r['QUERY PLAN']).join('\n');
+          });
+    expect(plan).toMatch(dialect === 'sqlite' ? /deliveries_to_user/ : /target_id_message_id_idx|deliveries_to_user/);
+    // No sort step (PostgreSQL merges the partitions' ordered scans: `Merge Append`), no full read.
+    expect(plan).not.toMatch(/TEMP B-TREE|Sort {2}\(cost|Seq Scan/);
   });
 });

@@ -11,19 +11,26 @@ interface Preview {
 }
 
 /**
- * The message as one chosen user would get it, rendered by Herald with the trigger properties typed
- * here; shown again as the user id or the properties change (after a short pause in typing).
+ * The message as one chosen user would get it, rendered by Herald with the page's trigger properties;
+ * shown again as the user id or the properties change (after a short pause in typing).
  */
-export function PreviewPanel(props: { api: Api; campaignId: string; version: string }) {
+export function PreviewPanel(props: { api: Api; campaignId: string; version: string; properties: string }) {
   const [userId, setUserId] = useState('');
-  const [properties, setProperties] = useState('');
+  const { properties } = props;
   const [preview, setPreview] = useState<Preview | null>(null);
   const latest = useRef(0);
   const action = useAction(async () => {
     const call = ++latest.current;
-    const body = { project_user_id: userId.trim(), properties: parseObject(properties, 'Trigger properties') };
-    const result = await props.api.call<Preview>('POST', `/api/v1/campaigns/${enc(props.campaignId)}:preview`, body);
-    if (call === latest.current) setPreview(result);
+    try {
+      const body = { project_user_id: userId.trim(), properties: parseObject(properties, 'Trigger properties') };
+      const url = `/api/v1/campaigns/${enc(props.campaignId)}:preview`;
+      const result = await props.api.call<Preview>('POST', url, body);
+      if (call === latest.current) setPreview(result);
+    } catch (error) {
+      // A preview of earlier input must not stay under the error as if it were this input's.
+      if (call === latest.current) setPreview(null);
+      throw error;
+    }
   });
   // Live: re-render after typing pauses, and when the campaign was saved.
   useEffect(() => {
@@ -37,15 +44,6 @@ export function PreviewPanel(props: { api: Api; campaignId: string; version: str
       <form onSubmit={onSubmit(action.run)}>
         <Field id="preview-user" label="As user (id)">
           <input id="preview-user" required value={userId} onInput={(e) => setUserId(valueOf(e))} spellcheck={false} />
-        </Field>
-        <Field id="preview-properties" label="Trigger properties (JSON object)">
-          <textarea
-            id="preview-properties"
-            rows={2}
-            spellcheck={false}
-            value={properties}
-            onInput={(e) => setProperties(valueOf(e))}
-          />
         </Field>
         <button type="submit" class="secondary" disabled={action.busy}>
           Preview

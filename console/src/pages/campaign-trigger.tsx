@@ -1,14 +1,10 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { enc, type Api } from '../api.js';
+import { AUDIENCE_HINTS, canTrigger, describeAudience, type Campaign } from '../campaign-model.js';
 import { navigate } from '../router.js';
-import { ErrorNote, Field, formatTime, Link, parseObject, useAction, useLoad, valueOf } from '../ui.js';
-import type { Campaign } from './campaigns.js';
+import { ConfirmDialog, ErrorNote, Field, formatTime, Link, parseObject, useAction, useLoad, valueOf } from '../ui.js';
+import { DryRunResult, type DryRun } from './dry-run.js';
 
-interface DryRun {
-  audience: 'broadcast' | 'targets';
-  counters: { targets: number; in_segment: number; eligible: number; devices: number; skipped: Record<string, number> };
-  targets?: { target: Record<string, string>; eligible: boolean; reason: string; devices: number; detail?: string }[];
-}
 interface TriggerSummary {
   trigger_id: string;
   state: string;
@@ -18,50 +14,81 @@ interface TriggerSummary {
 
 type AudienceChoice = 'default' | 'broadcast' | 'targets';
 
-/** Dry run (audience size, nothing sent) and trigger. */
-export function TriggerPanel(props: { api: Api; campaign: Campaign }) {
+/** Dry run (audience size, nothing sent) and trigger, after a confirmation that says whom it reaches. */
+export function TriggerPanel(props: { api: Api; campaign: Campaign; properties: string }) {
+  const { campaign } = props;
   const [choice, setChoice] = useState<AudienceChoice>('default');
   const [targets, setTargets] = useState('');
-  const [properties, setProperties] = useState('');
   const [dryRun, setDryRun] = useState<DryRun | null>(null);
-  const base = `/api/v1/campaigns/${enc(props.campaign.campaign_id)}:trigger`;
+  const [confirming, setConfirming] = useState(false);
+  const base = `/api/v1/campaigns/${enc(campaign.campaign_id)}:trigger`;
+  const ids = targets.split(/[\s,]+/).filter(Boolean);
   const body = () => {
-    const ids = targets.split(/[\s,]+/).filter(Boolean);
     if (choice === 'targets' && ids.length === 0) throw new Error('Name at least one user id');
     return {
       ...(choice === 'broadcast' && { audience: { broadcast: true } }),
       ...(choice === 'targets' && { audience: { targets: ids.map((id) => ({ project_user_id: id })) } }),
-      properties: parseObject(properties, 'Trigger properties'),
+      properties: parseObject(props.properties, 'Trigger properties'),
     };
   };
-  const dry = useAction(async () => setDryRun(await props.api.call<DryRun>('POST', `${base}?dry_run=true`, body())));
+  // A count answers the input it was made for: any change (or a failed run) takes it away.
+  useEffect(() => setDryRun(null), [choice, targets, props.properties, campaign.updated_at]);
+  const dry = useAction(async () => {
+    setDryRun(null);
+    setDryRun(await props.api.call<DryRun>('POST', `${base}?dry_run=true`, body()));
+  });
   const send = useAction(async () => {
     const { trigger_id } = await props.api.call<{ trigger_id: string }>('POST', base, body());
-    navigate(`/campaigns/${enc(props.campaign.campaign_id)}/triggers/${enc(trigger_id)}`);
+    navigate(`/campaigns/${enc(campaign.campaign_id)}/triggers/${enc(trigger_id)}`);
   });
-  const inactive = props.campaign.status !== 'active' || !props.campaign.api_triggered;
+  const askToSend = () => {
+    try {
+      body();
+    } catch {
+      dry.run(); // fails on the same input, and shows why where a dry run's errors show
+      return;
+    }
+    setConfirming(true);
+    if (!dryRun) dry.run();
+  };
+  const inactive = !canTrigger(campaign);
+  const audienceWords =
+    choice === 'default'
+      ? describeAudience(campaign.default_audience)
+      : choice === 'broadcast'
+        ? 'everyone in the segment'
+        : `${ids.length} chosen ${ids.length === 1 ? 'user' : 'users'}, if they are in the segment`;
+  const options: [AudienceChoice, string, string][] = [
+    [
+      'default',
+      "The campaign's default audience",
+      `Now: ${describeAudience(campaign.default_audience)} (the campaign's default_audience, set through the API).`,
+    ],
+    ['broadcast', 'Everyone in the segment', AUDIENCE_HINTS.segment],
+    ['targets', 'These users', AUDIENCE_HINTS.targets],
+  ];
   return (
     <section class="panel" aria-labelledby="trigger-heading">
       <h2 id="trigger-heading">Trigger</h2>
       <fieldset>
         <legend>Audience</legend>
-        {(
-          [
-            ['default', "The campaign's default audience"],
-            ['broadcast', 'Everyone in the segment'],
-            ['targets', 'These users'],
-          ] as const
-        ).map(([value, label]) => (
-          <label class="check" key={value}>
-            <input
-              type="radio"
-              name="audience"
-              value={value}
-              checked={choice === value}
-              onChange={() => setChoice(value)}
-            />
-            {label}
-          </label>
+        {options.map(([value, label, hint]) => (
+          <div class="choice" key={value}>
+            <label class="check">
+              <input
+                type="radio"
+                name="audience"
+                value={value}
+                checked={choice === value}
+                aria-describedby={`audience-${value}-hint`}
+                onChange={() => setChoice(value)}
+              />
+              {label}
+            </label>
+            <small class="hint" id={`audience-${value}-hint`}>
+              {hint}
+            </small>
+          </div>
         ))}
         {choice === 'targets' && (
           <Field id="trigger-targets" label="User ids (space or comma separated)">
@@ -75,64 +102,49 @@ export function TriggerPanel(props: { api: Api; campaign: Campaign }) {
           </Field>
         )}
       </fieldset>
-      <Field id="trigger-properties" label="Trigger properties (JSON object)">
-        <textarea
-          id="trigger-properties"
-          rows={2}
-          value={properties}
-          onInput={(e) => setProperties(valueOf(e))}
-          spellcheck={false}
-        />
-      </Field>
       <div class="row">
         <button type="button" class="secondary" disabled={dry.busy} onClick={() => dry.run()}>
           Dry run
         </button>
-        <button
-          type="button"
-          disabled={send.busy || inactive}
-          onClick={() => send.run()}
-          aria-describedby="trigger-note"
-        >
-          Trigger now
+        <button type="button" disabled={send.busy || inactive} onClick={askToSend} aria-describedby="trigger-note">
+          Trigger now…
         </button>
       </div>
       <p id="trigger-note" class="hint">
         {inactive
           ? 'Only an active, API-triggered campaign can be triggered; a dry run works in any status.'
-          : 'A dry run counts the audience and sends nothing. Trigger now sends.'}
+          : 'A dry run counts the audience and sends nothing. Trigger now asks before it sends.'}
       </p>
       <ErrorNote error={dry.error ?? send.error} />
-      {dryRun && (
-        <div aria-live="polite" data-testid="dry-run">
-          <p>
-            <strong class="audience-size">{dryRun.counters.eligible}</strong> users would receive it (
-            {dryRun.counters.devices} devices; {dryRun.counters.in_segment} in the segment).
-          </p>
-          {Object.keys(dryRun.counters.skipped).length > 0 && (
-            <p>
-              Skipped:{' '}
-              {Object.entries(dryRun.counters.skipped)
-                .map(([reason, n]) => `${reason} ${n}`)
-                .join(', ')}
-            </p>
-          )}
-          {dryRun.targets && (
-            <ul>
-              {dryRun.targets.map((t, i) => (
-                <li key={i}>
-                  {Object.values(t.target).join('')}: {t.eligible ? 'eligible' : t.reason}
-                  {t.detail ? ` (${t.detail})` : ''}, {t.devices} devices
-                </li>
-              ))}
-            </ul>
+      {dryRun && <DryRunResult result={dryRun} />}
+      <ConfirmDialog
+        open={confirming}
+        title={`Send “${campaign.name}” now?`}
+        confirmLabel="Send now"
+        busy={send.busy}
+        onCancel={() => setConfirming(false)}
+        onConfirm={() => {
+          setConfirming(false);
+          send.run();
+        }}
+      >
+        <p>To {audienceWords}. Notifications go out at once and cannot be called back.</p>
+        <div data-testid="confirm-count">
+          {dryRun ? (
+            <DryRunResult result={dryRun} brief />
+          ) : (
+            <p>{dry.busy ? 'Counting the audience…' : 'The audience could not be counted.'}</p>
           )}
         </div>
-      )}
+      </ConfirmDialog>
     </section>
   );
 }
 
+/**
+ * A campaign's recent triggers. The badge is the trigger's state only: whether its sends succeeded
+ * shows on the trigger's page, so a finished one is not marked as a success here.
+ */
 export function TriggersList(props: { api: Api; campaignId: string }) {
   const list = useLoad(
     (signal) =>
@@ -154,7 +166,9 @@ export function TriggersList(props: { api: Api; campaignId: string }) {
               <Link to={`/campaigns/${enc(props.campaignId)}/triggers/${enc(t.trigger_id)}`}>
                 {formatTime(t.created_at)}
               </Link>{' '}
-              <span class={`badge ${t.state}`}>{t.state}</span>
+              <span class={`badge ${t.state === 'completed' ? 'muted' : t.state}`}>
+                {t.state === 'completed' ? 'finished' : t.state}
+              </span>
             </li>
           ))}
         </ul>

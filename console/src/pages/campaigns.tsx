@@ -1,25 +1,11 @@
 import { useState } from 'preact/hooks';
 import { enc, type Api } from '../api.js';
-import { conditionOf, ConditionEditor, draftOf, type ConditionDraft } from '../condition-editor.js';
+import type { Campaign } from '../campaign-model.js';
 import { navigate, useLocation } from '../router.js';
-import { ErrorNote, Field, formatTime, Link, onSubmit, useAction, useLoad, valueOf } from '../ui.js';
+import { ErrorNote, Field, formatTime, Link, parseObject, useLoad, valueOf } from '../ui.js';
+import { CampaignForm } from './campaign-form.js';
 import { PreviewPanel } from './campaign-preview.js';
 import { TriggerPanel, TriggersList } from './campaign-trigger.js';
-
-export interface Campaign {
-  campaign_id: string;
-  name: string;
-  status: 'draft' | 'active' | 'paused' | 'archived';
-  api_triggered: boolean;
-  segment: unknown;
-  audience_conditions: unknown;
-  default_audience: unknown;
-  message: { title?: string; body?: string; image_url?: string; landing_url?: string };
-  created_at: string;
-  updated_at: string;
-}
-
-const STATUSES = ['draft', 'active', 'paused', 'archived'] as const;
 
 export function CampaignsPage(props: { api: Api }) {
   const { query } = useLocation();
@@ -102,33 +88,34 @@ export function NewCampaignPage(props: { api: Api }) {
 
 export function CampaignPage(props: { api: Api; id: string }) {
   const campaign = useLoad((signal) => props.api.get<Campaign>(`/api/v1/campaigns/${enc(props.id)}`, signal), props.id);
-  const [saved, setSaved] = useState(0);
+  // Typed once, used by the preview, the dry run and the trigger.
+  const [properties, setProperties] = useState('');
+  const c = campaign.data;
   return (
     <section>
       <p class="crumbs">
         <Link to="/campaigns">Campaigns</Link> /
       </p>
-      <h1 tabIndex={-1}>{campaign.data ? campaign.data.name : `Campaign ${props.id}`}</h1>
+      <h1 tabIndex={-1}>{c ? c.name : 'Campaign'}</h1>
+      {c && (
+        <p class="subtitle">
+          <span class={`badge ${c.status}`}>{c.status}</span> <code>{c.campaign_id}</code>
+        </p>
+      )}
       <ErrorNote error={campaign.error} />
-      {campaign.loading && !campaign.data && <p>Loading…</p>}
-      {campaign.data && (
+      {campaign.loading && !c && <p>Loading…</p>}
+      {c && (
         <div class="columns">
           <div>
             <h2>Edit</h2>
-            <CampaignForm
-              key={`${campaign.data.campaign_id}-${saved}`}
-              api={props.api}
-              campaign={campaign.data}
-              onSaved={() => {
-                setSaved((n) => n + 1);
-                campaign.reload();
-              }}
-            />
+            {/* The form keeps its own fields across saves (it shows each save's answer); the page shows the saved campaign. */}
+            <CampaignForm key={c.campaign_id} api={props.api} campaign={c} onSaved={campaign.replace} />
           </div>
           <div>
-            <PreviewPanel api={props.api} campaignId={campaign.data.campaign_id} version={campaign.data.updated_at} />
-            <TriggerPanel api={props.api} campaign={campaign.data} />
-            <TriggersList api={props.api} campaignId={campaign.data.campaign_id} />
+            <TriggerProperties value={properties} onChange={setProperties} />
+            <PreviewPanel api={props.api} campaignId={c.campaign_id} version={c.updated_at} properties={properties} />
+            <TriggerPanel api={props.api} campaign={c} properties={properties} />
+            <TriggersList api={props.api} campaignId={c.campaign_id} />
           </div>
         </div>
       )}
@@ -136,113 +123,34 @@ export function CampaignPage(props: { api: Api; id: string }) {
   );
 }
 
-function CampaignForm(props: { api: Api; campaign?: Campaign; onSaved: (campaign: Campaign) => void }) {
-  const c = props.campaign;
-  const [id, setId] = useState('');
-  const [name, setName] = useState(c?.name ?? '');
-  const [status, setStatus] = useState<Campaign['status']>(c?.status ?? 'draft');
-  const [apiTriggered, setApiTriggered] = useState(c?.api_triggered ?? true);
-  const [segment, setSegment] = useState<ConditionDraft>(() => draftOf(c?.segment ?? null));
-  const [audience, setAudience] = useState<ConditionDraft>(() => draftOf(c?.audience_conditions ?? null));
-  const [message, setMessage] = useState({ title: '', body: '', image_url: '', landing_url: '', ...c?.message });
-  const [savedNote, setSavedNote] = useState('');
-  const save = useAction(async () => {
-    setSavedNote('');
-    const body = {
-      name: name.trim(),
-      status,
-      api_triggered: apiTriggered,
-      segment: conditionOf(segment, 'Segment'),
-      audience_conditions: conditionOf(audience, 'Audience conditions'),
-      message: Object.fromEntries(Object.entries(message).filter(([, v]) => v !== '')),
-    };
-    const result = c
-      ? await props.api.call<Campaign>('PATCH', `/api/v1/campaigns/${enc(c.campaign_id)}`, body)
-      : await props.api.call<Campaign>('POST', '/api/v1/campaigns', {
-          ...(id.trim() && { campaign_id: id.trim() }),
-          ...body,
-        });
-    setSavedNote(`Saved at ${new Date().toLocaleTimeString()}.`);
-    props.onSaved(result);
-  });
-  const text = (field: keyof typeof message, label: string, multiline = false, hint?: string) => (
-    <Field id={`message-${field}`} label={label} hint={hint}>
-      {multiline ? (
-        <textarea
-          id={`message-${field}`}
-          rows={3}
-          value={message[field]}
-          aria-describedby={hint ? `message-${field}-hint` : undefined}
-          onInput={(e) => setMessage({ ...message, [field]: valueOf(e) })}
-        />
-      ) : (
-        <input
-          id={`message-${field}`}
-          value={message[field]}
-          aria-describedby={hint ? `message-${field}-hint` : undefined}
-          onInput={(e) => setMessage({ ...message, [field]: valueOf(e) })}
-        />
-      )}
-    </Field>
-  );
+/** The trigger properties (`{{ trigger.* }}`) the preview, the dry run and the trigger send. */
+function TriggerProperties(props: { value: string; onChange: (text: string) => void }) {
+  let problem: string | null = null;
+  try {
+    parseObject(props.value, 'Trigger properties');
+  } catch (error) {
+    problem = (error as Error).message;
+  }
   return (
-    <form class="panel" onSubmit={onSubmit(save.run)}>
-      {!c && (
-        <Field id="campaign-id" label="Campaign id (optional)" hint="Letters, digits, _ . -; generated when empty">
-          <input id="campaign-id" value={id} aria-describedby="campaign-id-hint" onInput={(e) => setId(valueOf(e))} />
-        </Field>
-      )}
-      <Field id="campaign-name" label="Name">
-        <input id="campaign-name" required maxLength={200} value={name} onInput={(e) => setName(valueOf(e))} />
+    <section class="panel" aria-labelledby="properties-heading">
+      <h2 id="properties-heading">Trigger properties</h2>
+      <Field
+        id="trigger-properties"
+        label="Properties (JSON object)"
+        hint="The values of {{ trigger.* }} in the message: used by the preview, the dry run and the trigger below."
+      >
+        <textarea
+          id="trigger-properties"
+          rows={2}
+          spellcheck={false}
+          value={props.value}
+          aria-describedby="trigger-properties-hint"
+          aria-invalid={problem ? true : undefined}
+          onInput={(e) => props.onChange(valueOf(e))}
+          placeholder='{"order_id": "A-1001"}'
+        />
       </Field>
-      <div class="row">
-        <Field id="campaign-status" label="Status">
-          <select id="campaign-status" value={status} onChange={(e) => setStatus(valueOf(e) as Campaign['status'])}>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <label class="check">
-          <input type="checkbox" checked={apiTriggered} onChange={(e) => setApiTriggered(e.currentTarget.checked)} />
-          Triggered through the API
-        </label>
-      </div>
-      <fieldset>
-        <legend>Message</legend>
-        <p class="hint">
-          Liquid templates: {'{{ user.first_name }}'}, {'{{ trigger.order_id }}'}, {'{{ campaign.name }}'}.
-        </p>
-        {text('title', 'Title')}
-        {text('body', 'Body', true)}
-        {text('image_url', 'Image URL')}
-        {text('landing_url', 'Landing URL', false, 'Opened on tap')}
-      </fieldset>
-      <ConditionEditor
-        id="segment"
-        legend="Segment"
-        hint="Who may ever receive this campaign (user properties and events)."
-        value={segment}
-        onChange={setSegment}
-        allowTrigger={false}
-      />
-      <ConditionEditor
-        id="audience"
-        legend="Audience conditions"
-        hint="Checked for each trigger; may compare with the trigger's properties."
-        value={audience}
-        onChange={setAudience}
-        allowTrigger={true}
-      />
-      <button type="submit" disabled={save.busy}>
-        {c ? 'Save changes' : 'Create campaign'}
-      </button>
-      <p aria-live="polite" class="ok">
-        {savedNote}
-      </p>
-      <ErrorNote error={save.error} />
-    </form>
+      {problem && <p class="error">{problem}</p>}
+    </section>
   );
 }

@@ -1,4 +1,5 @@
 import type { Api } from '../api.js';
+import { explainCredentialProblem } from '../credential-problems.js';
 import { ErrorNote, formatTime, useLoad } from '../ui.js';
 
 interface Problem {
@@ -54,6 +55,7 @@ export function CredentialsPage(props: { api: Api }) {
           />
         </div>
       )}
+      {d && <IdentityVerification api={props.api} />}
     </section>
   );
 }
@@ -78,10 +80,17 @@ function Provider(props: { name: string; stamp: Stamp | null; fields: Record<str
             <span class="hint">saved {formatTime(stamp.updated_at)}</span>
           </p>
           {stamp.problem && (
-            <p class="error" role="status">
-              {stamp.problem.reason} since {formatTime(stamp.problem.at)} ({stamp.problem.deliveries} deliveries
-              affected). Saving the credentials again clears it.
-            </p>
+            <div role="status" data-testid="credentials-problem">
+              <p class="error">
+                {stamp.problem.reason} since {formatTime(stamp.problem.at)} ({stamp.problem.deliveries} deliveries
+                affected).
+              </p>
+              <p>
+                {explainCredentialProblem(stamp.problem.reason)} Saving the credentials again (
+                <code>bin/herald credentials set-…</code> or <code>PUT /api/v1/push-credentials/…</code>) clears this
+                notice.
+              </p>
+            </div>
           )}
           <dl class="props-list">
             {Object.entries(props.fields ?? {}).map(([k, v]) => (
@@ -91,6 +100,37 @@ function Provider(props: { name: string; stamp: Stamp | null; fields: Record<str
               </div>
             ))}
           </dl>
+        </>
+      )}
+    </section>
+  );
+}
+
+/**
+ * Whether public-key calls about a user must carry a token the project's server signed for that
+ * user. Off, whoever holds the public key (it ships inside apps) can act as any user id.
+ */
+function IdentityVerification(props: { api: Api }) {
+  const setting = useLoad(
+    (signal) => props.api.get<{ enabled: boolean; since: string | null }>('/api/v1/identity-verification', signal),
+    'identity',
+  );
+  const s = setting.data;
+  return (
+    <section class="panel" aria-label="Identity verification" data-testid="identity-verification">
+      <h2>Identity verification</h2>
+      <ErrorNote error={setting.error} />
+      {s && (
+        <>
+          <p>
+            {s.enabled ? <span class="badge completed">on</span> : <span class="badge warn">off</span>}{' '}
+            {s.enabled && <span class="hint">since {formatTime(s.since)}</span>}
+          </p>
+          <p class="hint">
+            {s.enabled
+              ? "Apps' public-key calls about a user (device registration, events) must carry an X-Service-User-Token your server signed for that user."
+              : "Anyone holding the public key (it ships inside your apps) can register devices and send events as any user id, and can move a user's device to a new push token. Turn it on for apps with signed-in users: bin/herald identity enable --project ID, or PUT /api/v1/identity-verification."}
+          </p>
         </>
       )}
     </section>

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { enc, type Api } from '../api.js';
 import { navigate, useLocation } from '../router.js';
-import { ErrorNote, Field, formatTime, Json, Link, onSubmit, useLoad, valueOf } from '../ui.js';
+import { statusLabel, statusTone } from '../outcomes.js';
+import { ErrorNote, Field, formatTime, Link, onSubmit, useLoad, valueOf } from '../ui.js';
 
 interface Message {
   message_id: string;
@@ -38,6 +39,10 @@ export function MessagesPage(props: { api: Api }) {
           <input id="message-id" required value={input} onInput={(e) => setInput(valueOf(e))} spellcheck={false} />
         </Field>
         <button type="submit">Look up</button>
+        <p class="hint">
+          Message ids are listed on each user's page (Messages) and on each campaign trigger's page (Sends), and in the
+          answers of the send API.
+        </p>
       </form>
       {id && <ErrorNote error={found.error} />}
       {m && (
@@ -45,7 +50,9 @@ export function MessagesPage(props: { api: Api }) {
           <div>
             <dt>Status</dt>
             <dd>
-              <span class="badge">{m.status}</span>
+              <span class={`badge ${statusTone(m.status)}`} title={m.status}>
+                {statusLabel(m.status)}
+              </span>
             </dd>
           </div>
           <div>
@@ -76,18 +83,28 @@ export function MessagesPage(props: { api: Api }) {
           </div>
           {m.trigger_id && (
             <div>
-              <dt>Trigger</dt>
+              <dt>Campaign trigger</dt>
               <dd>
                 <code>{m.trigger_id}</code>
               </dd>
             </div>
           )}
           <div>
-            <dt>Details</dt>
-            <dd>
-              <Json value={m.additional_params} />
-            </dd>
+            <dt>Device</dt>
+            <dd>{m.additional_params.device_id || '— (no device reached)'}</dd>
           </div>
+          {m.additional_params.failure_reason && (
+            <div>
+              <dt>Failure reason</dt>
+              <dd>{m.additional_params.failure_reason}</dd>
+            </div>
+          )}
+          {m.additional_params.fcm_message_id && (
+            <div>
+              <dt>Provider's message id</dt>
+              <dd>{m.additional_params.fcm_message_id}</dd>
+            </div>
+          )}
         </dl>
       )}
     </section>

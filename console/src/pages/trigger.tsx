@@ -1,7 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { enc, type Api } from '../api.js';
+import type { Campaign } from '../campaign-model.js';
 import { ReasonBars, SendsChart, type SeriesPoint } from '../chart.js';
-import { ErrorNote, formatTime, Link, messageOf } from '../ui.js';
+import { AUTH_ERROR, SkipSummary, statusLabel, triggerOutcome } from '../outcomes.js';
+import { ErrorNote, formatTime, Link, messageOf, useLoad } from '../ui.js';
+import { ReasonText, TriggerSends, type LedgerRow } from './trigger-sends.js';
 
 interface TriggerStatus {
   trigger_id: string;
@@ -45,6 +48,10 @@ export function TriggerPage(props: { api: Api; campaignId: string; triggerId: st
   const [bucket, setBucket] = useState<'minute' | 'hour' | 'day'>('minute');
   const [error, setError] = useState<unknown>(null);
   const [live, setLive] = useState<'connecting' | 'live' | 'ended' | 'lost'>('connecting');
+  // Bumped with the chart, so the list of sends follows the trigger too.
+  const [progressTick, setProgressTick] = useState(0);
+  const [authReasons, setAuthReasons] = useState<Set<string>>(new Set());
+  const campaign = useLoad((signal) => api.get<Campaign>(`/api/v1/campaigns/${enc(campaignId)}`, signal), campaignId);
 
   // The stream sends the status on every change and `done` at the end; the chart follows it (at most once a second).
   useEffect(() => {
@@ -56,6 +63,7 @@ export function TriggerPage(props: { api: Api; campaignId: string; triggerId: st
       const wait = Math.max(0, 1000 - (Date.now() - lastChart));
       pending = setTimeout(() => {
         lastChart = Date.now();
+        setProgressTick((n) => n + 1);
         api.get<Analytics>(`${base}/analytics?bucket=${bucket}`, controller.signal).then(setAnalytics, (e: unknown) => {
           if (!controller.signal.aborted) setError(e);
         });
@@ -99,19 +107,29 @@ export function TriggerPage(props: { api: Api; campaignId: string; triggerId: st
 
   const c = status?.counters;
   const done = status ? FINAL.has(status.state) : false;
+  const outcome = status && triggerOutcome(status);
+  const name = campaign.data?.name ?? campaignId;
+  const authFailures = c?.failed_by_status[AUTH_ERROR] ?? 0;
+  const onRows = (rows: LedgerRow[]) =>
+    setAuthReasons(
+      new Set(rows.filter((r) => r.status === AUTH_ERROR && r.failure_reason).map((r) => r.failure_reason!)),
+    );
   return (
     <section>
       <p class="crumbs">
-        <Link to="/campaigns">Campaigns</Link> / <Link to={`/campaigns/${enc(campaignId)}`}>{campaignId}</Link> /
+        <Link to="/campaigns">Campaigns</Link> / <Link to={`/campaigns/${enc(campaignId)}`}>{name}</Link> /
       </p>
-      <h1 tabIndex={-1}>Trigger {triggerId}</h1>
+      <h1 tabIndex={-1}>{status ? `${name}: trigger of ${formatTime(status.created_at)}` : `Trigger of ${name}`}</h1>
+      <p class="subtitle">
+        Trigger <code>{triggerId}</code>
+      </p>
       <ErrorNote error={error} />
-      {status && (
+      {status && outcome && (
         <>
           <p class="state-line" aria-live="polite">
-            State:{' '}
-            <span class={`badge ${status.state}`} data-testid="trigger-state">
-              {status.state}
+            Outcome:{' '}
+            <span class={`badge ${outcome.tone}`} data-testid="trigger-state" data-state={status.state}>
+              {outcome.label}
             </span>{' '}
             <span class="hint">
               {live === 'live' && !done && '(live)'}
@@ -120,12 +138,19 @@ export function TriggerPage(props: { api: Api; campaignId: string; triggerId: st
             </span>
           </p>
           {status.error && <p class="error">{status.error}</p>}
+          {authFailures > 0 && (
+            <p class="error" data-testid="credentials-note">
+              {authFailures === 1 ? '1 send was' : `${authFailures} sends were`} refused because the provider did not
+              accept the project's credentials. <Link to="/credentials">Check the push credentials</Link>: that page
+              shows each provider's problem and how to clear it.
+            </p>
+          )}
           <Progress status={status} />
           <dl class="stats">
-            <Stat label="Eligible users" value={c!.eligible} />
+            <Stat label="Users with a device" value={c!.eligible - (c!.skipped.no_device ?? 0)} />
             <Stat label="Devices" value={c!.devices} />
             <Stat label="Accepted" value={c!.accepted} testid="accepted" />
-            <Stat label="Failed" value={c!.failed} />
+            <Stat label="Failed" value={c!.failed} testid="failed" />
             <Stat label="Tokens pruned" value={c!.tokens_pruned} />
           </dl>
           <p class="hint">
@@ -133,12 +158,10 @@ export function TriggerPage(props: { api: Api; campaignId: string; triggerId: st
             {formatTime(status.finished_at)}.
           </p>
           {Object.keys(c!.skipped).length > 0 && (
-            <p>
-              Skipped:{' '}
-              {Object.entries(c!.skipped)
-                .map(([k, n]) => `${k} ${n}`)
-                .join(', ')}
-            </p>
+            <>
+              <p>Not reached:</p>
+              <SkipSummary skipped={c!.skipped} />
+            </>
           )}
         </>
       )}
@@ -153,7 +176,12 @@ export function TriggerPage(props: { api: Api; campaignId: string; triggerId: st
       </div>
       {analytics ? <SendsChart series={analytics.series} bucket={analytics.bucket} /> : <p>Loading the chart…</p>}
       <h2>Failures by reason</h2>
-      {analytics && <ReasonBars byReason={analytics.totals.by_reason} />}
+      {analytics && (
+        <ReasonBars
+          byReason={analytics.totals.by_reason}
+          label={(reason) => <ReasonText reason={reason} credentials={authReasons.has(reason)} />}
+        />
+      )}
       {analytics && Object.keys(analytics.totals.by_provider).length > 0 && (
         <>
           <h2>By provider</h2>
@@ -162,13 +190,14 @@ export function TriggerPage(props: { api: Api; campaignId: string; triggerId: st
               <li key={provider}>
                 <strong>{provider}</strong>:{' '}
                 {Object.entries(states)
-                  .map(([state, n]) => `${state.replace(/^DELIVERY_RESULT_STATUS_/, '').toLowerCase()} ${n}`)
+                  .map(([state, n]) => `${statusLabel(state)} ${n}`)
                   .join(', ')}
               </li>
             ))}
           </ul>
         </>
       )}
+      <TriggerSends api={api} base={base} version={progressTick} onRows={onRows} />
     </section>
   );
 }

@@ -3,9 +3,9 @@ import { enc, type Api } from '../api.js';
 import { ConditionBuilder } from '../condition-builder.js';
 import { emptyGroup, fromCondition, toCondition, type GroupNode } from '../condition.js';
 import { navigate, useLocation } from '../router.js';
-import { ErrorNote, Field, formatTime, Json, Link, onSubmit, useLoad, valueOf } from '../ui.js';
+import { ErrorNote, Field, formatTime, Link, onSubmit, useLoad, valueOf } from '../ui.js';
 
-interface UserRow {
+export interface UserRow {
   project_user_id: string;
   properties: Record<string, unknown>;
   created_at: string;
@@ -14,10 +14,6 @@ interface UserRow {
 interface UserList {
   users: UserRow[];
   next_cursor: string | null;
-}
-interface UserDetail extends UserRow {
-  devices: Record<string, unknown>[];
-  recent_events: Record<string, unknown>[];
 }
 
 const PAGE = 50;
@@ -129,87 +125,8 @@ function treeOf(filter: string): GroupNode {
   }
 }
 
-function summarize(properties: Record<string, unknown>): string {
+export function summarize(properties: Record<string, unknown>): string {
   const entries = Object.entries(properties);
   const shown = entries.slice(0, 4).map(([k, v]) => `${k}: ${JSON.stringify(v)}`);
   return shown.join(', ') + (entries.length > 4 ? `, +${entries.length - 4} more` : '');
-}
-
-/** One user: properties, devices, recent events. */
-export function UserPage(props: { api: Api; id: string }) {
-  const user = useLoad((signal) => props.api.get<UserDetail>(`/api/v1/users/${enc(props.id)}`, signal), props.id);
-  return (
-    <section>
-      <p class="crumbs">
-        <Link to="/users">Users</Link> /
-      </p>
-      <h1 tabIndex={-1}>User {props.id}</h1>
-      <ErrorNote error={user.error} />
-      {user.loading && !user.data && <p>Loading…</p>}
-      {user.data && (
-        <>
-          <p>
-            Created {formatTime(user.data.created_at)}, updated {formatTime(user.data.updated_at)}.
-          </p>
-          <h2>Properties</h2>
-          {Object.keys(user.data.properties).length === 0 ? (
-            <p>No properties.</p>
-          ) : (
-            <dl class="props-list">
-              {Object.entries(user.data.properties).map(([key, value]) => (
-                <div key={key}>
-                  <dt>{key}</dt>
-                  <dd>{JSON.stringify(value)}</dd>
-                </div>
-              ))}
-            </dl>
-          )}
-          <h2>Devices ({user.data.devices.length})</h2>
-          {user.data.devices.length === 0 ? <p>No devices.</p> : <Records rows={user.data.devices} label="Devices" />}
-          <h2>Recent events ({user.data.recent_events.length})</h2>
-          {user.data.recent_events.length === 0 ? (
-            <p>No events.</p>
-          ) : (
-            <Records rows={user.data.recent_events} label="Recent events" />
-          )}
-        </>
-      )}
-    </section>
-  );
-}
-
-/** A table of records whose columns are the union of their scalar fields; objects shown as JSON. */
-function Records(props: { rows: Record<string, unknown>[]; label: string }) {
-  const columns = [...new Set(props.rows.flatMap((row) => Object.keys(row)))];
-  return (
-    <div class="table-wrap">
-      <table>
-        <caption class="sr-only">{props.label}</caption>
-        <thead>
-          <tr>
-            {columns.map((column) => (
-              <th scope="col" key={column}>
-                {column}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {props.rows.map((row, i) => (
-            <tr key={i}>
-              {columns.map((column) => (
-                <td key={column}>{cell(row[column])}</td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
-}
-
-function cell(value: unknown) {
-  if (value === undefined || value === null) return '—';
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return <Json value={value} />;
 }

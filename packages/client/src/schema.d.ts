@@ -216,6 +216,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users/{project_user_id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Messages sent to a user, newest first
+         * @description The messages addressed to this `project_user_id` (`messages:send` and `send-push-notifications` to the user), one per device reached, newest first; pass `next_cursor` as `cursor` for older ones. Sends addressed to a `device_id`, campaign sends included, are not listed here: a campaign's are listed by its trigger (`GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}/deliveries`). Messages stay listed after the user is deleted, until retention expires them.
+         */
+        get: operations["listUserMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/push-credentials": {
         parameters: {
             query?: never;
@@ -508,6 +528,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/campaigns/{campaign_id}/triggers/{trigger_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A trigger's outcome per device, with its message ids
+         * @description One row per device the trigger reached: its user, provider, outcome, failure or skip reason, and the message id (`GET /api/v1/messages/{message_id}`), in device id order; pass `next_cursor` as `cursor` for the next page. Rows appear as batches record their outcomes.
+         */
+        get: operations["listTriggerDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/campaigns/{campaign_id}/triggers/{trigger_id}/stream": {
         parameters: {
             query?: never;
@@ -551,6 +591,26 @@ export interface paths {
          * @description Public-key calls no longer need a user token; the signing key is deleted.
          */
         delete: operations["disableIdentityVerification"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/project": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project the key belongs to
+         * @description The calling project's id, name and creation time. Projects are created with `bin/herald project create`.
+         */
+        get: operations["getProject"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1054,6 +1114,35 @@ export interface components {
             created_at: string;
             completed_at: string;
         };
+        /** MessageList */
+        MessageList: {
+            messages: {
+                message_id: string;
+                /**
+                 * @description R12 delivery status
+                 * @enum {string}
+                 */
+                status: "DELIVERY_RESULT_STATUS_UNSPECIFIED" | "DELIVERY_RESULT_STATUS_ACCEPTED" | "DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED" | "DELIVERY_RESULT_STATUS_TOKEN_INVALID" | "DELIVERY_RESULT_STATUS_INVALID_PAYLOAD" | "DELIVERY_RESULT_STATUS_PROVIDER_AUTH_ERROR" | "DELIVERY_RESULT_STATUS_RATE_LIMITED" | "DELIVERY_RESULT_STATUS_PAYLOAD_TOO_LARGE" | "DELIVERY_RESULT_STATUS_FAILED" | "DELIVERY_RESULT_STATUS_NO_DEVICE" | "DELIVERY_RESULT_STATUS_SKIPPED";
+                target: {
+                    project_user_id: string;
+                } | {
+                    device_id: string;
+                };
+                provider: string | null;
+                additional_params: {
+                    device_id: string;
+                    /** @description The provider's message id (FCM name, APNs apns-id, Web Push Location) */
+                    fcm_message_id: string;
+                    /** @description The provider's raw code, or Herald's when no provider answered; empty on success */
+                    failure_reason: string;
+                };
+                trigger_id?: string;
+                attempts: number;
+                created_at: string;
+                completed_at: string;
+            }[];
+            next_cursor: string | null;
+        };
         /** PushCredentials */
         PushCredentials: {
             fcm: {
@@ -1350,6 +1439,26 @@ export interface components {
                 failed: number;
             }[];
         };
+        /** TriggerDeliveryList */
+        TriggerDeliveryList: {
+            deliveries: {
+                device_id: string;
+                /** @description null once the user is deleted */
+                project_user_id: string | null;
+                provider: string | null;
+                /** @description `DELIVERY_RESULT_STATUS_*`; `..._SKIPPED` when the message did not render */
+                status: string;
+                /** @description The provider's code, or the skip reason (`TEMPLATE_RENDER_ERROR`, ...) */
+                failure_reason: string | null;
+                /** @description Why a skip happened (the template error) */
+                detail?: string;
+                /** @description The message (`GET /api/v1/messages/{message_id}`); null for a skip, which sent nothing */
+                message_id: string | null;
+                /** Format: date-time */
+                created_at: string;
+            }[];
+            next_cursor: string | null;
+        };
         /** IdentityVerification */
         IdentityVerification: {
             enabled: boolean;
@@ -1360,6 +1469,14 @@ export interface components {
             /** @enum {boolean} */
             enabled: true;
             signing_key: string;
+        };
+        /** Project */
+        Project: {
+            project_id: string;
+            /** @description The name given when the project was created (`bin/herald project create`) */
+            name: string;
+            /** Format: date-time */
+            created_at: string;
         };
         /**
          * ImportUsersArray
@@ -1413,6 +1530,7 @@ export type SchemaSendPushRequest = components['schemas']['SendPushRequest'];
 export type SchemaSendMessagesResponse = components['schemas']['SendMessagesResponse'];
 export type SchemaSendPushNotificationsResponse = components['schemas']['SendPushNotificationsResponse'];
 export type SchemaMessage = components['schemas']['Message'];
+export type SchemaMessageList = components['schemas']['MessageList'];
 export type SchemaPushCredentials = components['schemas']['PushCredentials'];
 export type SchemaWebPushPublicKey = components['schemas']['WebPushPublicKey'];
 export type SchemaSetFcmCredentialsRequest = components['schemas']['SetFcmCredentialsRequest'];
@@ -1428,8 +1546,10 @@ export type SchemaTriggerList = components['schemas']['TriggerList'];
 export type SchemaPreviewCampaignRequest = components['schemas']['PreviewCampaignRequest'];
 export type SchemaCampaignPreview = components['schemas']['CampaignPreview'];
 export type SchemaDeliveryAnalytics = components['schemas']['DeliveryAnalytics'];
+export type SchemaTriggerDeliveryList = components['schemas']['TriggerDeliveryList'];
 export type SchemaIdentityVerification = components['schemas']['IdentityVerification'];
 export type SchemaIdentityVerificationEnabled = components['schemas']['IdentityVerificationEnabled'];
+export type SchemaProject = components['schemas']['Project'];
 export type SchemaImportUsersArray = components['schemas']['ImportUsersArray'];
 export type SchemaImportUsersNdjson = components['schemas']['ImportUsersNdjson'];
 export type SchemaImportUsersResponse = components['schemas']['ImportUsersResponse'];
@@ -3108,6 +3228,124 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listUserMessages: {
+        parameters: {
+            query?: {
+                /** @description 1 to 100, default 20 */
+                limit?: string;
+                /** @description `next_cursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                project_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "messages": [
+                     *         {
+                     *           "message_id": "msg_7hQ2",
+                     *           "status": "DELIVERY_RESULT_STATUS_ACCEPTED",
+                     *           "target": {
+                     *             "project_user_id": "user-42"
+                     *           },
+                     *           "provider": "fcm",
+                     *           "additional_params": {
+                     *             "device_id": "dev_0c5b2f",
+                     *             "fcm_message_id": "projects/my-firebase-project/messages/0:1736933400000000%abc",
+                     *             "failure_reason": ""
+                     *           },
+                     *           "attempts": 1,
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "completed_at": "2026-01-15T09:30:00.412Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MessageList"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5516,6 +5754,133 @@ export interface operations {
             };
         };
     };
+    listTriggerDeliveries: {
+        parameters: {
+            query?: {
+                /** @description 1 to 100, default 50 */
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                campaign_id: string;
+                trigger_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "device_id": "0c5b2f1e-8d1a-4a57-9d0e-2f3b4c5d6e7f",
+                     *           "project_user_id": "user-42",
+                     *           "provider": "fcm",
+                     *           "status": "DELIVERY_RESULT_STATUS_ACCEPTED",
+                     *           "failure_reason": null,
+                     *           "message_id": "0194a3b2-7c1d-7e8f-9a0b-1c2d3e4f5a6b",
+                     *           "created_at": "2026-01-15T09:30:00.412Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TriggerDeliveryList"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     streamTrigger: {
         parameters: {
             query?: never;
@@ -5814,6 +6179,101 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "project_id": "prj_4fQy8Jw2",
+                     *       "name": "Shop app",
+                     *       "created_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -1,0 +1,38 @@
+/** A campaign as Herald answers it, shared by the campaign pages and the trigger panel. */
+export interface Campaign {
+  campaign_id: string;
+  name: string;
+  status: 'draft' | 'active' | 'paused' | 'archived';
+  api_triggered: boolean;
+  segment: unknown;
+  audience_conditions: unknown;
+  default_audience: unknown;
+  message: { title?: string; body?: string; image_url?: string; landing_url?: string };
+  created_at: string;
+  updated_at: string;
+}
+
+export const STATUSES = ['draft', 'active', 'paused', 'archived'] as const;
+
+/** Whether a trigger of this campaign would be accepted now (a dry run works in any status). */
+export const canTrigger = (c: Campaign) => c.status === 'active' && c.api_triggered;
+
+/** What a stored audience (`default_audience`) means, in words. */
+export function describeAudience(audience: unknown): string {
+  if (typeof audience === 'object' && audience !== null && 'targets' in audience) {
+    const targets = audience.targets;
+    if (Array.isArray(targets)) {
+      const names = targets.slice(0, 3).map((t) => Object.values((t ?? {}) as Record<string, unknown>).join(''));
+      const more = targets.length > 3 ? `, +${targets.length - 3} more` : '';
+      return `${targets.length} chosen ${targets.length === 1 ? 'target' : 'targets'} (${names.join(', ')}${more}), if they are in the segment`;
+    }
+  }
+  return 'everyone in the segment';
+}
+
+/** Wording shared by the trigger panel and its confirmation. */
+export const AUDIENCE_HINTS = {
+  segment:
+    'Every user who matches the segment and the audience conditions, on each of their active devices. Without a segment that is every user of the project.',
+  targets: 'Only these users, and only if they match the segment and the audience conditions.',
+};
