@@ -17,6 +17,11 @@ export interface Runtime {
   /** The worker role's health and metrics server (`WORKER_METRICS_PORT`); only when the role is `worker`. */
   workerServer: App | undefined;
   stop(): Promise<void>;
+  /**
+   * At the shutdown deadline, if `stop()` has not ended: aborts the jobs still running and releases
+   * their leases, so another worker resumes them at once rather than after the lease.
+   */
+  handBackJobs(): Promise<void>;
 }
 
 /**
@@ -96,6 +101,9 @@ export async function startRuntime(config: Config, overrides: HeraldOverrides = 
       // Stop accepting requests and claiming jobs, let in-flight ones finish, then close what they used.
       await Promise.all([app?.close(), jobRunner?.stop(), workerServer?.close()]);
       await herald.close();
+    },
+    async handBackJobs() {
+      await jobRunner?.handBack();
     },
   };
 }
