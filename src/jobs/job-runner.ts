@@ -60,8 +60,9 @@ export interface JobRunner {
   stop(): Promise<void>;
   /**
    * Aborts every running job and releases the leases this worker still holds, now: the last step of
-   * `stop()`, and what a process does at its shutdown deadline before it exits. Resolves with how
-   * many leases were released (0 when the database did not answer: they then expire).
+   * `stop()`, and what a process does at its shutdown deadline before it exits (call it once `stop()`
+   * has begun: it does not stop claiming). Resolves with how many leases were released (0 when the
+   * database did not answer: they then expire).
    */
   handBack(): Promise<number>;
 }
