@@ -4,6 +4,9 @@ import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { startRuntime } from './runtime.js';
 
+/** How long past `SHUTDOWN_TIMEOUT_MS` the process may take to release the leases it still holds. */
+const HAND_BACK_LIMIT_MS = 2000;
+
 async function main(): Promise<void> {
   let config;
   try {
@@ -23,9 +26,13 @@ async function main(): Promise<void> {
 
   const shutdown = (signal: string): void => {
     logger.info({ signal }, 'shutting down');
+    // Normally the job runner has handed its jobs back well before this (its drain ends 2 s early);
+    // if not, the leases are released before exiting, so no job waits out a lease. Bounded: a database
+    // that does not answer leaves them to expire.
     const force = setTimeout(() => {
-      logger.error('shutdown timed out; exiting');
-      process.exit(1);
+      logger.error('shutdown timed out; handing back job leases and exiting');
+      const bound = new Promise((resolve) => setTimeout(resolve, HAND_BACK_LIMIT_MS));
+      void Promise.race([runtime.handBackJobs(), bound]).finally(() => process.exit(1));
     }, config.shutdownTimeoutMs);
     force.unref();
     runtime.stop().then(

@@ -19,6 +19,11 @@ export interface Runtime {
   /** The API role's metrics server (`METRICS_PORT`); only when that is set and the role is `api` or `all`. */
   metricsServer: App | undefined;
   stop(): Promise<void>;
+  /**
+   * At the shutdown deadline, if `stop()` has not ended: aborts the jobs still running and releases
+   * their leases, so another worker resumes them at once rather than after the lease.
+   */
+  handBackJobs(): Promise<void>;
 }
 
 /**
@@ -116,6 +121,9 @@ export async function startRuntime(config: Config, overrides: HeraldOverrides = 
       // Stop accepting requests and claiming jobs, let in-flight ones finish, then close what they used.
       await Promise.all([app?.close(), jobRunner?.stop(), workerServer?.close(), metricsServer?.close()]);
       await herald.close();
+    },
+    async handBackJobs() {
+      await jobRunner?.handBack();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { isDatabaseUnavailable } from '../db/dialect.js';
+import { isDatabaseUnavailable } from '../db/database-errors.js';
 import { AppError, type ErrorKind } from '../errors.js';
 
 /**

@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { JobHandler, JobHandlers, JobHelpers } from '../jobs/job-types.js';
 import { RetryJobError } from '../jobs/jobs.js';
-import { deliveryRow, sendToDevices } from '../push/push-dispatch.js';
+import { deliveryRow, SEND_ABORTED, sendToDevices } from '../push/push-dispatch.js';
 import type { PushRuntime } from '../push/push-runtime.js';
 import { Semaphore } from '../push/semaphore.js';
 import { DeliveryStatus, type DeviceSend, type DeviceSendOutcome } from '../push/push.types.js';
@@ -348,7 +348,10 @@ async function sendBatch(
   const wanted = await events.wanted(db, trigger.projectId);
   const wantsDeliveries = DELIVERY_EVENT_TYPES.some((type) => wanted.has(type));
   const onOutcome = (o: DeviceSendOutcome, send: DeviceSend) => {
-    const retryLater = !lastAttempt && TRANSIENT.has(o.status);
+    // A send cut short at shutdown has no known outcome: never final, the batch's next run sends it
+    // again. Nor is a passing failure final in a run being handed back (uncounted) at shutdown.
+    const retryLater =
+      o.failureReason === SEND_ABORTED || (TRANSIENT.has(o.status) && (!lastAttempt || helpers.stopping.aborted));
     if (retryLater) postponed++;
     const ledger = retryLater
       ? null
@@ -358,21 +361,25 @@ async function sendBatch(
     committer.add({ delivery: deliveryRow(trigger.projectId, send, o), ledger, ...(event && { events: event }) });
   };
   const chunk = deps.sendChunk ?? 100;
-  // Shutdown (`stopping`) or a lost lease (`signal`): start nothing new; what is under way ends and is recorded.
+  // Shutdown (`stopping`) or a lost lease (`signal`): start nothing new; what is under way ends and is
+  // recorded. At the shutdown deadline or a lost lease (`signal`) the sends under way are cut short too.
   let broken = false; // one loop failed (the database is out): the others start nothing new either
   const stop = () => broken || helpers.signal.aborted || helpers.stopping.aborted;
   let next = 0;
   const worker = async () => {
     while (next < sends.length && !stop()) {
-      await committer.room(GROUP_ROWS); // the database lags: do not run ahead of the ledger
       const release = chunkSlots.tryAcquire() ?? (await chunkSlots.acquire());
       try {
+        // The database lags or is out: send nothing more until the ledger takes what was sent. Asked
+        // holding the slot, so a loop that waited for one while the database went out does not send.
+        await committer.room(GROUP_ROWS);
         if (stop() || next >= sends.length) break;
         const part = sends.slice(next, (next += chunk));
         await sendToDevices(deps.push, db, trigger.projectId, part, {
           deadlineMs: deps.sendDeadlineMs ?? 60_000,
           onOutcome,
           recordDeliveries: false,
+          signal: helpers.signal,
         });
       } finally {
         release();

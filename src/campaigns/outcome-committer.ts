@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
-import { isDatabaseUnavailable } from '../db/dialect.js';
+import { classifyDatabaseError, retryWhileDatabaseUnavailable } from '../db/database-errors.js';
 import { storeDeliveries, type DeliveriesTable } from '../push/push-dispatch.js';
 import type { WebhookEvent } from '../webhooks/webhook-events.js';
 import { recordDeliveries, type TriggerDeliveriesTable } from './trigger-deliveries.repository.js';
@@ -17,7 +17,11 @@ export interface OutcomeCommitter {
   add(record: SendRecord): void;
   /** Records added but not yet committed (queued or in the commit under way). */
   readonly pending: number;
-  /** Resolves once fewer than `limit` records are pending (the caller waits before starting more sends). */
+  /**
+   * Resolves once fewer than `limit` records are pending and the database takes commits (the caller
+   * waits before starting more sends): while a commit is being retried across an outage, nothing
+   * new is sent, so the sends that cannot be recorded stay those already under way.
+   */
   room(limit: number): Promise<void>;
   /** Resolves once everything added before the call is committed (not what others add meanwhile); rejects if a commit gave up. */
   drain(): Promise<void>;
@@ -27,7 +31,11 @@ export interface OutcomeCommitter {
 
 export interface CommitterOptions {
   logger?: Logger | undefined;
-  /** How long one group keeps being retried across a database outage (default 60 s). */
+  /**
+   * How long one group keeps being retried across a database outage. Default: until it commits (its
+   * sends were made, so dropping their records would make them repeat); a committer whose database
+   * handle is closed fails on its next try, so this never outlives the process's shutdown.
+   */
   retryForMs?: number;
   /** Queues the group's webhook events in its transaction (the records' `events`, per project). */
   emit?: (trx: Db, projectId: string, events: WebhookEvent[]) => Promise<void>;
@@ -49,8 +57,9 @@ export const GROUP_LINGER_MS = 20;
  * Commits send outcomes as they arrive, a group at a time: while one group's transaction runs, the
  * outcomes that end meanwhile form the next. So a send the provider accepted is in the ledger one
  * commit later, and at a crash the sends accepted but not recorded are those in flight plus at most
- * one group. A group that fails because the database is unreachable is retried with backoff instead
- * of dropped (the ledger insert keeps the first row per device, so a retry after an unseen commit is harmless).
+ * one group. A group that fails because the database is unreachable is retried with backoff until it
+ * commits instead of dropped (the ledger insert keeps the first row per device, so a retry after an
+ * unseen commit is harmless), and meanwhile `room` starts no new sends.
  */
 export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): OutcomeCommitter {
   let queued: SendRecord[] = [];
@@ -68,44 +77,52 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
   const groupRows = options.groupRows ?? GROUP_ROWS;
   const lingerMs = options.lingerMs ?? GROUP_LINGER_MS;
 
+  // A commit failed on an outage and is being retried: `room` holds new sends back until it lands.
+  let outage = false;
+
   const commitGroup = async (group: SendRecord[]): Promise<void> => {
-    const giveUpAt = Date.now() + (options.retryForMs ?? 60_000);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await db.transaction().execute(async (trx) => {
-          // One pass, no per-record arrays: a group holds a few hundred records, made for every send.
-          const deliveries: DeliveriesTable[] = [];
-          const ledger: TriggerDeliveriesTable[] = [];
-          let withEvents = false;
-          for (const r of group) {
-            deliveries.push(r.delivery);
-            if (r.ledger) ledger.push(r.ledger);
-            if (r.events) withEvents = true;
-          }
-          const fresh = await storeDeliveries(trx, deliveries, attempt > 0);
-          await recordDeliveries(trx, ledger, true);
-          if (!withEvents) return;
-          // Events of records an unseen earlier commit already stored were queued with them.
-          const byProject = new Map<string, WebhookEvent[]>();
-          for (const r of group) {
-            if (!r.events || !fresh.has(r.delivery.message_id)) continue;
-            const list = byProject.get(r.delivery.project_id);
-            if (list) list.push(...r.events);
-            else byProject.set(r.delivery.project_id, [...r.events]);
-          }
-          for (const [projectId, events] of byProject) await options.emit?.(trx, projectId, events);
-        });
-        return;
-      } catch (error) {
-        if (!isDatabaseUnavailable(error) || Date.now() >= giveUpAt) throw error;
-        const delay = Math.min(2000, 100 * 2 ** attempt);
-        options.logger?.warn(
-          { err: error, rows: group.length, retry_in_ms: delay },
-          'recording send outcomes failed; retrying',
-        );
-        await new Promise((resolve) => setTimeout(resolve, delay));
-      }
+    const giveUpAt = Date.now() + (options.retryForMs ?? Number.POSITIVE_INFINITY);
+    let tries = 0;
+    await retryWhileDatabaseUnavailable(
+      () =>
+        // A retry may follow a commit that landed unseen (the connection died on its answer): `mayExist`.
+        db.transaction().execute((trx) => writeGroup(trx, group, tries++ > 0)),
+      {
+        keepTrying: () => Date.now() < giveUpAt,
+        onRetry: (error, delayMs) => {
+          if (classifyDatabaseError(error) === 'unavailable') outage = true;
+          options.logger?.warn(
+            { err: error, rows: group.length, retry_in_ms: delayMs },
+            'recording send outcomes failed; retrying',
+          );
+        },
+      },
+    );
+    outage = false;
+  };
+
+  const writeGroup = async (trx: Db, group: SendRecord[], mayExist: boolean): Promise<void> => {
+    // One pass, no per-record arrays: a group holds a few hundred records, made for every send.
+    const deliveries: DeliveriesTable[] = [];
+    const ledger: TriggerDeliveriesTable[] = [];
+    let withEvents = false;
+    for (const r of group) {
+      deliveries.push(r.delivery);
+      if (r.ledger) ledger.push(r.ledger);
+      if (r.events) withEvents = true;
     }
+    const fresh = await storeDeliveries(trx, deliveries, mayExist);
+    await recordDeliveries(trx, ledger, true);
+    if (!withEvents) return;
+    // Events of records an unseen earlier commit already stored were queued with them.
+    const byProject = new Map<string, WebhookEvent[]>();
+    for (const r of group) {
+      if (!r.events || !fresh.has(r.delivery.message_id)) continue;
+      const list = byProject.get(r.delivery.project_id);
+      if (list) list.push(...r.events);
+      else byProject.set(r.delivery.project_id, [...r.events]);
+    }
+    for (const [projectId, events] of byProject) await options.emit?.(trx, projectId, events);
   };
 
   const pump = async (): Promise<void> => {
@@ -118,6 +135,7 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
         committed += group.length;
       } catch (error) {
         failure = { error };
+        outage = false;
       } finally {
         inCommit = 0;
         const waiters = groupWaiters;
@@ -153,7 +171,7 @@ export function createOutcomeCommitter(db: Db, options: CommitterOptions = {}): 
       return queued.length + inCommit;
     },
     async room(limit) {
-      while (queued.length + inCommit >= limit && failure === undefined) {
+      while ((outage || queued.length + inCommit >= limit) && failure === undefined) {
         const done = nextGroup();
         kick();
         await done;

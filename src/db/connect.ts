@@ -1,7 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
+import {
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type SqliteDatabase,
+} from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config, DatabasePooler } from '../config.js';
@@ -57,7 +64,7 @@ export function openDatabase(target: DatabaseTarget): DatabaseHandle {
 
 function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
   const pool = openPool(url, target.poolSize ?? 10, target);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: droppingReadOnlySessions(pool) }) });
   // LISTEN holds one connection for as long as it listens: through a transaction-mode pooler the
   // notices would go to whichever client borrowed the server connection, so only a direct one will do.
   const listenPool = target.listenUrl
@@ -81,6 +88,49 @@ function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
       if (listenPool && listenPool !== pool) await listenPool.end();
       await db.destroy();
     },
+  };
+}
+
+/** SQLSTATE read_only_sql_transaction. */
+const READ_ONLY_TRANSACTION = '25006';
+
+/**
+ * The pool as Kysely sees it, except that a connection on which a statement failed with "read-only
+ * transaction" is closed when released instead of pooled again. After a failover an address may
+ * still reach the demoted node for a while, and its sessions stay read-only for life: only a new
+ * connection reaches the new primary. (Reads on such a session still work, so nothing else would
+ * ever drop it.)
+ */
+function droppingReadOnlySessions(pool: pg.Pool): PostgresPool {
+  const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    let readOnly = false;
+    const query = async (text: string, parameters: ReadonlyArray<unknown>) => {
+      try {
+        return await client.query(text, parameters as unknown[]);
+      } catch (error) {
+        if ((error as { code?: unknown }).code === READ_ONLY_TRANSACTION) readOnly = true;
+        throw error;
+      }
+    };
+    return {
+      // Only the (sql, parameters) form: Kysely passes a cursor only to a dialect given `cursor`, which Herald's is not.
+      query: query as unknown as PostgresPoolClient['query'],
+      release() {
+        const drop = readOnly;
+        readOnly = false;
+        client.release(drop ? new Error('the session is read-only (a demoted primary?)') : undefined);
+      },
+    };
+  };
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let kysely = wrapped.get(client);
+      if (!kysely) wrapped.set(client, (kysely = wrap(client)));
+      return kysely;
+    },
+    end: () => pool.end(),
   };
 }
 

@@ -41,31 +41,6 @@ export function mergedJsonKeyCount(
   return sql<number>`(select count(*) from (select key from json_each(${col}) union select key from json_each(${patchJson})))`;
 }
 
-/** Whether an error means the database cannot be reached right now (answer 503, not 500). */
-export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') {
-    if (['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH'].includes(code)) return true;
-    // PostgreSQL classes 08 (connection), 53 (resources), 57P (operator intervention, e.g. shutdown).
-    if (/^(08|53|57P)/.test(code)) return true;
-    if (
-      ['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_CANTOPEN', 'SQLITE_IOERR', 'SQLITE_FULL'].some((c) => code.startsWith(c))
-    )
-      return true;
-  }
-  // A connection lost inside a transaction surfaces as the failed rollback on the dead client ("not queryable").
-  if (
-    /timeout exceeded when trying to connect|Connection terminated|connection is closed|database connection is not open|is not queryable|terminating connection/i.test(
-      error.message,
-    )
-  )
-    return true;
-  // Wrapped errors (a `cause`, or several at once) are unavailable when what they wrap is.
-  if (depth < 5 && error.cause !== undefined && isDatabaseUnavailable(error.cause, depth + 1)) return true;
-  return depth < 5 && error instanceof AggregateError && error.errors.some((e) => isDatabaseUnavailable(e, depth + 1));
-}
-
 /*
  * JSON property access for the campaign condition compiler (C2). Every helper is two-valued: it is
  * false, never NULL, when the key is absent, so conditions can be negated safely. Keys never hold

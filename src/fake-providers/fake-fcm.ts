@@ -38,6 +38,8 @@ export interface FakeFcm {
   readonly exchanges: number;
   /** HTTP/2 connections open now (a test waits for a killed client's to close before counting). */
   readonly openSessions: number;
+  /** Sends to `slow-` tokens received and not yet answered (a test times a fault from their arrival). */
+  readonly delayed: number;
   /** Lifetime (seconds) of access tokens issued from now on; default 3600. */
   tokenLifetimeSeconds: number;
   /** The stand-in's clock for token lifetimes (tests that move Herald's clock move this one too). */
@@ -55,6 +57,7 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
   const failures = new FailureCounter();
   const recorder = new Recorder();
   let exchanges = 0;
+  let delayed = 0;
   let url = '';
 
   async function tokenEndpoint(req: FakeRequest, res: FakeResponse): Promise<void> {
@@ -149,7 +152,14 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
       const name = named[injection.fault];
       if (name) return fail(documentedFcmError(name, projectId));
     }
-    if (injection?.fault === 'slow') await delay(injection.n ?? 1000);
+    if (injection?.fault === 'slow') {
+      delayed++;
+      try {
+        await delay(injection.n ?? 1000);
+      } finally {
+        delayed--;
+      }
+    }
     record(200, token, message);
     sendJson(res, 200, { name: `projects/${projectId}/messages/${crypto.randomBytes(8).toString('hex')}` });
     if (injection?.fault === 'goaway') goAwayAfter(req);
@@ -183,6 +193,9 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
     },
     get openSessions() {
       return openSessions;
+    },
+    get delayed() {
+      return delayed;
     },
     tokenLifetimeSeconds: 3600,
     now: () => Date.now(),

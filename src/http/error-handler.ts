@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable } from '../db/dialect.js';
+import { isDatabaseUnavailable } from '../db/database-errors.js';
 import { AppError, type ErrorKind } from '../errors.js';
 
 const STATUS_BY_KIND: Record<ErrorKind, number> = {

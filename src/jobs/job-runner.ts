@@ -5,9 +5,16 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import { systemClock, type Clock } from '../lib/clock.js';
-import { claimJobs, deleteFinishedJobs, rescueExpiredJobs, rowToJob } from './jobs.repository.js';
+import {
+  claimJobs,
+  deleteFinishedJobs,
+  releaseJobs,
+  rescueExpiredJobs,
+  rowToJob,
+  type JobLock,
+} from './jobs.repository.js';
 import type { Job, JobHandlers } from './job-types.js';
-import { listenForJobWakeups, listenForLocalJobWakeups, type JobWakeups } from './job-wakeups.js';
+import { listenForJobWakeups, listenForLocalJobWakeups, notifyJobsEnqueued, type JobWakeups } from './job-wakeups.js';
 import { runClaimedJob, type RunJobContext } from './run-job.js';
 
 export interface JobRunnerOptions {
@@ -29,7 +36,8 @@ export interface JobRunnerOptions {
   /**
    * How long `stop()` waits for running jobs before aborting their signals; default 10 s. Jobs are
    * asked to stop at a safe point at once (`helpers.stopping`) and hand themselves back, so this only
-   * bounds handlers that do not listen.
+   * bounds handlers that do not listen, and work under way that takes longer (sends at a slow
+   * provider). A job still running a second after the abort has its lease released for it.
    */
   drainTimeoutMs?: number;
   /** Succeeded jobs are deleted after this long (default 1 h), dead ones after `deadRetentionMs` (default 7 days). */
@@ -44,8 +52,19 @@ export interface JobRunner {
   readonly workerId: string;
   /** Starts claiming (and, on PostgreSQL, listening); resolves once the first listen attempt is made. */
   start(): Promise<void>;
-  /** Stops claiming and waits for running jobs (bounded by `drainTimeoutMs`). */
+  /**
+   * Stops claiming and waits for running jobs (bounded by `drainTimeoutMs`), aborts those still
+   * running, and before it resolves hands back the lease of every job that has not handed itself
+   * back: another worker (or this one restarted) resumes them at once.
+   */
   stop(): Promise<void>;
+  /**
+   * Aborts every running job and releases the leases this worker still holds, now: the last step of
+   * `stop()`, and what a process does at its shutdown deadline before it exits (call it once `stop()`
+   * has begun: it does not stop claiming). Resolves with how many leases were released (0 when the
+   * database did not answer: they then expire).
+   */
+  handBack(): Promise<number>;
 }
 
 const MAX_ERROR_BACKOFF_MS = 30_000;
@@ -68,7 +87,8 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   // aborts them outright once the drain time is over.
   const stopping = new AbortController();
   const shutdown = new AbortController();
-  const running = new Set<Promise<unknown>>();
+  // Each running job's claim, so the leases of jobs that do not end in time can be handed back for them.
+  const running = new Map<Promise<unknown>, JobLock>();
   let state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
   let pollTimer: NodeJS.Timeout | undefined;
   let cleanupTimer: NodeJS.Timeout | undefined;
@@ -138,14 +158,43 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
 
   function track(job: Job): void {
     const run = runClaimedJob(context, job, shutdown.signal, stopping.signal)
-      .then((outcome) => logger.debug({ job_id: job.id, job_kind: job.kind, outcome }, 'job run finished'))
+      .then((outcome) => {
+        logger.debug({ job_id: job.id, job_kind: job.kind, outcome }, 'job run finished');
+        // Its outcome was written, so the database answers again: end a claim backoff left by an outage.
+        if (outcome !== 'lost') claimFailures = 0;
+      })
       .catch((error: unknown) => logger.error({ err: error, job_id: job.id }, 'job run crashed'))
       .finally(() => {
         running.delete(run);
         wake(); // a slot is free
       });
-    running.add(run);
+    running.set(run, { id: job.id, lockedBy: job.lockedBy ?? '' });
   }
+
+  /** Releases the leases of the jobs still running, once; their late outcome writes then match nothing. */
+  let handingBack: Promise<number> | undefined;
+  const handBack = (): Promise<number> => {
+    shutdown.abort();
+    handingBack ??= (async () => {
+      const locks = [...running.values()];
+      if (locks.length === 0) return 0;
+      try {
+        const released = await releaseJobs(options.db, locks, clock.now());
+        if (released > 0) {
+          logger.warn({ jobs: released }, 'handed back the leases of jobs still running at shutdown');
+          await notifyJobsEnqueued(options.db).catch(() => undefined);
+        }
+        return released;
+      } catch (error) {
+        logger.error(
+          { err: error, jobs: locks.length },
+          'could not hand back the leases of jobs still running at shutdown; they run again after their lease expires',
+        );
+        return 0;
+      }
+    })();
+    return handingBack;
+  };
 
   async function cleanup(): Promise<void> {
     const now = clock.now();
@@ -198,24 +247,25 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
       stopping.abort(new Error('worker is shutting down'));
       await claiming; // jobs it claims join `running` and are drained below
       if (!(await settlesWithin(running, options.drainTimeoutMs ?? 10_000))) {
-        logger.warn(
-          { jobs: running.size },
-          'jobs still running at the drain timeout; aborting them (their leases will expire)',
-        );
+        // Aborted jobs cut their work short (sends under way are cancelled), record what they know
+        // and hand themselves back; the leases of any that do not are released for them.
+        logger.warn({ jobs: running.size }, 'jobs still running at the drain timeout; aborting them');
         shutdown.abort();
-        await settlesWithin(running, ABORT_GRACE_MS);
+        if (!(await settlesWithin(running, ABORT_GRACE_MS))) await handBack();
       }
       state = 'stopped';
       logger.info('job runner stopped');
     },
+
+    handBack,
   };
 }
 
-async function settlesWithin(promises: Set<Promise<unknown>>, ms: number): Promise<boolean> {
+async function settlesWithin(promises: Map<Promise<unknown>, unknown>, ms: number): Promise<boolean> {
   if (promises.size === 0) return true;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  const settled = Promise.allSettled([...promises]).then(() => true);
+  const settled = Promise.allSettled([...promises.keys()]).then(() => true);
   try {
     return await Promise.race([settled, timeout]);
   } finally {

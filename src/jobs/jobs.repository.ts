@@ -235,6 +235,34 @@ export async function markJobDead(
 }
 
 /**
+ * Hands jobs back at once, uncounted (the claim's attempt is taken back), due now: a stopping
+ * worker's jobs whose handlers did not end within its shutdown budget. Matches each claim's lock
+ * token, so a job already handed back or taken by another worker is left alone.
+ */
+export async function releaseJobs(db: Db, locks: readonly JobLock[], now: number): Promise<number> {
+  if (locks.length === 0) return 0;
+  const result = await db
+    .updateTable('jobs')
+    .where('state', '=', 'running')
+    .where(
+      'id',
+      'in',
+      locks.map((l) => l.id),
+    )
+    .where('locked_by', 'in', [...new Set(locks.map((l) => l.lockedBy))])
+    .set({
+      state: 'pending',
+      run_at: now,
+      attempts: sql`attempts - 1`,
+      locked_by: null,
+      locked_until: null,
+      updated_at: now,
+    })
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/**
  * Hands back jobs whose lease ran out (their worker died or hung) to `pending`, due at once. A job
  * whose last attempt was under way comes back too: its next claim is a finalisation run (see
  * `runClaimedJob`), so the feature's state still reaches an end. Only a job whose finalisation

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
-import { isDatabaseUnavailable } from '../db/dialect.js';
+import { classifyDatabaseError, retryWhileDatabaseUnavailable } from '../db/database-errors.js';
 import { completeJob, markJobDead, renewJobLease, rescheduleJob, type JobLock } from './jobs.repository.js';
 import { notifyJobsEnqueued } from './job-wakeups.js';
 import { AbandonJobError, describeJobError, retryDelayMs, RetryJobError } from './job-retry.js';
@@ -26,9 +26,14 @@ type AnyJobHandler = ((payload: unknown, helpers: JobHelpers) => Promise<void>) 
 /** Delay between tries of a finaliser that threw (a database blip): short, it only writes state. */
 const FINALISE_RETRY_MS = 5000;
 
+/** Delay before a run that failed because the database was out runs again (uncounted). */
+const OUTAGE_RETRY_MS = 1000;
+
 /**
  * Runs one claimed job (its `attempts` already counts this run) and records the outcome. Never
- * throws: a failure to record is logged and the lease expiry retries the job.
+ * throws. The outcome write is retried across a database outage for as long as it lasts (a job
+ * whose outcome is dropped runs again, repeating its work); only a real error, or the database
+ * handle closing at shutdown, ends it unrecorded, and then the lease expiry retries the job.
  */
 export async function runClaimedJob(
   ctx: RunJobContext,
@@ -83,30 +88,24 @@ export async function runClaimedJob(
     }
     const handedBack =
       (shutdown.aborted && controller.signal.aborted) || (stopping.aborted && !(error instanceof RetryJobError));
-    // Retried across a database blip: a dropped outcome would leave the job to run again after its lease.
-    return await retryWhileUnavailable(ctx, logger, () =>
-      finalising
-        ? recordFinalisation(ctx, job, lock, logger, failed, error)
-        : recordOutcome(ctx, job, lock, logger, failed, error, handedBack, handler?.finalise !== undefined),
+    // Written once the database takes it: each write matches the claim's lock token, so one that
+    // lands after the lease passed to another worker changes nothing ('lost').
+    return await retryWhileDatabaseUnavailable(
+      () =>
+        finalising
+          ? recordFinalisation(ctx, job, lock, logger, failed, error)
+          : recordOutcome(ctx, job, lock, logger, failed, error, handedBack, handler?.finalise !== undefined),
+      {
+        onRetry: (storeError, delayMs) =>
+          logger.warn({ err: storeError, retry_in_ms: delayMs }, 'recording the job outcome failed; retrying'),
+      },
     );
   } catch (storeError) {
-    logger.error({ err: storeError }, 'could not record the job outcome; the job runs again after its lease expires');
+    if (shutdown.aborted)
+      logger.warn({ err: storeError }, 'job outcome not recorded at shutdown; the worker hands its lease back');
+    else
+      logger.error({ err: storeError }, 'could not record the job outcome; the job runs again after its lease expires');
     return 'lost';
-  }
-}
-
-/** Runs `write` again while the database is unreachable, with backoff, for up to a lease. */
-async function retryWhileUnavailable<T>(ctx: RunJobContext, logger: Logger, write: () => Promise<T>): Promise<T> {
-  const giveUpAt = Date.now() + ctx.leaseMs;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await write();
-    } catch (error) {
-      if (!isDatabaseUnavailable(error) || Date.now() >= giveUpAt) throw error;
-      const delay = Math.min(2000, 100 * 2 ** attempt);
-      logger.warn({ err: error, retry_in_ms: delay }, 'recording the job outcome failed; retrying');
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
   }
 }
 
@@ -149,6 +148,14 @@ async function recordOutcome(
     // Wake the other workers now (PostgreSQL), so one resumes the job without waiting for its poll.
     if (released) await notifyJobsEnqueued(ctx.db).catch(() => undefined);
     return stillOurs(released, 'released');
+  }
+  if (classifyDatabaseError(error) !== undefined) {
+    // The database was out (or the transaction lost a conflict): not the job's failure, so no attempt is spent.
+    logger.warn({ err: error, retry_in_ms: OUTAGE_RETRY_MS }, 'job run failed on the database; retrying uncounted');
+    return stillOurs(
+      await rescheduleJob(ctx.db, lock, { runAt: now + OUTAGE_RETRY_MS, attempts: job.attempts - 1, now }),
+      'retried',
+    );
   }
   if (error instanceof RetryJobError && !error.countAsAttempt) {
     const runAt = now + (error.delayMs ?? 0);

@@ -1,6 +1,6 @@
 import http2 from 'node:http2';
 import { Semaphore } from './semaphore.js';
-import { STABLE_CODES, TransportError } from './transport-error.js';
+import { ABORTED, STABLE_CODES, TransportError } from './transport-error.js';
 
 export { TransportError } from './transport-error.js';
 
@@ -77,7 +77,8 @@ export class Http2Pool {
   /**
    * `partition` separates connections to one origin that must never be shared: APNs requires all
    * requests on a connection to carry provider tokens of one team, so its sender partitions by
-   * environment, team and key.
+   * environment, team and key. `signal` cancels the stream (RST_STREAM CANCEL) and rejects with
+   * `ABORTED`: the provider may have acted on the request already.
    */
   async request(
     origin: string,
@@ -85,14 +86,19 @@ export class Http2Pool {
     body: string | Buffer,
     timeoutMs: number,
     partition = '',
+    signal?: AbortSignal,
   ): Promise<Http2Response> {
     if (this.closed) throw new TransportError('POOL_CLOSED', 'the push connection pool is closed');
     const entry = this.originEntry(partition === '' ? origin : `${origin}\n${partition}`);
     const release = entry.gate.tryAcquire() ?? (await entry.gate.acquire());
+    if (signal?.aborted) {
+      release();
+      throw new TransportError(ABORTED, 'the send was aborted');
+    }
     const slot = this.pickSlot(origin, entry);
     slot.active++;
     // The exchange gives the stream slot and the permit back as it settles (no `finally` promise).
-    return this.exchange(slot, release, headers, body, timeoutMs);
+    return this.exchange(slot, release, headers, body, timeoutMs, signal);
   }
 
   async close(): Promise<void> {
@@ -200,6 +206,7 @@ export class Http2Pool {
     headers: Http2RequestHeaders,
     body: string | Buffer,
     timeoutMs: number,
+    signal: AbortSignal | undefined,
   ): Promise<Http2Response> {
     return new Promise((resolve, reject) => {
       let stream: http2.ClientHttp2Stream;
@@ -209,9 +216,14 @@ export class Http2Pool {
         if (settled) return false;
         settled = true;
         this.deadlines.delete(stream);
+        signal?.removeEventListener('abort', onAbort);
         slot.active--;
         release();
         return true;
+      };
+      const onAbort = () => {
+        fail(new TransportError(ABORTED, 'the send was aborted'));
+        stream.close(http2.constants.NGHTTP2_CANCEL);
       };
       try {
         // Node copies a headers object, and only reads a list, so a sender may pass the same headers to every request.
@@ -235,6 +247,7 @@ export class Http2Pool {
         fail(new TransportError('TIMEOUT', `no answer within ${timeoutMs} ms`));
         stream.close(http2.constants.NGHTTP2_CANCEL);
       });
+      signal?.addEventListener('abort', onAbort, { once: true });
       stream.on('response', (h) => {
         responseHeaders = h;
         status = Number(h[':status'] ?? 0);

@@ -7,7 +7,7 @@ import {
   guardedLookup,
   type OutboundPolicy,
 } from '../lib/outbound-url-policy.js';
-import { TransportError } from './transport-error.js';
+import { ABORTED, TransportError } from './transport-error.js';
 
 export interface HttpsResponse {
   status: number;
@@ -85,11 +85,22 @@ export class HttpsClient {
 
   request(
     url: string,
-    init: { method?: string; headers: OutgoingHttpHeaders; body?: string | Buffer; timeoutMs: number },
+    init: {
+      method?: string;
+      headers: OutgoingHttpHeaders;
+      body?: string | Buffer;
+      timeoutMs: number;
+      /** Cancels the request (rejects with `ABORTED`; the server may have acted on it already). */
+      signal?: AbortSignal | undefined;
+    },
   ): Promise<HttpsResponse> {
     return new Promise((resolve, reject) => {
       let settled = false;
       let req: ReturnType<typeof https.request> | undefined;
+      const onAbort = () => {
+        fail(new TransportError(ABORTED, 'the request was aborted'));
+        req?.destroy();
+      };
       // The whole exchange, not just idle time: a trickling answer cannot hold a send.
       const total = setTimeout(() => {
         fail(new TransportError('TIMEOUT', `no answer within ${init.timeoutMs} ms`));
@@ -99,8 +110,11 @@ export class HttpsClient {
         if (settled) return;
         settled = true;
         clearTimeout(total);
+        init.signal?.removeEventListener('abort', onAbort);
         reject(error);
       };
+      if (init.signal?.aborted) return onAbort();
+      init.signal?.addEventListener('abort', onAbort, { once: true });
       let agent: https.Agent;
       try {
         agent = this.agentFor(url);
@@ -116,6 +130,7 @@ export class HttpsClient {
             if (settled) return;
             settled = true;
             clearTimeout(total);
+            init.signal?.removeEventListener('abort', onAbort);
             resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
           });
           res.on('error', (error: NodeJS.ErrnoException) =>

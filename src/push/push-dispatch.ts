@@ -8,6 +8,7 @@ import { insertDeliveries, storedMessageIds, type DeliveriesTable } from './deli
 import { DeliveryStatus, type AttemptResult, type DeviceSend, type DeviceSendOutcome } from './push.types.js';
 import type { PushRuntime } from './push-runtime.js';
 import { retryDelayMs, sleep } from './retry-policy.js';
+import { ABORTED } from './transport-error.js';
 import { DELIVERY_EVENT_TYPES } from '../webhooks/webhook-events.js';
 import { deliveryEvent, prunedEvent } from './delivery-events.js';
 
@@ -33,7 +34,19 @@ export interface SendToDevicesOptions {
   onOutcome?: (outcome: DeviceSendOutcome, send: DeviceSend) => void;
   /** `false`: the caller stores the delivery records itself (with `deliveryRow`), in its own commits. */
   recordDeliveries?: boolean;
+  /**
+   * Cuts the sends short (a worker's shutdown deadline): waits end, requests at the provider are
+   * cancelled, no retry starts. A send cut short ends `FAILED` with reason `SEND_ABORTED` unless
+   * an earlier attempt's answer is known.
+   */
+  signal?: AbortSignal;
 }
+
+/**
+ * The reason of a send cut short by its caller's signal. Its outcome is unknown: a request that
+ * had reached the provider may have been delivered. A campaign sends it again on its next run.
+ */
+export const SEND_ABORTED = 'SEND_ABORTED';
 
 export async function sendToDevices(
   push: PushRuntime,
@@ -56,7 +69,16 @@ export async function sendToDevices(
   const onOutcome = options.onOutcome;
   const outcomes = await Promise.all(
     sends.map((send) => {
-      const sent = sendOne(push, db, projectId, credentials, quotas[send.device.provider], send, deadline);
+      const sent = sendOne(
+        push,
+        db,
+        projectId,
+        credentials,
+        quotas[send.device.provider],
+        send,
+        deadline,
+        options.signal,
+      );
       return onOutcome ? sent.then((outcome) => (onOutcome(outcome, send), outcome)) : sent;
     }),
   );
@@ -132,14 +154,15 @@ function attempt(
   send: DeviceSend,
   messageId: string,
   timeoutMs: number,
+  signal: AbortSignal | undefined,
 ): Promise<AttemptResult> {
   const { device, message } = send;
   if (device.provider === 'fcm' && credentials.fcm)
-    return push.senders.fcm.send(credentials.fcm, device, message, messageId, timeoutMs);
+    return push.senders.fcm.send(credentials.fcm, device, message, messageId, timeoutMs, signal);
   if (device.provider === 'apns' && credentials.apns)
-    return push.senders.apns.send(credentials.apns, device, message, messageId, timeoutMs);
+    return push.senders.apns.send(credentials.apns, device, message, messageId, timeoutMs, signal);
   if (device.provider === 'webpush' && credentials.webpush)
-    return push.senders.webpush.send(credentials.webpush, device, message, messageId, timeoutMs);
+    return push.senders.webpush.send(credentials.webpush, device, message, messageId, timeoutMs, signal);
   return Promise.resolve({ status: DeliveryStatus.PROVIDER_AUTH_ERROR, reason: 'CREDENTIALS_NOT_CONFIGURED' });
 }
 
@@ -151,6 +174,7 @@ async function sendOne(
   quota: Quota,
   send: DeviceSend,
   deadline: number,
+  signal: AbortSignal | undefined,
 ): Promise<DeviceSendOutcome> {
   const createdAt = push.clock.now();
   const messageId = newMessageId(createdAt);
@@ -180,7 +204,14 @@ async function sendOne(
   let result: AttemptResult | undefined;
   let attempts = 0;
   let authRefreshed = false;
+  // Cut short by the caller: an attempt under way was cancelled (its answer unknown), or none had started.
+  const aborted = (): boolean => {
+    if (!signal?.aborted) return false;
+    if (!result || result.reason === ABORTED) result = { status: DeliveryStatus.FAILED, reason: SEND_ABORTED };
+    return true;
+  };
   for (;;) {
+    if (aborted()) break;
     const waitLimit = Math.min(sendBy, push.clock.now() + push.retry.maxRateLimitWaitMs);
     const deviceHeld = push.quota.deviceHeldUntil(deviceKey);
     if (deviceHeld > push.clock.now()) {
@@ -188,7 +219,8 @@ async function sendOne(
         result ??= { status: DeliveryStatus.RATE_LIMITED, reason: 'DEVICE_QUOTA_BACKOFF' };
         break;
       }
-      await sleep(deviceHeld - push.clock.now());
+      await sleep(deviceHeld - push.clock.now(), signal);
+      if (aborted()) break;
     }
     if (
       quota &&
@@ -201,14 +233,16 @@ async function sendOne(
       };
       break;
     }
+    if (aborted()) break;
     const remaining = sendBy - push.clock.now();
     if (remaining <= 0) {
       result ??= { status: DeliveryStatus.FAILED, reason: 'DEADLINE_EXCEEDED' };
       break;
     }
     attempts++;
-    result = await attempt(push, credentials, send, messageId, Math.min(push.config.pushTimeoutMs, remaining));
+    result = await attempt(push, credentials, send, messageId, Math.min(push.config.pushTimeoutMs, remaining), signal);
     if (quota && result.status === DeliveryStatus.ACCEPTED) push.quota.succeeded(quota.key);
+    if (aborted()) break;
     if (result.refreshAuth && !authRefreshed) {
       authRefreshed = true;
       continue;
@@ -225,12 +259,14 @@ async function sendOne(
     }
     if (now + delay >= sendBy) break;
     if (result.status === DeliveryStatus.RATE_LIMITED && delay > push.retry.maxRateLimitWaitMs) break;
-    await sleep(delay);
+    await sleep(delay, signal);
   }
+  // Set by every way out of the loop (`aborted()` included).
+  const ended: AttemptResult = result ?? { status: DeliveryStatus.FAILED, reason: SEND_ABORTED };
   return finish(
-    result,
+    ended,
     attempts,
-    result.tokenAction ? await applyTokenAction(push, db, projectId, send, messageId, result) : undefined,
+    ended.tokenAction ? await applyTokenAction(push, db, projectId, send, messageId, ended) : undefined,
   );
 }
 

@@ -40,4 +40,15 @@ export function retryDelayMs(policy: RetryPolicy, attempts: number, result: Atte
   return Math.ceil(Math.max(jittered, result.retryAfterMs ?? 0, result.minDelayMs ?? 0));
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+/** Waits `ms`, or less when `signal` aborts first (never rejects). */
+export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(0, ms));
+    signal?.addEventListener('abort', done, { once: true });
+  });

@@ -8,6 +8,9 @@ export class TransportError extends Error {
   }
 }
 
+/** The caller aborted the request (a worker's shutdown deadline): it may or may not have reached the provider. */
+export const ABORTED = 'ABORTED';
+
 /** Node's error codes for what happened on the wire, as stable `failure_reason` values. */
 export const STABLE_CODES: Record<string, string> = {
   ERR_HTTP2_STREAM_ERROR: 'STREAM_RESET',

@@ -5,7 +5,7 @@ import { createOutcomeCommitter } from '../../src/campaigns/outcome-committer.js
 import { loadConfig } from '../../src/config.js';
 import { openConfiguredDatabase, type DatabaseHandle } from '../../src/db/connect.js';
 import { DeliveryStatus } from '../../src/push/push.types.js';
-import { waitFor } from '../helpers/wait-for.js';
+import { holdsThroughout, waitFor } from '../helpers/wait-for.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DATABASE_URL, TEST_DIALECTS } from '../helpers/test-db.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
@@ -16,6 +16,20 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('send outcomes across a datab
   let proxy: TcpProxy | undefined;
   let proxied: DatabaseHandle | undefined;
   const ctx = useTestContext('postgres');
+  /** The test database through a TCP proxy the test can cut, connected once. */
+  const throughProxy = async () => {
+    if (!proxy || !proxied) {
+      proxy = await startTcpProxy({
+        host: new URL(TEST_DATABASE_URL).hostname,
+        port: Number(new URL(TEST_DATABASE_URL).port || 5432),
+      });
+      const url = new URL(ctx().database.env.DATABASE_URL!);
+      url.port = String(proxy.port);
+      proxied = openConfiguredDatabase(loadConfig({ DATABASE_URL: url.toString(), DATABASE_POOL_SIZE: '2' }));
+    }
+    await proxied.db.selectFrom('projects').select('id').limit(1).execute(); // connected through the proxy
+    return { proxy, proxied };
+  };
   afterAll(async () => {
     await proxy?.restore();
     await proxied?.close();
@@ -36,14 +50,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('send outcomes across a datab
       ctx().secret,
     );
 
-    proxy = await startTcpProxy({
-      host: new URL(TEST_DATABASE_URL).hostname,
-      port: Number(new URL(TEST_DATABASE_URL).port || 5432),
-    });
-    const url = new URL(ctx().database.env.DATABASE_URL!);
-    url.port = String(proxy.port);
-    proxied = openConfiguredDatabase(loadConfig({ DATABASE_URL: url.toString(), DATABASE_POOL_SIZE: '2' }));
-    await proxied.db.selectFrom('projects').select('id').limit(1).execute(); // connected through the proxy
+    const { proxy, proxied } = await throughProxy();
 
     const now = Date.now();
     const warnings: string[] = [];
@@ -77,6 +84,47 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('send outcomes across a datab
       .where('device_id', 'in', devices)
       .execute();
     expect(deliveries).toHaveLength(5);
+  });
+
+  it('starts no new sends while a commit is being retried across an outage (room waits for the database)', async () => {
+    await createUser(ctx(), 'blip-room', { plan: 'pro' }, ctx().secret);
+    const triggerId = await triggerOk(
+      ctx(),
+      await createCampaign(
+        ctx(),
+        { segment: { property: 'plan', op: 'eq', value: 'pro' }, message: { title: 'Hi' } },
+        ctx().secret,
+      ),
+      { audience: { targets: [{ project_user_id: 'blip-room' }] } },
+      ctx().secret,
+    );
+    const warnings: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) });
+    // No retry limit: the default is to retry until the group commits.
+    const { proxy, proxied } = await throughProxy();
+    const committer = createOutcomeCommitter(proxied.db, { logger });
+    await proxy.cut();
+    const deviceId = randomUUID();
+    committer.add(sendRecord(ctx().project.project_id, triggerId, { deviceId, now: Date.now() }));
+    const drained = committer.drain();
+    await waitFor(async () => warnings.some((w) => w.includes('recording send outcomes failed; retrying')), {
+      timeoutMs: 20_000,
+      what: 'a failed commit',
+    });
+    // One record pending, far under the limit: only the outage holds the caller back.
+    let roomy = false;
+    const room = committer.room(1000).then(() => (roomy = true));
+    await holdsThroughout(() => !roomy, { forMs: 500, what: 'room() waiting while the database is out' });
+    await proxy.restore();
+    await room;
+    await drained;
+    expect(committer.failed).toBe(false);
+    const ledger = await ctx()
+      .database.db.selectFrom('trigger_deliveries')
+      .select('device_id')
+      .where('trigger_id', '=', triggerId)
+      .execute();
+    expect(ledger.map((r) => r.device_id)).toEqual([deviceId]);
   });
 
   it('gives up on an error that is not an outage (nothing retried forever)', async () => {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll } from 'vitest';
 import type { Db } from '../../src/db/database.js';
+import type { Dialect } from '../../src/db/dialect.js';
 import { REPO_ROOT } from '../helpers/processes.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { configureProviders, pushOverrides, TEST_SECRET_KEY, useFakeProviders } from '../push/push-helpers.js';
@@ -83,10 +84,20 @@ async function insertAudience(db: Db, projectId: string, n: number, latencyMs: n
   return tokens;
 }
 
-/** A PostgreSQL test context, the FCM stand-in, and worker processes that are killed at the end. */
-export function faultHarness() {
+export interface FaultHarnessOptions {
+  /** Default PostgreSQL. */
+  dialect?: Dialect;
+  /** PostgreSQL: a database of its own (`<prefix>_<random>`), for scenarios that alter the database itself. */
+  ownDatabasePrefix?: string;
+}
+
+/** A test context (PostgreSQL unless told), the FCM stand-in, and worker processes that are killed at the end. */
+export function faultHarness(options: FaultHarnessOptions = {}) {
   const fakes = useFakeProviders();
-  const ctx = useTestContext('postgres', { overrides: pushOverrides(fakes) });
+  const ctx = useTestContext(options.dialect ?? 'postgres', {
+    overrides: pushOverrides(fakes),
+    ...(options.ownDatabasePrefix !== undefined ? { database: { ownDatabasePrefix: options.ownDatabasePrefix } } : {}),
+  });
   const workers: Worker[] = [];
   afterAll(async () => {
     for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
@@ -161,6 +172,18 @@ export function faultHarness() {
     return counts;
   };
 
+  /** Sends the stand-in accepted between `from` and `to` (epoch ms): during an outage, the sends that could not be recorded. */
+  const acceptedBetween = (tokens: string[], from: number, to: number) => {
+    const wanted = new Set(tokens);
+    let n = 0;
+    for (const item of fakes().fcm.recorder.items)
+      if (item.status === 200 && item.at >= from && item.at <= to && wanted.has(item.token)) n++;
+    return n;
+  };
+
+  /** Jobs some worker holds a lease on. */
+  const leasedJobs = () => one(sql<{ n: number }>`select count(*) as n from jobs where state = 'running'`);
+
   /** The ledger and counters at the end: every recipient once, counters adding up, no job or trigger left open. */
   const outcome = async (triggerId: string, tokens: string[]) => {
     const perToken = acceptedPerToken(tokens);
@@ -177,13 +200,16 @@ export function faultHarness() {
     const openJobs = await one(
       sql<{ n: number }>`select count(*) as n from jobs where state in ('pending', 'running')`,
     );
+    type Counters = { devices: number; accepted: number; failed: number; skipped: Record<string, number> };
+    // A JSON column: parsed by the driver on PostgreSQL, text on SQLite.
     const batches = (
       await sql<{
-        counters: { devices: number; accepted: number; failed: number; skipped: Record<string, number> };
+        counters: Counters | string;
       }>`select counters from trigger_batches where trigger_id = ${triggerId}`.execute(ctx().database.db)
-    ).rows;
-    const sum = (f: (c: (typeof batches)[number]['counters']) => number) =>
-      batches.reduce((n, b) => n + f(b.counters), 0);
+    ).rows.map((r) => ({
+      counters: typeof r.counters === 'string' ? (JSON.parse(r.counters) as Counters) : r.counters,
+    }));
+    const sum = (f: (c: Counters) => number) => batches.reduce((n, b) => n + f(b.counters), 0);
     const countersAddUp =
       sum((c) => c.devices) === sum((c) => c.accepted + c.failed + Object.values(c.skipped).reduce((a, b) => a + b, 0));
     return { missing, duplicates, ledger, nonTerminal, openJobs, countersAddUp, accepted: sum((c) => c.accepted) };
@@ -198,6 +224,8 @@ export function faultHarness() {
     state,
     waitTerminal,
     acceptedPerToken,
+    acceptedBetween,
+    leasedJobs,
     outcome,
   };
 }

@@ -8,7 +8,7 @@ import { createHerald, type Herald, type HeraldOverrides } from '../../src/heral
 import { systemClock } from '../../src/lib/clock.js';
 import { createProject, type CreatedProject } from '../../src/projects/projects.service.js';
 import { unlimitedRateLimiter } from './unlimited-rate-limiter.js';
-import { createTestDatabase, type TestDatabase } from './test-db.js';
+import { createTestDatabase, type TestDatabase, type TestDatabaseOptions } from './test-db.js';
 
 export interface TestContext {
   app: App;
@@ -40,6 +40,8 @@ export type TestOverrides = HeraldOverrides & { env?: Record<string, string> };
 
 export interface TestAppOptions {
   env?: Record<string, string>;
+  /** How the database is made (e.g. a PostgreSQL database of its own). */
+  database?: TestDatabaseOptions;
   /** A function receives the fresh test database (e.g. to open it another way, or to point at it). */
   overrides?: TestOverrides | ((database: TestDatabase) => TestOverrides | Promise<TestOverrides>);
 }
@@ -49,7 +51,7 @@ export interface TestAppOptions {
  * unless a test gives a limiter.
  */
 export async function buildTestContext(dialect: Dialect, options: TestAppOptions = {}): Promise<TestContext> {
-  const database = await createTestDatabase(dialect);
+  const database = await createTestDatabase(dialect, options.database);
   const { env, ...overrides } =
     (typeof options.overrides === 'function' ? await options.overrides(database) : options.overrides) ?? {};
   const config = loadConfig({ LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...options.env, ...env });

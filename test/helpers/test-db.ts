@@ -29,11 +29,20 @@ export interface TestDatabase extends DatabaseHandle {
   destroy(): Promise<void>;
 }
 
+export interface TestDatabaseOptions {
+  /**
+   * PostgreSQL: a database of its own named `<prefix>_<random>` (dropped at `destroy`) instead of a
+   * schema in the shared `test` database, for a test that makes its database refuse connections or
+   * turn read-only. Other tests use `test` at the same time: only a database made here may be altered.
+   */
+  ownDatabasePrefix?: string;
+}
+
 /**
  * A fresh, migrated database: a SQLite file in a temp dir, or a PostgreSQL schema of its own, so
  * test files (and tests) run in parallel without seeing each other's rows.
  */
-export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase> {
+export async function createTestDatabase(dialect: Dialect, options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const suffix = randomBytes(6).toString('hex');
   if (dialect === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-test-'));
@@ -51,6 +60,8 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
     };
   }
   if (PGBOUNCER_URL) return createDatabaseBehindPgbouncer(`t_${suffix}`, PGBOUNCER_URL);
+  if (options.ownDatabasePrefix !== undefined)
+    return createOwnDatabase(`${options.ownDatabasePrefix}_${suffix}`.toLowerCase());
   const schema = `t_${suffix}`;
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await admin.connect();
@@ -70,6 +81,35 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
       await cleanup.connect();
       await cleanup.query(`drop schema if exists ${schema} cascade`);
       await cleanup.end();
+    },
+  };
+}
+
+async function adminQuery(text: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  try {
+    await admin.query(text);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** A PostgreSQL database of its own on the test server (see `ownDatabasePrefix`). */
+async function createOwnDatabase(name: string): Promise<TestDatabase> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+  await adminQuery(`create database ${name}`);
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
+  const handle = openDatabase({ url: url.toString(), poolSize: 10 });
+  await migrateToLatest(handle.db);
+  return {
+    ...handle,
+    target: { url: url.toString() },
+    env: { DATABASE_URL: url.toString() },
+    async destroy() {
+      await handle.close();
+      await adminQuery(`drop database if exists ${name} with (force)`);
     },
   };
 }

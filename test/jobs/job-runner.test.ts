@@ -125,6 +125,73 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
     expect(await getJob(database.db, id)).toMatchObject({ state: 'pending', attempts: 0, lockedBy: null });
   });
 
+  it('releases the lease of a job that ignores the abort before stop() resolves, uncounted and due now', async () => {
+    const started = deferred();
+    const never = deferred();
+    const runner = await startRunner(
+      {
+        'test.block': async () => {
+          started.resolve();
+          await never.promise; // listens to no signal
+        },
+      },
+      { drainTimeoutMs: 50 },
+    );
+    const id = await enqueueJob(database.db, 'test.block', {});
+    await started.promise;
+    const before = Date.now();
+    await runner.stop();
+    const job = await getJob(database.db, id);
+    expect(job).toMatchObject({ state: 'pending', attempts: 0, lockedBy: null, lockedUntil: null });
+    expect(job!.runAt).toBeGreaterThanOrEqual(before);
+    expect(job!.runAt).toBeLessThanOrEqual(Date.now());
+    // The handler ending late finds the job no longer its own: its outcome changes nothing.
+    never.resolve();
+    await holdsThroughout(async () => (await getJob(database.db, id))?.state === 'pending', {
+      forMs: 100,
+      what: 'the released job staying pending',
+    });
+  });
+
+  it('handBack() aborts running jobs and releases their leases at once, without waiting for the drain', async () => {
+    const started = deferred();
+    const never = deferred();
+    let aborted = false;
+    const runner = await startRunner({
+      'test.block': async (_payload, { signal }) => {
+        signal.addEventListener('abort', () => (aborted = true));
+        started.resolve();
+        await never.promise;
+      },
+    });
+    const id = await enqueueJob(database.db, 'test.block', {});
+    await started.promise;
+    expect(await runner.handBack()).toBe(1);
+    expect(aborted).toBe(true);
+    expect(await getJob(database.db, id)).toMatchObject({ state: 'pending', attempts: 0, lockedBy: null });
+    expect(await runner.handBack()).toBe(1); // once: a second call answers the first one's count
+    never.resolve();
+  });
+
+  it('reschedules a run that failed on the database without spending an attempt', async () => {
+    let runs = 0;
+    await startRunner({
+      'test.echo': async () => {
+        runs += 1;
+        if (runs === 1)
+          throw Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+      },
+    });
+    const id = await enqueueJob(database.db, 'test.echo', { value: 1 });
+    await waitFor(async () => (await getJob(database.db, id))?.state === 'succeeded', {
+      what: 'the job to succeed on its second run',
+      timeoutMs: 10_000,
+    });
+    // Claimed twice, one attempt counted: the outage was not the job's failure.
+    expect(runs).toBe(2);
+    expect(await getJob(database.db, id)).toMatchObject({ attempts: 1, lastError: null });
+  });
+
   it('renews the lease of a job that runs longer than the lease, so nobody else takes it', async () => {
     const otherRuns: string[] = [];
     const release = deferred();

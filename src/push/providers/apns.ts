@@ -114,6 +114,7 @@ export class ApnsSender {
     message: PushMessage,
     messageId: string,
     timeoutMs: number,
+    signal?: AbortSignal,
   ): Promise<AttemptResult> {
     const body = JSON.stringify(apnsPayload(message, messageId));
     if (Buffer.byteLength(body) > APNS_MAX_PAYLOAD_BYTES)
@@ -122,13 +123,22 @@ export class ApnsSender {
     const deadline = this.now() + timeoutMs;
     try {
       const jwt = await this.auth.token(creds);
-      const result = await this.post(environment, creds, jwt, device, body, messageId, timeoutMs);
+      const result = await this.post(environment, creds, jwt, device, body, messageId, timeoutMs, signal);
       if (result.refreshAuth && !this.auth.invalidate(creds, jwt)) return { ...result, refreshAuth: false };
       if (result.reason !== 'BadDeviceToken') return result;
       // BadDeviceToken is the token's fault only in its own environment: a production token sent to
       // the sandbox (or the reverse) means the project's `sandbox` setting is wrong, not the device.
       const other: Environment = environment === 'sandbox' ? 'production' : 'sandbox';
-      const probe = await this.post(other, creds, jwt, device, body, messageId, Math.max(1, deadline - this.now()));
+      const probe = await this.post(
+        other,
+        creds,
+        jwt,
+        device,
+        body,
+        messageId,
+        Math.max(1, deadline - this.now()),
+        signal,
+      );
       if (probe.reason === 'BadDeviceToken') return result;
       const problem = `APNS_ENVIRONMENT_MISMATCH: the device tokens belong to ${other}, the credentials say ${environment}`;
       if (probe.status === DeliveryStatus.ACCEPTED) return { ...probe, credentialProblem: problem };
@@ -146,6 +156,7 @@ export class ApnsSender {
     body: string,
     messageId: string,
     timeoutMs: number,
+    signal: AbortSignal | undefined,
   ): Promise<AttemptResult> {
     const target = this.targets[environment];
     const response = await this.pool.request(
@@ -164,6 +175,7 @@ export class ApnsSender {
       timeoutMs,
       // Apple: every request on a connection carries tokens of one team; one pool per environment, team and key.
       `${environment}:${apnsKeyOf(creds)}`,
+      signal,
     );
     return classifyApnsResponse(response, this.now(), this.tokenUpdatesBackoffMs);
   }

@@ -126,13 +126,21 @@ export class FcmSender {
     message: PushMessage,
     messageId: string,
     timeoutMs: number,
+    signal?: AbortSignal,
   ): Promise<AttemptResult> {
     const { body, contentBytes } = fcmBody(message, device.platform, device.pushAddress, messageId);
     if (contentBytes > FCM_MAX_PAYLOAD_BYTES)
       return { status: DeliveryStatus.PAYLOAD_TOO_LARGE, reason: 'PAYLOAD_TOO_LARGE' };
     try {
       const token = this.auth.cachedToken(creds) ?? (await this.auth.accessToken(creds));
-      const response = await this.pool.request(this.origin, this.headers(creds.projectId, token), body, timeoutMs);
+      const response = await this.pool.request(
+        this.origin,
+        this.headers(creds.projectId, token),
+        body,
+        timeoutMs,
+        '',
+        signal,
+      );
       const result = classifyFcmResponse(response, this.now(), this.quotaExceededDelayMs);
       if (result.refreshAuth) this.auth.invalidate(creds, token);
       return result;

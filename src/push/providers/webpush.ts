@@ -68,6 +68,7 @@ export class WebPushSender {
     message: PushMessage,
     messageId: string,
     timeoutMs: number,
+    signal?: AbortSignal,
   ): Promise<AttemptResult> {
     const keys = device.webPushKeys;
     if (!keys)
@@ -103,6 +104,7 @@ export class WebPushSender {
         },
         body: cipherText,
         timeoutMs,
+        signal,
       });
       return classifyWebPushResponse(response, this.now());
     } catch (error) {
