@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import type { CliCommand } from './cli-context.js';
 
 /** `herald serve|api|worker`: the server in one role (bin/herald starts it; the CLI answers `--help`). */
@@ -12,10 +11,6 @@ const DATABASE_NOTE =
   "Commands use the server's database and configuration: DATABASE_URL (PostgreSQL), else the embedded SQLite\n" +
   'file in DATA_DIR (default ./data, relative to the working directory), from the environment and ./.env.';
 
-export function packageVersion(): string {
-  const file = new URL('../../package.json', import.meta.url);
-  return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
-}
 
 export function globalHelp(commands: Record<string, CliCommand>): string {
   return [

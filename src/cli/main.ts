@@ -4,7 +4,8 @@ import { AppError } from '../errors.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { declarationFromUsage, parseCommandArgs, UsageError } from './cli-args.js';
 import { cliHerald, print, type CliCommand } from './cli-context.js';
-import { commandHelp, globalHelp, groupHelp, packageVersion, SERVER_COMMANDS } from './cli-help.js';
+import { HERALD_VERSION } from '../lib/package-info.js';
+import { commandHelp, globalHelp, groupHelp, SERVER_COMMANDS } from './cli-help.js';
 import { projectCommands } from './project-commands.js';
 import { pushCommands } from './push-commands.js';
 import { rateLimitCommands } from './rate-limit-commands.js';
@@ -96,7 +97,7 @@ function unknownCommand(argv: string[], words: string[]): number {
   if (words.length === 0) {
     try {
       const args = parseCommandArgs(argv, declarationFromUsage('[--version]'));
-      if (args.flags.has('version')) return (print(`herald ${packageVersion()}`), EXIT.ok);
+      if (args.flags.has('version')) return (print(`herald ${HERALD_VERSION}`), EXIT.ok);
       if (args.flags.has('help')) return (print(globalHelp(commands)), EXIT.ok);
       process.stderr.write(`${globalHelp(commands)}\n`);
       return EXIT.usage;
