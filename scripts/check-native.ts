@@ -48,7 +48,8 @@ function otherPlatform(file: string): string | undefined {
   return undefined;
 }
 
-const oneLine = (error: unknown): string => (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ');
+const oneLine = (error: unknown): string =>
+  (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ');
 
 const roots = process.argv.slice(2);
 const files = (roots.length > 0 ? roots : ['node_modules']).flatMap((root) => nativeFiles(path.resolve(root)));

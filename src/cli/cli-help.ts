@@ -11,7 +11,6 @@ const DATABASE_NOTE =
   "Commands use the server's database and configuration: DATABASE_URL (PostgreSQL), else the embedded SQLite\n" +
   'file in DATA_DIR (default ./data, relative to the working directory), from the environment and ./.env.';
 
-
 export function globalHelp(commands: Record<string, CliCommand>): string {
   return [
     'usage: herald <command> [options]',

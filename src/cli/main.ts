@@ -1,5 +1,6 @@
 import { loadDotEnvFile } from '../boot/env-file.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { describeStartupError } from '../boot/startup-errors.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { declarationFromUsage, parseCommandArgs, UsageError } from './cli-args.js';
@@ -47,10 +48,14 @@ const fail = (message: string, code: number): number => {
 };
 
 /** One line for every error; the stack only for unexpected ones, and only with HERALD_DEBUG=1. */
-function report(error: unknown, usage: string): number {
+function report(error: unknown, usage: string, config?: Config): number {
   if (error instanceof UsageError) return fail(`${error.message}; usage: herald ${usage}`, EXIT.usage);
   if (error instanceof ConfigError) return fail(`invalid configuration: ${error.problems.join('; ')}`, EXIT.usage);
   if (error instanceof AppError) return fail(error.message, EXIT.failed);
+  const known = config === undefined ? undefined : describeStartupError(error, config);
+  if (process.env.HERALD_DEBUG === '1' && error instanceof Error && known !== undefined)
+    process.stderr.write(`${error.stack}\n`);
+  if (known !== undefined) return fail(known, EXIT.failed);
   const first = error instanceof AggregateError && error.errors.length > 0 ? (error.errors[0] as unknown) : error;
   const message = first instanceof Error ? first.message || first.name : String(first);
   if (process.env.HERALD_DEBUG === '1' && error instanceof Error) process.stderr.write(`${error.stack}\n`);
@@ -77,6 +82,7 @@ async function main(argv: string[]): Promise<number> {
     print(commandHelp(name, server ?? commands[name]!));
     return EXIT.ok;
   }
+  let config: Config | undefined;
   try {
     const args = parseCommandArgs(rest, declarationFromUsage(usage));
     if (server) {
@@ -85,10 +91,11 @@ async function main(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     loadDotEnvFile();
-    await commands[name]!.run(args, loadConfig());
+    config = loadConfig();
+    await commands[name]!.run(args, config);
     return EXIT.ok;
   } catch (error) {
-    return report(error, usage);
+    return report(error, usage, config);
   }
 }
 

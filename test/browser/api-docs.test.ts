@@ -67,7 +67,10 @@ describe('the API reference at /docs in Chromium', () => {
 
   it('makes no request outside Herald, and none fails', async () => {
     // Open an operation and its test-request client too: the parts of the page that load on demand.
-    await page.getByRole('button', { name: /Test Request/ }).first().click();
+    await page
+      .getByRole('button', { name: /Test Request/ })
+      .first()
+      .click();
     await page.getByRole('button', { name: /Send/ }).first().waitFor();
     await page.waitForLoadState('networkidle');
     expect(elsewhere).toEqual([]);
