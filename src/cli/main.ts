@@ -2,41 +2,11 @@ import { loadDotEnvFile } from '../boot/env-file.js';
 import { describeStartupError } from '../boot/startup-errors.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { AppError } from '../errors.js';
-import { migrateToLatest } from '../db/migrate.js';
 import { declarationFromUsage, parseCommandArgs, UsageError } from './cli-args.js';
-import { cliHerald, print, type CliCommand } from './cli-context.js';
+import { print } from './cli-context.js';
+import { commands } from './commands.js';
 import { HERALD_VERSION } from '../lib/package-info.js';
 import { commandHelp, globalHelp, groupHelp, SERVER_COMMANDS } from './cli-help.js';
-import { projectCommands } from './project-commands.js';
-import { pushCommands } from './push-commands.js';
-import { rateLimitCommands } from './rate-limit-commands.js';
-import { retentionCommands } from './retention-commands.js';
-import { campaignCommands } from './campaign-commands.js';
-import { identityCommands } from './identity-commands.js';
-import { usersCommands } from './users-commands.js';
-
-const commands: Record<string, CliCommand> = {
-  migrate: {
-    usage: 'migrate',
-    description: 'Applies the pending database migrations (the server also does at start).',
-    run: async (_args, config) => {
-      const herald = cliHerald(config);
-      try {
-        const applied = await migrateToLatest(herald.db);
-        print(applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date');
-      } finally {
-        await herald.close();
-      }
-    },
-  },
-  ...projectCommands,
-  ...pushCommands,
-  ...rateLimitCommands,
-  ...retentionCommands,
-  ...campaignCommands,
-  ...identityCommands,
-  ...usersCommands,
-};
 
 /** Exit codes: 0 done, 1 the command failed, 2 the command line or the configuration is wrong. */
 const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
