@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, REPO_ROOT, startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { HERALD_VERSION } from '../../src/lib/package-info.js';
+import { freePort, startServerProcess, type ServerProcess } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { launchChromium } from './chromium.js';
 
@@ -12,8 +13,6 @@ import { launchChromium } from './chromium.js';
 // (its title and version), with none of the vendor's buttons, and its authentication panel starts
 // on Herald's two headers. The page serves no data, so one database (the embedded one) is enough.
 
-const VERSION = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string })
-  .version;
 const VENDOR_CONTROLS = [
   'Deploy',
   'Ask AI',
@@ -80,10 +79,10 @@ describe('the API reference at /docs in Chromium', () => {
   });
 
   it("is titled with Herald's name and its package version, the version /openapi.json states", async () => {
-    expect(await page.title()).toBe(`Herald API ${VERSION}`);
-    await expect(page.getByText(`v${VERSION}`, { exact: true }).first().isVisible()).resolves.toBe(true);
+    expect(await page.title()).toBe(`Herald API ${HERALD_VERSION}`);
+    await expect(page.getByText(`v${HERALD_VERSION}`, { exact: true }).first().isVisible()).resolves.toBe(true);
     const document = (await (await fetch(`${base}/openapi.json`)).json()) as { info: { version: string } };
-    expect(document.info.version).toBe(VERSION);
+    expect(document.info.version).toBe(HERALD_VERSION);
   });
 
   it("shows none of the vendor's buttons or links", async () => {

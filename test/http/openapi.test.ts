@@ -1,12 +1,8 @@
-import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { openApiPath } from '../../src/http/openapi-operations.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
-import { REPO_ROOT } from '../helpers/processes.js';
-
-const HERALD_VERSION = (JSON.parse(fs.readFileSync(`${REPO_ROOT}/package.json`, 'utf8')) as { version: string })
-  .version;
+import { HERALD_VERSION } from '../../src/lib/package-info.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the document is read as untyped JSON, walked by the assertions
 type Json = Record<string, any>;
