@@ -6,8 +6,8 @@ export default defineConfig({
   resolve: { alias: { '@herald/client': fileURLToPath(new URL('packages/client/src/index.ts', import.meta.url)) } },
   test: {
     include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
-    // Run apart with their own configs: npm run test:browser, test:console (Chromium), test:pgbouncer.
-    exclude: ['test/browser/**', 'test/console/**', 'test/pgbouncer/**', '**/node_modules/**'],
+    // Run apart with their own configs: npm run test:browser, test:console (Chromium), test:pgbouncer, test:deploy (Caddy).
+    exclude: ['test/browser/**', 'test/console/**', 'test/pgbouncer/**', 'test/deploy/**', '**/node_modules/**'],
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 60_000,

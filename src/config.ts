@@ -30,9 +30,13 @@ export interface Config {
   /** A read-only PostgreSQL connection (a replica) for audience counts, dry runs and lists. */
   readonly databaseReadUrl: string | undefined;
   readonly logLevel: string;
+  /** `json` (one object a line, for collectors) or `pretty` (readable lines, for development). */
+  readonly logFormat: 'json' | 'pretty';
   readonly role: HeraldRole;
   readonly tlsCertFile: string | undefined;
   readonly tlsKeyFile: string | undefined;
+  /** BEHIND_TLS_PROXY: plain HTTP on a public interface is intended (a TLS-terminating proxy is in front). */
+  readonly behindTlsProxy: boolean;
   readonly publicUrl: string | undefined;
   /** Origins whose pages may call the client-SDK routes (public key) from a browser, from CORS_ORIGINS. */
   readonly corsOrigins: CorsOrigins;
@@ -189,9 +193,11 @@ export function loadConfig(env: Env = process.env): Config {
     databaseListenUrl,
     databaseReadUrl,
     logLevel: str('LOG_LEVEL') ?? 'info',
+    logFormat: str('LOG_FORMAT') === 'pretty' ? 'pretty' : 'json',
     role: role === 'api' || role === 'worker' ? role : 'all',
     tlsCertFile,
     tlsKeyFile,
+    behindTlsProxy: bool('BEHIND_TLS_PROXY', false),
     publicUrl: url('PUBLIC_URL', undefined, ['http:', 'https:']),
     corsOrigins: parseCorsOrigins(str('CORS_ORIGINS'), problems),
     redisUrl: url('REDIS_URL', undefined, ['redis:', 'rediss:']),
@@ -241,6 +247,9 @@ export function loadConfig(env: Env = process.env): Config {
   }
   if (config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port)
     problems.push(`METRICS_PORT must differ from PORT (both are ${config.port})`);
+  const logFormat = str('LOG_FORMAT');
+  if (logFormat !== undefined && logFormat !== 'json' && logFormat !== 'pretty')
+    problems.push(`LOG_FORMAT must be json or pretty, got "${logFormat}"`);
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
 }

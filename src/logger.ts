@@ -72,3 +72,21 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     destination,
   );
 }
+
+/**
+ * Where the server's log goes, by LOG_FORMAT: `json` is pino's one object a line on stdout, for log
+ * collectors; `pretty` is pino-pretty's readable lines (time, level, message, then the fields), for a
+ * developer's terminal. pino-pretty is loaded only then, so a production process never carries it.
+ */
+export async function logDestination(format: 'json' | 'pretty'): Promise<DestinationStream | undefined> {
+  if (format === 'json') return undefined;
+  const { default: pretty } = await import('pino-pretty');
+  return pretty({
+    destination: 1,
+    sync: true,
+    colorize: process.stdout.isTTY === true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'service',
+    singleLine: false,
+  });
+}

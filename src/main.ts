@@ -1,26 +1,49 @@
 import module from 'node:module';
 import { loadDotEnvFile } from './boot/env-file.js';
-import { ConfigError, loadConfig } from './config.js';
-import { createLogger } from './logger.js';
+import { describeStartupError } from './boot/startup-errors.js';
+import { startupWarnings } from './boot/startup-warnings.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createLogger, logDestination } from './logger.js';
 import { startRuntime } from './runtime.js';
 
 /** How long past `SHUTDOWN_TIMEOUT_MS` the process may take to release the leases it still holds. */
 const HAND_BACK_LIMIT_MS = 2000;
 
+/** Exit codes as the command line's: 1 the start failed, 2 the configuration is wrong. */
+const EXIT = { failed: 1, usage: 2 } as const;
+
+/**
+ * A failed start is one line on stderr naming the setting to change (a port in use, a database that
+ * refuses, a data directory this user cannot write), as the command line's errors are; the stack
+ * trace only with HERALD_DEBUG=1.
+ */
+function fail(error: unknown, config: Config | undefined): never {
+  let line: string;
+  let code: number = EXIT.failed;
+  if (error instanceof ConfigError) {
+    line = `invalid configuration: ${error.problems.join('; ')}`;
+    code = EXIT.usage;
+  } else {
+    const known = config === undefined ? undefined : describeStartupError(error, config);
+    const message = error instanceof Error ? error.message || error.name : String(error);
+    line = known ?? `failed to start: ${message.split('\n')[0]} (HERALD_DEBUG=1 prints the stack trace)`;
+  }
+  process.stderr.write(`herald: ${line}\n`);
+  if (process.env.HERALD_DEBUG === '1' && error instanceof Error) process.stderr.write(`${error.stack}\n`);
+  process.exit(code);
+}
+
 async function main(): Promise<void> {
-  let config;
+  let config: Config;
   try {
     loadDotEnvFile();
     config = loadConfig();
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(2);
-    }
-    throw error;
+    fail(error, undefined);
   }
-  const logger = createLogger(config.logLevel);
-  const runtime = await startRuntime(config, { logger });
+  const logger = createLogger(config.logLevel, await logDestination(config.logFormat));
+  const runtime = await startRuntime(config, { logger }).catch((error: unknown) => fail(error, config));
+  for (const warning of startupWarnings(config)) logger.warn(warning.fields, warning.message);
   // Every module is loaded now: write the compile cache (bin/herald) at once, not only at a clean exit.
   module.flushCompileCache();
 
@@ -47,9 +70,4 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => shutdown('SIGINT'));
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `Herald failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
-  process.exit(1);
-});
+main().catch((error: unknown) => fail(error, undefined));

@@ -181,15 +181,16 @@ if (process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import
   };
   if (!fs.existsSync(path.join(HERALD_WEB_DIST, 'index.js')))
     throw new Error('build @herald/web first: npm run build -w @herald/web');
+  // EXAMPLE_*: the example's own settings. Not HERALD_*, which are Herald's (HERALD_SECRET_KEY is its master key).
   const started = await startExampleServer({
     port: Number(process.env.EXAMPLE_PORT ?? 8081),
     host: process.env.EXAMPLE_HOST ?? '127.0.0.1',
-    heraldUrl: process.env.HERALD_URL ?? 'http://localhost:8080',
-    projectId: env('HERALD_PROJECT'),
-    publicKey: env('HERALD_PUBLIC_KEY'),
-    secretKey: env('HERALD_SECRET_KEY'),
-    identityKey: process.env.HERALD_IDENTITY_KEY || undefined,
-    standInUrl: process.env.WEBPUSH_STAND_IN || undefined,
+    heraldUrl: process.env.EXAMPLE_HERALD_URL ?? 'http://localhost:8080',
+    projectId: env('EXAMPLE_PROJECT_ID'),
+    publicKey: env('EXAMPLE_PUBLIC_KEY'),
+    secretKey: env('EXAMPLE_SECRET_KEY'),
+    identityKey: process.env.EXAMPLE_IDENTITY_KEY || undefined,
+    standInUrl: process.env.EXAMPLE_WEBPUSH_STAND_IN || undefined,
   });
   console.log(`example web app on ${started.url}`);
 }

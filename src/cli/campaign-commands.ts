@@ -9,7 +9,16 @@ import {
   updateCampaign,
 } from '../campaigns/campaigns.service.js';
 import { CAMPAIGN_STATUSES, type CampaignStatus } from '../campaigns/campaigns.schemas.js';
-import { optionalFlag, print, requireFlag, UsageError, withHerald, type CliCommand } from './cli-context.js';
+import { decodeCursor, parseLimit } from '../campaigns/pagination.js';
+import {
+  checkedOption,
+  optionalFlag,
+  print,
+  requireFlag,
+  UsageError,
+  withHerald,
+  type CliCommand,
+} from './cli-context.js';
 
 /** Reads a JSON file (`-` for stdin). */
 async function readJsonFile(path: string): Promise<unknown> {
@@ -43,6 +52,26 @@ const statusFlag = (value: string): CampaignStatus => {
 export const campaignCommands: Record<string, CliCommand> = {
   'campaign create': {
     usage: 'campaign create --project P --file campaign.json',
+    description:
+      'Creates a campaign from a JSON file (the body of POST /api/v1/campaigns) and prints it as stored. name and message are required; without campaign_id the campaign gets a generated id. The message fields are Liquid templates (src/campaigns/README.md).',
+    options: {
+      file: 'the campaign as JSON (- reads stdin)',
+    },
+    example: {
+      file: 'campaign.json',
+      content: JSON.stringify(
+        {
+          campaign_id: 'order-shipped',
+          name: 'Order shipped',
+          status: 'active',
+          api_triggered: true,
+          segment: { property: 'plan', op: 'eq', value: 'pro' },
+          message: { title: 'Hi {{ user.project_user_id }}', body: 'Order {{ trigger.order_id }} is on its way' },
+        },
+        null,
+        2,
+      ),
+    },
     run: async (args, config) => {
       const body = await readJsonFile(requireFlag(args, 'file'));
       print(
@@ -54,12 +83,22 @@ export const campaignCommands: Record<string, CliCommand> = {
   },
   'campaign list': {
     usage: 'campaign list --project P [--status S] [--limit N] [--cursor C]',
+    description: "Lists a project's campaigns, a page at a time (pass next_cursor as --cursor for the next one).",
+    options: {
+      status: 'only campaigns in this status: draft, active, paused or archived',
+      limit: 'campaigns per page, 1 to 100 (default 50)',
+      cursor: 'next_cursor of the previous page',
+    },
     run: async (args, config) => {
       const status = optionalFlag(args, 'status');
+      const limit = optionalFlag(args, 'limit');
+      const cursor = optionalFlag(args, 'cursor');
+      checkedOption('limit', limit, (value) => parseLimit(value));
+      checkedOption('cursor', cursor, (value) => decodeCursor(value));
       const page = await withHerald(config, (h) =>
         listCampaigns(h.db, requireFlag(args, 'project'), {
-          limit: optionalFlag(args, 'limit'),
-          cursor: optionalFlag(args, 'cursor'),
+          limit,
+          cursor,
           status: status === undefined ? undefined : statusFlag(status),
         }),
       );
@@ -68,6 +107,10 @@ export const campaignCommands: Record<string, CliCommand> = {
   },
   'campaign get': {
     usage: 'campaign get --project P --id C',
+    description: 'Prints one campaign.',
+    options: {
+      id: 'the campaign id',
+    },
     run: async (args, config) => {
       print(
         campaignToWire(
@@ -78,6 +121,23 @@ export const campaignCommands: Record<string, CliCommand> = {
   },
   'campaign update': {
     usage: 'campaign update --project P --id C --file changes.json',
+    description:
+      'Changes the fields a JSON file gives (the body of PATCH /api/v1/campaigns/{id}); the others stay as they are.',
+    options: {
+      id: 'the campaign id',
+      file: 'the changes as JSON (- reads stdin)',
+    },
+    example: {
+      file: 'changes.json',
+      content: JSON.stringify(
+        {
+          message: { title: 'Hi {{ user.project_user_id }}', body: 'Order {{ trigger.order_id }} has shipped' },
+          status: 'paused',
+        },
+        null,
+        2,
+      ),
+    },
     run: async (args, config) => {
       const patch = await readJsonFile(requireFlag(args, 'file'));
       print(
@@ -91,6 +151,11 @@ export const campaignCommands: Record<string, CliCommand> = {
   },
   'campaign status': {
     usage: 'campaign status --project P --id C --status draft|active|paused|archived',
+    description: "Sets a campaign's status: only an active campaign can be triggered.",
+    options: {
+      id: 'the campaign id',
+      status: 'draft, active, paused or archived',
+    },
     run: async (args, config) => {
       const status = statusFlag(requireFlag(args, 'status'));
       print(
@@ -104,6 +169,10 @@ export const campaignCommands: Record<string, CliCommand> = {
   },
   'campaign delete': {
     usage: 'campaign delete --project P --id C',
+    description: "Deletes a campaign (its past triggers' sends stay in the delivery history).",
+    options: {
+      id: 'the campaign id',
+    },
     run: async (args, config) => {
       const deleted = await withHerald(config, (h) =>
         deleteCampaign(h.db, requireFlag(args, 'project'), requireFlag(args, 'id')),

@@ -83,6 +83,19 @@ export function requireFlag(args: ParsedArgs, name: string): string {
   return value;
 }
 
+/**
+ * An option's value checked with the service's own rule (`check` throws the API's 400 error): a bad
+ * value is a mistake on the command line, so a UsageError (exit 2) naming the option.
+ */
+export function checkedOption<T>(name: string, value: string | undefined, check: (value: string) => T): T | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return check(value);
+  } catch (error) {
+    throw new UsageError(`--${name}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 export function optionalFlag(args: ParsedArgs, name: string): string | undefined {
   const value = args.flags.get(name);
   return typeof value === 'string' ? value : undefined;

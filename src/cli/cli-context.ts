@@ -6,7 +6,7 @@ import { createHerald, type Herald } from '../herald.js';
 import { createLogger } from '../logger.js';
 import type { ParsedArgs } from './cli-args.js';
 
-export { optionalFlag, requireFlag, UsageError, type ParsedArgs } from './cli-args.js';
+export { checkedOption, optionalFlag, requireFlag, UsageError, type ParsedArgs } from './cli-args.js';
 
 /**
  * One `herald <name>` command, spread into main.ts's `commands`. Its usage line declares its
@@ -15,8 +15,12 @@ export { optionalFlag, requireFlag, UsageError, type ParsedArgs } from './cli-ar
 export interface CliCommand {
   /** e.g. `project create --name N [--json]` */
   usage: string;
-  /** Shown by `herald <command> --help` under the usage line. */
-  description?: string;
+  /** Shown by `herald <command> --help` under the usage line: what the command does and prints. */
+  description: string;
+  /** What each option of the usage line means, where cli-help.ts's common wording (--project, --json) does not fit. */
+  options?: Record<string, string>;
+  /** An input file the command reads, shown by `--help` as an example of its content. */
+  example?: { file: string; content: string };
   run(args: ParsedArgs, config: Config): Promise<void>;
 }
 

@@ -8,7 +8,9 @@ import { print, requireFlag, withHerald, type CliCommand } from './cli-context.j
 /** `herald identity ...`: opt-in identity verification of public-key calls (docs/security.md). */
 export const identityCommands: Record<string, CliCommand> = {
   'identity enable': {
-    usage: 'identity enable --project P [--json]   (a new signing key each time; shown once)',
+    usage: 'identity enable --project P [--json]',
+    description:
+      'Turns identity verification of public-key calls on and prints a new signing key, once (each enable makes a new one). Your backend signs a token per user with it (docs/security.md).',
     run: async (args, config) => {
       const projectId = requireFlag(args, 'project');
       const { signingKey } = await withHerald(config, (h) =>
@@ -24,6 +26,7 @@ export const identityCommands: Record<string, CliCommand> = {
   },
   'identity disable': {
     usage: 'identity disable --project P',
+    description: 'Turns identity verification off and deletes the signing key.',
     run: async (args, config) => {
       const projectId = requireFlag(args, 'project');
       const was = await withHerald(config, (h) => disableIdentityVerification(h.db, projectId));
@@ -32,6 +35,7 @@ export const identityCommands: Record<string, CliCommand> = {
   },
   'identity show': {
     usage: 'identity show --project P [--json]',
+    description: 'Says whether identity verification is on, and since when.',
     run: async (args, config) => {
       const projectId = requireFlag(args, 'project');
       const shown = await withHerald(config, (h) => showIdentityVerification(h.db, projectId));

@@ -1,40 +1,12 @@
 import { loadDotEnvFile } from '../boot/env-file.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { describeStartupError } from '../boot/startup-errors.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
 import { AppError } from '../errors.js';
-import { migrateToLatest } from '../db/migrate.js';
 import { declarationFromUsage, parseCommandArgs, UsageError } from './cli-args.js';
-import { cliHerald, print, type CliCommand } from './cli-context.js';
-import { commandHelp, globalHelp, groupHelp, packageVersion, SERVER_COMMANDS } from './cli-help.js';
-import { projectCommands } from './project-commands.js';
-import { pushCommands } from './push-commands.js';
-import { rateLimitCommands } from './rate-limit-commands.js';
-import { retentionCommands } from './retention-commands.js';
-import { campaignCommands } from './campaign-commands.js';
-import { identityCommands } from './identity-commands.js';
-import { usersCommands } from './users-commands.js';
-
-const commands: Record<string, CliCommand> = {
-  migrate: {
-    usage: 'migrate',
-    description: 'Applies the pending database migrations (the server also does at start).',
-    run: async (_args, config) => {
-      const herald = cliHerald(config);
-      try {
-        const applied = await migrateToLatest(herald.db);
-        print(applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date');
-      } finally {
-        await herald.close();
-      }
-    },
-  },
-  ...projectCommands,
-  ...pushCommands,
-  ...rateLimitCommands,
-  ...retentionCommands,
-  ...campaignCommands,
-  ...identityCommands,
-  ...usersCommands,
-};
+import { print } from './cli-context.js';
+import { commands } from './commands.js';
+import { HERALD_VERSION } from '../lib/package-info.js';
+import { commandHelp, globalHelp, groupHelp, SERVER_COMMANDS } from './cli-help.js';
 
 /** Exit codes: 0 done, 1 the command failed, 2 the command line or the configuration is wrong. */
 const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -46,10 +18,14 @@ const fail = (message: string, code: number): number => {
 };
 
 /** One line for every error; the stack only for unexpected ones, and only with HERALD_DEBUG=1. */
-function report(error: unknown, usage: string): number {
+function report(error: unknown, usage: string, config?: Config): number {
   if (error instanceof UsageError) return fail(`${error.message}; usage: herald ${usage}`, EXIT.usage);
   if (error instanceof ConfigError) return fail(`invalid configuration: ${error.problems.join('; ')}`, EXIT.usage);
   if (error instanceof AppError) return fail(error.message, EXIT.failed);
+  const known = config === undefined ? undefined : describeStartupError(error, config);
+  if (process.env.HERALD_DEBUG === '1' && error instanceof Error && known !== undefined)
+    process.stderr.write(`${error.stack}\n`);
+  if (known !== undefined) return fail(known, EXIT.failed);
   const first = error instanceof AggregateError && error.errors.length > 0 ? (error.errors[0] as unknown) : error;
   const message = first instanceof Error ? first.message || first.name : String(first);
   if (process.env.HERALD_DEBUG === '1' && error instanceof Error) process.stderr.write(`${error.stack}\n`);
@@ -76,6 +52,7 @@ async function main(argv: string[]): Promise<number> {
     print(commandHelp(name, server ?? commands[name]!));
     return EXIT.ok;
   }
+  let config: Config | undefined;
   try {
     const args = parseCommandArgs(rest, declarationFromUsage(usage));
     if (server) {
@@ -84,10 +61,11 @@ async function main(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     loadDotEnvFile();
-    await commands[name]!.run(args, loadConfig());
+    config = loadConfig();
+    await commands[name]!.run(args, config);
     return EXIT.ok;
   } catch (error) {
-    return report(error, usage);
+    return report(error, usage, config);
   }
 }
 
@@ -96,7 +74,7 @@ function unknownCommand(argv: string[], words: string[]): number {
   if (words.length === 0) {
     try {
       const args = parseCommandArgs(argv, declarationFromUsage('[--version]'));
-      if (args.flags.has('version')) return (print(`herald ${packageVersion()}`), EXIT.ok);
+      if (args.flags.has('version')) return (print(`herald ${HERALD_VERSION}`), EXIT.ok);
       if (args.flags.has('help')) return (print(globalHelp(commands)), EXIT.ok);
       process.stderr.write(`${globalHelp(commands)}\n`);
       return EXIT.usage;

@@ -9,6 +9,11 @@ const kindFlag = (value: string): 'secret' | 'public' => {
 export const projectCommands: Record<string, CliCommand> = {
   'project create': {
     usage: 'project create --name N [--json]',
+    description:
+      'Creates a project and prints its id, public key and secret key, once: keep the secret key, it is not shown again.',
+    options: {
+      name: "the project's name, for people (it need not be unique)",
+    },
     run: async (args, config) => {
       const created = await withHerald(config, (h) => createProject(h.db, h.clock, requireFlag(args, 'name')));
       const out = { project_id: created.project_id, public_key: created.public_key, secret_key: created.secret_key };
@@ -21,6 +26,7 @@ export const projectCommands: Record<string, CliCommand> = {
   },
   'project list': {
     usage: 'project list [--json]',
+    description: 'Lists the projects: id, name and creation time (with --json also their rate-limit overrides).',
     run: async (args, config) => {
       const projects = await withHerald(config, (h) => listProjects(h.db));
       const rows = projects.map((p) => ({
@@ -35,6 +41,7 @@ export const projectCommands: Record<string, CliCommand> = {
   },
   'key list': {
     usage: 'key list --project P [--json]',
+    description: "Lists a project's keys by id and prefix, active or revoked; never a whole key.",
     run: async (args, config) => {
       const keys = await withHerald(config, (h) => listKeys(h.db, requireFlag(args, 'project')));
       const rows = keys.map((k) => ({
@@ -58,6 +65,10 @@ export const projectCommands: Record<string, CliCommand> = {
   },
   'key rotate': {
     usage: 'key rotate --project P --kind secret|public [--json]',
+    description: "Makes a new key of one kind, prints it once, and revokes the project's previous keys of that kind.",
+    options: {
+      kind: 'secret (servers) or public (apps and browsers)',
+    },
     run: async (args, config) => {
       const kind = kindFlag(requireFlag(args, 'kind'));
       const fresh = await withHerald(config, (h) => rotateKey(h.db, h.clock, requireFlag(args, 'project'), kind));
@@ -67,6 +78,10 @@ export const projectCommands: Record<string, CliCommand> = {
   },
   'key revoke': {
     usage: 'key revoke --project P --key KEY_ID_OR_PREFIX',
+    description: 'Revokes one key: requests with it are refused from then on.',
+    options: {
+      key: "the key's id or its prefix as `key list` shows them",
+    },
     run: async (args, config) => {
       await withHerald(config, (h) =>
         revokeKey(h.db, h.clock, requireFlag(args, 'project'), requireFlag(args, 'key').replace(/…$/, '')),

@@ -34,6 +34,13 @@ function numberFlag(args: ParsedArgs, name: string, required: boolean): number |
 export const rateLimitCommands: Record<string, CliCommand> = {
   'rate-limit set': {
     usage: `rate-limit set --project P --class ${CLASSES} --per-second N [--burst B]`,
+    description:
+      'Overrides one rate-limit class of a project (requests per second and burst); running servers apply it within seconds.',
+    options: {
+      class: 'the class of requests: management, client (every public-key call), send, trigger or a2a',
+      'per-second': 'requests per second, refilled continuously',
+      burst: 'how many may come at once (default: twice the rate)',
+    },
     run: async (args, config) => {
       const projectId = requireFlag(args, 'project');
       const cls = requireFlag(args, 'class');
@@ -45,6 +52,7 @@ export const rateLimitCommands: Record<string, CliCommand> = {
   },
   'rate-limit show': {
     usage: 'rate-limit show --project P [--json]',
+    description: "Shows a project's limits per class and whether the project or the default sets each.",
     run: async (args, config) => {
       const projectId = requireFlag(args, 'project');
       const limits = await withHerald(config, (h) => showProjectRateLimits(h.db, config.rateLimitDefaults, projectId));
@@ -60,6 +68,10 @@ export const rateLimitCommands: Record<string, CliCommand> = {
   },
   'rate-limit reset': {
     usage: `rate-limit reset --project P [--class ${CLASSES}]`,
+    description: "Removes a project's overrides (of one class, or of all): the defaults apply again.",
+    options: {
+      class: 'the one class to reset (default: all)',
+    },
     run: async (args, config) => {
       const projectId = requireFlag(args, 'project');
       const cls = optionalFlag(args, 'class');

@@ -35,7 +35,13 @@ function changesFrom(args: ParsedArgs): Partial<Record<RetentionKind, number | n
 export const retentionCommands: Record<string, CliCommand> = {
   'retention set': {
     usage: `retention set --project P ${KIND_FLAGS}`,
-    description: 'Keep some kinds of a project for fewer days than the default ("default" removes the override)',
+    description:
+      'Keeps some kinds of a project\'s data for fewer days than the server\'s default (RETENTION_*_DAYS); "default" removes the override. At least one kind is required.',
+    options: {
+      'deliveries-days': 'days sent messages and campaign ledgers are kept, or default',
+      'events-days': 'days events are kept, or default',
+      'tasks-days': 'days finished A2A tasks are kept, or default',
+    },
     run: async (args, config) => {
       const projectId = requireFlag(args, 'project');
       const changes = changesFrom(args);
@@ -45,7 +51,7 @@ export const retentionCommands: Record<string, CliCommand> = {
   },
   'retention show': {
     usage: 'retention show --project P [--json]',
-    description: 'The days each kind of the project is kept, and whether the project or the default decides',
+    description: "The days each kind of the project's data is kept, and whether the project or the default decides.",
     run: async (args, config) => {
       const projectId = requireFlag(args, 'project');
       const shown = await withHerald(config, (h) => showProjectRetention(h.db, config.retention.days, projectId));
@@ -61,7 +67,7 @@ export const retentionCommands: Record<string, CliCommand> = {
   },
   'retention run': {
     usage: 'retention run',
-    description: 'One retention pass now (workers run one every RETENTION_INTERVAL_MS); prints what it did',
+    description: 'One retention pass now (workers run one every RETENTION_INTERVAL_MS); prints what it deleted.',
     run: async (_args, config) => {
       const report = await withHerald(config, (h) =>
         enforceRetention(h.db, { settings: config.retention, clock: h.clock }),

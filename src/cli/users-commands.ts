@@ -12,8 +12,8 @@ import {
   parseImportLine,
   type ImportLine,
 } from '../users/users-import.service.js';
-import { listUsers, userToWire } from '../users/users-read.service.js';
-import { optionalFlag, requireFlag, UsageError, withHerald, type CliCommand } from './cli-context.js';
+import { listUsers, userToWire, validateUserFilter } from '../users/users-read.service.js';
+import { checkedOption, optionalFlag, requireFlag, UsageError, withHerald, type CliCommand } from './cli-context.js';
 
 const EXPORT_PAGE = 1000;
 
@@ -94,17 +94,28 @@ export const usersCommands: Record<string, CliCommand> = {
     usage: 'users import --project P [--file F]',
     description:
       'Creates users or merges their properties, from NDJSON lines { project_user_id, properties } (an export imports back as is), in bounded memory at any size. --file - or no --file reads stdin. Stdout: a result line per failed input line, then the totals; exit 1 when a line failed.',
+    options: { file: 'the NDJSON file, one user a line (- or no --file: stdin)' },
+    example: {
+      file: 'users.ndjson',
+      content: [
+        '{"project_user_id":"alice","properties":{"plan":"pro","age":31}}',
+        '{"project_user_id":"bob","properties":{"plan":"free"},"created_at":"2025-01-31T09:00:00.000Z"}',
+      ].join('\n'),
+    },
     run: (args, config) => runImport(optionalFlag(args, 'file'), requireFlag(args, 'project'), config),
   },
   'users export': {
     usage: "users export --project P [--filter '<condition JSON>'] [--prefix ID]",
     description:
       'Writes the users as NDJSON { project_user_id, properties, created_at, updated_at }, in project_user_id order, in bounded memory. --filter takes a condition in the campaign segment language.',
-    run: (args, config) =>
-      runExport(
-        requireFlag(args, 'project'),
-        { filter: optionalFlag(args, 'filter'), prefix: optionalFlag(args, 'prefix') },
-        config,
-      ),
+    options: {
+      filter: 'only users matching this condition (the campaign segment language, as JSON)',
+      prefix: 'only users whose project_user_id starts with this',
+    },
+    run: (args, config) => {
+      const filter = optionalFlag(args, 'filter');
+      checkedOption('filter', filter, (text) => validateUserFilter(text));
+      return runExport(requireFlag(args, 'project'), { filter, prefix: optionalFlag(args, 'prefix') }, config);
+    },
   },
 };

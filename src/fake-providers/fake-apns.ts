@@ -35,7 +35,10 @@ export interface FakeApns {
   readonly jwtsSeen: Set<string>;
   /** Teams seen per connection (a test reads that teams never share one). */
   readonly teamsPerConnection: Array<Set<string>>;
+  /** A new signing key (`.p8`) of a new team that this stand-in trusts. */
   key(): FakeApnsKey;
+  /** Trusts a key made before (by an earlier run of the stand-in, kept in its directory). */
+  trust(key: FakeApnsKey): FakeApnsKey;
   /** The `timestamp` 410 answers report (default: the time of the request). */
   unregisteredAt: number | undefined;
   /** The stand-in's clock for token ages (tests that move Herald's clock move this one too). */
@@ -181,12 +184,14 @@ export async function startFakeApns(
     now: () => Date.now(),
     key() {
       const pair = crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-      const key = {
+      return fake.trust({
         keyId: id10(),
         teamId: id10(),
         privateKey: pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-      };
-      rules.keys.set(`${key.teamId}:${key.keyId}`, pair.publicKey);
+      });
+    },
+    trust(key) {
+      rules.keys.set(`${key.teamId}:${key.keyId}`, crypto.createPublicKey(key.privateKey));
       return key;
     },
     expireSeenTokens() {

@@ -46,14 +46,37 @@ export interface FakeFcm {
   now: () => number;
   /** A service account of `projectId` (new key pair) that this stand-in's token endpoint trusts. */
   serviceAccount(projectId?: string): ServiceAccountJson;
+  /**
+   * Trusts a service account made before (by an earlier run, kept in the stand-ins' directory); answers
+   * it with its `token_uri` on this stand-in.
+   */
+  trust(account: ServiceAccountJson): ServiceAccountJson;
   reset(): void;
   close(): Promise<void>;
 }
 
 /** FCM HTTP v1 stand-in (HTTP/2 over TLS, HTTP/1.1 allowed for the token endpoint at `/token`). */
-export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; host?: string } = {}): Promise<FakeFcm> {
+export async function startFakeFcm(
+  tls: LoopbackTls,
+  options: { port?: number; host?: string; tokenSecret?: Buffer } = {},
+): Promise<FakeFcm> {
   const accounts = new Map<string, { publicKey: crypto.KeyObject; projectId: string }>();
-  const tokens = new Map<string, { projectId: string; expiresAt: number }>();
+  // Access tokens carry their project and expiry, signed with this secret, so the stand-in needs no
+  // memory of them: with the secret kept in its directory, a token issued before a restart stays good.
+  const tokenSecret = options.tokenSecret ?? crypto.randomBytes(32);
+  const sign = (payload: string) => crypto.createHmac('sha256', tokenSecret).update(payload).digest('base64url');
+  const issueToken = (issued: { projectId: string; expiresAt: number }): string => {
+    const payload = Buffer.from(JSON.stringify([issued.projectId, issued.expiresAt])).toString('base64url');
+    return `fake-at-${payload}.${sign(payload)}`;
+  };
+  const tokenOf = (token: string): { projectId: string; expiresAt: number } | undefined => {
+    const [payload = '', signature = ''] = token.replace(/^fake-at-/, '').split('.');
+    const expected = Buffer.from(sign(payload));
+    if (signature.length !== expected.length || !crypto.timingSafeEqual(Buffer.from(signature), expected))
+      return undefined;
+    const [projectId, expiresAt] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as [string, number];
+    return { projectId, expiresAt };
+  };
   const failures = new FailureCounter();
   const recorder = new Recorder();
   let exchanges = 0;
@@ -89,8 +112,10 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
       return sendJson(res, 400, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' });
     }
     exchanges++;
-    const token = `fake-at-${crypto.randomBytes(12).toString('hex')}`;
-    tokens.set(token, { projectId: account.projectId, expiresAt: fake.now() + fake.tokenLifetimeSeconds * 1000 });
+    const token = issueToken({
+      projectId: account.projectId,
+      expiresAt: fake.now() + fake.tokenLifetimeSeconds * 1000,
+    });
     sendJson(res, 200, { access_token: token, expires_in: fake.tokenLifetimeSeconds, token_type: 'Bearer' });
   }
 
@@ -99,7 +124,7 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
     const record = (status: number, token: string, body: unknown) =>
       recorder.add({ token, headers: headersOf(req), body, status, at: Date.now() });
     const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
-    const issued = bearer === undefined ? undefined : tokens.get(bearer);
+    const issued = bearer === undefined ? undefined : tokenOf(bearer);
     if (!issued || issued.expiresAt <= fake.now()) {
       record(401, '', null);
       return sendJson(res, 401, documentedFcmError('UNAUTHENTICATED', projectId)!.body);
@@ -200,17 +225,22 @@ export async function startFakeFcm(tls: LoopbackTls, options: { port?: number; h
     tokenLifetimeSeconds: 3600,
     now: () => Date.now(),
     serviceAccount(projectId = 'herald-fake') {
-      const { publicKey, privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
-      const clientEmail = `sa-${crypto.randomBytes(4).toString('hex')}@${projectId}.iam.gserviceaccount.com`;
-      accounts.set(clientEmail, { publicKey, projectId });
-      return {
+      const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+      return fake.trust({
         type: 'service_account',
         project_id: projectId,
         private_key_id: crypto.randomBytes(20).toString('hex'),
         private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-        client_email: clientEmail,
+        client_email: `sa-${crypto.randomBytes(4).toString('hex')}@${projectId}.iam.gserviceaccount.com`,
         token_uri: `${url}/token`,
-      };
+      });
+    },
+    trust(account) {
+      accounts.set(account.client_email, {
+        publicKey: crypto.createPublicKey(account.private_key),
+        projectId: account.project_id,
+      });
+      return { ...account, token_uri: `${url}/token` };
     },
     reset() {
       recorder.clear();

@@ -17,6 +17,10 @@ export interface FakeProvidersOptions {
   host?: string;
   /** 0 (the default) picks free ports. */
   ports?: { fcm?: number; apns?: number; webpush?: number };
+  /** The certificate authority and server certificate (default: new ones). */
+  tls?: LoopbackTls;
+  /** Signs the FCM stand-in's access tokens (default: a new secret). */
+  fcmTokenSecret?: Buffer;
 }
 
 /**
@@ -25,10 +29,10 @@ export interface FakeProvidersOptions {
  * runs them for trying Herald locally.
  */
 export async function startFakeProviders(options: FakeProvidersOptions = {}): Promise<FakeProviders> {
-  const tls = createLoopbackTls();
+  const tls = options.tls ?? createLoopbackTls();
   const host = options.host ?? '127.0.0.1';
   const [fcm, apns, webpush] = await Promise.all([
-    startFakeFcm(tls, { host, port: options.ports?.fcm ?? 0 }),
+    startFakeFcm(tls, { host, port: options.ports?.fcm ?? 0, tokenSecret: options.fcmTokenSecret }),
     startFakeApns(tls, { host, port: options.ports?.apns ?? 0 }),
     startFakeWebPush(tls, { host, port: options.ports?.webpush ?? 0 }),
   ]);

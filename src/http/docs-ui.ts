@@ -1,3 +1,4 @@
+import type { ApiReferenceConfiguration } from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 
 /** Where Scalar's pages live: the page (`/docs` redirects to `/docs/`) and its browser bundle. */
@@ -7,8 +8,34 @@ const PATHS = [PREFIX, `${PREFIX}/`, `${PREFIX}/js/scalar.js`];
 const HEADERS = ['content-type', 'location', 'cache-control', 'content-disposition'];
 
 export interface DocsUiOptions {
-  /** Scalar's configuration (the document's URL, the page title). */
-  configuration: { url: string; title: string };
+  /** Where the page loads the OpenAPI document from. */
+  documentUrl: string;
+  /** The page's heading and, with the version, its tab title. */
+  title: string;
+  version: string;
+}
+
+/**
+ * Scalar's configuration for a page that is Herald's own and works with no network but Herald's: no web
+ * fonts from the vendor's CDN (the system's fonts instead), no developer toolbar (Configure, Share,
+ * Deploy, Generate SDK), no AI agent or MCP buttons, no telemetry, no "Powered by" link; the
+ * authentication panel starts on Herald's two headers (project id and secret key).
+ */
+export function scalarConfiguration(options: DocsUiOptions): Partial<ApiReferenceConfiguration> {
+  return {
+    url: options.documentUrl,
+    title: options.title,
+    pageTitle: `${options.title} ${options.version}`,
+    _integration: null,
+    withDefaultFonts: false,
+    showDeveloperTools: 'never',
+    agent: { disabled: true },
+    mcp: { disabled: true },
+    telemetry: false,
+    documentDownloadType: 'json',
+    authentication: { preferredSecurityScheme: [['projectId', 'secretKey']] },
+    customCss: '.darklight-reference-promo, a[href*="scalar.com"] { display: none !important; }',
+  };
 }
 
 /**
@@ -22,7 +49,7 @@ export function registerDocsUi(app: FastifyInstance, options: DocsUiOptions): vo
   const build = async (): Promise<FastifyInstance> => {
     const inner = Fastify({ logger: false });
     const { default: scalar } = await import('@scalar/fastify-api-reference');
-    await inner.register(scalar, { routePrefix: PREFIX, configuration: options.configuration });
+    await inner.register(scalar, { routePrefix: PREFIX, configuration: scalarConfiguration(options) });
     await inner.ready();
     return inner;
   };

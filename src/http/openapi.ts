@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifySchema } from 'fastify';
+import { HERALD_VERSION } from '../lib/package-info.js';
 import { registerDocsUi } from './docs-ui.js';
 import { hoistNamedSchemas } from './openapi-components.js';
 import {
@@ -41,7 +42,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Herald', version: '1.0.0', description: DESCRIPTION },
+      info: { title: 'Herald', version: HERALD_VERSION, description: DESCRIPTION },
       externalDocs: { description: 'The A2A agent interface', url: '/docs/a2a.md' },
       servers: [{ url: '/', description: 'This Herald' }],
       tags: TAGS,
@@ -63,7 +64,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
   });
-  registerDocsUi(app, { configuration: { url: '/openapi.json', title: 'Herald API' } });
+  registerDocsUi(app, { documentUrl: '/openapi.json', title: 'Herald API', version: HERALD_VERSION });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/docs/a2a.md', { schema: { hide: true } }, async (_request, reply) => {
     const guide = await fs.promises.readFile(A2A_GUIDE, 'utf8');

@@ -63,6 +63,25 @@ interface ValidUser {
   line: number;
   projectUserId: string;
   propertiesJson: string;
+  /** From the line's `created_at`/`updated_at` (epoch ms), when it gives them (an export's lines do). */
+  createdAt: number | undefined;
+  updatedAt: number | undefined;
+}
+
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+/** An optional ISO 8601 date-time field of an import line, as epoch milliseconds. */
+function timestampField(value: object, name: 'created_at' | 'updated_at'): number | undefined {
+  if (!(name in value)) return undefined;
+  const raw = (value as Record<string, unknown>)[name];
+  const ms = typeof raw === 'string' && DATE_TIME.test(raw) ? Date.parse(raw) : NaN;
+  if (!Number.isFinite(ms))
+    throw new AppError(
+      'invalid',
+      'INVALID_TIMESTAMP',
+      `${name} must be an ISO 8601 date-time such as 2025-01-31T09:00:00.000Z`,
+    );
+  return ms;
 }
 
 function validate(item: ImportLine): ValidUser | ImportResult {
@@ -76,7 +95,11 @@ function validate(item: ImportLine): ValidUser | ImportResult {
     assertValidProjectUserId(projectUserId);
     const properties = 'properties' in value ? value.properties : {};
     assertValidProperties(properties);
-    return { line: item.line, projectUserId, propertiesJson: JSON.stringify(properties) };
+    const createdAt = timestampField(value, 'created_at');
+    const updatedAt = timestampField(value, 'updated_at');
+    if (createdAt !== undefined && updatedAt !== undefined && updatedAt < createdAt)
+      throw new AppError('invalid', 'INVALID_TIMESTAMP', 'updated_at must not be before created_at');
+    return { line: item.line, projectUserId, propertiesJson: JSON.stringify(properties), createdAt, updatedAt };
   } catch (error) {
     return {
       line: item.line,
@@ -116,8 +139,8 @@ async function writeUsers(db: Db, projectId: string, now: number, rows: ValidUse
         project_id: projectId,
         project_user_id: r.projectUserId,
         properties: r.propertiesJson,
-        created_at: now,
-        updated_at: now,
+        created_at: r.createdAt ?? now,
+        updated_at: r.updatedAt ?? now,
       })),
     );
     const idOf = new Map(written.map((w) => [w.project_user_id, w.id]));
@@ -140,7 +163,9 @@ async function writeUsers(db: Db, projectId: string, now: number, rows: ValidUse
 
 /**
  * Imports users (create, or merge properties into an existing user, R5), each atomically: a bad
- * line gets its own error result and never fails the others. Valid users are written in
+ * line gets its own error result and never fails the others. A line's `created_at` and `updated_at`
+ * (an export's) are kept: a new user gets both, an existing one keeps its `created_at` and takes the
+ * `updated_at`; without them, the time of the import. Valid users are written in
  * multi-row statements, `IMPORT_TRANSACTION_ROWS` per transaction. Results come in input order.
  */
 export async function importUsers(

@@ -41,6 +41,11 @@ export interface ListUsersQuery {
 /** The filter as a SQL condition over `users`: the campaign condition language, validated and compiled as a segment. */
 export function compileUserFilter(db: Db, clock: Clock, filter: unknown) {
   if (filter === undefined || filter === '') return compileCondition(db, null, { now: clock.now() });
+  return compileCondition(db, validateUserFilter(filter), { now: clock.now() });
+}
+
+/** A filter (JSON text or a parsed condition) checked against the campaign segment language; throws a 400 error. */
+export function validateUserFilter(filter: unknown) {
   let parsed: unknown = filter;
   if (typeof filter === 'string') {
     try {
@@ -53,7 +58,7 @@ export function compileUserFilter(db: Db, clock: Clock, filter: unknown) {
       );
     }
   }
-  return compileCondition(db, validateCondition(parsed, 'segment', 'filter'), { now: clock.now() });
+  return validateCondition(parsed, 'segment', 'filter');
 }
 
 /** Cursors are the last row's project_user_id, opaque to callers. */

@@ -22,12 +22,17 @@ export interface NotificationDaemon {
   close(): Promise<void>;
 }
 
-/** A session bus that activates nothing (no service directories) and lets this test own any name. */
-const BUS_CONFIG = `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+/**
+ * A session bus that activates nothing (no service directories) and lets this test own any name. It
+ * listens on a socket file (`unix:path=`), which dbus-next reaches with Node's own `net`: an abstract
+ * socket (`unix:tmpdir=` on Linux) would need its optional native `usocket`, which package.json's
+ * `allowScripts` keeps from being compiled (nothing native is built at install).
+ */
+const busConfig = (socket: string) => `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
   <type>session</type>
-  <listen>unix:tmpdir=${os.tmpdir()}</listen>
+  <listen>unix:path=${socket}</listen>
   <auth>EXTERNAL</auth>
   <policy context="default">
     <allow send_destination="*" eavesdrop="true"/>
@@ -40,7 +45,7 @@ const BUS_CONFIG = `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Co
 export async function startNotificationDaemon(): Promise<NotificationDaemon> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-dbus-'));
   const configFile = path.join(dir, 'session.conf');
-  fs.writeFileSync(configFile, BUS_CONFIG);
+  fs.writeFileSync(configFile, busConfig(path.join(dir, 'bus')));
   const daemon = spawn('dbus-daemon', [`--config-file=${configFile}`, '--nofork', '--print-address=1'], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });

@@ -156,10 +156,24 @@ describe('herald command line (no database needed)', () => {
     );
   });
 
-  it('an unexpected error is one line with a hint; HERALD_DEBUG=1 adds the stack trace', async () => {
+  it('a database that refuses is one line naming DATABASE_URL; HERALD_DEBUG=1 adds the stack trace', async () => {
     const env = { DATABASE_URL: 'postgres://postgres@127.0.0.1:9/none' };
     const plain = await herald(['project', 'list'], { env });
-    expectOneLineError(plain, 1, /^herald: .*ECONNREFUSED.* \(HERALD_DEBUG=1 prints the stack trace\)$/);
+    expectOneLineError(plain, 1, /^herald: cannot use PostgreSQL at .*connection refused.*; check DATABASE_URL$/);
+    const debug = await herald(['project', 'list'], { env: { ...env, HERALD_DEBUG: '1' } });
+    expect(debug.code).toBe(1);
+    expect(debug.stderr).toMatch(/\n\s+at /);
+  });
+
+  it('an unexpected error is one line with a hint; HERALD_DEBUG=1 adds the stack trace', async () => {
+    const dataDir = emptyDir();
+    fs.writeFileSync(
+      path.join(dataDir, 'herald.sqlite'),
+      'this is not a SQLite database, but a text file\n'.repeat(100),
+    );
+    const env = { DATA_DIR: dataDir };
+    const plain = await herald(['project', 'list'], { env });
+    expectOneLineError(plain, 1, /^herald: .*not a database.* \(HERALD_DEBUG=1 prints the stack trace\)$/);
     const debug = await herald(['project', 'list'], { env: { ...env, HERALD_DEBUG: '1' } });
     expect(debug.code).toBe(1);
     expect(debug.stderr).toMatch(/\n\s+at /);

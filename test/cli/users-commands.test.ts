@@ -102,6 +102,53 @@ describe.each(TEST_DIALECTS)('herald users import and export on %s', (dialect) =
     expect(back.code, back.stderr).toBe(0);
     expect(lines(back.stdout)).toEqual([{ created: 2501, updated: 0, failed: 0 }]);
     expect((await getUser('cli-7', target.secret)).json<{ properties: object }>().properties).toEqual({ i: 7 });
+    // ...as it was: exported again, the target's users are the source's, timestamps included.
+    const again = await runCli(['users', 'export', '--project', target.project.project_id], env());
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toBe(all.stdout);
+  });
+
+  it('an import keeps the timestamps a line gives, refuses malformed ones, and an existing user keeps its created_at', async () => {
+    const input = [
+      {
+        project_user_id: 'ts-1',
+        properties: {},
+        created_at: '2024-02-29T10:00:00.000Z',
+        updated_at: '2024-03-01T08:30:00.250Z',
+      },
+      { project_user_id: 'ts-2', created_at: '2024-05-01T00:00:00+02:00' },
+      { project_user_id: 'ts-3', created_at: 'yesterday' },
+      { project_user_id: 'ts-4', created_at: '2024-05-02T00:00:00Z', updated_at: '2024-05-01T00:00:00Z' },
+    ]
+      .map((line) => JSON.stringify(line))
+      .join('\n');
+    const result = await runCli(['users', 'import', '--project', project()], env(), input);
+    expect(result.code).toBe(1);
+    expect(lines(result.stdout)).toEqual([
+      {
+        line: 3,
+        project_user_id: 'ts-3',
+        status: 'error',
+        error: 'created_at must be an ISO 8601 date-time such as 2025-01-31T09:00:00.000Z',
+      },
+      { line: 4, project_user_id: 'ts-4', status: 'error', error: 'updated_at must not be before created_at' },
+      { created: 2, updated: 0, failed: 2 },
+    ]);
+    const one = (await getUser('ts-1')).json<{ created_at: string; updated_at: string }>();
+    expect([one.created_at, one.updated_at]).toEqual(['2024-02-29T10:00:00.000Z', '2024-03-01T08:30:00.250Z']);
+    const two = (await getUser('ts-2')).json<{ created_at: string; updated_at: string }>();
+    expect(two.created_at).toBe('2024-04-30T22:00:00.000Z');
+    expect(Date.parse(two.updated_at)).toBeGreaterThan(Date.parse('2025-01-01T00:00:00Z')); // the import's time
+
+    const merge = JSON.stringify({
+      project_user_id: 'ts-1',
+      properties: { more: 1 },
+      created_at: '2020-01-01T00:00:00Z',
+      updated_at: '2024-06-01T00:00:00Z',
+    });
+    expect((await runCli(['users', 'import', '--project', project()], env(), merge)).code).toBe(0);
+    const merged = (await getUser('ts-1')).json<{ created_at: string; updated_at: string }>();
+    expect([merged.created_at, merged.updated_at]).toEqual(['2024-02-29T10:00:00.000Z', '2024-06-01T00:00:00.000Z']);
   });
 
   it('a bad filter, an unknown or missing project or a missing file is one line on stderr without a stack', async () => {
@@ -109,8 +156,8 @@ describe.each(TEST_DIALECTS)('herald users import and export on %s', (dialect) =
       ['users', 'export', '--project', project(), '--filter', '{"property":"x","op":"nope"}'],
       env(),
     );
-    expect(bad.code).not.toBe(0);
-    expect(bad.stderr).toMatch(/^herald: filter.op: unknown op "nope"/);
+    expect(bad.code).toBe(2); // a usage mistake, as every bad option value
+    expect(bad.stderr).toMatch(/^herald: --filter: filter.op: unknown op "nope".*; usage: herald users export /);
     expect(bad.stderr).not.toMatch(/\n\s+at /);
     for (const command of ['import', 'export']) {
       const unknown = await runCli(['users', command, '--project', 'no-such-project'], env(), '');

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { openApiPath } from '../../src/http/openapi-operations.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
+import { HERALD_VERSION } from '../../src/lib/package-info.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the document is read as untyped JSON, walked by the assertions
 type Json = Record<string, any>;
@@ -175,6 +176,9 @@ describe.each(TEST_DIALECTS)('OpenAPI document on %s', (dialect) => {
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('/openapi.json');
     expect(page.body.toLowerCase()).toContain('scalar');
+    // Herald's page: its tab title and the document's version are the package's (herald --version).
+    expect(page.body).toContain(`<title>Herald API ${HERALD_VERSION}</title>`);
+    expect((await document(c)).info.version).toBe(HERALD_VERSION);
     expect(String((await document(c)).info.description)).toContain('[docs/a2a.md](/docs/a2a.md)');
     const guide = await c.inject({ method: 'GET', url: '/docs/a2a.md' });
     expect(guide.statusCode).toBe(200);

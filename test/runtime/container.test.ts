@@ -108,7 +108,7 @@ describe('compose.yaml', () => {
   const documented = new Set([...read('.env.example').matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]));
 
   it('has the API, a separate worker, PostgreSQL and Redis', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['api', 'postgres', 'redis', 'worker']);
+    expect(Object.keys(compose.services).sort()).toEqual(['api', 'postgres', 'proxy', 'redis', 'worker']);
     for (const herald of [api, worker]) {
       expect(herald!.build).toBe('.');
       expect(herald!.image).toBe('herald:local');
@@ -120,9 +120,21 @@ describe('compose.yaml', () => {
     }
     expect(api!.environment!.HERALD_ROLE).toBe('api');
     expect(worker!.environment!.HERALD_ROLE).toBe('worker');
-    expect(api!.ports).toEqual(['${HERALD_PORT:-8080}:8080']);
+    // Only the proxy is published beyond this machine; Herald's plain HTTP stays on loopback.
+    expect(api!.ports).toEqual(['127.0.0.1:${HERALD_PORT:-8080}:8080']);
     expect(worker!.ports).toEqual(['127.0.0.1:${HERALD_WORKER_METRICS_PORT:-9464}:9464']);
-    expect(Object.keys(compose.volumes).sort()).toEqual(['herald-data', 'postgres-data']);
+    expect(api!.environment!.BEHIND_TLS_PROXY).toBe('true');
+    expect(Object.keys(compose.volumes).sort()).toEqual(['caddy-data', 'herald-data', 'postgres-data']);
+  });
+
+  it("puts deploy/'s TLS proxy (Caddy) in front of the API and the worker, once the API is healthy", () => {
+    const { proxy } = compose.services;
+    expect(proxy!.image).toMatch(/^caddy:2/);
+    expect(proxy!.volumes).toContain('./deploy/caddy/Caddyfile:/etc/caddy/Caddyfile:ro');
+    expect(fs.existsSync(path.join(REPO_ROOT, 'deploy', 'caddy', 'Caddyfile'))).toBe(true);
+    expect(proxy!.environment).toMatchObject({ HERALD_API: 'api:8080', HERALD_WORKER: 'worker:9464' });
+    expect(proxy!.ports).toEqual(['${HERALD_HTTPS_PORT:-443}:443', '${HERALD_HTTP_PORT:-80}:80']);
+    expect(proxy!.depends_on).toEqual({ api: { condition: 'service_healthy' } });
   });
 
   it('starts in order with one command: Herald waits for healthy PostgreSQL and Redis', () => {

@@ -699,7 +699,7 @@ export interface paths {
         put?: never;
         /**
          * Create or update many users (path: /api/v1/users:import)
-         * @description Up to 10000 users per call (more: 413 TOO_MANY_USERS), as NDJSON (`content-type: application/x-ndjson`, one `{"project_user_id","properties"}` per line) or a JSON array of the same objects. Each user is created, or its properties are merged into the stored ones as `POST /api/v1/users` does; each is written atomically and a bad line fails alone. The answer holds one result per input line (blank NDJSON lines are skipped; `line` counts from 1), in input order, and the totals. Other fields of a line (such as the timestamps `herald users export` writes) are ignored.
+         * @description Up to 10000 users per call (more: 413 TOO_MANY_USERS), as NDJSON (`content-type: application/x-ndjson`, one `{"project_user_id","properties"}` per line) or a JSON array of the same objects. Each user is created, or its properties are merged into the stored ones as `POST /api/v1/users` does; each is written atomically and a bad line fails alone. The answer holds one result per input line (blank NDJSON lines are skipped; `line` counts from 1), in input order, and the totals. A line may carry `created_at` and `updated_at` (ISO 8601, as `herald users export` writes them): a new user gets them rather than the time of the import, so an export imports back as it was; an existing user keeps its `created_at` and takes the `updated_at`.
          */
         post: operations["importUsers"];
         delete?: never;
