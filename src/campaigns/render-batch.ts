@@ -10,31 +10,51 @@ import {
   type TemplateLimits,
 } from './templates.js';
 
+/**
+ * What a running task shares with the pool (a `Float64Array` on a `SharedArrayBuffer`), read and
+ * written without waiting for the task to return.
+ */
+export const Control = {
+  /** Index (in the task) of the recipient being rendered; -1 before the first. Written by the worker. */
+  index: 0,
+  /** When that recipient's render started (epoch ms). Written by the worker. */
+  startedAt: 1,
+  /** Time budget (ms) that recipient renders with. Written by the worker. */
+  budgetMs: 2,
+  /** Epoch ms after which the worker returns before its next recipient (`Infinity`: never). Written by the pool. */
+  yieldAt: 3,
+  size: 4,
+} as const;
+
 /** One pool task: a message and the recipients to render it for. */
 export interface RenderTask {
   message: MessageTemplate;
   scopes: RenderScope[];
   limits: TemplateLimits;
-  /**
-   * Shared with the pool's watchdog: [0] the index of the recipient being rendered, [1] when its
-   * render started (epoch ms). Lets the pool tell which recipient a stuck or crashed task was on.
-   */
-  progress?: Float64Array;
+  /** Shared with the pool: see `Control`. */
+  control: Float64Array;
+  /** Shared by every task of one trigger: [0] its recipients stopped on the time budget so far. */
+  overruns: Int32Array;
+  /** Overruns after which the rest of the trigger is not rendered (`TEMPLATE_TIMEOUTS_PER_TRIGGER`). */
+  maxOverruns: number;
 }
 
 export type RenderOutcome =
   { ok: true; message: PushMessage } | { ok: false; reason: RenderFailureReason; detail: string };
 
 /**
- * Consecutive time-budget failures after which the rest of a task renders with a tenth of the time
- * budget: a template that times out for every recipient would otherwise hold a worker for
- * recipients × budget and delay every other project's renders, while an ordinary message renders
- * in microseconds and still fits. A success restores the full budget.
+ * Overruns of a trigger after which its renders get a tenth of the time budget (at least 10 ms): an
+ * ordinary message renders in microseconds and still fits, while a template that keeps running out
+ * of time holds a worker for a tenth as long per recipient until the strike budget stops it.
  */
-export const TIMEOUT_STRIKES = 3;
-const reducedBudget = (limits: TemplateLimits): TemplateLimits => ({
-  ...limits,
-  renderTimeoutMs: Math.max(10, Math.floor(limits.renderTimeoutMs / 10)),
+export const REDUCED_AFTER_OVERRUNS = 3;
+export const reducedBudgetMs = (budgetMs: number) => Math.max(10, Math.floor(budgetMs / 10));
+
+/** The outcome of a recipient skipped because its trigger spent its strike budget. */
+export const notRendered = (maxOverruns: number): RenderOutcome => ({
+  ok: false,
+  reason: 'TEMPLATE_RENDER_TIMEOUT',
+  detail: `not rendered: ${maxOverruns} renders of this trigger ran past their time budget`,
 });
 
 const parsedCache = new Map<string, ParsedMessage>();
@@ -50,8 +70,14 @@ function parsedFor(message: MessageTemplate): ParsedMessage {
   return parsed;
 }
 
-/** Renders a task's recipients in order; runs inside a render worker. */
+/**
+ * Renders a task's recipients in order; runs inside a render worker. Returns early, with the
+ * outcomes of the recipients done so far, when the pool asks it to make room for another project
+ * (`yieldAt`) and after a recipient overran its time budget (so a later termination of this worker
+ * never loses an overrun already counted); the pool queues the rest again.
+ */
 export function renderBatch(task: RenderTask): RenderOutcome[] {
+  const { control, overruns, maxOverruns, limits } = task;
   let parsed: ParsedMessage;
   try {
     parsed = parsedFor(task.message);
@@ -60,24 +86,30 @@ export function renderBatch(task: RenderTask): RenderOutcome[] {
     const detail = error instanceof Error ? error.message : String(error);
     return task.scopes.map(() => ({ ok: false, reason: 'TEMPLATE_RENDER_ERROR', detail }));
   }
+  const reduced: TemplateLimits = { ...limits, renderTimeoutMs: reducedBudgetMs(limits.renderTimeoutMs) };
   const outcomes: RenderOutcome[] = [];
-  let strikes = 0;
-  const reduced = reducedBudget(task.limits);
   for (const [index, scope] of task.scopes.entries()) {
-    if (task.progress) {
-      task.progress[1] = Date.now();
-      task.progress[0] = index;
+    if (index > 0 && Date.now() >= control[Control.yieldAt]!) break;
+    const spent = Atomics.load(overruns, 0);
+    if (spent >= maxOverruns) {
+      outcomes.push(notRendered(maxOverruns));
+      continue;
     }
+    const budget = spent >= REDUCED_AFTER_OVERRUNS ? reduced : limits;
+    control[Control.budgetMs] = budget.renderTimeoutMs;
+    control[Control.startedAt] = Date.now();
+    control[Control.index] = index;
     try {
-      outcomes.push({
-        ok: true,
-        message: renderMessage(parsed, scope, strikes >= TIMEOUT_STRIKES ? reduced : task.limits),
-      });
-      strikes = 0;
+      outcomes.push({ ok: true, message: renderMessage(parsed, scope, budget) });
     } catch (error) {
       if (!(error instanceof RenderFailure)) throw error;
-      strikes = error.reason === 'TEMPLATE_RENDER_TIMEOUT' ? strikes + 1 : 0;
       outcomes.push({ ok: false, reason: error.reason, detail: error.message });
+      if (error.reason === 'TEMPLATE_RENDER_TIMEOUT') {
+        Atomics.add(overruns, 0, 1);
+        break;
+      }
+    } finally {
+      control[Control.index] = -1;
     }
   }
   return outcomes;
