@@ -1,11 +1,10 @@
 import { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { Control, notRendered, REDUCED_AFTER_OVERRUNS, reducedBudgetMs } from './render-batch.js';
 import type { RenderOutcome, RenderTask } from './render-batch.js';
-import { FairQueue } from './render-queue.js';
+import { createRenderScheduler } from './render-scheduler.js';
 import type { FilterCaps } from './template-guards.js';
-import { timeoutDetail, type MessageTemplate, type RenderScope, type TemplateLimits } from './templates.js';
+import type { MessageTemplate, RenderScope, TemplateLimits } from './templates.js';
 
 /** Who a render is for: the pool serves projects in turn, and interactive renders first. */
 export interface RenderRequest {
@@ -41,11 +40,6 @@ export interface TemplateRendererOptions {
   warm?: boolean | undefined;
 }
 
-/** Recipients per pool task: few round trips per batch, yet a batch spreads over the workers. */
-const MIN_CHUNK = 25;
-const MAX_CHUNK = 250;
-/** How long a task runs before it makes room for another project's waiting task. */
-const QUANTUM_MS = 10;
 /** Triggers whose overruns are remembered (the most recent ones). */
 const TRIGGERS_REMEMBERED = 1024;
 
@@ -64,37 +58,6 @@ function workerEntry(): { filename: string; execArgv: string[] } {
   return { filename, execArgv: ['--import', new URL('../boot/ts-resolve.ts', import.meta.url).href, ...profiling] };
 }
 
-interface Call {
-  message: MessageTemplate;
-  scopes: RenderScope[];
-  outcomes: RenderOutcome[];
-  left: number;
-  overruns: Int32Array;
-  settled: boolean;
-  resolve(outcomes: RenderOutcome[]): void;
-  reject(error: unknown): void;
-}
-
-/** Some recipients of a call, queued or running as one pool task. */
-interface Chunk {
-  call: Call;
-  indexes: number[];
-  projectId: string;
-  interactive: boolean;
-}
-
-interface Running {
-  chunk: Chunk;
-  control: Float64Array;
-  controller: AbortController;
-  startedAt: number;
-  /** The budget (ms) the watchdog stopped its recipient at, if it did. */
-  stoppedAtMs?: number;
-}
-
-const sharedFloats = (n: number) => new Float64Array(new SharedArrayBuffer(8 * n));
-const sharedCounter = () => new Int32Array(new SharedArrayBuffer(4));
-
 /**
  * A piscina pool of render workers with Herald's own scheduling in front of it (piscina's queue
  * stays empty). Fairness: interactive renders go first and batches may take all workers but one, so
@@ -103,8 +66,8 @@ const sharedCounter = () => new Int32Array(new SharedArrayBuffer(4));
  * before its next recipient once another project waits, so no project delays another's renders by
  * more than one recipient's budget. Budgets, first guard inside the worker: liquidjs's limits, the
  * filter guards and a bounded output, each failing only that recipient. Hard guard outside: a
- * watchdog terminates a worker whose recipient is still running a tick past its budget (a tenth of
- * it once the trigger overran `REDUCED_AFTER_OVERRUNS` times, which it reads as it happens), and a
+ * watchdog terminates a worker whose recipient is still running a tenth past its budget (the budget
+ * is a tenth once the trigger overran `REDUCED_AFTER_OVERRUNS` times, read as it happens), and a
  * worker over its heap limit dies alone (`resourceLimits`); piscina replaces either (one standby
  * worker takes the next task meanwhile). The recipient it was on fails with the reason and the rest
  * of the task is queued again. After `timeoutsPerTrigger` overruns the rest of the trigger is
@@ -113,7 +76,6 @@ const sharedCounter = () => new Int32Array(new SharedArrayBuffer(4));
 export function createTemplateRenderer(options: TemplateRendererOptions): TemplateRenderer {
   const { filename, execArgv } = workerEntry();
   const workers = options.workers;
-  const batchSlots = Math.max(1, workers - 1);
   const pool = new Piscina<RenderTask, RenderOutcome[]>({
     filename,
     execArgv,
@@ -141,179 +103,42 @@ export function createTemplateRenderer(options: TemplateRendererOptions): Templa
     outputLimitBytes: options.outputLimitBytes,
     filterCaps: options.filterCaps,
   };
-  const maxOverruns = options.timeoutsPerTrigger;
-  // The watchdog's period, and the grace past a budget before it stops a worker.
-  const tickMs = Math.max(2, Math.min(10, Math.floor(options.renderTimeoutMs / 20)));
-  const queue = new FairQueue<Chunk>();
-  const running = new Set<Running>();
+  const scheduler = createRenderScheduler({
+    workers: options.workers,
+    limits,
+    maxOverruns: options.timeoutsPerTrigger,
+    memoryLimitMb: options.memoryLimitMb,
+    run: (task, signal) => pool.run(task, { signal }),
+    logger: options.logger,
+  });
+  // Each trigger's overrun count, shared with the workers rendering it (and kept for the most recent triggers).
   const overrunsOf = new Map<string, Int32Array>();
-  let watchdog: NodeJS.Timeout | undefined;
-  let closed = false;
-
   const overrunsFor = (triggerId: string | undefined): Int32Array => {
-    if (triggerId === undefined) return sharedCounter();
-    let counter = overrunsOf.get(triggerId);
-    if (!counter) {
-      counter = sharedCounter();
+    const existing = triggerId === undefined ? undefined : overrunsOf.get(triggerId);
+    if (existing) return existing;
+    const counter = new Int32Array(new SharedArrayBuffer(4));
+    if (triggerId !== undefined) {
       if (overrunsOf.size >= TRIGGERS_REMEMBERED) overrunsOf.delete(overrunsOf.keys().next().value!);
       overrunsOf.set(triggerId, counter);
     }
     return counter;
   };
-
-  const record = (call: Call, indexes: number[], outcomes: RenderOutcome[]) => {
-    outcomes.forEach((outcome, j) => (call.outcomes[indexes[j]!] = outcome));
-    call.left -= outcomes.length;
-    if (call.left === 0 && !call.settled) {
-      call.settled = true;
-      call.resolve(call.outcomes);
-    }
-  };
-  const fail = (call: Call, error: unknown) => {
-    if (call.settled) return;
-    call.settled = true;
-    call.reject(error);
-  };
-
-  const watch = () => {
-    const now = Date.now();
-    for (const task of running) {
-      const { control } = task;
-      const index = control[Control.index]!;
-      if (task.stoppedAtMs !== undefined || index < 0) continue;
-      let budget = control[Control.budgetMs]!;
-      // The tenth of the budget applies at once, also to a recipient that started with the whole of it.
-      if (Atomics.load(task.chunk.call.overruns, 0) >= REDUCED_AFTER_OVERRUNS)
-        budget = Math.min(budget, reducedBudgetMs(options.renderTimeoutMs));
-      if (now - control[Control.startedAt]! <= budget + tickMs || control[Control.index] !== index) continue;
-      task.stoppedAtMs = budget;
-      Atomics.add(task.chunk.call.overruns, 0, 1);
-      task.controller.abort();
-    }
-  };
-
-  /** Asks running tasks to make room for what waits: batches at once for an interactive render, others after their quantum. */
-  const makeRoom = () => {
-    const interactiveWaiting = queue.waiting(true);
-    const batchWaiting = queue.waiting(false);
-    const othersWait = (waiting: ReadonlySet<string>, projectId: string) =>
-      waiting.size > 1 || (waiting.size === 1 && !waiting.has(projectId));
-    for (const task of running) {
-      const { projectId, interactive } = task.chunk;
-      let at = Number.POSITIVE_INFINITY;
-      if (!interactive && interactiveWaiting.size > 0) at = 0;
-      else if (othersWait(interactive ? interactiveWaiting : batchWaiting, projectId)) at = task.startedAt + QUANTUM_MS;
-      if (at < task.control[Control.yieldAt]!) task.control[Control.yieldAt] = at;
-    }
-  };
-
-  const start = (chunk: Chunk) => {
-    const { call, indexes } = chunk;
-    const control = sharedFloats(Control.size);
-    control[Control.index] = -1;
-    control[Control.yieldAt] = Number.POSITIVE_INFINITY;
-    const task: Running = { chunk, control, controller: new AbortController(), startedAt: Date.now() };
-    running.add(task);
-    watchdog ??= setInterval(watch, tickMs).unref();
-    const payload: RenderTask = {
-      message: call.message,
-      scopes: indexes.map((i) => call.scopes[i]!),
-      limits,
-      control,
-      overruns: call.overruns,
-      maxOverruns,
-    };
-    pool.run(payload, { signal: task.controller.signal }).then(
-      (outcomes) => {
-        record(call, indexes, outcomes);
-        if (outcomes.length < indexes.length) queue.push({ ...chunk, indexes: indexes.slice(outcomes.length) }, true);
-        finish(task);
-      },
-      (error: unknown) => {
-        const at = control[Control.index]!;
-        const outOfMemory = (error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY';
-        const stoppedAtMs = task.stoppedAtMs;
-        if (closed || at < 0 || (stoppedAtMs === undefined && !outOfMemory)) fail(call, error);
-        else {
-          options.logger?.warn(
-            { reason: stoppedAtMs === undefined ? 'memory' : 'timeout', recipients: indexes.length },
-            'a template render worker was stopped; it is replaced',
-          );
-          const failed: RenderOutcome =
-            stoppedAtMs !== undefined
-              ? { ok: false, reason: 'TEMPLATE_RENDER_TIMEOUT', detail: timeoutDetail(stoppedAtMs) }
-              : {
-                  ok: false,
-                  reason: 'TEMPLATE_MEMORY_EXCEEDED',
-                  detail: `rendering ran out of its ${options.memoryLimitMb} MB memory budget`,
-                };
-          record(call, [indexes[at]!], [failed]);
-          const rest = indexes.filter((_, j) => j !== at);
-          if (rest.length > 0) queue.push({ ...chunk, indexes: rest }, true);
-        }
-        finish(task);
-      },
-    );
-  };
-
-  const finish = (task: Running) => {
-    running.delete(task);
-    if (running.size === 0 && watchdog) {
-      clearInterval(watchdog);
-      watchdog = undefined;
-    }
-    dispatch();
-  };
-
-  function dispatch(): void {
-    if (closed) return;
-    while (running.size < workers) {
-      let batches = 0;
-      for (const task of running) if (!task.chunk.interactive) batches++;
-      const chunk = queue.shift(batches < batchSlots);
-      if (!chunk) break;
-      const { call } = chunk;
-      if (call.settled) continue;
-      if (Atomics.load(call.overruns, 0) >= maxOverruns)
-        record(
-          call,
-          chunk.indexes,
-          chunk.indexes.map(() => notRendered(maxOverruns)),
-        );
-      else start(chunk);
-    }
-    if (queue.size > 0) makeRoom();
-  }
+  let closed = false;
 
   return {
     render(message, scopes, request) {
-      if (closed) return Promise.reject(new Error('the template renderer is closed'));
-      if (scopes.length === 0) return Promise.resolve([]);
-      const interactive = request.interactive === true;
-      return new Promise<RenderOutcome[]>((resolve, reject) => {
-        const call: Call = {
-          message,
-          scopes,
-          outcomes: new Array<RenderOutcome>(scopes.length),
-          left: scopes.length,
-          overruns: overrunsFor(request.triggerId),
-          settled: false,
-          resolve,
-          reject,
-        };
-        const slots = interactive ? workers : batchSlots;
-        const size = Math.min(MAX_CHUNK, Math.max(MIN_CHUNK, Math.ceil(scopes.length / slots)));
-        for (let i = 0; i < scopes.length; i += size) {
-          const indexes = Array.from({ length: Math.min(size, scopes.length - i) }, (_, j) => i + j);
-          queue.push({ call, indexes, projectId: request.projectId, interactive });
-        }
-        dispatch();
+      return scheduler.schedule({
+        message,
+        scopes,
+        projectId: request.projectId,
+        interactive: request.interactive === true,
+        overruns: overrunsFor(request.triggerId),
       });
     },
     async close() {
       if (closed) return;
       closed = true;
-      for (const chunk of queue.drain()) fail(chunk.call, new Error('the template renderer is closed'));
+      scheduler.close();
       await pool.destroy();
     },
   };

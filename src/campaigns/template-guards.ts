@@ -7,28 +7,44 @@ import { defaultOperators, type Context, type FilterImplOptions, type Liquid, ty
 // each filter at its cap). What is left uninterruptible is one capped call; the pool's watchdog
 // (render-pool.ts) stops anything else at the budget.
 
-/** How much one uninterruptible step may be given. Values are counted as a filter walks them: nested arrays and objects each time they are reached (so one array pushed a thousand times counts a thousand times), strings by length. */
+/**
+ * How much one uninterruptible step may be given. Values are counted as a filter walks them: nested
+ * arrays and objects each time they are reached (one array pushed a thousand times counts a thousand
+ * times), strings by length. Steps that cost more per element take a fraction (`COSTLIER`).
+ */
 export interface FilterCaps {
-  /** Elements any filter, comparison or output takes. */
+  /** Elements (array items and object values) a filter or an array comparison takes. */
   elements: number;
-  /** Elements a comparison sort takes (`sort`, `sort_natural`, `sample`): n log n calls of a JavaScript comparator. */
-  sortElements: number;
-  /** Characters of the strings any filter takes. */
+  /** Characters of the strings a filter takes. */
   chars: number;
   /** Elements or characters one allocation that liquidjs charges may have: a range such as `(1..N)`, a filter's result. */
   allocation: number;
 }
 
-export const DEFAULT_FILTER_CAPS: FilterCaps = {
-  elements: 50_000,
-  sortElements: 5_000,
-  chars: 100_000,
-  allocation: 100_000,
+export const DEFAULT_FILTER_CAPS: FilterCaps = { elements: 50_000, chars: 100_000, allocation: 100_000 };
+
+/**
+ * Steps that take a fraction of the caps, by what `npm run bench:templates` measured at the full
+ * caps: comparison sorts (n log n calls of a JavaScript comparator), JSON with liquidjs's per-value
+ * replacer, `date` formats (parsed character by character) and the operators that compare arrays
+ * element by element through generators.
+ */
+const COSTLIER: Record<string, number> = {
+  sort: 10,
+  sort_natural: 10,
+  sample: 10,
+  json: 5,
+  jsonify: 5,
+  inspect: 5,
+  date: 10,
+  '==': 5,
+  '!=': 5,
+  '<>': 5,
+  contains: 5,
 };
 
 /** Filters whose cost does not depend on their input's size: nothing to measure. */
 const CONSTANT_TIME = new Set(['size', 'first', 'last', 'default', 'raw']);
-const SORTING = new Set(['sort', 'sort_natural', 'sample']);
 /** Operators that walk arrays (element by element, nested ones too). */
 const WALKING_OPERATORS = ['==', '!=', '<>', 'contains'];
 
@@ -101,7 +117,10 @@ export const capsOf = (context: Context): FilterCaps => capsOfRender.get(context
 /** Throws liquidjs's own "template render limit exceeded" once the render's time budget is spent. */
 const checkDeadline = (context: Context): void => context.renderLimit.check(performance.now());
 
-function refuseLarger(what: string, values: unknown[], elements: number, chars: number): void {
+function refuseLarger(name: string, what: string, values: unknown[], caps: FilterCaps, measureChars = true): void {
+  const factor = COSTLIER[name] ?? 1;
+  const elements = Math.floor(caps.elements / factor);
+  const chars = measureChars ? Math.floor(caps.chars / factor) : Number.POSITIVE_INFINITY;
   for (const value of values)
     if (!fitsCaps(value, elements, chars))
       throw new InputTooLarge(
@@ -138,10 +157,7 @@ function guardFilter(name: string, filter: FilterImplOptions): FilterImplOptions
   const guarded: typeof handler = function (this, value: unknown, ...args: unknown[]) {
     const context = this.context;
     checkDeadline(context);
-    if (measured) {
-      const caps = capsOf(context);
-      refuseLarger(name, [value, ...args], SORTING.has(name) ? caps.sortElements : caps.elements, caps.chars);
-    }
+    if (measured) refuseLarger(name, name, [value, ...args], capsOf(context));
     const result: unknown = handler.call(this, value, ...args);
     return isGenerator(result) ? checked(context, result) : result;
   };
@@ -160,8 +176,8 @@ export function guardedOperators(): Operators {
     const operator = defaultOperators[name]!;
     operators[name] = function (lhs: unknown, rhs: unknown, context: Context) {
       checkDeadline(context);
-      const caps = capsOf(context);
-      refuseLarger(`the ${name} operator`, [lhs, rhs], caps.elements, Number.POSITIVE_INFINITY);
+      // Strings compare in one linear pass (`indexOf`, `===`): only arrays are measured.
+      refuseLarger(name, `the ${name} operator`, [lhs, rhs], capsOf(context), false);
       const result: unknown = (operator as (l: unknown, r: unknown, c: Context) => unknown)(lhs, rhs, context);
       return (isGenerator(result) ? checked(context, result) : result) as ReturnType<typeof operator>;
     };

@@ -1,0 +1,155 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  createTemplateRenderer,
+  type TemplateRenderer,
+  type TemplateRendererOptions,
+} from '../../src/campaigns/render-pool.js';
+import type { RenderOutcome } from '../../src/campaigns/render-batch.js';
+import type { RenderScope } from '../../src/campaigns/templates.js';
+
+// The render pool itself, with real worker threads: its watchdog, the strike budget and the order in
+// which it serves projects. The same through the HTTP app: test/security/template-fairness.test.ts.
+
+const scope = (id: string): RenderScope => ({
+  trigger: {},
+  user: { project_user_id: id },
+  campaign: { campaign_id: 'c', name: 'pool' },
+});
+const scopes = (n: number, prefix = 'u') => Array.from({ length: n }, (_, i) => scope(`${prefix}${i}`));
+
+/** One uninterruptible filter call of 1-3 s: possible only with the caps raised, as here. */
+const STUCK = {
+  title: 'x',
+  body: '{% assign l = (1..2000000) %}{{ l | sort_natural | size }}{{ user.project_user_id }}',
+};
+/** Tens of ms per recipient, every loop iteration a checkpoint (nothing over a cap). */
+const SLOW = { title: 'x', body: '{% for i in (1..20000) %}{% endfor %}{{ user.project_user_id }}' };
+const QUICK = { title: 'Hi {{ user.project_user_id }}' };
+const NO_CAPS = { elements: 1e9, chars: 1e9, allocation: 1e9 };
+
+const details = (outcomes: RenderOutcome[]) => outcomes.map((o) => (o.ok ? `ok ${o.message.title}` : o.detail));
+
+describe('the template render pool', () => {
+  let renderer: TemplateRenderer | undefined;
+  const make = (options: Partial<TemplateRendererOptions> = {}) => {
+    renderer = createTemplateRenderer({
+      workers: 2,
+      renderTimeoutMs: 200,
+      memoryLimitMb: 64,
+      outputLimitBytes: 65_536,
+      timeoutsPerTrigger: 10,
+      warm: true,
+      ...options,
+    });
+    return renderer;
+  };
+  afterEach(async () => {
+    await renderer?.close();
+    renderer = undefined;
+  });
+
+  it('stops a recipient stuck in one filter call at its budget, not at twice it; its neighbours render', async () => {
+    const pool = make({ renderTimeoutMs: 300, filterCaps: NO_CAPS });
+    await pool.render(QUICK, [scope('warm')], { projectId: 'p' });
+    const started = performance.now();
+    const [stuck] = await pool.render(STUCK, [scope('s')], { projectId: 'p', triggerId: 't-watchdog' });
+    const elapsed = performance.now() - started;
+    expect(stuck).toEqual({
+      ok: false,
+      reason: 'TEMPLATE_RENDER_TIMEOUT',
+      detail: 'rendering ran past its time budget of 300 ms and was stopped',
+    });
+    // The watchdog's grace is a quarter of the budget (75 ms here); before, it waited for 2 x budget + 100 ms (700 ms).
+    expect(elapsed).toBeLessThan(600);
+
+    const mixed = {
+      title: 'x',
+      body: '{% if user.project_user_id == "s" %}{% assign l = (1..2000000) %}{{ l | sort_natural | size }}{% endif %}{{ user.project_user_id }}',
+    };
+    const outcomes = await pool.render(mixed, [scope('a'), scope('s'), scope('b')], {
+      projectId: 'p',
+      triggerId: 't-neighbours',
+    });
+    expect(details(outcomes)).toEqual(['ok x', 'rendering ran past its time budget of 300 ms and was stopped', 'ok x']);
+    expect(outcomes.map((o) => (o.ok ? o.message.body : undefined))).toEqual(['a', undefined, 'b']);
+  });
+
+  it('after three overruns of a trigger the watchdog stops its stuck renders at a tenth of the budget', async () => {
+    const pool = make({ renderTimeoutMs: 300, filterCaps: NO_CAPS });
+    const outcomes = await pool.render(STUCK, scopes(5), { projectId: 'p', triggerId: 't-tenth' });
+    expect(details(outcomes)).toEqual([
+      ...Array<string>(3).fill('rendering ran past its time budget of 300 ms and was stopped'),
+      ...Array<string>(2).fill('rendering ran past its time budget of 30 ms and was stopped'),
+    ]);
+  });
+
+  it('skips the rest of a trigger unrendered after its strike budget, in later calls too; other triggers render', async () => {
+    const pool = make({ timeoutsPerTrigger: 2 });
+    // Interruptible, so the worker itself stops each at the budget (no worker is replaced here).
+    const loop = {
+      title: 'x',
+      body: '{% for a in (1..3000) %}{% for b in (1..3000) %}{% endfor %}{% endfor %}{{ user.project_user_id }}',
+    };
+    const first = await pool.render(loop, scopes(6), { projectId: 'p', triggerId: 't-strikes' });
+    expect(first.map((o) => !o.ok && o.reason)).toEqual(Array(6).fill('TEMPLATE_RENDER_TIMEOUT'));
+    // Stopped by the worker's own check (`message.body: ...`), or by the watchdog on a machine so busy
+    // that the worker got no CPU around its deadline.
+    expect(details(first)).toEqual([
+      expect.stringMatching(/^(message\.body: )?rendering ran past its time budget of 200 ms and was stopped$/),
+      expect.stringMatching(/^(message\.body: )?rendering ran past its time budget of 200 ms and was stopped$/),
+      ...Array<string>(4).fill('not rendered: 2 renders of this trigger ran past their time budget'),
+    ]);
+    // The trigger's next batch is skipped without a worker: even an ordinary message is not rendered.
+    const next = await pool.render(QUICK, scopes(3), { projectId: 'p', triggerId: 't-strikes' });
+    expect(details(next)).toEqual(Array(3).fill('not rendered: 2 renders of this trigger ran past their time budget'));
+    // Another trigger of the same project, and a preview, have budgets of their own.
+    expect(details(await pool.render(QUICK, [scope('x')], { projectId: 'p', triggerId: 't-other' }))).toEqual([
+      'ok Hi x',
+    ]);
+    expect(details(await pool.render(QUICK, [scope('y')], { projectId: 'p', interactive: true }))).toEqual(['ok Hi y']);
+  });
+
+  it('with one worker, a preview and another project waiting get the next turn, not the end of a long batch', async () => {
+    const pool = make({ workers: 1, renderTimeoutMs: 2000 });
+    await pool.render(QUICK, [scope('warm')], { projectId: 'b' });
+    const order: string[] = [];
+    const long = pool
+      .render(SLOW, scopes(40, 'a'), { projectId: 'a', triggerId: 't-long' })
+      .then((o) => order.push(`a: ${o.filter((x) => x.ok).length} rendered`));
+    // Queued once A's task runs: each waits for A's current recipient (and the quantum), then goes.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const preview = pool
+      .render(QUICK, [scope('p')], { projectId: 'b', interactive: true })
+      .then(() => order.push('b preview'));
+    const batch = pool
+      .render(QUICK, scopes(30, 'c'), { projectId: 'c', triggerId: 't-c' })
+      .then(() => order.push('c batch'));
+    await Promise.all([long, preview, batch]);
+    expect(order).toEqual(['b preview', 'c batch', 'a: 40 rendered']);
+  });
+
+  it('with two workers, batches of one project take one and previews the other', async () => {
+    const pool = make({ workers: 2, renderTimeoutMs: 2000 });
+    await pool.render(QUICK, [scope('warm')], { projectId: 'b', interactive: true });
+    const order: string[] = [];
+    const batches = [1, 2, 3].map((n) =>
+      pool.render(SLOW, scopes(25, `a${n}-`), { projectId: 'a', triggerId: `t-a${n}` }).then(() => order.push(`a${n}`)),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let i = 0; i < 5; i++)
+      await pool.render(QUICK, [scope(`p${i}`)], { projectId: 'b', interactive: true }).then(() => order.push(`b${i}`));
+    await Promise.all(batches);
+    // Five previews one after another, all before A's first batch of 25 slow recipients ended.
+    expect(order).toEqual(['b0', 'b1', 'b2', 'b3', 'b4', 'a1', 'a2', 'a3']);
+  });
+
+  it('keeps outcomes in order across chunks, yields and projects', async () => {
+    const pool = make({ workers: 2 });
+    const [a, b] = await Promise.all([
+      pool.render(QUICK, scopes(300, 'a'), { projectId: 'a', triggerId: 't-order-a' }),
+      pool.render(QUICK, scopes(120, 'b'), { projectId: 'b', triggerId: 't-order-b' }),
+    ]);
+    expect(details(a)).toEqual(scopes(300, 'a').map((s) => `ok Hi ${s.user.project_user_id as string}`));
+    expect(details(b)).toEqual(scopes(120, 'b').map((s) => `ok Hi ${s.user.project_user_id as string}`));
+  });
+});
