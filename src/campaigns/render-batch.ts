@@ -33,14 +33,38 @@ export interface RenderTask {
   limits: TemplateLimits;
   /** Shared with the pool: see `Control`. */
   control: Float64Array;
-  /** Shared by every task of one trigger: [0] its recipients stopped on the time budget so far. */
-  overruns: Int32Array;
+  /** The trigger's record, shared by every task of it (see `Strikes`). */
+  strikes: Int32Array;
   /** Overruns after which the rest of the trigger is not rendered (`TEMPLATE_TIMEOUTS_PER_TRIGGER`). */
   maxOverruns: number;
 }
 
 export type RenderOutcome =
   { ok: true; message: PushMessage } | { ok: false; reason: RenderFailureReason; detail: string };
+
+/**
+ * A trigger's record (an `Int32Array` on a `SharedArrayBuffer`), shared by every task rendering it
+ * and the pool's watchdog, read and written as it happens (`Atomics`).
+ */
+export const Strikes = {
+  /** Its recipients stopped on the time budget. */
+  overruns: 0,
+  /** Its renders started. */
+  renders: 1,
+  size: 2,
+} as const;
+
+export const newStrikes = () => new Int32Array(new SharedArrayBuffer(4 * Strikes.size));
+
+/**
+ * At least `count` overruns, and at least one in a hundred of the trigger's renders: a template that
+ * runs out of time is so for most recipients, while a trigger of ordinary messages whose few renders
+ * came late on a machine short of CPU must not lose the rest of its audience.
+ */
+export function overranOften(strikes: Int32Array, count: number): boolean {
+  const overruns = Atomics.load(strikes, Strikes.overruns);
+  return overruns >= count && overruns * 100 >= Atomics.load(strikes, Strikes.renders);
+}
 
 /**
  * Overruns of a trigger after which its renders get a tenth of the time budget (at least 10 ms): an
@@ -77,7 +101,7 @@ function parsedFor(message: MessageTemplate): ParsedMessage {
  * never loses an overrun already counted); the pool queues the rest again.
  */
 export function renderBatch(task: RenderTask): RenderOutcome[] {
-  const { control, overruns, maxOverruns, limits } = task;
+  const { control, strikes, maxOverruns, limits } = task;
   let parsed: ParsedMessage;
   try {
     parsed = parsedFor(task.message);
@@ -90,12 +114,12 @@ export function renderBatch(task: RenderTask): RenderOutcome[] {
   const outcomes: RenderOutcome[] = [];
   for (const [index, scope] of task.scopes.entries()) {
     if (index > 0 && Date.now() >= control[Control.yieldAt]!) break;
-    const spent = Atomics.load(overruns, 0);
-    if (spent >= maxOverruns) {
+    if (overranOften(strikes, maxOverruns)) {
       outcomes.push(notRendered(maxOverruns));
       continue;
     }
-    const budget = spent >= REDUCED_AFTER_OVERRUNS ? reduced : limits;
+    const budget = overranOften(strikes, REDUCED_AFTER_OVERRUNS) ? reduced : limits;
+    Atomics.add(strikes, Strikes.renders, 1);
     control[Control.budgetMs] = budget.renderTimeoutMs;
     control[Control.startedAt] = Date.now();
     control[Control.index] = index;
@@ -105,7 +129,7 @@ export function renderBatch(task: RenderTask): RenderOutcome[] {
       if (!(error instanceof RenderFailure)) throw error;
       outcomes.push({ ok: false, reason: error.reason, detail: error.message });
       if (error.reason === 'TEMPLATE_RENDER_TIMEOUT') {
-        Atomics.add(overruns, 0, 1);
+        Atomics.add(strikes, Strikes.overruns, 1);
         break;
       }
     } finally {

@@ -1,7 +1,7 @@
 import { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { RenderOutcome, RenderTask } from './render-batch.js';
+import { newStrikes, type RenderOutcome, type RenderTask } from './render-batch.js';
 import { createRenderScheduler } from './render-scheduler.js';
 import type { FilterCaps } from './template-guards.js';
 import type { MessageTemplate, RenderScope, TemplateLimits } from './templates.js';
@@ -40,7 +40,7 @@ export interface TemplateRendererOptions {
   warm?: boolean | undefined;
 }
 
-/** Triggers whose overruns are remembered (the most recent ones). */
+/** Triggers whose record is kept (the most recent ones). */
 const TRIGGERS_REMEMBERED = 1024;
 
 /**
@@ -70,8 +70,8 @@ function workerEntry(): { filename: string; execArgv: string[] } {
  * is a tenth once the trigger overran `REDUCED_AFTER_OVERRUNS` times, read as it happens), and a
  * worker over its heap limit dies alone (`resourceLimits`); piscina replaces either (one standby
  * worker takes the next task meanwhile). The recipient it was on fails with the reason and the rest
- * of the task is queued again. After `timeoutsPerTrigger` overruns the rest of the trigger is
- * skipped unrendered.
+ * of the task is queued again. After `timeoutsPerTrigger` overruns (at least one in a hundred of
+ * its renders) the rest of the trigger is skipped unrendered.
  */
 export function createTemplateRenderer(options: TemplateRendererOptions): TemplateRenderer {
   const { filename, execArgv } = workerEntry();
@@ -111,17 +111,17 @@ export function createTemplateRenderer(options: TemplateRendererOptions): Templa
     run: (task, signal) => pool.run(task, { signal }),
     logger: options.logger,
   });
-  // Each trigger's overrun count, shared with the workers rendering it (and kept for the most recent triggers).
-  const overrunsOf = new Map<string, Int32Array>();
-  const overrunsFor = (triggerId: string | undefined): Int32Array => {
-    const existing = triggerId === undefined ? undefined : overrunsOf.get(triggerId);
+  // Each trigger's record, shared with the workers rendering it (and kept for the most recent triggers).
+  const strikesOf = new Map<string, Int32Array>();
+  const strikesFor = (triggerId: string | undefined): Int32Array => {
+    const existing = triggerId === undefined ? undefined : strikesOf.get(triggerId);
     if (existing) return existing;
-    const counter = new Int32Array(new SharedArrayBuffer(4));
+    const strikes = newStrikes();
     if (triggerId !== undefined) {
-      if (overrunsOf.size >= TRIGGERS_REMEMBERED) overrunsOf.delete(overrunsOf.keys().next().value!);
-      overrunsOf.set(triggerId, counter);
+      if (strikesOf.size >= TRIGGERS_REMEMBERED) strikesOf.delete(strikesOf.keys().next().value!);
+      strikesOf.set(triggerId, strikes);
     }
-    return counter;
+    return strikes;
   };
   let closed = false;
 
@@ -132,7 +132,7 @@ export function createTemplateRenderer(options: TemplateRendererOptions): Templa
         scopes,
         projectId: request.projectId,
         interactive: request.interactive === true,
-        overruns: overrunsFor(request.triggerId),
+        strikes: strikesFor(request.triggerId),
       });
     },
     async close() {

@@ -1,5 +1,12 @@
 import type { Logger } from 'pino';
-import { Control, notRendered, REDUCED_AFTER_OVERRUNS, reducedBudgetMs } from './render-batch.js';
+import {
+  Control,
+  notRendered,
+  overranOften,
+  REDUCED_AFTER_OVERRUNS,
+  reducedBudgetMs,
+  Strikes,
+} from './render-batch.js';
 import type { RenderOutcome, RenderTask } from './render-batch.js';
 import { FairQueue } from './render-queue.js';
 import { timeoutDetail, type MessageTemplate, type RenderScope, type TemplateLimits } from './templates.js';
@@ -22,13 +29,13 @@ export interface RenderSchedulerOptions {
   logger?: Logger | undefined;
 }
 
-/** One `render` call: its recipients, who it is for, and its trigger's overrun count (shared with the workers). */
+/** One `render` call: its recipients, who it is for, and its trigger's record (shared with the workers, `Strikes`). */
 export interface RenderCall {
   message: MessageTemplate;
   scopes: RenderScope[];
   projectId: string;
   interactive: boolean;
-  overruns: Int32Array;
+  strikes: Int32Array;
 }
 
 interface Call extends RenderCall {
@@ -96,11 +103,11 @@ export function createRenderScheduler(options: RenderSchedulerOptions) {
       if (task.stoppedAtMs !== undefined || index < 0) continue;
       let budget = control[Control.budgetMs]!;
       // The tenth of the budget applies at once, also to a recipient that started with the whole of it.
-      if (Atomics.load(task.chunk.call.overruns, 0) >= REDUCED_AFTER_OVERRUNS)
+      if (overranOften(task.chunk.call.strikes, REDUCED_AFTER_OVERRUNS))
         budget = Math.min(budget, reducedBudgetMs(limits.renderTimeoutMs));
       if (now - control[Control.startedAt]! <= budget + graceMs || control[Control.index] !== index) continue;
       task.stoppedAtMs = budget;
-      Atomics.add(task.chunk.call.overruns, 0, 1);
+      Atomics.add(task.chunk.call.strikes, Strikes.overruns, 1);
       task.controller.abort();
     }
   };
@@ -157,7 +164,7 @@ export function createRenderScheduler(options: RenderSchedulerOptions) {
       scopes: indexes.map((i) => call.scopes[i]!),
       limits,
       control,
-      overruns: call.overruns,
+      strikes: call.strikes,
       maxOverruns,
     };
     options.run(payload, task.controller.signal).then(
@@ -192,7 +199,7 @@ export function createRenderScheduler(options: RenderSchedulerOptions) {
       const { call, indexes } = chunk;
       if (call.settled) continue;
       // A trigger out of strikes: its recipients are skipped here, without a worker.
-      if (Atomics.load(call.overruns, 0) >= maxOverruns)
+      if (overranOften(call.strikes, maxOverruns))
         record(
           call,
           indexes,
