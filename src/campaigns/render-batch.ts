@@ -123,17 +123,20 @@ export function renderBatch(task: RenderTask): RenderOutcome[] {
     control[Control.budgetMs] = budget.renderTimeoutMs;
     control[Control.startedAt] = Date.now();
     control[Control.index] = index;
+    let outcome: RenderOutcome;
     try {
-      outcomes.push({ ok: true, message: renderMessage(parsed, scope, budget) });
+      outcome = { ok: true, message: renderMessage(parsed, scope, budget) };
     } catch (error) {
       if (!(error instanceof RenderFailure)) throw error;
-      outcomes.push({ ok: false, reason: error.reason, detail: error.message });
-      if (error.reason === 'TEMPLATE_RENDER_TIMEOUT') {
-        Atomics.add(strikes, Strikes.overruns, 1);
-        break;
-      }
-    } finally {
-      control[Control.index] = -1;
+      outcome = { ok: false, reason: error.reason, detail: error.message };
+    }
+    // Finished before it is counted: a watchdog that looks now leaves this worker alone, so an overrun
+    // is counted once (here, or by the watchdog when it stops the worker inside the render).
+    control[Control.index] = -1;
+    outcomes.push(outcome);
+    if (!outcome.ok && outcome.reason === 'TEMPLATE_RENDER_TIMEOUT') {
+      Atomics.add(strikes, Strikes.overruns, 1);
+      break;
     }
   }
   return outcomes;

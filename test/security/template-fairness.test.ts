@@ -72,38 +72,62 @@ describe.each(TEST_DIALECTS)("one project's templates cannot delay another proje
   const ctx = context({});
   const slow = context({ TEMPLATE_RENDER_TIMEOUT_MS: '3000' });
 
-  it(`a sort_natural of 500,000 elements for 30 recipients of A leaves B's previews under ${PREVIEW_P99_MS} ms (p99)`, async () => {
+  // The attack is refused at the one step that would build its array, long before any sort; the same
+  // within the caps runs out of time between two sorts for each recipient, and after 10 the rest of the
+  // trigger is skipped unrendered.
+  it.each([
+    ['a sort_natural of 500,000 elements', SORT_ATTACK, 'template_input_too_large'],
+    ['sorts at their cap repeated to the time budget', CAPPED_SORTS, 'template_render_timeout'],
+  ])(`%s for 30 recipients of A leaves B's previews under ${PREVIEW_P99_MS} ms (p99)`, async (what, body, reason) => {
     const b = await bystander(ctx());
-    const a = await projectWithUsers(ctx(), 'sorter', 30, fakes());
-    const attack = await createCampaign(ctx(), { message: { title: 'Hi', body: SORT_ATTACK } }, a.secret);
+    const a = await projectWithUsers(ctx(), 'attacker', 30, fakes());
+    const attack = await createCampaign(ctx(), { message: { title: 'Hi', body } }, a.secret);
     const triggerId = await triggerOk(ctx(), attack, { properties: {} }, a.secret);
 
     const fanout = timed(runFanout(ctx()));
-    // Refused in a few ms per recipient, the fan-out is short: previews go on to at least 100 (so that
-    // the 99th percentile is not simply the slowest of a few).
+    // Previews go on to at least 100, so that the 99th percentile is not simply the slowest of a few
+    // (refused in a few ms per recipient, the first fan-out is short).
     const latencies = await previewsWhile(ctx(), b.campaignId, 'reader', b.secret, fanout.done, 100);
-    report(dialect, 'sort_natural of 500,000', latencies, await fanout.ms);
+    report(dialect, what, latencies, await fanout.ms);
 
     expect(p99(latencies), `p99 of ${latencies.length} previews`).toBeLessThan(PREVIEW_P99_MS);
-    // Refused at the one step that would build the array, long before any sort.
     const status = await triggerStatus(ctx(), attack, triggerId, a.secret);
-    expect(status.counters).toMatchObject({ devices: 30, accepted: 0, skipped: { template_input_too_large: 30 } });
+    expect(status.counters).toMatchObject({ devices: 30, accepted: 0, skipped: { [reason]: 30 } });
   });
 
-  it(`sorts at their cap repeated to the time budget for 30 recipients of A leave B's previews under ${PREVIEW_P99_MS} ms`, async () => {
-    const b = await bystander(ctx());
-    const a = await projectWithUsers(ctx(), 'capped', 30, fakes());
-    const attack = await createCampaign(ctx(), { message: { title: 'Hi', body: CAPPED_SORTS } }, a.secret);
-    const triggerId = await triggerOk(ctx(), attack, { properties: {} }, a.secret);
+  it('a trigger whose renders keep running out of time: after 10 overruns the rest is skipped unrendered and counted', async () => {
+    const a = await projectWithUsers(ctx(), 'looping', 30, fakes());
+    // Nine million loop iterations (writing nothing, so that the time budget is what stops them):
+    // every recipient runs out of time inside the worker.
+    const body = '{% for a in (1..3000) %}{% for b in (1..3000) %}{% endfor %}{% endfor %}{{ user.project_user_id }}';
+    const campaignId = await createCampaign(ctx(), { message: { title: 'Hi', body } }, a.secret);
+    const triggerId = await triggerOk(ctx(), campaignId, { properties: {} }, a.secret);
+    await runFanout(ctx());
 
-    const fanout = timed(runFanout(ctx()));
-    const latencies = await previewsWhile(ctx(), b.campaignId, 'reader', b.secret, fanout.done, 100);
-    report(dialect, 'sorts at their cap', latencies, await fanout.ms);
-
-    expect(p99(latencies), `p99 of ${latencies.length} previews`).toBeLessThan(PREVIEW_P99_MS);
-    // Each recipient runs out of time between two sorts; after 10 the rest are skipped unrendered.
-    const status = await triggerStatus(ctx(), attack, triggerId, a.secret);
-    expect(status.counters).toMatchObject({ devices: 30, accepted: 0, skipped: { template_render_timeout: 30 } });
+    const status = await triggerStatus(ctx(), campaignId, triggerId, a.secret);
+    expect(status.state).toBe('completed');
+    expect(status.counters).toMatchObject({
+      devices: 30,
+      accepted: 0,
+      failed: 0,
+      skipped: { template_render_timeout: 30 },
+    });
+    const rows = await ctx()
+      .database.db.selectFrom('trigger_deliveries')
+      .select(['detail', 'failure_reason', 'status'])
+      .where('trigger_id', '=', triggerId)
+      .execute();
+    expect(new Set(rows.map((r) => `${r.status} ${r.failure_reason}`))).toEqual(
+      new Set(['DELIVERY_RESULT_STATUS_SKIPPED TEMPLATE_RENDER_TIMEOUT']),
+    );
+    const count = (pattern: RegExp) => rows.filter((r) => pattern.test(r.detail ?? '')).length;
+    // Ten overruns (one more per other task of the trigger already rendering when the tenth came in),
+    // three at the full budget and the rest at a tenth of it; the others never reached a worker.
+    const overran = count(/^(message\.body: )?rendering ran past its time budget of (200|20) ms and was stopped$/);
+    expect(overran).toBeGreaterThanOrEqual(10);
+    expect(overran).toBeLessThanOrEqual(10 + Math.max(0, ctx().config.templateWorkers - 2));
+    expect(count(/time budget of 200 ms/)).toBeLessThanOrEqual(3 + Math.max(0, ctx().config.templateWorkers - 2));
+    expect(overran + count(/^not rendered: 10 renders of this trigger ran past their time budget$/)).toBe(30);
   });
 
   it(`a template slow within its budget: B's previews stay under ${PREVIEW_P99_MS} ms and B's trigger finishes first`, async () => {

@@ -63,9 +63,11 @@ async function sampleHealth(port: number, until: Promise<unknown>): Promise<numb
 describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on %s', (dialect) => {
   const fakes = useFakeProviders();
   // The nested loop writes 9 MB; with the output limit at its maximum the time budget is what stops it.
+  // The strike budget is raised so that all 40 of its recipients run out of time while /healthz is
+  // sampled (its own test: test/security/template-fairness.test.ts).
   const ctx = useTestContext(dialect, {
     overrides: pushOverrides(fakes),
-    env: { TEMPLATE_OUTPUT_LIMIT_BYTES: String(16 * 1024 * 1024) },
+    env: { TEMPLATE_OUTPUT_LIMIT_BYTES: String(16 * 1024 * 1024), TEMPLATE_TIMEOUTS_PER_TRIGGER: '1000' },
   });
   // Small output and heap budgets, and a long time budget so that only the budget under test can trip.
   const tight = useTestContext(dialect, {
@@ -190,7 +192,7 @@ describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on
   });
 
   describe('render budgets', () => {
-    it('a nested-loop template runs out of time for 10 recipients and the rest of its trigger is skipped unrendered, while /healthz stays fast and other campaigns deliver', async () => {
+    it('a nested-loop template fails its 40 recipients on the time budget while /healthz stays fast and other campaigns deliver', async () => {
       const app = ctx().app;
       if (!app.server.listening) await app.listen({ port: 0, host: '127.0.0.1' });
       const port = (app.server.address() as AddressInfo).port;
@@ -244,24 +246,12 @@ describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on
 
       const hostileStatus = await triggerStatus(ctx(), hostile, hostileTrigger, a.secret);
       expect(hostileStatus.state).toBe('completed');
-      // The strike budget (TEMPLATE_TIMEOUTS_PER_TRIGGER, 10): after ten recipients ran out of time, the
-      // rest of the trigger, calm-1 and calm-2 included, is skipped without rendering.
       expect(hostileStatus.counters).toMatchObject({
         devices: 42,
-        accepted: 0,
+        accepted: 2,
         failed: 0,
-        skipped: { template_render_timeout: 42 },
+        skipped: { template_render_timeout: 40 },
       });
-      const details = await ctx()
-        .database.db.selectFrom('trigger_deliveries')
-        .select('detail')
-        .where('trigger_id', '=', hostileTrigger)
-        .execute();
-      const count = (pattern: RegExp) => details.filter((d) => pattern.test(d.detail ?? '')).length;
-      // Ten, or one more per other batch task of the trigger already rendering when the tenth came in.
-      const overran = count(/ran past its time budget of (200|20) ms and was stopped/);
-      expect(overran).toBeGreaterThanOrEqual(10);
-      expect(overran + count(/^not rendered: 10 renders of this trigger ran past their time budget$/)).toBe(42);
       expect((await triggerStatus(ctx(), sameProject, sameTrigger, a.secret)).counters).toMatchObject({
         devices: 42,
         accepted: 42,
@@ -272,7 +262,7 @@ describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on
         accepted: 2,
         skipped: {},
       });
-      expect(sentBodies(calmTokens).sort()).toEqual(['Calm calm-1', 'Calm calm-2']);
+      expect(sentBodies(calmTokens).sort()).toEqual(['Calm calm-1', 'Calm calm-2', 'Hello calm-1', 'Hello calm-2']);
       expect(sentBodies(otherTokens).sort()).toEqual(['Other other-1', 'Other other-2']);
       // The victims got the calm campaign's message, each exactly once, and nothing from the hostile one.
       expect(sentBodies(hostileTokens).sort()).toEqual(hostileTokens.map((_, i) => `Calm victim-${i}`).sort());
