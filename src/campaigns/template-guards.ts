@@ -5,7 +5,7 @@ import { defaultOperators, type Context, type FilterImplOptions, type Liquid, ty
 // check the budget first (and between the items of the filters that evaluate per item), and refuse
 // inputs larger than a filter can take in well under a budget (`bench/template-filters.ts` measures
 // each filter at its cap). What is left uninterruptible is one capped call; the pool's watchdog
-// (render-pool.ts) stops anything else at the budget.
+// (render-scheduler.ts) stops anything else just past the budget.
 
 /**
  * How much one uninterruptible step may be given. Values are counted as a filter walks them: nested
@@ -121,11 +121,10 @@ function refuseLarger(name: string, what: string, values: unknown[], caps: Filte
   const factor = COSTLIER[name] ?? 1;
   const elements = Math.floor(caps.elements / factor);
   const chars = measureChars ? Math.floor(caps.chars / factor) : Number.POSITIVE_INFINITY;
+  const most = measureChars ? `${elements} elements and ${chars} characters` : `${elements} elements`;
   for (const value of values)
     if (!fitsCaps(value, elements, chars))
-      throw new InputTooLarge(
-        `${what} takes at most ${elements} elements and ${chars} characters (nested values counted); its input is larger`,
-      );
+      throw new InputTooLarge(`${what} takes at most ${most} (nested values counted); its input is larger`);
 }
 
 const isGenerator = (value: unknown): value is Generator<unknown, unknown, unknown> =>

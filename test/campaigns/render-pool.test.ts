@@ -1,4 +1,6 @@
+import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import {
   createTemplateRenderer,
   type TemplateRenderer,
@@ -185,5 +187,29 @@ describe('the template render pool', () => {
     ]);
     expect(details(a)).toEqual(scopes(300, 'a').map((s) => `ok Hi ${s.user.project_user_id as string}`));
     expect(details(b)).toEqual(scopes(120, 'b').map((s) => `ok Hi ${s.user.project_user_id as string}`));
+  });
+});
+
+describe('template settings', () => {
+  it('TEMPLATE_WORKERS defaults to the available parallelism, TEMPLATE_TIMEOUTS_PER_TRIGGER to 10', () => {
+    const config = loadConfig({});
+    expect(config.templateWorkers).toBe(Math.min(64, os.availableParallelism()));
+    expect(config.templateTimeoutsPerTrigger).toBe(10);
+    const set = loadConfig({ TEMPLATE_WORKERS: '3', TEMPLATE_TIMEOUTS_PER_TRIGGER: '25' });
+    expect([set.templateWorkers, set.templateTimeoutsPerTrigger]).toEqual([3, 25]);
+  });
+
+  it('refuses values out of their bounds at boot, naming each', () => {
+    let error: unknown;
+    try {
+      loadConfig({ TEMPLATE_WORKERS: '0', TEMPLATE_TIMEOUTS_PER_TRIGGER: 'none' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toEqual([
+      'TEMPLATE_WORKERS must be an integer from 1 to 64, got "0"',
+      'TEMPLATE_TIMEOUTS_PER_TRIGGER must be an integer from 1 to 1000000, got "none"',
+    ]);
   });
 });
