@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { resolveDataDir } from './lib/data-dir.js';
 import { trimTrailing } from './lib/trim.js';
 import { parseCorsOrigins, type CorsOrigins } from './http/cors-origins.js';
@@ -50,11 +51,13 @@ export interface Config {
   readonly jobConcurrency: number;
   readonly jobPollIntervalMs: number;
   readonly jobLeaseMs: number;
-  /** Template render worker threads, and one recipient's render budgets (time, worker heap, output). */
+  /** Template render worker threads (default: the machine's available parallelism), and one recipient's render budgets (time, worker heap, output). */
   readonly templateWorkers: number;
   readonly templateRenderTimeoutMs: number;
   readonly templateMemoryLimitMb: number;
   readonly templateOutputLimitBytes: number;
+  /** Time-budget overruns after which the rest of a trigger's recipients are skipped unrendered. */
+  readonly templateTimeoutsPerTrigger: number;
   readonly fcmApiUrl: string;
   readonly fcmQuotaPerMinute: number;
   readonly apnsApiUrl: string;
@@ -209,10 +212,11 @@ export function loadConfig(env: Env = process.env): Config {
     jobConcurrency: int('JOB_CONCURRENCY', 4, 1, 256),
     jobPollIntervalMs: int('JOB_POLL_INTERVAL_MS', 1000, 10, 60_000),
     jobLeaseMs: int('JOB_LEASE_MS', 60_000, 1000, 3_600_000),
-    templateWorkers: int('TEMPLATE_WORKERS', 1, 1, 64),
+    templateWorkers: int('TEMPLATE_WORKERS', Math.min(64, os.availableParallelism()), 1, 64),
     templateRenderTimeoutMs: int('TEMPLATE_RENDER_TIMEOUT_MS', 200, 10, 10_000),
     templateMemoryLimitMb: int('TEMPLATE_MEMORY_LIMIT_MB', 64, 16, 1024),
     templateOutputLimitBytes: int('TEMPLATE_OUTPUT_LIMIT_BYTES', 65_536, 1024, 16 * 1024 * 1024),
+    templateTimeoutsPerTrigger: int('TEMPLATE_TIMEOUTS_PER_TRIGGER', 10, 1, 1_000_000),
     fcmApiUrl: url('FCM_API_URL', 'https://fcm.googleapis.com', ['https:', 'http:']) ?? '',
     fcmQuotaPerMinute: int('FCM_QUOTA_PER_MINUTE', 600_000, 1, 100_000_000),
     apnsApiUrl: url('APNS_API_URL', 'https://api.push.apple.com', ['https:', 'http:']) ?? '',

@@ -319,6 +319,7 @@ async function sendBatch(
                 user: { ...user.properties, project_user_id: user.projectUserId },
                 campaign,
               })),
+          { projectId: trigger.projectId, triggerId: trigger.id },
         );
   let shared: DeviceSend['message'] | undefined;
   pendingRecipients.forEach(({ pending }, i) => {

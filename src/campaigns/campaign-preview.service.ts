@@ -11,7 +11,7 @@ import { parseMessageTemplate, triggerPropertiesRequiredByMessage } from './temp
 
 export interface PreviewDeps {
   db: Db;
-  /** The same worker pool a trigger renders in: sandboxed, off the event loop, within the budgets. */
+  /** The same worker pool a trigger renders in: sandboxed, off the event loop, within the budgets (in its interactive lane). */
   templates: TemplateRenderer;
 }
 
@@ -85,13 +85,17 @@ export async function previewCampaign(
   const trigger = { ...properties };
   for (const name of missing) trigger[name] = `{{trigger.${name}}}`;
 
-  const [outcome] = await deps.templates.render(campaign.message, [
-    {
-      trigger,
-      user: { ...user.properties, project_user_id: user.projectUserId },
-      campaign: { campaign_id: campaign.campaignId, name: campaign.name },
-    },
-  ]);
+  const [outcome] = await deps.templates.render(
+    campaign.message,
+    [
+      {
+        trigger,
+        user: { ...user.properties, project_user_id: user.projectUserId },
+        campaign: { campaign_id: campaign.campaignId, name: campaign.name },
+      },
+    ],
+    { projectId, interactive: true },
+  );
   if (!outcome!.ok) throw new AppError('invalid', outcome!.reason, outcome!.detail);
   const rendered = outcome!.message;
   const message = {

@@ -1,18 +1,29 @@
 import { Piscina } from 'piscina';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { RenderOutcome, RenderTask } from './render-batch.js';
+import { newStrikes, type RenderOutcome, type RenderTask } from './render-batch.js';
+import { createRenderScheduler } from './render-scheduler.js';
+import type { FilterCaps } from './template-guards.js';
 import type { MessageTemplate, RenderScope, TemplateLimits } from './templates.js';
 
-/** Renders campaign messages off the event loop. Made once per process (src/runtime.ts) and passed explicitly. */
+/** Who a render is for: the pool serves projects in turn, and interactive renders first. */
+export interface RenderRequest {
+  projectId: string;
+  /** Someone waits for it (a preview, a dry run): never queued behind a trigger's batches. */
+  interactive?: boolean;
+  /** Renders of one trigger share its strike budget; without it, one call has its own. */
+  triggerId?: string;
+}
+
+/** Renders campaign messages off the event loop. Made once per process (src/herald.ts) and passed explicitly. */
 export interface TemplateRenderer {
   /** `message` rendered for each scope, in order; a recipient over a budget gets a failed outcome, never an exception. */
-  render(message: MessageTemplate, scopes: RenderScope[]): Promise<RenderOutcome[]>;
+  render(message: MessageTemplate, scopes: RenderScope[], request: RenderRequest): Promise<RenderOutcome[]>;
   close(): Promise<void>;
 }
 
 export interface TemplateRendererOptions {
-  /** Worker threads (`TEMPLATE_WORKERS`). */
+  /** Renders at once (`TEMPLATE_WORKERS`); a batch takes at most all but one of them. */
   workers: number;
   /** One recipient's render time (`TEMPLATE_RENDER_TIMEOUT_MS`). */
   renderTimeoutMs: number;
@@ -20,13 +31,17 @@ export interface TemplateRendererOptions {
   memoryLimitMb: number;
   /** One recipient's rendered fields (`TEMPLATE_OUTPUT_LIMIT_BYTES`). */
   outputLimitBytes: number;
+  /** Time-budget overruns after which the rest of a trigger is skipped unrendered (`TEMPLATE_TIMEOUTS_PER_TRIGGER`). */
+  timeoutsPerTrigger: number;
+  /** What one filter call may be given (default `DEFAULT_FILTER_CAPS`; raised only by tests of the watchdog). */
+  filterCaps?: FilterCaps | undefined;
   logger?: Logger | undefined;
   /** Start the workers now and keep them (a server); otherwise start them on first use and let idle ones go (tests, the CLI). */
   warm?: boolean | undefined;
 }
 
-/** Recipients per pool task at least: few round trips per batch, yet a batch spreads over the workers. */
-const MIN_CHUNK = 25;
+/** Triggers whose record is kept (the most recent ones). */
+const TRIGGERS_REMEMBERED = 1024;
 
 /**
  * The sources are TypeScript that Node strips itself; a worker thread does not inherit the module
@@ -43,29 +58,31 @@ function workerEntry(): { filename: string; execArgv: string[] } {
   return { filename, execArgv: ['--import', new URL('../boot/ts-resolve.ts', import.meta.url).href, ...profiling] };
 }
 
-interface Watched {
-  progress: Float64Array;
-  controller: AbortController;
-  stuck: boolean;
-}
-
 /**
- * A piscina pool of render workers. Budgets, first guard inside the worker: liquidjs's render-time
- * and allocation limits and a bounded output emitter, each failing only that recipient. Hard guard
- * outside: a watchdog aborts a task whose current recipient runs well past the time budget (the
- * worker is terminated and piscina starts a fresh one), and a worker over its heap limit dies
- * alone (`resourceLimits`). Either way the recipient it was on fails with the reason and the rest
- * of the task is rendered again by a healthy worker.
+ * A piscina pool of render workers with Herald's own scheduling in front of it (piscina's queue
+ * stays empty). Fairness: interactive renders go first and batches may take all workers but one, so
+ * a preview never waits behind a trigger (with one worker it waits for one recipient at most);
+ * projects take turns in each lane, and a task of one project that has run `QUANTUM_MS` makes room
+ * before its next recipient once another project waits, so no project delays another's renders by
+ * more than one recipient's budget. Budgets, first guard inside the worker: liquidjs's limits, the
+ * filter guards and a bounded output, each failing only that recipient. Hard guard outside: a
+ * watchdog terminates a worker whose recipient is still running a tenth past its budget (the budget
+ * is a tenth once the trigger overran `REDUCED_AFTER_OVERRUNS` times, read as it happens), and a
+ * worker over its heap limit dies alone (`resourceLimits`); piscina replaces either (one standby
+ * worker takes the next task meanwhile). The recipient it was on fails with the reason and the rest
+ * of the task is queued again. After `timeoutsPerTrigger` overruns (at least one in a hundred of
+ * its renders) the rest of the trigger is skipped unrendered.
  */
 export function createTemplateRenderer(options: TemplateRendererOptions): TemplateRenderer {
   const { filename, execArgv } = workerEntry();
+  const workers = options.workers;
   const pool = new Piscina<RenderTask, RenderOutcome[]>({
     filename,
     execArgv,
-    // A worker takes a good part of a second to start (it loads tsx and liquidjs): a server starts them
-    // at boot so the first fan-out does not wait.
-    minThreads: options.warm ? options.workers : 0,
-    maxThreads: options.workers,
+    // A worker takes a good part of a second to start (it loads liquidjs under the resolve hook): a
+    // server starts them at boot, plus one standby so that replacing a stopped worker delays nobody.
+    minThreads: options.warm ? workers + 1 : 0,
+    maxThreads: workers + 1,
     idleTimeout: 30_000,
     resourceLimits: {
       maxOldGenerationSizeMb: options.memoryLimitMb,
@@ -84,85 +101,44 @@ export function createTemplateRenderer(options: TemplateRendererOptions): Templa
     // element costs 8+ bytes, so a sixteenth of the heap in those units stays well inside it.
     memoryLimit: Math.floor((options.memoryLimitMb * 1024 * 1024) / 16),
     outputLimitBytes: options.outputLimitBytes,
+    filterCaps: options.filterCaps,
   };
-  const hardLimitMs = options.renderTimeoutMs * 2 + 100;
-  const active = new Set<Watched>();
-  let watchdog: NodeJS.Timeout | undefined;
+  const scheduler = createRenderScheduler({
+    workers: options.workers,
+    limits,
+    maxOverruns: options.timeoutsPerTrigger,
+    memoryLimitMb: options.memoryLimitMb,
+    run: (task, signal) => pool.run(task, { signal }),
+    logger: options.logger,
+  });
+  // Each trigger's record, shared with the workers rendering it (and kept for the most recent triggers).
+  const strikesOf = new Map<string, Int32Array>();
+  const strikesFor = (triggerId: string | undefined): Int32Array => {
+    const existing = triggerId === undefined ? undefined : strikesOf.get(triggerId);
+    if (existing) return existing;
+    const strikes = newStrikes();
+    if (triggerId !== undefined) {
+      if (strikesOf.size >= TRIGGERS_REMEMBERED) strikesOf.delete(strikesOf.keys().next().value!);
+      strikesOf.set(triggerId, strikes);
+    }
+    return strikes;
+  };
   let closed = false;
 
-  const watch = () => {
-    const now = Date.now();
-    for (const task of active) {
-      if (!task.stuck && task.progress[0]! >= 0 && now - task.progress[1]! > hardLimitMs) {
-        task.stuck = true;
-        task.controller.abort();
-      }
-    }
-  };
-  const track = (task: Watched) => {
-    active.add(task);
-    watchdog ??= setInterval(watch, Math.max(5, Math.min(50, Math.floor(options.renderTimeoutMs / 4))));
-    watchdog.unref();
-  };
-  const untrack = (task: Watched) => {
-    active.delete(task);
-    if (active.size === 0 && watchdog) {
-      clearInterval(watchdog);
-      watchdog = undefined;
-    }
-  };
-
-  const runChunk = async (message: MessageTemplate, scopes: RenderScope[]): Promise<RenderOutcome[]> => {
-    if (scopes.length === 0) return [];
-    const task: Watched = {
-      progress: new Float64Array(new SharedArrayBuffer(16)),
-      controller: new AbortController(),
-      stuck: false,
-    };
-    task.progress[0] = -1;
-    track(task);
-    try {
-      return await pool.run({ message, scopes, limits, progress: task.progress }, { signal: task.controller.signal });
-    } catch (error) {
-      const at = task.progress[0];
-      const outOfMemory = (error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY';
-      if (closed || at < 0 || (!task.stuck && !outOfMemory)) throw error;
-      options.logger?.warn(
-        { reason: task.stuck ? 'timeout' : 'memory', recipients: scopes.length },
-        'a template render worker was stopped; it is replaced',
-      );
-      const failed: RenderOutcome = task.stuck
-        ? {
-            ok: false,
-            reason: 'TEMPLATE_RENDER_TIMEOUT',
-            detail: `rendering ran past its time budget of ${options.renderTimeoutMs} ms and was stopped`,
-          }
-        : {
-            ok: false,
-            reason: 'TEMPLATE_MEMORY_EXCEEDED',
-            detail: `rendering ran out of its ${options.memoryLimitMb} MB memory budget`,
-          };
-      const [before, after] = await Promise.all([
-        runChunk(message, scopes.slice(0, at)),
-        runChunk(message, scopes.slice(at + 1)),
-      ]);
-      return [...before, failed, ...after];
-    } finally {
-      untrack(task);
-    }
-  };
-
   return {
-    async render(message, scopes) {
-      if (closed) throw new Error('the template renderer is closed');
-      const size = Math.max(MIN_CHUNK, Math.ceil(scopes.length / options.workers));
-      const chunks: RenderScope[][] = [];
-      for (let i = 0; i < scopes.length; i += size) chunks.push(scopes.slice(i, i + size));
-      return (await Promise.all(chunks.map((chunk) => runChunk(message, chunk)))).flat();
+    render(message, scopes, request) {
+      return scheduler.schedule({
+        message,
+        scopes,
+        projectId: request.projectId,
+        interactive: request.interactive === true,
+        strikes: strikesFor(request.triggerId),
+      });
     },
     async close() {
       if (closed) return;
       closed = true;
+      scheduler.close();
       await pool.destroy();
     },
   };
@@ -179,6 +155,7 @@ export function createConfiguredTemplateRenderer(
     renderTimeoutMs: config.templateRenderTimeoutMs,
     memoryLimitMb: config.templateMemoryLimitMb,
     outputLimitBytes: config.templateOutputLimitBytes,
+    timeoutsPerTrigger: config.templateTimeoutsPerTrigger,
     logger,
     warm: options.warm,
   });

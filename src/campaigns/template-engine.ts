@@ -9,9 +9,11 @@ import {
   type TagToken,
   type TopLevelToken,
 } from 'liquidjs';
+import { capsOf, chargeWritten, fitsCaps, guardedOperators, guardFilters, InputTooLarge } from './template-guards.js';
 
-// The Liquid engine campaigns use, sandboxed: no file system and every allocation path counted.
-// Parsing (save time) and rendering (worker threads only) both go through it.
+// The Liquid engine campaigns use, sandboxed: no file system, every allocation path counted, every
+// filter call within the time budget and its input caps (template-guards.ts). Parsing (save time)
+// and rendering (worker threads only) both go through it.
 
 /** The per-field source bound is the schema's (at most 4096 characters); this bounds parsing too. */
 const PARSE_LIMIT = 16_384;
@@ -37,8 +39,16 @@ class ChargedCaptureTag extends CaptureTag {
     const emitter: Emitter = {
       buffer: '',
       write(html: unknown) {
-        const text = typeof html === 'string' ? html : String(toValueSync(html as never) ?? '');
-        ctx.memoryLimit.use(text.length);
+        const value = typeof html === 'string' ? html : toValueSync(html as never);
+        if (typeof value !== 'string') {
+          const caps = capsOf(ctx);
+          if (!fitsCaps(value, caps.elements, caps.chars))
+            throw new InputTooLarge(
+              `capture takes at most ${caps.elements} elements and ${caps.chars} characters (nested values counted); its input is larger`,
+            );
+        }
+        const text = typeof value === 'string' ? value : String(value ?? '');
+        chargeWritten(ctx, text.length);
         this.buffer += text;
       },
     };
@@ -80,9 +90,11 @@ function createEngine(): Liquid {
     parseLimit: PARSE_LIMIT,
     renderLimit: 1000,
     memoryLimit: 10_000_000,
+    operators: guardedOperators(),
   });
   for (const tag of ['include', 'render', 'layout']) engine.registerTag(tag, FileTagRefused);
   engine.registerTag('capture', ChargedCaptureTag);
+  guardFilters(engine);
   return engine;
 }
 
@@ -90,15 +102,24 @@ export const engine = createEngine();
 
 export const OUTPUT_TOO_LARGE = 'rendered output exceeds its size limit';
 
-/** Collects output and stops the render as soon as it passes the byte budget (before it is all built). */
+/**
+ * Collects output and stops the render as soon as it passes the byte budget (before it is all built).
+ * A value that is not a string is measured before it is turned into text: `String` of an array nested
+ * by reference would walk (and build) far more than the output can hold, uninterruptibly.
+ */
 export class BoundedEmitter implements Emitter {
   buffer = '';
   private bytesLeft: number;
-  constructor(bytesLeft: number) {
+  private readonly maxElements: number;
+  constructor(bytesLeft: number, maxElements: number) {
     this.bytesLeft = bytesLeft;
+    this.maxElements = maxElements;
   }
   write(html: unknown): void {
-    const text = typeof html === 'string' ? html : String(toValueSync(html as never) ?? '');
+    const value = typeof html === 'string' ? html : toValueSync(html as never);
+    if (typeof value !== 'string' && !fitsCaps(value, this.maxElements, Math.max(0, this.bytesLeft)))
+      throw new Error(OUTPUT_TOO_LARGE);
+    const text = typeof value === 'string' ? value : String(value ?? '');
     // A character is at most 3 UTF-8 bytes in a JS string (surrogate pairs: 4 for 2); the exact count is taken at the end.
     this.bytesLeft -= text.length;
     if (this.bytesLeft < 0) throw new Error(OUTPUT_TOO_LARGE);

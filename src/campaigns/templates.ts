@@ -2,6 +2,7 @@ import { Context, toValueSync, TypeGuards, Value, type Template, type Token } fr
 import { AppError } from '../errors.js';
 import type { PushMessage } from '../push/push.types.js';
 import { BoundedEmitter, engine, OUTPUT_TOO_LARGE, REFUSED_TAG } from './template-engine.js';
+import { applyCaps, DEFAULT_FILTER_CAPS, InputTooLarge, type FilterCaps } from './template-guards.js';
 
 /** A campaign's message (C1): every field is a Liquid template (C3). */
 export interface MessageTemplate {
@@ -30,6 +31,8 @@ export interface TemplateLimits {
   memoryLimit: number;
   /** UTF-8 bytes of one recipient's rendered fields together. */
   outputLimitBytes: number;
+  /** What one filter call may be given (default `DEFAULT_FILTER_CAPS`). */
+  filterCaps?: FilterCaps | undefined;
 }
 
 export type RenderFailureReason =
@@ -37,6 +40,7 @@ export type RenderFailureReason =
   | 'TEMPLATE_RENDER_TIMEOUT'
   | 'TEMPLATE_MEMORY_EXCEEDED'
   | 'TEMPLATE_OUTPUT_TOO_LARGE'
+  | 'TEMPLATE_INPUT_TOO_LARGE'
   | 'INVALID_RENDERED_URL'
   | 'EMPTY_MESSAGE';
 
@@ -135,11 +139,18 @@ const isHttpUrl = (text: string): boolean => {
   }
 };
 
-function failureFor(field: Field, error: unknown): RenderFailure {
+/** The detail of a recipient stopped on the time budget, inside the worker or by the pool's watchdog. */
+export const timeoutDetail = (budgetMs: number) =>
+  `rendering ran past its time budget of ${budgetMs} ms and was stopped`;
+
+function failureFor(field: Field, error: unknown, limits: TemplateLimits): RenderFailure {
   const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
   const at = `message.${field}`;
+  // liquidjs wraps what a filter throws; the original says whether it was a cap.
+  if ((error as { originalError?: unknown }).originalError instanceof InputTooLarge || error instanceof InputTooLarge)
+    return new RenderFailure('TEMPLATE_INPUT_TOO_LARGE', `${at}: ${message}`);
   if (message.includes('template render limit exceeded'))
-    return new RenderFailure('TEMPLATE_RENDER_TIMEOUT', `${at}: rendering took longer than its time budget`);
+    return new RenderFailure('TEMPLATE_RENDER_TIMEOUT', `${at}: ${timeoutDetail(limits.renderTimeoutMs)}`);
   if (message.includes('memory alloc limit exceeded'))
     return new RenderFailure('TEMPLATE_MEMORY_EXCEEDED', `${at}: rendering exceeded its memory budget`);
   if (message.includes(OUTPUT_TOO_LARGE))
@@ -165,6 +176,7 @@ export function renderMessage(
 ): PushMessage {
   const out: Partial<Record<Field, string>> = {};
   const deadline = performance.now() + limits.renderTimeoutMs;
+  const caps = limits.filterCaps ?? DEFAULT_FILTER_CAPS;
   let bytesLeft = limits.outputLimitBytes;
   for (const field of FIELDS) {
     const templates = parsed[field];
@@ -178,9 +190,11 @@ export function renderMessage(
         { sync: true, renderLimit, memoryLimit: limits.memoryLimit },
         { liquid: engine },
       );
-      text = toValueSync(engine.renderer.renderTemplates(templates, context, new BoundedEmitter(bytesLeft))) as string;
+      applyCaps(context, caps);
+      const emitter = new BoundedEmitter(bytesLeft, caps.elements);
+      text = toValueSync(engine.renderer.renderTemplates(templates, context, emitter)) as string;
     } catch (error) {
-      throw failureFor(field, error);
+      throw failureFor(field, error, limits);
     }
     bytesLeft -= Buffer.byteLength(text);
     if (bytesLeft < 0) throw new RenderFailure('TEMPLATE_OUTPUT_TOO_LARGE', `message.${field}: ${OUTPUT_TOO_LARGE}`);

@@ -126,6 +126,7 @@ export interface DryRunTarget {
     | 'template_render_error'
     | 'template_render_timeout'
     | 'template_memory_exceeded'
+    | 'template_input_too_large'
     | 'template_output_too_large'
     | 'invalid_rendered_url'
     | 'empty_message';
@@ -181,6 +182,7 @@ export async function dryRunTrigger(
       user: { ...user.properties, project_user_id: user.projectUserId },
       campaign: { campaign_id: prepared.campaign.campaignId, name: prepared.campaign.name },
     })),
+    { projectId, interactive: true },
   );
   const failures = new Map(slice.recipients.map((r, i) => [r.user.id, rendered[i]!]));
   const targets = slice.targets!.map((t): DryRunTarget => {
