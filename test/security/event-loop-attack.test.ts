@@ -3,7 +3,8 @@ import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
 import { createProject, type CreatedProject } from '../../src/projects/projects.service.js';
-import { freePort, startServerProcess, stopServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { startServerProcess, stopServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { freePort } from '../helpers/ports.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 import { waitFor } from '../helpers/wait-for.js';
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { TestDatabase } from '../helpers/test-db.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
@@ -55,7 +56,7 @@ async function bystander(ctx: TestContext): Promise<{ campaignId: string; secret
     { message: { title: 'Hi {{ user.first_name }}', body: 'Calm' } },
     secret,
   );
-  await previewsWhile(ctx, campaignId, 'reader', secret, new Promise((resolve) => setTimeout(resolve, 500)));
+  await previewsWhile(ctx, campaignId, 'reader', secret, sleep(500));
   return { campaignId, secret };
 }
 
