@@ -41,7 +41,7 @@ const SAMPLE_TRIGGER_ID = '00000000-0000-4000-8000-000000000000';
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The body as REST and A2A give it: a user id and the trigger properties (the trigger's own rules, R13). */
+/** The body as REST and A2A give it: a user id and the trigger properties (the trigger's own rules, rule `trigger-body`). */
 export function parsePreviewInput(input: unknown): {
   projectUserId: string;
   properties: Record<string, string | number | boolean>;

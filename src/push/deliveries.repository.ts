@@ -4,7 +4,7 @@ import { dialectOf } from '../db/dialect.js';
 import { statementSizes } from '../db/statement-shapes.js';
 import type { DeliveryStatus, Provider } from './push.types.js';
 
-/** One message: a send to one device, or an item that reached no device (S1: every send is stored). */
+/** One message: a send to one device, or an item that reached no device (every send is stored, rule `one-data-layer`). */
 export interface DeliveriesTable {
   message_id: string;
   project_id: string;

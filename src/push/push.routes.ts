@@ -37,7 +37,7 @@ export interface PushRouteDeps {
   push: PushRuntime;
 }
 
-/** Answers within the request budget (G6) less a margin, measured from when the request arrived. */
+/** Answers within the request budget (rule `request-limits`) less a margin, measured from when the request arrived. */
 function deadlineOf(push: PushRuntime, reply: FastifyReply): number {
   const budget = push.config.requestTimeoutMs;
   return push.clock.now() - reply.elapsedTime + budget - Math.min(5000, budget / 10);
