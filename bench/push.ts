@@ -5,7 +5,6 @@
 //        --before REF (also Herald at that git ref, alternated, to show a change's effect)
 //        --herald-node-options '--max-semi-space-size=32' (NODE_OPTIONS for this Herald only, not the --before one)
 //        --no-write (print the report, leave docs/benchmarks.md alone)]
-import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http2 from 'node:http2';
@@ -363,10 +362,8 @@ async function main(): Promise<void> {
       '',
       "What the paths do (not measured here): the raw loop spends only its client's CPU; Herald adds HTTP ingress, the batched target lookups, the OAuth/quota/retry bookkeeping, the delivery records and the JSON answer.",
     ].join('\n');
-    const heading = ref
-      ? `Push: effect of ${execFileSync('git', ['describe', '--always', '--dirty'], { encoding: 'utf8' }).trim()} over ${ref.sha}`
-      : 'Push';
-    if (!process.argv.includes('--no-write')) writeBenchmarkSection(heading, body);
+    // A before/after run is printed only: its result goes into the History table by hand.
+    if (!ref && !process.argv.includes('--no-write')) writeBenchmarkSection('Push', body);
     if (!ref)
       recordSummary({
         path: `direct push, ${BATCH}-item requests, ${REQUESTS_IN_FLIGHT} in flight`,

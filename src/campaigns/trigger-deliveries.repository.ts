@@ -77,7 +77,7 @@ const insertIgnoringRecorded = preparedInsert<TriggerDeliveriesTable, Inserted>(
  * Records outcomes; a device already recorded for the trigger keeps its first record. On SQLite the
  * per-minute rollup (`trigger_delivery_counts`) is added here, one upsert per group of the rows
  * inserted, in the insert's transaction: a row trigger (migration 0015, dropped by 0017) cost an
- * upsert per ledger row, about half of the ledger's insert time.
+ * upsert per ledger row.
  */
 export async function recordDeliveries(db: Db, rows: TriggerDeliveriesTable[], sortInPlace = false): Promise<void> {
   if (rows.length === 0) return;
