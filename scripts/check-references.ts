@@ -9,7 +9,8 @@ import ts from 'typescript';
  *   rules `a`, `b` and `c`);
  * - a bare requirement id (R18, A10, G6, ...) or a `§` section mark that names no public standard
  *   (RFC 9110 §15 and JSON-RPC 2.0 §5 are fine): they pointed into documents a clone does not have;
- * - a path outside the repository, or a repository path (src/..., docs/...) that does not exist.
+ * - a path outside the repository, an issue number (the tracker is not in a clone), or a repository
+ *   path (src/..., docs/...) that does not exist.
  * In src/ and the Markdown docs the whole text is read; elsewhere only comments, since tests hold
  * strings such as 'C1' as data.
  */
@@ -47,7 +48,7 @@ const REQUIREMENT_ID = /(?<![\w./#-])[GRCASB]\d{1,2}(?![\w/-])/g;
 const SECTION_MARK = /§/g;
 const PUBLIC_STANDARD_BEFORE_MARK = /(?:RFC \d+|JSON-RPC 2\.0) $/;
 const OUTSIDE =
-  /\.\.\/shared|\/work\/|shared\/(?:spec|reference)|service-spec\.md|code-style-anchors|engagement-anchors|perf-reliability-anchors|a2a-protocol-notes|campaign-policies|trust-and-providers/g;
+  /\b[Ii]ssues? #?\d+|\.\.\/shared|\/work\/|shared\/(?:spec|reference)|service-spec\.md|code-style-anchors|engagement-anchors|perf-reliability-anchors|a2a-protocol-notes|campaign-policies|trust-and-providers/g;
 const REPO_PATH =
   /(?<![\w./@-])(?:src|docs|test|bench|scripts|console|packages|deploy|examples|bin)\/[\w.-]+(?:\/[\w.-]+)*(?:\.(?:ts|tsx|md|js|json|yaml|yml|sql|sh))?/g;
 

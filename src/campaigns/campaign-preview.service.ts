@@ -59,7 +59,7 @@ export function parsePreviewInput(input: unknown): {
 }
 
 /**
- * The campaign's message as a trigger would render it for one user (issue 17): the same worker
+ * The campaign's message as a trigger would render it for one user: the same worker
  * pool and budgets, the same scope, the same payload builders and limits as the senders. A trigger
  * property the campaign reads but the preview lacks (a real trigger would be refused) is a warning,
  * and renders as `{{trigger.<name>}}` so the rest of the message can still be seen. A render the

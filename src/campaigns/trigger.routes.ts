@@ -27,11 +27,11 @@ function asTriggerError(error: FastifyError | AppError): unknown {
 }
 
 /**
- * The trigger route has two fixed plain-text 400 messages (rule `trigger-errors`). Its `plainText400` is the
- * campaign-id one, which is what the app answers for a path it cannot even route (bad
- * percent-encoding, an over-long id). This route-level handler answers every other 400 with
- * `Failed to send campaign trigger message` (the unknown campaign and unparsable JSON included) and
- * re-throws everything else to the app's error handler.
+ * The trigger route has two fixed plain-text 400 messages (rule `trigger-errors`). Its
+ * `plainText400` is the campaign-id one, which is what the app answers for a path it cannot even
+ * route (bad percent-encoding, an over-long id). This route-level handler answers every other 400
+ * with `Failed to send campaign trigger message` (the unknown campaign and unparsable JSON
+ * included) and re-throws everything else to the app's error handler.
  */
 function triggerErrorHandler(
   error: FastifyError | AppError,
@@ -59,8 +59,7 @@ export function registerTriggerRoutes(
     '/api/v1/campaigns/:campaign_id(^[^/]*)::trigger',
     {
       config: { auth: 'secret', rateLimitClass: 'trigger', plainText400: CAMPAIGN_ID_MESSAGE },
-      // eslint-disable-next-line @typescript-eslint/no-misused-promises -- it returns the (thenable) reply,
-      // as Fastify handlers may
+      // eslint-disable-next-line @typescript-eslint/no-misused-promises -- it returns the (thenable) reply, as Fastify handlers may
       errorHandler: triggerErrorHandler,
       // The body schema documents the shape; `parseTriggerBody` checks it (an absent body included).
       validatorCompiler: () => () => true,

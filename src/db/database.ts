@@ -5,9 +5,9 @@ import type { Generated, Kysely, Transaction } from 'kysely';
  * (`declare module '../db/database.js' { interface Database { ... } }`) so this file does not
  * become a mega-file of every feature's rows.
  *
- * Portable column conventions (rule `one-data-layer`): ids are text UUIDs; timestamps are epoch milliseconds
- * (`bigint` on PostgreSQL, read back as numbers); booleans are integers 0/1; JSON is TEXT on SQLite
- * and `jsonb` on PostgreSQL, converted at the edge by `db/json.ts`.
+ * Portable column conventions (rule `one-data-layer`): ids are text UUIDs; timestamps are epoch
+ * milliseconds (`bigint` on PostgreSQL, read back as numbers); booleans are integers 0/1; JSON is
+ * TEXT on SQLite and `jsonb` on PostgreSQL, converted at the edge by `db/json.ts`.
  */
 export interface Database {
   projects: ProjectsTable;
@@ -80,6 +80,5 @@ export type Db = Kysely<Database> | Transaction<Database>;
  * A handle whose table types are not checked, for code that must not depend on them: migrations
  * (written against the schema of their time) and schema-agnostic helpers (dialect SQL, prepared statements).
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's idiom for schema-agnostic code: its
-// own Migration interface takes Kysely<any>
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's idiom for schema-agnostic code: its own Migration interface takes Kysely<any>
 export type AnyKysely = Kysely<any>;

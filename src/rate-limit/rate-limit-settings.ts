@@ -1,9 +1,9 @@
 import type { RateLimitClass } from '../http/route-options.js';
 
 /**
- * Limits per class (rule `rate-limits`): a token bucket that refills `perSecond` tokens a second up to `burst`.
- * Pure parsing and validation, shared by config (`RATE_LIMIT_DEFAULTS`), the limiter (stored
- * per-project overrides) and the CLI.
+ * Limits per class (rule `rate-limits`): a token bucket that refills `perSecond` tokens a second up
+ * to `burst`. Pure parsing and validation, shared by config (`RATE_LIMIT_DEFAULTS`), the limiter
+ * (stored per-project overrides) and the CLI.
  */
 export const RATE_LIMIT_CLASSES: readonly RateLimitClass[] = ['management', 'client', 'send', 'trigger', 'a2a'];
 
