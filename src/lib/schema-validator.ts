@@ -1,7 +1,13 @@
 import AjvCompiler from '@fastify/ajv-compiler';
 import type { TSchema } from '@sinclair/typebox';
 
-export type SchemaError = AjvCompiler.ErrorObject;
+/** What an Ajv error says, as Fastify's `schemaErrorFormatter` also receives it. */
+export interface SchemaError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string | undefined;
+}
 
 /** Longest URL a request may carry where an absolute http(s) URL is expected. */
 export const MAX_URL_LENGTH = 2048;
