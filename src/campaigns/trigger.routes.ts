@@ -4,9 +4,9 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError } from '../errors.js';
 import { renderError } from '../http/error-handler.js';
 import { replyIdempotently } from '../idempotency/idempotency.http.js';
+import type { SchemaError } from '../lib/schema-validator.js';
 import { CAMPAIGN_ID_PATTERN, ListQuery } from './campaigns.schemas.js';
 import { triggerBodyError } from './trigger-body.js';
-import type { SchemaError } from '../lib/schema-validator.js';
 import { TriggerBodySchema, TriggerListSchema, TriggerStatusSchema, triggerExample } from './trigger.schemas.js';
 import { getTriggerStatus, listTriggers } from './trigger-status.service.js';
 import type { TemplateRenderer } from './render-pool.js';

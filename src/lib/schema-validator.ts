@@ -31,8 +31,8 @@ const heraldFormats = (ajv: AjvCompiler.Ajv): AjvCompiler.Ajv =>
  * The one Ajv set-up: the HTTP app validates route schemas with it (`buildApp`'s `ajv` option) and
  * `compileValidator` checks input that arrives elsewhere (A2A skills, the CLI), so a schema gives
  * the same verdict and the same errors whichever way the input came. Values are checked as sent:
- * no coercion, no fields removed. One error at a time: collecting all of them costs a request
- * more than a linear pass.
+ * no coercion, no fields removed. One error at a time (`allErrors` off, Fastify's own default):
+ * collecting every error lets a crafted body cost far more than a linear pass.
  */
 export const AJV_OPTIONS = {
   customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false },
@@ -46,6 +46,6 @@ export type SchemaCheck = (value: unknown) => readonly SchemaError[] | undefined
 
 export function compileValidator(schema: TSchema): SchemaCheck {
   // The route fields only matter to Fastify's standalone mode; no schema here is `$async`.
-  const validate = build({ schema, method: '', url: '', httpPart: 'body' as AjvCompiler.HttpParts });
+  const validate = build({ schema, method: '', url: '', httpPart: 'body' });
   return (value) => (validate(value) === true ? undefined : (validate.errors ?? []));
 }
