@@ -21,7 +21,7 @@ export interface TriggerInput {
 }
 
 /** The code every malformed trigger body answers (behind "Failed to send campaign trigger message"). */
-export const INVALID_TRIGGER_BODY = 'INVALID_TRIGGER_BODY';
+const INVALID_TRIGGER_BODY = 'INVALID_TRIGGER_BODY';
 
 const TARGET_RULE = 'a target holds exactly one of project_user_id, device_id or user_id';
 
