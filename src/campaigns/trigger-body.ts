@@ -10,12 +10,12 @@ import {
 } from './trigger.schemas.js';
 
 export type TargetKey = 'project_user_id' | 'device_id' | 'user_id';
-/** R13: a target names one user (by either id) or one device. */
+/** Rule `trigger-body`: a target names one user (by either id) or one device. */
 export type Target = { [K in TargetKey]: { [P in K]: string } }[TargetKey];
 export type Audience = { broadcast: true } | { targets: Target[] };
 
 export interface TriggerInput {
-  /** Absent: the campaign's default audience (R14). */
+  /** Absent: the campaign's default audience (rule `default-audience`). */
   audience?: Audience;
   properties: TriggerProperties;
 }

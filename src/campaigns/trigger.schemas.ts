@@ -87,7 +87,7 @@ export const MAX_TRIGGER_PROPERTIES = 256;
 
 const TargetId = Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F]+$' });
 
-/** A target names one user (by either id) or one device (R13). */
+/** Rule `trigger-body`: a target names one user (by either id) or one device. */
 export const TargetSchema = Type.Union([
   Type.Object({ project_user_id: TargetId }, { additionalProperties: false }),
   Type.Object({ device_id: TargetId }, { additionalProperties: false }),
@@ -115,7 +115,7 @@ export const AudienceSchema = Type.Union([
 /** Any key: TypeBox's default key pattern (`^(.*)$`) skips keys holding a line break, so their values would go unchecked. */
 const AnyKey = Type.String({ pattern: '^[\\s\\S]*$' });
 
-/** Flat values only (string up to 8 KiB, number or boolean), at most 256 keys of 1 to 128 characters (R13). */
+/** Rule `trigger-body`: flat values only (string up to 8 KiB, number or boolean), at most 256 keys of 1 to 128 characters. */
 export const TriggerPropertiesSchema = Type.Record(
   AnyKey,
   Type.Union([Type.String({ maxLength: 8192 }), Type.Number(), Type.Boolean()]),

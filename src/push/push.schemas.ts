@@ -3,7 +3,7 @@ import { MAX_URL_LENGTH } from '../lib/schema-validator.js';
 import { ProjectUserId } from '../users/users.schemas.js';
 import { DeliveryStatus } from './push.types.js';
 
-/** More than this many items is a 400 (500 is the spec's recommendation). */
+/** Rule `push-items`: more than this many items is a 400 (500 is the advised size). */
 export const MAX_PUSH_ITEMS = 1000;
 export const MAX_TITLE_LENGTH = 1024;
 export const MAX_BODY_LENGTH = 4096;
@@ -48,7 +48,7 @@ export const SendPushBody = Type.Object(
 const Status = Type.Unsafe<DeliveryStatus>({
   type: 'string',
   enum: Object.values(DeliveryStatus),
-  description: 'R12 delivery status',
+  description: 'Delivery status',
 });
 
 const AdditionalParams = Type.Object({

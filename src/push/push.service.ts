@@ -98,7 +98,8 @@ function result(
 }
 
 /**
- * Both REST sends and the A2A `send-push-notification` skill (R10, R11, R12), on items the caller
+ * Both REST sends and the A2A `send-push-notification` skill (rules `push-items`, `push-results` and
+ * `delivery-status`), on items the caller
  * checked (`push-request.ts`: an invalid item refuses the request, nothing sent). Sends all items concurrently, each
  * provider over its own connections. Returns one result per item, in order. A user target reaches
  * every active device of the user: `deliveries` lists each, the item's own fields describe the first.
@@ -178,8 +179,9 @@ export async function getMessage(db: Db, projectId: string, messageId: string) {
 /**
  * `GET /api/v1/users/{project_user_id}/messages`: the messages addressed to that user id (sends to
  * the user through `messages:send` or the A2A skill), newest first, one page. Campaign sends are
- * addressed to devices and listed by their trigger (`GET …/triggers/{id}/deliveries`). The cursor is the last message id
- * shown, opaque to callers. A user deleted since keeps its messages until retention expires them.
+ * addressed to devices and listed by their trigger (`GET …/triggers/{id}/deliveries`). The cursor
+ * is the last message id shown, opaque to callers. A user deleted since keeps its messages until
+ * retention expires them.
  */
 export async function listUserMessages(
   db: Db,
