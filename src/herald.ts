@@ -26,7 +26,7 @@ import { createLogger } from './logger.js';
 import { instrumentJobHandlers } from './observability/job-metrics.js';
 import { createPushMetrics } from './observability/push-metrics.js';
 import { registerProjectRoutes } from './projects/projects.routes.js';
-import { createSecretBox, resolveSecretKey, type SecretBoxSource } from './push/credentials/secret-box.js';
+import { createSecretBox, resolveSecretKey, type SecretBoxSource } from './crypto/secret-box.js';
 import { registerPushCredentialRoutes } from './push/credentials/credentials.routes.js';
 import { createPushRuntime, type PushRuntime, type PushRuntimeOptions } from './push/push-runtime.js';
 import { registerPushRoutes } from './push/push.routes.js';

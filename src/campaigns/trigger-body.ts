@@ -1,5 +1,5 @@
 import { AppError } from '../errors.js';
-import type { TriggerProperties } from './conditions/resolve-trigger-refs.js';
+import type { TriggerProperties } from '../conditions/resolve-trigger-refs.js';
 
 export type TargetKey = 'project_user_id' | 'device_id' | 'user_id';
 /** R13: a target names one user (by either id) or one device. */

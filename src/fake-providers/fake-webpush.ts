@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type http from 'node:http';
 import https from 'node:https';
 import { decodeJwt, importJWK, jwtVerify } from 'jose';
-import { vapidSubjectProblem } from '../push/credentials/vapid-subject.js';
+import { vapidSubjectProblem } from '../settings/vapid-subject.js';
 import {
   closableServer,
   delay,

@@ -10,7 +10,7 @@ import { createTokenBucketStore } from '../rate-limit/create-bucket-store.js';
 import type { BucketSpec, TokenBucketStore } from '../rate-limit/token-buckets.js';
 import { loadCredentials, type ProjectCredentials } from './credentials/credentials.service.js';
 import type { Provider } from './push.types.js';
-import { createSecretBox, resolveSecretKey, type SecretBox, type SecretBoxSource } from './credentials/secret-box.js';
+import { createSecretBox, resolveSecretKey, type SecretBox, type SecretBoxSource } from '../crypto/secret-box.js';
 import { Http2Pool } from './http2-pool.js';
 import { HttpsClient } from './https-client.js';
 import { ProviderQuota } from './provider-quota.js';

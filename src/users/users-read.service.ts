@@ -1,8 +1,8 @@
 import type { Db } from '../db/database.js';
 import { AppError } from '../errors.js';
-import { compileCondition } from '../campaigns/conditions/compile-condition.js';
-import { validateCondition } from '../campaigns/conditions/validate-condition.js';
-import { encodeCursor, parseLimit } from '../campaigns/pagination.js';
+import { compileCondition } from '../conditions/compile-condition.js';
+import { validateCondition } from '../conditions/validate-condition.js';
+import { encodeCursor, parseLimit } from '../lib/pagination.js';
 import { devicesOfUserId, deviceToResponse, type Device } from '../devices/devices.service.js';
 import { recentEventsOfUserId } from '../events/events.service.js';
 import type { Clock } from '../lib/clock.js';

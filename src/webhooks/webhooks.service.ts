@@ -9,7 +9,7 @@ import {
   type OutboundPolicy,
 } from '../lib/outbound-url-policy.js';
 import { WEBHOOK_PROTOCOLS } from '../lib/webhook-sender.js';
-import type { SecretBoxSource } from '../push/credentials/secret-box.js';
+import type { SecretBoxSource } from '../crypto/secret-box.js';
 import type { DeliveryEvents } from './delivery-events.service.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhook-events.js';
 import { newSigningSecret } from './webhook-signer.js';
