@@ -34,6 +34,7 @@ import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
 import { createRetentionJobHandler } from './retention/retention.job.js';
 import { registerUserRoutes } from './users/users.routes.js';
+import { createDeliveryEvents } from './webhooks/delivery-events.service.js';
 import { createWebhookDeliveryHandler } from './webhooks/webhook-delivery.job.js';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
 
@@ -119,13 +120,10 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     createConfiguredTemplateRenderer(config, logger, { warm: overrides.warmTemplates }),
   );
   const push = onFirstUse(() => {
-    const runtime = createPushRuntime(config, database, {
-      logger,
-      clock,
-      secretBox,
-      observer: createPushMetrics(metrics.registry),
-      ...overrides.push,
-    });
+    const options = { logger, clock, secretBox, observer: createPushMetrics(metrics.registry), ...overrides.push };
+    // Delivery events go to the project's webhooks, cached on the runtime's clock.
+    const events = options.events ?? createDeliveryEvents({ clock: options.clock });
+    const runtime = createPushRuntime(config, database, { ...options, events });
     for (const metric of runtime.metrics) metrics.registry.registerMetric(metric);
     return runtime;
   });

@@ -13,7 +13,7 @@ import {
 import { redactUrl } from '../lib/redact.js';
 import { postWebhook, webhookAgent, WEBHOOK_PROTOCOLS, WEBHOOK_RETRY_WINDOW_MS } from '../lib/webhook-sender.js';
 import type { SecretBoxSource } from '../crypto/secret-box.js';
-import type { DeliveryEvents } from './delivery-events.service.js';
+import type { DeliveryEvents } from '../push/delivery-event-publisher.js';
 import type { StoredEvent } from './webhook-events.js';
 import { standardWebhookHeaders } from './webhook-signer.js';
 import * as repo from './webhooks.repository.js';
