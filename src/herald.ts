@@ -25,6 +25,7 @@ import { systemClock, type Clock } from './lib/clock.js';
 import { createLogger } from './logger.js';
 import { instrumentJobHandlers } from './observability/job-metrics.js';
 import { createPushMetrics } from './observability/push-metrics.js';
+import { registerUserProfileRoutes } from './profiles/user-profile.routes.js';
 import { registerProjectRoutes } from './projects/projects.routes.js';
 import { createSecretBox, resolveSecretKey, type SecretBoxSource } from './crypto/secret-box.js';
 import { registerPushCredentialRoutes } from './push/credentials/credentials.routes.js';
@@ -144,6 +145,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
 
   const registerRoutes = (app: FastifyInstance): void => {
     const identity = { db, secretBox };
+    registerUserProfileRoutes(app, { db });
     registerUserRoutes(app, { db, readDb, clock, writes });
     registerDeviceRoutes(app, { ...identity, clock, outbound });
     registerEventRoutes(app, { ...identity, clock });
