@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { randomBase62 } from '../lib/ids.js';
 import { findProject } from '../projects/projects.service.js';
-import type { SecretBox } from '../push/credentials/secret-box.js';
+import type { SecretBox } from '../crypto/secret-box.js';
 import * as repo from './identity.repository.js';
 
 /**

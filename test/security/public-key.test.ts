@@ -2,7 +2,7 @@ import pino from 'pino';
 import { SignJWT } from 'jose';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createSecretBox } from '../../src/push/credentials/secret-box.js';
+import { createSecretBox } from '../../src/crypto/secret-box.js';
 import {
   disableIdentityVerification,
   enableIdentityVerification,
