@@ -2,7 +2,7 @@ import type { Db } from '../db/database.js';
 import { readJson, writeJson } from '../db/json.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
-import { newId } from '../lib/ids.js';
+import { newTimeOrderedId } from '../lib/ids.js';
 import type { WriteBatcher } from '../db/write-batcher.js';
 import { ensureUser, getUser } from '../users/users.service.js';
 import * as repo from './devices.repository.js';
@@ -89,11 +89,12 @@ export async function writeDevice(
   clock: Clock,
   projectId: string,
   input: RegisterDeviceBody & { device_id: string },
-  options: RegisterDeviceOptions = {},
+  options: RegisterDeviceOptions & { newDeviceId?: boolean } = {},
 ): Promise<Device> {
   const { provider, address, keys } = pushAddressOf(input);
   const deviceId = input.device_id;
-  const [existing] = await registration.findRegisteredDevice(db, { projectId, deviceId });
+  // A device id Herald just generated has no row yet: an app's first registration skips the read.
+  const [existing] = options.newDeviceId ? [] : await registration.findRegisteredDevice(db, { projectId, deviceId });
   const moved = existing !== undefined && (existing.provider !== provider || existing.push_address !== address);
   if (options.keepDeviceOwner && moved && existing.project_user_id !== input.project_user_id)
     throw new AppError(
@@ -118,10 +119,12 @@ export async function writeDevice(
     created_at: previous ? Number(previous.created_at) : now,
     updated_at: now,
   };
-  const [stored] = await registration.upsertDevice(db, row);
+  let createdAt = row.created_at;
+  if (options.newDeviceId) await registration.insertNewDevice(db, row);
+  else createdAt = Number((await registration.upsertDevice(db, row))[0]!.created_at);
   return deviceRowToDevice({
     ...row,
-    created_at: Number(stored!.created_at),
+    created_at: createdAt,
     status: 'active',
     disabled_reason: null,
     project_user_id: input.project_user_id,
@@ -140,11 +143,13 @@ export async function registerDevice(
   input: RegisterDeviceBody,
   options: RegisterDeviceOptions = {},
 ): Promise<Device> {
-  // Chosen once, so a retry registers the same device.
-  const withId = { ...input, device_id: input.device_id ?? newId() };
+  // Chosen once, so a retry registers the same device; time-ordered, so a new device's key goes at the
+  // right edge of the primary-key index instead of dirtying a random page (src/lib/ids.ts).
+  const withId = { ...input, device_id: input.device_id ?? newTimeOrderedId() };
+  const writeOptions = { ...options, newDeviceId: input.device_id === undefined };
   for (let attempt = 1; ; attempt++) {
     try {
-      return await writes.run((trx) => writeDevice(trx, clock, projectId, withId, options));
+      return await writes.run((trx) => writeDevice(trx, clock, projectId, withId, writeOptions));
     } catch (error) {
       if (attempt >= REGISTER_ATTEMPTS || !repo.isConcurrentWriteConflict(error)) throw error;
       // A little jitter so the losers of one race do not collide again in lockstep.

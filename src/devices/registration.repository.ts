@@ -1,5 +1,5 @@
 import type { Db, DevicesTable } from '../db/database.js';
-import { preparedQuery } from '../db/prepared.js';
+import { preparedCommand, preparedQuery } from '../db/prepared.js';
 
 /*
  * The statements of a device registration, compiled once per dialect (src/db/prepared.ts): a
@@ -33,44 +33,54 @@ export const deleteMovedDevice = preparedQuery(
 
 export type DeviceUpsert = Omit<DevicesTable, 'status' | 'disabled_reason'>;
 
+const upsertColumns = [
+  'project_id',
+  'device_id',
+  'user_id',
+  'platform',
+  'provider',
+  'push_address',
+  'push_keys',
+  'created_at',
+  'updated_at',
+] as const;
+
 /**
  * Inserts the device, or takes over the row holding its push address (R8): that row becomes this
  * device, which moves the address to this device's user, so concurrent registrations of one address
  * queue on that row instead of failing. The row keeps its creation time only when it already was
- * this device. Answers the stored creation time.
+ * this device.
  */
-export const upsertDevice = preparedQuery(
-  [
-    'project_id',
-    'device_id',
-    'user_id',
-    'platform',
-    'provider',
-    'push_address',
-    'push_keys',
-    'created_at',
-    'updated_at',
-  ],
-  (db: Db, row: DeviceUpsert) =>
-    db
-      .insertInto('devices')
-      .values({ ...row, status: 'active', disabled_reason: null })
-      .onConflict((oc) =>
-        oc.columns(['project_id', 'provider', 'push_address']).doUpdateSet((eb) => ({
-          device_id: row.device_id,
-          user_id: row.user_id,
-          platform: row.platform,
-          push_keys: row.push_keys,
-          status: 'active',
-          disabled_reason: null,
-          created_at: eb
-            .case()
-            .when('devices.device_id', '=', row.device_id)
-            .then(eb.ref('devices.created_at'))
-            .else(row.created_at)
-            .end(),
-          updated_at: row.updated_at,
-        })),
-      )
-      .returning('created_at'),
+function upsert(db: Db, row: DeviceUpsert) {
+  return db
+    .insertInto('devices')
+    .values({ ...row, status: 'active', disabled_reason: null })
+    .onConflict((oc) =>
+      oc.columns(['project_id', 'provider', 'push_address']).doUpdateSet((eb) => ({
+        device_id: row.device_id,
+        user_id: row.user_id,
+        platform: row.platform,
+        push_keys: row.push_keys,
+        status: 'active',
+        disabled_reason: null,
+        created_at: eb
+          .case()
+          .when('devices.device_id', '=', row.device_id)
+          .then(eb.ref('devices.created_at'))
+          .else(row.created_at)
+          .end(),
+        updated_at: row.updated_at,
+      })),
+    );
+}
+
+/** The upsert of a known device id: answers the stored creation time (the row's own when it already was this device). */
+export const upsertDevice = preparedQuery(upsertColumns, (db: Db, row: DeviceUpsert) =>
+  upsert(db, row).returning('created_at'),
 );
+
+/**
+ * The upsert of a device id Herald just generated: no row can already be this device, so the stored
+ * creation time is the one given, and the statement returns nothing (cheaper on SQLite than a `RETURNING`).
+ */
+export const insertNewDevice = preparedCommand(upsertColumns, upsert);

@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js';
 import { mergeJsonObject, mergedJsonKeyCount } from '../db/dialect.js';
 import { readJson } from '../db/json.js';
-import { preparedQuery } from '../db/prepared.js';
+import { preparedCommand, preparedQuery } from '../db/prepared.js';
 import type { Properties } from './users.schemas.js';
 
 export interface UserRecord {
@@ -99,7 +99,7 @@ export async function existingProjectUserIds(
   return new Set(rows.map((r) => r.project_user_id));
 }
 
-const insertUserIfAbsent = preparedQuery(
+const insertUserIfAbsent = preparedCommand(
   ['id', 'projectId', 'projectUserId', 'now'],
   (db: Db, p: { id: string; projectId: string; projectUserId: string; now: number }) =>
     db
@@ -112,8 +112,7 @@ const insertUserIfAbsent = preparedQuery(
         created_at: p.now,
         updated_at: p.now,
       })
-      .onConflict((oc) => oc.columns(['project_id', 'project_user_id']).doNothing())
-      .returning('id'),
+      .onConflict((oc) => oc.columns(['project_id', 'project_user_id']).doNothing()),
 );
 
 const userIdOf = preparedQuery(
@@ -127,8 +126,9 @@ const userIdOf = preparedQuery(
 );
 
 /**
- * The internal id of one user, inserting it if absent: one prepared statement for a new user (its
- * `RETURNING` answers the id), two for an existing one (device registrations and single events).
+ * The internal id of one user, inserting it if absent: one prepared statement for a new user (the
+ * id given to the insert, when it inserted), two for an existing one (device registrations and
+ * single events).
  */
 export async function ensureUser(
   db: Db,
@@ -139,8 +139,8 @@ export async function ensureUser(
 ): Promise<string> {
   // The loop only turns again when a concurrent delete of that user committed between the two statements.
   for (;;) {
-    const [inserted] = await insertUserIfAbsent(db, { id: newId(), projectId, projectUserId, now });
-    if (inserted) return inserted.id;
+    const id = newId();
+    if ((await insertUserIfAbsent(db, { id, projectId, projectUserId, now })) === 1) return id;
     const [existing] = await userIdOf(db, { projectId, projectUserId });
     if (existing) return existing.id;
   }
