@@ -19,7 +19,7 @@ const ROUNDS = 60;
 
 const fakes = useFakeProviders();
 
-type Request = InjectOptions & { expect: number; a2a?: true };
+type Request = InjectOptions & { url: string; expect: number; a2a?: true };
 
 const jsonRequest = (
   method: 'POST' | 'PATCH',
