@@ -1,5 +1,4 @@
 import { dataVersionOf } from '../db/data-version.js';
-import type { IdentityVerificationTable } from './identity.repository.js';
 
 /**
  * Projects' identity-verification settings as this process last read them, so a public-key
@@ -11,12 +10,12 @@ import type { IdentityVerificationTable } from './identity.repository.js';
  * cache. A result read while such a change happened is not kept. On PostgreSQL (other instances
  * change settings unseen) nothing is cached.
  */
-export interface IdentitySettingCache {
+export interface IdentitySettingCache<Setting> {
   /** The stamp to pass to `set`; read it before the lookup. */
   stamp(): string;
   /** The cached setting (`null`: known to be off), or `undefined` when not cached. */
-  get(projectId: string): IdentityVerificationTable | null | undefined;
-  set(projectId: string, setting: IdentityVerificationTable | null, stamp: string): void;
+  get(projectId: string): Setting | null | undefined;
+  set(projectId: string, setting: Setting | null, stamp: string): void;
 }
 
 const MAX_ENTRIES = 10_000;
@@ -28,21 +27,24 @@ export function identitySettingsChanged(): void {
   revision++;
 }
 
-const caches = new WeakMap<object, IdentitySettingCache | null>();
+const caches = new WeakMap<object, IdentitySettingCache<unknown> | null>();
 
-/** The cache of a database handle (made on first use), or undefined when it cannot have one. */
-export function identityCacheOf(db: object): IdentitySettingCache | undefined {
+/**
+ * The cache of a database handle (made on first use), or undefined when it cannot have one. Generic
+ * over the setting's row type so this module needs nothing of the repository that uses it.
+ */
+export function identityCacheOf<Setting>(db: object): IdentitySettingCache<Setting> | undefined {
   let cache = caches.get(db);
   if (cache === undefined) {
     const dataVersion = dataVersionOf(db);
     cache = dataVersion ? createCache(dataVersion) : null;
     caches.set(db, cache);
   }
-  return cache ?? undefined;
+  return (cache ?? undefined) as IdentitySettingCache<Setting> | undefined;
 }
 
-function createCache(dataVersion: () => number): IdentitySettingCache {
-  const entries = new Map<string, IdentityVerificationTable | null>();
+function createCache(dataVersion: () => number): IdentitySettingCache<unknown> {
+  const entries = new Map<string, unknown>();
   let validFor = '';
   const check = (): string => {
     const now = `${revision}:${dataVersion()}`;

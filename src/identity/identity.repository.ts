@@ -20,7 +20,7 @@ export function findSetting(db: Db, projectId: string): Promise<IdentityVerifica
 
 /** `findSetting` through this process's cache where it has one (identity-cache.ts): the public-key hot path. */
 export async function findSettingCached(db: Db, projectId: string): Promise<IdentityVerificationTable | undefined> {
-  const cache = db.isTransaction ? undefined : identityCacheOf(db);
+  const cache = db.isTransaction ? undefined : identityCacheOf<IdentityVerificationTable>(db);
   if (!cache) return findSetting(db, projectId);
   const cached = cache.get(projectId);
   if (cached !== undefined) return cached ?? undefined;
