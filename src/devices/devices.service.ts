@@ -74,13 +74,13 @@ export interface RegisterDeviceOptions {
    * The public key's rule: a `device_id` already registered to another user stays with that user
    * (409) unless the call carries that device's current push address. Device ids can leak (logs,
    * support screenshots), push tokens only the device itself knows; a push address still moves to
-   * the new user (R8) for that reason.
+   * the new user (rule `devices`) for that reason.
    */
   keepDeviceOwner?: boolean;
 }
 
 /**
- * R8: registers or refreshes a device, creating its user if needed; the push address moves to it.
+ * Rule `devices`: registers or refreshes a device, creating its user if needed; the push address moves to it.
  * Pure database work on `db` (a transaction, or a unit of the write batcher: safe to run again after
  * a rollback). Answers the device as stored.
  */

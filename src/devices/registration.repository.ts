@@ -46,7 +46,7 @@ const upsertColumns = [
 ] as const;
 
 /**
- * Inserts the device, or takes over the row holding its push address (R8): that row becomes this
+ * Inserts the device, or takes over the row holding its push address (rule `devices`): that row becomes this
  * device, which moves the address to this device's user, so concurrent registrations of one address
  * queue on that row instead of failing. The row keeps its creation time only when it already was
  * this device.

@@ -57,7 +57,7 @@ function parseTimestamp(value: string | number | undefined, now: number, index: 
   return Math.trunc(ms);
 }
 
-/** R9 for every transport (the REST schema checks the same first). */
+/** Rule `events` for every transport (the REST schema checks the same first). */
 function assertValidEvent(event: EventInput, index: number): void {
   assertValidProjectUserId(event.project_user_id);
   if (typeof event.name !== 'string' || [...event.name].length > 255 || !eventNameRegExp.test(event.name)) {
@@ -71,7 +71,7 @@ function assertValidEvent(event: EventInput, index: number): void {
 }
 
 /**
- * R9: checks the events at once (throwing a 400's error) and answers the database work that stores
+ * Rule `events`: checks the events at once (throwing a 400's error) and answers the database work that stores
  * them with their properties and timestamp (default: now), creating users that do not exist yet.
  * The work is pure database work for one transaction (all stored or none), safe to run again after a
  * rollback: a unit for the write batcher.
