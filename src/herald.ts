@@ -113,7 +113,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       onError: (error) => logger.warn({ err: error }, 'embedded database checkpoint failed'),
     }),
   );
-  const writes = writeBatcherFor(db, database.dialect, () => checkpointer.made()?.holdsWrites() === true);
+  const writes = writeBatcherFor(db, database.dialect);
   const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks };
   const secretBox = onFirstUse(() => createSecretBox(resolveSecretKey(config, database.dialect)));
   const rateLimiter = onFirstUse(() => overrides.rateLimiter ?? createRateLimiter(config, database, { logger }));
@@ -147,8 +147,8 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     const identity = { db, secretBox };
     registerUserProfileRoutes(app, { db });
     registerUserRoutes(app, { db, readDb, clock, writes });
-    registerDeviceRoutes(app, { ...identity, clock, outbound });
-    registerEventRoutes(app, { ...identity, clock });
+    registerDeviceRoutes(app, { ...identity, clock, writes, outbound });
+    registerEventRoutes(app, { ...identity, clock, writes });
     registerPushRoutes(app, { db, clock, push: push() });
     registerPushCredentialRoutes(app, { db, clock, push: push() });
     registerA2aRoutes(app, {

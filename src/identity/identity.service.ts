@@ -88,7 +88,7 @@ export async function verifyUserToken(
   projectUserIds: string[],
   token: string | undefined,
 ): Promise<void> {
-  const row = await repo.findSetting(db, projectId);
+  const row = await repo.findSettingCached(db, projectId);
   if (!row) return;
   const users = [...new Set(projectUserIds)];
   if (token === undefined || token === '')
