@@ -13,7 +13,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config, DatabasePooler } from '../config.js';
 import type { Database } from './database.js';
-import type { Dialect } from './dialect.js';
+import { postgresDialect, sqliteDialect, type SqlDialect } from './dialect.js';
 import { ensureDataDir } from '../lib/data-dir.js';
 import { registerDataVersion } from './data-version.js';
 
@@ -36,7 +36,8 @@ export interface DatabaseTarget {
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
-  dialect: Dialect;
+  /** Every difference between the two databases, chosen here once; features get it in their deps. */
+  dialect: SqlDialect;
   /** The raw pg pool of `db` (PostgreSQL only), for NOTIFY and other connection-level needs. */
   pgPool?: pg.Pool;
   /**
@@ -79,7 +80,7 @@ function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
     : undefined;
   return {
     db,
-    dialect: 'postgres',
+    dialect: postgresDialect,
     pgPool: pool,
     ...(listenPool ? { listenPool } : {}),
     readDb: replica ?? db,
@@ -193,7 +194,7 @@ function openSqlite(file: string): DatabaseHandle {
   registerDataVersion(db, dataVersionPerTurn(sqlite));
   return {
     db,
-    dialect: 'sqlite',
+    dialect: sqliteDialect,
     readDb: db,
     ...(file === ':memory:' ? {} : { sqlite: { file, connection: sqlite } }),
     close: () => db.destroy(),

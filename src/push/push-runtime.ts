@@ -134,7 +134,7 @@ export function createPushRuntime(
 
   const runtime: PushRuntime = {
     config,
-    dialect: database.dialect,
+    dialect: database.dialect.name,
     clock,
     logger: options.logger,
     retry,
