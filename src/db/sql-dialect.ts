@@ -53,14 +53,14 @@ export interface SqlDialect {
   /**
    * Merges a JSON object (given as its text, or an SQL expression such as `excluded.properties`)
    * into a JSON object column in one SQL expression, so concurrent writers never lose a key.
-   * Supplied keys overwrite; `null` is kept as a value.
+   * Supplied keys overwrite; `null` is kept as a value (rule `user-properties`).
    */
   mergeJsonObject(column: string, patchJson: string | RawBuilder<unknown>): RawBuilder<unknown>;
   /** Number of keys `mergeJsonObject(column, patchJson)` would produce, to enforce a key limit in the same statement. */
   mergedJsonKeyCount(column: string, patchJson: string | RawBuilder<unknown>): RawBuilder<number>;
 
   /*
-   * JSON property access for the campaign condition compiler. Every test is two-valued: false,
+   * JSON property access for the campaign condition compiler (rule `condition-language`). Every test is two-valued: false,
    * never NULL, when the key is absent, so conditions can be negated safely. Keys never hold `"` or
    * `\` (the compiler validates names), which keeps them addressable as SQLite JSON paths.
    */

@@ -4,13 +4,13 @@ import net from 'node:net';
 import { pinnedLookup, type OutboundTarget } from './outbound-url-policy.js';
 
 /**
- * The one outbound webhook client: A2A task webhooks (A9) and delivery-event webhooks (src/webhooks)
+ * The one outbound webhook client: A2A task webhooks (rule `a2a-webhooks`) and delivery-event webhooks (src/webhooks)
  * both POST through here, to an address the outbound-URL policy has already checked.
  */
 
-/** Webhooks may use plain http (A9); every other tenant URL is https only. */
+/** Webhooks may use plain http (rule `a2a-webhooks`); every other tenant URL is https only. */
 export const WEBHOOK_PROTOCOLS = ['http:', 'https:'] as const;
-/** A webhook is retried with backoff for this long after the change it describes (A9). */
+/** A webhook is retried with backoff for this long after the change it describes (rule `a2a-webhooks`). */
 export const WEBHOOK_RETRY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** More attempts than the queue's backoff needs to span the window (about 17), which ends a webhook first. */
 export const WEBHOOK_MAX_ATTEMPTS = 40;
