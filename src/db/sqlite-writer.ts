@@ -35,8 +35,7 @@ export function createWriteGate(): WriteGate {
 const MAX_GATE_WAIT_MS = 50;
 
 async function passGate(gate: WriteGate): Promise<void> {
-  for (let waited = 0; Atomics.load(gate, 0) === 1 && waited < MAX_GATE_WAIT_MS; waited++)
-    await sleep(1);
+  for (let waited = 0; Atomics.load(gate, 0) === 1 && waited < MAX_GATE_WAIT_MS; waited++) await sleep(1);
 }
 
 class ImmediateSqliteDriver extends SqliteDriver {
