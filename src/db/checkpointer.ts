@@ -27,7 +27,7 @@ export interface CheckpointerOptions {
 export interface Checkpointer {
   /** Settles once the thread has its connection and checkpoints (tests wait for it). */
   ready: Promise<void>;
-  /** True while a RESTART checkpoint waits for the write lock: new commits should wait (write-batcher.ts). */
+  /** True while a RESTART checkpoint waits for the write lock: new commits should wait (group-commit.ts). */
   holdsWrites(): boolean;
   /** Stops the thread after a last checkpoint; automatic checkpoints resume on the connection. */
   stop(): Promise<void>;

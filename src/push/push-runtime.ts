@@ -23,7 +23,7 @@ import { FcmTokenSource } from './providers/fcm-auth.js';
 import { FcmSender } from './providers/fcm.js';
 import { WebPushSender } from './providers/webpush.js';
 import type { PushObserver } from '../observability/push-metrics.js';
-import { createDeliveryEvents, type DeliveryEvents } from '../webhooks/delivery-events.service.js';
+import { createNoticeOutbox, type NoticeOutbox } from '../webhooks/notice-outbox.service.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 
 export interface PushRuntimeOptions {
@@ -44,8 +44,8 @@ export interface PushRuntimeOptions {
   outboundLookup?: Lookup;
   /** Told about every finished batch of sends (metrics). */
   observer?: PushObserver;
-  /** Where delivery events (webhooks) go; default one emitter for this runtime (one per process). */
-  events?: DeliveryEvents;
+  /** Where notices (webhooks) go; default one outbox for this runtime (one per process). */
+  notices?: NoticeOutbox;
   /** The process's sealing box (src/herald.ts shares one); default: made from the configuration on first use. */
   secretBox?: SecretBoxSource;
 }
@@ -64,8 +64,8 @@ export interface PushRuntime {
   readonly apnsAuth: ApnsTokenSource;
   readonly senders: { fcm: FcmSender; apns: ApnsSender; webpush: WebPushSender };
   readonly observer: PushObserver | undefined;
-  /** Delivery events (src/webhooks): every send path queues its outcomes' events here, in the transaction that records them. */
-  readonly events: DeliveryEvents;
+  /** Notices (src/webhooks): every send path queues its outcomes' notices here, in the transaction that records them. */
+  readonly notices: NoticeOutbox;
   /** The sealing key for credentials; throws a clear error on PostgreSQL without HERALD_SECRET_KEY. */
   secretBox(): SecretBox;
   credentials(db: Db, projectId: string): Promise<ProjectCredentials>;
@@ -158,7 +158,7 @@ export function createPushRuntime(
       webpush: new WebPushSender(https, now),
     },
     observer: options.observer,
-    events: options.events ?? createDeliveryEvents({ clock }),
+    notices: options.notices ?? createNoticeOutbox({ clock }),
     secretBox() {
       box ??= options.secretBox?.() ?? createSecretBox(resolveSecretKey(config, database.dialect));
       return box;

@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js';
-import type { WriteBatcher } from '../db/write-batcher.js';
+import type { WriteCommitter } from '../db/group-commit.js';
 import { AppError } from '../errors.js';
 import { assertSafeInput } from '../http/input-guard.js';
 import type { Clock } from '../lib/clock.js';
@@ -169,7 +169,7 @@ async function writeUsers(db: Db, projectId: string, now: number, rows: ValidUse
  * multi-row statements, `IMPORT_TRANSACTION_ROWS` per transaction. Results come in input order.
  */
 export async function importUsers(
-  deps: { writes: WriteBatcher; clock: Clock },
+  deps: { writes: WriteCommitter; clock: Clock },
   projectId: string,
   lines: ImportLine[],
 ): Promise<ImportSummary> {

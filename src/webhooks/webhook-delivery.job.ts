@@ -11,10 +11,10 @@ import {
   type OutboundTarget,
 } from '../lib/outbound-url-policy.js';
 import { redactUrl } from '../lib/redact.js';
-import { postWebhook, webhookAgent, WEBHOOK_PROTOCOLS, WEBHOOK_RETRY_WINDOW_MS } from '../lib/webhook-sender.js';
+import { postOutbound, outboundAgent, POST_PROTOCOLS, POST_RETRY_WINDOW_MS } from '../lib/outbound-post.js';
 import type { SecretBoxSource } from '../push/credentials/secret-box.js';
-import type { DeliveryEvents } from './delivery-events.service.js';
-import type { StoredEvent } from './webhook-events.js';
+import type { NoticeOutbox } from './notice-outbox.service.js';
+import type { StoredNotice } from './notices.js';
 import { standardWebhookHeaders } from './webhook-signer.js';
 import * as repo from './webhooks.repository.js';
 import { signingSecrets } from './webhooks.service.js';
@@ -24,7 +24,7 @@ export interface WebhookDeliveryDeps {
   outbound: OutboundPolicy;
   secrets: SecretBoxSource;
   /** This process's subscription cache, told when a failing subscription is disabled. */
-  events?: Pick<DeliveryEvents, 'invalidate'> | undefined;
+  notices?: Pick<NoticeOutbox, 'invalidate'> | undefined;
   /** Per request (default 10 s, A9). */
   timeoutMs?: number;
   /** Requests under way at once per job (default 4), over keep-alive connections. */
@@ -34,7 +34,7 @@ export interface WebhookDeliveryDeps {
 /** A subscription whose every delivery has failed for this long is disabled (`DELIVERY_FAILING`), as Svix does. */
 export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 60 * 60 * 1000;
 
-type Attempt = { event: StoredEvent; ok: boolean; unreachable?: boolean };
+type Attempt = { event: StoredNotice; ok: boolean; unreachable?: boolean };
 
 /**
  * Delivers a job's events to one subscription, each as its own signed POST (Standard Webhooks).
@@ -56,12 +56,12 @@ export function createWebhookDeliveryHandler(deps: WebhookDeliveryDeps): JobHand
     }
     const events = payload.events.filter((e) => webhook.events.includes(e.type));
     if (events.length === 0) return;
-    const deadline = Math.min(...events.map((e) => e.createdAt)) + WEBHOOK_RETRY_WINDOW_MS;
-    const left = (rest: StoredEvent[]) => ({ ...payload, events: rest });
+    const deadline = Math.min(...events.map((e) => e.createdAt)) + POST_RETRY_WINDOW_MS;
+    const left = (rest: StoredNotice[]) => ({ ...payload, events: rest });
 
     let attempts: Attempt[] = []; // none when the host does not resolve: retried like a receiver that is down
     try {
-      const target = await resolveOutboundTarget(webhook.url, deps.outbound, WEBHOOK_PROTOCOLS);
+      const target = await resolveOutboundTarget(webhook.url, deps.outbound, POST_PROTOCOLS);
       attempts = await deliverAll(deps, helpers, target, signingSecrets(deps, webhook, deps.clock.now()), events);
     } catch (error) {
       if (error instanceof OutboundUrlRefused) {
@@ -102,10 +102,10 @@ async function deliverAll(
   helpers: JobHelpers,
   target: OutboundTarget,
   secrets: string[],
-  events: StoredEvent[],
+  events: StoredNotice[],
 ): Promise<Attempt[]> {
   const concurrency = Math.max(1, deps.concurrency ?? 4);
-  const agent = webhookAgent(target, concurrency);
+  const agent = outboundAgent(target, concurrency);
   const attempts: Attempt[] = [];
   let next = 0;
   const stop = () => helpers.stopping.aborted || helpers.signal.aborted || attempts.some((a) => a.unreachable === true);
@@ -118,7 +118,7 @@ async function deliverAll(
         ...standardWebhookHeaders(secrets, event.id, deps.clock.now(), event.body),
       };
       try {
-        const status = await postWebhook({
+        const status = await postOutbound({
           target,
           headers,
           body: event.body,
@@ -148,7 +148,7 @@ async function disableIfFailingTooLong(
 ): Promise<boolean> {
   const now = deps.clock.now();
   if (!(await repo.noteDeliveryFailure(db, webhook.id, now, now - DISABLE_AFTER_FAILING_MS))) return false;
-  deps.events?.invalidate(webhook.projectId);
+  deps.notices?.invalidate(webhook.projectId);
   log.warn({ url: redactUrl(webhook.url) }, 'every delivery to this webhook has failed for 5 days; it is disabled');
   return true;
 }

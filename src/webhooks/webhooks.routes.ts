@@ -5,7 +5,7 @@ import type { Db } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { OutboundPolicy } from '../lib/outbound-url-policy.js';
 import type { SecretBoxSource } from '../push/credentials/secret-box.js';
-import type { DeliveryEvents } from './delivery-events.service.js';
+import type { NoticeOutbox } from './notice-outbox.service.js';
 import {
   CreatedWebhook,
   CreateWebhookBody,
@@ -28,7 +28,7 @@ export interface WebhookRouteDeps {
   /** Seals the signing secrets. */
   secretBox: SecretBoxSource;
   /** This process's delivery-event emitter, whose subscription cache a change here refreshes at once. */
-  events?: DeliveryEvents | undefined;
+  notices?: NoticeOutbox | undefined;
 }
 
 // Bodies are validated against the named schemas they reference; the type provider cannot see through a reference.
@@ -55,7 +55,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: WebhookRou
     clock: deps.clock,
     outbound: deps.outbound,
     secrets: deps.secretBox,
-    events: deps.events,
+    notices: deps.notices,
   };
 
   app.post(

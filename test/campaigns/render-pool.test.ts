@@ -5,9 +5,9 @@ import {
   createTemplateRenderer,
   type TemplateRenderer,
   type TemplateRendererOptions,
-} from '../../src/campaigns/render-pool.js';
-import type { RenderOutcome } from '../../src/campaigns/render-batch.js';
-import type { RenderScope } from '../../src/campaigns/templates.js';
+} from '../../src/campaigns/templates/render-pool.js';
+import type { RenderOutcome } from '../../src/campaigns/templates/render-chunk.js';
+import type { RenderScope } from '../../src/campaigns/templates/templates.js';
 
 // The render pool itself, with real worker threads: its watchdog, the strike budget and the order in
 // which it serves projects. The same through the HTTP app: test/security/template-fairness.test.ts.

@@ -4,7 +4,7 @@ import * as repo from './push-configs.repository.js';
 
 /*
  * A push config's token and `authentication.credentials` are secrets the tenant shares with its
- * webhook receiver: sealed at rest with the push credentials' key (HERALD_SECRET_KEY, or
+ * callback receiver: sealed at rest with the push credentials' key (HERALD_SECRET_KEY, or
  * DATA_DIR/secret.key on the embedded default), bound to their project, task and config.
  */
 export type { SecretBoxSource } from '../../push/credentials/secret-box.js';
