@@ -15,11 +15,6 @@ export interface PreviewDeps {
   templates: TemplateRenderer;
 }
 
-export interface PreviewInput {
-  project_user_id: string;
-  properties?: Record<string, unknown> | undefined;
-}
-
 export interface PreviewWarning {
   code: 'missing_property';
   property: string;

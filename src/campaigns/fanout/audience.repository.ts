@@ -111,12 +111,6 @@ export async function rangeEnd(
   return row?.id;
 }
 
-export async function anyUserAfter(db: Db, projectId: string, after: string | null): Promise<boolean> {
-  let query = db.selectFrom('users').select('id').where('project_id', '=', projectId);
-  if (after !== null) query = query.where('id', '>', after);
-  return (await query.limit(1).executeTakeFirst()) !== undefined;
-}
-
 /** Dry run of a broadcast: segment size, eligible users, those without a device, and their devices. */
 export async function countBroadcastAudience(db: Db, projectId: string, snapshotAt: number, c: Conditions) {
   const result = await sql<{ in_segment: number; eligible: number; no_device: number; devices: number }>`

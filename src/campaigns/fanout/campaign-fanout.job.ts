@@ -40,7 +40,7 @@ import {
   type TriggerRecord,
 } from '../triggers/triggers.repository.js';
 
-/** The campaign job handlers, for `createJobHandlers` (S2). */
+/** The campaign job handlers; `herald.ts` composes them into `herald.jobHandlers`. */
 export function createCampaignJobHandlers(
   deps: FanoutDeps,
 ): Pick<JobHandlers, 'campaign.plan' | 'campaign.send-batch'> {

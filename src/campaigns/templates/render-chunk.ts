@@ -11,11 +11,11 @@ import {
 } from './templates.js';
 
 /**
- * What a running task shares with the pool (a `Float64Array` on a `SharedArrayBuffer`), read and
- * written without waiting for the task to return.
+ * What a running chunk shares with the pool (a `Float64Array` on a `SharedArrayBuffer`), read and
+ * written without waiting for the chunk to return.
  */
 export const Control = {
-  /** Index (in the task) of the recipient being rendered; -1 before the first. Written by the worker. */
+  /** Index (in the chunk) of the recipient being rendered; -1 before the first. Written by the worker. */
   index: 0,
   /** When that recipient's render started (epoch ms). Written by the worker. */
   startedAt: 1,
@@ -26,14 +26,14 @@ export const Control = {
   size: 4,
 } as const;
 
-/** One pool task: a message and the recipients to render it for. */
+/** One chunk, as a worker gets it (one piscina run): a message and the recipients to render it for. */
 export interface RenderChunk {
   message: MessageTemplate;
   scopes: RenderScope[];
   limits: TemplateLimits;
   /** Shared with the pool: see `Control`. */
   control: Float64Array;
-  /** The trigger's record, shared by every task of it (see `Strikes`). */
+  /** The trigger's record, shared by every chunk of it (see `Strikes`). */
   strikes: Int32Array;
   /** Overruns after which the rest of the trigger is not rendered (`TEMPLATE_TIMEOUTS_PER_TRIGGER`). */
   maxOverruns: number;
@@ -43,7 +43,7 @@ export type RenderOutcome =
   { ok: true; message: PushMessage } | { ok: false; reason: RenderFailureReason; detail: string };
 
 /**
- * A trigger's record (an `Int32Array` on a `SharedArrayBuffer`), shared by every task rendering it
+ * A trigger's record (an `Int32Array` on a `SharedArrayBuffer`), shared by every chunk rendering it
  * and the pool's watchdog, read and written as it happens (`Atomics`).
  */
 export const Strikes = {
@@ -95,24 +95,24 @@ function parsedFor(message: MessageTemplate): ParsedMessage {
 }
 
 /**
- * Renders a task's recipients in order; runs inside a render worker. Returns early, with the
+ * Renders a chunk's recipients in order; runs inside a render worker. Returns early, with the
  * outcomes of the recipients done so far, when the pool asks it to make room for another project
  * (`yieldAt`) and after a recipient overran its time budget (so a later termination of this worker
  * never loses an overrun already counted); the pool queues the rest again.
  */
-export function renderChunk(task: RenderChunk): RenderOutcome[] {
-  const { control, strikes, maxOverruns, limits } = task;
+export function renderChunk(chunk: RenderChunk): RenderOutcome[] {
+  const { control, strikes, maxOverruns, limits } = chunk;
   let parsed: ParsedMessage;
   try {
-    parsed = parsedFor(task.message);
+    parsed = parsedFor(chunk.message);
   } catch (error) {
     // Saved templates parse; one stored before a rule was added (e.g. with `include`) fails each recipient.
     const detail = error instanceof Error ? error.message : String(error);
-    return task.scopes.map(() => ({ ok: false, reason: 'TEMPLATE_RENDER_ERROR', detail }));
+    return chunk.scopes.map(() => ({ ok: false, reason: 'TEMPLATE_RENDER_ERROR', detail }));
   }
   const reduced: TemplateLimits = { ...limits, renderTimeoutMs: reducedBudgetMs(limits.renderTimeoutMs) };
   const outcomes: RenderOutcome[] = [];
-  for (const [index, scope] of task.scopes.entries()) {
+  for (const [index, scope] of chunk.scopes.entries()) {
     if (index > 0 && Date.now() >= control[Control.yieldAt]!) break;
     if (overranOften(strikes, maxOverruns)) {
       outcomes.push(notRendered(maxOverruns));

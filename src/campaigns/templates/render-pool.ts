@@ -62,15 +62,15 @@ function workerEntry(): { filename: string; execArgv: string[] } {
  * A piscina pool of render workers with Herald's own scheduling in front of it (piscina's queue
  * stays empty). Fairness: interactive renders go first and batches may take all workers but one, so
  * a preview never waits behind a trigger (with one worker it waits for one recipient at most);
- * projects take turns in each lane, and a task of one project that has run `QUANTUM_MS` makes room
+ * projects take turns in each lane, and a chunk of one project that has run `QUANTUM_MS` makes room
  * before its next recipient once another project waits, so no project delays another's renders by
  * more than one recipient's budget. Budgets, first guard inside the worker: liquidjs's limits, the
  * filter guards and a bounded output, each failing only that recipient. Hard guard outside: a
  * watchdog terminates a worker whose recipient is still running a tenth past its budget (the budget
  * is a tenth once the trigger overran `REDUCED_AFTER_OVERRUNS` times, read as it happens), and a
  * worker over its heap limit dies alone (`resourceLimits`); piscina replaces either (one standby
- * worker takes the next task meanwhile). The recipient it was on fails with the reason and the rest
- * of the task is queued again. After `timeoutsPerTrigger` overruns (at least one in a hundred of
+ * worker takes the next chunk meanwhile). The recipient it was on fails with the reason and the rest
+ * of the chunk is queued again. After `timeoutsPerTrigger` overruns (at least one in a hundred of
  * its renders) the rest of the trigger is skipped unrendered.
  */
 export function createTemplateRenderer(options: TemplateRendererOptions): TemplateRenderer {
@@ -90,10 +90,10 @@ export function createTemplateRenderer(options: TemplateRendererOptions): Templa
       stackSizeMb: 4,
     },
   });
-  // A worker that dies between tasks (e.g. its heap filled after the last render returned) is replaced
+  // A worker that dies between chunks (e.g. its heap filled after the last render returned) is replaced
   // by piscina; the event only needs to be heard, or it would crash the process as an unhandled 'error'.
   pool.on('error', (error: unknown) =>
-    options.logger?.warn({ err: error }, 'a template render worker died between tasks; it is replaced'),
+    options.logger?.warn({ err: error }, 'a template render worker died between chunks; it is replaced'),
   );
   const limits: TemplateLimits = {
     renderTimeoutMs: options.renderTimeoutMs,
@@ -108,7 +108,7 @@ export function createTemplateRenderer(options: TemplateRendererOptions): Templa
     limits,
     maxOverruns: options.timeoutsPerTrigger,
     memoryLimitMb: options.memoryLimitMb,
-    run: (task, signal) => pool.run(task, { signal }),
+    run: (chunk, signal) => pool.run(chunk, { signal }),
     logger: options.logger,
   });
   // Each trigger's record, shared with the workers rendering it (and kept for the most recent triggers).

@@ -8,7 +8,7 @@ export interface Queued {
 /**
  * The render pool's waiting room: two lanes (interactive before batch), and in each lane one FIFO
  * per project, the projects served in turn. A project with a thousand chunks waiting and one with
- * a single chunk alternate; a chunk put back (the rest of a task that made room) goes first in its
+ * a single chunk alternate; a chunk put back (the rest of a chunk that made room) goes first in its
  * project's queue, and its project to the back of the turn.
  */
 export class FairQueue<T extends Queued> {
@@ -21,7 +21,7 @@ export class FairQueue<T extends Queued> {
     return n;
   }
 
-  /** Queues `item` last in its project's queue (or first: `front`, for the rest of a task). */
+  /** Queues `item` last in its project's queue (or first: `front`, for the rest of a chunk). */
   push(item: T, front = false): void {
     const lane = this.lanes[item.interactive ? 'interactive' : 'batch'];
     const queue = lane.get(item.projectId);

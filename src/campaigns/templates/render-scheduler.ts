@@ -11,21 +11,21 @@ import type { RenderOutcome, RenderChunk } from './render-chunk.js';
 import { FairQueue } from './render-queue.js';
 import { timeoutDetail, type MessageTemplate, type RenderScope, type TemplateLimits } from './templates.js';
 
-/** Recipients per pool task: few round trips per batch, yet a batch spreads over the workers. */
+/** Recipients per chunk: few round trips per batch, yet a batch spreads over the workers. */
 const MIN_CHUNK = 25;
 const MAX_CHUNK = 250;
-/** How long a task runs before it makes room for another project's waiting task. */
+/** How long a chunk runs before it makes room for another project's waiting chunk. */
 export const QUANTUM_MS = 10;
 
 export interface RenderSchedulerOptions {
-  /** Tasks running at once; batches take at most all but one. */
+  /** Chunks running at once; batches take at most all but one. */
   workers: number;
   limits: TemplateLimits;
   /** Overruns of a trigger after which the rest is skipped unrendered. */
   maxOverruns: number;
   memoryLimitMb: number;
-  /** Runs a task in a worker thread; aborting `signal` terminates that worker (piscina). */
-  run(task: RenderChunk, signal: AbortSignal): Promise<RenderOutcome[]>;
+  /** Runs a chunk in a worker thread; aborting `signal` terminates that worker (piscina). */
+  run(chunk: RenderChunk, signal: AbortSignal): Promise<RenderOutcome[]>;
   logger?: Logger | undefined;
 }
 
@@ -46,7 +46,7 @@ interface Call extends RenderCall {
   reject(error: unknown): void;
 }
 
-/** Some recipients of a call, queued or running as one task. */
+/** Some recipients of a call, queued or running together in one worker. */
 interface Chunk {
   call: Call;
   indexes: number[];
@@ -65,7 +65,7 @@ interface Running {
 
 /**
  * Decides what runs in the render workers, and watches it (see `createTemplateRenderer`): a fair
- * queue in front of the pool, a task per free worker, room made for what waits, a watchdog.
+ * queue in front of the pool, a chunk per free worker, room made for what waits, a watchdog.
  */
 export function createRenderScheduler(options: RenderSchedulerOptions) {
   const { workers, limits, maxOverruns } = options;
@@ -97,42 +97,42 @@ export function createRenderScheduler(options: RenderSchedulerOptions) {
 
   const watch = () => {
     const now = Date.now();
-    for (const task of running) {
-      const { control } = task;
+    for (const inFlight of running) {
+      const { control } = inFlight;
       const index = control[Control.index]!;
-      if (task.stoppedAtMs !== undefined || index < 0) continue;
+      if (inFlight.stoppedAtMs !== undefined || index < 0) continue;
       let budget = control[Control.budgetMs]!;
       // The tenth of the budget applies at once, also to a recipient that started with the whole of it.
-      if (overranOften(task.chunk.call.strikes, REDUCED_AFTER_OVERRUNS))
+      if (overranOften(inFlight.chunk.call.strikes, REDUCED_AFTER_OVERRUNS))
         budget = Math.min(budget, reducedBudgetMs(limits.renderTimeoutMs));
       if (now - control[Control.startedAt]! <= budget + graceMs || control[Control.index] !== index) continue;
-      task.stoppedAtMs = budget;
-      Atomics.add(task.chunk.call.strikes, Strikes.overruns, 1);
-      task.controller.abort();
+      inFlight.stoppedAtMs = budget;
+      Atomics.add(inFlight.chunk.call.strikes, Strikes.overruns, 1);
+      inFlight.controller.abort();
     }
   };
 
-  /** Asks running tasks to make room for what waits: batches at once for an interactive render, others after their quantum. */
+  /** Asks running chunks to make room for what waits: batches at once for an interactive render, others after their quantum. */
   const makeRoom = () => {
     const interactiveWaiting = queue.waiting(true);
     const batchWaiting = queue.waiting(false);
     const othersWait = (waiting: ReadonlySet<string>, projectId: string) =>
       waiting.size > 1 || (waiting.size === 1 && !waiting.has(projectId));
-    for (const task of running) {
-      const { projectId, interactive } = task.chunk;
+    for (const inFlight of running) {
+      const { projectId, interactive } = inFlight.chunk;
       let at = Number.POSITIVE_INFINITY;
       if (!interactive && interactiveWaiting.size > 0) at = 0;
-      else if (othersWait(interactive ? interactiveWaiting : batchWaiting, projectId)) at = task.startedAt + QUANTUM_MS;
-      if (at < task.control[Control.yieldAt]!) task.control[Control.yieldAt] = at;
+      else if (othersWait(interactive ? interactiveWaiting : batchWaiting, projectId)) at = inFlight.startedAt + QUANTUM_MS;
+      if (at < inFlight.control[Control.yieldAt]!) inFlight.control[Control.yieldAt] = at;
     }
   };
 
-  /** The recipient a stopped or dead worker was on fails with the reason; the rest of its task is queued again. */
-  const salvage = (task: Running, error: unknown) => {
-    const { call, indexes } = task.chunk;
-    const at = task.control[Control.index]!;
+  /** The recipient a stopped or dead worker was on fails with the reason; the rest of its chunk is queued again. */
+  const salvage = (inFlight: Running, error: unknown) => {
+    const { call, indexes } = inFlight.chunk;
+    const at = inFlight.control[Control.index]!;
     const outOfMemory = (error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY';
-    const { stoppedAtMs } = task;
+    const { stoppedAtMs } = inFlight;
     if (closed || at < 0 || (stoppedAtMs === undefined && !outOfMemory)) return fail(call, error);
     options.logger?.warn(
       { reason: stoppedAtMs === undefined ? 'memory' : 'timeout', recipients: indexes.length },
@@ -148,7 +148,7 @@ export function createRenderScheduler(options: RenderSchedulerOptions) {
           };
     record(call, [indexes[at]!], [failed]);
     const rest = indexes.filter((_, j) => j !== at);
-    if (rest.length > 0) queue.push({ ...task.chunk, indexes: rest }, true);
+    if (rest.length > 0) queue.push({ ...inFlight.chunk, indexes: rest }, true);
   };
 
   const start = (chunk: Chunk) => {
@@ -156,8 +156,8 @@ export function createRenderScheduler(options: RenderSchedulerOptions) {
     const control = new Float64Array(new SharedArrayBuffer(8 * Control.size));
     control[Control.index] = -1;
     control[Control.yieldAt] = Number.POSITIVE_INFINITY;
-    const task: Running = { chunk, control, controller: new AbortController(), startedAt: Date.now() };
-    running.add(task);
+    const inFlight: Running = { chunk, control, controller: new AbortController(), startedAt: Date.now() };
+    running.add(inFlight);
     watchdog ??= setInterval(watch, tickMs).unref();
     const payload: RenderChunk = {
       message: call.message,
@@ -167,21 +167,21 @@ export function createRenderScheduler(options: RenderSchedulerOptions) {
       strikes: call.strikes,
       maxOverruns,
     };
-    options.run(payload, task.controller.signal).then(
+    options.run(payload, inFlight.controller.signal).then(
       (outcomes) => {
         record(call, indexes, outcomes);
         if (outcomes.length < indexes.length) queue.push({ ...chunk, indexes: indexes.slice(outcomes.length) }, true);
-        finish(task);
+        finish(inFlight);
       },
       (error: unknown) => {
-        salvage(task, error);
-        finish(task);
+        salvage(inFlight, error);
+        finish(inFlight);
       },
     );
   };
 
-  const finish = (task: Running) => {
-    running.delete(task);
+  const finish = (inFlight: Running) => {
+    running.delete(inFlight);
     if (running.size === 0 && watchdog) {
       clearInterval(watchdog);
       watchdog = undefined;
@@ -193,7 +193,7 @@ export function createRenderScheduler(options: RenderSchedulerOptions) {
     if (closed) return;
     while (running.size < workers) {
       let batches = 0;
-      for (const task of running) if (!task.chunk.interactive) batches++;
+      for (const inFlight of running) if (!inFlight.chunk.interactive) batches++;
       const chunk = queue.shift(batches < batchSlots);
       if (!chunk) break;
       const { call, indexes } = chunk;

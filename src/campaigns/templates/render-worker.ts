@@ -2,6 +2,6 @@
 // database, the network or the file system: a worker only turns templates and scopes into text.
 import { renderChunk, type RenderOutcome, type RenderChunk } from './render-chunk.js';
 
-export default function render(task: RenderChunk): RenderOutcome[] {
-  return renderChunk(task);
+export default function render(chunk: RenderChunk): RenderOutcome[] {
+  return renderChunk(chunk);
 }

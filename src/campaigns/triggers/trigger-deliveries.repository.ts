@@ -193,7 +193,7 @@ export interface LedgerEntry {
 
 /**
  * One page of a trigger's outcomes in device id order (the ledger's primary key), after `afterDevice`,
- * with the user's `project_user_id` (null once the user is deleted). `triggerCreatedAt` names the
+ * with the user's `project_user_id` (null once the user is deleted). `trigger.createdAt` names the
  * trigger's partition on PostgreSQL.
  */
 export function ledgerPage(
