@@ -13,7 +13,7 @@ import { sendMessage, sendStreamingMessage } from './send-message.js';
 import { cancelTask, currentStatus, getTask, listTasks } from './tasks/task-store.js';
 import type { Operation, OperationParams } from './versions/codec.js';
 
-/** A method's outcome: a JSON-RPC `result`, or a stream of status events for SSE. */
+/** A method's outcome: a JSON-RPC `result`, or a stream of status updates for SSE. */
 export type CallResult = { kind: 'json'; result: unknown } | { kind: 'stream'; events: AsyncIterable<StatusUpdate> };
 
 type Handlers = { [K in Operation]: (call: CallContext, params: OperationParams[K]) => Promise<CallResult> };

@@ -20,7 +20,7 @@ import { runClaimedJob, type RunJobContext } from './run-job.js';
 export interface JobRunnerOptions {
   db: Kysely<Database>;
   /**
-   * PostgreSQL only: one client of it LISTENs for enqueue notices, so jobs start without waiting
+   * PostgreSQL only: one client of it LISTENs for enqueue NOTIFYs, so jobs start without waiting
    * for a poll. Absent on PostgreSQL (behind a pooler without DATABASE_LISTEN_URL): polling only.
    */
   listenPool?: pg.Pool | undefined;
@@ -110,7 +110,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     claiming = claimAndRun().finally(() => (claiming = undefined));
   };
 
-  /** A hint that jobs may be claimable (a notice, a free slot). Ignored while the database is failing, so the backoff holds. */
+  /** A hint that jobs may be claimable (a NOTIFY, a free slot). Ignored while the database is failing, so the backoff holds. */
   const wake = () => {
     if (claimFailures === 0) claimNow();
   };

@@ -4,15 +4,15 @@ import net from 'node:net';
 import { pinnedLookup, type OutboundTarget } from './outbound-url-policy.js';
 
 /**
- * The one outbound webhook client: A2A task webhooks (A9) and delivery-event webhooks (src/webhooks)
- * both POST through here, to an address the outbound-URL policy has already checked.
+ * The one client for POSTs to tenant URLs: A2A callbacks (src/a2a/push-configs) and webhook notices
+ * (src/webhooks) both go through here, to an address the outbound-URL policy has already checked.
  */
 
-/** Webhooks may use plain http (A9); every other tenant URL is https only. */
+/** Callbacks and webhooks may use plain http (A9); every other tenant URL is https only. */
 export const POST_PROTOCOLS = ['http:', 'https:'] as const;
-/** A webhook is retried with backoff for this long after the change it describes (A9). */
+/** A POST is retried with backoff for this long after the change it describes (A9). */
 export const POST_RETRY_WINDOW_MS = 24 * 60 * 60 * 1000;
-/** More attempts than the queue's backoff needs to span the window (about 17), which ends a webhook first. */
+/** More attempts than the queue's backoff needs to span the window (about 17), which ends a POST first. */
 export const POST_MAX_ATTEMPTS = 40;
 export const POST_TIMEOUT_MS = 10_000;
 /** A destination that does not accept a connection in this time is down (the attempt is retried). */
@@ -29,7 +29,7 @@ export interface OutboundPost {
 }
 
 /**
- * A keep-alive agent for several webhooks to one checked target: its sockets connect only to the
+ * A keep-alive agent for several POSTs to one checked target: its sockets connect only to the
  * target's pinned address. The caller destroys it when done.
  */
 export function outboundAgent(target: OutboundTarget, maxSockets: number): http.Agent {
@@ -38,7 +38,7 @@ export function outboundAgent(target: OutboundTarget, maxSockets: number): http.
 }
 
 /**
- * POSTs one webhook and resolves with the response status. Redirects are not followed (a 3xx is
+ * POSTs once and resolves with the response status. Redirects are not followed (a 3xx is
  * just a status); the connection must open within 3 s and the whole exchange is bounded by
  * `timeoutMs` (default 10 s). It connects only to the address the policy checked, whatever the host
  * name resolves to now. Rejects on network errors and timeouts.

@@ -7,32 +7,32 @@ import { listEnabledSubscriptions } from './webhooks.repository.js';
 
 declare module '../jobs/job-types.js' {
   interface JobPayloads {
-    /** Events for one subscription, each delivered as its own signed message (`webhook-delivery.job.ts`). */
+    /** Notices for one subscription, each delivered as its own signed message (`webhook-delivery.job.ts`); `events` is the stored key. */
     'webhooks.deliver': { projectId: string; webhookId: string; events: StoredNotice[] };
   }
 }
 
 /**
- * How features report delivery events (push sends, token pruning, trigger ends). Events are queued
+ * How features report notices (push sends, token pruning, trigger ends). Notices are queued
  * in the caller's transaction, the one that commits the outcome they describe (outbox, S2), so a
- * crash neither loses nor invents one. A project without a subscription to an event type pays one
+ * crash neither loses nor invents one. A project without a subscription to a notice type pays one
  * in-memory lookup: subscriptions are cached per project for `cacheTtlMs`.
  */
 export interface NoticeOutbox {
-  /** The event types the project's enabled subscriptions want; empty when none (the hot path's check). */
+  /** The notice types the project's enabled subscriptions want; empty when none (the hot path's check). */
   wanted(db: Db, projectId: string): Promise<ReadonlySet<NoticeType>>;
-  /** Queues `events` for each enabled subscription that wants their type, through `db` (the caller's transaction). */
-  emit(db: Db, projectId: string, events: Notice[]): Promise<void>;
+  /** Queues `notices` for each enabled subscription that wants their type, through `db` (the caller's transaction). */
+  emit(db: Db, projectId: string, notices: Notice[]): Promise<void>;
   /**
    * Runs `write`; when the project wants one of `types`, runs it in a transaction (or the caller's)
-   * with the events `eventsOf(result, trx)` describes, else alone, exactly as without webhooks.
+   * with the notices `noticesOf(result, trx)` describes, else alone, exactly as without webhooks.
    */
   recordWithNotices<T>(
     db: Db,
     projectId: string,
     types: readonly NoticeType[],
     write: (db: Db) => Promise<T>,
-    eventsOf: (result: T, db: Db) => Notice[] | Promise<Notice[]>,
+    noticesOf: (result: T, db: Db) => Notice[] | Promise<Notice[]>,
   ): Promise<T>;
   /** Forgets a project's cached subscriptions (after a change through this process; other processes wait out the TTL). */
   invalidate(projectId: string): void;
@@ -46,7 +46,7 @@ export interface NoticeOutboxOptions {
   maxProjects?: number;
 }
 
-/** Events per job: a 100,000-device broadcast with one subscription queues about 1,000 jobs, not 100,000. */
+/** Notices per job: a 100,000-device broadcast with one subscription queues about 1,000 jobs, not 100,000. */
 export const NOTICES_PER_JOB = 100;
 export const SUBSCRIPTION_CACHE_TTL_MS = 5000;
 
@@ -96,11 +96,11 @@ export function createNoticeOutbox(options: NoticeOutboxOptions): NoticeOutbox {
     return pending;
   };
 
-  const emit = async (db: Db, projectId: string, events: Notice[]): Promise<void> => {
-    if (events.length === 0) return;
+  const emit = async (db: Db, projectId: string, notices: Notice[]): Promise<void> => {
+    if (notices.length === 0) return;
     const { subscriptions } = await subscriptionsOf(db, projectId);
     if (subscriptions.length === 0) return;
-    const stored = events.map(storedNotice);
+    const stored = notices.map(storedNotice);
     for (const subscription of subscriptions) {
       const mine = stored.filter((e) => subscription.events.has(e.type));
       for (let i = 0; i < mine.length; i += NOTICES_PER_JOB)
@@ -116,12 +116,12 @@ export function createNoticeOutbox(options: NoticeOutboxOptions): NoticeOutbox {
   return {
     wanted: async (db, projectId) => (await subscriptionsOf(db, projectId)).wanted,
     emit,
-    async recordWithNotices(db, projectId, types, write, eventsOf) {
+    async recordWithNotices(db, projectId, types, write, noticesOf) {
       const wanted = (await subscriptionsOf(db, projectId)).wanted;
       if (!types.some((type) => wanted.has(type))) return write(db);
       const run = async (trx: Db) => {
         const result = await write(trx);
-        await emit(trx, projectId, await eventsOf(result, trx));
+        await emit(trx, projectId, await noticesOf(result, trx));
         return result;
       };
       return db.isTransaction ? run(db) : db.transaction().execute(run);

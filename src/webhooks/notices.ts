@@ -1,7 +1,7 @@
 import { randomBase62 } from '../lib/ids.js';
 
 /**
- * The delivery events a project can subscribe to, and their payloads. Every message is
+ * The notices a project's webhooks can subscribe to (the wire's event types), and their payloads. Every message is
  * `{ "type", "timestamp", "data" }` (the Standard Webhooks payload shape); `data` never holds a
  * push address, a key or any other secret.
  */
@@ -54,13 +54,13 @@ export interface TriggerCompletedData {
   counters: object;
 }
 
-/** An event as a feature reports it; `at` (epoch ms) is when the outcome happened. */
+/** A notice as a feature reports it; `at` (epoch ms) is when the outcome happened. */
 export type Notice =
   | { type: 'delivery.sent' | 'delivery.failed'; at: number; data: DeliveryNoticeData }
   | { type: 'device.pruned'; at: number; data: DevicePrunedData }
   | { type: 'trigger.completed'; at: number; data: TriggerCompletedData };
 
-/** An event as queued: its id (`webhook-id`, the same on every retry and subscription) and its exact body. */
+/** A notice as queued: its id (`webhook-id`, the same on every retry and subscription) and its exact body. */
 export interface StoredNotice {
   id: string;
   type: NoticeType;
@@ -69,11 +69,11 @@ export interface StoredNotice {
 }
 
 /** Renders the body once, when the outcome commits: a retry a day later sends the same bytes. */
-export function storedNotice(event: Notice): StoredNotice {
+export function storedNotice(notice: Notice): StoredNotice {
   return {
     id: `evt_${randomBase62(24)}`,
-    type: event.type,
-    createdAt: event.at,
-    body: JSON.stringify({ type: event.type, timestamp: new Date(event.at).toISOString(), data: event.data }),
+    type: notice.type,
+    createdAt: notice.at,
+    body: JSON.stringify({ type: notice.type, timestamp: new Date(notice.at).toISOString(), data: notice.data }),
   };
 }

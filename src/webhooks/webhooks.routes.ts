@@ -27,7 +27,7 @@ export interface WebhookRouteDeps {
   outbound: OutboundPolicy;
   /** Seals the signing secrets. */
   secretBox: SecretBoxSource;
-  /** This process's delivery-event emitter, whose subscription cache a change here refreshes at once. */
+  /** This process's notice outbox, whose subscription cache a change here refreshes at once. */
   notices?: NoticeOutbox | undefined;
 }
 
@@ -46,7 +46,7 @@ const SIGNING =
   '(`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`; Svix libraries verify it), ' +
   'retried with exponential backoff for 24 h on a non-2xx answer or a network error, never following redirects.';
 
-/** Delivery-event webhooks (issue 15), managed with the secret key. */
+/** Webhooks (subscriptions to notices), managed with the secret key. */
 export function registerWebhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps): void {
   for (const schema of WEBHOOK_SCHEMAS) fastify.addSchema(schema);
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();

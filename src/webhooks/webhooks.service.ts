@@ -15,7 +15,7 @@ import { NOTICE_TYPES, type NoticeType } from './notices.js';
 import { newSigningSecret } from './webhook-signer.js';
 import * as repo from './webhooks.repository.js';
 
-/** What webhook management needs; `events` is told about changes so this process's cache follows at once. */
+/** What webhook management needs; `notices` is told about changes so this process's cache follows at once. */
 export interface WebhookDeps {
   db: Db;
   clock: Clock;
@@ -154,7 +154,7 @@ export async function updateWebhook(deps: WebhookDeps, projectId: string, id: st
   return getWebhook(deps, projectId, id);
 }
 
-/** Idempotent, like the other deletes: an unknown id is not an error. Queued events for it are dropped. */
+/** Idempotent, like the other deletes: an unknown id is not an error. Queued notices for it are dropped. */
 export async function deleteWebhook(deps: WebhookDeps, projectId: string, id: string): Promise<void> {
   await repo.deleteWebhook(deps.db, projectId, id);
   deps.notices?.invalidate(projectId);

@@ -37,7 +37,7 @@ async function notificationsSettled(bus: StatusUpdateBus, other: StatusUpdateBus
   stop();
 }
 
-describe.each(TEST_DIALECTS)('task event bus on %s', (dialect) => {
+describe.each(TEST_DIALECTS)('status update bus on %s', (dialect) => {
   let database: TestDatabase;
   beforeAll(async () => {
     database = await createTestDatabase(dialect);

@@ -3,24 +3,24 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { StatusUpdate } from '../model.js';
 
-type Listener = (event: StatusUpdate) => void;
+type Listener = (update: StatusUpdate) => void;
 
 /**
  * Announces task status changes to the streams open on them, on any instance (S3): in process
- * always, and across instances through PostgreSQL LISTEN/NOTIFY when a pool is given. Events of
+ * always, and across instances through PostgreSQL LISTEN/NOTIFY when a pool is given. Updates of
  * one task arrive in publish order; listeners de-duplicate by `seq`.
  */
 export interface StatusUpdateBus {
   /** Call after the change committed. */
-  publish(events: StatusUpdate[]): Promise<void>;
+  publish(updates: StatusUpdate[]): Promise<void>;
   /**
    * Only this instance's subscribers: for a task created and finished in one transaction here
    * (an atomic skill), whose fresh id no other instance can have subscribed to, so the NOTIFY
    * round trip would reach nobody.
    */
-  publishLocal(events: StatusUpdate[]): void;
+  publishLocal(updates: StatusUpdate[]): void;
   /**
-   * Resolves once the subscription also receives other instances' events. Without a LISTEN
+   * Resolves once the subscription also receives other instances' updates. Without a LISTEN
    * connection (behind a pooler without DATABASE_LISTEN_URL) other instances' changes are found by
    * calling `current` every poll interval instead: the latest status only, intermediate ones skipped.
    */
@@ -28,6 +28,8 @@ export interface StatusUpdateBus {
   close(): Promise<void>;
 }
 
+// The channel and the payload's `events` key keep their first names: instances of an older release
+// still LISTEN and parse them during a rolling deploy.
 const CHANNEL = 'herald_a2a_task_events';
 /** NOTIFY payloads must stay under 8000 bytes; larger ones go without status messages. */
 const MAX_PAYLOAD = 7500;
@@ -48,12 +50,12 @@ export function createStatusUpdateBus(
   const listenPool = 'listenPool' in options ? options.listenPool : pgPool;
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
   const listeners = new Map<string, Set<Listener>>();
-  const emit = (event: StatusUpdate) => {
-    for (const listener of listeners.get(event.taskId) ?? []) {
+  const emit = (update: StatusUpdate) => {
+    for (const listener of listeners.get(update.taskId) ?? []) {
       try {
-        listener(event);
+        listener(update);
       } catch (error) {
-        logger.warn({ err: error }, 'task event listener failed');
+        logger.warn({ err: error }, 'status update listener failed');
       }
     }
   };
@@ -69,7 +71,7 @@ export function createStatusUpdateBus(
         if (from !== instance) events.forEach(emit);
       });
       c.on('error', (error) => {
-        logger.warn({ err: error }, 'task event listener connection failed; it reconnects on the next subscription');
+        logger.warn({ err: error }, 'status update listener connection failed; it reconnects on the next subscription');
         c.release(error);
         client = undefined;
       });
@@ -90,7 +92,7 @@ export function createStatusUpdateBus(
       busy = true;
       current()
         .then(
-          (event) => event && listener(event),
+          (update) => update && listener(update),
           (error: unknown) => logger.warn({ err: error }, 'polling a task for status changes failed'),
         )
         .finally(() => (busy = false));
@@ -100,17 +102,17 @@ export function createStatusUpdateBus(
   };
 
   return {
-    publishLocal(events) {
-      events.forEach(emit);
+    publishLocal(updates) {
+      updates.forEach(emit);
     },
-    async publish(events) {
-      events.forEach(emit);
-      if (!pgPool || events.length === 0) return;
-      let payload = JSON.stringify({ from: instance, events });
+    async publish(updates) {
+      updates.forEach(emit);
+      if (!pgPool || updates.length === 0) return;
+      let payload = JSON.stringify({ from: instance, events: updates });
       if (payload.length > MAX_PAYLOAD)
         payload = JSON.stringify({
           from: instance,
-          events: events.map((e) => ({ ...e, status: { state: e.status.state, timestamp: e.status.timestamp } })),
+          events: updates.map((e) => ({ ...e, status: { state: e.status.state, timestamp: e.status.timestamp } })),
         });
       await pgPool.query('select pg_notify($1, $2)', [CHANNEL, payload]);
     },
@@ -128,7 +130,7 @@ export function createStatusUpdateBus(
         try {
           await listen(listenPool);
         } catch (error) {
-          logger.warn({ err: error }, 'could not listen for task events from other instances');
+          logger.warn({ err: error }, 'could not listen for status updates from other instances');
         }
       }
       return unsubscribe;

@@ -97,13 +97,13 @@ export async function taskExists(ctx: Pick<StoreContext, 'db' | 'projectId'>, id
   return (await repo.findTask(ctx.db, ctx.projectId, id)) !== undefined;
 }
 
-/** The task's current status as a stream event, if the task exists yet (a stream's poll behind a pooler). */
+/** The task's current status as a status update, if the task exists yet (a stream's poll behind a pooler). */
 export async function latestStatus(ctx: StoreContext, id: string): Promise<StatusUpdate | undefined> {
   const record = await repo.findTask(ctx.db, ctx.projectId, id);
   return record && eventOf(record);
 }
 
-/** The task's current status as a stream event (SubscribeToTask's snapshot). */
+/** The task's current status as a status update (SubscribeToTask's snapshot). */
 export async function currentStatus(ctx: StoreContext, id: string): Promise<StatusUpdate> {
   return eventOf(await find(ctx, id));
 }

@@ -358,8 +358,8 @@ async function sendBatch(
       ? null
       : row(send.device, o.status, o.messageId, o.failureReason ?? null, o.tokenAction ?? null, null);
     // Only a recorded outcome is final (a postponed one is sent again): its notice commits with it.
-    const notices = ledger && wantsDeliveries ? [deliveryNotice(trigger.projectId, send, o)] : undefined;
-    committer.add({ delivery: deliveryRow(trigger.projectId, send, o), ledger, ...(notices && { notices }) });
+    const told = ledger && wantsDeliveries ? [deliveryNotice(trigger.projectId, send, o)] : undefined;
+    committer.add({ delivery: deliveryRow(trigger.projectId, send, o), ledger, ...(told && { notices: told }) });
   };
   const chunk = deps.sendChunk ?? 100;
   // Shutdown (`stopping`) or a lost lease (`signal`): start nothing new; what is under way ends and is
