@@ -61,9 +61,9 @@ export function registerEventRoutes(fastify: FastifyInstance, deps: IdentityDeps
       config: { auth: 'client', rateLimitClass: 'management' },
       schema: {
         operationId: 'trackEvents',
-        summary: 'Track one event, or a batch of up to 500 (public or secret key)',
+        summary: 'Track one event, or a list of up to 500 (public or secret key)',
         description:
-          'Stores one event (the body is the event) or a batch (`{"events": [...]}`, answered `{"events": [...]}`). Events feed event-triggered campaigns and campaign conditions; with identity verification on, the public key needs X-Service-User-Token for each user.',
+          'Stores one event (the body is the event) or a list (`{"events": [...]}`, answered `{"events": [...]}`). Events feed event-triggered campaigns and campaign conditions; with identity verification on, the public key needs X-Service-User-Token for each user.',
         tags: ['events'],
         security,
         body: TrackEventsBody,
@@ -76,12 +76,12 @@ export function registerEventRoutes(fastify: FastifyInstance, deps: IdentityDeps
     },
     async (request) => {
       const body = request.body;
-      const batch = 'events' in body ? body.events : [body];
+      const list = 'events' in body ? body.events : [body];
       await verifyIdentity(
         request,
-        batch.map((e) => e.project_user_id),
+        list.map((e) => e.project_user_id),
       );
-      const tracked = (await events.trackEvents(deps.db, deps.clock, request.auth!.projectId, batch)).map((e) => ({
+      const tracked = (await events.trackEvents(deps.db, deps.clock, request.auth!.projectId, list)).map((e) => ({
         event_id: e.eventId,
         project_user_id: e.projectUserId,
         name: e.name,

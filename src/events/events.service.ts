@@ -72,7 +72,7 @@ function assertValidEvent(event: EventInput, index: number): void {
 
 /**
  * R9: stores events with their properties and timestamp (default: now), creating users that do
- * not exist yet. One transaction for the whole batch: all stored or none. Serves REST and the
+ * not exist yet. One transaction for the whole list: all stored or none. Serves REST and the
  * `track-event` skill alike.
  */
 export async function trackEvents(

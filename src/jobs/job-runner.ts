@@ -69,7 +69,7 @@ export interface JobRunner {
 
 const MAX_ERROR_BACKOFF_MS = 30_000;
 const ABORT_GRACE_MS = 1000;
-const CLEANUP_BATCH = 1000;
+const CLEANUP_ROWS = 1000;
 
 export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const clock = options.clock ?? systemClock;
@@ -200,16 +200,16 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     const now = clock.now();
     try {
       let deleted = 0;
-      // A few batches per round bounds the work; a large backlog shrinks over several rounds.
+      // A few deletes per round bound the work; a large backlog shrinks over several rounds.
       for (let round = 0; round < 10; round += 1) {
         const count = await deleteFinishedJobs(
           options.db,
           now - (options.succeededRetentionMs ?? 3_600_000),
           now - (options.deadRetentionMs ?? 7 * 86_400_000),
-          CLEANUP_BATCH,
+          CLEANUP_ROWS,
         );
         deleted += count;
-        if (count < CLEANUP_BATCH || state !== 'running') break;
+        if (count < CLEANUP_ROWS || state !== 'running') break;
       }
       if (deleted > 0) logger.debug({ deleted }, 'deleted finished jobs');
     } catch (error) {

@@ -1,7 +1,7 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { DeviceSendOutcome } from '../push/push.types.js';
 
-/** Told about every finished batch of device sends (REST sends and campaign fan-out alike). */
+/** Told about every finished `sendToDevices` call (REST sends and campaign fan-out alike). */
 export interface PushObserver {
   sendsFinished(outcomes: readonly DeviceSendOutcome[]): void;
 }

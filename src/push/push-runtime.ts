@@ -42,7 +42,7 @@ export interface PushRuntimeOptions {
   credentialsTtlMs?: number;
   /** Name resolution for tenant URLs (tests: a resolver that answers what they need, e.g. a rebinding one). */
   outboundLookup?: Lookup;
-  /** Told about every finished batch of sends (metrics). */
+  /** Told about every finished `sendToDevices` call (metrics). */
   observer?: PushObserver;
   /** Where notices (webhooks) go; default one outbox for this runtime (one per process). */
   notices?: NoticeOutbox;

@@ -7,7 +7,7 @@ import { newTimeOrderedId } from '../lib/ids.js';
 import { upsertUsersMerging } from './users-import.repository.js';
 import { assertValidProjectUserId, assertValidProperties } from './users.service.js';
 
-/** Users one import request may carry; the CLI streams any number in batches of this size at most. */
+/** Users one import request may carry; the CLI streams any number in requests of this size at most. */
 export const MAX_IMPORT_PER_CALL = 10_000;
 /** Users written per transaction: large enough to amortize the commit, small enough to keep a transaction short. */
 export const IMPORT_TRANSACTION_ROWS = 1000;

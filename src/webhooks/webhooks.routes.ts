@@ -64,7 +64,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: WebhookRou
       config,
       schema: {
         operationId: 'createWebhook',
-        summary: 'Subscribe a URL to delivery events',
+        summary: 'Subscribe a URL to notices of sends and triggers',
         description: `${SIGNING} The answer carries the signing secret, shown only here. At most ${webhooks.MAX_WEBHOOKS_PER_PROJECT} webhooks per project (409 WEBHOOK_LIMIT_REACHED); a URL the outbound-URL policy refuses is 400 WEBHOOK_URL_REFUSED.`,
         tags,
         security,

@@ -45,7 +45,7 @@ const HOUR = 3_600_000;
 const verify = (secret: string, r: ReceivedWebhook) =>
   new Webhook(secret).verify(r.raw, r.headers as Record<string, string>);
 
-describe.each(TEST_DIALECTS)('delivery events on %s', (dialect) => {
+describe.each(TEST_DIALECTS)('webhook notices on %s', (dialect) => {
   const fakes = useFakeProviders();
   // The receivers listen on loopback, which only this setting lets a tenant URL reach.
   const ctx = useTestContext(dialect, {
@@ -178,7 +178,7 @@ describe.each(TEST_DIALECTS)('delivery events on %s', (dialect) => {
     ]);
   });
 
-  it('a campaign trigger emits per-delivery events and exactly one trigger.completed with its counters', async () => {
+  it('a campaign trigger emits per-delivery notices and exactly one trigger.completed with its counters', async () => {
     const w = await world('campaign');
     const ok = await device(w.secret, 'p1', fcmToken());
     const gone = await device(w.secret, 'p2', fcmToken('unregistered-'));

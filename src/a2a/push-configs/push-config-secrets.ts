@@ -58,9 +58,9 @@ export function openSecrets(box: SecretBoxSource, config: repo.StoredPushConfig)
 export async function sealLegacyPushConfigSecrets(db: Db, box: SecretBoxSource): Promise<number> {
   let sealed = 0;
   for (;;) {
-    const batch = await repo.listUnsealedConfigs(db, 500);
-    if (batch.length === 0) return sealed;
-    for (const config of batch) {
+    const page = await repo.listUnsealedConfigs(db, 500);
+    if (page.length === 0) return sealed;
+    for (const config of page) {
       await repo.replaceSecrets(
         db,
         config.token === undefined && config.authentication?.credentials === undefined
