@@ -152,7 +152,7 @@ describe('the template render pool', () => {
     const long = pool
       .render(SLOW, scopes(40, 'a'), { projectId: 'a', triggerId: 't-long' })
       .then((o) => order.push(`a: ${o.filter((x) => x.ok).length} rendered`));
-    // Queued once A's task runs: each waits for A's current recipient (and the quantum), then goes.
+    // Queued once A's chunk runs: each waits for A's current recipient (and the quantum), then goes.
     await new Promise((resolve) => setTimeout(resolve, 100));
     const preview = pool
       .render(QUICK, [scope('p')], { projectId: 'b', interactive: true })
