@@ -102,7 +102,7 @@ export interface Received {
   status: number;
 }
 
-/** A local webhook receiver; `failFirst` answers 500 to that many requests first. */
+/** A local callback receiver; `failFirst` answers 500 to that many requests first. */
 export async function startReceiver(options: { failFirst?: number; status?: number } = {}) {
   const received: Received[] = [];
   let failures = options.failFirst ?? 0;
@@ -125,7 +125,7 @@ export async function startReceiver(options: { failFirst?: number; status?: numb
   };
 }
 
-/** A clock that moves only when told to (job backoff and the 24 h webhook window). */
+/** A clock that moves only when told to (job backoff and the 24 h callback window). */
 export function manualClock(start = Date.now()) {
   let t = start;
   return { now: () => t, advance: (ms: number) => void (t += ms) };

@@ -359,7 +359,7 @@ describe.each(TEST_DIALECTS)(
   },
 );
 
-describe.each(TEST_DIALECTS)('webhooks and DNS rebinding on %s', (dialect) => {
+describe.each(TEST_DIALECTS)('A2A callbacks and DNS rebinding on %s', (dialect) => {
   const ctx = useTestContext(dialect, { env: { HERALD_SECRET_KEY: TEST_SECRET_KEY } });
 
   it('checks the address at delivery again: a name that answered public at creation and loopback later is dropped unsent', async () => {
