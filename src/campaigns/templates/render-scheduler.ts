@@ -122,7 +122,8 @@ export function createRenderScheduler(options: RenderSchedulerOptions) {
       const { projectId, interactive } = inFlight.chunk;
       let at = Number.POSITIVE_INFINITY;
       if (!interactive && interactiveWaiting.size > 0) at = 0;
-      else if (othersWait(interactive ? interactiveWaiting : batchWaiting, projectId)) at = inFlight.startedAt + QUANTUM_MS;
+      else if (othersWait(interactive ? interactiveWaiting : batchWaiting, projectId))
+        at = inFlight.startedAt + QUANTUM_MS;
       if (at < inFlight.control[Control.yieldAt]!) inFlight.control[Control.yieldAt] = at;
     }
   };
