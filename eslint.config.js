@@ -19,7 +19,7 @@ const FEATURES = [
   'users',
   'webhooks',
 ];
-/** What `jobs/`, `db/` and `lib/` may never import (code-style-anchors §3.3): features and the layers above them. */
+/** What `jobs/`, `db/` and `lib/` may never import (the folder layers in docs/architecture.md): features and the layers above them. */
 const ABOVE_THE_BASE = [...FEATURES, 'cli', 'http', 'observability', 'boot'].map((f) => `./src/${f}`);
 const ROOT_FILES = ['./src/app.ts', './src/herald.ts', './src/runtime.ts', './src/main.ts'];
 // Shipped code (src/) never reaches into tests or benchmarks, and only the `fake-providers` command starts the stand-ins.

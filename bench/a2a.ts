@@ -3,7 +3,6 @@
 // alternated in one run (bench/lib/ab.ts).
 // Usage: npm run bench:a2a [-- --duration 5 --rounds 3 --connections 32 --dialect sqlite|postgres
 //        --instances 1 --profile DIR (CPU profile of Herald) --before REF [--together] --no-write]
-import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -171,13 +170,12 @@ async function main(): Promise<void> {
       effect ?? '',
     ].join('\n');
     console.log(report);
-    const after = execFileSync('git', ['describe', '--always', '--dirty'], { encoding: 'utf8' }).trim();
-    const heading = before
-      ? `A2A: effect of ${after} over ${ref.sha}`
-      : DIALECT === 'sqlite'
+    const heading =
+      DIALECT === 'sqlite'
         ? 'A2A'
         : `A2A on PostgreSQL, ${INSTANCES} instance${INSTANCES > 1 ? 's' : ''}${REDIS ? ', Redis rate limits' : ''}`;
-    if (!process.argv.includes('--no-write')) writeBenchmarkSection(heading, report);
+    // A before/after run is printed only: its result goes into the History table by hand.
+    if (!before && !process.argv.includes('--no-write')) writeBenchmarkSection(heading, report);
     if (!before)
       recordSummary({
         path: `A2A SendMessage create-user (${store})`,

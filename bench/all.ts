@@ -1,5 +1,6 @@
 // npm run bench — every benchmark, one after the other, each writing its own section of
-// docs/benchmarks.md, then a summary table of this run's headline rows (nothing else goes in it).
+// docs/benchmarks.md, then a summary table of this run's headline rows (nothing else goes in it)
+// and a row of the History table. From a tree with uncommitted changes it writes nothing.
 // Sized to finish in under ten minutes on the 2-core machine. Usage: npm run bench [-- --quick]
 // (--quick: shorter rounds, to try the orchestration; its figures are still real, just noisier).
 import { spawnSync } from 'node:child_process';
@@ -7,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { SummaryRow } from './lib/bench-report.js';
-import { markdownTable, today, writeBenchmarkSection } from './lib/bench-report.js';
+import { addHistoryRow, markdownTable, measuredCommit, today, writeBenchmarkSection } from './lib/bench-report.js';
 
 const quick = process.argv.includes('--quick');
 const d = quick ? ['--duration', '2'] : ['--duration', '4'];
@@ -77,7 +78,7 @@ const rows = fs.existsSync(summaryFile)
   : [];
 const minutes = ((Date.now() - started) / 60_000).toFixed(1);
 const summary = [
-  `Command: \`npm run bench${quick ? ' -- --quick' : ''}\`, run ${today()}, ${minutes} minutes in all (Node ${process.version}, ${os.cpus().length} cores shared with other work). Every figure below comes from this run; each benchmark's own section has its method and rounds.`,
+  `Command: \`npm run bench${quick ? ' -- --quick' : ''}\`, run ${today()} on commit \`${measuredCommit()}\`, ${minutes} minutes in all (Node ${process.version}, ${os.cpus().length} cores shared with other work). Every figure below comes from this run; each benchmark's own section has its method and rounds.`,
   '',
   markdownTable(
     ['path', 'Herald', 'baseline (same run)', 'ratio', 'CPU/req ratio', 'target', 'met?'],
@@ -98,5 +99,12 @@ const summary = [
   failed.length > 0 ? `Steps that FAILED (no figures from them above): ${failed.join(', ')}.` : '',
 ].join('\n');
 writeBenchmarkSection('Summary', summary, { first: true });
+addHistoryRow([
+  today(),
+  measuredCommit(),
+  `\`npm run bench${quick ? ' -- --quick' : ''}\``,
+  rows.map((r) => `${r.path}: ${r.ratio.toFixed(2)}`).join('; ') +
+    (failed.length > 0 ? `; failed: ${failed.join(', ')}` : ''),
+]);
 process.stdout.write(`\n${summary}\n`);
 process.exit(failed.length > 0 ? 1 : 0);

@@ -1,4 +1,4 @@
-// bench:analytics: the delivery analytics queries (issue 17) over a bulk-generated ledger on both
+// bench:analytics: the delivery analytics queries over a bulk-generated ledger on both
 // databases. Per dialect: a fresh migrated database, one campaign whose trigger has N deliveries
 // spread over an hour (90% accepted, the rest unregistered, failed or render-skipped, three
 // providers), plus a second campaign's trigger with N/5 rows so the index has neighbours to skip.

@@ -5,7 +5,6 @@
 //        --before REF (also Herald at that git ref, alternated, to show a change's effect)
 //        --herald-node-options '--max-semi-space-size=32' (NODE_OPTIONS for this Herald only, not the --before one)
 //        --no-write (print the report, leave docs/benchmarks.md alone)]
-import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http2 from 'node:http2';
@@ -357,16 +356,14 @@ async function main(): Promise<void> {
       '',
       table,
       '',
-      `**Ratio Herald / raw: ${ratio.toFixed(2)} in sends/s** (target >= 0.85, issue 16), **${cpuRatio.toFixed(2)} in CPU per send** (raw loop µs ÷ Herald µs, the bench client's CPU in the raw rounds against Herald's process; per round ${cpuRatios.map((r) => r.toFixed(2)).join(', ')}).${effect ? `\n\n${effect}` : ''}`,
+      `**Ratio Herald / raw: ${ratio.toFixed(2)} in sends/s** (target >= 0.85), **${cpuRatio.toFixed(2)} in CPU per send** (raw loop µs ÷ Herald µs, the bench client's CPU in the raw rounds against Herald's process; per round ${cpuRatios.map((r) => r.toFixed(2)).join(', ')}).${effect ? `\n\n${effect}` : ''}`,
       '',
       `The stand-in accepted ${accepted} of the ${expected} measured sends (its counters). Herald, the stand-in and this client together used ${busy(rawRounds)}% of the machine's ${cpus.length} cores during the raw rounds and ${busy(heraldRounds.at(-1)!)}% during Herald's; near 100% the box is CPU-bound and the ratio follows the CPU each path spends per send (the CPU column).`,
       '',
       "What the paths do (not measured here): the raw loop spends only its client's CPU; Herald adds HTTP ingress, the batched target lookups, the OAuth/quota/retry bookkeeping, the delivery records and the JSON answer.",
     ].join('\n');
-    const heading = ref
-      ? `Push: effect of ${execFileSync('git', ['describe', '--always', '--dirty'], { encoding: 'utf8' }).trim()} over ${ref.sha}`
-      : 'Push';
-    if (!process.argv.includes('--no-write')) writeBenchmarkSection(heading, body);
+    // A before/after run is printed only: its result goes into the History table by hand.
+    if (!ref && !process.argv.includes('--no-write')) writeBenchmarkSection('Push', body);
     if (!ref)
       recordSummary({
         path: `direct push, ${BATCH}-item requests, ${REQUESTS_IN_FLIGHT} in flight`,

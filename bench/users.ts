@@ -4,7 +4,6 @@
 // create-user with no feature but the durable upsert costs on the same stack.
 // Usage: npm run bench:users [-- --duration 5 --rounds 3 --connections 32 --dialect sqlite|postgres
 //        --instances 1 --profile DIR (CPU profile of Herald) --no-write]
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -155,13 +154,12 @@ async function main(): Promise<void> {
       effect ?? '',
     ].join('\n');
     console.log(report);
-    const after = execFileSync('git', ['describe', '--always', '--dirty'], { encoding: 'utf8' }).trim();
-    const heading = before
-      ? `Users: effect of ${after} over ${ref.sha}`
-      : DIALECT === 'sqlite'
+    const heading =
+      DIALECT === 'sqlite'
         ? 'Users'
         : `Users on PostgreSQL, ${INSTANCES} instance${INSTANCES > 1 ? 's' : ''}${REDIS ? ', Redis rate limits' : ''}`;
-    if (!process.argv.includes('--no-write')) writeBenchmarkSection(heading, report);
+    // A before/after run is printed only: its result goes into the History table by hand.
+    if (!before && !process.argv.includes('--no-write')) writeBenchmarkSection(heading, report);
     if (!before)
       recordSummary({
         path: `POST /api/v1/users (${store})`,

@@ -11,7 +11,7 @@ import {
   type RetentionSettings,
 } from './retention/retention-settings.js';
 
-/** Which parts of Herald this process runs (S3). */
+/** Which parts of Herald this process runs (rule `instances`). */
 export type HeraldRole = 'api' | 'worker' | 'all';
 
 /** What DATABASE_URL connects to: PostgreSQL itself (`none`) or a pooler in transaction mode. */
@@ -42,7 +42,7 @@ export interface Config {
   /** Origins whose pages may call the client-SDK routes (public key) from a browser, from CORS_ORIGINS. */
   readonly corsOrigins: CorsOrigins;
   readonly redisUrl: string | undefined;
-  /** Per-class defaults of the per-project rate limits (R18), from `RATE_LIMIT_DEFAULTS`. */
+  /** Per-class defaults of the per-project rate limits (rule `rate-limits`), from `RATE_LIMIT_DEFAULTS`. */
   readonly rateLimitDefaults: RateLimits;
   readonly requestTimeoutMs: number;
   readonly shutdownTimeoutMs: number;

@@ -22,7 +22,7 @@ export interface AppErrorOptions {
 
 /**
  * The one error type services throw. `code` is a stable UPPER_SNAKE reason (also sent to REST
- * callers as `X-Error-Reason` where the spec's fixed message hides the cause, R2).
+ * callers as `X-Error-Reason` where a fixed message hides the cause, rule `error-bodies`).
  */
 export class AppError extends Error {
   readonly details: unknown;

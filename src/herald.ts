@@ -97,7 +97,7 @@ function onFirstUse<T>(make: () => T): { (): T; made(): T | undefined } {
   return Object.assign(() => (value ??= make()), { made: () => value });
 }
 
-/** The composition root (code-style-anchors §3.3b): every service once, each feature given only what it declares. */
+/** The one composition root: every service once, each feature given only what it declares. */
 export function createHerald(config: Config, overrides: HeraldOverrides = {}): Herald {
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const clock = overrides.clock ?? systemClock;

@@ -10,7 +10,7 @@ import { startMetricsServer } from './observability/metrics-server.js';
 import { countProjects, createProject } from './projects/projects.service.js';
 import { requestRetentionPass } from './retention/retention.job.js';
 
-/** A server process: Herald with the roles of `HERALD_ROLE` started (S3). */
+/** A server process: Herald with the roles of `HERALD_ROLE` started (rule `instances`). */
 export interface Runtime {
   herald: Herald;
   app: App | undefined;
@@ -27,7 +27,7 @@ export interface Runtime {
 }
 
 /**
- * G3: on first start against an empty embedded database, create the `default` project and print
+ * Rule `first-run`: on first start against an empty embedded database, create the `default` project and print
  * its keys once. Never on PostgreSQL, where projects are made deliberately with the CLI.
  */
 async function createDefaultProjectIfEmpty(herald: Herald): Promise<void> {

@@ -92,7 +92,7 @@ async function runNotification(call: CallContext, envelope: Envelope): Promise<v
 
 /**
  * `POST /a2a` (JSON-RPC 2.0 over HTTP, v1 and v0.3) and the public agent card. Authentication:
- * `X-API-Key` with a secret key; the project comes from the key (spec "Authentication").
+ * `X-API-Key` with a secret key; the project comes from the key (rule `a2a-auth`).
  */
 export function registerA2aRoutes(app: FastifyInstance, deps: A2aDeps): void {
   const updates = createStatusUpdateBus(deps.pgPool, deps.logger, {
@@ -134,7 +134,7 @@ export function registerA2aRoutes(app: FastifyInstance, deps: A2aDeps): void {
         return sendRpcError(request, reply, rpcError('CONTENT_TYPE_NOT_SUPPORTED'));
       return sendRpcError(request, reply, error);
     });
-    // A5: authentication failures (a public key included) are HTTP 401 with a JSON-RPC envelope.
+    // Rule `a2a-errors`: authentication failures (a public key included) are HTTP 401 with a JSON-RPC envelope.
     scope.addHook('onRequest', async (request) => {
       const key = request.headers['x-api-key'];
       if (typeof key !== 'string' || key.trim() === '')

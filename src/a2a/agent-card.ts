@@ -21,7 +21,7 @@ const API_KEY_V1 = {
 };
 const API_KEY_V0_3 = { type: 'apiKey', in: 'header', name: 'X-API-Key', description: API_KEY_DESCRIPTION };
 
-/** The A2A v1.0 card (A8): the spec's fields plus the ones v1.0 requires. */
+/** The A2A v1.0 card (rule `agent-card`): the contract's fields plus the ones v1.0 requires. */
 export function v1Card(model: CardModel): Record<string, unknown> {
   return {
     name: 'Herald',

@@ -40,7 +40,7 @@ const HANDLERS: Handlers = {
     ),
   list: async (call, p) => json(call.codec.list(await listTasks(storeContext(call), p))),
   cancel: async (call, p) => json(call.codec.task(await cancelTask(storeContext(call), p.id))),
-  // A4: one snapshot of the current status (terminal tasks included), then the stream closes.
+  // Rule `a2a-streams`: one snapshot of the current status (terminal tasks included), then the stream closes.
   subscribe: async (call, p) => ({ kind: 'stream', events: once(await currentStatus(storeContext(call), p.id)) }),
   'push.create': async (call, p) =>
     json(

@@ -2,10 +2,10 @@ import { isDatabaseUnavailable } from '../db/database-errors.js';
 import { AppError, type ErrorKind } from '../errors.js';
 
 /**
- * The ONE table of the agent interface's errors: JSON-RPC code and HTTP status per error (A5).
+ * The ONE table of the agent interface's errors: JSON-RPC code and HTTP status per error (rule `a2a-errors`).
  * JSON-RPC errors travel with HTTP 200, except authentication (401), idempotency conflicts (409),
  * a wrong Content-Type (415), rate limits (429), an oversized body (413) and outages (503).
- * -32007 is Skill Not Found as the product spec says, although the public A2A spec gives -32007
+ * -32007 is Skill Not Found as rule `a2a-errors` says, although the public A2A spec gives -32007
  * to ExtendedAgentCardNotConfigured (docs/a2a.md lists the difference).
  */
 export const RPC_ERRORS = {
@@ -34,7 +34,7 @@ const BY_KIND: Record<ErrorKind, { name: RpcErrorName; http?: number }> = {
   invalid: { name: 'INVALID_PARAMS' },
   unauthenticated: { name: 'UNAUTHENTICATED' },
   not_found: { name: 'TASK_NOT_FOUND' },
-  conflict: { name: 'INTERNAL_ERROR', http: 409 }, // A10: idempotency conflicts are HTTP 409 with -32603
+  conflict: { name: 'INTERNAL_ERROR', http: 409 }, // Rule `a2a-idempotency`: idempotency conflicts are HTTP 409 with -32603
   refused: { name: 'UNSUPPORTED_OPERATION' },
   rate_limited: { name: 'RATE_LIMITED' },
   too_large: { name: 'INVALID_REQUEST', http: 413 },

@@ -24,7 +24,7 @@ export const isTerminal = (state: TaskState): boolean => TERMINAL.has(state);
 export const isFinal = (state: TaskState): boolean => TERMINAL.has(state) || INTERRUPTED.has(state);
 export const TERMINAL_STATES: readonly TaskState[] = [...TERMINAL];
 
-/** `TASK_STATE_INPUT_REQUIRED` → `input-required`, and the v0.3 spelling as is; else undefined (A2). */
+/** `TASK_STATE_INPUT_REQUIRED` → `input-required`, and the v0.3 spelling as is; else undefined (rule `a2a-v1-wire`). */
 export function parseTaskState(value: string): TaskState | undefined {
   const lower = value.startsWith('TASK_STATE_')
     ? value.slice('TASK_STATE_'.length).toLowerCase().replace(/_/g, '-')
@@ -95,7 +95,7 @@ export interface AuthenticationInfo {
   credentials?: string;
 }
 
-/** The protocol version a push config was registered with decides its callback body (A9). */
+/** The protocol version a push config was registered with decides its callback body (rule `a2a-webhooks`). */
 export type ProtocolVersion = '1.0' | '0.3';
 
 export interface PushConfigInput {

@@ -26,7 +26,7 @@ const SAFE_KEY = /^[\x21-\x7e]{1,200}$/;
 const ABANDONED_AFTER_MS = 10 * 60 * 1000;
 
 /**
- * A10: `X-Service-Idempotency-Key`, else `message.messageId`, per project, 24 h, stored on the task
+ * Rule `a2a-idempotency`: `X-Service-Idempotency-Key`, else `message.messageId`, per project, 24 h, stored on the task
  * the request started (migration 0018). The two kinds of key are told apart by a prefix so a header
  * key never collides with somebody's message id. The request hash is of the decoded input, so the
  * same message through v1 or v0.3, blocking or streaming, is the same request.
@@ -46,7 +46,7 @@ function taskKey(call: CallContext, input: SendInput): TaskKey {
 
 type KeyedRequest = RunRequest & { key: TaskKey };
 
-/** Everything that can refuse the request is checked before anything is stored (A6). */
+/** Everything that can refuse the request is checked before anything is stored (rule `a2a-skills`). */
 async function prepare(call: CallContext, input: SendInput): Promise<KeyedRequest> {
   const invocation = selectSkill(input.message);
   const given = input.message.taskId;
@@ -110,7 +110,7 @@ async function holderToReplay(call: CallContext, key: TaskKey): Promise<string |
 }
 
 /**
- * Runs the task at most once per key (A10). The task's insert claims the key (atomic skills: in the
+ * Runs the task at most once per key (rule `a2a-idempotency`). The task's insert claims the key (atomic skills: in the
  * skill's transaction, so the key commits with the user or not at all); when another task holds it,
  * that task is replayed, or the request refused. A staged task that fails to finish releases its
  * key, so a retry runs at once (as the reaper does when its instance dies).
@@ -146,7 +146,7 @@ export async function sendMessage(call: CallContext, input: SendInput): Promise<
 
 /**
  * SendStreamingMessage: the task's status changes as they commit, `submitted` first and the
- * terminal one last (A4), also when another instance cancels the task. A replay streams the stored
+ * terminal one last (rule `a2a-streams`), also when another instance cancels the task. A replay streams the stored
  * task's current status once. Refusals happen before the returned stream yields anything.
  */
 export async function sendStreamingMessage(call: CallContext, input: SendInput): Promise<AsyncIterable<StatusUpdate>> {

@@ -1,12 +1,12 @@
 import type { ProtocolVersion } from './model.js';
 
-/** The outcome of reading `A2A-Version` (A1): a supported version, or the unsupported value. */
+/** The outcome of reading `A2A-Version` (rule `a2a-version`): a supported version, or the unsupported value. */
 export type VersionChoice = { ok: true; version: ProtocolVersion } | { ok: false; requested: string };
 
 const MAJOR_MINOR = /^(\d{1,4})(?:\.(\d{1,4}))?(?:\.\d{1,4})?$/;
 
 /**
- * A1: header `A2A-Version`, else query parameter `A2A-Version`, reduced to Major.Minor.
+ * Rule `a2a-version`: header `A2A-Version`, else query parameter `A2A-Version`, reduced to Major.Minor.
  * `1.0` is v1; absent, empty or `0.3` is v0.3; anything else is unsupported (-32009).
  */
 export function chooseVersion(header: string | string[] | undefined, query: unknown): VersionChoice {

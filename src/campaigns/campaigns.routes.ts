@@ -19,7 +19,7 @@ const tags = ['campaigns'];
 const ErrorBody = Type.Object({ error: Type.String() });
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody };
 
-/** Campaign management (C1): JSON in and out, JSON `{"error"}` for every failure. */
+/** Campaign management (rule `campaign-management`): JSON in and out, JSON `{"error"}` for every failure. */
 /** `readDb`: lists read a replica (DATABASE_READ_URL) when there is one; everything else reads `db`. */
 export function registerCampaignRoutes(fastify: FastifyInstance, deps: { db: Db; readDb: Db; clock: Clock }): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();

@@ -44,7 +44,7 @@ function checkMessage(message: MessageTemplate): void {
   }
 }
 
-/** Every save-time check (C1): condition trees, the default audience and the Liquid templates. */
+/** Every save-time check (rule `campaign-management`): condition trees, the default audience and the Liquid templates. */
 function checkCampaign(campaign: Campaign): Campaign {
   if (campaign.segment !== null) validateCondition(campaign.segment, 'segment');
   if (campaign.audienceConditions !== null) validateCondition(campaign.audienceConditions, 'audience_conditions');

@@ -48,7 +48,7 @@ const statusFlag = (value: string): CampaignStatus => {
   return value as CampaignStatus;
 };
 
-/** Campaign management (C1) on the server's database; the same checks as the REST API. Output is JSON. */
+/** Campaign management (rule `campaign-management`) on the server's database; the same checks as the REST API. Output is JSON. */
 export const campaignCommands: Record<string, CliCommand> = {
   'campaign create': {
     usage: 'campaign create --project P --file campaign.json',

@@ -30,7 +30,7 @@ function numberFlag(args: ParsedArgs, name: string, required: boolean): number |
   return Number(raw);
 }
 
-/** `herald rate-limit ...`: per-project overrides of the R18 limits. */
+/** `herald rate-limit ...`: per-project overrides of the rate limits (rule `rate-limits`). */
 export const rateLimitCommands: Record<string, CliCommand> = {
   'rate-limit set': {
     usage: `rate-limit set --project P --class ${CLASSES} --per-second N [--burst B]`,

@@ -202,7 +202,7 @@ function openSqlite(file: string): DatabaseHandle {
 
 /**
  * `PRAGMA data_version`, read at most once per event-loop turn: the read opens a read transaction
- * (WAL locks, a few system calls), measured at 5% of a create-user request when read per request.
+ * (WAL locks, a few system calls), too much to pay on every request.
  * Every request whose check shares a turn arrived before the turn's first read, so a commit by
  * another process is seen from the first request that arrives after it, as with a read per request.
  */

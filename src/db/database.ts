@@ -5,9 +5,9 @@ import type { Generated, Kysely, Transaction } from 'kysely';
  * (`declare module '../db/database.js' { interface Database { ... } }`) so this file does not
  * become a mega-file of every feature's rows.
  *
- * Portable column conventions (S1): ids are text UUIDs; timestamps are epoch milliseconds
- * (`bigint` on PostgreSQL, read back as numbers); booleans are integers 0/1; JSON is TEXT on SQLite
- * and `jsonb` on PostgreSQL, converted at the edge by `db/json.ts`.
+ * Portable column conventions (rule `one-data-layer`): ids are text UUIDs; timestamps are epoch
+ * milliseconds (`bigint` on PostgreSQL, read back as numbers); booleans are integers 0/1; JSON is
+ * TEXT on SQLite and `jsonb` on PostgreSQL, converted at the edge by `db/json.ts`.
  */
 export interface Database {
   projects: ProjectsTable;

@@ -12,9 +12,10 @@ export function dialectOf(db: AnyKysely): Dialect {
 }
 
 /**
- * Merges a JSON object (given as its text, or an SQL expression such as `excluded.properties`) into a JSON object column in one SQL expression, so
- * concurrent writers never lose a key. Supplied keys overwrite; `null` is kept as a value (R4),
- * which is why SQLite's `json_patch` (RFC 7396, null deletes) is not used.
+ * Merges a JSON object (given as its text, or an SQL expression such as `excluded.properties`) into
+ * a JSON object column in one SQL expression, so concurrent writers never lose a key. Supplied keys
+ * overwrite; `null` is kept as a value (rule `user-properties`), which is why SQLite's `json_patch`
+ * (RFC 7396, null deletes) is not used.
  */
 export function mergeJsonObject(
   db: AnyKysely,
@@ -42,9 +43,10 @@ export function mergedJsonKeyCount(
 }
 
 /*
- * JSON property access for the campaign condition compiler (C2). Every helper is two-valued: it is
- * false, never NULL, when the key is absent, so conditions can be negated safely. Keys never hold
- * `"` or `\` (the compiler validates names), which keeps them addressable as SQLite JSON paths.
+ * JSON property access for the campaign condition compiler (rule `condition-language`). Every
+ * helper is two-valued: it is false, never NULL, when the key is absent, so conditions can be
+ * negated safely. Keys never hold `"` or `\` (the compiler validates names), which keeps them
+ * addressable as SQLite JSON paths.
  */
 export type JsonKind = 'string' | 'number' | 'boolean' | 'null';
 const SQLITE_JSON_TYPES: Record<JsonKind, string[]> = {

@@ -32,12 +32,12 @@ const MAX_HOLD_MS = 50;
 
 /**
  * Group commit for the embedded database. Its one connection runs transactions one after another
- * anyway, and a commit (appending the changed pages to the WAL) costs more than the statements of
- * a small write (a user upsert, an A2A task); so a unit waits one event-loop turn, units that arrive meanwhile join it, and one
- * transaction and one commit serve them all (about seven per commit under load). Each unit still
- * gets only its own outcome: when any unit of a group throws, the group is rolled back and every
- * unit re-runs in a transaction of its own, so a unit must be pure database work, safe to run
- * again after a rollback.
+ * anyway, and a commit (appending the changed pages to the WAL) costs more than the statements of a
+ * small write (a user upsert, an A2A task); so a unit waits one event-loop turn, units that arrive
+ * meanwhile join it, and one transaction and one commit serve them all. Each unit still gets only
+ * its own outcome: when any unit of a group throws, the group is rolled back and every unit re-runs
+ * in a transaction of its own, so a unit must be pure database work, safe to run again after a
+ * rollback.
  */
 export function createGroupCommit(db: Kysely<Database>, holdCommits?: () => boolean): WriteCommitter {
   const queue: Pending[] = [];

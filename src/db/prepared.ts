@@ -5,11 +5,11 @@ import { statementSizes } from './statement-shapes.js';
 
 /*
  * Statements built and compiled by Kysely once per dialect (and row count), then executed with new
- * parameter values. Building and compiling costs more than running a small statement on SQLite
- * (about 0.1 ms for the user upsert; a 100-row insert costs about as much to build as to run), so
- * the hottest statements skip it. A statement is built once with marker strings as its values; the
- * compiled parameters that hold a marker are the slots filled at each execution, any other
- * parameter (a literal the builder added) keeps its compiled value.
+ * parameter values. Building and compiling costs more than running a small statement on SQLite (and
+ * about as much as running a 100-row insert), so the hottest statements skip it. A statement is
+ * built once with marker strings as its values; the compiled parameters that hold a marker are the
+ * slots filled at each execution, any other parameter (a literal the builder added) keeps its
+ * compiled value.
  */
 
 const MARKER = '\u0000herald-slot:';

@@ -28,7 +28,7 @@ export function selectDevices(db: Db, projectId: string) {
 }
 
 /**
- * Registers or refreshes a device. A push address belongs to one device (R8): when another row
+ * Registers or refreshes a device. A push address belongs to one device (rule `devices`): when another row
  * holds the address, that row becomes this device (`ON CONFLICT` on the address), which moves the
  * address to this device's user. Concurrent registrations of one address therefore queue on that
  * row instead of failing. A device that changes address keeps its creation time.

@@ -68,7 +68,7 @@ function pushAddressOf(input: RegisterDeviceBody): { provider: Provider; address
  * A caller holding only the public key may refresh its own devices, but a `device_id` already
  * registered to another user stays with that user (409) unless the call carries that device's
  * current push address: device ids can leak (logs, support screenshots), push tokens only the
- * device itself knows. A push address still moves to the new user (R8) for that reason.
+ * device itself knows. A push address still moves to the new user (rule `devices`) for that reason.
  */
 async function refuseForeignDevice(
   db: Db,
@@ -93,7 +93,7 @@ async function refuseForeignDevice(
 const REGISTER_ATTEMPTS = 6;
 
 /**
- * R8: registers or refreshes a device, creating its user if needed; the push address moves to it.
+ * Rule `devices`: registers or refreshes a device, creating its user if needed; the push address moves to it.
  * Concurrent registrations of one address queue on its row (the last to commit owns it); the rare
  * race left, one device id registered with two addresses at once, is retried.
  */

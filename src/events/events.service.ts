@@ -57,7 +57,7 @@ function parseTimestamp(value: string | number | undefined, now: number, index: 
   return Math.trunc(ms);
 }
 
-/** R9 for every transport (the REST schema checks the same first). */
+/** Rule `events` for every transport (the REST schema checks the same first). */
 function assertValidEvent(event: EventInput, index: number): void {
   assertValidProjectUserId(event.project_user_id);
   if (typeof event.name !== 'string' || [...event.name].length > 255 || !eventNameRegExp.test(event.name)) {
@@ -71,7 +71,7 @@ function assertValidEvent(event: EventInput, index: number): void {
 }
 
 /**
- * R9: stores events with their properties and timestamp (default: now), creating users that do
+ * Rule `events`: stores events with their properties and timestamp (default: now), creating users that do
  * not exist yet. One transaction for the whole list: all stored or none. Serves REST and the
  * `track-event` skill alike.
  */

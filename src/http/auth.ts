@@ -6,7 +6,7 @@ import { authenticateKey } from '../projects/projects.service.js';
 const unauthenticated = (message: string): AppError => new AppError('unauthenticated', 'UNAUTHENTICATED', message);
 
 /**
- * REST authentication (R1): `X-Service-Project-ID` and `X-Service-API-Key` must name a live key of
+ * REST authentication (rule `key-kinds`): `X-Service-Project-ID` and `X-Service-API-Key` must name a live key of
  * that project; routes marked `auth: 'secret'` refuse public keys. Every failure is a 401.
  */
 export function registerRestAuth(app: FastifyInstance, db: Db): void {

@@ -75,7 +75,7 @@ export function renderError(error: unknown): Rendered {
 }
 
 /**
- * One error handler for REST (R2): the spec's listed 400s answer `text/plain` with the route's
+ * One error handler for REST (rule `error-bodies`): the fixed 400s answer `text/plain` with the route's
  * fixed message and the cause in `X-Error-Reason`; everything else answers JSON `{"error"}`.
  * 5xx bodies never carry internal text.
  */

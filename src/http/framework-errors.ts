@@ -16,11 +16,11 @@ interface PlainTextRoute {
 }
 
 /**
- * Errors Fastify raises before a route is found (a path that is not valid percent-encoding, a
- * path parameter over the router's limit) skip the hooks and the error handler. This answers them
- * like every other error: `X-Request-ID`, `X-Error-Reason`, JSON `{"error"}`, and the route's
- * plain-text 400 (R2, R3) when the path would have reached a route that has one, since such a path
- * carries a missing or invalid id.
+ * Errors Fastify raises before a route is found (a path that is not valid percent-encoding, a path
+ * parameter over the router's limit) skip the hooks and the error handler. This answers them like
+ * every other error: `X-Request-ID`, `X-Error-Reason`, JSON `{"error"}`, and the route's plain-text
+ * 400 (rules `error-bodies` and `user-id`) when the path would have reached a route that has one,
+ * since such a path carries a missing or invalid id.
  */
 export function createFrameworkErrorHandler(): {
   onRoute: (route: RouteOptions) => void;

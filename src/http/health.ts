@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/database.js';
 import { hasPendingMigrations } from '../db/migrate.js';
 
-/** G8: liveness, readiness (database reachable and migrated) and nothing else; no authentication. */
+/** Rule `health-endpoints`: liveness, readiness (database reachable and migrated) and nothing else; no authentication. */
 export function registerHealthRoutes(app: FastifyInstance, db: Db): void {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {

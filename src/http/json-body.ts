@@ -5,7 +5,7 @@ import { parseJsonBody } from './input-guard.js';
  * JSON bodies, parsed and checked at this one edge (`parseJsonBody`: NUL and unpaired surrogates,
  * nesting depth, prototype keys; docs/security.md "Input handling"), except that an empty body is
  * "no body" rather than an error: some endpoints (trigger) take an optional body. JSON is the only
- * body type (the spec: bodies are JSON), so any other `Content-Type`, `text/plain` included, is a
+ * body type (the contract: bodies are JSON), so any other `Content-Type`, `text/plain` included, is a
  * 415.
  */
 export function registerJsonParser(app: FastifyInstance, bodyLimit: number): void {

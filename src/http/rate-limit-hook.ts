@@ -3,7 +3,7 @@ import { AppError } from '../errors.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 
 /**
- * R18: after authentication, and before the body is read, spend one token of the route's class
+ * Rule `rate-limits`: after authentication, and before the body is read, spend one token of the route's class
  * for the caller's project. Every limited response carries the IETF draft fields
  * (draft-ietf-httpapi-ratelimit-headers-06): `RateLimit-Limit` (bucket capacity),
  * `RateLimit-Remaining` (whole tokens left), `RateLimit-Reset` (delta-seconds until the bucket is

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 
 /**
- * G6: a request still unanswered after the limit gets 503 `{"error":"Request timed out"}`. The
+ * Rule `request-limits`: a request still unanswered after the limit gets 503 `{"error":"Request timed out"}`. The
  * handler's own late answer is then dropped by Fastify (the reply is already sent).
  */
 export function registerRequestTimeout(app: FastifyInstance, timeoutMs: number): void {

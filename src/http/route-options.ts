@@ -2,7 +2,7 @@
 export type AuthMode =
   /** Secret key only (users, sends, triggers, campaign management). */
   | 'secret'
-  /** Public or secret key: the client-SDK surface (devices, events), R1. */
+  /** Public or secret key: the client-SDK surface (devices, events), rule `key-kinds`. */
   | 'client'
   | 'none';
 
@@ -14,8 +14,8 @@ declare module 'fastify' {
     auth?: AuthMode;
     rateLimitClass?: RateLimitClass;
     /**
-     * When set, every 400 of this route answers `text/plain` with exactly this message (the spec's
-     * fixed messages, R2) and the precise cause in `X-Error-Reason`.
+     * When set, every 400 of this route answers `text/plain` with exactly this message (the contract's
+     * fixed messages, rule `error-bodies`) and the precise cause in `X-Error-Reason`.
      */
     plainText400?: string;
   }

@@ -20,7 +20,7 @@ export function routePathPattern(url: string): RegExp {
 /**
  * Custom methods (`/messages:send`, `/campaigns/{id}:trigger`) must escape their colon as `::`.
  * A single colon inside a segment starts a path parameter, so `/api/v1/messages:send` would
- * answer `POST /api/v1/messagesX` (issue 15). Registration fails for such a path.
+ * answer `POST /api/v1/messagesX`. Registration fails for such a path.
  */
 export function refuseUnescapedVerbs(route: Pick<RouteOptions, 'url'>): void {
   const parameterInsideSegment = (route.url.match(PART) ?? []).some(

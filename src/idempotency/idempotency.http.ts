@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import { hashRequest, runIdempotent, type StoredResponse } from './idempotency.service.js';
 
-/** The REST idempotency header (R17): `Idempotency-Key`, or `X-Service-Idempotency-Key`. */
+/** The REST idempotency header (rule `rest-idempotency`): `Idempotency-Key`, or `X-Service-Idempotency-Key`. */
 export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   const value = request.headers['idempotency-key'] ?? request.headers['x-service-idempotency-key'];
   return typeof value === 'string' ? value : undefined;

@@ -6,7 +6,7 @@ import * as repo from './idempotency.repository.js';
 
 export type { IdempotencyKeyRef } from './idempotency.repository.js';
 
-/** Keys are kept 24 h (R17, A10). */
+/** Keys are kept 24 h (rules `rest-idempotency` and `a2a-idempotency`). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** An in-progress claim older than this belongs to a request that died; it may be taken over. */
 const ABANDONED_AFTER_MS = 10 * 60 * 1000;

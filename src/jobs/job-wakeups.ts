@@ -10,7 +10,7 @@ import { dialectOf } from '../db/dialect.js';
  * such channel, so a runner in the enqueuing process is called directly; other processes poll.
  */
 
-/** The channel `pg_notify` wakes workers on (S3). Database-wide, so deployments sharing a database share wake-ups (harmless: a wake-up only triggers a claim). */
+/** The channel `pg_notify` wakes workers on (rule `instances`). Database-wide, so deployments sharing a database share wake-ups (harmless: a wake-up only triggers a claim). */
 export const JOBS_CHANNEL = 'herald_jobs';
 
 export interface JobWakeups {

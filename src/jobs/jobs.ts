@@ -14,8 +14,9 @@ export const DEFAULT_MAX_ATTEMPTS = 25;
 
 /**
  * Adds a job and returns its id. Pass the transaction that writes the state the job is about: the
- * job then exists exactly when that state commits (transactional outbox, S2). On PostgreSQL the
- * commit also wakes listening workers. With `jobKey`, an unfinished job holding the key is reused.
+ * job then exists exactly when that state commits (a transactional outbox, rule
+ * `transactional-jobs`). On PostgreSQL the commit also wakes listening workers. With `jobKey`, an
+ * unfinished job holding the key is reused.
  */
 export async function enqueueJob<K extends JobKind>(
   db: Db,

@@ -16,14 +16,15 @@ export function randomBase62(length: number): string {
 export const newId = (): string => randomUUID();
 
 /**
- * A UUID version 7 (RFC 9562): 48 bits of Unix milliseconds, then random bits. Rows keyed by it
- * are added at the right edge of their indexes instead of on random pages: on SQLite, a random
- * UUID key made each new user dirty two more b-tree pages per commit (52 against 20 µs of CPU per
- * upsert at 200k users). It reveals its creation time, which the row's `created_at` holds anyway.
+ * A UUID version 7 (RFC 9562): 48 bits of Unix milliseconds, then random bits. Rows keyed by it are
+ * added at the right edge of their indexes instead of on random pages: on SQLite, a random UUID key
+ * makes each new user dirty two more b-tree pages per commit (figures in docs/benchmarks.md,
+ * "Profiles behind the code"). It reveals its creation time, which the row's `created_at` holds
+ * anyway.
  *
  * Built from `randomUUID()` (a v4 id: its variant bits are already v7's, and Node draws its random
  * bytes from a buffered pool) with the first 48 bits replaced by the time and the version nibble by
- * 7: a quarter of the cost of `randomBytes(16)` per id, which showed in a 500-item send's profile.
+ * 7: cheaper than `randomBytes(16)` per id, and a large send makes an id per message.
  */
 export function newTimeOrderedId(now: number = Date.now()): string {
   const random = randomUUID();

@@ -4,13 +4,13 @@ import net from 'node:net';
 import { pinnedLookup, type OutboundTarget } from './outbound-url-policy.js';
 
 /**
- * The one client for POSTs to tenant URLs: A2A callbacks (src/a2a/push-configs) and webhook notices
- * (src/webhooks) both go through here, to an address the outbound-URL policy has already checked.
+ * The one client for POSTs to tenant URLs: A2A callbacks (rule `a2a-webhooks`, src/a2a/push-configs) and
+ * webhook notices (src/webhooks) both go through here, to an address the outbound-URL policy has already checked.
  */
 
-/** Callbacks and webhooks may use plain http (A9); every other tenant URL is https only. */
+/** Callbacks and webhooks may use plain http (rule `a2a-webhooks`); every other tenant URL is https only. */
 export const POST_PROTOCOLS = ['http:', 'https:'] as const;
-/** A POST is retried with backoff for this long after the change it describes (A9). */
+/** A POST is retried with backoff for this long after the change it describes (rule `a2a-webhooks`). */
 export const POST_RETRY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** More attempts than the queue's backoff needs to span the window (about 17), which ends a POST first. */
 export const POST_MAX_ATTEMPTS = 40;

@@ -183,6 +183,6 @@ export const SECRET_HEADERS = [
 
 /**
  * Marks the one log line allowed to carry API keys: the default project's keys, printed once at
- * first start (G3) because they are shown nowhere else.
+ * first start (rule `first-run`) because they are shown nowhere else.
  */
 export const SHOW_KEYS_ONCE = Symbol('herald.showKeysOnce');

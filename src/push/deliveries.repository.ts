@@ -4,7 +4,7 @@ import { dialectOf } from '../db/dialect.js';
 import { statementSizes } from '../db/statement-shapes.js';
 import type { DeliveryStatus, Provider } from './push.types.js';
 
-/** One message: a send to one device, or an item that reached no device (S1: every send is stored). */
+/** One message: a send to one device, or an item that reached no device (every send is stored, rule `one-data-layer`). */
 export interface DeliveriesTable {
   message_id: string;
   project_id: string;
@@ -67,7 +67,7 @@ function insertStatement(db: Db, rowCount: number): CompiledQuery {
   return compiled;
 }
 
-/** A row's values in COLUMNS order, each read by name (a keyed read per column was 3% of a send's profile). */
+/** A row's values in COLUMNS order, each read by name (not a keyed read per column: this runs for every row sent). */
 function valuesOf(rows: readonly DeliveriesTable[], from: number, to: number): unknown[] {
   const values: unknown[] = [];
   for (let k = from; k < to; k++) {
@@ -93,8 +93,8 @@ function valuesOf(rows: readonly DeliveriesTable[], from: number, to: number): u
 
 /**
  * Records messages in multi-row INSERTs of up to 64 rows (powers of two), each statement built and
- * compiled once. Several statements outside a transaction run in one: a commit per statement cost
- * 1-4 µs of CPU per row of a 500-row send on SQLite (in-process, paired), and a WAL flush each on PostgreSQL.
+ * compiled once. Several statements outside a transaction run in one: a commit per statement costs
+ * CPU per row on SQLite and a WAL flush each on PostgreSQL.
  */
 export async function insertDeliveries(db: Db, rows: readonly DeliveriesTable[]): Promise<void> {
   // Power-of-two row counts: a few compiled statements, not one per count (src/db/statement-shapes.ts).

@@ -20,10 +20,10 @@ export interface Http2PoolOptions {
 }
 
 /**
- * Request headers: an object, or Node's raw list `[name, value, …]`, which must name `:method`. Node
- * copies an object into a fresh one per request; a list it reads as given (measured: 5-15% less
- * client CPU per request against a local HTTP/2 server, paired rounds), so a sender that sends the
- * same headers many times keeps them as a list.
+ * Request headers: an object, or Node's raw list `[name, value, …]`, which must name `:method`.
+ * Node copies an object into a fresh one per request; a list it reads as given (docs/benchmarks.md,
+ * "Profiles behind the code"), so a sender that sends the same headers many times keeps them as a
+ * list.
  */
 export type Http2RequestHeaders = http2.OutgoingHttpHeaders | readonly string[];
 

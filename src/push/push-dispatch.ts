@@ -294,7 +294,7 @@ async function noteCredentialProblems(
 }
 
 /**
- * Token hygiene (B5): an unregistered address is deleted at once, an invalid one disabled; with a
+ * Token hygiene (rule `token-hygiene`): an unregistered address is deleted at once, an invalid one disabled; with a
  * `device.pruned` webhook subscribed, its notice commits with the change (only when a row changed).
  */
 async function applyTokenAction(

@@ -4,9 +4,9 @@ import { WEBPUSH_MAX_PLAINTEXT_BYTES } from './payload-limits.js';
 import { measurePayloads } from './payload-measure.js';
 import type { PushItem } from './push.types.js';
 
-/** The spec's fixed plain-text 400 for both send endpoints (R2, R10). */
+/** The fixed plain-text 400 of both send endpoints (rules `error-bodies` and `push-items`). */
 export const INVALID_PUSH_PARAMETERS = 'Invalid push notification parameters';
-/** R10: more than this many items is a 400 (500 is the spec's recommendation). */
+/** Rule `push-items`: more than this many items is a 400 (500 is the advised size). */
 export const MAX_PUSH_ITEMS = 1000;
 export const MAX_TITLE_LENGTH = 1024;
 export const MAX_BODY_LENGTH = 4096;
@@ -72,7 +72,7 @@ const PAYLOAD_OVERHEAD_BYTES = Math.max(
 
 /**
  * Whether the message fits the smallest limit (Web Push's) whatever its characters, without building
- * the payloads: measuring every item of a 500-item request showed in its profile.
+ * the payloads, which would cost a JSON build per provider for every item of a 500-item request.
  */
 function surelyFits(message: { title?: string; body?: string; imageUrl?: string; landingUrl?: string }): boolean {
   const units =
@@ -87,7 +87,7 @@ function surelyFits(message: { title?: string; body?: string; imageUrl?: string;
 const validated = new WeakSet<unknown[]>();
 
 /**
- * R10, for both endpoints and the A2A skill: 1 to 1,000 items; each has a target with exactly one of
+ * Rule `push-items`, for both endpoints and the A2A skill: 1 to 1,000 items; each has a target with exactly one of
  * `project_user_id` / `device_id`, a non-blank `title` or `body`, and absolute http(s) URLs. Unknown
  * fields are refused, so a misspelt field never sends an empty notification. Any violation rejects
  * the whole request (`AppError` invalid; the code names the rule, `details.index` the item), and so

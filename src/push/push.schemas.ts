@@ -37,7 +37,7 @@ export const SendPushBody = Type.Object(
 const Status = Type.Unsafe<DeliveryStatus>({
   type: 'string',
   enum: Object.values(DeliveryStatus),
-  description: 'R12 delivery status',
+  description: 'Delivery status',
 });
 
 const AdditionalParams = Type.Object({

@@ -99,10 +99,11 @@ function result(
 }
 
 /**
- * Both REST sends and the A2A `send-push-notification` skill (R10, R11, R12). Validates every item
- * first (any invalid item: `AppError` invalid, nothing sent), then sends all items concurrently, each
- * provider over its own connections. Returns one result per item, in order. A user target reaches
- * every active device of the user: `deliveries` lists each, the item's own fields describe the first.
+ * Both REST sends and the A2A `send-push-notification` skill (rules `push-items`, `push-results` and
+ * `delivery-status`). Validates every item first (any invalid item: `AppError` invalid, nothing
+ * sent), then sends all items concurrently, each provider over its own connections. Returns one
+ * result per item, in order. A user target reaches every active device of the user: `deliveries`
+ * lists each, the item's own fields describe the first.
  */
 export async function sendPushNotifications(
   push: PushRuntime,
@@ -180,8 +181,9 @@ export async function getMessage(db: Db, projectId: string, messageId: string) {
 /**
  * `GET /api/v1/users/{project_user_id}/messages`: the messages addressed to that user id (sends to
  * the user through `messages:send` or the A2A skill), newest first, one page. Campaign sends are
- * addressed to devices and listed by their trigger (`GET …/triggers/{id}/deliveries`). The cursor is the last message id
- * shown, opaque to callers. A user deleted since keeps its messages until retention expires them.
+ * addressed to devices and listed by their trigger (`GET …/triggers/{id}/deliveries`). The cursor
+ * is the last message id shown, opaque to callers. A user deleted since keeps its messages until
+ * retention expires them.
  */
 export async function listUserMessages(
   db: Db,

@@ -2,7 +2,7 @@ import type { Device, Provider } from '../devices/devices.service.js';
 
 export type { Provider };
 
-/** R12: the delivery status enum (wire values). */
+/** Rule `delivery-status`: the delivery status enum (wire values). */
 export const DeliveryStatus = {
   UNSPECIFIED: 'DELIVERY_RESULT_STATUS_UNSPECIFIED',
   ACCEPTED: 'DELIVERY_RESULT_STATUS_ACCEPTED',
@@ -37,7 +37,7 @@ export interface PushItem {
   landing_url?: string;
 }
 
-/** One device's outcome inside a result (`deliveries[]`, an additive field, R11). */
+/** One device's outcome inside a result (`deliveries[]`, an additive field, rule `push-results`). */
 export interface DeviceDelivery {
   message_id: string;
   device_id: string;
@@ -49,7 +49,7 @@ export interface DeviceDelivery {
 
 /**
  * One response item (wire shape). `status` and `created_at` are present on the device variant
- * (`/api/v1/send-push-notifications`) only, as the spec lists them there.
+ * (`/api/v1/send-push-notifications`) only, as rule `push-results` has it.
  */
 export interface DeliveryResult {
   message_id: string;

@@ -1,6 +1,6 @@
 /** Counts permits; `acquire` resolves with a release function once a permit is free (FIFO). */
 export class Semaphore {
-  /** Waiters from `head` on; a queue, since `shift()` on thousands of waiters (a few 500-item sends) showed in profiles. */
+  /** Waiters from `head` on; a queue, since a few 500-item sends queue thousands of waiters and `shift()` is linear. */
   private waiters: Array<(() => void) | undefined> = [];
   private head = 0;
   private available: number;

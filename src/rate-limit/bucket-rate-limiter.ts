@@ -21,7 +21,7 @@ export interface BucketRateLimiterOptions {
 }
 
 /**
- * R18 over a token bucket store: one bucket per project and class, sized by the project's
+ * Rule `rate-limits` over a token bucket store: one bucket per project and class, sized by the project's
  * override or the default. Never throws: if anything unexpected fails, the request is let through
  * (fail open) and a warning is logged; shared-store outages are already absorbed by the store.
  */

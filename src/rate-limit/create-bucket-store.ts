@@ -18,7 +18,7 @@ export interface BucketStoreOptions {
 
 /**
  * Redis when `REDIS_URL` is set, else PostgreSQL when that is the database, else in-process
- * memory. Embedded SQLite is one Herald instance by design (S3), so its buckets live in memory and
+ * memory. Embedded SQLite is one Herald instance by design (rule `instances`), so its buckets live in memory and
  * start full after a restart.
  */
 export function bucketBackendFor(

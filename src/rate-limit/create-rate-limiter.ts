@@ -20,7 +20,7 @@ export interface RateLimiterOptions {
 }
 
 /**
- * The per-project rate limiter (R18): buckets in Redis when `REDIS_URL` is set, else in
+ * The per-project rate limiter (rule `rate-limits`): buckets in Redis when `REDIS_URL` is set, else in
  * PostgreSQL, else in memory (embedded SQLite); limits from `RATE_LIMIT_DEFAULTS` and the
  * project's overrides (`herald rate-limit set`).
  */

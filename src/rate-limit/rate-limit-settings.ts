@@ -1,9 +1,9 @@
 import type { RateLimitClass } from '../http/route-options.js';
 
 /**
- * Limits per class (R18): a token bucket that refills `perSecond` tokens a second up to `burst`.
- * Pure parsing and validation, shared by config (`RATE_LIMIT_DEFAULTS`), the limiter (stored
- * per-project overrides) and the CLI.
+ * Limits per class (rule `rate-limits`): a token bucket that refills `perSecond` tokens a second up
+ * to `burst`. Pure parsing and validation, shared by config (`RATE_LIMIT_DEFAULTS`), the limiter
+ * (stored per-project overrides) and the CLI.
  */
 export const RATE_LIMIT_CLASSES: readonly RateLimitClass[] = ['management', 'client', 'send', 'trigger', 'a2a'];
 
@@ -16,9 +16,10 @@ export type RateLimits = Readonly<Record<RateLimitClass, ClassLimit>>;
 
 /**
  * Defaults per project. `client` carries the public-key traffic of every app user (devices,
- * events), so it is generous, and it is a bucket of its own: an app's users (or whoever copied
- * the public key out of the app) can never use up the secret key's `management` calls. A `send` request may carry up to 500 notifications and a `trigger`
- * may fan out to a whole audience, so those are tighter.
+ * events), so it is generous, and it is a bucket of its own: an app's users (or whoever copied the
+ * public key out of the app) can never use up the secret key's `management` calls. A `send` request
+ * may carry up to 500 notifications and a `trigger` may fan out to a whole audience, so those are
+ * tighter.
  */
 export const DEFAULT_RATE_LIMITS: RateLimits = Object.freeze({
   management: { perSecond: 1000, burst: 2000 },

@@ -13,7 +13,7 @@ export interface RateLimitDecision {
   windowSeconds?: number;
 }
 
-/** Token buckets per project and class (R18). Implementations share state across instances. */
+/** Token buckets per project and class (rule `rate-limits`). Implementations share state across instances. */
 export interface RateLimiter {
   take(projectId: string, cls: RateLimitClass, cost?: number): Promise<RateLimitDecision>;
   close(): Promise<void>;

@@ -13,7 +13,7 @@ import {
   type RateLimits,
 } from './rate-limit-settings.js';
 
-/** Per-project overrides of the rate limits (R18), as the CLI manages them. */
+/** Per-project overrides of the rate limits (rule `rate-limits`), as the CLI manages them. */
 export interface EffectiveLimit {
   per_second: number;
   burst: number;

@@ -1,5 +1,5 @@
 /**
- * Token buckets keyed by string, the primitive under both the per-project API rate limits (R18)
+ * Token buckets keyed by string, the primitive under both the per-project API rate limits (rule `rate-limits`)
  * and the provider quotas of push delivery. Implementations: in-process memory (embedded SQLite,
  * one instance), PostgreSQL and Redis (shared across instances); `create-bucket-store.ts` picks one.
  *

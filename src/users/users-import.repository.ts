@@ -7,7 +7,7 @@ import { MAX_PROPERTIES } from './users.schemas.js';
 const excludedProperties = sql`excluded.properties`;
 
 /**
- * Creates users or merges their properties into the stored ones (R5), many rows per statement.
+ * Creates users or merges their properties into the stored ones (rule `create-merges`), many rows per statement.
  * Each row is its own upsert, so each user is written whole or not at all; a merge that would
  * exceed the key limit writes nothing and returns no row. A returned `id` equal to the row's new
  * id means the user was created; an existing user keeps its id. Rows of one statement must have

@@ -162,7 +162,7 @@ async function writeUsers(db: Db, projectId: string, now: number, rows: ValidUse
 }
 
 /**
- * Imports users (create, or merge properties into an existing user, R5), each atomically: a bad
+ * Imports users (create, or merge properties into an existing user, rule `create-merges`), each atomically: a bad
  * line gets its own error result and never fails the others. A line's `created_at` and `updated_at`
  * (an export's) are kept: a new user gets both, an existing one keeps its `created_at` and takes the
  * `updated_at`; without them, the time of the import. Valid users are written in

@@ -28,7 +28,7 @@ export interface UserIoRouteDeps {
   writes: WriteCommitter;
 }
 
-/** Reading users back, listing them, and bulk import (issue 15): JSON `{"error"}` for every failure. */
+/** Reading users back, listing them, and bulk import: JSON `{"error"}` for every failure. */
 export function registerUserIoRoutes(fastify: FastifyInstance, deps: UserIoRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, clock } = deps;

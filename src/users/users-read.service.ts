@@ -34,7 +34,7 @@ export interface ListUsersQuery {
   limit?: string | number | undefined;
   cursor?: string | undefined;
   prefix?: string | undefined;
-  /** A condition (C2, segment form) as JSON text, or already parsed (the CLI). */
+  /** A condition (rule `condition-language`, segment form) as JSON text, or already parsed (the CLI). */
   filter?: unknown;
 }
 

@@ -11,7 +11,7 @@ export interface UserRecord {
 }
 
 /**
- * Inserts the user or merges `propertiesJson` into its stored properties in one statement (R5).
+ * Inserts the user or merges `propertiesJson` into its stored properties in one statement (rule `create-merges`).
  * The merge only happens while the result keeps at most `maxKeys` keys; otherwise nothing is
  * written and `undefined` is returned.
  */

@@ -103,7 +103,7 @@ export function registerUserRoutes(fastify: FastifyInstance, deps: UserRouteDeps
           properties: await users.patchUser(db, clock, request.auth!.projectId, projectUserId, body.properties),
         };
       } catch (error) {
-        // The spec gives PATCH's 404 an empty body.
+        // PATCH's 404 has an empty body (rule `patch-response`).
         if (error instanceof Error && 'code' in error && error.code === 'USER_NOT_FOUND')
           return reply.code(404).header('X-Error-Reason', 'USER_NOT_FOUND').send('');
         throw error;
@@ -132,7 +132,7 @@ export function registerUserRoutes(fastify: FastifyInstance, deps: UserRouteDeps
     },
   );
 
-  // An empty path id is "missing" (R3), not an unknown route.
+  // An empty path id is "missing" (rule `user-id`), not an unknown route.
   for (const url of ['/api/v1/users/', '/api/v1/users']) {
     app.route({
       method: ['PATCH', 'DELETE'],

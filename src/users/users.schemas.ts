@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 /**
- * R3: 1 to 255 characters, no control characters. Patterns run with the `u` flag, so a lone
+ * Rule `user-id`: 1 to 255 characters, no control characters. Patterns run with the `u` flag, so a lone
  * surrogate (not Unicode text; PostgreSQL would store it as U+FFFD) counts as excluded too.
  */
 export const PROJECT_USER_ID_PATTERN = '^[^\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF]+$';
@@ -10,12 +10,12 @@ export const ProjectUserId = Type.String({ minLength: 1, maxLength: 255, pattern
 /** Text both databases store unchanged: PostgreSQL refuses NUL in text and jsonb; lone surrogates are not text. */
 export const STORABLE_TEXT_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*$';
 
-/** R4 limits. A string value's 8 KiB counts UTF-8 bytes (checked in the service; the schema bounds characters). */
+/** Rule `user-properties`: its limits. A string value's 8 KiB counts UTF-8 bytes (checked in the service; the schema bounds characters). */
 export const MAX_PROPERTIES = 256;
 export const MAX_PROPERTY_KEY_LENGTH = 128;
 export const MAX_PROPERTY_VALUE_BYTES = 8192;
 
-/** R4: flat values only; numbers are finite by JSON's own grammar. */
+/** Flat values only (rule `user-properties`); numbers are finite by JSON's own grammar. */
 export const PropertyValue = Type.Union([
   Type.String({ maxLength: MAX_PROPERTY_VALUE_BYTES, pattern: STORABLE_TEXT_PATTERN }),
   Type.Number(),
@@ -47,7 +47,7 @@ export const PropertiesResponse = Type.Object(
 
 const projectUserIdRegExp = new RegExp(PROJECT_USER_ID_PATTERN, 'u');
 
-/** Path ids arrive percent-decoded; the same R3 rule applies to them as to bodies. */
+/** Path ids arrive percent-decoded; the same rule `user-id` applies to them as to bodies. */
 export function isValidProjectUserId(value: unknown): value is string {
   return (
     typeof value === 'string' && value.length >= 1 && withinCodePoints(value, 255) && projectUserIdRegExp.test(value)

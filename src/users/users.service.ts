@@ -21,7 +21,7 @@ const tooManyProperties = (): AppError =>
 
 const storableText = new RegExp(STORABLE_TEXT_PATTERN, 'u');
 
-/** R3 for every caller that may create a user. */
+/** Rule `user-id`, for every caller that may create a user. */
 export function assertValidProjectUserId(projectUserId: unknown): asserts projectUserId is string {
   if (!isValidProjectUserId(projectUserId))
     throw new AppError(
@@ -32,7 +32,7 @@ export function assertValidProjectUserId(projectUserId: unknown): asserts projec
 }
 
 /**
- * R4 for every caller (REST schemas check most of it first; other transports rely on this): a flat
+ * Rule `user-properties` for every caller (REST schemas check most of it first; other transports rely on this): a flat
  * object of at most 256 keys of 1 to 128 characters, values string (at most 8 KiB of UTF-8),
  * finite number, boolean or null, and no text a database would refuse or alter.
  */
@@ -64,7 +64,7 @@ export function assertValidProperties(properties: unknown): asserts properties i
 }
 
 /**
- * Creates the user, or merges `properties` into an existing one (R5), atomically in the database.
+ * Creates the user, or merges `properties` into an existing one (rule `create-merges`), atomically in the database.
  * Returns every stored property.
  */
 export async function upsertUser(
@@ -85,7 +85,7 @@ export async function upsertUser(
   return user;
 }
 
-/** Merges `properties` into an existing user (PATCH); returns only the supplied keys (R6). */
+/** Merges `properties` into an existing user (PATCH); returns only the supplied keys (rule `patch-response`). */
 export async function patchUser(
   db: Db,
   clock: Clock,
@@ -120,7 +120,7 @@ export async function getUser(db: Db, projectId: string, projectUserId: string):
 export const findUser = repo.findUser;
 export const existingProjectUserIds = repo.existingProjectUserIds;
 
-/** Internal ids of the given users, creating those that do not exist yet (devices and events, R8, R9). */
+/** Internal ids of the given users, creating those that do not exist yet (rules `devices` and `events`). */
 export function ensureUsers(
   db: Db,
   clock: Clock,

@@ -14,7 +14,7 @@ declare module '../jobs/job-types.js' {
 
 /**
  * How features report notices (push sends, token pruning, trigger ends). Notices are queued
- * in the caller's transaction, the one that commits the outcome they describe (outbox, S2), so a
+ * in the caller's transaction, the one that commits the outcome they describe (outbox, rule `transactional-jobs`), so a
  * crash neither loses nor invents one. A project without a subscription to a notice type pays one
  * in-memory lookup: subscriptions are cached per project for `cacheTtlMs`.
  */

@@ -18,7 +18,7 @@ export interface DeliveryNoticeData {
   project_user_id: string;
   device_id: string;
   provider: string;
-  /** R12 status (`DELIVERY_RESULT_STATUS_...`). */
+  /** Delivery status (rule `delivery-status`) (`DELIVERY_RESULT_STATUS_...`). */
   status: string;
   failure_reason: string | null;
   provider_message_id: string | null;
@@ -41,7 +41,7 @@ export interface DevicePrunedData {
   trigger_id?: string;
 }
 
-/** A trigger reached a terminal state (`completed`, `failed` or `canceled`), with its final counters (R16). */
+/** A trigger reached a terminal state (`completed`, `failed` or `canceled`), with its final counters (rule `trigger-status`). */
 export interface TriggerCompletedData {
   project_id: string;
   trigger_id: string;

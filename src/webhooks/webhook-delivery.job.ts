@@ -25,7 +25,7 @@ export interface WebhookDeliveryDeps {
   secrets: SecretBoxSource;
   /** This process's subscription cache, told when a failing subscription is disabled. */
   notices?: Pick<NoticeOutbox, 'invalidate'> | undefined;
-  /** Per request (default 10 s, A9). */
+  /** Per request (default 10 s, as rule `a2a-webhooks` has for A2A). */
   timeoutMs?: number;
   /** Requests under way at once per job (default 4), over keep-alive connections. */
   concurrency?: number;

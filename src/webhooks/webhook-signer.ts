@@ -8,7 +8,7 @@ import { createHmac, randomBytes } from 'node:crypto';
  * through a rotation).
  */
 export const SECRET_PREFIX = 'whsec_';
-/** 32 random bytes: the spec asks for 24 to 64. */
+/** 32 random bytes: Standard Webhooks asks for 24 to 64. */
 const SECRET_BYTES = 32;
 
 export function newSigningSecret(): string {

@@ -6,7 +6,7 @@ import { rpc, type Json } from './a2a-helpers.js';
 describe.each(TEST_DIALECTS)('agent card on %s', (dialect) => {
   const ctx = useTestContext(dialect);
 
-  it('is public and carries the spec fields, the v1.0 required fields and the built-in skills (A8)', async () => {
+  it('is public and carries the spec fields, the v1.0 required fields and the built-in skills (rule `agent-card`)', async () => {
     const res = await ctx().inject({
       method: 'GET',
       url: '/.well-known/agent-card.json',

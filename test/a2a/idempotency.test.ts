@@ -28,7 +28,7 @@ async function runningTaskHolding(ctx: TestContext, key: string, startedAt: numb
   return id;
 }
 
-/** A10 with the key stored on the task it started (migration 0018). */
+/** Rule `a2a-idempotency` with the key stored on the task it started (migration 0018). */
 describe.each(TEST_DIALECTS)('A2A SendMessage idempotency on %s', (dialect) => {
   const ctx = useTestContext(dialect, { overrides: { clock } });
   const send = (message: Json, headers: Record<string, string> = {}) =>

@@ -143,7 +143,7 @@ describe.each(TEST_DIALECTS)('JSON-RPC envelope, authentication and versions on 
     });
   });
 
-  describe('versions (A1)', () => {
+  describe('versions (rule `a2a-version`)', () => {
     it('A2A-Version 1.0 speaks v1', async () => {
       const task = await createUserTask(ctx());
       expect(task.status.state).toBe('TASK_STATE_COMPLETED');

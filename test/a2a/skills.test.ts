@@ -18,7 +18,7 @@ const taskCount = async (ctx: TestContext, key: string) =>
 describe.each(TEST_DIALECTS)('skills on %s', (dialect) => {
   const ctx = useTestContext(dialect, { overrides: pushOverrides(fakes) });
 
-  describe('choosing the skill (A6)', () => {
+  describe('choosing the skill (rule `a2a-skills`)', () => {
     it('a message without data.skill is -32602 and stores no task', async () => {
       const { project } = await ctx().newProject('noskill');
       const res = await rpc(

@@ -123,7 +123,7 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
     expect(second.id > first.id).toBe(true);
   });
 
-  describe('idempotency (A10)', () => {
+  describe('idempotency (rule `a2a-idempotency`)', () => {
     it('a replay of the same messageId returns the same task and runs nothing again', async () => {
       const message = v1Message({ skill: 'create-user', projectUserId: uid('u'), properties: { n: 1 } });
       const first = (await rpc(ctx(), 'SendMessage', { message }, { version: '1.0' })).json().result.task;
@@ -267,7 +267,7 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
     });
   });
 
-  describe('streams (A4)', () => {
+  describe('streams (rule `a2a-streams`)', () => {
     it('SendStreamingMessage streams submitted, working, completed, then closes (v1)', async () => {
       const res = await rpc(
         ctx(),
@@ -333,7 +333,7 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
     });
   });
 
-  describe('ListTasks (A7)', () => {
+  describe('ListTasks (rule `a2a-list-tasks`)', () => {
     it('pages newest first; totalSize on the first page only; nextPageToken "" at the end', async () => {
       const { project, secret: _s } = await ctx().newProject('lister');
       const ids: string[] = [];

@@ -13,7 +13,7 @@ const scope = {
   campaign: { campaign_id: 'c', name: 'Spring' },
 };
 
-describe('Liquid templates (C3)', () => {
+describe('Liquid templates (rule `templates`)', () => {
   it('finds every trigger property a message reads, by walking the AST', () => {
     expect(required('{{ trigger.a }} {{ trigger["b"] }} {{ trigger.c.d }}')).toEqual(['a', 'b', 'c']);
     expect(required('{% if trigger.vip %}{{ trigger.name }}{% endif %}{% unless trigger.u %}{% endunless %}')).toEqual([

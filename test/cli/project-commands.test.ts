@@ -14,7 +14,7 @@ interface CreatedJson {
   secret_key: string;
 }
 
-/** G4: `bin/herald` as a child process, against the same database as an app. */
+/** Rule `project-keys`: `bin/herald` as a child process, against the same database as an app. */
 describe.each(TEST_DIALECTS)('herald project and key commands on %s', (dialect) => {
   const ctx = useTestContext(dialect);
   const cli = (...args: string[]) => runCli(args, ctx().database.env);

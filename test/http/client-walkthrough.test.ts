@@ -9,7 +9,7 @@ import { useTestContext } from '../helpers/test-app.js';
 import { pushOverrides, useFakeProviders } from '../push/push-helpers.js';
 
 /**
- * Issue 15's done-when: the TypeScript client generated from `/openapi.json` (@herald/client)
+ * The TypeScript client generated from `/openapi.json` (@herald/client)
  * drives the README's walkthrough against Herald on a real port: users, a device and an event with
  * the public key, a send captured by the FCM stand-in, a campaign trigger run to completion, a
  * webhook, and Herald's errors as typed HeraldErrors.

@@ -15,7 +15,7 @@ import {
 
 const fakes = useFakeProviders();
 
-/** Paths next to `messages:send` that must not send (issue 15 item 2). */
+/** Paths next to `messages:send` that must not send. */
 const NEAR_SEND = [
   '/api/v1/messagesX',
   '/api/v1/messages:sendX',

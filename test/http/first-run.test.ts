@@ -20,7 +20,7 @@ function capturingLogger() {
 
 const serverEnv = { PORT: '0', HOST: '127.0.0.1', HERALD_ROLE: 'api', LOG_LEVEL: 'info' };
 
-/** G3: the first start on an empty embedded database creates and logs a `default` project, once. */
+/** Rule `first-run`: the first start on an empty embedded database creates and logs a `default` project, once. */
 describe.runIf(TEST_DIALECTS.includes('sqlite'))('first start on an empty embedded database', () => {
   it('creates the default project, logs its keys once, and the keys work', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-first-run-'));

@@ -27,7 +27,7 @@ const ENDPOINTS = [
   ['POST', '/api/v1/events'],
 ] as const;
 
-describe.each(TEST_DIALECTS)('body and time limits (G6) on %s', (dialect) => {
+describe.each(TEST_DIALECTS)('body and time limits (rule `request-limits`) on %s', (dialect) => {
   const ctx = useTestContext(dialect, { env: { REQUEST_TIMEOUT_MS: '300' }, overrides: { rateLimiter } });
 
   it.each(ENDPOINTS)('%s %s: a body over 1 MiB is a JSON 413', async (method, url) => {

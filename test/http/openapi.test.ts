@@ -53,7 +53,7 @@ function declaredType(op: Json, status: number): string | undefined {
 const mediaTypeOf = (header: unknown): string => String(header).split(';')[0]!.trim();
 
 /**
- * The document is what clients generate from (issue 15): this fails when a route, whoever adds
+ * The document is what clients generate from: this fails when a route, whoever adds
  * it, lacks the documentation a generator and a reader need, or declares an error other than the
  * one it sends.
  */

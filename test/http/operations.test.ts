@@ -10,7 +10,7 @@ interface OpenApiDocument {
   components?: { securitySchemes?: Record<string, unknown> };
 }
 
-/** G8: health, readiness, metrics and documentation, all without authentication. */
+/** Rule `health-endpoints`: health, readiness, metrics and documentation, all without authentication. */
 describe.each(TEST_DIALECTS)('operations endpoints on %s', (dialect) => {
   const ctx = useTestContext(dialect, { env: METRICS_ENV });
 

@@ -23,7 +23,7 @@ const clock = {
   },
 };
 
-describe.each(TEST_DIALECTS)('X-Request-ID (G5) on %s', (dialect) => {
+describe.each(TEST_DIALECTS)('X-Request-ID (rule `request-id`) on %s', (dialect) => {
   const ctx = useTestContext(dialect, { overrides: { logger, clock } });
   const json = () => ({ ...ctx().secret, 'content-type': 'application/json' });
 

@@ -50,7 +50,7 @@ function get(
   });
 }
 
-/** G7: with TLS_CERT_FILE and TLS_KEY_FILE the real server speaks HTTPS only, TLS 1.2 or newer. */
+/** Rule `tls`: with TLS_CERT_FILE and TLS_KEY_FILE the real server speaks HTTPS only, TLS 1.2 or newer. */
 describe.each(TEST_DIALECTS)('TLS on %s', (dialect) => {
   let dir: string;
   let database: TestDatabase;

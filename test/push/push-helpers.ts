@@ -111,7 +111,7 @@ export const fcmToken = (prefix = ''): string => `${prefix}${crypto.randomBytes(
 export type DeviceAddress =
   { fcm_token: string } | { apns_token: string } | { web_push_subscription: FakeSubscription };
 
-/** Registers a device (R8) and returns its id. */
+/** Registers a device (rule `devices`) and returns its id. */
 export async function registerDevice(
   ctx: TestContext,
   headers: Headers,

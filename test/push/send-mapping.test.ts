@@ -87,7 +87,7 @@ describe.each(TEST_DIALECTS)('push payloads and results on %s', (dialect) => {
     expect(results[2]!.additional_params.fcm_message_id).toMatch(/\/message\//);
   });
 
-  it('sends a user target to all three devices and reports each (R11), in both response variants', async () => {
+  it('sends a user target to all three devices and reports each (rule `push-results`), in both response variants', async () => {
     await configureProviders(ctx(), ctx().secret, fakes());
     const ids = [
       await registerDevice(ctx(), ctx().secret, 'three', { fcm_token: fcmToken() }),
@@ -206,7 +206,7 @@ describe.each(TEST_DIALECTS)('push payloads and results on %s', (dialect) => {
     expect(view.json()).toEqual({ fcm: null, apns: null, webpush: null });
   });
 
-  it('replays an idempotent send without sending again (R17)', async () => {
+  it('replays an idempotent send without sending again (rule `rest-idempotency`)', async () => {
     await configureProviders(ctx(), ctx().secret, fakes());
     const token = fcmToken();
     const deviceId = await registerDevice(ctx(), ctx().secret, 'idem', { fcm_token: token });

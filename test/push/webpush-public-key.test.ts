@@ -20,7 +20,7 @@ const URL = '/api/v1/push-credentials/webpush/public-key';
  */
 const env = { RATE_LIMIT_DEFAULTS: 'management=1000/1000,client=0.001/3', HERALD_SECRET_KEY: SECRET_KEY };
 
-/** Issue 15 item 4: a web app reads the VAPID public key with the project's public key. */
+/** A web app reads the VAPID public key with the project's public key. */
 describe.each(TEST_DIALECTS)('the VAPID public key on %s', (dialect) => {
   const clock = manualClock();
   let limiter: RateLimiter | undefined;

@@ -7,7 +7,7 @@ import { listKeys, revokeKey, rotateKey } from '../../src/projects/projects.serv
 
 const json = { 'content-type': 'application/json' };
 
-describe.each(TEST_DIALECTS)('REST authentication (R1) on %s', (dialect) => {
+describe.each(TEST_DIALECTS)('REST authentication (rule `key-kinds`) on %s', (dialect) => {
   const ctx = useTestContext(dialect);
 
   const createUser = (headers: Record<string, string>, id = 'auth-user') =>

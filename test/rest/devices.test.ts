@@ -29,7 +29,7 @@ function expectJson400(res: LightMyRequestResponse): void {
   expect(res.json()).toEqual({ error: expect.any(String) });
 }
 
-describe.each(TEST_DIALECTS)('devices (R8) on %s', (dialect) => {
+describe.each(TEST_DIALECTS)('devices (rule `devices`) on %s', (dialect) => {
   const ctx = useTestContext(dialect);
 
   const register = (body: object, headers = ctx().public) =>

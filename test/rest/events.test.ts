@@ -22,7 +22,7 @@ function expectJson400(res: LightMyRequestResponse): void {
   expect(res.json()).toEqual({ error: expect.any(String) });
 }
 
-describe.each(TEST_DIALECTS)('events (R9) on %s', (dialect) => {
+describe.each(TEST_DIALECTS)('events (rule `events`) on %s', (dialect) => {
   const ctx = useTestContext(dialect);
 
   const track = (body: unknown, headers = ctx().public) =>

@@ -19,7 +19,7 @@ function expect409(res: LightMyRequestResponse, reason: string): void {
   expect(res.headers['x-error-reason']).toBe(reason);
 }
 
-describe.each(TEST_DIALECTS)('idempotent create user (R17) on %s', (dialect) => {
+describe.each(TEST_DIALECTS)('idempotent create user (rule `rest-idempotency`) on %s', (dialect) => {
   const ctx = useTestContext(dialect, { overrides: { clock } });
 
   const create = (body: object, key?: string, header = 'idempotency-key', headers = ctx().secret) =>

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
 
-/** R3: any string of 1 to 255 characters without control characters is an id, in a body or a path. */
+/** Rule `user-id`: any string of 1 to 255 characters without control characters is an id, in a body or a path. */
 const ODD_IDS = [
   ['a space inside', 'john doe'],
   ['leading and trailing spaces', '  padded  '],

@@ -11,7 +11,7 @@ interface ImportAnswer {
 
 const ndjson = (items: unknown[]) => items.map((i) => (typeof i === 'string' ? i : JSON.stringify(i))).join('\n');
 
-describe.each(TEST_DIALECTS)('POST /api/v1/users:import (issue 15) on %s', (dialect) => {
+describe.each(TEST_DIALECTS)('POST /api/v1/users:import on %s', (dialect) => {
   const ctx = useTestContext(dialect);
 
   const importNdjson = (body: string, headers = ctx().secret) =>

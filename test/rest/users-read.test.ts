@@ -29,7 +29,7 @@ const webPush = {
   },
 };
 
-describe.each(TEST_DIALECTS)('reading users back (issue 15) on %s', (dialect) => {
+describe.each(TEST_DIALECTS)('reading users back on %s', (dialect) => {
   const ctx = useTestContext(dialect);
 
   const createUser = (project_user_id: string, properties: object = {}, headers = ctx().secret) =>

@@ -5,7 +5,7 @@ import { useTestContext } from '../helpers/test-app.js';
 
 const MISSING = 'Project User Id must be provided';
 
-/** R2/R3/R4: every invalid input on the user endpoints is the spec's exact plain-text 400. */
+/** Rules `error-bodies`, `user-id` and `user-properties`: every invalid input on the user endpoints is the exact plain-text 400. */
 function expectPlain400(res: LightMyRequestResponse, reason?: string): void {
   expect(res.statusCode, res.body).toBe(400);
   expect(res.headers['content-type']).toMatch(/^text\/plain/);
@@ -88,7 +88,7 @@ describe.each(TEST_DIALECTS)('user endpoint 400s on %s', (dialect) => {
     });
   });
 
-  describe('properties (R4)', () => {
+  describe('properties (rule `user-properties`)', () => {
     it.each([
       ['not an object (string)', 'abc'],
       ['not an object (array)', [1]],

@@ -101,7 +101,7 @@ describe.each(TEST_DIALECTS)('users on %s', (dialect) => {
         .executeTakeFirst()
     )?.id;
 
-  it('keeps null as a value, on create and on PATCH (R4)', async () => {
+  it('keeps null as a value, on create and on PATCH (rule `user-properties`)', async () => {
     await create({ project_user_id: 'nulls', properties: { a: 1, b: 2 } });
     const res = await patch('nulls', { properties: { a: null } });
     expect(res.json()).toEqual({ properties: { a: null } });
@@ -149,7 +149,7 @@ describe.each(TEST_DIALECTS)('users on %s', (dialect) => {
     });
   });
 
-  it('60 concurrent creates and patches of one user lose no key (R5)', async () => {
+  it('60 concurrent creates and patches of one user lose no key (rule `create-merges`)', async () => {
     await create({ project_user_id: 'race', properties: { seed: true } });
     const writes = Array.from({ length: 60 }, (_, i) =>
       i % 2 === 0
@@ -181,7 +181,7 @@ describe.each(TEST_DIALECTS)('users on %s', (dialect) => {
     ).toHaveLength(60);
   });
 
-  it('delete is permanent: devices and events go, the id is reusable with a new internal id (R7)', async () => {
+  it('delete is permanent: devices and events go, the id is reusable with a new internal id (rule `internal-user-id`)', async () => {
     await create({ project_user_id: 'gone', properties: { plan: 'pro' } });
     const before = await internalId('gone');
     for (const token of ['del-tok-1', 'del-tok-2']) {

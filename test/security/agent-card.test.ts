@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 
-/** Issue 9 item 7: a forged Host must not put a foreign endpoint into a card that a shared cache keeps. */
+/** A forged Host must not put a foreign endpoint into a card that a shared cache keeps. */
 const card = (ctx: TestContext, headers: Record<string, string>) =>
   ctx.inject({ method: 'GET', url: '/.well-known/agent-card.json', headers });
 

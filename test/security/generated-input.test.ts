@@ -10,7 +10,7 @@ import { configureProviders, pushOverrides, useFakeProviders } from '../push/pus
 import { arbitraryFor, hostileJson, KNOWN_STRINGS, toJsonWithMutation, type Schema } from './schema-arbitrary.js';
 
 /**
- * Item 8 of issue 9: a property-based run of generated requests across every REST route (from the
+ * A property-based run of generated requests across every REST route (from the
  * app's own OpenAPI document) and every A2A method (v1 and v0.3 names, from their TypeBox params
  * schemas), mostly well-formed so they reach the services, with hostile mutations (wrong types,
  * NUL, unpaired surrogates, deep nesting, prototype keys, huge strings, bad percent-encoding,

@@ -86,7 +86,7 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
     expect((await track(pub, { project_user_id: 'bob', name: 'opened' })).statusCode).toBe(200);
   });
 
-  it("cannot move another user's device id, but a push token still moves (R8); the secret key can move both", async () => {
+  it("cannot move another user's device id, but a push token still moves (rule `devices`); the secret key can move both", async () => {
     const { public: pub, secret } = await ctx().newProject('takeover');
     expect(
       (await register(pub, { project_user_id: 'victim', fcm_token: 'tok-victim', device_id: 'dev-victim' })).statusCode,

@@ -1047,7 +1047,7 @@ export interface components {
                     device_id: string;
                     provider: string;
                     /**
-                     * @description R12 delivery status
+                     * @description Delivery status
                      * @enum {string}
                      */
                     status: "DELIVERY_RESULT_STATUS_UNSPECIFIED" | "DELIVERY_RESULT_STATUS_ACCEPTED" | "DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED" | "DELIVERY_RESULT_STATUS_TOKEN_INVALID" | "DELIVERY_RESULT_STATUS_INVALID_PAYLOAD" | "DELIVERY_RESULT_STATUS_PROVIDER_AUTH_ERROR" | "DELIVERY_RESULT_STATUS_RATE_LIMITED" | "DELIVERY_RESULT_STATUS_PAYLOAD_TOO_LARGE" | "DELIVERY_RESULT_STATUS_FAILED" | "DELIVERY_RESULT_STATUS_NO_DEVICE" | "DELIVERY_RESULT_STATUS_SKIPPED";
@@ -1061,7 +1061,7 @@ export interface components {
             delivery_results: {
                 message_id: string;
                 /**
-                 * @description R12 delivery status
+                 * @description Delivery status
                  * @enum {string}
                  */
                 status: "DELIVERY_RESULT_STATUS_UNSPECIFIED" | "DELIVERY_RESULT_STATUS_ACCEPTED" | "DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED" | "DELIVERY_RESULT_STATUS_TOKEN_INVALID" | "DELIVERY_RESULT_STATUS_INVALID_PAYLOAD" | "DELIVERY_RESULT_STATUS_PROVIDER_AUTH_ERROR" | "DELIVERY_RESULT_STATUS_RATE_LIMITED" | "DELIVERY_RESULT_STATUS_PAYLOAD_TOO_LARGE" | "DELIVERY_RESULT_STATUS_FAILED" | "DELIVERY_RESULT_STATUS_NO_DEVICE" | "DELIVERY_RESULT_STATUS_SKIPPED";
@@ -1079,7 +1079,7 @@ export interface components {
                     device_id: string;
                     provider: string;
                     /**
-                     * @description R12 delivery status
+                     * @description Delivery status
                      * @enum {string}
                      */
                     status: "DELIVERY_RESULT_STATUS_UNSPECIFIED" | "DELIVERY_RESULT_STATUS_ACCEPTED" | "DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED" | "DELIVERY_RESULT_STATUS_TOKEN_INVALID" | "DELIVERY_RESULT_STATUS_INVALID_PAYLOAD" | "DELIVERY_RESULT_STATUS_PROVIDER_AUTH_ERROR" | "DELIVERY_RESULT_STATUS_RATE_LIMITED" | "DELIVERY_RESULT_STATUS_PAYLOAD_TOO_LARGE" | "DELIVERY_RESULT_STATUS_FAILED" | "DELIVERY_RESULT_STATUS_NO_DEVICE" | "DELIVERY_RESULT_STATUS_SKIPPED";
@@ -1092,7 +1092,7 @@ export interface components {
         Message: {
             message_id: string;
             /**
-             * @description R12 delivery status
+             * @description Delivery status
              * @enum {string}
              */
             status: "DELIVERY_RESULT_STATUS_UNSPECIFIED" | "DELIVERY_RESULT_STATUS_ACCEPTED" | "DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED" | "DELIVERY_RESULT_STATUS_TOKEN_INVALID" | "DELIVERY_RESULT_STATUS_INVALID_PAYLOAD" | "DELIVERY_RESULT_STATUS_PROVIDER_AUTH_ERROR" | "DELIVERY_RESULT_STATUS_RATE_LIMITED" | "DELIVERY_RESULT_STATUS_PAYLOAD_TOO_LARGE" | "DELIVERY_RESULT_STATUS_FAILED" | "DELIVERY_RESULT_STATUS_NO_DEVICE" | "DELIVERY_RESULT_STATUS_SKIPPED";
@@ -1119,7 +1119,7 @@ export interface components {
             messages: {
                 message_id: string;
                 /**
-                 * @description R12 delivery status
+                 * @description Delivery status
                  * @enum {string}
                  */
                 status: "DELIVERY_RESULT_STATUS_UNSPECIFIED" | "DELIVERY_RESULT_STATUS_ACCEPTED" | "DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED" | "DELIVERY_RESULT_STATUS_TOKEN_INVALID" | "DELIVERY_RESULT_STATUS_INVALID_PAYLOAD" | "DELIVERY_RESULT_STATUS_PROVIDER_AUTH_ERROR" | "DELIVERY_RESULT_STATUS_RATE_LIMITED" | "DELIVERY_RESULT_STATUS_PAYLOAD_TOO_LARGE" | "DELIVERY_RESULT_STATUS_FAILED" | "DELIVERY_RESULT_STATUS_NO_DEVICE" | "DELIVERY_RESULT_STATUS_SKIPPED";

@@ -71,7 +71,7 @@ export async function fetchVapidPublicKey(connection: HeraldConnection): Promise
   return key;
 }
 
-/** R8: registers (or refreshes) this browser as a `web` device of `projectUserId`. */
+/** Registers (or refreshes) this browser as a `web` device of `projectUserId`. */
 export async function registerWebDevice(
   connection: HeraldConnection,
   input: { deviceId: string; projectUserId: string; subscription: WebPushSubscriptionJson; userToken?: string },

@@ -14,7 +14,7 @@ export interface CallbackJobDeps {
 }
 
 /**
- * Delivers one status change to one push config (A9), at least once: a non-2xx answer, a timeout
+ * Delivers one status change to one push config (rule `a2a-webhooks`), at least once: a non-2xx answer, a timeout
  * or a network error fails the attempt and the queue retries it with exponential backoff, until
  * 24 h after the change. A deleted config, or a destination that now resolves to a refused
  * address, ends the delivery without retrying.

@@ -150,7 +150,7 @@ export async function findStoredConfig(
 /**
  * Queues one callback delivery per config for a status change, in the caller's transaction (the
  * delivery exists exactly when the change commits). The body is rendered now, in the config's
- * registration version: v1 `{"statusUpdate"}` or the v0.3 task (A9).
+ * registration version: v1 `{"statusUpdate"}` or the v0.3 task (rule `a2a-webhooks`).
  */
 export async function enqueueCallbacks(
   db: Db,

@@ -7,7 +7,7 @@ import { defineSkill } from './skill.js';
 const Input = Type.Object({ projectUserId: ProjectUserId, properties: Type.Optional(Properties) });
 const check = paramsValidator(Input);
 
-/** `create-user` {projectUserId, properties?} → `user-result` {userId, projectUserId, properties} (A6, R5). */
+/** `create-user` {projectUserId, properties?} → `user-result` {userId, projectUserId, properties} (rules `a2a-skills` and `create-merges`). */
 export const createUserSkill = defineSkill({
   descriptor: {
     id: 'create-user',

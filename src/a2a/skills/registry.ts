@@ -23,7 +23,7 @@ export interface SkillInvocation {
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * The skill a message asks for: the first part whose `data` names a `skill` (A6). No such part, or
+ * The skill a message asks for: the first part whose `data` names a `skill` (rule `a2a-skills`). No such part, or
  * malformed skill fields: -32602 with details; an unknown skill: -32007. Nothing is stored yet.
  */
 export function selectSkill(message: Message): SkillInvocation {

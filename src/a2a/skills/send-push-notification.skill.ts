@@ -53,7 +53,7 @@ function toPushItems(data: JsonObject, field: string): unknown[] {
   });
 }
 
-/** The REST rules (R10) decide validity; their reason and item index become the violation. */
+/** The REST rules (rule `push-items`) decide validity; their reason and item index become the violation. */
 function validate(items: unknown[], field: string): PushItem[] {
   try {
     return validatePushItems(items);
@@ -91,7 +91,7 @@ const camel = (r: DeliveryResult): JsonObject => ({
   })),
 });
 
-/** `send-push-notification` {notifications:[{target:{projectUserId|deviceId}, title, body, imageUrl?, landingUrl?}]} → `delivery-results` (A6). */
+/** `send-push-notification` {notifications:[{target:{projectUserId|deviceId}, title, body, imageUrl?, landingUrl?}]} → `delivery-results` (rule `a2a-skills`). */
 export const sendPushNotificationSkill = defineSkill({
   descriptor: {
     id: 'send-push-notification',

@@ -25,7 +25,7 @@ export interface SkillResult {
   data: JsonObject;
 }
 
-/** Card entry (A8): `id`, `name`, `description`, `tags`, `examples`. */
+/** Card entry (rule `agent-card`): `id`, `name`, `description`, `tags`, `examples`. */
 export interface SkillDescriptor {
   id: string;
   name: string;
@@ -37,7 +37,7 @@ export interface SkillDescriptor {
 /**
  * A built-in skill. `parse` checks the part's `data` with the feature's own schema (throws -32602
  * naming `field`), `run` calls the feature's service: a thrown `AppError` of kind `refused` or
- * `invalid` ends the task `rejected`, any other failure ends it `failed` (A6).
+ * `invalid` ends the task `rejected`, any other failure ends it `failed` (rule `a2a-skills`).
  */
 export interface Skill<I> {
   descriptor: SkillDescriptor;

@@ -13,7 +13,7 @@ const Input = Type.Object({
 });
 const check = paramsValidator(Input);
 
-/** `track-event` {projectUserId, eventName, properties?, timestamp?} → `event-result` (A6, R9). */
+/** `track-event` {projectUserId, eventName, properties?, timestamp?} → `event-result` (rules `a2a-skills` and `events`). */
 export const trackEventSkill = defineSkill({
   descriptor: {
     id: 'track-event',

@@ -19,7 +19,7 @@ const TARGET_KEYS: Record<string, string> = {
   userId: 'user_id',
 };
 
-/** camelCase audience → the REST trigger body's audience (R13); the trigger service validates it. */
+/** camelCase audience → the REST trigger body's audience (rule `trigger-body`); the trigger service validates it. */
 function toRestAudience(audience: JsonObject | undefined, field: string): unknown {
   if (!audience) return undefined;
   const out: JsonObject = { ...audience };
@@ -38,7 +38,7 @@ export interface TriggerSkillInput {
   body: { audience?: unknown; properties?: unknown };
 }
 
-/** `trigger-campaign` {campaignId, audience?, properties?} → `trigger-result` {triggerId, campaignId} (A6). */
+/** `trigger-campaign` {campaignId, audience?, properties?} → `trigger-result` {triggerId, campaignId} (rule `a2a-skills`). */
 export const triggerCampaignSkill = defineSkill<TriggerSkillInput>({
   descriptor: {
     id: 'trigger-campaign',
@@ -58,7 +58,7 @@ export const triggerCampaignSkill = defineSkill<TriggerSkillInput>({
       ...(input.properties !== undefined ? { properties: input.properties } : {}),
     };
     try {
-      parseTriggerBody(body); // the REST rules (R13), so a malformed trigger never becomes a task
+      parseTriggerBody(body); // the REST rules (rule `trigger-body`), so a malformed trigger never becomes a task
     } catch (error) {
       if (error instanceof AppError && error.kind === 'invalid')
         throw invalidParams([{ field, description: error.message }], `Invalid trigger: ${error.message}`);

@@ -6,7 +6,7 @@ import type { StatusUpdate } from '../model.js';
 type Listener = (update: StatusUpdate) => void;
 
 /**
- * Announces task status changes to the streams open on them, on any instance (S3): in process
+ * Announces task status changes to the streams open on them, on any instance (rule `instances`): in process
  * always, and across instances through PostgreSQL LISTEN/NOTIFY when a pool is given. Updates of
  * one task arrive in publish order; listeners de-duplicate by `seq`.
  */

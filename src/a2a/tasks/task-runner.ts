@@ -16,7 +16,7 @@ export interface RunRequest {
   invocation: SkillInvocation;
   pushConfig?: StoredPushConfig;
   /**
-   * The request's idempotency key (A10), stored on the task: the task's insert claims it, and
+   * The request's idempotency key (rule `a2a-idempotency`), stored on the task: the task's insert claims it, and
    * `TaskKeyHeld` is thrown, with nothing stored, when another task holds it.
    */
   key?: TaskKey;
@@ -52,7 +52,7 @@ function agentMessage(task: Task, text: string, reason: string): Message {
   };
 }
 
-/** A6: a refusal (or input the feature service refused) ends `rejected`, any other failure `failed`, both saying why. */
+/** Rule `a2a-skills`: a refusal (or input the feature service refused) ends `rejected`, any other failure `failed`, both saying why. */
 function failure(ctx: RunContext, task: Task, error: unknown): Outcome {
   const now = ctx.clock.now();
   if (error instanceof AppError && error.kind !== 'internal') {
@@ -119,11 +119,11 @@ async function runAtomic(
 }
 
 /**
- * The lifecycle of one SendMessage (spec "States and transitions"): `submitted`, `working`, then a
+ * The lifecycle of one SendMessage (rule `task-lifecycle`): `submitted`, `working`, then a
  * terminal state. A staged skill's task is stored `working` before the skill runs (visible and
  * cancelable meanwhile); an atomic skill's task is stored once, in the skill's own transaction.
  * `onEvent` receives every status change in order, each after it committed: `submitted` first, the
- * terminal one last (A4). Resolves with the final task.
+ * terminal one last (rule `a2a-streams`). Resolves with the final task.
  */
 export async function runTask(
   ctx: RunContext,

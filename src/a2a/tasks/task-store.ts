@@ -22,7 +22,7 @@ import type { WriteCommitter } from '../../db/group-commit.js';
 import * as repo from './tasks.repository.js';
 import { insertTaskLease } from './task-leases.repository.js';
 
-/** The task store and its state machine (spec "States and transitions"); always scoped to one project. */
+/** The task store and its state machine (rule `task-lifecycle`); always scoped to one project. */
 export interface StoreContext {
   db: Db;
   /** Every task write goes through it (group commit on the embedded database). */
@@ -45,7 +45,7 @@ export interface LiveTask {
   statusHistory: TaskStatus[];
 }
 
-/** The task's SendMessage key is held by another task of the project: nothing was written (A10). */
+/** The task's SendMessage key is held by another task of the project: nothing was written (rule `a2a-idempotency`). */
 export class TaskKeyHeld extends Error {
   constructor() {
     super('idempotency key held by another task');
@@ -54,7 +54,7 @@ export class TaskKeyHeld extends Error {
 
 export type { TaskKey } from './tasks.repository.js';
 
-/** The task of the project holding a SendMessage key, if any (A10). */
+/** The task of the project holding a SendMessage key, if any (rule `a2a-idempotency`). */
 export const findKeyHolder = (ctx: Pick<StoreContext, 'db' | 'projectId'>, key: string) =>
   repo.findTaskByKey(ctx.db, ctx.projectId, key);
 
@@ -121,7 +121,7 @@ function decodeCursor(token: string): { timestamp: number; id: string } {
   throw invalidParams([{ field: 'params.pageToken', description: 'not a page token of this listing' }]);
 }
 
-/** A7: newest status first, ties by id; `totalSize` on the first page only, `nextPageToken` "" on the last. */
+/** Rule `a2a-list-tasks`: newest status first, ties by id; `totalSize` on the first page only, `nextPageToken` "" on the last. */
 export async function listTasks(ctx: StoreContext, input: ListTasksInput): Promise<ListTasksResult> {
   const filter = { projectId: ctx.projectId, ...input };
   const after = input.pageToken === undefined ? undefined : decodeCursor(input.pageToken);

@@ -20,7 +20,7 @@ export interface A2aTasksTable {
   /** JSON: the task's artifacts. */
   artifacts: unknown;
   created_at: number;
-  /** A10: the SendMessage key that started the task (`h:` header, `m:` messageId), unique per project; null once released. */
+  /** Rule `a2a-idempotency`: the SendMessage key that started the task (`h:` header, `m:` messageId), unique per project; null once released. */
   idempotency_key: string | null;
   /** The hash of that request, telling a replay from a reuse of the key. */
   request_hash: string | null;
@@ -166,7 +166,7 @@ const selectRow = preparedQuery(['id', 'projectId'], (db: Db, p: { id: string; p
   db.selectFrom('a2a_tasks').select(COLUMNS).where('id', '=', p.id).where('project_id', '=', p.projectId),
 );
 
-/** A SendMessage key on its task (A10): `key` is scope-prefixed, `hash` the request's. */
+/** A SendMessage key on its task (rule `a2a-idempotency`): `key` is scope-prefixed, `hash` the request's. */
 export interface TaskKey {
   key: string;
   hash: string;
@@ -270,7 +270,7 @@ function filtered(db: Db, f: TaskFilter) {
   return q;
 }
 
-/** Newest status first, ties by id (A7); `after` is the last task of the previous page. */
+/** Newest status first, ties by id (rule `a2a-list-tasks`); `after` is the last task of the previous page. */
 export async function listTasks(
   db: Db,
   f: TaskFilter,

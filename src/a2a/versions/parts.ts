@@ -1,7 +1,7 @@
 import { invalidParams } from './codec.js';
 import { parseTaskState, type Part, type Role, type TaskState } from '../model.js';
 
-/** Roles as either version may spell them (A2: accept both spellings on input). */
+/** Roles as either version may spell them (rule `a2a-v1-wire`: accept both spellings on input). */
 const ROLES: Record<string, Role> = {
   ROLE_USER: 'user',
   user: 'user',

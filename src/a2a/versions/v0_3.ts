@@ -13,7 +13,7 @@ import { invalidParams, iso, paramsValidator, type Codec } from './codec.js';
 import { checkPart, decodeRole, defined } from './parts.js';
 import * as S from './v0_3.schemas.js';
 
-/** Legacy A2A v0.3 over JSON-RPC (A3): slash methods, `kind` discriminators, lowercase states. */
+/** Legacy A2A v0.3 over JSON-RPC (rule `a2a-v03-wire`): slash methods, `kind` discriminators, lowercase states. */
 const METHODS = new Map([
   ['message/send', 'send'],
   ['message/stream', 'stream'],

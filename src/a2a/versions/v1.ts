@@ -5,7 +5,7 @@ import { checkPart, decodeRole, decodeState, defined, stateToV1 } from './parts.
 import { readProtoJson, ROLE_ENUM, TASK_STATE_ENUM, type ProtoFields } from './proto-json.js';
 import * as S from './v1.schemas.js';
 
-/** A2A v1.0 over JSON-RPC (A2): PascalCase methods, ProtoJSON enums, parts without `kind`. */
+/** A2A v1.0 over JSON-RPC (rule `a2a-v1-wire`): PascalCase methods, ProtoJSON enums, parts without `kind`. */
 const METHODS = new Map([
   ['SendMessage', 'send'],
   ['SendStreamingMessage', 'stream'],

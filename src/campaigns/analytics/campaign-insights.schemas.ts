@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ProjectUserId } from '../../users/users.schemas.js';
 
-/** Schemas of the console's campaign reads (issue 17): preview, delivery analytics, trigger stream. */
+/** Schemas of the console's campaign reads: preview, delivery analytics, trigger stream. */
 
 export const ErrorBody = Type.Object({ error: Type.String() });
 export const errorResponses = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody };

@@ -36,7 +36,7 @@ const SAMPLE_TRIGGER_ID = '00000000-0000-4000-8000-000000000000';
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The body as REST and A2A give it: a user id and the trigger properties (the trigger's own rules, R13). */
+/** The body as REST and A2A give it: a user id and the trigger properties (the trigger's own rules, rule `trigger-body`). */
 export function parsePreviewInput(input: unknown): {
   projectUserId: string;
   properties: Record<string, string | number | boolean>;
@@ -54,7 +54,7 @@ export function parsePreviewInput(input: unknown): {
 }
 
 /**
- * The campaign's message as a trigger would render it for one user (issue 17): the same worker
+ * The campaign's message as a trigger would render it for one user: the same worker
  * pool and budgets, the same scope, the same payload builders and limits as the senders. A trigger
  * property the campaign reads but the preview lacks (a real trigger would be refused) is a warning,
  * and renders as `{{trigger.<name>}}` so the rest of the message can still be seen. A render the

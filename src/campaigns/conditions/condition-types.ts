@@ -1,7 +1,7 @@
 /**
- * The condition language (C2): a JSON tree of combinators and leaves, stored on a campaign as its
- * `segment` (who may ever receive it) and `audience_conditions` (who receives one trigger's message,
- * which may read the trigger's properties).
+ * The condition language (rule `condition-language`): a JSON tree of combinators and leaves, stored
+ * on a campaign as its `segment` (who may ever receive it) and `audience_conditions` (who receives
+ * one trigger's message, which may read the trigger's properties).
  *
  * Type semantics (shared by the SQL compiler and the JS evaluator, and documented in
  * `src/campaigns/README.md`):

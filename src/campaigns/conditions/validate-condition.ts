@@ -39,8 +39,9 @@ const describe = (value: unknown): string =>
   value === undefined ? 'nothing' : Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`;
 
 /**
- * Checks a stored condition tree (C2) and returns it typed. `trigger.*` may appear only in audience
- * conditions. Errors name the offending node by its path from `root`, e.g. `segment.all[1].op: unknown op "eqq"`.
+ * Checks a stored condition tree (rule `condition-language`) and returns it typed. `trigger.*` may
+ * appear only in audience conditions. Errors name the offending node by its path from `root`, e.g.
+ * `segment.all[1].op: unknown op "eqq"`.
  */
 export function validateCondition(input: unknown, kind: ConditionKind, root: string = kind): Condition {
   const state = { nodes: 0 };

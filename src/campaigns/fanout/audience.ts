@@ -72,7 +72,7 @@ export async function broadcastSlice(
 }
 
 /**
- * A targeted audience (R13): each target resolved to its user (a device target to the device's
+ * A targeted audience (rule `trigger-body`): each target resolved to its user (a device target to the device's
  * user) and judged against the segment and the audience conditions. A user target reaches every
  * active device of the user, a device target that device only; a device reached twice is sent once.
  */

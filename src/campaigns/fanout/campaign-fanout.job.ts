@@ -81,11 +81,12 @@ interface Prepared {
 
 /**
  * Sends one batch of a trigger. The batch's audience is read now (send-time evaluation against the
- * primary store, C2) within its planned range; devices that already have an outcome for this
- * trigger are skipped, so a retried or resumed batch never repeats a recorded send (C4). Each send
- * is recorded as it ends (group-committed, `fanout/outcome-committer.ts`), and the batch is closed (its
- * counters written) only after all of them are. Once the batch's attempts are spent, its finaliser
- * records the devices still without an outcome as failed and closes the batch, so the trigger ends.
+ * primary store, rule `condition-language`) within its planned range; devices that already have an
+ * outcome for this trigger are skipped, so a retried or resumed batch never repeats a recorded send
+ * (rule `delivery-guarantee`). Each send is recorded as it ends (group-committed,
+ * `fanout/outcome-committer.ts`), and the batch is closed (its counters written) only after all of them
+ * are. Once the batch's attempts are spent, its finaliser records the devices still without an
+ * outcome as failed and closes the batch, so the trigger ends.
  */
 export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.send-batch'> {
   const cache = new Map<string, Prepared>();

@@ -1,5 +1,5 @@
 /**
- * The fan-out's job kinds (S2). `campaign.plan` splits a trigger's audience into batches and
+ * The fan-out's job kinds (rule `transactional-jobs`). `campaign.plan` splits a trigger's audience into batches and
  * enqueues one `campaign.send-batch` per batch, in the transaction that records the batch.
  */
 declare module '../../jobs/job-types.js' {

@@ -47,8 +47,8 @@ export interface CommitterOptions {
 
 /**
  * A commit on SQLite costs about as much for 60 rows as for 250 (each rewrites the same index and
- * rollup pages): measured 114 µs per row in groups of 60 against 45 in groups of 250. So a group
- * waits a few milliseconds for company instead of committing on the next tick.
+ * rollup pages; figures in docs/benchmarks.md, "Profiles behind the code"). So a group waits a few
+ * milliseconds for company instead of committing on the next tick.
  */
 export const GROUP_ROWS = 400;
 export const GROUP_LINGER_MS = 20;

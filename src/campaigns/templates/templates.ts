@@ -4,7 +4,7 @@ import type { PushMessage } from '../../push/push.types.js';
 import { BoundedEmitter, engine, OUTPUT_TOO_LARGE, REFUSED_TAG } from './template-engine.js';
 import { applyCaps, DEFAULT_FILTER_CAPS, InputTooLarge, type FilterCaps } from './template-guards.js';
 
-/** A campaign's message (C1): every field is a Liquid template (C3). */
+/** A campaign's message (rule `campaign-management`): every field is a Liquid template (rule `templates`). */
 export interface MessageTemplate {
   title?: string;
   body?: string;
@@ -73,7 +73,7 @@ export function parseMessageTemplate(message: MessageTemplate): ParsedMessage {
 }
 
 /**
- * The trigger properties a message cannot do without (R15): every `trigger.<name>` it reads,
+ * The trigger properties a message cannot do without (rule `trigger-errors`): every `trigger.<name>` it reads,
  * found by walking the parsed templates, except reads whose first filter is `default`.
  */
 export function triggerPropertiesRequiredByMessage(parsed: ParsedMessage, into = new Set<string>()): Set<string> {

@@ -13,7 +13,7 @@ export interface EndingTrigger {
 
 /**
  * Ends a trigger through `transition` (a guarded state change that returns whether it happened).
- * With a `trigger.completed` webhook subscribed, the notice (final state and counters, R16) commits
+ * With a `trigger.completed` webhook subscribed, the notice (final state and counters, rule `trigger-status`) commits
  * in the same transaction, so exactly one is sent per trigger whichever worker ends it.
  */
 export function endTrigger(

@@ -2,12 +2,12 @@ import { AppError } from '../../errors.js';
 import type { TriggerProperties } from '../conditions/resolve-trigger-refs.js';
 
 export type TargetKey = 'project_user_id' | 'device_id' | 'user_id';
-/** R13: a target names one user (by either id) or one device. */
+/** Rule `trigger-body`: a target names one user (by either id) or one device. */
 export type Target = { [K in TargetKey]: { [P in K]: string } }[TargetKey];
 export type Audience = { broadcast: true } | { targets: Target[] };
 
 export interface TriggerInput {
-  /** Absent: the campaign's default audience (R14). */
+  /** Absent: the campaign's default audience (rule `default-audience`). */
   audience?: Audience;
   properties: TriggerProperties;
 }
@@ -23,8 +23,8 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 
 /**
  * An audience as a trigger body or a campaign's `default_audience` gives it. `broadcast: true` wins
- * and `targets` is then ignored, as the spec says; otherwise 1 to 1,000 targets, each holding
- * exactly one of `project_user_id`, `device_id`, `user_id` (R13).
+ * and `targets` is then ignored, as rule `trigger-body` says; otherwise 1 to 1,000 targets, each holding
+ * exactly one of `project_user_id`, `device_id`, `user_id` (rule `trigger-body`).
  */
 export function parseAudience(input: unknown, path: string, code: string): Audience {
   const fail = (problem: string): never => {
@@ -53,7 +53,7 @@ export function parseAudience(input: unknown, path: string, code: string): Audie
   return { targets };
 }
 
-/** R13: flat values only (string, number or boolean), at most 256 keys. */
+/** Rule `trigger-body`: flat values only (string, number or boolean), at most 256 keys. */
 export function parseTriggerProperties(input: unknown, path: string, code: string): TriggerProperties {
   if (input === undefined) return {};
   const fail = (problem: string): never => {

@@ -16,7 +16,7 @@ export type SkipReason =
   | (string & {});
 
 /**
- * A trigger's counters (R16). Targeted triggers count targets at each audience stage, broadcasts
+ * A trigger's counters (rule `trigger-status`). Targeted triggers count targets at each audience stage, broadcasts
  * count users: `in_segment` = `eligible` + `skipped.audience_conditions`; `eligible` = members with a
  * device + `skipped.no_device`. `devices` are the sends attempted, each ending `accepted`, `failed`
  * (by status in `failed_by_status`) or skipped for a render reason.

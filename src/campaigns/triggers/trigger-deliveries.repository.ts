@@ -5,13 +5,13 @@ import { preparedInsert } from '../../db/prepared.js';
 import { paddedList } from '../../db/statement-shapes.js';
 import type { TriggerDeliveryCountsTable } from '../analytics/delivery-analytics.repository.js';
 
-/** The send-side checkpoint of a trigger (C4): one row per (trigger, device), never two. */
+/** The send-side checkpoint of a trigger (rule `delivery-guarantee`): one row per (trigger, device), never two. */
 export interface TriggerDeliveriesTable {
   trigger_id: string;
   device_id: string;
   batch_no: number;
   user_id: string;
-  /** R12 status; `DELIVERY_RESULT_STATUS_SKIPPED` for a recipient whose message did not render. */
+  /** Delivery status (rule `delivery-status`); `DELIVERY_RESULT_STATUS_SKIPPED` for a recipient whose message did not render. */
   status: string;
   message_id: string | null;
   /** The provider's raw code, or Herald's skip reason (`TEMPLATE_RENDER_ERROR`, ...). */
@@ -77,7 +77,7 @@ const insertIgnoringRecorded = preparedInsert<TriggerDeliveriesTable, Inserted>(
  * Records outcomes; a device already recorded for the trigger keeps its first record. On SQLite the
  * per-minute rollup (`trigger_delivery_counts`) is added here, one upsert per group of the rows
  * inserted, in the insert's transaction: a row trigger (migration 0015, dropped by 0017) cost an
- * upsert per ledger row, about half of the ledger's insert time.
+ * upsert per ledger row.
  */
 export async function recordDeliveries(db: Db, rows: TriggerDeliveriesTable[], sortInPlace = false): Promise<void> {
   if (rows.length === 0) return;

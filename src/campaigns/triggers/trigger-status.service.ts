@@ -41,7 +41,7 @@ export type TriggerStatus = TriggerSummary & {
 };
 
 /**
- * R16: the trigger's state and counters. Counters grow as batches close (each one range of about
+ * Rule `trigger-status`: the trigger's state and counters. Counters grow as batches close (each one range of about
  * 400 users, or the whole target list), so while a trigger runs they lag its sends by the batches
  * under way; `progress` says how many batches are planned and closed.
  */

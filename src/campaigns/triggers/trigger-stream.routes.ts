@@ -6,7 +6,7 @@ import type { Db } from '../../db/database.js';
 import { ErrorBody, errorResponses, security, tags, TriggerParams } from '../analytics/campaign-insights.schemas.js';
 import { createTriggerStreams } from './trigger-stream.js';
 
-/** `GET …/triggers/{trigger_id}/stream`: a trigger's progress, live (issue 17). */
+/** `GET …/triggers/{trigger_id}/stream`: a trigger's progress, live. */
 export function registerTriggerStreamRoute(
   fastify: FastifyInstance,
   deps: { db: Db; config: Pick<Config, 'triggerStreamsPerProject' | 'triggerStreamPollMs'> },

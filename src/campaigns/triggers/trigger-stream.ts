@@ -30,7 +30,7 @@ export interface TriggerStreams {
 }
 
 /**
- * Live trigger progress as Server-Sent Events (issue 17). Each stream reads the trigger's status
+ * Live trigger progress as Server-Sent Events. Each stream reads the trigger's status
  * (the same JSON as `GET …/triggers/{trigger_id}`) every `pollMs` and sends `event: progress`
  * when it changed, then `event: done` with the final status once the trigger has ended, and
  * closes. Reading the database (an indexed row and its batches) rather than in-process events

@@ -15,7 +15,7 @@ const security = [{ projectId: [], apiKey: [] }];
 const tags = ['campaigns'];
 const ErrorBody = Type.Object({ error: Type.String() });
 
-/** The causes the spec files under the route's 400 that arrive as other errors. */
+/** The causes rule `trigger-errors` files under the route's 400 that arrive as other errors. */
 function asTriggerError(error: FastifyError | AppError): unknown {
   if (error instanceof AppError) {
     if (error.code === 'INVALID_JSON') return new AppError('invalid', 'INVALID_TRIGGER_BODY', error.message);
@@ -27,11 +27,11 @@ function asTriggerError(error: FastifyError | AppError): unknown {
 }
 
 /**
- * The trigger route has two fixed plain-text 400 messages (R15). Its `plainText400` is the
- * campaign-id one, which is what the app answers for a path it cannot even route (bad
- * percent-encoding, an over-long id). This route-level handler answers every other 400 with
- * `Failed to send campaign trigger message` (the unknown campaign and unparsable JSON included) and
- * re-throws everything else to the app's error handler.
+ * The trigger route has two fixed plain-text 400 messages (rule `trigger-errors`). Its
+ * `plainText400` is the campaign-id one, which is what the app answers for a path it cannot even
+ * route (bad percent-encoding, an over-long id). This route-level handler answers every other 400
+ * with `Failed to send campaign trigger message` (the unknown campaign and unparsable JSON
+ * included) and re-throws everything else to the app's error handler.
  */
 function triggerErrorHandler(
   error: FastifyError | AppError,
@@ -53,7 +53,7 @@ export function registerTriggerRoutes(
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db } = deps;
 
-  // `::trigger` is the literal verb; the id may be empty or invalid so the route answers the spec's
+  // `::trigger` is the literal verb; the id may be empty or invalid so the route answers the contract's
   // 400 for it, but nothing else in the segment reaches the route (`c1:triggerX`, `c1:foo` are 404).
   app.post(
     '/api/v1/campaigns/:campaign_id(^[^/]*)::trigger',

@@ -27,7 +27,7 @@ export interface TriggerDeps {
   clock: Clock;
 }
 
-/** The plain-text message of a missing or invalid campaign id (R15); every other trigger 400 says "Failed to send campaign trigger message". */
+/** The plain-text message of a missing or invalid campaign id (rule `trigger-errors`); every other trigger 400 says "Failed to send campaign trigger message". */
 export const CAMPAIGN_ID_MESSAGE = 'Campaign Id must be provided';
 
 interface PreparedTrigger {
@@ -39,9 +39,10 @@ interface PreparedTrigger {
 }
 
 /**
- * Every check a trigger passes before anything is stored (R13-R15). Error kinds let transports
- * tell apart a failure (`not_found`: the campaign does not exist) from a refusal (`refused`: it
- * exists but may not be triggered now) and a bad request (`invalid`) (A6).
+ * Every check a trigger passes before anything is stored (rules `trigger-body`, `default-audience`
+ * and `trigger-errors`). Error kinds let transports tell apart a failure (`not_found`: the campaign
+ * does not exist) from a refusal (`refused`: it exists but may not be triggered now) and a bad
+ * request (`invalid`) (rule `a2a-skills`).
  */
 async function prepareTrigger(
   db: Db,

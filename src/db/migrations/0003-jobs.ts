@@ -3,7 +3,7 @@ import { columnTypes } from '../schema-helpers.js';
 import type { AnyKysely } from '../database.js';
 
 /**
- * The durable job queue (S2). Rows move pending → running → succeeded | dead (or back to pending
+ * The durable job queue (rule `transactional-jobs`). Rows move pending → running → succeeded | dead (or back to pending
  * on a retry). Finished rows are deleted by the runner's cleanup after a retention period.
  */
 export async function up(db: AnyKysely): Promise<void> {

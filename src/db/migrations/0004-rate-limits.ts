@@ -4,7 +4,7 @@ import { columnTypes } from '../schema-helpers.js';
 import type { AnyKysely } from '../database.js';
 
 /**
- * Shared token buckets (R18, provider quotas). Only the PostgreSQL backend uses this table; it is
+ * Shared token buckets (rule `rate-limits`, and provider quotas). Only the PostgreSQL backend uses this table; it is
  * created on SQLite too so both databases keep one schema (embedded SQLite keeps buckets in memory).
  * On PostgreSQL it is UNLOGGED: a take writes no WAL, and a crash merely refills every bucket.
  */

@@ -4,8 +4,9 @@ import { columnTypes } from '../schema-helpers.js';
 import type { AnyKysely } from '../database.js';
 
 /**
- * Campaigns (C1), their triggers (R16), the fan-out's per-range batches and the per-(trigger,
- * device) delivery ledger (C4). See `src/campaigns/README.md` for how the fan-out uses them.
+ * Campaigns (rule `campaign-management`), their triggers (rule `trigger-status`), the fan-out's
+ * per-range batches and the per-(trigger, device) delivery ledger (rule `delivery-guarantee`). See
+ * `src/campaigns/README.md` for how the fan-out uses them.
  */
 export async function up(db: AnyKysely): Promise<void> {
   const t = columnTypes(db);

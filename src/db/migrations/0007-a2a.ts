@@ -23,7 +23,7 @@ export async function up(db: AnyKysely): Promise<void> {
     .addColumn('artifacts', t.json, (c) => c.notNull())
     .addColumn('created_at', t.epochMs, (c) => c.notNull())
     .execute();
-  // ListTasks: newest status first within a project, ties by id (A7); and the contextId filter.
+  // ListTasks: newest status first within a project, ties by id (rule `a2a-list-tasks`); and the contextId filter.
   await db.schema
     .createIndex('a2a_tasks_list')
     .on('a2a_tasks')

@@ -4,7 +4,7 @@ import { dialectOf } from '../dialect.js';
 import { columnTypes } from '../schema-helpers.js';
 
 /**
- * Delivery analytics (issue 17). The ledger row names its device's provider, and a per-minute
+ * Delivery analytics. The ledger row names its device's provider, and a per-minute
  * rollup `trigger_delivery_counts` (trigger, minute, state, provider, reason → n) is kept by the
  * database itself as ledger rows are inserted, so analytics read a few rows per minute of a
  * trigger instead of grouping every delivery (1M deliveries took seconds to group on SQLite).

@@ -12,7 +12,7 @@ import {
 import { columnTypes } from '../schema-helpers.js';
 
 /**
- * Retention (issue 19): per-project retention settings; the trigger ledger gains its project and
+ * Retention: per-project retention settings; the trigger ledger gains its project and
  * its trigger's start time (so a trigger's rows expire together and, on PostgreSQL, share one
  * partition); indexes the retention job deletes by. On PostgreSQL, `deliveries`, `events` and
  * `trigger_deliveries` become partitioned by day, rows and every index carried over.

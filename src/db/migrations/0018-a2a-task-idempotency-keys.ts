@@ -3,7 +3,7 @@ import type { AnyKysely } from '../database.js';
 import { dialectOf } from '../dialect.js';
 
 /**
- * A2A SendMessage keys (A10) live on the task they started instead of in `idempotency_keys`: a
+ * A2A SendMessage keys (rule `a2a-idempotency`) live on the task they started instead of in `idempotency_keys`: a
  * unique `(project_id, idempotency_key)` on `a2a_tasks` makes the task insert itself the claim, so
  * a create-user writes two rows instead of three. `idempotency_key` is the scope's prefix (`h:`
  * header key, `m:` messageId) and the key; `request_hash` tells a replay from a reuse; the key

@@ -51,8 +51,8 @@ const ENVELOPE_BYTES = '{"message":}'.length + '"token":'.length + 1;
 /**
  * The request body for one device and the bytes FCM counts of it (`fcmContentBytes`). A message's
  * first send is stringified directly: a personalised campaign message goes to one device, and
- * building a template for it cost a second stringify and two splits per send. A message sent again
- * (a user's next device, a REST item with many devices) is completed from its template.
+ * building a template for it would cost a second stringify and two splits per send. A message sent
+ * again (a user's next device, a REST item with many devices) is completed from its template.
  */
 export function fcmBody(
   message: PushMessage,
@@ -75,7 +75,7 @@ export function fcmBody(
 
 /**
  * The JSON of `fcmMessage` for one message, built and measured once and then completed per device
- * with its token and message id (a 500-device send stringified and measured each body twice).
+ * with its token and message id, so a send to many devices stringifies and measures it once.
  * Exactly `JSON.stringify(fcmMessage(token, message, messageId, platform))`.
  */
 export function fcmBodyTemplate(message: PushMessage, platform?: string): FcmBodyTemplate {
