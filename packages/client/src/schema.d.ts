@@ -1019,12 +1019,12 @@ export interface components {
                 title?: string;
                 body?: string;
                 /**
-                 * Format: uri
+                 * Format: http-url
                  * @description Absolute http(s) URL
                  */
                 image_url?: string;
                 /**
-                 * Format: uri
+                 * Format: http-url
                  * @description Absolute http(s) URL
                  */
                 landing_url?: string;
@@ -4895,7 +4895,10 @@ export interface operations {
                     audience?: {
                         /** @enum {boolean} */
                         broadcast: true;
+                        targets?: unknown;
                     } | {
+                        /** @enum {boolean} */
+                        broadcast?: false;
                         targets: ({
                             project_user_id: string;
                         } | {
@@ -4908,7 +4911,7 @@ export interface operations {
                     properties?: {
                         [key: string]: string | number | boolean;
                     };
-                };
+                } | null;
             };
         };
         responses: {
