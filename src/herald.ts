@@ -25,8 +25,9 @@ import { systemClock, type Clock } from './lib/clock.js';
 import { createLogger } from './logger.js';
 import { instrumentJobHandlers } from './observability/job-metrics.js';
 import { createPushMetrics } from './observability/push-metrics.js';
+import { registerUserProfileRoutes } from './profiles/user-profile.routes.js';
 import { registerProjectRoutes } from './projects/projects.routes.js';
-import { createSecretBox, resolveSecretKey, type SecretBoxSource } from './push/credentials/secret-box.js';
+import { createSecretBox, resolveSecretKey, type SecretBoxSource } from './crypto/secret-box.js';
 import { registerPushCredentialRoutes } from './push/credentials/credentials.routes.js';
 import { createPushRuntime, type PushRuntime, type PushRuntimeOptions } from './push/push-runtime.js';
 import { registerPushRoutes } from './push/push.routes.js';
@@ -34,6 +35,7 @@ import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
 import { createRetentionJobHandler } from './retention/retention.job.js';
 import { registerUserRoutes } from './users/users.routes.js';
+import { createNoticeOutbox } from './webhooks/notice-outbox.service.js';
 import { createWebhookDeliveryHandler } from './webhooks/webhook-delivery.job.js';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
 
@@ -111,7 +113,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       onError: (error) => logger.warn({ err: error }, 'embedded database checkpoint failed'),
     }),
   );
-  const writes = writeCommitterFor(db, database.dialect, () => checkpointer.made()?.holdsWrites() === true);
+  const writes = writeCommitterFor(db, database.dialect.name);
   const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks };
   const secretBox = onFirstUse(() => createSecretBox(resolveSecretKey(config, database.dialect)));
   const rateLimiter = onFirstUse(() => overrides.rateLimiter ?? createRateLimiter(config, database, { logger }));
@@ -119,13 +121,10 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     createConfiguredTemplateRenderer(config, logger, { warm: overrides.warmTemplates }),
   );
   const push = onFirstUse(() => {
-    const runtime = createPushRuntime(config, database, {
-      logger,
-      clock,
-      secretBox,
-      observer: createPushMetrics(metrics.registry),
-      ...overrides.push,
-    });
+    const options = { logger, clock, secretBox, observer: createPushMetrics(metrics.registry), ...overrides.push };
+    // Notices go to the project's webhooks, cached on the runtime's clock.
+    const notices = options.notices ?? createNoticeOutbox({ clock: options.clock });
+    const runtime = createPushRuntime(config, database, { ...options, notices });
     for (const metric of runtime.metrics) metrics.registry.registerMetric(metric);
     return runtime;
   });
@@ -146,9 +145,10 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
 
   const registerRoutes = (app: FastifyInstance): void => {
     const identity = { db, secretBox };
+    registerUserProfileRoutes(app, { db });
     registerUserRoutes(app, { db, readDb, clock, writes });
-    registerDeviceRoutes(app, { ...identity, clock, outbound });
-    registerEventRoutes(app, { ...identity, clock });
+    registerDeviceRoutes(app, { ...identity, clock, writes, outbound });
+    registerEventRoutes(app, { ...identity, clock, writes });
     registerPushRoutes(app, { db, clock, push: push() });
     registerPushCredentialRoutes(app, { db, clock, push: push() });
     registerA2aRoutes(app, {

@@ -1,22 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import {
-  Kysely,
-  PostgresDialect,
-  SqliteDialect,
-  type PostgresPool,
-  type PostgresPoolClient,
-  type SqliteDatabase,
-} from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import type { Config, DatabasePooler } from '../config.js';
 import type { Database } from './database.js';
-import type { Dialect } from './dialect.js';
+import { postgresDialect, sqliteDialect, type SqlDialect } from './dialect.js';
 import { ensureDataDir } from '../lib/data-dir.js';
 import { registerDataVersion } from './data-version.js';
+import { createWriteGate, ImmediateSqliteDialect, type WriteGate } from './sqlite-writer.js';
 
 export interface DatabaseTarget {
   /** PostgreSQL connection string; absent selects SQLite. */
@@ -37,7 +31,8 @@ export interface DatabaseTarget {
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
-  dialect: Dialect;
+  /** Every difference between the two databases, chosen here once; features get it in their deps. */
+  dialect: SqlDialect;
   /** The raw pg pool of `db` (PostgreSQL only), for NOTIFY and other connection-level needs. */
   pgPool?: pg.Pool;
   /**
@@ -51,8 +46,11 @@ export interface DatabaseHandle {
    * `readUrl` is set, else `db`. Never for a read that must see a write just made.
    */
   readDb: Kysely<Database>;
-  /** The connection of an embedded database file (not `:memory:`), for its checkpointer (checkpointer.ts). */
-  sqlite?: { file: string; connection: SQLite.Database };
+  /**
+   * The connection of an embedded database file (not `:memory:`) and its write gate, for its
+   * checkpointer (checkpointer.ts, sqlite-writer.ts).
+   */
+  sqlite?: { file: string; connection: SQLite.Database; writeGate: WriteGate };
   close(): Promise<void>;
 }
 
@@ -80,7 +78,7 @@ function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
     : undefined;
   return {
     db,
-    dialect: 'postgres',
+    dialect: postgresDialect,
     pgPool: pool,
     ...(listenPool ? { listenPool } : {}),
     readDb: replica ?? db,
@@ -190,13 +188,16 @@ function openSqlite(file: string): DatabaseHandle {
   // before it returns, so an answered write survives a crash of Herald; NORMAL syncs the WAL at each
   // checkpoint rather than at each commit, so an OS crash or power loss may lose the latest commits.
   sqlite.pragma('synchronous = NORMAL');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const writeGate = createWriteGate();
+  const db = new Kysely<Database>({
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }, writeGate),
+  });
   registerDataVersion(db, dataVersionPerTurn(sqlite));
   return {
     db,
-    dialect: 'sqlite',
+    dialect: sqliteDialect,
     readDb: db,
-    ...(file === ':memory:' ? {} : { sqlite: { file, connection: sqlite } }),
+    ...(file === ':memory:' ? {} : { sqlite: { file, connection: sqlite, writeGate } }),
     close: () => db.destroy(),
   };
 }

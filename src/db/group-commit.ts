@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './database.js';
 import type { Dialect } from './dialect.js';
@@ -22,14 +21,8 @@ export const separateTransactions = (db: Kysely<Database>): WriteCommitter => ({
 const MAX_GROUP = 64;
 
 /** The write committer for a dialect: group commit on SQLite, plain transactions on PostgreSQL. */
-export const writeCommitterFor = (
-  db: Kysely<Database>,
-  dialect: Dialect,
-  holdCommits?: () => boolean,
-): WriteCommitter => (dialect === 'sqlite' ? createGroupCommit(db, holdCommits) : separateTransactions(db));
-
-/** Longest a group waits for `holdCommits` to clear (a checkpoint that needs longer is let wait instead). */
-const MAX_HOLD_MS = 50;
+export const writeCommitterFor = (db: Kysely<Database>, dialect: Dialect): WriteCommitter =>
+  dialect === 'sqlite' ? createGroupCommit(db) : separateTransactions(db);
 
 /**
  * Group commit for the embedded database. Its one connection runs transactions one after another
@@ -40,20 +33,14 @@ const MAX_HOLD_MS = 50;
  * in a transaction of its own, so a unit must be pure database work, safe to run again after a
  * rollback.
  */
-export function createGroupCommit(db: Kysely<Database>, holdCommits?: () => boolean): WriteCommitter {
+export function createGroupCommit(db: Kysely<Database>): WriteCommitter {
   const queue: Pending[] = [];
   let running = false;
 
   const runAlone = (p: Pending) => db.transaction().execute(p.work).then(p.resolve, p.reject);
 
-  /** While the checkpointer restarts the WAL (checkpointer.ts), commits wait without blocking the event loop. */
-  async function waitWhileHeld(): Promise<void> {
-    for (let waited = 0; holdCommits?.() === true && waited < MAX_HOLD_MS; waited++) await sleep(1);
-  }
-
   async function drain(): Promise<void> {
     while (queue.length > 0) {
-      await waitWhileHeld();
       const group = queue.splice(0, MAX_GROUP);
       if (group.length === 1) {
         await runAlone(group[0]!);

@@ -1,4 +1,4 @@
-import type { Notice } from '../webhooks/notices.js';
+import type { Notice } from './notice-outbox.js';
 import { DeliveryStatus, type DeviceSend, type DeviceSendOutcome } from './push.types.js';
 
 /** The campaign and trigger a send belongs to, as notice fields. */

@@ -9,7 +9,7 @@ import { DeliveryStatus, type AttemptResult, type DeviceSend, type DeviceSendOut
 import type { PushRuntime } from './push-runtime.js';
 import { retryDelayMs, sleep } from './retry-policy.js';
 import { ABORTED } from './transport-error.js';
-import { DELIVERY_NOTICE_TYPES } from '../webhooks/notices.js';
+import { DELIVERY_NOTICE_TYPES } from './notice-outbox.js';
 import { deliveryNotice, prunedNotice } from './delivery-notices.js';
 
 /**

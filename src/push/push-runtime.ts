@@ -9,8 +9,8 @@ import type { Lookup } from '../lib/outbound-url-policy.js';
 import { createTokenBucketStore } from '../rate-limit/create-bucket-store.js';
 import type { BucketSpec, TokenBucketStore } from '../rate-limit/token-buckets.js';
 import { loadCredentials, type ProjectCredentials } from './credentials/credentials.service.js';
-import type { Provider } from './push.types.js';
-import { createSecretBox, resolveSecretKey, type SecretBox, type SecretBoxSource } from './credentials/secret-box.js';
+import type { Provider, PushObserver } from './push.types.js';
+import { createSecretBox, resolveSecretKey, type SecretBox, type SecretBoxSource } from '../crypto/secret-box.js';
 import { Http2Pool } from './http2-pool.js';
 import { HttpsClient } from './https-client.js';
 import { ProviderQuota } from './provider-quota.js';
@@ -22,8 +22,7 @@ import { ApnsSender } from './providers/apns.js';
 import { FcmTokenSource } from './providers/fcm-auth.js';
 import { FcmSender } from './providers/fcm.js';
 import { WebPushSender } from './providers/webpush.js';
-import type { PushObserver } from '../observability/push-metrics.js';
-import { createNoticeOutbox, type NoticeOutbox } from '../webhooks/notice-outbox.service.js';
+import { NO_NOTICE_OUTBOX, type NoticeOutbox } from './notice-outbox.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 
 export interface PushRuntimeOptions {
@@ -44,7 +43,7 @@ export interface PushRuntimeOptions {
   outboundLookup?: Lookup;
   /** Told about every finished `sendToDevices` call (metrics). */
   observer?: PushObserver;
-  /** Where notices (webhooks) go; default one outbox for this runtime (one per process). */
+  /** Where delivery events go (src/herald.ts passes the webhooks implementation); default nowhere. */
   notices?: NoticeOutbox;
   /** The process's sealing box (src/herald.ts shares one); default: made from the configuration on first use. */
   secretBox?: SecretBoxSource;
@@ -64,7 +63,7 @@ export interface PushRuntime {
   readonly apnsAuth: ApnsTokenSource;
   readonly senders: { fcm: FcmSender; apns: ApnsSender; webpush: WebPushSender };
   readonly observer: PushObserver | undefined;
-  /** Notices (src/webhooks): every send path queues its outcomes' notices here, in the transaction that records them. */
+  /** Delivery events (implemented by webhooks/): every send path queues its outcomes' events here, in the transaction that records them. */
   readonly notices: NoticeOutbox;
   /** The sealing key for credentials; throws a clear error on PostgreSQL without HERALD_SECRET_KEY. */
   secretBox(): SecretBox;
@@ -134,7 +133,7 @@ export function createPushRuntime(
 
   const runtime: PushRuntime = {
     config,
-    dialect: database.dialect,
+    dialect: database.dialect.name,
     clock,
     logger: options.logger,
     retry,
@@ -158,7 +157,7 @@ export function createPushRuntime(
       webpush: new WebPushSender(https, now),
     },
     observer: options.observer,
-    notices: options.notices ?? createNoticeOutbox({ clock }),
+    notices: options.notices ?? NO_NOTICE_OUTBOX,
     secretBox() {
       box ??= options.secretBox?.() ?? createSecretBox(resolveSecretKey(config, database.dialect));
       return box;

@@ -3,7 +3,8 @@ import type { Db } from '../db/database.js';
 import { enqueueJob } from '../jobs/jobs.js';
 import type { Clock } from '../lib/clock.js';
 import { POST_MAX_ATTEMPTS } from '../lib/outbound-post.js';
-import { storedNotice, type StoredNotice, type Notice, type NoticeType } from './notices.js';
+import type { NoticeOutbox, Notice, NoticeType } from '../push/notice-outbox.js';
+import { storedNotice, type StoredNotice } from './notices.js';
 import { listEnabledSubscriptions } from './webhooks.repository.js';
 
 declare module '../jobs/job-types.js' {
@@ -11,32 +12,6 @@ declare module '../jobs/job-types.js' {
     /** Notices for one subscription, each delivered as its own signed message (`webhook-delivery.job.ts`); `events` is the stored key. */
     'webhooks.deliver': { projectId: string; webhookId: string; events: StoredNotice[] };
   }
-}
-
-/**
- * How features report notices (push sends, token pruning, trigger ends). Notices are queued
- * in the caller's transaction, the one that commits the outcome they describe (outbox, rule `transactional-jobs`), so a
- * crash neither loses nor invents one. A project without a subscription to a notice type pays one
- * in-memory lookup: subscriptions are cached per project for `cacheTtlMs`.
- */
-export interface NoticeOutbox {
-  /** The notice types the project's enabled subscriptions want; empty when none (the hot path's check). */
-  wanted(db: Db, projectId: string): Promise<ReadonlySet<NoticeType>>;
-  /** Queues `notices` for each enabled subscription that wants their type, through `db` (the caller's transaction). */
-  emit(db: Db, projectId: string, notices: Notice[]): Promise<void>;
-  /**
-   * Runs `write`; when the project wants one of `types`, runs it in a transaction (or the caller's)
-   * with the notices `noticesOf(result, trx)` describes, else alone, exactly as without webhooks.
-   */
-  recordWithNotices<T>(
-    db: Db,
-    projectId: string,
-    types: readonly NoticeType[],
-    write: (db: Db) => Promise<T>,
-    noticesOf: (result: T, db: Db) => Notice[] | Promise<Notice[]>,
-  ): Promise<T>;
-  /** Forgets a project's cached subscriptions (after a change through this process; other processes wait out the TTL). */
-  invalidate(projectId: string): void;
 }
 
 export interface NoticeOutboxOptions {
@@ -57,6 +32,10 @@ interface Entry {
   wanted: ReadonlySet<NoticeType>;
 }
 
+/**
+ * Push's `NoticeOutbox` as webhook deliveries. A project without a subscription to an event type
+ * pays one in-memory lookup: subscriptions are cached per project for `cacheTtlMs`.
+ */
 export function createNoticeOutbox(options: NoticeOutboxOptions): NoticeOutbox {
   const { clock } = options;
   const ttl = options.cacheTtlMs ?? SUBSCRIPTION_CACHE_TTL_MS;

@@ -12,8 +12,8 @@ import {
 } from '../lib/outbound-url-policy.js';
 import { redactUrl } from '../lib/redact.js';
 import { postOutbound, outboundAgent, POST_PROTOCOLS, POST_RETRY_WINDOW_MS } from '../lib/outbound-post.js';
-import type { SecretBoxSource } from '../push/credentials/secret-box.js';
-import type { NoticeOutbox } from './notice-outbox.service.js';
+import type { SecretBoxSource } from '../crypto/secret-box.js';
+import type { NoticeOutbox } from '../push/notice-outbox.js';
 import type { StoredNotice } from './notices.js';
 import { standardWebhookHeaders } from './webhook-signer.js';
 import * as repo from './webhooks.repository.js';

@@ -4,8 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { OutboundPolicy } from '../lib/outbound-url-policy.js';
-import type { SecretBoxSource } from '../push/credentials/secret-box.js';
-import type { NoticeOutbox } from './notice-outbox.service.js';
+import type { SecretBoxSource } from '../crypto/secret-box.js';
+import type { NoticeOutbox } from '../push/notice-outbox.js';
 import {
   CreatedWebhook,
   CreateWebhookBody,

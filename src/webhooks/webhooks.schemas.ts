@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { NOTICE_TYPES, type NoticeType } from './notices.js';
+import { NOTICE_TYPES, type NoticeType } from '../push/notice-outbox.js';
 
 /** A reference to a named schema (registered with `addSchema`), typed as the schema itself. */
 export const ref = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T>>(Type.Ref(schema.$id!));

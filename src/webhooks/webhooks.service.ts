@@ -9,9 +9,9 @@ import {
   type OutboundPolicy,
 } from '../lib/outbound-url-policy.js';
 import { POST_PROTOCOLS } from '../lib/outbound-post.js';
-import type { SecretBoxSource } from '../push/credentials/secret-box.js';
-import type { NoticeOutbox } from './notice-outbox.service.js';
-import { NOTICE_TYPES, type NoticeType } from './notices.js';
+import type { SecretBoxSource } from '../crypto/secret-box.js';
+import type { NoticeOutbox } from '../push/notice-outbox.js';
+import { NOTICE_TYPES, type NoticeType } from '../push/notice-outbox.js';
 import { newSigningSecret } from './webhook-signer.js';
 import * as repo from './webhooks.repository.js';
 

@@ -4,7 +4,7 @@ import { measurePayloads, type MeasuredPayload } from '../../push/payload-measur
 import { findUser } from '../../users/users.service.js';
 import { isValidProjectUserId } from '../../users/users.schemas.js';
 import { findCampaign } from '../campaigns.service.js';
-import { triggerPropertiesRequiredBy } from '../conditions/resolve-trigger-refs.js';
+import { triggerPropertiesRequiredBy } from '../../conditions/resolve-trigger-refs.js';
 import type { TemplateRenderer } from '../templates/render-pool.js';
 import { parseTriggerProperties } from '../triggers/trigger-body.js';
 import { parseMessageTemplate, triggerPropertiesRequiredByMessage } from '../templates/templates.js';

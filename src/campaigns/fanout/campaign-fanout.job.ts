@@ -9,7 +9,7 @@ import type { PushRuntime } from '../../push/push-runtime.js';
 import { Semaphore } from '../../push/semaphore.js';
 import { DeliveryStatus, type DeviceSend, type DeviceSendOutcome } from '../../push/push.types.js';
 import { deliveryNotice } from '../../push/delivery-notices.js';
-import { DELIVERY_NOTICE_TYPES } from '../../webhooks/notices.js';
+import { DELIVERY_NOTICE_TYPES } from '../../push/notice-outbox.js';
 import { endTrigger, unsentNotice } from '../triggers/end-trigger.js';
 import {
   broadcastSlice,

@@ -3,7 +3,7 @@ import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import { enqueueJob } from '../../jobs/jobs.js';
 import type { JobHandler, JobHelpers } from '../../jobs/job-types.js';
-import type { NoticeOutbox } from '../../webhooks/notice-outbox.service.js';
+import type { NoticeOutbox } from '../../push/notice-outbox.js';
 import { endTrigger } from '../triggers/end-trigger.js';
 import { rangeEnd } from './audience.repository.js';
 import { BATCH_MAX_ATTEMPTS, BATCH_USERS, PLAN_CHUNK } from './campaign-jobs.js';

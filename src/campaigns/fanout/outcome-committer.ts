@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/database.js';
 import { classifyDatabaseError, retryWhileDatabaseUnavailable } from '../../db/database-errors.js';
 import { storeDeliveries, type DeliveriesTable } from '../../push/push-dispatch.js';
-import type { Notice } from '../../webhooks/notices.js';
+import type { Notice } from '../../push/notice-outbox.js';
 import { recordDeliveries, type TriggerDeliveriesTable } from '../triggers/trigger-deliveries.repository.js';
 
 /** One ended send: its delivery record, its ledger row unless the batch retries it, and its notices. */

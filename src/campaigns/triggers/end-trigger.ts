@@ -1,8 +1,7 @@
 import type { Db } from '../../db/database.js';
 import type { Device } from '../../devices/devices.service.js';
 import { DeliveryStatus } from '../../push/push.types.js';
-import type { NoticeOutbox } from '../../webhooks/notice-outbox.service.js';
-import type { Notice } from '../../webhooks/notices.js';
+import type { NoticeOutbox, Notice } from '../../push/notice-outbox.js';
 import { getTriggerStatus } from './trigger-status.service.js';
 
 export interface EndingTrigger {

@@ -1,6 +1,6 @@
 import { AppError } from '../../errors.js';
 import { compileValidator, type SchemaError } from '../../lib/schema-validator.js';
-import type { TriggerProperties } from '../conditions/resolve-trigger-refs.js';
+import type { TriggerProperties } from '../../conditions/resolve-trigger-refs.js';
 import {
   AudienceSchema,
   MAX_TARGETS,
