@@ -5,7 +5,7 @@ import type { Db } from '../db/database.js';
 // runtime, so push never imports webhooks/.
 
 /**
- * The delivery events a project can subscribe to, and their payloads. Every message is
+ * The notices a project can subscribe to, and their payloads. Every message is
  * `{ "type", "timestamp", "data" }` (the Standard Webhooks payload shape); `data` never holds a
  * push address, a key or any other secret.
  */
@@ -65,12 +65,12 @@ export type Notice =
   | { type: 'trigger.completed'; at: number; data: TriggerCompletedData };
 
 /**
- * How features report delivery events (push sends, token pruning, trigger ends). Events are queued
+ * How features report notices (push sends, token pruning, trigger ends). Notices are queued
  * in the caller's transaction, the one that commits the outcome they describe (outbox, rule `transactional-jobs`), so a
  * crash neither loses nor invents one. Implemented by `webhooks/notice-outbox.service.ts`.
  */
 export interface NoticeOutbox {
-  /** The event types the project's enabled subscriptions want; empty when none (the hot path's check). */
+  /** The notice types the project's enabled subscriptions want; empty when none (the hot path's check). */
   wanted(db: Db, projectId: string): Promise<ReadonlySet<NoticeType>>;
   /** Queues `events` for each enabled subscription that wants their type, through `db` (the caller's transaction). */
   emit(db: Db, projectId: string, events: Notice[]): Promise<void>;

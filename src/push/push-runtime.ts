@@ -43,7 +43,7 @@ export interface PushRuntimeOptions {
   outboundLookup?: Lookup;
   /** Told about every finished `sendToDevices` call (metrics). */
   observer?: PushObserver;
-  /** Where delivery events go (src/herald.ts passes the webhooks implementation); default nowhere. */
+  /** Where notices go (src/herald.ts passes the webhooks implementation); default nowhere. */
   notices?: NoticeOutbox;
   /** The process's sealing box (src/herald.ts shares one); default: made from the configuration on first use. */
   secretBox?: SecretBoxSource;
@@ -63,7 +63,7 @@ export interface PushRuntime {
   readonly apnsAuth: ApnsTokenSource;
   readonly senders: { fcm: FcmSender; apns: ApnsSender; webpush: WebPushSender };
   readonly observer: PushObserver | undefined;
-  /** Delivery events (implemented by webhooks/): every send path queues its outcomes' events here, in the transaction that records them. */
+  /** Notices (implemented by webhooks/): every send path queues its outcomes' notices here, in the transaction that records them. */
   readonly notices: NoticeOutbox;
   /** The sealing key for credentials; throws a clear error on PostgreSQL without HERALD_SECRET_KEY. */
   secretBox(): SecretBox;
