@@ -11,7 +11,11 @@ import { findCampaign, type Campaign } from '../campaigns.service.js';
 import { isValidCampaignId } from '../campaigns.schemas.js';
 import { resolveTriggerRefs, triggerPropertiesRequiredBy } from '../../conditions/resolve-trigger-refs.js';
 import type { TemplateRenderer } from '../templates/render-pool.js';
-import { parseMessageTemplate, triggerPropertiesRequiredByMessage, type ParsedMessage } from '../templates/templates.js';
+import {
+  parseMessageTemplate,
+  triggerPropertiesRequiredByMessage,
+  type ParsedMessage,
+} from '../templates/templates.js';
 import { parseTriggerBody, type Audience } from './trigger-body.js';
 import type { TriggerCounters } from './trigger-counters.js';
 import { insertTrigger, type TriggerDefinition } from './triggers.repository.js';
