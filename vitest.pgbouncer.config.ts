@@ -21,7 +21,7 @@ export default defineConfig({
       'test/jobs/jobs.test.ts',
       'test/a2a/tasks.test.ts',
       'test/a2a/skills.test.ts',
-      'test/a2a/task-events.test.ts',
+      'test/a2a/status-updates.test.ts',
       'test/a2a/task-reaper.test.ts',
       'test/pgbouncer/**/*.test.ts',
     ],

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
 import pino from 'pino';
-import '../src/campaigns/triggers.repository.js';
+import '../src/campaigns/triggers/triggers.repository.js';
 import { loadConfig } from '../src/config.js';
 import { createHerald } from '../src/herald.js';
 import { unlimitedRateLimiter } from '../test/helpers/unlimited-rate-limiter.js';

@@ -1,7 +1,7 @@
 // The floor for bench:users: the least a durable create-user can cost on Herald's stack. A bare Fastify
 // route (like the hello, same logger level) that runs Herald's user upsert statement on Herald's own
 // embedded schema (migrated by the CLI into FLOOR_DATA_DIR) with better-sqlite3 directly, commits
-// shared across the requests of an event-loop turn as Herald's write batcher does, and answers the
+// shared across the requests of an event-loop turn as Herald's group commit does, and answers the
 // stored properties. No authentication, rate limit, validation, metrics, request id or timeout: what
 // it spends above the hello is the durable write alone (with Herald's schema and commit policy), so
 // hello ÷ floor is about the most a create-user with that write can reach against the hello here.
@@ -36,7 +36,7 @@ const projectId = process.env.FLOOR_PROJECT_ID!;
 type Pending = { userId: string; json: string; resolve: (properties: string) => void; reject: (e: unknown) => void };
 let queue: Pending[] = [];
 
-/** One transaction for the writes of a turn (src/db/write-batcher.ts's group commit, without its fallbacks). */
+/** One transaction for the writes of a turn (src/db/group-commit.ts's group commit, without its fallbacks). */
 function drain(): void {
   const batch = queue;
   queue = [];

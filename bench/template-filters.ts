@@ -8,13 +8,13 @@
  * is raised so that nothing is stopped. A last group gives the same inputs ten times over the cap:
  * refused, in how long.
  */
-import { createTemplateRenderer } from '../src/campaigns/render-pool.js';
-import type { RenderScope } from '../src/campaigns/templates.js';
-import { DEFAULT_FILTER_CAPS } from '../src/campaigns/template-guards.js';
+import { createTemplateRenderer } from '../src/campaigns/templates/render-pool.js';
+import type { RenderScope } from '../src/campaigns/templates/templates.js';
+import { DEFAULT_FILTER_CAPS } from '../src/campaigns/templates/template-guards.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const { elements: E, chars: C, allocation: A } = DEFAULT_FILTER_CAPS;
-/** Sorts take a tenth of the caps, JSON and array comparisons a fifth, `date` a tenth (template-guards.ts). */
+/** Sorts take a tenth of the caps, JSON and array comparisons a fifth, `date` a tenth (templates/template-guards.ts). */
 const S = E / 10;
 const J = E / 5;
 /** Strings a little under the character cap, so that what a filter charges (input plus arguments) fits one allocation. */

@@ -2,19 +2,19 @@ import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { registerA2aRoutes } from './a2a/a2a.routes.js';
-import { createWebhookJobHandler } from './a2a/push-configs/webhook.job.js';
+import { createCallbackJobHandler } from './a2a/push-configs/callback.job.js';
 import { buildApp, type App } from './app.js';
-import { createCampaignJobHandlers, type FanoutDeps } from './campaigns/campaign-fanout.job.js';
+import { createCampaignJobHandlers, type FanoutDeps } from './campaigns/fanout/campaign-fanout.job.js';
 import { registerCampaignRoutes } from './campaigns/campaigns.routes.js';
-import { registerCampaignInsightRoutes } from './campaigns/campaign-insights.routes.js';
-import { registerTriggerStreamRoute } from './campaigns/trigger-stream.routes.js';
-import { createConfiguredTemplateRenderer, type TemplateRenderer } from './campaigns/render-pool.js';
-import { registerTriggerRoutes } from './campaigns/trigger.routes.js';
+import { registerCampaignInsightRoutes } from './campaigns/analytics/campaign-insights.routes.js';
+import { registerTriggerStreamRoute } from './campaigns/triggers/trigger-stream.routes.js';
+import { createConfiguredTemplateRenderer, type TemplateRenderer } from './campaigns/templates/render-pool.js';
+import { registerTriggerRoutes } from './campaigns/triggers/trigger.routes.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { startCheckpointer, type CheckpointerOptions } from './db/checkpointer.js';
 import { openConfiguredDatabase, type DatabaseHandle } from './db/connect.js';
-import { writeBatcherFor, type WriteBatcher } from './db/write-batcher.js';
+import { writeCommitterFor, type WriteCommitter } from './db/group-commit.js';
 import { registerDeviceRoutes } from './devices/devices.routes.js';
 import { registerEventRoutes } from './events/events.routes.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
@@ -35,7 +35,7 @@ import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
 import { createRetentionJobHandler } from './retention/retention.job.js';
 import { registerUserRoutes } from './users/users.routes.js';
-import { createDeliveryEvents } from './webhooks/delivery-events.service.js';
+import { createNoticeOutbox } from './webhooks/notice-outbox.service.js';
 import { createWebhookDeliveryHandler } from './webhooks/webhook-delivery.job.js';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
 
@@ -79,7 +79,7 @@ export interface Herald {
   /** The sealing key of push credentials, identity signing keys and A2A push-config secrets. */
   readonly secretBox: SecretBoxSource;
   /** Writes that may share a commit (group commit on SQLite). */
-  readonly writes: WriteBatcher;
+  readonly writes: WriteCommitter;
   readonly rateLimiter: RateLimiter;
   readonly push: PushRuntime;
   readonly templates: TemplateRenderer;
@@ -113,7 +113,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       onError: (error) => logger.warn({ err: error }, 'embedded database checkpoint failed'),
     }),
   );
-  const writes = writeBatcherFor(db, database.dialect.name);
+  const writes = writeCommitterFor(db, database.dialect.name);
   const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks };
   const secretBox = onFirstUse(() => createSecretBox(resolveSecretKey(config, database.dialect)));
   const rateLimiter = onFirstUse(() => overrides.rateLimiter ?? createRateLimiter(config, database, { logger }));
@@ -122,15 +122,15 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
   );
   const push = onFirstUse(() => {
     const options = { logger, clock, secretBox, observer: createPushMetrics(metrics.registry), ...overrides.push };
-    // Delivery events go to the project's webhooks, cached on the runtime's clock.
-    const events = options.events ?? createDeliveryEvents({ clock: options.clock });
-    const runtime = createPushRuntime(config, database, { ...options, events });
+    // Notices go to the project's webhooks, cached on the runtime's clock.
+    const notices = options.notices ?? createNoticeOutbox({ clock: options.clock });
+    const runtime = createPushRuntime(config, database, { ...options, notices });
     for (const metric of runtime.metrics) metrics.registry.registerMetric(metric);
     return runtime;
   });
   const jobHandlers = onFirstUse((): JobHandlers => ({
-    'a2a.webhook': createWebhookJobHandler({ clock, outbound, secrets: secretBox }),
-    'webhooks.deliver': createWebhookDeliveryHandler({ clock, outbound, secrets: secretBox, events: push().events }),
+    'a2a.webhook': createCallbackJobHandler({ clock, outbound, secrets: secretBox }),
+    'webhooks.deliver': createWebhookDeliveryHandler({ clock, outbound, secrets: secretBox, notices: push().notices }),
     'retention.enforce': createRetentionJobHandler({ settings: config.retention, clock }),
     ...createCampaignJobHandlers({
       push: push(),
@@ -171,7 +171,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     registerTriggerStreamRoute(app, { db, config });
     registerIdentityRoutes(app, { ...identity, clock });
     registerProjectRoutes(app, { db });
-    registerWebhookRoutes(app, { db, clock, outbound, secretBox, events: push().events });
+    registerWebhookRoutes(app, { db, clock, outbound, secretBox, notices: push().notices });
   };
 
   return {

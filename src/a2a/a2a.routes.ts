@@ -11,7 +11,7 @@ import { dispatch } from './dispatch.js';
 import { rpcError, toRpcError } from './errors.js';
 import { failure, idOf, readEnvelope, success, type Envelope } from './json-rpc.js';
 import { writeSse } from './sse.js';
-import { createTaskEventBus, type TaskEventBus } from './tasks/task-events.js';
+import { createStatusUpdateBus, type StatusUpdateBus } from './tasks/status-updates.js';
 import { startTaskReaper } from './tasks/task-leases.js';
 import { chooseVersion } from './version.js';
 import type { Codec, Operation } from './versions/codec.js';
@@ -56,11 +56,11 @@ function operationOf(codec: Codec, method: string): Operation {
   return operation;
 }
 
-function callContext(deps: A2aDeps, request: FastifyRequest, codec: Codec, events: TaskEventBus): CallContext {
+function callContext(deps: A2aDeps, request: FastifyRequest, codec: Codec, updates: StatusUpdateBus): CallContext {
   const idempotencyKey = request.headers['x-service-idempotency-key'];
   return {
     deps,
-    events,
+    updates,
     writes: deps.writes,
     codec,
     projectId: request.auth!.projectId,
@@ -95,16 +95,16 @@ async function runNotification(call: CallContext, envelope: Envelope): Promise<v
  * `X-API-Key` with a secret key; the project comes from the key (rule `a2a-auth`).
  */
 export function registerA2aRoutes(app: FastifyInstance, deps: A2aDeps): void {
-  const events = createTaskEventBus(deps.pgPool, deps.logger, {
+  const updates = createStatusUpdateBus(deps.pgPool, deps.logger, {
     listenPool: deps.listenPool,
     pollIntervalMs: deps.config.jobPollIntervalMs,
   });
   const writes = deps.writes;
   // Tasks whose instance died are failed after their lease and their idempotency keys released (tasks/task-leases.ts).
-  const reaper = startTaskReaper({ db: deps.db, writes, clock: deps.clock, events, logger: deps.logger });
+  const reaper = startTaskReaper({ db: deps.db, writes, clock: deps.clock, updates, logger: deps.logger });
   app.addHook('onClose', async () => {
     reaper.stop();
-    await events.close();
+    await updates.close();
   });
 
   app.register(async (scope) => {
@@ -159,7 +159,7 @@ export function registerA2aRoutes(app: FastifyInstance, deps: A2aDeps): void {
         });
       const codec = codecFor(choice.version);
       const envelope = readEnvelope(request.body);
-      const call = callContext(deps, request, codec, events);
+      const call = callContext(deps, request, codec, updates);
       if (envelope.notification) {
         await runNotification(call, envelope);
         return reply.code(204).send();
@@ -171,7 +171,7 @@ export function registerA2aRoutes(app: FastifyInstance, deps: A2aDeps): void {
       await writeSse(
         reply,
         outcome.events,
-        (event) => success(envelope.id, codec.statusEvent(event)),
+        (event) => success(envelope.id, codec.statusUpdate(event)),
         (error) => failure(envelope.id, toRpcError(error), codec),
       );
       return reply;

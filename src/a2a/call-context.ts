@@ -3,13 +3,13 @@ import type pg from 'pg';
 import type { LogFn, Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import type { WriteBatcher } from '../db/write-batcher.js';
+import type { WriteCommitter } from '../db/group-commit.js';
 import type { OutboundPolicy } from '../lib/outbound-url-policy.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { SecretBoxSource } from './push-configs/push-config-secrets.js';
 import type { PushConfigContext } from './push-configs/push-configs.service.js';
 import type { SkillDeps } from './skills/skill.js';
-import type { TaskEventBus } from './tasks/task-events.js';
+import type { StatusUpdateBus } from './tasks/status-updates.js';
 import type { RunContext } from './tasks/task-runner.js';
 import type { StoreContext } from './tasks/task-store.js';
 import type { Codec } from './versions/codec.js';
@@ -20,23 +20,23 @@ export interface A2aDeps extends SkillDeps {
   db: Kysely<Database>;
   logger: Logger;
   /** Task writes share commits on the embedded database. */
-  writes: WriteBatcher;
-  /** PostgreSQL: task status events reach other instances over NOTIFY on this pool. */
+  writes: WriteCommitter;
+  /** PostgreSQL: task status updates reach other instances over NOTIFY on this pool. */
   pgPool?: pg.Pool | undefined;
   /** PostgreSQL: where they are LISTENed for; absent (behind a pooler) streams poll their task instead. */
   listenPool?: pg.Pool | undefined;
   rateLimiter: RateLimiter;
   /** Seals push configs' secrets. */
   secretBox: SecretBoxSource;
-  /** Webhook URLs are tenant URLs. */
+  /** Callback URLs are tenant URLs. */
   outbound: OutboundPolicy;
 }
 
 /** One authenticated JSON-RPC call: who calls (the key's project), in which protocol version. */
 export interface CallContext {
   deps: A2aDeps;
-  events: TaskEventBus;
-  writes: WriteBatcher;
+  updates: StatusUpdateBus;
+  writes: WriteCommitter;
   projectId: string;
   codec: Codec;
   logger: { info: LogFn; warn: LogFn; error: LogFn };
@@ -50,7 +50,7 @@ export const storeContext = (call: CallContext): StoreContext => ({
   db: call.deps.db,
   writes: call.writes,
   clock: call.deps.clock,
-  events: call.events,
+  updates: call.updates,
   projectId: call.projectId,
 });
 

@@ -2,7 +2,7 @@ import { findProject } from '../projects/projects.service.js';
 import { extendedDescription } from './agent-card.js';
 import type { CallContext } from './call-context.js';
 import { pushContext, storeContext } from './call-context.js';
-import type { StatusEvent } from './model.js';
+import type { StatusUpdate } from './model.js';
 import {
   createPushConfig,
   deletePushConfig,
@@ -13,14 +13,14 @@ import { sendMessage, sendStreamingMessage } from './send-message.js';
 import { cancelTask, currentStatus, getTask, listTasks } from './tasks/task-store.js';
 import type { Operation, OperationParams } from './versions/codec.js';
 
-/** A method's outcome: a JSON-RPC `result`, or a stream of status events for SSE. */
-export type CallResult = { kind: 'json'; result: unknown } | { kind: 'stream'; events: AsyncIterable<StatusEvent> };
+/** A method's outcome: a JSON-RPC `result`, or a stream of status updates for SSE. */
+export type CallResult = { kind: 'json'; result: unknown } | { kind: 'stream'; events: AsyncIterable<StatusUpdate> };
 
 type Handlers = { [K in Operation]: (call: CallContext, params: OperationParams[K]) => Promise<CallResult> };
 
 const json = (result: unknown): CallResult => ({ kind: 'json', result });
 
-async function* once(event: StatusEvent): AsyncIterable<StatusEvent> {
+async function* once(event: StatusUpdate): AsyncIterable<StatusUpdate> {
   yield event;
 }
 

@@ -82,8 +82,8 @@ export interface Task {
   metadata?: JsonObject;
 }
 
-/** A status change of a task, as streams and webhooks carry it. `seq` orders a task's changes. */
-export interface StatusEvent {
+/** A status change of a task, as streams and callbacks carry it. `seq` orders a task's changes. */
+export interface StatusUpdate {
   taskId: string;
   contextId: string;
   seq: number;
@@ -95,7 +95,7 @@ export interface AuthenticationInfo {
   credentials?: string;
 }
 
-/** The protocol version a push config was registered with decides its webhook body (rule `a2a-webhooks`). */
+/** The protocol version a push config was registered with decides its callback body (rule `a2a-webhooks`). */
 export type ProtocolVersion = '1.0' | '0.3';
 
 export interface PushConfigInput {

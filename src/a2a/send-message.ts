@@ -6,7 +6,7 @@ import { AsyncQueue } from './async-queue.js';
 import type { CallContext } from './call-context.js';
 import { pushContext, runContext, storeContext } from './call-context.js';
 import { rpcError } from './errors.js';
-import { isFinal, isTerminal, type SendInput, type StatusEvent, type Task } from './model.js';
+import { isFinal, isTerminal, type SendInput, type StatusUpdate, type Task } from './model.js';
 import { preparePushConfig } from './push-configs/push-configs.service.js';
 import { selectSkill } from './skills/registry.js';
 import { runTask, type RunRequest } from './tasks/task-runner.js';
@@ -118,7 +118,7 @@ async function holderToReplay(call: CallContext, key: TaskKey): Promise<string |
 async function runOnce(
   call: CallContext,
   request: KeyedRequest,
-  onEvent?: (event: StatusEvent) => void,
+  onEvent?: (event: StatusUpdate) => void,
 ): Promise<{ task: Task; replayed: boolean }> {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
@@ -149,10 +149,10 @@ export async function sendMessage(call: CallContext, input: SendInput): Promise<
  * terminal one last (rule `a2a-streams`), also when another instance cancels the task. A replay streams the stored
  * task's current status once. Refusals happen before the returned stream yields anything.
  */
-export async function sendStreamingMessage(call: CallContext, input: SendInput): Promise<AsyncIterable<StatusEvent>> {
+export async function sendStreamingMessage(call: CallContext, input: SendInput): Promise<AsyncIterable<StatusUpdate>> {
   const request = await prepare(call, input);
-  const queue = new AsyncQueue<StatusEvent>();
-  const unsubscribe = await call.events.subscribe(
+  const queue = new AsyncQueue<StatusUpdate>();
+  const unsubscribe = await call.updates.subscribe(
     request.taskId,
     (event) => queue.push(event),
     () => latestStatus(storeContext(call), request.taskId),

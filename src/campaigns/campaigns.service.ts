@@ -8,8 +8,8 @@ import * as repo from './campaigns.repository.js';
 import { CreateCampaignBody, PatchCampaignBody, type CampaignStatus } from './campaigns.schemas.js';
 import { validateCondition } from '../conditions/validate-condition.js';
 import { decodeCursor, encodeCursor, parseLimit } from '../lib/pagination.js';
-import { parseMessageTemplate, type MessageTemplate } from './templates.js';
-import { parseAudience } from './trigger-body.js';
+import { parseMessageTemplate, type MessageTemplate } from './templates/templates.js';
+import { parseAudience } from './triggers/trigger-body.js';
 
 export type { Campaign } from './campaigns.repository.js';
 type Campaign = repo.Campaign;

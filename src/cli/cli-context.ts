@@ -10,7 +10,7 @@ export { checkedOption, optionalFlag, requireFlag, UsageError, type ParsedArgs }
 
 /**
  * One `herald <name>` command, spread into main.ts's `commands`. Its usage line declares its
- * options (cli-args.ts `optionsFromUsage`): `--name N` takes a value, `[--json]` is a switch.
+ * options (cli-args.ts `declarationFromUsage`): `--name N` takes a value, `[--json]` is a switch.
  */
 export interface CliCommand {
   /** e.g. `project create --name N [--json]` */

@@ -33,7 +33,7 @@ function openInput(path: string | undefined): NodeJS.ReadableStream {
 }
 
 /**
- * `users import`: NDJSON in, streamed in batches of `IMPORT_TRANSACTION_ROWS` through the same
+ * `users import`: NDJSON in, streamed in transactions of `IMPORT_TRANSACTION_ROWS` lines through the same
  * service as `POST /api/v1/users:import`, so memory stays flat at any input size. Stdout gets one
  * NDJSON result per failed line, then the totals `{"created","updated","failed"}`.
  */
@@ -43,10 +43,10 @@ async function runImport(path: string | undefined, projectId: string, config: Co
   await withHerald(config, async (h) => {
     await assertProject(h, projectId);
     const deps = { writes: h.writes, clock: h.clock };
-    let batch: ImportLine[] = [];
+    let lines: ImportLine[] = [];
     const flush = async () => {
-      const summary = await importUsers(deps, projectId, batch);
-      batch = [];
+      const summary = await importUsers(deps, projectId, lines);
+      lines = [];
       totals.created += summary.created;
       totals.updated += summary.updated;
       totals.failed += summary.failed;
@@ -57,10 +57,10 @@ async function runImport(path: string | undefined, projectId: string, config: Co
       lineNumber++;
       const text = raw.trim();
       if (text === '') continue;
-      batch.push(parseImportLine(text, lineNumber));
-      if (batch.length >= IMPORT_TRANSACTION_ROWS) await flush();
+      lines.push(parseImportLine(text, lineNumber));
+      if (lines.length >= IMPORT_TRANSACTION_ROWS) await flush();
     }
-    if (batch.length > 0) await flush();
+    if (lines.length > 0) await flush();
   });
   await writeLine(process.stdout, totals);
   if (totals.failed > 0)

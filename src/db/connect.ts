@@ -65,7 +65,7 @@ function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
   const pool = openPool(url, target.poolSize ?? 10, target);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: droppingReadOnlySessions(pool) }) });
   // LISTEN holds one connection for as long as it listens: through a transaction-mode pooler the
-  // notices would go to whichever client borrowed the server connection, so only a direct one will do.
+  // NOTIFYs would go to whichever client borrowed the server connection, so only a direct one will do.
   const listenPool = target.listenUrl
     ? openPool(target.listenUrl, LISTEN_POOL_SIZE, target)
     : target.pooler === 'transaction'

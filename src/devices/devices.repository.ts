@@ -41,7 +41,7 @@ export function findDevice(db: Db, projectId: string, deviceId: string): Promise
   return selectDevices(db, projectId).where('devices.device_id', '=', deviceId).executeTakeFirst();
 }
 
-/** Batched lookups for sends: one query per up to 500 ids instead of one per item. */
+/** Bulk lookups for sends: one query per up to 500 ids instead of one per item. */
 const LOOKUP_CHUNK = 500;
 
 async function inChunks<T>(ids: string[], query: (chunk: string[]) => Promise<T[]>): Promise<T[]> {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { WriteBatcher } from '../db/write-batcher.js';
+import type { WriteCommitter } from '../db/group-commit.js';
 import type { Clock } from '../lib/clock.js';
 import type { OutboundPolicy } from '../lib/outbound-url-policy.js';
 import { ProjectUserId } from '../users/users.schemas.js';
@@ -16,7 +16,7 @@ const ErrorBody = Type.Object({ error: Type.String() });
 export interface DeviceRouteDeps extends IdentityDeps {
   clock: Clock;
   /** Registrations share commits on the embedded database. */
-  writes: WriteBatcher;
+  writes: WriteCommitter;
   /** Web Push endpoints are tenant URLs, checked against the outbound policy at registration. */
   outbound: OutboundPolicy;
 }

@@ -4,7 +4,7 @@ import { readJson, writeJson } from '../db/json.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { newTimeOrderedId } from '../lib/ids.js';
-import type { WriteBatcher } from '../db/write-batcher.js';
+import type { WriteCommitter } from '../db/group-commit.js';
 import { ensureUser, getUser } from '../users/users.service.js';
 import * as repo from './devices.repository.js';
 import * as registration from './registration.repository.js';
@@ -82,7 +82,7 @@ export interface RegisterDeviceOptions {
 
 /**
  * Rule `devices`: registers or refreshes a device, creating its user if needed; the push address moves to it.
- * Pure database work on `db` (a transaction, or a unit of the write batcher: safe to run again after
+ * Pure database work on `db` (a transaction, or a unit of the group commit: safe to run again after
  * a rollback). Answers the device as stored.
  */
 export async function writeDevice(
@@ -133,12 +133,12 @@ export async function writeDevice(
 }
 
 /**
- * `writeDevice` through the write batcher (on the embedded database concurrent registrations share
+ * `writeDevice` through the group commit (on the embedded database concurrent registrations share
  * one commit). Concurrent registrations of one address queue on its row (the last to commit owns
  * it); the rare race left on PostgreSQL, one device id registered with two addresses at once, is retried.
  */
 export async function registerDevice(
-  writes: WriteBatcher,
+  writes: WriteCommitter,
   clock: Clock,
   projectId: string,
   input: RegisterDeviceBody,

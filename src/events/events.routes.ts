@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { WriteBatcher } from '../db/write-batcher.js';
+import type { WriteCommitter } from '../db/group-commit.js';
 import type { Clock } from '../lib/clock.js';
 import { ProjectUserId } from '../users/users.schemas.js';
 import { TrackEventsBody } from './events.schemas.js';
@@ -55,7 +55,7 @@ const UserEvents = Type.Object(
 export interface EventRouteDeps extends IdentityDeps {
   clock: Clock;
   /** Events share commits on the embedded database. */
-  writes: WriteBatcher;
+  writes: WriteCommitter;
 }
 
 export function registerEventRoutes(fastify: FastifyInstance, deps: EventRouteDeps): void {
@@ -68,9 +68,9 @@ export function registerEventRoutes(fastify: FastifyInstance, deps: EventRouteDe
       config: { auth: 'client', rateLimitClass: 'management' },
       schema: {
         operationId: 'trackEvents',
-        summary: 'Track one event, or a batch of up to 500 (public or secret key)',
+        summary: 'Track one event, or a list of up to 500 (public or secret key)',
         description:
-          'Stores one event (the body is the event) or a batch (`{"events": [...]}`, answered `{"events": [...]}`). Events feed event-triggered campaigns and campaign conditions; with identity verification on, the public key needs X-Service-User-Token for each user.',
+          'Stores one event (the body is the event) or a list (`{"events": [...]}`, answered `{"events": [...]}`). Events feed event-triggered campaigns and campaign conditions; with identity verification on, the public key needs X-Service-User-Token for each user.',
         tags: ['events'],
         security,
         body: TrackEventsBody,
@@ -83,13 +83,13 @@ export function registerEventRoutes(fastify: FastifyInstance, deps: EventRouteDe
     },
     async (request) => {
       const body = request.body;
-      const batch = 'events' in body ? body.events : [body];
+      const list = 'events' in body ? body.events : [body];
       await verifyIdentity(
         request,
-        batch.map((e) => e.project_user_id),
+        list.map((e) => e.project_user_id),
       );
       // Checked before the work joins a shared commit, so a bad event never rolls back the others'.
-      const stored = await deps.writes.run(events.eventsToStore(deps.clock, request.auth!.projectId, batch));
+      const stored = await deps.writes.run(events.eventsToStore(deps.clock, request.auth!.projectId, list));
       const tracked = stored.map((e) => ({
         event_id: e.eventId,
         project_user_id: e.projectUserId,

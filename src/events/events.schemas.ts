@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Properties, ProjectUserId } from '../users/users.schemas.js';
 
-export const MAX_EVENTS_PER_BATCH = 500;
+export const MAX_EVENTS_PER_REQUEST = 500;
 
 export const EVENT_NAME_PATTERN = '^[^\\u0000-\\u001F\\u007F\\uD800-\\uDFFF]+$';
 export const EventName = Type.String({ minLength: 1, maxLength: 255, pattern: EVENT_NAME_PATTERN });
@@ -23,7 +23,7 @@ export const TrackEventsBody = Type.Union(
   [
     EventInput,
     Type.Object(
-      { events: Type.Array(EventInput, { minItems: 1, maxItems: MAX_EVENTS_PER_BATCH }) },
+      { events: Type.Array(EventInput, { minItems: 1, maxItems: MAX_EVENTS_PER_REQUEST }) },
       { additionalProperties: false },
     ),
   ],

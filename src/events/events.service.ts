@@ -74,7 +74,7 @@ function assertValidEvent(event: EventInput, index: number): void {
  * Rule `events`: checks the events at once (throwing a 400's error) and answers the database work that stores
  * them with their properties and timestamp (default: now), creating users that do not exist yet.
  * The work is pure database work for one transaction (all stored or none), safe to run again after a
- * rollback: a unit for the write batcher.
+ * rollback: a unit for the group commit.
  */
 export function eventsToStore(
   clock: Clock,

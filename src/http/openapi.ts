@@ -22,7 +22,10 @@ const TAGS = [
   { name: 'campaigns', description: 'Templated messages to segments, started by the API or by events.' },
   { name: 'identity', description: 'Identity verification of public-key calls about a user.' },
   { name: 'project', description: 'The project the key belongs to.' },
-  { name: 'webhooks', description: 'Delivery events sent to your endpoints, signed (Standard Webhooks).' },
+  {
+    name: 'webhooks',
+    description: 'Notices of sends and triggers POSTed to your endpoints, signed (Standard Webhooks).',
+  },
 ];
 
 const DESCRIPTION = [

@@ -21,7 +21,7 @@ import { backoffMs } from '../lib/retry-delay.js';
 export interface JobRunnerOptions {
   db: Kysely<Database>;
   /**
-   * PostgreSQL only: one client of it LISTENs for enqueue notices, so jobs start without waiting
+   * PostgreSQL only: one client of it LISTENs for enqueue NOTIFYs, so jobs start without waiting
    * for a poll. Absent on PostgreSQL (behind a pooler without DATABASE_LISTEN_URL): polling only.
    */
   listenPool?: pg.Pool | undefined;
@@ -70,7 +70,7 @@ export interface JobRunner {
 
 const MAX_ERROR_BACKOFF_MS = 30_000;
 const ABORT_GRACE_MS = 1000;
-const CLEANUP_BATCH = 1000;
+const CLEANUP_ROWS = 1000;
 
 export function createJobRunner(options: JobRunnerOptions): JobRunner {
   const clock = options.clock ?? systemClock;
@@ -111,7 +111,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     claiming = claimAndRun().finally(() => (claiming = undefined));
   };
 
-  /** A hint that jobs may be claimable (a notice, a free slot). Ignored while the database is failing, so the backoff holds. */
+  /** A hint that jobs may be claimable (a NOTIFY, a free slot). Ignored while the database is failing, so the backoff holds. */
   const wake = () => {
     if (claimFailures === 0) claimNow();
   };
@@ -201,16 +201,16 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     const now = clock.now();
     try {
       let deleted = 0;
-      // A few batches per round bounds the work; a large backlog shrinks over several rounds.
+      // A few deletes per round bound the work; a large backlog shrinks over several rounds.
       for (let round = 0; round < 10; round += 1) {
         const count = await deleteFinishedJobs(
           options.db,
           now - (options.succeededRetentionMs ?? 3_600_000),
           now - (options.deadRetentionMs ?? 7 * 86_400_000),
-          CLEANUP_BATCH,
+          CLEANUP_ROWS,
         );
         deleted += count;
-        if (count < CLEANUP_BATCH || state !== 'running') break;
+        if (count < CLEANUP_ROWS || state !== 'running') break;
       }
       if (deleted > 0) logger.debug({ deleted }, 'deleted finished jobs');
     } catch (error) {

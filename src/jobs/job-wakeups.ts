@@ -20,9 +20,9 @@ export interface JobWakeups {
 const MAX_RECONNECT_DELAY_MS = 30_000;
 
 /**
- * Keeps one pooled client LISTENing on the jobs channel and calls `onWake` for every notice. When
+ * Keeps one pooled client LISTENing on the jobs channel and calls `onWake` for every NOTIFY. When
  * the connection drops it reconnects with backoff (1 s doubling to 30 s) and wakes once on
- * reconnecting, since notices sent while disconnected are lost. Polling still covers any gap.
+ * reconnecting, since NOTIFYs sent while disconnected are lost. Polling still covers any gap.
  * Resolves after the first connection attempt, whether or not it succeeded.
  */
 export async function listenForJobWakeups(pool: pg.Pool, logger: Logger, onWake: () => void): Promise<JobWakeups> {
@@ -114,8 +114,8 @@ export function listenForLocalJobWakeups(db: Db, onWake: () => void): JobWakeups
 }
 
 /**
- * Tells runners that jobs were enqueued through `db`. PostgreSQL: a notice delivered on commit and
- * dropped on rollback (identical notices in one transaction fold into one). SQLite: runners in this
+ * Tells runners that jobs were enqueued through `db`. PostgreSQL: a NOTIFY delivered on commit and
+ * dropped on rollback (identical NOTIFYs in one transaction fold into one). SQLite: runners in this
  * process are woken after the current turn, since inside a transaction the job is not visible until
  * it commits (and a claim waits for that).
  */

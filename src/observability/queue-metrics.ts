@@ -4,7 +4,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import '../jobs/jobs.repository.js';
-import '../campaigns/triggers.repository.js';
+import '../campaigns/triggers/triggers.repository.js';
 
 const JOB_STATES = ['pending', 'running', 'succeeded', 'dead'] as const;
 const TRIGGER_STATES = ['queued', 'running', 'completed', 'failed', 'canceled'] as const;

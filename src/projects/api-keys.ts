@@ -28,9 +28,3 @@ export function digestsEqual(a: string, b: string): boolean {
   const right = Buffer.from(b, 'hex');
   return left.length === right.length && timingSafeEqual(left, right);
 }
-
-export function keyKindOf(key: string): KeyKind | undefined {
-  if (key.startsWith(KEY_PREFIX.secret)) return 'secret';
-  if (key.startsWith(KEY_PREFIX.public)) return 'public';
-  return undefined;
-}

@@ -4,7 +4,7 @@ import type { BucketSpec, TokenBucketStore } from '../rate-limit/token-buckets.j
 import { sleep } from './retry-policy.js';
 
 /** Tokens fetched from the shared store per round trip, at most (a 500-item request waits for one). */
-const MAX_BATCH = 500;
+const MAX_TOKENS_PER_TAKE = 500;
 /** Tokens held locally longer than this are dropped, so a late burst never exceeds the bucket. */
 const RESERVOIR_TTL_MS = 1000;
 
@@ -33,8 +33,8 @@ interface Gate {
 /**
  * Provider quotas (one bucket per FCM project, one per APNs topic) on the shared token-bucket store,
  * so every Herald instance draws from the same bucket. Sends wait for a token (up to their
- * deadline) instead of exceeding the quota. Tokens are fetched in batches for all waiting sends of
- * a key, so a busy key costs one store round trip per batch, not per message.
+ * deadline) instead of exceeding the quota. Tokens are taken several at a time for all waiting sends of
+ * a key, so a busy key costs one store round trip per take, not per message.
  */
 export class ProviderQuota {
   private readonly gates = new Map<string, Gate>();
@@ -157,7 +157,7 @@ export class ProviderQuota {
           gate.waiters.shift()!.resolve(true);
         }
         if (gate.waiters.length === 0) break;
-        const want = Math.max(1, Math.min(gate.waiters.length, Math.floor(spec.capacity), MAX_BATCH));
+        const want = Math.max(1, Math.min(gate.waiters.length, Math.floor(spec.capacity), MAX_TOKENS_PER_TAKE));
         const granted = await this.take(key, spec, want);
         now = this.now();
         if (granted > 0) {

@@ -9,8 +9,8 @@ import { DeliveryStatus, type AttemptResult, type DeviceSend, type DeviceSendOut
 import type { PushRuntime } from './push-runtime.js';
 import { retryDelayMs, sleep } from './retry-policy.js';
 import { ABORTED } from './transport-error.js';
-import { DELIVERY_EVENT_TYPES } from './delivery-event-publisher.js';
-import { deliveryEvent, prunedEvent } from './delivery-events.js';
+import { DELIVERY_NOTICE_TYPES } from './notice-outbox.js';
+import { deliveryNotice, prunedNotice } from './delivery-notices.js';
 
 /**
  * A deadline as epoch ms. `undefined`: the request budget (REQUEST_TIMEOUT_MS less a margin). A value
@@ -83,16 +83,16 @@ export async function sendToDevices(
     }),
   );
   if (options.recordDeliveries !== false)
-    await push.events.recordWithEvents(
+    await push.notices.recordWithNotices(
       db,
       projectId,
-      DELIVERY_EVENT_TYPES,
+      DELIVERY_NOTICE_TYPES,
       (d) =>
         insertDeliveries(
           d,
           outcomes.map((outcome, i) => deliveryRow(projectId, sends[i]!, outcome)),
         ),
-      () => outcomes.map((outcome, i) => deliveryEvent(projectId, sends[i]!, outcome)),
+      () => outcomes.map((outcome, i) => deliveryNotice(projectId, sends[i]!, outcome)),
     );
   push.observer?.sendsFinished(outcomes);
   await noteCredentialProblems(push, db, projectId, outcomes);
@@ -295,7 +295,7 @@ async function noteCredentialProblems(
 
 /**
  * Token hygiene (rule `token-hygiene`): an unregistered address is deleted at once, an invalid one disabled; with a
- * `device.pruned` webhook subscribed, its event commits with the change (only when a row changed).
+ * `device.pruned` webhook subscribed, its notice commits with the change (only when a row changed).
  */
 async function applyTokenAction(
   push: PushRuntime,
@@ -308,12 +308,12 @@ async function applyTokenAction(
   const { device } = send;
   const reason = result.reason ?? result.status;
   const pruned = (action: 'removed' | 'disabled') => (changed: boolean) =>
-    changed ? [prunedEvent(projectId, send, messageId, action, reason, push.clock.now())] : [];
+    changed ? [prunedNotice(projectId, send, messageId, action, reason, push.clock.now())] : [];
   try {
     if (result.tokenAction === 'remove') {
       // Apple's advice: a token registered again after it was reported invalid is valid again.
       if (result.unregisteredAt !== undefined && device.updatedAt > result.unregisteredAt) return undefined;
-      await push.events.recordWithEvents(
+      await push.notices.recordWithNotices(
         db,
         projectId,
         ['device.pruned'],
@@ -323,7 +323,7 @@ async function applyTokenAction(
       return 'removed';
     }
     if (result.tokenAction === 'disable') {
-      await push.events.recordWithEvents(
+      await push.notices.recordWithNotices(
         db,
         projectId,
         ['device.pruned'],

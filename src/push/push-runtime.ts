@@ -22,7 +22,7 @@ import { ApnsSender } from './providers/apns.js';
 import { FcmTokenSource } from './providers/fcm-auth.js';
 import { FcmSender } from './providers/fcm.js';
 import { WebPushSender } from './providers/webpush.js';
-import { NO_DELIVERY_EVENTS, type DeliveryEvents } from './delivery-event-publisher.js';
+import { NO_NOTICE_OUTBOX, type NoticeOutbox } from './notice-outbox.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 
 export interface PushRuntimeOptions {
@@ -41,10 +41,10 @@ export interface PushRuntimeOptions {
   credentialsTtlMs?: number;
   /** Name resolution for tenant URLs (tests: a resolver that answers what they need, e.g. a rebinding one). */
   outboundLookup?: Lookup;
-  /** Told about every finished batch of sends (metrics). */
+  /** Told about every finished `sendToDevices` call (metrics). */
   observer?: PushObserver;
-  /** Where delivery events go (src/herald.ts passes the webhooks implementation); default nowhere. */
-  events?: DeliveryEvents;
+  /** Where notices go (src/herald.ts passes the webhooks implementation); default nowhere. */
+  notices?: NoticeOutbox;
   /** The process's sealing box (src/herald.ts shares one); default: made from the configuration on first use. */
   secretBox?: SecretBoxSource;
 }
@@ -63,8 +63,8 @@ export interface PushRuntime {
   readonly apnsAuth: ApnsTokenSource;
   readonly senders: { fcm: FcmSender; apns: ApnsSender; webpush: WebPushSender };
   readonly observer: PushObserver | undefined;
-  /** Delivery events (implemented by webhooks/): every send path queues its outcomes' events here, in the transaction that records them. */
-  readonly events: DeliveryEvents;
+  /** Notices (implemented by webhooks/): every send path queues its outcomes' notices here, in the transaction that records them. */
+  readonly notices: NoticeOutbox;
   /** The sealing key for credentials; throws a clear error on PostgreSQL without HERALD_SECRET_KEY. */
   secretBox(): SecretBox;
   credentials(db: Db, projectId: string): Promise<ProjectCredentials>;
@@ -157,7 +157,7 @@ export function createPushRuntime(
       webpush: new WebPushSender(https, now),
     },
     observer: options.observer,
-    events: options.events ?? NO_DELIVERY_EVENTS,
+    notices: options.notices ?? NO_NOTICE_OUTBOX,
     secretBox() {
       box ??= options.secretBox?.() ?? createSecretBox(resolveSecretKey(config, database.dialect));
       return box;

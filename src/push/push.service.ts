@@ -44,7 +44,7 @@ function messagesOf(items: PushItem[]): PushMessage[] {
   });
 }
 
-/** Looks every target up in a few batched queries (not one per item: that dominated a 500-item send). */
+/** Looks every target up in a few bulk queries (not one per item: that dominated a 500-item send). */
 async function resolveTargets(db: Db, projectId: string, items: PushItem[]): Promise<Resolved[]> {
   const deviceIds: string[] = [];
   const userIds: string[] = [];

@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js';
-import type { WriteBatcher } from '../db/write-batcher.js';
+import type { WriteCommitter } from '../db/group-commit.js';
 import { AppError } from '../errors.js';
 import { assertSafeInput } from '../http/input-guard.js';
 import type { Clock } from '../lib/clock.js';
@@ -7,7 +7,7 @@ import { newTimeOrderedId } from '../lib/ids.js';
 import { upsertUsersMerging } from './users-import.repository.js';
 import { assertValidProjectUserId, assertValidProperties } from './users.service.js';
 
-/** Users one import request may carry; the CLI streams any number in batches of this size at most. */
+/** Users one import request may carry; the CLI streams any number in requests of this size at most. */
 export const MAX_IMPORT_PER_CALL = 10_000;
 /** Users written per transaction: large enough to amortize the commit, small enough to keep a transaction short. */
 export const IMPORT_TRANSACTION_ROWS = 1000;
@@ -169,7 +169,7 @@ async function writeUsers(db: Db, projectId: string, now: number, rows: ValidUse
  * multi-row statements, `IMPORT_TRANSACTION_ROWS` per transaction. Results come in input order.
  */
 export async function importUsers(
-  deps: { writes: WriteBatcher; clock: Clock },
+  deps: { writes: WriteCommitter; clock: Clock },
   projectId: string,
   lines: ImportLine[],
 ): Promise<ImportSummary> {

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/database.js';
-import type { WriteBatcher } from '../db/write-batcher.js';
+import type { WriteCommitter } from '../db/group-commit.js';
 import { invalid } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { ImportBody, ImportResponse, IMPORT_DESCRIPTION } from './users-import.schemas.js';
@@ -24,7 +24,7 @@ export interface UserIoRouteDeps {
   /** A replica (DATABASE_READ_URL) or `db`: only the user list reads it, a read that may lag. */
   readDb: Db;
   clock: Clock;
-  writes: WriteBatcher;
+  writes: WriteCommitter;
 }
 
 /** Listing users and bulk import: JSON `{"error"}` for every failure (`GET /users/{id}` is in src/profiles/). */

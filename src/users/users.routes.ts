@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.js';
-import type { WriteBatcher } from '../db/write-batcher.js';
+import type { WriteCommitter } from '../db/group-commit.js';
 import type { Clock } from '../lib/clock.js';
 import { invalid } from '../errors.js';
 import { replyIdempotently } from '../idempotency/idempotency.http.js';
@@ -36,7 +36,7 @@ export interface UserRouteDeps {
   readDb: Kysely<Database>;
   clock: Clock;
   /** User creates share commits on the embedded database. */
-  writes: WriteBatcher;
+  writes: WriteCommitter;
 }
 
 export function registerUserRoutes(fastify: FastifyInstance, deps: UserRouteDeps): void {

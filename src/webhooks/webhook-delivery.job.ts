@@ -11,10 +11,10 @@ import {
   type OutboundTarget,
 } from '../lib/outbound-url-policy.js';
 import { redactUrl } from '../lib/redact.js';
-import { postWebhook, webhookAgent, WEBHOOK_PROTOCOLS, WEBHOOK_RETRY_WINDOW_MS } from '../lib/webhook-sender.js';
+import { postOutbound, outboundAgent, POST_PROTOCOLS, POST_RETRY_WINDOW_MS } from '../lib/outbound-post.js';
 import type { SecretBoxSource } from '../crypto/secret-box.js';
-import type { DeliveryEvents } from '../push/delivery-event-publisher.js';
-import type { StoredEvent } from './webhook-events.js';
+import type { NoticeOutbox } from '../push/notice-outbox.js';
+import type { StoredNotice } from './notices.js';
 import { standardWebhookHeaders } from './webhook-signer.js';
 import * as repo from './webhooks.repository.js';
 import { signingSecrets } from './webhooks.service.js';
@@ -24,7 +24,7 @@ export interface WebhookDeliveryDeps {
   outbound: OutboundPolicy;
   secrets: SecretBoxSource;
   /** This process's subscription cache, told when a failing subscription is disabled. */
-  events?: Pick<DeliveryEvents, 'invalidate'> | undefined;
+  notices?: Pick<NoticeOutbox, 'invalidate'> | undefined;
   /** Per request (default 10 s, as rule `a2a-webhooks` has for A2A). */
   timeoutMs?: number;
   /** Requests under way at once per job (default 4), over keep-alive connections. */
@@ -34,16 +34,16 @@ export interface WebhookDeliveryDeps {
 /** A subscription whose every delivery has failed for this long is disabled (`DELIVERY_FAILING`), as Svix does. */
 export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 60 * 60 * 1000;
 
-type Attempt = { event: StoredEvent; ok: boolean; unreachable?: boolean };
+type Attempt = { notice: StoredNotice; ok: boolean; unreachable?: boolean };
 
 /**
- * Delivers a job's events to one subscription, each as its own signed POST (Standard Webhooks).
+ * Delivers a job's notices to one subscription, each as its own signed POST (Standard Webhooks).
  * The destination is checked against the outbound-URL policy once per run and every request goes
- * to that checked address (no DNS rebinding), without following redirects. Events answered 2xx
+ * to that checked address (no DNS rebinding), without following redirects. Notices answered 2xx
  * are done; the rest are retried with the queue's backoff as a counted attempt of the same job,
  * carrying only them, until 24 h after they happened; then the job is abandoned (dead, holding
- * the events it could not deliver). A deleted or disabled subscription, or an event type it no
- * longer wants, drops the events; a destination the policy now refuses abandons them at once.
+ * the notices it could not deliver). A deleted or disabled subscription, or a notice type it no
+ * longer wants, drops the notices; a destination the policy now refuses abandons them at once.
  */
 export function createWebhookDeliveryHandler(deps: WebhookDeliveryDeps): JobHandler<'webhooks.deliver'> {
   return async (payload, helpers) => {
@@ -51,30 +51,30 @@ export function createWebhookDeliveryHandler(deps: WebhookDeliveryDeps): JobHand
     const log = logger.child({ webhook_id: payload.webhookId });
     const webhook = await repo.findWebhook(db, payload.projectId, payload.webhookId);
     if (!webhook?.enabled) {
-      log.info({ events: payload.events.length }, 'webhook deleted or disabled; its queued events are dropped');
+      log.info({ notices: payload.events.length }, 'webhook deleted or disabled; its queued notices are dropped');
       return;
     }
-    const events = payload.events.filter((e) => webhook.events.includes(e.type));
-    if (events.length === 0) return;
-    const deadline = Math.min(...events.map((e) => e.createdAt)) + WEBHOOK_RETRY_WINDOW_MS;
-    const left = (rest: StoredEvent[]) => ({ ...payload, events: rest });
+    const notices = payload.events.filter((e) => webhook.events.includes(e.type));
+    if (notices.length === 0) return;
+    const deadline = Math.min(...notices.map((e) => e.createdAt)) + POST_RETRY_WINDOW_MS;
+    const left = (rest: StoredNotice[]) => ({ ...payload, events: rest });
 
     let attempts: Attempt[] = []; // none when the host does not resolve: retried like a receiver that is down
     try {
-      const target = await resolveOutboundTarget(webhook.url, deps.outbound, WEBHOOK_PROTOCOLS);
-      attempts = await deliverAll(deps, helpers, target, signingSecrets(deps, webhook, deps.clock.now()), events);
+      const target = await resolveOutboundTarget(webhook.url, deps.outbound, POST_PROTOCOLS);
+      attempts = await deliverAll(deps, helpers, target, signingSecrets(deps, webhook, deps.clock.now()), notices);
     } catch (error) {
       if (error instanceof OutboundUrlRefused) {
         log.warn(
           { url: redactUrl(webhook.url), reason: error.reason },
-          'webhook destination refused; events abandoned',
+          'webhook destination refused; notices abandoned',
         );
-        throw new AbandonJobError(`destination refused: ${error.reason}`, { payload: left(events) });
+        throw new AbandonJobError(`destination refused: ${error.reason}`, { payload: left(notices) });
       }
       if (!(error instanceof OutboundHostUnresolved)) throw error;
     }
-    const done = new Set(attempts.filter((a) => a.ok).map((a) => a.event));
-    const failed = events.filter((e) => !done.has(e)); // answered otherwise, or not tried
+    const done = new Set(attempts.filter((a) => a.ok).map((a) => a.notice));
+    const failed = notices.filter((e) => !done.has(e)); // answered otherwise, or not tried
     if (done.size > 0) await repo.noteDeliverySuccess(db, webhook.id);
     if (failed.length === 0) return;
 
@@ -82,9 +82,9 @@ export function createWebhookDeliveryHandler(deps: WebhookDeliveryDeps): JobHand
     if (interrupted && attempts.every((a) => a.ok)) throw new RetryJobError({ payload: left(failed) });
     if (done.size === 0 && (await disableIfFailingTooLong(deps, db, webhook, log))) return;
     const now = deps.clock.now();
-    const reason = `${failed.length} of ${events.length} events not delivered to ${redactUrl(webhook.url)}`;
+    const reason = `${failed.length} of ${notices.length} notices not delivered to ${redactUrl(webhook.url)}`;
     if (now >= deadline) {
-      log.error({ events: failed.map((e) => e.id) }, 'webhook events not delivered within 24 h; they are dead');
+      log.error({ notices: failed.map((e) => e.id) }, 'webhook notices not delivered within 24 h; they are dead');
       throw new AbandonJobError(reason, { payload: left(failed) });
     }
     // The queue's backoff, cut short so the last attempt falls on the 24 h mark.
@@ -94,7 +94,7 @@ export function createWebhookDeliveryHandler(deps: WebhookDeliveryDeps): JobHand
 }
 
 /**
- * Sends each event as its own message, a few at a time over keep-alive connections to the checked
+ * Sends each notice as its own message, a few at a time over keep-alive connections to the checked
  * address. A network error or timeout means the receiver is unreachable: no new request starts.
  */
 async function deliverAll(
@@ -102,38 +102,38 @@ async function deliverAll(
   helpers: JobHelpers,
   target: OutboundTarget,
   secrets: string[],
-  events: StoredEvent[],
+  notices: StoredNotice[],
 ): Promise<Attempt[]> {
   const concurrency = Math.max(1, deps.concurrency ?? 4);
-  const agent = webhookAgent(target, concurrency);
+  const agent = outboundAgent(target, concurrency);
   const attempts: Attempt[] = [];
   let next = 0;
   const stop = () => helpers.stopping.aborted || helpers.signal.aborted || attempts.some((a) => a.unreachable === true);
   const worker = async () => {
-    while (next < events.length && !stop()) {
-      const event = events[next++]!;
+    while (next < notices.length && !stop()) {
+      const notice = notices[next++]!;
       const headers = {
         'content-type': 'application/json',
         'user-agent': 'Herald-Webhooks',
-        ...standardWebhookHeaders(secrets, event.id, deps.clock.now(), event.body),
+        ...standardWebhookHeaders(secrets, notice.id, deps.clock.now(), notice.body),
       };
       try {
-        const status = await postWebhook({
+        const status = await postOutbound({
           target,
           headers,
-          body: event.body,
+          body: notice.body,
           agent,
           signal: helpers.signal,
           ...(deps.timeoutMs ? { timeoutMs: deps.timeoutMs } : {}),
         });
-        attempts.push({ event, ok: status >= 200 && status <= 299 });
+        attempts.push({ notice, ok: status >= 200 && status <= 299 });
       } catch {
-        attempts.push({ event, ok: false, unreachable: true });
+        attempts.push({ notice, ok: false, unreachable: true });
       }
     }
   };
   try {
-    await Promise.all(Array.from({ length: Math.min(concurrency, events.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(concurrency, notices.length) }, worker));
   } finally {
     agent.destroy();
   }
@@ -148,7 +148,7 @@ async function disableIfFailingTooLong(
 ): Promise<boolean> {
   const now = deps.clock.now();
   if (!(await repo.noteDeliveryFailure(db, webhook.id, now, now - DISABLE_AFTER_FAILING_MS))) return false;
-  deps.events?.invalidate(webhook.projectId);
+  deps.notices?.invalidate(webhook.projectId);
   log.warn({ url: redactUrl(webhook.url) }, 'every delivery to this webhook has failed for 5 days; it is disabled');
   return true;
 }

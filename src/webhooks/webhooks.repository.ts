@@ -1,7 +1,7 @@
 import type { Db, JsonColumn } from '../db/database.js';
 import { sqlDialect } from '../db/dialect.js';
 import { readJson, writeJson } from '../db/json.js';
-import type { WebhookEventType } from '../push/delivery-event-publisher.js';
+import type { NoticeType } from '../push/notice-outbox.js';
 
 export interface WebhookSubscriptionsTable {
   id: string;
@@ -32,7 +32,7 @@ export interface WebhookRecord {
   id: string;
   projectId: string;
   url: string;
-  events: WebhookEventType[];
+  events: NoticeType[];
   description: string | null;
   secret: string;
   previousSecret: string | null;
@@ -50,7 +50,7 @@ const toRecord = (r: WebhookSubscriptionsTable): WebhookRecord => ({
   id: r.id,
   projectId: r.project_id,
   url: r.url,
-  events: readJson<WebhookEventType[]>(r.events),
+  events: readJson<NoticeType[]>(r.events),
   description: r.description,
   secret: r.secret,
   previousSecret: r.previous_secret,
@@ -125,19 +125,19 @@ export async function listWebhooks(db: Db, projectId: string): Promise<WebhookRe
 export async function listEnabledSubscriptions(
   db: Db,
   projectId: string,
-): Promise<Array<{ id: string; events: WebhookEventType[] }>> {
+): Promise<Array<{ id: string; events: NoticeType[] }>> {
   const rows = await db
     .selectFrom('webhook_subscriptions')
     .select(['id', 'events'])
     .where('project_id', '=', projectId)
     .where('enabled', '=', 1)
     .execute();
-  return rows.map((r) => ({ id: r.id, events: readJson<WebhookEventType[]>(r.events) }));
+  return rows.map((r) => ({ id: r.id, events: readJson<NoticeType[]>(r.events) }));
 }
 
 export interface WebhookChanges {
   url?: string;
-  events?: WebhookEventType[];
+  events?: NoticeType[];
   description?: string | null;
   enabled?: boolean;
   secret?: string;

@@ -5,7 +5,7 @@ import type { Db } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { OutboundPolicy } from '../lib/outbound-url-policy.js';
 import type { SecretBoxSource } from '../crypto/secret-box.js';
-import type { DeliveryEvents } from '../push/delivery-event-publisher.js';
+import type { NoticeOutbox } from '../push/notice-outbox.js';
 import {
   CreatedWebhook,
   CreateWebhookBody,
@@ -27,8 +27,8 @@ export interface WebhookRouteDeps {
   outbound: OutboundPolicy;
   /** Seals the signing secrets. */
   secretBox: SecretBoxSource;
-  /** This process's delivery-event emitter, whose subscription cache a change here refreshes at once. */
-  events?: DeliveryEvents | undefined;
+  /** This process's notice outbox, whose subscription cache a change here refreshes at once. */
+  notices?: NoticeOutbox | undefined;
 }
 
 // Bodies are validated against the named schemas they reference; the type provider cannot see through a reference.
@@ -46,7 +46,7 @@ const SIGNING =
   '(`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`; Svix libraries verify it), ' +
   'retried with exponential backoff for 24 h on a non-2xx answer or a network error, never following redirects.';
 
-/** Delivery-event webhooks, managed with the secret key. */
+/** Webhooks (subscriptions to notices), managed with the secret key. */
 export function registerWebhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps): void {
   for (const schema of WEBHOOK_SCHEMAS) fastify.addSchema(schema);
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -55,7 +55,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: WebhookRou
     clock: deps.clock,
     outbound: deps.outbound,
     secrets: deps.secretBox,
-    events: deps.events,
+    notices: deps.notices,
   };
 
   app.post(
@@ -64,7 +64,7 @@ export function registerWebhookRoutes(fastify: FastifyInstance, deps: WebhookRou
       config,
       schema: {
         operationId: 'createWebhook',
-        summary: 'Subscribe a URL to delivery events',
+        summary: 'Subscribe a URL to notices of sends and triggers',
         description: `${SIGNING} The answer carries the signing secret, shown only here. At most ${webhooks.MAX_WEBHOOKS_PER_PROJECT} webhooks per project (409 WEBHOOK_LIMIT_REACHED); a URL the outbound-URL policy refuses is 400 WEBHOOK_URL_REFUSED.`,
         tags,
         security,

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../push/delivery-event-publisher.js';
+import { NOTICE_TYPES, type NoticeType } from '../push/notice-outbox.js';
 
 /** A reference to a named schema (registered with `addSchema`), typed as the schema itself. */
 export const ref = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T>>(Type.Ref(schema.$id!));
@@ -7,14 +7,14 @@ export const ref = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T>>(Type
 /** Webhook ids are `wh_` + 24 base62 characters. */
 export const WEBHOOK_ID_PATTERN = '^wh_[A-Za-z0-9]{1,64}$';
 
-const EventType = Type.Unsafe<WebhookEventType>({
+const EventType = Type.Unsafe<NoticeType>({
   type: 'string',
-  enum: [...WEBHOOK_EVENT_TYPES],
+  enum: [...NOTICE_TYPES],
   description:
     '`delivery.sent` (a provider accepted a send to a device), `delivery.failed` (a send to a device ended otherwise), ' +
     '`device.pruned` (token hygiene removed or disabled a device), `trigger.completed` (a campaign trigger ended: completed, failed or canceled)',
 });
-const Events = Type.Array(EventType, { minItems: 1, maxItems: WEBHOOK_EVENT_TYPES.length, uniqueItems: true });
+const Events = Type.Array(EventType, { minItems: 1, maxItems: NOTICE_TYPES.length, uniqueItems: true });
 const Url = Type.String({
   minLength: 1,
   maxLength: 2048,

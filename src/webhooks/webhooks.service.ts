@@ -8,14 +8,14 @@ import {
   resolveOutboundTarget,
   type OutboundPolicy,
 } from '../lib/outbound-url-policy.js';
-import { WEBHOOK_PROTOCOLS } from '../lib/webhook-sender.js';
+import { POST_PROTOCOLS } from '../lib/outbound-post.js';
 import type { SecretBoxSource } from '../crypto/secret-box.js';
-import type { DeliveryEvents } from '../push/delivery-event-publisher.js';
-import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../push/delivery-event-publisher.js';
+import type { NoticeOutbox } from '../push/notice-outbox.js';
+import { NOTICE_TYPES, type NoticeType } from '../push/notice-outbox.js';
 import { newSigningSecret } from './webhook-signer.js';
 import * as repo from './webhooks.repository.js';
 
-/** What webhook management needs; `events` is told about changes so this process's cache follows at once. */
+/** What webhook management needs; `notices` is told about changes so this process's cache follows at once. */
 export interface WebhookDeps {
   db: Db;
   clock: Clock;
@@ -23,7 +23,7 @@ export interface WebhookDeps {
   outbound: OutboundPolicy;
   /** Seals signing secrets at rest (HERALD_SECRET_KEY, or DATA_DIR/secret.key on the embedded default). */
   secrets: SecretBoxSource;
-  events?: Pick<DeliveryEvents, 'invalidate'> | undefined;
+  notices?: Pick<NoticeOutbox, 'invalidate'> | undefined;
 }
 
 /** Subscriptions per project: enough for several environments and receivers, few enough to fan out cheaply. */
@@ -71,21 +71,21 @@ export function signingSecrets(deps: Pick<WebhookDeps, 'secrets'>, w: repo.Webho
   return [current, box.open(w.previousSecret, aad)];
 }
 
-function checkEvents(events: string[]): WebhookEventType[] {
-  const unknown = events.filter((e) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(e));
+function checkEvents(events: string[]): NoticeType[] {
+  const unknown = events.filter((e) => !(NOTICE_TYPES as readonly string[]).includes(e));
   if (unknown.length > 0)
     throw invalid(
       'INVALID_WEBHOOK_EVENTS',
-      `Unknown event type ${JSON.stringify(unknown[0])}; use ${WEBHOOK_EVENT_TYPES.join(', ')}`,
+      `Unknown event type ${JSON.stringify(unknown[0])}; use ${NOTICE_TYPES.join(', ')}`,
     );
   if (events.length === 0) throw invalid('INVALID_WEBHOOK_EVENTS', 'events must name at least one event type');
-  return [...new Set(events as WebhookEventType[])];
+  return [...new Set(events as NoticeType[])];
 }
 
 /** The outbound-URL policy, with DNS: a refused or unresolvable destination is a 400 naming the host and reason only. */
 async function checkUrl(deps: WebhookDeps, url: string): Promise<string> {
   try {
-    await resolveOutboundTarget(url, deps.outbound, WEBHOOK_PROTOCOLS);
+    await resolveOutboundTarget(url, deps.outbound, POST_PROTOCOLS);
   } catch (error) {
     if (error instanceof OutboundUrlRefused || error instanceof OutboundHostUnresolved)
       throw invalid('WEBHOOK_URL_REFUSED', `Webhook url refused: ${error.message}`);
@@ -128,7 +128,7 @@ export async function createWebhook(deps: WebhookDeps, projectId: string, input:
       'WEBHOOK_LIMIT_REACHED',
       `A project may have at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks; delete one first`,
     );
-  deps.events?.invalidate(projectId);
+  deps.notices?.invalidate(projectId);
   return { ...webhookToWire(record), secret };
 }
 
@@ -150,14 +150,14 @@ export async function updateWebhook(deps: WebhookDeps, projectId: string, id: st
   };
   if (!(await repo.updateWebhook(deps.db, projectId, id, changes, deps.clock.now())))
     throw notFound('WEBHOOK_NOT_FOUND', `Webhook ${id} does not exist`);
-  deps.events?.invalidate(projectId);
+  deps.notices?.invalidate(projectId);
   return getWebhook(deps, projectId, id);
 }
 
-/** Idempotent, like the other deletes: an unknown id is not an error. Queued events for it are dropped. */
+/** Idempotent, like the other deletes: an unknown id is not an error. Queued notices for it are dropped. */
 export async function deleteWebhook(deps: WebhookDeps, projectId: string, id: string): Promise<void> {
   await repo.deleteWebhook(deps.db, projectId, id);
-  deps.events?.invalidate(projectId);
+  deps.notices?.invalidate(projectId);
 }
 
 /** A new signing secret, shown once; the old one keeps signing beside it for `PREVIOUS_SECRET_GRACE_MS`. */

@@ -102,7 +102,7 @@ export interface Received {
   status: number;
 }
 
-/** A local webhook receiver; `failFirst` answers 500 to that many requests first. */
+/** A local callback receiver; `failFirst` answers 500 to that many requests first. */
 export async function startReceiver(options: { failFirst?: number; status?: number } = {}) {
   const received: Received[] = [];
   let failures = options.failFirst ?? 0;

@@ -2,8 +2,8 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { reapLapsedTasks } from '../../src/a2a/tasks/task-leases.js';
 import { insertTaskLease } from '../../src/a2a/tasks/task-leases.repository.js';
-import { createTaskEventBus } from '../../src/a2a/tasks/task-events.js';
-import { writeBatcherFor } from '../../src/db/write-batcher.js';
+import { createStatusUpdateBus } from '../../src/a2a/tasks/status-updates.js';
+import { writeCommitterFor } from '../../src/db/group-commit.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { workingTask } from '../helpers/tasks.js';
@@ -26,16 +26,16 @@ async function abandonedTask(ctx: TestContext, key: string, leaseUntil: number):
 describe.each(TEST_DIALECTS)('A2A tasks whose instance died, on %s', (dialect) => {
   const ctx = useTestContext(dialect);
   const reap = async () => {
-    const events = createTaskEventBus(undefined, pino({ level: 'silent' }));
+    const updates = createStatusUpdateBus(undefined, pino({ level: 'silent' }));
     try {
       return await reapLapsedTasks({
         db: ctx().database.db,
-        writes: writeBatcherFor(ctx().database.db, dialect),
+        writes: writeCommitterFor(ctx().database.db, dialect),
         clock: systemClock,
-        events,
+        updates,
       });
     } finally {
-      await events.close();
+      await updates.close();
     }
   };
   const send = (key: string) =>

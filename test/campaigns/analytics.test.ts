@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createCampaignJobHandlers } from '../../src/campaigns/campaign-fanout.job.js';
-import { foldDeliveryCounts } from '../../src/campaigns/delivery-analytics.repository.js';
-import { recordDeliveries } from '../../src/campaigns/trigger-deliveries.repository.js';
+import { createCampaignJobHandlers } from '../../src/campaigns/fanout/campaign-fanout.job.js';
+import { foldDeliveryCounts } from '../../src/campaigns/analytics/delivery-analytics.repository.js';
+import { recordDeliveries } from '../../src/campaigns/triggers/trigger-deliveries.repository.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';

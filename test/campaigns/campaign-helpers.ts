@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
-import type { SendRecord } from '../../src/campaigns/outcome-committer.js';
+import type { SendRecord } from '../../src/campaigns/fanout/outcome-committer.js';
 import { DeliveryStatus } from '../../src/push/push.types.js';
-import { createCampaignJobHandlers } from '../../src/campaigns/campaign-fanout.job.js';
+import { createCampaignJobHandlers } from '../../src/campaigns/fanout/campaign-fanout.job.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import type { TestContext } from '../helpers/test-app.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { createCampaignJobHandlers } from '../../src/campaigns/campaign-fanout.job.js';
+import { createCampaignJobHandlers } from '../../src/campaigns/fanout/campaign-fanout.job.js';
 import { claimJobs } from '../../src/jobs/jobs.repository.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { systemClock } from '../../src/lib/clock.js';

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { createOutcomeCommitter, type SendRecord } from '../../src/campaigns/outcome-committer.js';
-import { recordDeliveries } from '../../src/campaigns/trigger-deliveries.repository.js';
+import { createOutcomeCommitter, type SendRecord } from '../../src/campaigns/fanout/outcome-committer.js';
+import { recordDeliveries } from '../../src/campaigns/triggers/trigger-deliveries.repository.js';
 import { DeliveryStatus } from '../../src/push/push.types.js';
-import type { WebhookEvent } from '../../src/push/delivery-event-publisher.js';
+import type { Notice } from '../../src/push/notice-outbox.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { createCampaign, createUser, sendRecord, triggerOk } from './campaign-helpers.js';
@@ -21,10 +21,10 @@ async function aTrigger(ctx: TestContext): Promise<string> {
   return triggerOk(ctx, campaignId, { audience: { targets: [{ project_user_id: name }] } }, ctx.secret);
 }
 
-const withEvent = (r: SendRecord): SendRecord => ({
+const withNotice = (r: SendRecord): SendRecord => ({
   ...r,
   // Only handed to the test's `emit`, never stored.
-  events: [{ type: 'delivery.sent', at: r.delivery.completed_at, data: {} } as unknown as WebhookEvent],
+  notices: [{ type: 'delivery.sent', at: r.delivery.completed_at, data: {} } as unknown as Notice],
 });
 
 const ledgerCount = async (ctx: TestContext, triggerId: string) =>
@@ -47,10 +47,10 @@ describe.each(TEST_DIALECTS)('group commit of send outcomes (%s)', (dialect) => 
     const committer = createOutcomeCommitter(ctx().database.db, {
       lingerMs: 5,
       emit: async () => {
-        if (others++ < 10_000) committer.add(withEvent(sendRecord(ctx().project.project_id, triggerId)));
+        if (others++ < 10_000) committer.add(withNotice(sendRecord(ctx().project.project_id, triggerId)));
       },
     });
-    const mine = Array.from({ length: 5 }, () => withEvent(sendRecord(ctx().project.project_id, triggerId)));
+    const mine = Array.from({ length: 5 }, () => withNotice(sendRecord(ctx().project.project_id, triggerId)));
     for (const r of mine) committer.add(r);
     await committer.drain();
     const recorded = await ctx()

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createOutcomeCommitter } from '../../src/campaigns/outcome-committer.js';
+import { createOutcomeCommitter } from '../../src/campaigns/fanout/outcome-committer.js';
 import { loadConfig } from '../../src/config.js';
 import { openConfiguredDatabase, type DatabaseHandle } from '../../src/db/connect.js';
 import { DeliveryStatus } from '../../src/push/push.types.js';

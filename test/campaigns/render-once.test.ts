@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { messageReadsUser } from '../../src/campaigns/template-reads.js';
-import { parseMessageTemplate } from '../../src/campaigns/templates.js';
+import { messageReadsUser } from '../../src/campaigns/templates/template-reads.js';
+import { parseMessageTemplate } from '../../src/campaigns/templates/templates.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { configureProviders, fcmToken, pushOverrides, registerDevice, useFakeProviders } from '../push/push-helpers.js';

@@ -6,9 +6,9 @@ import {
   createTemplateRenderer,
   type TemplateRenderer,
   type TemplateRendererOptions,
-} from '../../src/campaigns/render-pool.js';
-import type { RenderOutcome } from '../../src/campaigns/render-batch.js';
-import type { RenderScope } from '../../src/campaigns/templates.js';
+} from '../../src/campaigns/templates/render-pool.js';
+import type { RenderOutcome } from '../../src/campaigns/templates/render-chunk.js';
+import type { RenderScope } from '../../src/campaigns/templates/templates.js';
 
 // The render pool itself, with real worker threads: its watchdog, the strike budget and the order in
 // which it serves projects. The same through the HTTP app: test/security/template-fairness.test.ts.
@@ -153,7 +153,7 @@ describe('the template render pool', () => {
     const long = pool
       .render(SLOW, scopes(40, 'a'), { projectId: 'a', triggerId: 't-long' })
       .then((o) => order.push(`a: ${o.filter((x) => x.ok).length} rendered`));
-    // Queued once A's task runs: each waits for A's current recipient (and the quantum), then goes.
+    // Queued once A's chunk runs: each waits for A's current recipient (and the quantum), then goes.
     await sleep(100);
     const preview = pool
       .render(QUICK, [scope('p')], { projectId: 'b', interactive: true })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCampaignJobHandlers } from '../../src/campaigns/campaign-fanout.job.js';
+import { createCampaignJobHandlers } from '../../src/campaigns/fanout/campaign-fanout.job.js';
 import { createJobRunner } from '../../src/jobs/jobs.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { SEND_ABORTED } from '../../src/push/push-dispatch.js';

@@ -1,15 +1,15 @@
 import { Liquid } from 'liquidjs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FILTER_CAPS } from '../../src/campaigns/template-guards.js';
+import { DEFAULT_FILTER_CAPS } from '../../src/campaigns/templates/template-guards.js';
 import {
   parseMessageTemplate,
   RenderFailure,
   renderMessage,
   type RenderScope,
   type TemplateLimits,
-} from '../../src/campaigns/templates.js';
+} from '../../src/campaigns/templates/templates.js';
 
-// The caps on what one filter call, comparison, output or allocation may be given (template-guards.ts),
+// The caps on what one filter call, comparison, output or allocation may be given (templates/template-guards.ts),
 // and the time budget checked between filters. `npm run bench:templates` measures each step at its cap.
 
 const { elements: E, chars: C, allocation: A } = DEFAULT_FILTER_CAPS;

@@ -4,7 +4,7 @@ import {
   renderMessage,
   RenderFailure,
   triggerPropertiesRequiredByMessage,
-} from '../../src/campaigns/templates.js';
+} from '../../src/campaigns/templates/templates.js';
 
 const required = (title: string) => [...triggerPropertiesRequiredByMessage(parseMessageTemplate({ title }))].sort();
 const scope = {

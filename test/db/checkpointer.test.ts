@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { startCheckpointer } from '../../src/db/checkpointer.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { createWriteBatcher } from '../../src/db/write-batcher.js';
+import { createGroupCommit } from '../../src/db/group-commit.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 
@@ -64,10 +64,10 @@ describe('the checkpointer thread', () => {
       const checkpointer = startCheckpointer(database, { restartAbovePages: RESTART_ABOVE_PAGES, intervalMs: 5 })!;
       const pageSize = connection.pragma('page_size', { simple: true }) as number;
       await checkpointer.ready;
-      // Writes through the group-commit batcher, one after another for 1.5 s, as a busy server
+      // Writes through the group commit, one after another for 1.5 s, as a busy server
       // makes them: passive checkpoints rarely find the log wholly copied when a commit begins, and
       // a RESTART bounds it only if the writer lets it have the write lock (the write gate).
-      const writes = createWriteBatcher(database.db);
+      const writes = createGroupCommit(database.db);
       let commits = 0;
       const largest = await largestWal(database, async () => {
         const until = Date.now() + 1500;

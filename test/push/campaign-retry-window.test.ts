@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCampaignJobHandlers } from '../../src/campaigns/campaign-fanout.job.js';
+import { createCampaignJobHandlers } from '../../src/campaigns/fanout/campaign-fanout.job.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { recordDeliveries } from '../../src/campaigns/trigger-deliveries.repository.js';
+import { recordDeliveries } from '../../src/campaigns/triggers/trigger-deliveries.repository.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { dayStart, partitionName } from '../../src/db/partitions.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { recordDeliveries } from '../../src/campaigns/trigger-deliveries.repository.js';
+import { recordDeliveries } from '../../src/campaigns/triggers/trigger-deliveries.repository.js';
 import { dayStart, partitionName } from '../../src/db/partitions.js';
 import { DAY_MS } from '../../src/lib/clock.js';
 import { enforceRetention } from '../../src/retention/enforce-retention.js';

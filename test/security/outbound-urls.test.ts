@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPushConfig } from '../../src/a2a/push-configs/push-configs.service.js';
-import { createWebhookJobHandler } from '../../src/a2a/push-configs/webhook.job.js';
+import { createCallbackJobHandler } from '../../src/a2a/push-configs/callback.job.js';
 import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { systemClock } from '../../src/lib/clock.js';
@@ -360,7 +360,7 @@ describe.each(TEST_DIALECTS)(
   },
 );
 
-describe.each(TEST_DIALECTS)('webhooks and DNS rebinding on %s', (dialect) => {
+describe.each(TEST_DIALECTS)('A2A callbacks and DNS rebinding on %s', (dialect) => {
   const ctx = useTestContext(dialect, { env: { HERALD_SECRET_KEY: TEST_SECRET_KEY } });
 
   it('checks the address at delivery again: a name that answered public at creation and loopback later is dropped unsent', async () => {
@@ -408,7 +408,7 @@ describe.each(TEST_DIALECTS)('webhooks and DNS rebinding on %s', (dialect) => {
       'TASK_STATE_CANCELED',
     );
     const clock = manualClock();
-    const handler = createWebhookJobHandler({
+    const handler = createCallbackJobHandler({
       clock,
       outbound: { allowPrivateNetworks: false, lookup: rebinding },
       secrets,

@@ -131,7 +131,7 @@ describe.each(TEST_DIALECTS)("one project's templates cannot delay another proje
       new Set(['DELIVERY_RESULT_STATUS_SKIPPED TEMPLATE_RENDER_TIMEOUT']),
     );
     const count = (pattern: RegExp) => rows.filter((r) => pattern.test(r.detail ?? '')).length;
-    // Ten overruns (one more per other task of the trigger already rendering when the tenth came in),
+    // Ten overruns (one more per other chunk of the trigger already rendering when the tenth came in),
     // three at the full budget and the rest at a tenth of it; the others never reached a worker.
     const overran = count(/^(message\.body: )?rendering ran past its time budget of (200|20) ms and was stopped$/);
     expect(overran).toBeGreaterThanOrEqual(10);

@@ -68,7 +68,7 @@ export function deliverWebhooks(
         clock,
         outbound: options.outbound ?? { allowPrivateNetworks: true },
         secrets: ctx.herald.secretBox,
-        events: ctx.herald.push.events,
+        notices: ctx.herald.push.notices,
         ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
       }),
     },

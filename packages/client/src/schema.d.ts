@@ -126,8 +126,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Track one event, or a batch of up to 500 (public or secret key)
-         * @description Stores one event (the body is the event) or a batch (`{"events": [...]}`, answered `{"events": [...]}`). Events feed event-triggered campaigns and campaign conditions; with identity verification on, the public key needs X-Service-User-Token for each user.
+         * Track one event, or a list of up to 500 (public or secret key)
+         * @description Stores one event (the body is the event) or a list (`{"events": [...]}`, answered `{"events": [...]}`). Events feed event-triggered campaigns and campaign conditions; with identity verification on, the public key needs X-Service-User-Token for each user.
          */
         post: operations["trackEvents"];
         delete?: never;
@@ -630,7 +630,7 @@ export interface paths {
         get: operations["listWebhooks"];
         put?: never;
         /**
-         * Subscribe a URL to delivery events
+         * Subscribe a URL to notices of sends and triggers
          * @description Each event is POSTed as its own message `{"type","timestamp","data"}`, signed in the Standard Webhooks format (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>`; Svix libraries verify it), retried with exponential backoff for 24 h on a non-2xx answer or a network error, never following redirects. The answer carries the signing secret, shown only here. At most 20 webhooks per project (409 WEBHOOK_LIMIT_REACHED); a URL the outbound-URL policy refuses is 400 WEBHOOK_URL_REFUSED.
          */
         post: operations["createWebhook"];

@@ -4,7 +4,7 @@ import * as repo from './push-configs.repository.js';
 
 /*
  * A push config's token and `authentication.credentials` are secrets the tenant shares with its
- * webhook receiver: sealed at rest with the push credentials' key (HERALD_SECRET_KEY, or
+ * callback receiver: sealed at rest with the push credentials' key (HERALD_SECRET_KEY, or
  * DATA_DIR/secret.key on the embedded default), bound to their project, task and config.
  */
 export type { SecretBoxSource } from '../../crypto/secret-box.js';
@@ -58,9 +58,9 @@ export function openSecrets(box: SecretBoxSource, config: repo.StoredPushConfig)
 export async function sealLegacyPushConfigSecrets(db: Db, box: SecretBoxSource): Promise<number> {
   let sealed = 0;
   for (;;) {
-    const batch = await repo.listUnsealedConfigs(db, 500);
-    if (batch.length === 0) return sealed;
-    for (const config of batch) {
+    const page = await repo.listUnsealedConfigs(db, 500);
+    if (page.length === 0) return sealed;
+    for (const config of page) {
       await repo.replaceSecrets(
         db,
         config.token === undefined && config.authentication?.credentials === undefined

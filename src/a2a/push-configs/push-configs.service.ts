@@ -7,10 +7,10 @@ import {
   type OutboundPolicy,
 } from '../../lib/outbound-url-policy.js';
 import { newId } from '../../lib/ids.js';
-import { WEBHOOK_MAX_ATTEMPTS, WEBHOOK_PROTOCOLS } from '../../lib/webhook-sender.js';
+import { POST_MAX_ATTEMPTS, POST_PROTOCOLS } from '../../lib/outbound-post.js';
 import { enqueueJob } from '../../jobs/jobs.js';
 import { rpcError } from '../errors.js';
-import type { ProtocolVersion, PushConfig, PushConfigInput, StatusEvent, Task } from '../model.js';
+import type { ProtocolVersion, PushConfig, PushConfigInput, StatusUpdate, Task } from '../model.js';
 import { findTask } from '../tasks/tasks.repository.js';
 import { invalidParams } from '../versions/codec.js';
 import { codecFor } from '../versions/codecs.js';
@@ -23,7 +23,7 @@ export interface PushConfigContext {
   db: Db;
   clock: Clock;
   projectId: string;
-  /** The outbound-URL policy webhook destinations are checked against (http and https). */
+  /** The outbound-URL policy callback destinations are checked against (http and https). */
   outbound: OutboundPolicy;
   /** Seals the token and credentials at rest. */
   secrets: SecretBoxSource;
@@ -42,7 +42,7 @@ declare module '../../jobs/job-types.js' {
   }
 }
 
-// Header values are echoed into webhook requests: printable ASCII only, so a request never fails to build.
+// Header values are echoed into callback requests: printable ASCII only, so a request never fails to build.
 const HEADER_SAFE = /^[\x20-\x7e]*$/;
 const AUTH_SCHEME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -63,7 +63,7 @@ async function checkPushConfig(
   if (auth?.credentials !== undefined && !HEADER_SAFE.test(auth.credentials))
     throw invalidParams([{ field: 'authentication.credentials', description: 'must be printable ASCII' }]);
   try {
-    await resolveOutboundTarget(input.url, ctx.outbound, WEBHOOK_PROTOCOLS);
+    await resolveOutboundTarget(input.url, ctx.outbound, POST_PROTOCOLS);
   } catch (error) {
     if (error instanceof OutboundUrlRefused || error instanceof OutboundHostUnresolved) {
       throw invalidParams(
@@ -135,7 +135,7 @@ export async function deletePushConfig(ctx: PushConfigContext, taskId: string, i
 export const listTaskConfigs = (db: Db, projectId: string, taskId: string): Promise<repo.StoredPushConfig[]> =>
   repo.listConfigs(db, projectId, taskId);
 export const storePushConfig = repo.upsertConfig;
-/** A config with its secrets opened (webhook delivery). */
+/** A config with its secrets opened (callback delivery). */
 export async function findStoredConfig(
   db: Db,
   secrets: SecretBoxSource,
@@ -148,19 +148,19 @@ export async function findStoredConfig(
 }
 
 /**
- * Queues one webhook delivery per config for a status change, in the caller's transaction (the
+ * Queues one callback delivery per config for a status change, in the caller's transaction (the
  * delivery exists exactly when the change commits). The body is rendered now, in the config's
  * registration version: v1 `{"statusUpdate"}` or the v0.3 task (rule `a2a-webhooks`).
  */
-export async function enqueueWebhooks(
+export async function enqueueCallbacks(
   db: Db,
   clock: Clock,
   configs: repo.StoredPushConfig[],
-  event: StatusEvent,
+  event: StatusUpdate,
   task: Task,
 ): Promise<void> {
   for (const config of configs) {
-    const { contentType, body } = codecFor(config.protocolVersion).webhook(event, task);
+    const { contentType, body } = codecFor(config.protocolVersion).callback(event, task);
     const payload = {
       projectId: config.projectId,
       taskId: config.taskId,
@@ -169,6 +169,6 @@ export async function enqueueWebhooks(
       body: JSON.stringify(body),
       createdAt: clock.now(),
     };
-    await enqueueJob(db, 'a2a.webhook', payload, { maxAttempts: WEBHOOK_MAX_ATTEMPTS, clock });
+    await enqueueJob(db, 'a2a.webhook', payload, { maxAttempts: POST_MAX_ATTEMPTS, clock });
   }
 }

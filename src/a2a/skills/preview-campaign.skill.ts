@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../errors.js';
-import { parsePreviewInput, previewCampaign } from '../../campaigns/campaign-preview.service.js';
+import { parsePreviewInput, previewCampaign } from '../../campaigns/analytics/campaign-preview.service.js';
 import type { JsonObject } from '../model.js';
 import { invalidParams, paramsValidator } from '../versions/codec.js';
 import { defineSkill } from './skill.js';

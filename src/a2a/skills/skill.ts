@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
-import type { TemplateRenderer } from '../../campaigns/render-pool.js';
+import type { TemplateRenderer } from '../../campaigns/templates/render-pool.js';
 import type { PushRuntime } from '../../push/push-runtime.js';
 import type { JsonObject } from '../model.js';
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../errors.js';
-import { parseTriggerBody } from '../../campaigns/trigger-body.js';
-import { triggerCampaign } from '../../campaigns/trigger.service.js';
+import { parseTriggerBody } from '../../campaigns/triggers/trigger-body.js';
+import { triggerCampaign } from '../../campaigns/triggers/trigger.service.js';
 import type { JsonObject } from '../model.js';
 import { invalidParams, paramsValidator } from '../versions/codec.js';
 import { defineSkill } from './skill.js';

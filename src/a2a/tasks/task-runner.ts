@@ -2,7 +2,7 @@ import type { LogFn } from 'pino';
 import type { Db } from '../../db/database.js';
 import { AppError } from '../../errors.js';
 import { newId, newTimeOrderedId } from '../../lib/ids.js';
-import type { Artifact, Message, StatusEvent, Task, TaskStatus } from '../model.js';
+import type { Artifact, Message, StatusUpdate, Task, TaskStatus } from '../model.js';
 import type { StoredPushConfig } from '../push-configs/push-configs.service.js';
 import type { SkillInvocation } from '../skills/registry.js';
 import type { SkillContext } from '../skills/skill.js';
@@ -86,7 +86,7 @@ async function runAtomic(
   request: RunRequest,
   task: Task,
   submitted: TaskStatus,
-): Promise<{ task: Task; events: StatusEvent[] }> {
+): Promise<{ task: Task; events: StatusUpdate[] }> {
   const skill = request.invocation.skill.descriptor.id;
   const record = async (trx: Db, outcome: Outcome) => {
     const final = { ...task, status: outcome.status, artifacts: outcome.artifacts };
@@ -128,7 +128,7 @@ async function runAtomic(
 export async function runTask(
   ctx: RunContext,
   request: RunRequest,
-  onEvent?: (event: StatusEvent) => void,
+  onEvent?: (event: StatusUpdate) => void,
 ): Promise<Task> {
   const contextId = request.message.contextId ?? newTimeOrderedId();
   const submittedAt = ctx.clock.now();
@@ -142,7 +142,7 @@ export async function runTask(
   };
   if (request.invocation.skill.atomic) {
     const done = await runAtomic(ctx, request, task, submitted);
-    ctx.events.publishLocal(done.events);
+    ctx.updates.publishLocal(done.events);
     if (onEvent) for (const event of done.events) onEvent(event);
     return done.task;
   }

@@ -6,19 +6,19 @@ import {
   type Artifact,
   type ListTasksInput,
   type ListTasksResult,
-  type StatusEvent,
+  type StatusUpdate,
   type Task,
   type TaskStatus,
 } from '../model.js';
 import {
-  enqueueWebhooks,
+  enqueueCallbacks,
   listTaskConfigs,
   storePushConfig,
   type StoredPushConfig,
 } from '../push-configs/push-configs.service.js';
 import { invalidParams } from '../versions/codec.js';
-import type { TaskEventBus } from './task-events.js';
-import type { WriteBatcher } from '../../db/write-batcher.js';
+import type { StatusUpdateBus } from './status-updates.js';
+import type { WriteCommitter } from '../../db/group-commit.js';
 import * as repo from './tasks.repository.js';
 import { insertTaskLease } from './task-leases.repository.js';
 
@@ -26,9 +26,9 @@ import { insertTaskLease } from './task-leases.repository.js';
 export interface StoreContext {
   db: Db;
   /** Every task write goes through it (group commit on the embedded database). */
-  writes: WriteBatcher;
+  writes: WriteCommitter;
   clock: Clock;
-  events: TaskEventBus;
+  updates: StatusUpdateBus;
   projectId: string;
 }
 
@@ -76,7 +76,7 @@ function toTask(r: repo.TaskRecord, view: TaskView = {}): Task {
 }
 
 const toLive = (r: repo.TaskRecord): LiveTask => ({ task: toTask(r), seq: r.seq, statusHistory: r.statusHistory });
-const eventOf = (r: repo.TaskRecord): StatusEvent => ({
+const eventOf = (r: repo.TaskRecord): StatusUpdate => ({
   taskId: r.id,
   contextId: r.contextId,
   seq: r.seq,
@@ -97,14 +97,14 @@ export async function taskExists(ctx: Pick<StoreContext, 'db' | 'projectId'>, id
   return (await repo.findTask(ctx.db, ctx.projectId, id)) !== undefined;
 }
 
-/** The task's current status as a stream event, if the task exists yet (a stream's poll behind a pooler). */
-export async function latestStatus(ctx: StoreContext, id: string): Promise<StatusEvent | undefined> {
+/** The task's current status as a status update, if the task exists yet (a stream's poll behind a pooler). */
+export async function latestStatus(ctx: StoreContext, id: string): Promise<StatusUpdate | undefined> {
   const record = await repo.findTask(ctx.db, ctx.projectId, id);
   return record && eventOf(record);
 }
 
-/** The task's current status as a stream event (SubscribeToTask's snapshot). */
-export async function currentStatus(ctx: StoreContext, id: string): Promise<StatusEvent> {
+/** The task's current status as a status update (SubscribeToTask's snapshot). */
+export async function currentStatus(ctx: StoreContext, id: string): Promise<StatusUpdate> {
   return eventOf(await find(ctx, id));
 }
 
@@ -144,7 +144,7 @@ export async function listTasks(ctx: StoreContext, input: ListTasksInput): Promi
 
 /**
  * Writes a new task with its status changes so far (the last is current), its messages and
- * artifacts, and an inline push config with one queued webhook per change. Pass a transaction;
+ * artifacts, and an inline push config with one queued callback per change. Pass a transaction;
  * publish the returned events once it committed. With a key, throws `TaskKeyHeld` (write nothing
  * more, roll back) when another task holds it.
  */
@@ -156,7 +156,7 @@ export async function recordTask(
   statuses: TaskStatus[],
   pushConfig?: StoredPushConfig,
   key?: repo.TaskKey,
-): Promise<StatusEvent[]> {
+): Promise<StatusUpdate[]> {
   const createdAt = statuses[0]!.timestamp;
   const events = statuses.map((status, i) => ({ taskId: task.id, contextId: task.contextId, seq: i + 1, status }));
   const inserted = await repo.insertTask(
@@ -171,7 +171,7 @@ export async function recordTask(
   if (pushConfig) {
     await storePushConfig(db, pushConfig, createdAt);
     for (const event of events)
-      await enqueueWebhooks(db, ctx.clock, [pushConfig], event, { ...task, status: event.status });
+      await enqueueCallbacks(db, ctx.clock, [pushConfig], event, { ...task, status: event.status });
   }
   return events;
 }
@@ -185,7 +185,7 @@ export async function startTask(
   pushConfig?: StoredPushConfig,
   leaseUntil?: number,
   key?: repo.TaskKey,
-): Promise<{ live: LiveTask; events: StatusEvent[] }> {
+): Promise<{ live: LiveTask; events: StatusUpdate[] }> {
   const statusHistory: TaskStatus[] = [{ state: 'submitted', timestamp: submittedAt }, task.status];
   const events = await ctx.writes.run(async (trx) => {
     const recorded = await recordTask(trx, ctx, task, skill, statusHistory, pushConfig, key);
@@ -193,12 +193,12 @@ export async function startTask(
     if (leaseUntil !== undefined) await insertTaskLease(trx, task.id, ctx.projectId, leaseUntil);
     return recorded;
   });
-  await ctx.events.publish(events);
+  await ctx.updates.publish(events);
   return { live: { task, seq: 2, statusHistory }, events };
 }
 
 /**
- * Moves a task that is not terminal to `status` (adding `artifacts`) and queues its webhooks. When
+ * Moves a task that is not terminal to `status` (adding `artifacts`) and queues its callbacks. When
  * someone changed the task first (a cancel), nothing is written and its current state is returned.
  */
 export async function advanceTask(
@@ -206,9 +206,9 @@ export async function advanceTask(
   live: LiveTask,
   status: TaskStatus,
   artifacts: Artifact[] = [],
-): Promise<{ task: Task; event: StatusEvent; changed: boolean }> {
+): Promise<{ task: Task; event: StatusUpdate; changed: boolean }> {
   const task: Task = { ...live.task, status, artifacts: [...live.task.artifacts, ...artifacts] };
-  const event: StatusEvent = { taskId: task.id, contextId: task.contextId, seq: live.seq + 1, status };
+  const event: StatusUpdate = { taskId: task.id, contextId: task.contextId, seq: live.seq + 1, status };
   const changed = await ctx.writes.run(async (trx) => {
     if (
       !(await repo.appendStatus(
@@ -219,14 +219,14 @@ export async function advanceTask(
       ))
     )
       return false;
-    await enqueueWebhooks(trx, ctx.clock, await listTaskConfigs(trx, ctx.projectId, task.id), event, task);
+    await enqueueCallbacks(trx, ctx.clock, await listTaskConfigs(trx, ctx.projectId, task.id), event, task);
     return true;
   });
   if (!changed) {
     const current = await find(ctx, task.id);
     return { task: toTask(current), event: eventOf(current), changed: false };
   }
-  await ctx.events.publish([event]);
+  await ctx.updates.publish([event]);
   return { task, event, changed: true };
 }
 

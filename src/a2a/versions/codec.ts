@@ -9,7 +9,7 @@ import type {
   PushConfig,
   PushConfigInput,
   SendInput,
-  StatusEvent,
+  StatusUpdate,
   Task,
 } from '../model.js';
 
@@ -34,7 +34,7 @@ export type Decoders = { [K in Operation]: (params: unknown) => OperationParams[
 
 /**
  * One protocol version at the edge: its method names, how params decode into the internal model
- * and how results, stream events, errors and webhooks encode out of it. The two implementations
+ * and how results, stream events, errors and callbacks encode out of it. The two implementations
  * (`v1.ts`, `v0_3.ts`) are the only places that know wire spellings.
  */
 export interface Codec {
@@ -43,13 +43,13 @@ export interface Codec {
   decode: Decoders;
   sendResult(task: Task): unknown;
   task(task: Task): unknown;
-  statusEvent(event: StatusEvent): unknown;
+  statusUpdate(event: StatusUpdate): unknown;
   list(result: ListTasksResult): unknown;
   pushConfig(config: PushConfig, redact: boolean): unknown;
   pushConfigList(configs: PushConfig[]): unknown;
   card(card: CardModel): unknown;
   errorData(error: RpcError): unknown;
-  webhook(event: StatusEvent, task: Task): { contentType: string; body: unknown };
+  callback(event: StatusUpdate, task: Task): { contentType: string; body: unknown };
 }
 
 const MAX_VIOLATIONS = 10;

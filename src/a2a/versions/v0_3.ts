@@ -105,7 +105,7 @@ function decodeSend(params: unknown): SendInput {
 
 /*
  * The encoders build plain literals: a member left `undefined` is omitted by JSON.stringify, the
- * only consumer of encoded values (responses, SSE events, webhook bodies), so no copy drops it first.
+ * only consumer of encoded values (responses, SSE events, callback bodies), so no copy drops it first.
  */
 function encodePart(p: Part): unknown {
   const metadata = p.metadata;
@@ -202,7 +202,7 @@ export const v0_3Codec: Codec = {
   },
   sendResult: encodeTask,
   task: encodeTask,
-  statusEvent: (e) => ({
+  statusUpdate: (e) => ({
     kind: 'status-update',
     taskId: e.taskId,
     contextId: e.contextId,
@@ -216,5 +216,5 @@ export const v0_3Codec: Codec = {
   pushConfigList: (configs) => configs.map((c) => encodePushConfig(c, true)),
   card: v0_3Card,
   errorData: (error) => defined({ reason: error.reason, fieldViolations: error.violations, metadata: error.metadata }),
-  webhook: (event, task) => ({ contentType: 'application/json', body: encodeTask({ ...task, status: event.status }) }),
+  callback: (event, task) => ({ contentType: 'application/json', body: encodeTask({ ...task, status: event.status }) }),
 };

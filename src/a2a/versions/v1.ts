@@ -1,5 +1,5 @@
 import { v1Card } from '../agent-card.js';
-import type { Artifact, Message, Part, PushConfig, PushConfigInput, SendInput, StatusEvent, Task } from '../model.js';
+import type { Artifact, Message, Part, PushConfig, PushConfigInput, SendInput, StatusUpdate, Task } from '../model.js';
 import { iso, paramsValidator, parseTimestampParam, type Codec, type Decoders, type Operation } from './codec.js';
 import { checkPart, decodeRole, decodeState, defined, stateToV1 } from './parts.js';
 import { readProtoJson, ROLE_ENUM, TASK_STATE_ENUM, type ProtoFields } from './proto-json.js';
@@ -93,7 +93,7 @@ function decodeSend(params: unknown): SendInput {
 
 /*
  * The encoders build plain literals: a member left `undefined` is omitted by JSON.stringify, the
- * only consumer of encoded values (responses, SSE events, webhook bodies), so no copy drops it first.
+ * only consumer of encoded values (responses, SSE events, callback bodies), so no copy drops it first.
  */
 const encodePart = (p: Part): unknown => ({
   text: p.text,
@@ -141,7 +141,7 @@ const encodeTask = (t: Task): unknown => ({
   metadata: t.metadata,
 });
 
-const statusUpdate = (e: StatusEvent): unknown => ({
+const statusUpdate = (e: StatusUpdate): unknown => ({
   statusUpdate: { taskId: e.taskId, contextId: e.contextId, status: encodeStatus(e.status) },
 });
 
@@ -221,7 +221,7 @@ export const v1Codec: Codec = {
   decode,
   sendResult: (task) => ({ task: encodeTask(task) }),
   task: encodeTask,
-  statusEvent: statusUpdate,
+  statusUpdate: statusUpdate,
   list: (r) => ({
     tasks: r.tasks.map(encodeTask),
     nextPageToken: r.nextPageToken,
@@ -242,5 +242,5 @@ export const v1Codec: Codec = {
       ? [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: error.violations }]
       : []),
   ],
-  webhook: (event) => ({ contentType: 'application/a2a+json', body: statusUpdate(event) }),
+  callback: (event) => ({ contentType: 'application/a2a+json', body: statusUpdate(event) }),
 };

@@ -2,7 +2,7 @@ import type { AnyKysely } from '../database.js';
 import { columnTypes } from '../schema-helpers.js';
 
 /**
- * Delivery-event webhooks (src/webhooks): a project's subscriptions. `secret` (and during a
+ * Webhooks (src/webhooks): a project's subscriptions to notices. `secret` (and during a
  * rotation `previous_secret`) hold the Standard Webhooks signing secret sealed with the server's
  * secret key; `failing_since` is when the current run of failed deliveries began (auto-disable).
  */

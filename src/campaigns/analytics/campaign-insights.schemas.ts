@@ -1,0 +1,165 @@
+import { Type } from '@sinclair/typebox';
+import { ProjectUserId } from '../../users/users.schemas.js';
+
+/** Schemas of the console's campaign reads: preview, delivery analytics, trigger stream. */
+
+export const ErrorBody = Type.Object({ error: Type.String() });
+export const errorResponses = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody };
+export const security = [{ projectId: [], apiKey: [] }];
+export const tags = ['campaigns'];
+
+const Count = Type.Integer({ minimum: 0 });
+const Json = Type.Record(Type.String(), Type.Unknown());
+
+export const PreviewBody = Type.Object(
+  {
+    project_user_id: ProjectUserId,
+    properties: Type.Optional(
+      Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
+        description: 'Trigger properties, as a trigger would give them (`trigger.*` in the templates)',
+      }),
+    ),
+  },
+  {
+    title: 'PreviewCampaignRequest',
+    additionalProperties: false,
+    examples: [{ project_user_id: 'user-42', properties: { coupon: 'SPRING' } }],
+  },
+);
+
+export const PreviewResponse = Type.Object(
+  {
+    title: Type.String({ description: "'' when the title renders empty (the payloads then carry none)" }),
+    body: Type.String({ description: "'' when the body renders empty" }),
+    image_url: Type.Optional(Type.String()),
+    landing_url: Type.Optional(Type.String()),
+    payloads: Type.Array(
+      Type.Object({
+        provider: Type.Union([Type.Literal('fcm'), Type.Literal('apns'), Type.Literal('webpush')]),
+        payload: Type.Unsafe<Record<string, unknown>>({
+          ...Json,
+          description:
+            "The JSON the provider receives for one device (FCM: without the device's token; Web Push: the plaintext before encryption)",
+        }),
+        bytes: Count,
+        limit: Count,
+        fits: Type.Boolean(),
+      }),
+    ),
+    warnings: Type.Array(
+      Type.Object({ code: Type.Literal('missing_property'), property: Type.String(), message: Type.String() }),
+    ),
+  },
+  {
+    title: 'CampaignPreview',
+    examples: [
+      {
+        title: 'Hello Ada',
+        body: 'Your code: {{trigger.coupon}}',
+        payloads: [
+          {
+            provider: 'fcm',
+            payload: { message: { notification: { title: 'Hello Ada', body: 'Your code: {{trigger.coupon}}' } } },
+            bytes: 83,
+            limit: 4096,
+            fits: true,
+          },
+        ],
+        warnings: [
+          { code: 'missing_property', property: 'trigger.coupon', message: 'trigger property "coupon" was not given' },
+        ],
+      },
+    ],
+  },
+);
+
+export const CampaignIdParams = Type.Object({ campaign_id: Type.String() });
+export const TriggerParams = Type.Object({ campaign_id: Type.String(), trigger_id: Type.String() });
+
+export const AnalyticsQuery = Type.Object({
+  bucket: Type.Optional(Type.String({ description: 'minute | hour (default) | day; UTC buckets' })),
+  since: Type.Optional(Type.String({ description: 'ISO 8601 date-time, inclusive' })),
+  until: Type.Optional(Type.String({ description: 'ISO 8601 date-time, exclusive' })),
+});
+
+export const AnalyticsResponse = Type.Object(
+  {
+    bucket: Type.Union([Type.Literal('minute'), Type.Literal('hour'), Type.Literal('day')]),
+    totals: Type.Object({
+      by_state: Type.Record(Type.String(), Count, { description: 'DELIVERY_RESULT_STATUS_* → outcomes' }),
+      by_provider: Type.Record(Type.String(), Type.Record(Type.String(), Count), {
+        description: 'fcm | apns | webpush (unknown: rows older than the provider column) → state → outcomes',
+      }),
+      by_reason: Type.Record(Type.String(), Count, {
+        description: "The provider's raw code or Herald's skip reason → outcomes",
+      }),
+    }),
+    series: Type.Array(
+      Type.Object({
+        start: Type.String({ format: 'date-time' }),
+        sent: Count,
+        failed: Count,
+      }),
+      { description: 'Buckets holding an outcome, oldest first; sent = accepted, failed = every other outcome' },
+    ),
+  },
+  {
+    title: 'DeliveryAnalytics',
+    examples: [
+      {
+        bucket: 'minute',
+        totals: {
+          by_state: { DELIVERY_RESULT_STATUS_ACCEPTED: 2, DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED: 1 },
+          by_provider: { fcm: { DELIVERY_RESULT_STATUS_ACCEPTED: 2, DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED: 1 } },
+          by_reason: { UNREGISTERED: 1 },
+        },
+        series: [{ start: '2026-11-24T10:15:00.000Z', sent: 2, failed: 1 }],
+      },
+    ],
+  },
+);
+
+const NullableText = Type.Union([Type.String(), Type.Null()]);
+
+export const TriggerDeliveryList = Type.Object(
+  {
+    deliveries: Type.Array(
+      Type.Object({
+        device_id: Type.String(),
+        project_user_id: Type.Union([Type.String(), Type.Null()], { description: 'null once the user is deleted' }),
+        provider: NullableText,
+        status: Type.String({
+          description: '`DELIVERY_RESULT_STATUS_*`; `..._SKIPPED` when the message did not render',
+        }),
+        failure_reason: Type.Union([Type.String(), Type.Null()], {
+          description: "The provider's code, or the skip reason (`TEMPLATE_RENDER_ERROR`, ...)",
+        }),
+        detail: Type.Optional(Type.String({ description: 'Why a skip happened (the template error)' })),
+        message_id: Type.Union([Type.String(), Type.Null()], {
+          description: 'The message (`GET /api/v1/messages/{message_id}`); null for a skip, which sent nothing',
+        }),
+        created_at: Type.String({ format: 'date-time' }),
+      }),
+    ),
+    next_cursor: NullableText,
+  },
+  {
+    title: 'TriggerDeliveryList',
+    examples: [
+      {
+        deliveries: [
+          {
+            device_id: '0c5b2f1e-8d1a-4a57-9d0e-2f3b4c5d6e7f',
+            project_user_id: 'user-42',
+            provider: 'fcm',
+            status: 'DELIVERY_RESULT_STATUS_ACCEPTED',
+            failure_reason: null,
+            message_id: '0194a3b2-7c1d-7e8f-9a0b-1c2d3e4f5a6b',
+            created_at: '2026-01-15T09:30:00.412Z',
+          },
+        ],
+        next_cursor: null,
+      },
+    ],
+  },
+);

@@ -1,0 +1,134 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Db } from '../../db/database.js';
+import { wholeTable } from '../../db/dialect.js';
+import { readJson } from '../../db/json.js';
+import { activeDeviceCountOf } from '../../devices/devices.service.js';
+
+/** A user as the audience queries return it, with the campaign's conditions evaluated in SQL. */
+export interface AudienceUser {
+  id: string;
+  projectUserId: string;
+  properties: Record<string, unknown>;
+  inSegment: boolean;
+  /** In the segment and matching the trigger's audience conditions. */
+  eligible: boolean;
+}
+
+/** SQL booleans arrive as 0/1 from SQLite and true/false from PostgreSQL. */
+const truthy = (value: unknown): boolean => value === true || value === 1 || value === '1' || value === 't';
+
+interface Conditions {
+  segment: RawBuilder<boolean>;
+  audience: RawBuilder<boolean>;
+}
+
+function selectAudience(db: Db, projectId: string, c: Conditions) {
+  return db
+    .selectFrom('users')
+    .select([
+      'users.id',
+      'users.project_user_id',
+      'users.properties',
+      c.segment.as('in_segment'),
+      sql<boolean>`(${c.segment} and ${c.audience})`.as('eligible'),
+    ])
+    .where('users.project_id', '=', projectId);
+}
+
+const toAudienceUser = (r: {
+  id: string;
+  project_user_id: string;
+  properties: unknown;
+  in_segment: unknown;
+  eligible: unknown;
+}): AudienceUser => ({
+  id: r.id,
+  projectUserId: r.project_user_id,
+  properties: readJson<Record<string, unknown>>(r.properties),
+  inSegment: truthy(r.in_segment),
+  eligible: truthy(r.eligible),
+});
+
+/**
+ * One broadcast range: the segment's users with ids in (after, upto] that existed at the trigger's
+ * snapshot, with the audience conditions evaluated (users outside the segment never leave the database).
+ */
+export async function segmentUsersInRange(
+  db: Db,
+  projectId: string,
+  range: { after: string | null; upto: string | null },
+  snapshotAt: number,
+  c: Conditions,
+): Promise<AudienceUser[]> {
+  let query = db
+    .selectFrom('users')
+    .select(['users.id', 'users.project_user_id', 'users.properties', sql<boolean>`${c.audience}`.as('eligible')])
+    .where('users.project_id', '=', projectId)
+    .where('users.created_at', '<=', snapshotAt)
+    .where(c.segment);
+  if (range.after !== null) query = query.where('users.id', '>', range.after);
+  if (range.upto !== null) query = query.where('users.id', '<=', range.upto);
+  const rows = await query.orderBy('users.id').execute();
+  return rows.map((r) => toAudienceUser({ ...r, in_segment: true }));
+}
+
+/**
+ * Targeted users by either id, with both conditions evaluated (targets are named, so no snapshot
+ * applies). Two queries, each on its own index: an `OR` across the two ids would scan the project.
+ */
+export async function usersByIds(
+  db: Db,
+  projectId: string,
+  ids: { projectUserIds: string[]; userIds: string[] },
+  c: Conditions,
+): Promise<AudienceUser[]> {
+  const byProjectUserId =
+    ids.projectUserIds.length === 0
+      ? []
+      : await selectAudience(db, projectId, c).where('users.project_user_id', 'in', ids.projectUserIds).execute();
+  const byId =
+    ids.userIds.length === 0
+      ? []
+      : await selectAudience(db, projectId, c).where('users.id', 'in', ids.userIds).execute();
+  const unique = new Map([...byProjectUserId, ...byId].map((r) => [r.id, r]));
+  return [...unique.values()].map(toAudienceUser);
+}
+
+/** The id `size` users after `after` (keyset over the project's users), or undefined when fewer remain. */
+export async function rangeEnd(
+  db: Db,
+  projectId: string,
+  after: string | null,
+  size: number,
+): Promise<string | undefined> {
+  let query = db.selectFrom('users').select('id').where('project_id', '=', projectId);
+  if (after !== null) query = query.where('id', '>', after);
+  const row = await query
+    .orderBy('id')
+    .limit(1)
+    .offset(size - 1)
+    .executeTakeFirst();
+  return row?.id;
+}
+
+/** Dry run of a broadcast: segment size, eligible users, those without a device, and their devices. */
+export async function countBroadcastAudience(db: Db, projectId: string, snapshotAt: number, c: Conditions) {
+  const result = await sql<{ in_segment: number; eligible: number; no_device: number; devices: number }>`
+    select count(*) as in_segment,
+      coalesce(sum(case when eligible then 1 else 0 end), 0) as eligible,
+      coalesce(sum(case when eligible and devices = 0 then 1 else 0 end), 0) as no_device,
+      coalesce(sum(case when eligible then devices else 0 end), 0) as devices
+    from (
+      select ${c.audience} as eligible,
+        ${activeDeviceCountOf(sql.ref('users.id'), snapshotAt)} as devices
+      from ${wholeTable(db, 'users')}
+      where users.project_id = ${projectId} and users.created_at <= ${snapshotAt} and ${c.segment}
+    ) as audience`.execute(db);
+  const row = result.rows[0]!;
+  return {
+    inSegment: Number(row.in_segment),
+    eligible: Number(row.eligible),
+    noDevice: Number(row.no_device),
+    devices: Number(row.devices),
+  };
+}

@@ -1,0 +1,414 @@
+import type { Logger } from 'pino';
+import { LRUCache } from 'lru-cache';
+import type { Db } from '../../db/database.js';
+import type { Clock } from '../../lib/clock.js';
+import type { JobHandler, JobHandlers, JobHelpers } from '../../jobs/job-types.js';
+import { RetryJobError } from '../../jobs/jobs.js';
+import { deliveryRow, SEND_ABORTED, sendToDevices } from '../../push/push-dispatch.js';
+import type { PushRuntime } from '../../push/push-runtime.js';
+import { Semaphore } from '../../push/semaphore.js';
+import { DeliveryStatus, type DeviceSend, type DeviceSendOutcome } from '../../push/push.types.js';
+import { deliveryNotice } from '../../push/delivery-notices.js';
+import { DELIVERY_NOTICE_TYPES } from '../../push/notice-outbox.js';
+import { endTrigger, unsentNotice } from '../triggers/end-trigger.js';
+import {
+  broadcastSlice,
+  compileTriggerConditions,
+  targetsSlice,
+  type CompiledConditions,
+  type Recipient,
+} from './audience.js';
+import { createPlanHandler } from './campaign-plan.job.js';
+import { findCampaign } from '../campaigns.service.js';
+import type { TemplateRenderer } from '../templates/render-pool.js';
+import { messageReadsUser } from '../templates/template-reads.js';
+import { parseMessageTemplate, type ParsedMessage } from '../templates/templates.js';
+import { foldDeliveryCounts } from '../analytics/delivery-analytics.repository.js';
+import { createOutcomeCommitter, GROUP_ROWS, type OutcomeCommitter } from './outcome-committer.js';
+import { addCounters, addDeliveryCounts, emptyCounters, type TriggerCounters } from '../triggers/trigger-counters.js';
+import {
+  countDeliveries,
+  recordDeliveries,
+  recordedDevices,
+  type TriggerDeliveriesTable,
+} from '../triggers/trigger-deliveries.repository.js';
+import {
+  cancelTrigger,
+  completeTriggerIfDone,
+  findBatch,
+  findTrigger,
+  finishBatch,
+  type TriggerRecord,
+} from '../triggers/triggers.repository.js';
+
+/** The campaign job handlers; `herald.ts` composes them into `herald.jobHandlers`. */
+export function createCampaignJobHandlers(
+  deps: FanoutDeps,
+): Pick<JobHandlers, 'campaign.plan' | 'campaign.send-batch'> {
+  return {
+    'campaign.plan': createPlanHandler({ ...deps, notices: deps.push.notices }),
+    'campaign.send-batch': createSendBatchHandler(deps),
+  };
+}
+
+export interface FanoutDeps {
+  push: PushRuntime;
+  /** Renders each batch's messages in worker threads, off the event loop. */
+  templates: TemplateRenderer;
+  clock: Clock;
+  logger?: Logger;
+  /** Devices per `sendToDevices` call; its outcomes are recorded as soon as it returns (default 100). */
+  sendChunk?: number;
+  /** Calls under way at once per batch (default 2). Sends not yet recorded at a crash: those under way (at most the HTTP/2 pool's streams, process-wide) plus fewer than `GROUP_ROWS` awaiting their commit. */
+  chunksInFlight?: number;
+  /** Budget of one `sendToDevices` call, retries included (default 60 s). */
+  sendDeadlineMs?: number;
+  /** Users per broadcast batch (default `BATCH_USERS`). */
+  batchUsers?: number;
+  /** How long after the trigger sends that failed for a passing reason are retried before they are recorded (default one hour, `CAMPAIGN_RETRY_WINDOW_MS`). */
+  retryWindowMs?: number;
+}
+
+const DEFAULT_RETRY_WINDOW_MS = 3_600_000;
+/** Longest wait between two runs of a batch that retries passing failures. */
+const MAX_RETRY_DELAY_MS = 10 * 60_000;
+
+interface Prepared {
+  conditions: CompiledConditions;
+  message: ParsedMessage;
+  /** The message may read its recipient (`user.*`): rendered per recipient; otherwise once per batch. */
+  readsUser: boolean;
+}
+
+/**
+ * Sends one batch of a trigger. The batch's audience is read now (send-time evaluation against the
+ * primary store, rule `condition-language`) within its planned range; devices that already have an
+ * outcome for this trigger are skipped, so a retried or resumed batch never repeats a recorded send
+ * (rule `delivery-guarantee`). Each send is recorded as it ends (group-committed,
+ * `fanout/outcome-committer.ts`), and the batch is closed (its counters written) only after all of them
+ * are. Once the batch's attempts are spent, its finaliser records the devices still without an
+ * outcome as failed and closes the batch, so the trigger ends.
+ */
+export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.send-batch'> {
+  const cache = new LRUCache<string, Prepared>({ max: 64 });
+  const prepare = (db: Db, trigger: TriggerRecord): Prepared => {
+    let prepared = cache.get(trigger.id);
+    if (!prepared) {
+      const message = parseMessageTemplate(trigger.definition.message);
+      prepared = {
+        conditions: compileTriggerConditions(db, trigger.definition, trigger.createdAt),
+        message,
+        readsUser: messageReadsUser(message),
+      };
+      cache.set(trigger.id, prepared);
+    }
+    return prepared;
+  };
+  const audienceOf = (
+    db: Db,
+    trigger: TriggerRecord,
+    batch: { after_user_id: string | null; upto_user_id: string | null },
+  ) => {
+    const prepared = prepare(db, trigger);
+    return 'targets' in trigger.audience
+      ? targetsSlice(db, trigger.projectId, trigger.audience.targets, prepared.conditions)
+      : broadcastSlice(
+          db,
+          trigger.projectId,
+          { after: batch.after_user_id, upto: batch.upto_user_id },
+          trigger.snapshotAt,
+          prepared.conditions,
+        );
+  };
+  // Chunks under way in this process, over all its batches: no more sends than the HTTP/2 pool has
+  // streams, so none wait in its queue. At shutdown only those streams are left to end (nothing queued).
+  const chunkSlots = new Semaphore(Math.max(1, Math.floor(deps.push.pool.concurrency / (deps.sendChunk ?? 100))));
+  const notices = deps.push.notices;
+  // One committer for every batch this process runs, so their outcomes share commits (one group
+  // of a few hundred rows instead of one per batch); a committer that gave up is replaced.
+  let shared: { db: Db; committer: OutcomeCommitter } | undefined;
+  const committerFor = (db: Db): OutcomeCommitter => {
+    if (!shared || shared.db !== db || shared.committer.failed)
+      shared = {
+        db,
+        committer: createOutcomeCommitter(db, {
+          logger: deps.logger,
+          emit: (trx, projectId, list) => notices.emit(trx, projectId, list),
+        }),
+      };
+    return shared.committer;
+  };
+  const close = async (
+    db: Db,
+    trigger: TriggerRecord,
+    batchNo: number,
+    state: 'done' | 'failed' | 'canceled',
+    counters: unknown,
+  ) => {
+    await db.transaction().execute(async (trx) => {
+      if (await finishBatch(trx, trigger.id, batchNo, state, counters, deps.clock.now()))
+        await endTrigger(notices, trx, trigger, (t) => completeTriggerIfDone(t, trigger.id, deps.clock.now()));
+    });
+    // Analytics only: a failure to fold leaves partial rows the reads still sum correctly.
+    await foldDeliveryCounts(db, trigger.id).catch((error: unknown) =>
+      deps.logger?.warn({ err: error, triggerId: trigger.id }, 'folding the delivery rollup failed'),
+    );
+  };
+
+  const handler = async (
+    { triggerId, batchNo }: { triggerId: string; batchNo: number },
+    helpers: JobHelpers,
+  ): Promise<void> => {
+    const { db } = helpers;
+    const [trigger, batch] = await Promise.all([findTrigger(db, triggerId), findBatch(db, triggerId, batchNo)]);
+    if (!trigger || !batch || batch.state !== 'queued') return;
+
+    const campaign =
+      trigger.state === 'canceled' ? undefined : await findCampaign(db, trigger.projectId, trigger.campaignId);
+    if (!campaign || campaign.status !== 'active') {
+      const reason = `campaign is ${campaign?.status ?? 'no longer active'}`;
+      await endTrigger(notices, db, trigger, (d) => cancelTrigger(d, triggerId, reason, deps.clock.now()));
+      await close(db, trigger, batchNo, 'canceled', null);
+      return;
+    }
+    const slice = await audienceOf(db, trigger, batch);
+    const deviceIds = slice.recipients.flatMap((r) => r.devices.map((d) => d.deviceId));
+    await sendBatch(
+      deps,
+      helpers,
+      chunkSlots,
+      committerFor(db),
+      trigger,
+      batchNo,
+      prepare(db, trigger),
+      slice.recipients,
+      await recordedDevices(db, triggerId, deviceIds),
+    );
+    await close(db, trigger, batchNo, 'done', await batchTotals(db, triggerId, batchNo, slice.counters));
+  };
+
+  const finalise = async (
+    { triggerId, batchNo }: { triggerId: string; batchNo: number },
+    helpers: JobHelpers,
+  ): Promise<void> => {
+    const { db } = helpers;
+    const [trigger, batch] = await Promise.all([findTrigger(db, triggerId), findBatch(db, triggerId, batchNo)]);
+    if (!trigger || !batch || batch.state !== 'queued') return;
+    let audience: TriggerCounters | undefined;
+    try {
+      const slice = await audienceOf(db, trigger, batch);
+      const devices = slice.recipients.flatMap((r) =>
+        r.devices.map((d) => ({ deviceId: d.deviceId, userId: r.user.id, device: d })),
+      );
+      const recorded = await recordedDevices(
+        db,
+        triggerId,
+        devices.map((d) => d.deviceId),
+      );
+      const now = deps.clock.now();
+      const unsent = devices.filter((d) => !recorded.has(d.deviceId));
+      const rows = unsent.map((d) => ({
+        trigger_id: triggerId,
+        device_id: d.deviceId,
+        batch_no: batchNo,
+        user_id: d.userId,
+        status: DeliveryStatus.FAILED,
+        message_id: null,
+        failure_reason: 'BATCH_ATTEMPTS_EXHAUSTED',
+        token_action: null,
+        detail: null,
+        provider: d.device.provider,
+        created_at: now,
+        project_id: trigger.projectId,
+        trigger_created_at: trigger.createdAt,
+      }));
+      await notices.recordWithNotices(
+        db,
+        trigger.projectId,
+        ['delivery.failed'],
+        (d) => recordDeliveries(d, rows),
+        () => unsent.map((d) => unsentNotice(trigger, d.device, now)),
+      );
+      audience = slice.counters;
+    } catch (error) {
+      // The audience cannot be read (the reason the batch failed, perhaps): close with what was recorded.
+      deps.logger?.warn(
+        { err: error, triggerId, batchNo },
+        "could not read a spent batch's audience; closing it with its recorded outcomes",
+      );
+    }
+    deps.logger?.error({ triggerId, batchNo }, 'campaign batch spent its attempts; closed as failed');
+    await close(db, trigger, batchNo, 'failed', await batchTotals(db, triggerId, batchNo, audience));
+  };
+
+  return Object.assign(handler, { finalise });
+}
+
+/**
+ * A batch's counters: the audience stages from its slice, the sends from its ledger rows. `devices`
+ * counts ledger rows, so a device pruned on an earlier attempt (gone from the slice now) still
+ * counts, and `devices` = accepted + failed + render skips holds.
+ */
+async function batchTotals(
+  db: Db,
+  triggerId: string,
+  batchNo: number,
+  audience: TriggerCounters | undefined,
+): Promise<TriggerCounters> {
+  const totals = addCounters(emptyCounters(), audience);
+  totals.devices = 0;
+  return addDeliveryCounts(totals, await countDeliveries(db, triggerId, batchNo), true);
+}
+
+async function sendBatch(
+  deps: FanoutDeps,
+  helpers: JobHelpers,
+  chunkSlots: Semaphore,
+  committer: OutcomeCommitter,
+  trigger: TriggerRecord,
+  batchNo: number,
+  prepared: Prepared,
+  recipients: Recipient[],
+  done: Set<string>,
+): Promise<void> {
+  const { db } = helpers;
+  const now = deps.clock.now();
+  // One object per row, its fields assigned once (no spread): one of these per device.
+  const row = (
+    d: { deviceId: string; userId: string; provider: string },
+    status: string,
+    messageId: string | null,
+    failureReason: string | null,
+    tokenAction: string | null,
+    detail: string | null,
+  ): TriggerDeliveriesTable => ({
+    trigger_id: trigger.id,
+    device_id: d.deviceId,
+    batch_no: batchNo,
+    user_id: d.userId,
+    status,
+    message_id: messageId,
+    failure_reason: failureReason,
+    token_action: tokenAction,
+    detail,
+    provider: d.provider,
+    created_at: now,
+    project_id: trigger.projectId,
+    trigger_created_at: trigger.createdAt,
+  });
+  const sends: DeviceSend[] = [];
+  const skipped: TriggerDeliveriesTable[] = [];
+  const campaign = { campaign_id: trigger.campaignId, name: trigger.definition.campaignName };
+  const data = { herald_campaign_id: trigger.campaignId, herald_trigger_id: trigger.id };
+  const refs = { triggerId: trigger.id, campaignId: trigger.campaignId };
+  // The whole batch renders in one call to the worker pool; a recipient over a budget fails alone.
+  const pendingRecipients = recipients
+    .map(({ user, devices }) => ({ user, pending: devices.filter((d) => !done.has(d.deviceId)) }))
+    .filter((r) => r.pending.length > 0);
+  // A message that reads no `user.*` is the same for everyone: one render, with an empty `user` (so a
+  // read the analysis missed fails under strict variables, and never shows one recipient's data to another).
+  const once = !prepared.readsUser;
+  const rendered =
+    pendingRecipients.length === 0
+      ? []
+      : await deps.templates.render(
+          trigger.definition.message,
+          once
+            ? [{ trigger: trigger.properties, user: {}, campaign }]
+            : pendingRecipients.map(({ user }) => ({
+                trigger: trigger.properties,
+                user: { ...user.properties, project_user_id: user.projectUserId },
+                campaign,
+              })),
+          { projectId: trigger.projectId, triggerId: trigger.id },
+        );
+  let shared: DeviceSend['message'] | undefined;
+  pendingRecipients.forEach(({ pending }, i) => {
+    const outcome = rendered[once ? 0 : i]!;
+    if (!outcome.ok) {
+      for (const d of pending) skipped.push(row(d, DeliveryStatus.SKIPPED, null, outcome.reason, null, outcome.detail));
+      return;
+    }
+    const { title, body, imageUrl, landingUrl } = outcome.message;
+    // `data` and `refs` are the batch's, shared by its sends (the senders copy `data`, nothing writes to
+    // either); a message rendered once is one object for the batch (the FCM sender then reuses its body).
+    const message = once
+      ? (shared ??= { title, body, imageUrl, landingUrl, data })
+      : { title, body, imageUrl, landingUrl, data };
+    for (const device of pending) sends.push({ device, message, refs });
+  });
+  await recordDeliveries(db, skipped);
+
+  // A send that failed for a passing reason (retries exhausted, provider quota) is left out of the
+  // ledger until the batch's last attempt, so the batch's next run tries it again.
+  const elapsed = deps.clock.now() - trigger.createdAt;
+  const window = deps.retryWindowMs ?? DEFAULT_RETRY_WINDOW_MS;
+  const lastAttempt = helpers.attempt >= helpers.maxAttempts || elapsed >= window;
+  let postponed = 0;
+  const notices = deps.push.notices;
+  // Read once per run (cached per project): without a subscription no notice is even built.
+  const wanted = await notices.wanted(db, trigger.projectId);
+  const wantsDeliveries = DELIVERY_NOTICE_TYPES.some((type) => wanted.has(type));
+  const onOutcome = (o: DeviceSendOutcome, send: DeviceSend) => {
+    // A send cut short at shutdown has no known outcome: never final, the batch's next run sends it
+    // again. Nor is a passing failure final in a run being handed back (uncounted) at shutdown.
+    const retryLater =
+      o.failureReason === SEND_ABORTED || (TRANSIENT.has(o.status) && (!lastAttempt || helpers.stopping.aborted));
+    if (retryLater) postponed++;
+    const ledger = retryLater
+      ? null
+      : row(send.device, o.status, o.messageId, o.failureReason ?? null, o.tokenAction ?? null, null);
+    // Only a recorded outcome is final (a postponed one is sent again): its notice commits with it.
+    const told = ledger && wantsDeliveries ? [deliveryNotice(trigger.projectId, send, o)] : undefined;
+    committer.add({ delivery: deliveryRow(trigger.projectId, send, o), ledger, ...(told && { notices: told }) });
+  };
+  const chunk = deps.sendChunk ?? 100;
+  // Shutdown (`stopping`) or a lost lease (`signal`): start nothing new; what is under way ends and is
+  // recorded. At the shutdown deadline or a lost lease (`signal`) the sends under way are cut short too.
+  let broken = false; // one loop failed (the database is out): the others start nothing new either
+  const stop = () => broken || helpers.signal.aborted || helpers.stopping.aborted;
+  let next = 0;
+  const worker = async () => {
+    while (next < sends.length && !stop()) {
+      const release = chunkSlots.tryAcquire() ?? (await chunkSlots.acquire());
+      try {
+        // The database lags or is out: send nothing more until the ledger takes what was sent. Asked
+        // holding the slot, so a loop that waited for one while the database went out does not send.
+        await committer.room(GROUP_ROWS);
+        if (stop() || next >= sends.length) break;
+        const part = sends.slice(next, (next += chunk));
+        await sendToDevices(deps.push, db, trigger.projectId, part, {
+          deadlineMs: deps.sendDeadlineMs ?? 60_000,
+          onOutcome,
+          recordDeliveries: false,
+          signal: helpers.signal,
+        });
+      } finally {
+        release();
+      }
+    }
+  };
+  const loops = await Promise.allSettled(
+    Array.from({ length: Math.max(1, deps.chunksInFlight ?? 2) }, () =>
+      worker().catch((error: unknown) => {
+        broken = true;
+        throw error;
+      }),
+    ),
+  );
+  // Every loop has ended, so every send that went out is queued: record them all before anything else.
+  await committer.drain();
+  const failed = loops.find((l): l is PromiseRejectedResult => l.status === 'rejected');
+  if (failed) throw failed.reason;
+  if (stop()) throw new Error('batch interrupted; unsent devices are sent when it runs again');
+  // Retried for the whole window, not a number of attempts: waits grow with the time already spent
+  // (so they double), never past the window's end, and provider quota holds are honoured by the sends.
+  const delayMs = Math.max(0, Math.min(Math.max(1000, elapsed), MAX_RETRY_DELAY_MS, window - elapsed));
+  if (postponed > 0)
+    throw new RetryJobError({
+      delayMs,
+      reason: `${postponed} sends failed for a passing reason; the batch retries them`,
+    });
+}
+
+const TRANSIENT = new Set<string>([DeliveryStatus.FAILED, DeliveryStatus.RATE_LIMITED]);

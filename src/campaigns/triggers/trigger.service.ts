@@ -1,0 +1,212 @@
+import type { Kysely } from 'kysely';
+import type { Database, Db } from '../../db/database.js';
+import { AppError } from '../../errors.js';
+import { enqueueJob } from '../../jobs/jobs.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { countBroadcastAudience } from '../fanout/audience.repository.js';
+import { compileTriggerConditions, targetsSlice, type TargetResult } from '../fanout/audience.js';
+import '../fanout/campaign-jobs.js';
+import { findCampaign, type Campaign } from '../campaigns.service.js';
+import { isValidCampaignId } from '../campaigns.schemas.js';
+import { resolveTriggerRefs, triggerPropertiesRequiredBy } from '../../conditions/resolve-trigger-refs.js';
+import type { TemplateRenderer } from '../templates/render-pool.js';
+import {
+  parseMessageTemplate,
+  triggerPropertiesRequiredByMessage,
+  type ParsedMessage,
+} from '../templates/templates.js';
+import { parseTriggerBody, type Audience } from './trigger-body.js';
+import type { TriggerCounters } from './trigger-counters.js';
+import { insertTrigger, type TriggerDefinition } from './triggers.repository.js';
+
+export interface TriggerDeps {
+  db: Kysely<Database>;
+  /** Dry runs count the audience here: a replica (DATABASE_READ_URL) when there is one, else `db`. */
+  readDb: Kysely<Database>;
+  clock: Clock;
+}
+
+/** The plain-text message of a missing or invalid campaign id (rule `trigger-errors`); every other trigger 400 says "Failed to send campaign trigger message". */
+export const CAMPAIGN_ID_MESSAGE = 'Campaign Id must be provided';
+
+interface PreparedTrigger {
+  campaign: Campaign;
+  audience: Audience;
+  properties: Record<string, string | number | boolean>;
+  definition: TriggerDefinition;
+  message: ParsedMessage;
+}
+
+/**
+ * Every check a trigger passes before anything is stored (rules `trigger-body`, `default-audience`
+ * and `trigger-errors`). Error kinds let transports tell apart a failure (`not_found`: the campaign
+ * does not exist) from a refusal (`refused`: it exists but may not be triggered now) and a bad
+ * request (`invalid`) (rule `a2a-skills`).
+ */
+async function prepareTrigger(
+  db: Db,
+  projectId: string,
+  campaignId: string,
+  body: unknown,
+  options: { requireActive: boolean },
+): Promise<PreparedTrigger> {
+  if (!isValidCampaignId(campaignId))
+    throw new AppError(
+      'invalid',
+      campaignId === '' ? 'MISSING_CAMPAIGN_ID' : 'INVALID_CAMPAIGN_ID',
+      CAMPAIGN_ID_MESSAGE,
+    );
+  const input = parseTriggerBody(body);
+  const campaign = await findCampaign(db, projectId, campaignId);
+  if (!campaign) throw new AppError('not_found', 'CAMPAIGN_NOT_FOUND', `Campaign ${campaignId} does not exist`);
+  if (!campaign.apiTriggered)
+    throw new AppError('refused', 'CAMPAIGN_NOT_API_TRIGGERED', `Campaign ${campaignId} is not API-triggered`);
+  if (options.requireActive && campaign.status !== 'active')
+    throw new AppError('refused', 'CAMPAIGN_NOT_ACTIVE', `Campaign ${campaignId} is ${campaign.status}, not active`);
+  const message = parseMessageTemplate(campaign.message);
+  const required = triggerPropertiesRequiredBy(
+    campaign.audienceConditions,
+    triggerPropertiesRequiredByMessage(message),
+  );
+  const missing = [...required].filter((name) => !Object.hasOwn(input.properties, name)).sort();
+  if (missing.length > 0) {
+    throw new AppError(
+      'invalid',
+      'MISSING_TRIGGER_PROPERTY',
+      `The campaign reads trigger properties the trigger does not supply: ${missing.join(', ')}`,
+      { details: { missing } },
+    );
+  }
+  const definition: TriggerDefinition = {
+    campaignName: campaign.name,
+    segment: campaign.segment,
+    audienceConditions:
+      campaign.audienceConditions && resolveTriggerRefs(campaign.audienceConditions, input.properties),
+    message: campaign.message,
+  };
+  return {
+    campaign,
+    audience: input.audience ?? campaign.defaultAudience,
+    properties: input.properties,
+    definition,
+    message,
+  };
+}
+
+/**
+ * Triggers an API-triggered, active campaign (REST `:trigger` and the A2A `trigger-campaign`
+ * skill). Returns as soon as the trigger row and its planning job are committed together; the
+ * fan-out runs on the job queue.
+ */
+export async function triggerCampaign(
+  deps: Pick<TriggerDeps, 'db' | 'clock'>,
+  projectId: string,
+  campaignId: string,
+  body: unknown,
+): Promise<{ triggerId: string; campaignId: string }> {
+  const prepared = await prepareTrigger(deps.db, projectId, campaignId, body, { requireActive: true });
+  const triggerId = newId();
+  await deps.db.transaction().execute(async (trx) => {
+    await insertTrigger(trx, {
+      id: triggerId,
+      projectId,
+      campaignId,
+      definition: prepared.definition,
+      audience: prepared.audience,
+      properties: prepared.properties,
+      targets: 'targets' in prepared.audience ? prepared.audience.targets.length : 0,
+      createdAt: deps.clock.now(),
+    });
+    await enqueueJob(trx, 'campaign.plan', { triggerId }, { clock: deps.clock });
+  });
+  return { triggerId, campaignId };
+}
+
+export interface DryRunTarget {
+  target: TargetResult['target'];
+  eligible: boolean;
+  reason:
+    | TargetResult['verdict']
+    | 'template_render_error'
+    | 'template_render_timeout'
+    | 'template_memory_exceeded'
+    | 'template_input_too_large'
+    | 'template_output_too_large'
+    | 'invalid_rendered_url'
+    | 'empty_message';
+  devices: number;
+  detail?: string;
+}
+
+export interface DryRunResult {
+  dry_run: true;
+  campaign_id: string;
+  campaign_status: Campaign['status'];
+  audience: 'broadcast' | 'targets';
+  counters: Pick<TriggerCounters, 'targets' | 'in_segment' | 'eligible' | 'devices' | 'skipped'>;
+  targets?: DryRunTarget[];
+}
+
+/**
+ * `:trigger?dry_run=true`: the same checks (except that the campaign need not be active yet), then
+ * the audience it would reach: counts, and for targets each one's verdict, its rendered message
+ * checked. Nothing is stored or sent.
+ */
+export async function dryRunTrigger(
+  deps: TriggerDeps & { templates: TemplateRenderer },
+  projectId: string,
+  campaignId: string,
+  body: unknown,
+): Promise<DryRunResult> {
+  // The campaign is read on the primary (a dry run right after creating it must find it); the
+  // audience, the costly part, may be counted on a replica that lags behind by a little.
+  const prepared = await prepareTrigger(deps.db, projectId, campaignId, body, { requireActive: false });
+  const db = deps.readDb;
+  const now = deps.clock.now();
+  const conditions = compileTriggerConditions(db, prepared.definition, now);
+  const base = { dry_run: true as const, campaign_id: campaignId, campaign_status: prepared.campaign.status };
+  if ('broadcast' in prepared.audience) {
+    const n = await countBroadcastAudience(db, projectId, now, conditions);
+    const skipped = {
+      ...(n.inSegment > n.eligible && { audience_conditions: n.inSegment - n.eligible }),
+      ...(n.noDevice > 0 && { no_device: n.noDevice }),
+    };
+    return {
+      ...base,
+      audience: 'broadcast',
+      counters: { targets: 0, in_segment: n.inSegment, eligible: n.eligible, devices: n.devices, skipped },
+    };
+  }
+  const slice = await targetsSlice(db, projectId, prepared.audience.targets, conditions);
+  // Rendered in the worker pool like a real send, so a hostile template cannot stall the API.
+  const rendered = await deps.templates.render(
+    prepared.campaign.message,
+    slice.recipients.map(({ user }) => ({
+      trigger: prepared.properties,
+      user: { ...user.properties, project_user_id: user.projectUserId },
+      campaign: { campaign_id: prepared.campaign.campaignId, name: prepared.campaign.name },
+    })),
+    { projectId, interactive: true },
+  );
+  const failures = new Map(slice.recipients.map((r, i) => [r.user.id, rendered[i]!]));
+  const targets = slice.targets!.map((t): DryRunTarget => {
+    const failure = t.verdict === 'eligible' && t.userId !== undefined ? failures.get(t.userId) : undefined;
+    if (failure && !failure.ok)
+      return {
+        target: t.target,
+        eligible: false,
+        reason: failure.reason.toLowerCase() as DryRunTarget['reason'],
+        devices: t.devices,
+        detail: failure.detail,
+      };
+    return { target: t.target, eligible: t.verdict === 'eligible', reason: t.verdict, devices: t.devices };
+  });
+  const { targets: count, in_segment, eligible, devices, skipped } = slice.counters;
+  return {
+    ...base,
+    audience: 'targets',
+    counters: { targets: count, in_segment, eligible, devices, skipped },
+    targets,
+  };
+}
