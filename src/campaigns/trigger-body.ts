@@ -1,5 +1,6 @@
 import { AppError } from '../errors.js';
 import type { TriggerProperties } from './conditions/resolve-trigger-refs.js';
+import { parseSchedule, type TriggerSchedule } from './trigger-schedule.js';
 
 export type TargetKey = 'project_user_id' | 'device_id' | 'user_id';
 /** Rule `trigger-body`: a target names one user (by either id) or one device. */
@@ -10,6 +11,8 @@ export interface TriggerInput {
   /** Absent: the campaign's default audience (rule `default-audience`). */
   audience?: Audience;
   properties: TriggerProperties;
+  /** Absent: sent at once. */
+  schedule?: TriggerSchedule;
 }
 
 export const MAX_TARGETS = 1000;
@@ -75,15 +78,17 @@ export function parseTriggerProperties(input: unknown, path: string, code: strin
   return out;
 }
 
-/** The trigger body (whole body optional): `{audience?, properties?}`; anything else is malformed. */
+/** The trigger body (whole body optional): `{audience?, properties?, schedule?}`; anything else is malformed. */
 export function parseTriggerBody(body: unknown): TriggerInput {
   const code = 'INVALID_TRIGGER_BODY';
   if (body === undefined || body === null) return { properties: {} };
   if (!isObject(body)) throw new AppError('invalid', code, 'The body must be a JSON object');
-  const extra = Object.keys(body).find((k) => k !== 'audience' && k !== 'properties');
+  const extra = Object.keys(body).find((k) => k !== 'audience' && k !== 'properties' && k !== 'schedule');
   if (extra !== undefined) throw new AppError('invalid', code, `Unexpected field "${extra}"`);
   const properties = parseTriggerProperties(body.properties, 'properties', code);
-  return body.audience === undefined
-    ? { properties }
-    : { audience: parseAudience(body.audience, 'audience', code), properties };
+  return {
+    ...(body.audience !== undefined && { audience: parseAudience(body.audience, 'audience', code) }),
+    properties,
+    ...(body.schedule !== undefined && { schedule: parseSchedule(body.schedule, 'schedule', 'INVALID_SCHEDULE') }),
+  };
 }
