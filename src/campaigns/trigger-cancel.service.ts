@@ -89,7 +89,9 @@ export async function rescheduleCampaignTrigger(
     throw new AppError(
       'invalid',
       'INVALID_SCHEDULE',
-      extra === undefined ? 'The body must be {"schedule": {"at": "<RFC 3339 instant>"}}' : `Unexpected field "${extra}"`,
+      extra === undefined
+        ? 'The body must be {"schedule": {"at": "<RFC 3339 instant>"}}'
+        : `Unexpected field "${extra}"`,
     );
   const { at } = parseSchedule((input as { schedule: unknown }).schedule, 'schedule', 'INVALID_SCHEDULE');
   const now = deps.clock.now();

@@ -4,11 +4,7 @@ import type { TriggerRecord } from './triggers.repository.js';
 
 /** Whether the trigger was canceled: the fan-out asks before each chunk of sends, so a cancel stops it across instances. */
 export async function triggerCanceled(db: Db, triggerId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('campaign_triggers')
-    .select('state')
-    .where('id', '=', triggerId)
-    .executeTakeFirst();
+  const row = await db.selectFrom('campaign_triggers').select('state').where('id', '=', triggerId).executeTakeFirst();
   return row?.state === 'canceled';
 }
 

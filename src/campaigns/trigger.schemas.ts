@@ -44,7 +44,9 @@ export const TriggerSummarySchema = Type.Object({
     description:
       'The audience is evaluated when the trigger fires: users and devices created up to this instant (its creation, or `scheduled_at`) are in it, and segment and audience conditions are read as each batch sends',
   }),
-  error: Type.Optional(Type.String({ description: 'Why it failed or was canceled (`canceled by request`, `campaign is paused`)' })),
+  error: Type.Optional(
+    Type.String({ description: 'Why it failed or was canceled (`canceled by request`, `campaign is paused`)' }),
+  ),
 });
 
 /** What a finished trigger looks like (the document's example). */

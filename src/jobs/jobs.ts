@@ -52,7 +52,12 @@ export function getJob(db: Db, id: string): Promise<Job | undefined> {
  * False when no job with the key is pending: it is running (its handler must check its own state)
  * or done.
  */
-export async function moveJob(db: Db, jobKey: string, runAt: number, options: { clock?: Clock } = {}): Promise<boolean> {
+export async function moveJob(
+  db: Db,
+  jobKey: string,
+  runAt: number,
+  options: { clock?: Clock } = {},
+): Promise<boolean> {
   const moved = await moveKeyedJob(db, jobKey, Math.round(runAt), (options.clock ?? systemClock).now());
   if (moved) await notifyJobsEnqueued(db);
   return moved;

@@ -31,7 +31,9 @@ describe.each(TEST_DIALECTS)('scheduled triggers on %s', (dialect) => {
     );
 
   const accepted = (tokens: string[]) =>
-    fakes().fcm.recorder.items.filter((i) => i.status === 200 && tokens.includes(i.token)).map((i) => i.token);
+    fakes()
+      .fcm.recorder.items.filter((i) => i.status === 200 && tokens.includes(i.token))
+      .map((i) => i.token);
 
   async function world(tag: string, users = 2, tokenPrefix = '') {
     const { secret } = await ctx().newProject(tag);
@@ -53,7 +55,9 @@ describe.each(TEST_DIALECTS)('scheduled triggers on %s', (dialect) => {
   const pendingPlanJobs = async (triggerId: string) =>
     Number(
       (
-        await sql<{ n: number }>`select count(*) as n from jobs where job_key = ${`campaign.plan:${triggerId}`} and state = 'pending'`.execute(
+        await sql<{
+          n: number;
+        }>`select count(*) as n from jobs where job_key = ${`campaign.plan:${triggerId}`} and state = 'pending'`.execute(
           ctx().database.db,
         )
       ).rows[0]!.n,
@@ -141,10 +145,15 @@ describe.each(TEST_DIALECTS)('scheduled triggers on %s', (dialect) => {
     const list = await json(ctx(), 'GET', `/api/v1/campaigns/${w.campaignId}/triggers`, undefined, w.secret);
     expect(list.json<{ triggers: unknown[] }>().triggers).toEqual([]);
     // A dry run checks the schedule too.
-    const dry = await trigger(ctx(), w.campaignId, { schedule: { at: iso(clock.now() - 2 * MINUTE) } }, {
-      headers: w.secret,
-      dryRun: true,
-    });
+    const dry = await trigger(
+      ctx(),
+      w.campaignId,
+      { schedule: { at: iso(clock.now() - 2 * MINUTE) } },
+      {
+        headers: w.secret,
+        dryRun: true,
+      },
+    );
     expect(dry.statusCode).toBe(400);
     expect(dry.headers['x-error-reason']).toBe('SCHEDULE_IN_PAST');
   });
@@ -172,7 +181,10 @@ describe.each(TEST_DIALECTS)('scheduled triggers on %s', (dialect) => {
     expect(accepted(w.tokens)).toEqual([]);
     const again = await control(w, triggerId, 'cancel');
     expect(again.statusCode).toBe(200);
-    expect(again.json()).toMatchObject({ state: 'canceled', finished_at: res.json<{ finished_at: string }>().finished_at });
+    expect(again.json()).toMatchObject({
+      state: 'canceled',
+      finished_at: res.json<{ finished_at: string }>().finished_at,
+    });
     // Nor can it be rescheduled any more.
     const moved = await control(w, triggerId, 'reschedule', { schedule: { at: iso(clock.now() + MINUTE) } });
     expect(moved.statusCode).toBe(409);
@@ -217,13 +229,7 @@ describe.each(TEST_DIALECTS)('scheduled triggers on %s', (dialect) => {
     expect((await status(w, triggerId)).state).toBe('completed');
     const missing = await control(w, '0192f0c4-0000-7000-8000-000000000000', 'cancel');
     expect(missing.statusCode).toBe(404);
-    const noCampaign = await json(
-      ctx(),
-      'POST',
-      `/api/v1/campaigns/nope/triggers/${triggerId}:cancel`,
-      {},
-      w.secret,
-    );
+    const noCampaign = await json(ctx(), 'POST', `/api/v1/campaigns/nope/triggers/${triggerId}:cancel`, {}, w.secret);
     expect(noCampaign.statusCode).toBe(404);
   });
 
@@ -239,7 +245,11 @@ describe.each(TEST_DIALECTS)('scheduled triggers on %s', (dialect) => {
     const later = first + 20 * MINUTE;
     const res = await control(w, triggerId, 'reschedule', { schedule: { at: iso(later) } });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject({ state: 'scheduled', scheduled_at: iso(later), audience_evaluated_at: iso(later) });
+    expect(res.json()).toMatchObject({
+      state: 'scheduled',
+      scheduled_at: iso(later),
+      audience_evaluated_at: iso(later),
+    });
     offset += 15 * MINUTE; // past the first time: nothing
     await runJobs();
     expect(accepted(w.tokens)).toEqual([]);
@@ -277,7 +287,9 @@ describe.each(TEST_DIALECTS)('scheduled triggers on %s', (dialect) => {
     expect(run.retried).toBe(1);
     expect(accepted(w.tokens)).toEqual([]);
     expect((await status(w, triggerId)).state).toBe('scheduled');
-    const job = await sql<{ run_at: number }>`select run_at from jobs where job_key = ${`campaign.plan:${triggerId}`} and state = 'pending'`.execute(
+    const job = await sql<{
+      run_at: number;
+    }>`select run_at from jobs where job_key = ${`campaign.plan:${triggerId}`} and state = 'pending'`.execute(
       ctx().database.db,
     );
     // Due at the new time (give or take the milliseconds between the handler's and the runner's clock reads).
@@ -308,8 +320,20 @@ describe.each(TEST_DIALECTS)('scheduled triggers on %s', (dialect) => {
       expect(res.json<{ error: string }>().error).toMatch(pattern);
     }
     const headers = { ...w.secret, 'idempotency-key': `cancel-${triggerId}` };
-    const once = await json(ctx(), 'POST', `/api/v1/campaigns/${w.campaignId}/triggers/${triggerId}:cancel`, {}, headers);
-    const twice = await json(ctx(), 'POST', `/api/v1/campaigns/${w.campaignId}/triggers/${triggerId}:cancel`, {}, headers);
+    const once = await json(
+      ctx(),
+      'POST',
+      `/api/v1/campaigns/${w.campaignId}/triggers/${triggerId}:cancel`,
+      {},
+      headers,
+    );
+    const twice = await json(
+      ctx(),
+      'POST',
+      `/api/v1/campaigns/${w.campaignId}/triggers/${triggerId}:cancel`,
+      {},
+      headers,
+    );
     expect(once.statusCode).toBe(200);
     expect(twice.statusCode).toBe(200);
     expect(twice.headers['idempotent-replayed']).toBe('true');

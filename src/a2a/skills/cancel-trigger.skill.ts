@@ -26,7 +26,9 @@ export const cancelTriggerSkill = defineSkill<CancelTriggerSkillInput>({
     description:
       'Cancels a scheduled or running campaign trigger: a scheduled one never starts, a running one sends nothing more. What was sent stays sent; the result carries the counters.',
     tags: ['campaigns'],
-    examples: ['{"skill":"cancel-trigger","campaignId":"winter-sale","triggerId":"0192f0c4-6c1e-7d3a-9a51-2b8e4c7f1a20"}'],
+    examples: [
+      '{"skill":"cancel-trigger","campaignId":"winter-sale","triggerId":"0192f0c4-6c1e-7d3a-9a51-2b8e4c7f1a20"}',
+    ],
   },
   parse(data, field) {
     const input = check(data, field);
