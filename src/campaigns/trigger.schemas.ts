@@ -111,6 +111,7 @@ export const ScheduleSchema = Type.Object(
     additionalProperties: false,
     description:
       'Send later: the trigger stays `scheduled` until `at`, then fans out as usual. Its audience and conditions are evaluated when it fires.',
+    examples: [{ at: '2026-12-24T09:00:00+01:00' }],
   },
 );
 
@@ -139,9 +140,6 @@ export const TriggerBodySchema = Type.Object(
   {
     additionalProperties: false,
     description: "Optional; without `audience` the campaign's default audience is used",
-    examples: [
-      { audience: { targets: [{ project_user_id: 'user-42' }] }, properties: { order_id: 'A-1001' } },
-      { audience: { broadcast: true }, properties: { sale: 'winter' }, schedule: { at: '2026-12-24T09:00:00+01:00' } },
-    ],
+    examples: [{ audience: { targets: [{ project_user_id: 'user-42' }] }, properties: { order_id: 'A-1001' } }],
   },
 );

@@ -5029,6 +5029,20 @@ export interface operations {
         /** @description Optional; without `audience` the campaign's default audience is used */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "audience": {
+                 *         "targets": [
+                 *           {
+                 *             "project_user_id": "user-42"
+                 *           }
+                 *         ]
+                 *       },
+                 *       "properties": {
+                 *         "order_id": "A-1001"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     audience?: {
                         /** @enum {boolean} */
@@ -5046,7 +5060,12 @@ export interface operations {
                     properties?: {
                         [key: string]: string | number | boolean;
                     };
-                    /** @description Send later: the trigger stays `scheduled` until `at`, then fans out as usual. Its audience and conditions are evaluated when it fires. */
+                    /**
+                     * @description Send later: the trigger stays `scheduled` until `at`, then fans out as usual. Its audience and conditions are evaluated when it fires.
+                     * @example {
+                     *       "at": "2026-12-24T09:00:00+01:00"
+                     *     }
+                     */
                     schedule?: {
                         /**
                          * Format: date-time
@@ -5624,7 +5643,12 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Send later: the trigger stays `scheduled` until `at`, then fans out as usual. Its audience and conditions are evaluated when it fires. */
+                    /**
+                     * @description Send later: the trigger stays `scheduled` until `at`, then fans out as usual. Its audience and conditions are evaluated when it fires.
+                     * @example {
+                     *       "at": "2026-12-24T09:00:00+01:00"
+                     *     }
+                     */
                     schedule: {
                         /**
                          * Format: date-time
