@@ -93,7 +93,7 @@ export async function rescheduleCampaignTrigger(
         ? 'The body must be {"schedule": {"at": "<RFC 3339 instant>"}}'
         : `Unexpected field "${extra}"`,
     );
-  const { at } = parseSchedule((input as { schedule: unknown }).schedule, 'schedule', 'INVALID_SCHEDULE');
+  const { at } = parseSchedule(input.schedule, 'schedule', 'INVALID_SCHEDULE');
   const now = deps.clock.now();
   checkScheduleWindow(at, now);
   const trigger = await triggerOr404(deps, projectId, campaignId, triggerId);

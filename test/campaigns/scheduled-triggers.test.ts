@@ -2,7 +2,6 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { createCampaignJobHandlers, type FanoutDeps } from '../../src/campaigns/campaign-fanout.job.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
-import type { TestContext } from '../helpers/test-app.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { waitFor } from '../helpers/wait-for.js';

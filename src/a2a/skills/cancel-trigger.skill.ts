@@ -46,7 +46,7 @@ export const cancelTriggerSkill = defineSkill<CancelTriggerSkillInput>({
         triggerId: status.trigger_id,
         campaignId: status.campaign_id,
         state: status.state,
-        counters: status.counters as unknown as JsonObject,
+        counters: status.counters,
       };
       return { artifactName: 'trigger-result', data };
     } catch (error) {
