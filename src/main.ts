@@ -1,4 +1,5 @@
 import module from 'node:module';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { loadDotEnvFile } from './boot/env-file.js';
 import { describeStartupError } from './boot/startup-errors.js';
 import { startupWarnings } from './boot/startup-warnings.js';
@@ -54,7 +55,7 @@ async function main(): Promise<void> {
     // that does not answer leaves them to expire.
     const force = setTimeout(() => {
       logger.error('shutdown timed out; handing back job leases and exiting');
-      const bound = new Promise((resolve) => setTimeout(resolve, HAND_BACK_LIMIT_MS));
+      const bound = sleep(HAND_BACK_LIMIT_MS);
       void Promise.race([runtime.handBackJobs(), bound]).finally(() => process.exit(1));
     }, config.shutdownTimeoutMs);
     force.unref();

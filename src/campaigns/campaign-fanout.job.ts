@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { JobHandler, JobHandlers, JobHelpers } from '../jobs/job-types.js';
@@ -90,7 +91,7 @@ interface Prepared {
  * outcome as failed and closes the batch, so the trigger ends.
  */
 export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.send-batch'> {
-  const cache = new Map<string, Prepared>();
+  const cache = new LRUCache<string, Prepared>({ max: 64 });
   const prepare = (db: Db, trigger: TriggerRecord): Prepared => {
     let prepared = cache.get(trigger.id);
     if (!prepared) {
@@ -100,7 +101,6 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
         message,
         readsUser: messageReadsUser(message),
       };
-      if (cache.size >= 64) cache.delete(cache.keys().next().value!);
       cache.set(trigger.id, prepared);
     }
     return prepared;

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { PushMessage } from '../push/push.types.js';
 import {
   parseMessageTemplate,
@@ -81,14 +82,13 @@ export const notRendered = (maxOverruns: number): RenderOutcome => ({
   detail: `not rendered: ${maxOverruns} renders of this trigger ran past their time budget`,
 });
 
-const parsedCache = new Map<string, ParsedMessage>();
+const parsedCache = new LRUCache<string, ParsedMessage>({ max: 64 });
 
 function parsedFor(message: MessageTemplate): ParsedMessage {
   const key = JSON.stringify(message);
   let parsed = parsedCache.get(key);
   if (!parsed) {
     parsed = parseMessageTemplate(message);
-    if (parsedCache.size >= 64) parsedCache.delete(parsedCache.keys().next().value!);
     parsedCache.set(key, parsed);
   }
   return parsed;

@@ -1,5 +1,6 @@
 import { Piscina } from 'piscina';
 import type { Logger } from 'pino';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.js';
 import { newStrikes, type RenderOutcome, type RenderTask } from './render-batch.js';
 import { createRenderScheduler } from './render-scheduler.js';
@@ -40,7 +41,7 @@ export interface TemplateRendererOptions {
   warm?: boolean | undefined;
 }
 
-/** Triggers whose record is kept (the most recent ones). */
+/** Triggers whose record is kept (the most recently used ones). */
 const TRIGGERS_REMEMBERED = 1024;
 
 /**
@@ -112,15 +113,12 @@ export function createTemplateRenderer(options: TemplateRendererOptions): Templa
     logger: options.logger,
   });
   // Each trigger's record, shared with the workers rendering it (and kept for the most recent triggers).
-  const strikesOf = new Map<string, Int32Array>();
+  const strikesOf = new LRUCache<string, Int32Array>({ max: TRIGGERS_REMEMBERED });
   const strikesFor = (triggerId: string | undefined): Int32Array => {
     const existing = triggerId === undefined ? undefined : strikesOf.get(triggerId);
     if (existing) return existing;
     const strikes = newStrikes();
-    if (triggerId !== undefined) {
-      if (strikesOf.size >= TRIGGERS_REMEMBERED) strikesOf.delete(strikesOf.keys().next().value!);
-      strikesOf.set(triggerId, strikes);
-    }
+    if (triggerId !== undefined) strikesOf.set(triggerId, strikes);
     return strikes;
   };
   let closed = false;

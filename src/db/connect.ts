@@ -11,6 +11,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { LRUCache } from 'lru-cache';
 import type { Config, DatabasePooler } from '../config.js';
 import type { Database } from './database.js';
 import type { Dialect } from './dialect.js';
@@ -229,18 +230,15 @@ const STATEMENT_CACHE_SIZE = 500;
  * each statement to completion synchronously on SQLite's single connection.
  */
 function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
-  const cache = new Map<string, SQLite.Statement>();
+  const cache = new LRUCache<string, SQLite.Statement>({ max: STATEMENT_CACHE_SIZE });
   return {
     close: () => sqlite.close(),
     prepare(sql: string) {
       let statement = cache.get(sql);
-      if (statement) {
-        cache.delete(sql);
-      } else {
+      if (!statement) {
         statement = sqlite.prepare(sql);
-        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+        cache.set(sql, statement);
       }
-      cache.set(sql, statement);
       return statement;
     },
   };

@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffMs } from '../lib/retry-delay.js';
 /**
  * What a database error means for the code that met it. The one classifier: the HTTP and A2A error
  * mappings, the job queue and the campaign outcome writes all ask here.
@@ -86,6 +88,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return classifyDatabaseError(error) !== undefined;
 }
 
+/** Waits between tries while the database is out: 100 ms, doubling to 2 s. */
+const OUTAGE_BACKOFF = { baseMs: 100, capMs: 2000 };
+
 /**
  * Runs `work` until it succeeds or fails with a real error: a conflict is retried at once (a few
  * milliseconds of jitter), an outage with backoff from 100 ms doubling to 2 s, for as long as
@@ -105,9 +110,9 @@ export async function retryWhileDatabaseUnavailable<T>(
     } catch (error) {
       const kind = classifyDatabaseError(error);
       if (kind === undefined || !(options.keepTrying?.() ?? true)) throw error;
-      const delayMs = kind === 'conflict' ? Math.floor(Math.random() * 20) : Math.min(2000, 100 * 2 ** outages++);
+      const delayMs = kind === 'conflict' ? Math.floor(Math.random() * 20) : backoffMs(++outages, OUTAGE_BACKOFF);
       options.onRetry?.(error, delayMs);
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      await sleep(delayMs);
     }
   }
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './database.js';
 import type { Dialect } from './dialect.js';
@@ -44,8 +45,7 @@ export function createWriteBatcher(db: Kysely<Database>, holdCommits?: () => boo
 
   /** While the checkpointer restarts the WAL (checkpointer.ts), commits wait without blocking the event loop. */
   async function waitWhileHeld(): Promise<void> {
-    for (let waited = 0; holdCommits?.() === true && waited < MAX_HOLD_MS; waited++)
-      await new Promise((resolve) => setTimeout(resolve, 1));
+    for (let waited = 0; holdCommits?.() === true && waited < MAX_HOLD_MS; waited++) await sleep(1);
   }
 
   async function drain(): Promise<void> {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../db/database.js';
 import { readJson, writeJson } from '../db/json.js';
 import { AppError } from '../errors.js';
@@ -129,7 +130,7 @@ export async function registerDevice(
     } catch (error) {
       if (attempt >= REGISTER_ATTEMPTS || !repo.isConcurrentWriteConflict(error)) throw error;
       // A little jitter so the losers of one race do not collide again in lockstep.
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+      await sleep(Math.random() * 10 * attempt);
     }
   }
 }

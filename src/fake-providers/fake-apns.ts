@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import http2 from 'node:http2';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   closableServer,
-  delay,
   documentedErrorOf,
   FailureCounter,
   goAwayAfter,
@@ -165,7 +165,7 @@ export async function startFakeApns(
         if (reason) return reasonAnswer(reason);
       }
       if (!injection && !/^[0-9a-f]{16,200}$/i.test(token)) return reasonAnswer('BadDeviceToken');
-      if (injection?.fault === 'slow') await delay(injection.n ?? 1000);
+      if (injection?.fault === 'slow') await sleep(injection.n ?? 1000);
       answer(200);
       if (injection?.fault === 'goaway') goAwayAfter(req);
     };

@@ -151,8 +151,6 @@ export function goAwayAfter(req: FakeRequest): void {
   if ('stream' in req) setImmediate(() => req.stream.session?.goaway(http2.constants.NGHTTP2_NO_ERROR));
 }
 
-export const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 export function headersOf(req: FakeRequest): Record<string, string | string[] | undefined> {
   return { ...req.headers };
 }

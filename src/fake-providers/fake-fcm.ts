@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
 import http2 from 'node:http2';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeJwt, jwtVerify } from 'jose';
 import { checkSend, documentedFcmError, fcmError, type FcmAnswer } from './fake-fcm-rules.js';
 import {
   closableServer,
-  delay,
   documentedErrorOf,
   FailureCounter,
   type Fault,
@@ -180,7 +180,7 @@ export async function startFakeFcm(
     if (injection?.fault === 'slow') {
       delayed++;
       try {
-        await delay(injection.n ?? 1000);
+        await sleep(injection.n ?? 1000);
       } finally {
         delayed--;
       }

@@ -1,11 +1,11 @@
 import crypto from 'node:crypto';
 import type http from 'node:http';
 import https from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeJwt, importJWK, jwtVerify } from 'jose';
 import { vapidSubjectProblem } from '../push/credentials/vapid-subject.js';
 import {
   closableServer,
-  delay,
   documentedErrorOf,
   FailureCounter,
   headersOf,
@@ -251,7 +251,7 @@ export async function startFakeWebPush(
         });
         if (held.messages.length > BROWSER_MESSAGES_KEPT) held.messages.shift();
       } else if (!sub && !injection) return answer(404);
-      if (injection?.fault === 'slow') await delay(injection.n ?? 1000);
+      if (injection?.fault === 'slow') await sleep(injection.n ?? 1000);
       answer(201, { location: `${url}/message/${crypto.randomBytes(8).toString('hex')}` });
     };
     handle().catch(() => resetRequest(req));

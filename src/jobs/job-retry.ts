@@ -1,20 +1,17 @@
+import { jitteredBackoffMs } from '../lib/retry-delay.js';
+
 /** Delay before the first retry; each later retry doubles it. */
 export const RETRY_BASE_MS = 1000;
 /** Cap of the exponential part: with 25 attempts a job keeps retrying for about two days. */
 export const RETRY_CAP_MS = 6 * 60 * 60 * 1000;
 
 /**
- * Backoff after failed attempt `attempt` (1-based), "equal jitter":
- *   ceiling = min(RETRY_CAP_MS, RETRY_BASE_MS * 2^(attempt - 1))
- *   delay   = ceiling / 2 + random() * ceiling / 2
- * Half the delay is fixed so retries never collapse to zero (no hammering a failing provider);
- * the random half spreads jobs that failed together (a provider outage) so they do not return as
- * one burst. Because each ceiling is twice the previous one, every delay is at least as long as
- * the previous delay. Total over 24 retries (25 attempts): about 47 h on average.
+ * Backoff after failed attempt `attempt` (1-based), with equal jitter (`lib/retry-delay.ts`): from
+ * 0.5-1 s up to 3-6 h, each delay at least as long as the previous one. Total over 24 retries
+ * (25 attempts): about 47 h on average.
  */
 export function retryDelayMs(attempt: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** Math.min(Math.max(attempt - 1, 0), 30));
-  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+  return Math.round(jitteredBackoffMs(attempt, { baseMs: RETRY_BASE_MS, capMs: RETRY_CAP_MS }, random));
 }
 
 export interface RetryJobOptions<P = unknown> {

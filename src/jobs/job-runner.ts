@@ -16,6 +16,7 @@ import {
 import type { Job, JobHandlers } from './job-types.js';
 import { listenForJobWakeups, listenForLocalJobWakeups, notifyJobsEnqueued, type JobWakeups } from './job-wakeups.js';
 import { runClaimedJob, type RunJobContext } from './run-job.js';
+import { backoffMs } from '../lib/retry-delay.js';
 
 export interface JobRunnerOptions {
   db: Kysely<Database>;
@@ -148,7 +149,7 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
     } catch (error) {
       // Database unreachable: back off (poll interval doubling to 30 s) instead of spinning.
       claimFailures += 1;
-      nextPollMs = Math.min(MAX_ERROR_BACKOFF_MS, options.pollIntervalMs * 2 ** Math.min(claimFailures, 16));
+      nextPollMs = backoffMs(claimFailures + 1, { baseMs: options.pollIntervalMs, capMs: MAX_ERROR_BACKOFF_MS });
       logger.warn({ err: error, retry_in_ms: nextPollMs }, 'claiming jobs failed');
     }
     // A wake-up that came in while claiming may be about jobs this claim did not see.

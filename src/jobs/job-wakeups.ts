@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import { dialectOf } from '../db/dialect.js';
+import { backoffMs } from '../lib/retry-delay.js';
 
 /*
  * How runners learn that jobs were enqueued, so they claim at once instead of at their next poll.
@@ -37,7 +38,7 @@ export async function listenForJobWakeups(pool: pg.Pool, logger: Logger, onWake:
 
   const scheduleReconnect = () => {
     if (closed) return;
-    const delay = Math.min(MAX_RECONNECT_DELAY_MS, 1000 * 2 ** Math.min(failures, 5));
+    const delay = backoffMs(failures + 1, { baseMs: 1000, capMs: MAX_RECONNECT_DELAY_MS });
     failures += 1;
     retryTimer = setTimeout(() => void connect(), delay);
   };

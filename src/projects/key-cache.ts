@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { dataVersionOf } from '../db/data-version.js';
 
 export interface VerifiedKey {
@@ -44,7 +45,7 @@ export function keyCacheOf(db: object): KeyCache | undefined {
 }
 
 function createKeyCache(dataVersion: () => number): KeyCache {
-  const entries = new Map<string, VerifiedKey>();
+  const entries = new LRUCache<string, VerifiedKey>({ max: MAX_ENTRIES });
   let validFor = '';
   const current = () => `${revision}:${dataVersion()}`;
   const check = (): string => {
@@ -63,7 +64,6 @@ function createKeyCache(dataVersion: () => number): KeyCache {
     },
     set(digest, key, stamp) {
       if (stamp === undefined || check() !== stamp) return;
-      if (entries.size >= MAX_ENTRIES) entries.clear();
       entries.set(digest, key);
     },
   };

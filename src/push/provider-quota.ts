@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { backoffMs } from '../lib/retry-delay.js';
 import type { BucketSpec, TokenBucketStore } from '../rate-limit/token-buckets.js';
 import { sleep } from './retry-policy.js';
 
@@ -88,7 +89,7 @@ export class ProviderQuota {
     const now = this.now();
     // Answers to sends already in flight when the hold began belong to the same episode.
     if (now >= gate.holdUntil) gate.strikes++;
-    this.hold(key, now + (retryAfterMs ?? Math.min(MAX_BACKOFF_MS, minMs * 2 ** Math.max(0, gate.strikes - 1))));
+    this.hold(key, now + (retryAfterMs ?? backoffMs(gate.strikes, { baseMs: minMs, capMs: MAX_BACKOFF_MS })));
     return gate.holdUntil;
   }
 

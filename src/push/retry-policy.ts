@@ -1,3 +1,5 @@
+import { setTimeout as wait } from 'node:timers/promises';
+import { jitteredBackoffMs } from '../lib/retry-delay.js';
 import type { AttemptResult } from './push.types.js';
 
 export interface RetryPolicy {
@@ -31,24 +33,14 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 
 /**
  * Wait before the next attempt after `attempts` attempts: exponential backoff with equal jitter
- * (half fixed, half random, so retries of many sends spread out without collapsing to zero), never
- * shorter than the provider's Retry-After or the result's minimum.
+ * (`lib/retry-delay.ts`), never shorter than the provider's Retry-After or the result's minimum.
  */
 export function retryDelayMs(policy: RetryPolicy, attempts: number, result: AttemptResult): number {
-  const exponential = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempts - 1));
-  const jittered = exponential / 2 + (policy.random() * exponential) / 2;
+  const backoff = { baseMs: policy.baseDelayMs, capMs: policy.maxDelayMs };
+  const jittered = jitteredBackoffMs(attempts, backoff, policy.random);
   return Math.ceil(Math.max(jittered, result.retryAfterMs ?? 0, result.minDelayMs ?? 0));
 }
 
 /** Waits `ms`, or less when `signal` aborts first (never rejects). */
 export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, Math.max(0, ms));
-    signal?.addEventListener('abort', done, { once: true });
-  });
+  wait(Math.max(0, ms), undefined, signal ? { signal } : {}).catch(() => undefined);

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../lib/clock.js';
 import type { RateLimitDecision, RateLimiter } from './rate-limiter.js';
 import { readOverrides, type ClassLimit, type RateLimits } from './rate-limit-settings.js';
@@ -29,7 +30,7 @@ export function createBucketRateLimiter(options: BucketRateLimiterOptions): Rate
   const { store, defaults, clock, logger } = options;
   const ttl = options.overrideCacheMs ?? OVERRIDE_CACHE_MS;
   const prefix = options.keyPrefix ?? 'rl:';
-  const cache = new Map<string, { limits: RateLimits; expiresAt: number }>();
+  const cache = new LRUCache<string, { limits: RateLimits; expiresAt: number }>({ max: MAX_CACHED_PROJECTS });
   const loading = new Map<string, Promise<RateLimits>>();
 
   const load = async (projectId: string): Promise<RateLimits> => {
@@ -43,11 +44,6 @@ export function createBucketRateLimiter(options: BucketRateLimiterOptions): Rate
         'could not read project rate limits; using the last known or default limits',
       );
       limits = stale?.limits ?? defaults;
-    }
-    if (cache.size >= MAX_CACHED_PROJECTS) {
-      const t = clock.now();
-      for (const [id, entry] of cache) if (entry.expiresAt <= t) cache.delete(id);
-      if (cache.size >= MAX_CACHED_PROJECTS) cache.clear();
     }
     cache.set(projectId, { limits, expiresAt: clock.now() + ttl });
     return limits;

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
 import { enqueueJob } from '../jobs/jobs.js';
 import type { Clock } from '../lib/clock.js';
@@ -42,7 +43,7 @@ export interface DeliveryEventsOptions {
   clock: Clock;
   /** How long a project's subscriptions are cached per process (default 5 s). */
   cacheTtlMs?: number;
-  /** Projects kept in the cache (default 10,000; the oldest entry goes first). */
+  /** Projects kept in the cache (default 10,000; the least recently used goes first). */
   maxProjects?: number;
 }
 
@@ -60,7 +61,7 @@ export function createDeliveryEvents(options: DeliveryEventsOptions): DeliveryEv
   const { clock } = options;
   const ttl = options.cacheTtlMs ?? SUBSCRIPTION_CACHE_TTL_MS;
   const maxProjects = options.maxProjects ?? 10_000;
-  const cache = new Map<string, Entry>();
+  const cache = new LRUCache<string, Entry>({ max: maxProjects });
   const loading = new Map<string, Promise<Entry>>();
 
   const load = async (db: Db, projectId: string): Promise<Entry> => {
@@ -79,8 +80,6 @@ export function createDeliveryEvents(options: DeliveryEventsOptions): DeliveryEv
           // A change made while this load ran (invalidate) must not be overwritten by what it read.
           if (loading.get(projectId) === started) {
             loading.delete(projectId);
-            cache.delete(projectId);
-            if (cache.size >= maxProjects) cache.delete(cache.keys().next().value!);
             cache.set(projectId, entry);
           }
           return entry;

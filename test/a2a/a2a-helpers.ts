@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { TestContext } from '../helpers/test-app.js';
+import { listenOnLoopback } from '../helpers/ports.js';
 
 export type Version = '1.0' | '0.3' | undefined;
 
@@ -116,17 +116,10 @@ export async function startReceiver(options: { failFirst?: number; status?: numb
       res.writeHead(status, status >= 300 && status < 400 ? { location: 'http://127.0.0.1:1/' } : {}).end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(server);
   return {
     url: `http://127.0.0.1:${port}/hook`,
     received,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-}
-
-/** A clock that moves only when told to (job backoff and the 24 h webhook window). */
-export function manualClock(start = Date.now()) {
-  let t = start;
-  return { now: () => t, advance: (ms: number) => void (t += ms) };
 }

@@ -1,30 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
 import { readProtoJson, ROLE_ENUM, TASK_STATE_ENUM } from '../../src/a2a/versions/proto-json.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { createUserTask, rpc, uid, type Json } from './a2a-helpers.js';
+import { workingTask } from '../helpers/tasks.js';
 
 const v1 = (ctx: TestContext, method: string, params: unknown, key?: string) =>
   rpc(ctx, method, params, { version: '1.0', ...(key ? { key } : {}) });
-
-async function workingTask(ctx: TestContext, projectId: string): Promise<string> {
-  const id = uid('task');
-  const now = Date.now();
-  await ctx.database.db.transaction().execute((trx) =>
-    insertTask(
-      trx,
-      { id, projectId, contextId: 'ctx-w', skill: 'send-push-notification', createdAt: now },
-      [
-        { state: 'submitted', timestamp: now },
-        { state: 'working', timestamp: now },
-      ],
-      [],
-      [],
-    ),
-  );
-  return id;
-}
 
 describe('readProtoJson (the one ProtoJSON reading of v1 params)', () => {
   it('drops nulls, renames snake_case, keeps data and metadata as given', () => {

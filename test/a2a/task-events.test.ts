@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import type { StatusEvent } from '../../src/a2a/model.js';
@@ -137,7 +138,7 @@ describe.each(TEST_DIALECTS)('task event bus on %s', (dialect) => {
         stop();
         const seen = got.got.length;
         stored = event(taskId, 4);
-        await new Promise((r) => setTimeout(r, 100));
+        await sleep(100);
         expect(got.got.length).toBe(seen);
         // Each poll hands over the current status; the stream drops repeats by seq.
         expect([...new Set(got.got.map((e) => e.seq))]).toEqual([2, 3]);

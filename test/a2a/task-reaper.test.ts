@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { reapLapsedTasks } from '../../src/a2a/tasks/task-leases.js';
 import { insertTaskLease } from '../../src/a2a/tasks/task-leases.repository.js';
 import { createTaskEventBus } from '../../src/a2a/tasks/task-events.js';
-import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
 import { writeBatcherFor } from '../../src/db/write-batcher.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
+import { workingTask } from '../helpers/tasks.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { rpc, uid, v1Message } from './a2a-helpers.js';
 
@@ -15,30 +15,11 @@ import { rpc, uid, v1Message } from './a2a-helpers.js';
  * idempotency key (in progress while the task runs), and its lease.
  */
 async function abandonedTask(ctx: TestContext, key: string, leaseUntil: number): Promise<string> {
-  const id = uid('task');
-  const now = Date.now();
-  const projectId = ctx.project.project_id;
-  const message = {
-    messageId: uid('m'),
-    role: 'user' as const,
-    parts: [{ data: { skill: 'send-push-notification' } }],
-    taskId: id,
+  const id = await workingTask(ctx, undefined, {
     contextId: 'ctx-lost',
-  };
-  await ctx.database.db.transaction().execute(async (trx) => {
-    await insertTask(
-      trx,
-      { id, projectId, contextId: 'ctx-lost', skill: 'send-push-notification', createdAt: now },
-      [
-        { state: 'submitted', timestamp: now },
-        { state: 'working', timestamp: now },
-      ],
-      [message],
-      [],
-      { key: `h:${key}`, hash: 'the-lost-request' },
-    );
-    await insertTaskLease(trx, id, projectId, leaseUntil);
+    key: { key: `h:${key}`, hash: 'the-lost-request' },
   });
+  await insertTaskLease(ctx.database.db, id, ctx.project.project_id, leaseUntil);
   return id;
 }
 

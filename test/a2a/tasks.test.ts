@@ -1,39 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
-import { useTestContext, type TestContext } from '../helpers/test-app.js';
+import { useTestContext } from '../helpers/test-app.js';
 import { createUserTask, rpc, sseEvents, uid, v03Message, v1Message, type Json } from './a2a-helpers.js';
-
-/** A task stored `working`, as a staged skill leaves it while it runs (holding its request's key, if given). */
-async function workingTask(
-  ctx: TestContext,
-  projectId = ctx.project.project_id,
-  key?: { key: string; hash: string },
-): Promise<string> {
-  const id = uid('task');
-  const now = Date.now();
-  const message = {
-    messageId: uid('m'),
-    role: 'user' as const,
-    parts: [{ data: { skill: 'send-push-notification' } }],
-    taskId: id,
-    contextId: 'ctx-working',
-  };
-  await ctx.database.db.transaction().execute((trx) =>
-    insertTask(
-      trx,
-      { id, projectId, contextId: 'ctx-working', skill: 'send-push-notification', createdAt: now },
-      [
-        { state: 'submitted', timestamp: now },
-        { state: 'working', timestamp: now },
-      ],
-      [message],
-      [],
-      key,
-    ),
-  );
-  return id;
-}
+import { workingTask } from '../helpers/tasks.js';
 
 describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
   const ctx = useTestContext(dialect);
@@ -114,7 +84,7 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
         )
       ).json().result.task;
     const first = await send();
-    await new Promise((resolve) => setTimeout(resolve, 2));
+    await sleep(2);
     const second = await send();
     for (const task of [first, second]) {
       expect(task.id).toMatch(v7);
@@ -204,7 +174,7 @@ describe.each(TEST_DIALECTS)('tasks on %s', (dialect) => {
 
     it('a key still in progress (held by a task still running) is HTTP 409 with -32603', async () => {
       const key = uid('busy');
-      await workingTask(ctx(), undefined, { key: `h:${key}`, hash: 'another-request' });
+      await workingTask(ctx(), undefined, { key: { key: `h:${key}`, hash: 'another-request' } });
       const res = await rpc(
         ctx(),
         'SendMessage',

@@ -1,31 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWebhookJobHandler } from '../../src/a2a/push-configs/webhook.job.js';
-import { insertTask } from '../../src/a2a/tasks/tasks.repository.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { TEST_SECRET_KEY } from '../push/push-helpers.js';
-import { useTestContext, type TestContext } from '../helpers/test-app.js';
-import { manualClock, rpc, startReceiver, uid, v03Message, v1Message } from './a2a-helpers.js';
+import { useTestContext } from '../helpers/test-app.js';
+import { rpc, startReceiver, uid, v03Message, v1Message } from './a2a-helpers.js';
+import { manualClock } from '../helpers/clock.js';
+import { workingTask } from '../helpers/tasks.js';
 
 const HOUR = 60 * 60 * 1000;
-
-async function workingTask(ctx: TestContext): Promise<string> {
-  const id = uid('task');
-  const now = Date.now();
-  await ctx.database.db.transaction().execute((trx) =>
-    insertTask(
-      trx,
-      { id, projectId: ctx.project.project_id, contextId: 'c', skill: 'send-push-notification', createdAt: now },
-      [
-        { state: 'submitted', timestamp: now },
-        { state: 'working', timestamp: now },
-      ],
-      [],
-      [],
-    ),
-  );
-  return id;
-}
 
 describe.each(TEST_DIALECTS)('task webhooks on %s', (dialect) => {
   // The alias of OUTBOUND_ALLOW_PRIVATE_NETWORKS, kept working: the receivers listen on loopback.

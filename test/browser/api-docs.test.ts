@@ -4,7 +4,8 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HERALD_VERSION } from '../../src/lib/package-info.js';
-import { freePort, startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { freePort } from '../helpers/ports.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { launchChromium } from './chromium.js';
 

@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import {
@@ -153,7 +154,7 @@ describe('the template render pool', () => {
       .render(SLOW, scopes(40, 'a'), { projectId: 'a', triggerId: 't-long' })
       .then((o) => order.push(`a: ${o.filter((x) => x.ok).length} rendered`));
     // Queued once A's task runs: each waits for A's current recipient (and the quantum), then goes.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     const preview = pool
       .render(QUICK, [scope('p')], { projectId: 'b', interactive: true })
       .then(() => order.push('b preview'));
@@ -171,7 +172,7 @@ describe('the template render pool', () => {
     const batches = [1, 2, 3].map((n) =>
       pool.render(SLOW, scopes(25, `a${n}-`), { projectId: 'a', triggerId: `t-a${n}` }).then(() => order.push(`a${n}`)),
     );
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     for (let i = 0; i < 5; i++)
       await pool.render(QUICK, [scope(`p${i}`)], { projectId: 'b', interactive: true }).then(() => order.push(`b${i}`));
     await Promise.all(batches);

@@ -9,7 +9,8 @@ import { startFakeProviders, type FakeProviders } from '../../src/fake-providers
 import { systemClock } from '../../src/lib/clock.js';
 import { createProject, type CreatedProject } from '../../src/projects/projects.service.js';
 import { launchChromium } from '../browser/chromium.js';
-import { freePort, REPO_ROOT, startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { REPO_ROOT, startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { freePort } from '../helpers/ports.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 import { waitFor } from '../helpers/wait-for.js';
 

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TASK_LEASE_MS } from '../../src/a2a/tasks/task-leases.js';
-import { freePort, startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { freePort } from '../helpers/ports.js';
 import { useTestContext } from '../helpers/test-app.js';
 import {
   configureProviders,

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait-for.js';
 import {
@@ -47,7 +48,7 @@ describe('database outage mid-fan-out, two workers (PostgreSQL)', () => {
     try {
       await fault.begin(database);
       // The fault's length is the scenario itself, not a condition to await.
-      await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
+      await sleep(OUTAGE_MS);
     } finally {
       await fault.end(database);
     }

@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, logLines, startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { logLines, startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { freePort } from '../helpers/ports.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { TEST_SECRET_KEY } from '../push/push-helpers.js';
 import { faultHarness, HTTP2_IN_FLIGHT, report } from './fault-harness.js';
@@ -70,7 +72,7 @@ describe('SIGTERM with a short SHUTDOWN_TIMEOUT_MS and a 4-s provider (SQLite, s
       // The first round of sends (two chunks of 100, as many as the HTTP/2 pool has streams) reaches
       // the provider: SIGTERM `phaseMs` after it arrived whole.
       await waitFor(() => h.fakes().fcm.delayed >= 200, { timeoutMs: 60_000, what: 'the first sends', intervalMs: 1 });
-      if (phaseMs > 0) await new Promise((resolve) => setTimeout(resolve, phaseMs)); // where the deadline falls is the scenario
+      if (phaseMs > 0) await sleep(phaseMs); // where the deadline falls is the scenario
       const termAt = Date.now();
       first.kill('SIGTERM');
       const code = await first.exited;

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { freePort } from '../helpers/ports.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { report } from './fault-harness.js';
 import { waitFor } from '../helpers/wait-for.js';

@@ -1,25 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { freePort } from './ports.js';
 
 /** Debian's PgBouncer: PGBOUNCER_BIN, else /usr/sbin/pgbouncer, else `pgbouncer` on the PATH. */
 export function pgbouncerBinary(): string {
   if (process.env.PGBOUNCER_BIN) return process.env.PGBOUNCER_BIN;
   return fs.existsSync('/usr/sbin/pgbouncer') ? '/usr/sbin/pgbouncer' : 'pgbouncer';
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export interface RunningPgbouncer {
@@ -85,7 +75,7 @@ export async function startPgbouncer(upstreamUrl: string): Promise<RunningPgboun
     } catch (error) {
       await client.end().catch(() => undefined);
       if (Date.now() > deadline) throw new Error(`pgbouncer did not accept connections: ${stderr}`, { cause: error });
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
   }
   return {

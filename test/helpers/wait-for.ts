@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 /**
  * Waiting in tests: on a condition, polled, with a deadline, never for a fixed time. A test that
  * sleeps and hopes passes on a quiet machine and fails on a loaded one (or passes without having
@@ -11,8 +12,6 @@ export interface WaitOptions {
   /** Pause between checks (default 20 ms). */
   intervalMs?: number;
 }
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Polls `check` until it returns something other than `undefined` or `false`, and returns that. A
@@ -34,7 +33,7 @@ export async function waitFor<T>(
     }
     if (Date.now() > deadline)
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
-    await pause(intervalMs);
+    await sleep(intervalMs);
   }
 }
 
@@ -51,7 +50,7 @@ export async function holdsThroughout(
   const end = Date.now() + options.forMs;
   do {
     if (!(await holds())) throw new Error(`${options.what} stopped holding`);
-    await pause(options.intervalMs ?? 20);
+    await sleep(options.intervalMs ?? 20);
   } while (Date.now() < end);
   if (!(await holds())) throw new Error(`${options.what} stopped holding`);
 }

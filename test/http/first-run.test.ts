@@ -1,22 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase, TEST_DIALECTS } from '../helpers/test-db.js';
-import { logLines } from '../helpers/processes.js';
 import { loadConfig } from '../../src/config.js';
 import { startRuntime } from '../../src/runtime.js';
-
-function capturingLogger() {
-  let text = '';
-  const logger = pino(
-    { level: 'info' },
-    new Writable({ write: (chunk: Buffer, _enc, done) => ((text += chunk.toString('utf8')), done()) }),
-  );
-  return { logger, lines: () => logLines(text) };
-}
+import { capturingLogger } from '../helpers/capturing-logger.js';
 
 const serverEnv = { PORT: '0', HOST: '127.0.0.1', HERALD_ROLE: 'api', LOG_LEVEL: 'info' };
 
@@ -29,7 +18,7 @@ describe.runIf(TEST_DIALECTS.includes('sqlite'))('first start on an empty embedd
       const runtime = await startRuntime(loadConfig({ ...serverEnv, DATA_DIR: dataDir }), { logger: first.logger });
       let created: { project_id: string; public_key: string; secret_key: string } | undefined;
       try {
-        const announced = first.lines().filter((line) => typeof line.secret_key === 'string');
+        const announced = first.records().filter((line) => typeof line.secret_key === 'string');
         expect(announced).toHaveLength(1);
         created = announced[0] as unknown as typeof created;
         expect(created!.project_id).toMatch(/^prj_/);
@@ -52,10 +41,10 @@ describe.runIf(TEST_DIALECTS.includes('sqlite'))('first start on an empty embedd
       const second = capturingLogger();
       const again = await startRuntime(loadConfig({ ...serverEnv, DATA_DIR: dataDir }), { logger: second.logger });
       try {
-        expect(second.lines().filter((line) => 'secret_key' in line)).toEqual([]);
+        expect(second.records().filter((line) => 'secret_key' in line)).toEqual([]);
         expect(
           second
-            .lines()
+            .records()
             .map((line) => JSON.stringify(line))
             .join('\n'),
         ).not.toContain(created!.secret_key);
@@ -77,10 +66,10 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('first start on an empty Post
       const runtime = await startRuntime(loadConfig({ ...serverEnv, ...database.env }), { logger: log.logger });
       try {
         expect(await runtime.herald.db.selectFrom('projects').select('id').execute()).toEqual([]);
-        expect(log.lines().filter((line) => 'secret_key' in line || 'public_key' in line)).toEqual([]);
+        expect(log.records().filter((line) => 'secret_key' in line || 'public_key' in line)).toEqual([]);
         expect(
           log
-            .lines()
+            .records()
             .map((line) => JSON.stringify(line))
             .join('\n'),
         ).not.toMatch(/svc_[sp]k_/);

@@ -1,7 +1,8 @@
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
-import { freePort, logLines, startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { logLines, startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { freePort } from '../helpers/ports.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createProject } from '../../src/projects/projects.service.js';
 import { waitFor } from '../helpers/wait-for.js';

@@ -21,7 +21,8 @@ import { createCampaign } from '../campaigns/campaign-helpers.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_SECRET_KEY, configureProviders, pushOverrides, useFakeProviders } from '../push/push-helpers.js';
-import { deliverUntil, workingTask } from './interop-helpers.js';
+import { deliverUntil } from './interop-helpers.js';
+import { workingTask } from '../helpers/tasks.js';
 
 /**
  * Interoperability with a client of the v0.3 era: `@a2a-js/sdk` 0.3.14 (installed as the alias

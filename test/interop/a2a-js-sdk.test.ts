@@ -30,7 +30,8 @@ import {
   registerDevice,
   useFakeProviders,
 } from '../push/push-helpers.js';
-import { deliverUntil, workingTask } from './interop-helpers.js';
+import { deliverUntil } from './interop-helpers.js';
+import { workingTask } from '../helpers/tasks.js';
 
 /**
  * Interoperability: the official JavaScript client, `@a2a-js/sdk` (its v1.0 client and the same
@@ -183,7 +184,7 @@ describe.each(TEST_DIALECTS)('official @a2a-js/sdk clients against a listening H
           ((await c.sendMessage(send(message({ skill: 'create-user', projectUserId: uid('u') }, 'ctx-list')))) as Task)
             .id,
         );
-      const running = await workingTask(ctx(), project.project_id, 'ctx-other');
+      const running = await workingTask(ctx(), project.project_id, { contextId: 'ctx-other' });
 
       // What a caller writes: just a page size. The SDK sends every other field at its ProtoJSON default.
       const first = await c.listTasks(listRequest({ pageSize: 3 }));

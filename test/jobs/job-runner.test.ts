@@ -1,5 +1,3 @@
-import pino from 'pino';
-import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/connect.js';
 import { createJobRunner, enqueueJob, getJob, type JobRunner, type JobRunnerOptions } from '../../src/jobs/jobs.js';
@@ -7,18 +5,7 @@ import type { JobHandlers } from '../../src/jobs/job-types.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 import { deferred, silentLogger } from './test-jobs.js';
 import { holdsThroughout, waitFor } from '../helpers/wait-for.js';
-
-/** A logger whose records the test can read (to see the runner's warnings and the listener's pid). */
-function capturingLogger() {
-  const records: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      records.push(JSON.parse(String(chunk)) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { logger: pino({ level: 'debug' }, stream), records };
-}
+import { capturingLogger } from '../helpers/capturing-logger.js';
 
 describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
   let database: TestDatabase;
@@ -262,12 +249,12 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
         { 'test.echo': async (_p, { jobId }) => void ran.push(jobId) },
         { pollIntervalMs: 60_000, logger },
       );
-      const listening = () => records.filter((r) => r.msg === 'listening for job wake-ups');
+      const listening = () => records().filter((r) => r.msg === 'listening for job wake-ups');
       const pid = listening()[0]?.backend_pid;
       expect(typeof pid).toBe('number');
       await database.pgPool!.query('select pg_terminate_backend($1)', [pid]);
       await waitFor(() => listening().length === 2, { what: 'the listener reconnected' });
-      expect(records.some((r) => r.msg === 'job wake-up connection dropped; reconnecting')).toBe(true);
+      expect(records().some((r) => r.msg === 'job wake-up connection dropped; reconnecting')).toBe(true);
       expect(listening()[1]?.backend_pid).not.toBe(pid);
       const id = await enqueueJob(database.db, 'test.echo', { value: 1 });
       await waitFor(() => ran.includes(id), { what: 'the job ran' });
@@ -286,7 +273,7 @@ describe('job runner with an unreachable database', () => {
       pollIntervalMs: 10,
       leaseMs: 60_000,
     });
-    const failures = () => records.filter((r) => r.msg === 'claiming jobs failed');
+    const failures = () => records().filter((r) => r.msg === 'claiming jobs failed');
     try {
       await runner.start();
       await waitFor(() => failures().length >= 5, { what: 'five failed claims' });

@@ -5,8 +5,12 @@ import { AbandonJobError, enqueueJob, getJob, RetryJobError, retryDelayMs } from
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { RETRY_CAP_MS } from '../../src/jobs/job-retry.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
-import { countJobs, deferred, ManualClock } from './test-jobs.js';
+import { manualClock } from '../helpers/clock.js';
+import { countJobs, deferred } from './test-jobs.js';
 import { waitFor } from '../helpers/wait-for.js';
+
+/** Where the manual clocks start unless a test needs the wall clock: the same due times in every run. */
+const CLOCK_START = 1_700_000_000_000;
 
 describe('retryDelayMs', () => {
   it('keeps half the exponential delay fixed and randomises the other half, up to the cap', () => {
@@ -118,7 +122,7 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
   });
 
   it('runs only jobs that are due and of the kinds it has handlers for', async () => {
-    const clock = new ManualClock(Date.now());
+    const clock = manualClock();
     const later = await enqueueJob(database.db, 'test.echo', { value: 1 }, { runAt: clock.now() + 60_000 });
     const otherKind = await enqueueJob(database.db, 'test.record', { n: 1 });
     expect((await runJobsUntilIdle(database.db, { 'test.echo': async () => {} }, { clock })).runs).toBe(0);
@@ -130,7 +134,7 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
   });
 
   it('backs off exponentially with jitter after failures, keeps last_error, and goes dead after max_attempts', async () => {
-    const clock = new ManualClock();
+    const clock = manualClock(CLOCK_START);
     const id = await enqueueJob(database.db, 'test.echo', { value: 1 }, { maxAttempts: 5, clock });
     const attemptsSeen: Array<[number, number]> = [];
     const failing = {
@@ -197,7 +201,7 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
   });
 
   it('retries later on request, and counts a RetryJobError with countAsAttempt as a failure', async () => {
-    const clock = new ManualClock();
+    const clock = manualClock(CLOCK_START);
     const id = await enqueueJob(database.db, 'test.items', { items: [1, 2] }, { maxAttempts: 2, clock });
     let calls = 0;
     const handler = {
@@ -227,7 +231,7 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
   });
 
   it('makes a job claimable again once its lease expires, and fences the old holder out', async () => {
-    const clock = new ManualClock();
+    const clock = manualClock(CLOCK_START);
     const id = await enqueueJob(database.db, 'test.echo', { value: 7 }, { clock });
     const [claimed] = await claimJobs(database.db, {
       lockToken: 'dead-worker/1',
@@ -251,7 +255,7 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
   });
 
   it('marks a job without a finaliser dead, without running it again, when its worker was lost during the last attempt', async () => {
-    const clock = new ManualClock();
+    const clock = manualClock(CLOCK_START);
     const id = await enqueueJob(database.db, 'test.echo', { value: 8 }, { clock, maxAttempts: 1 });
     await claimJobs(database.db, {
       lockToken: 'lost/1',
@@ -274,7 +278,7 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
   });
 
   it('runs the finaliser once when the worker died during the last attempt, then the job is dead', async () => {
-    const clock = new ManualClock();
+    const clock = manualClock(CLOCK_START);
     const id = await enqueueJob(database.db, 'test.echo', { value: 9 }, { clock, maxAttempts: 2 });
     for (const token of ['lost/1', 'lost/2']) {
       await claimJobs(database.db, {
@@ -300,7 +304,7 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
   });
 
   it('finalises a job whose last attempt threw, and retries a finaliser that threw', async () => {
-    const clock = new ManualClock();
+    const clock = manualClock(CLOCK_START);
     const id = await enqueueJob(database.db, 'test.echo', { value: 10 }, { clock, maxAttempts: 1 });
     let finaliseCalls = 0;
     const handler = Object.assign(
@@ -329,7 +333,7 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
   });
 
   it('AbandonJobError ends a job at once with attempts left: dead with the payload left, or finalised', async () => {
-    const clock = new ManualClock();
+    const clock = manualClock(CLOCK_START);
     const dead = await enqueueJob(database.db, 'test.items', { items: [1, 2, 3] }, { clock, maxAttempts: 10 });
     const abandon = async () => {
       throw new AbandonJobError('deadline passed', { payload: { items: [3] } });
@@ -363,7 +367,7 @@ describe.each(TEST_DIALECTS)('job queue on %s', (dialect) => {
   });
 
   it('marks a job dead when the worker running its finaliser was lost too', async () => {
-    const clock = new ManualClock();
+    const clock = manualClock(CLOCK_START);
     const id = await enqueueJob(database.db, 'test.echo', { value: 11 }, { clock, maxAttempts: 1 });
     for (const token of ['lost/1', 'lost/2']) {
       await claimJobs(database.db, {

@@ -1,20 +1,8 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startRuntime } from '../../src/runtime.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
-
-function capturingLogger() {
-  const messages: string[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      messages.push(String((JSON.parse(String(chunk)) as { msg: string }).msg));
-      done();
-    },
-  });
-  return { logger: pino({ level: 'info' }, stream), messages };
-}
+import { capturingLogger } from '../helpers/capturing-logger.js';
 
 describe.each(TEST_DIALECTS)('runtime roles and the job runner on %s', (dialect) => {
   let database: TestDatabase;
@@ -33,11 +21,11 @@ describe.each(TEST_DIALECTS)('runtime roles and the job runner on %s', (dialect)
     );
     try {
       expect(runtime.app).toBeUndefined();
-      expect(messages).toContain('job runner started');
+      expect(messages()).toContain('job runner started');
     } finally {
       await runtime.stop();
     }
-    expect(messages).toContain('job runner stopped');
+    expect(messages()).toContain('job runner stopped');
   });
 
   it('HERALD_ROLE=api starts no job runner', async () => {
@@ -48,7 +36,7 @@ describe.each(TEST_DIALECTS)('runtime roles and the job runner on %s', (dialect)
     );
     try {
       expect(runtime.app).toBeDefined();
-      expect(messages).not.toContain('job runner started');
+      expect(messages()).not.toContain('job runner started');
     } finally {
       await runtime.stop();
     }

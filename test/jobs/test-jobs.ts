@@ -1,6 +1,5 @@
 import pino from 'pino';
 import type { Db } from '../../src/db/database.js';
-import type { Clock } from '../../src/lib/clock.js';
 
 /** Job kinds used only by the queue's own tests. */
 declare module '../../src/jobs/job-types.js' {
@@ -13,20 +12,6 @@ declare module '../../src/jobs/job-types.js' {
 }
 
 export const silentLogger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-
-/** A clock the test moves by hand, so due times and backoff are checked without waiting. */
-export class ManualClock implements Clock {
-  time: number;
-  constructor(time = 1_700_000_000_000) {
-    this.time = time;
-  }
-  now(): number {
-    return this.time;
-  }
-  advance(ms: number): void {
-    this.time += ms;
-  }
-}
 
 export async function countJobs(db: Db): Promise<number> {
   const row = await db

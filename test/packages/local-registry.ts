@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { listenOnLoopback } from '../helpers/ports.js';
 
 const run = promisify(execFile);
 
@@ -81,8 +81,7 @@ export async function startLocalRegistry(nodeModules: string, dir: string): Prom
       (error: unknown) => res.writeHead(500).end(String(error)),
     );
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = `http://127.0.0.1:${await listenOnLoopback(server)}`;
   return {
     url: base,
     requested,

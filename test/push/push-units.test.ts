@@ -17,6 +17,7 @@ import { DeliveryStatus } from '../../src/push/push.types.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs } from '../../src/push/retry-policy.js';
 import { ProviderQuota } from '../../src/push/provider-quota.js';
 import { createMemoryBucketStore } from '../../src/rate-limit/token-buckets.js';
+import { listenOnLoopback } from '../helpers/ports.js';
 
 describe('push building blocks', () => {
   it('backs off exponentially with jitter, never below Retry-After or the minimum', () => {
@@ -192,8 +193,7 @@ describe('HTTP/2 pool', () => {
         stream.end('"x"}');
       });
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const origin = `http://127.0.0.1:${await listenOnLoopback(server)}`;
     const pool = new Http2Pool({ sessionsPerOrigin: 1, streamsPerSession: 1 });
     try {
       const ask = (path: string, timeoutMs = 2000) =>
@@ -222,8 +222,7 @@ describe('HTTP/2 pool', () => {
         stream.end('{}');
       });
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const origin = `http://127.0.0.1:${await listenOnLoopback(server)}`;
     const pool = new Http2Pool();
     try {
       const list = [

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvidersInDir, type FakeProvidersInDir } from '../../src/fake-providers/fake-providers-dir.js';
-import { freePort } from '../helpers/processes.js';
+import { freePort } from '../helpers/ports.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext } from '../helpers/test-app.js';

@@ -9,7 +9,7 @@ import { createRateLimiter } from '../../src/rate-limit/create-rate-limiter.js';
 import type { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
-import { manualClock } from '../rate-limit/manual-clock.js';
+import { manualClock } from '../helpers/clock.js';
 
 const SECRET_KEY = 'cd'.repeat(32);
 const URL = '/api/v1/push-credentials/webpush/public-key';

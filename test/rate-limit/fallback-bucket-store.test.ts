@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { withLocalFallback } from '../../src/rate-limit/fallback-bucket-store.js';
 import { createMemoryBucketStore, type TokenBucketStore } from '../../src/rate-limit/token-buckets.js';
-import { manualClock } from './manual-clock.js';
+import { manualClock } from '../helpers/clock.js';
 
 const spec = { capacity: 2, refillPerSecond: 0.001 };
 

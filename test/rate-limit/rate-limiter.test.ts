@@ -13,7 +13,7 @@ import { setProjectRateLimit } from '../../src/rate-limit/rate-limits.service.js
 import { DEFAULT_RATE_LIMITS } from '../../src/rate-limit/rate-limit-settings.js';
 import { createMemoryBucketStore } from '../../src/rate-limit/token-buckets.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
-import { manualClock } from './manual-clock.js';
+import { manualClock } from '../helpers/clock.js';
 import { deleteRedisKeys, REDIS_TEST_URL } from './redis-test.js';
 
 const silent = pino({ level: 'silent' });

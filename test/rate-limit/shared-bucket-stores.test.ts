@@ -6,7 +6,7 @@ import { createPostgresBucketStore } from '../../src/rate-limit/postgres-bucket-
 import { createRedisBucketStore } from '../../src/rate-limit/redis-bucket-store.js';
 import type { TokenBucketStore } from '../../src/rate-limit/token-buckets.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
-import { manualClock, type ManualClock } from './manual-clock.js';
+import { manualClock, type ManualClock } from '../helpers/clock.js';
 import { deleteRedisKeys, REDIS_TEST_URL } from './redis-test.js';
 
 /** Opens stores of one shared backend: each call is a separate connection, like another instance. */

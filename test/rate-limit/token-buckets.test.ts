@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bucketResult, createMemoryBucketStore, refill } from '../../src/rate-limit/token-buckets.js';
-import { manualClock } from './manual-clock.js';
+import { manualClock } from '../helpers/clock.js';
 
 const spec = { capacity: 3, refillPerSecond: 2 };
 

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, REPO_ROOT } from '../helpers/processes.js';
+import { REPO_ROOT } from '../helpers/processes.js';
+import { freePort } from '../helpers/ports.js';
 import { expectedPattern, jsonMismatch, jsonValuesIn, parseJsonPattern, readmeBlocks } from './readme-blocks.js';
 
 // The README's shell blocks, pasted in order into one bash session as a new user would, against a

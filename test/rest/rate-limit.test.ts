@@ -6,7 +6,7 @@ import type { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { runHerald } from '../rate-limit/herald-cli.js';
-import { manualClock } from '../rate-limit/manual-clock.js';
+import { manualClock } from '../helpers/clock.js';
 
 /** management: 1 token a second, burst 3, so a test spends a bucket in four requests. */
 const env = { RATE_LIMIT_DEFAULTS: 'management=1/3' };

@@ -7,7 +7,8 @@ import { validate } from 'dockerfile-utils';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config.js';
 import { startRuntime } from '../../src/runtime.js';
-import { freePort, REPO_ROOT } from '../helpers/processes.js';
+import { REPO_ROOT } from '../helpers/processes.js';
+import { freePort } from '../helpers/ports.js';
 import { createTestDatabase } from '../helpers/test-db.js';
 
 // No container engine runs in CI here: these check that the Dockerfile and compose.yaml parse and

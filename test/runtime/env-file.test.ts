@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, REPO_ROOT } from '../helpers/processes.js';
+import { REPO_ROOT } from '../helpers/processes.js';
+import { freePort } from '../helpers/ports.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 /**

@@ -5,7 +5,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { freePort, logLines, REPO_ROOT } from '../helpers/processes.js';
+import { logLines, REPO_ROOT } from '../helpers/processes.js';
+import { freePort, listenOnLoopback } from '../helpers/ports.js';
 import { createTestDatabase, TEST_DATABASE_URL, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -151,8 +152,7 @@ describe.each(TEST_DIALECTS)('a port in use, on %s', (dialect) => {
   const occupy = async () => {
     database = await createTestDatabase(dialect);
     blocker = net.createServer();
-    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
-    port = (blocker.address() as net.AddressInfo).port;
+    port = await listenOnLoopback(blocker);
   };
 
   it('PORT of the API', async () => {

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { sealLegacyPushConfigSecrets } from '../../src/a2a/push-configs/push-config-secrets.js';
@@ -15,18 +14,7 @@ import { createUserTask, rpc, uid } from '../a2a/a2a-helpers.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { TEST_SECRET_KEY } from '../push/push-helpers.js';
-
-/** A logger as the server makes it, writing its lines into `lines`. */
-function capturingLogger(): { logger: ReturnType<typeof createLogger>; lines: string[] } {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  return { logger: createLogger('debug', stream), lines };
-}
+import { capturingLogger } from '../helpers/capturing-logger.js';
 
 const PUBLIC_URL = 'https://93.184.216.34/hooks/a2a';
 const mode = (file: string): number => fs.statSync(file).mode & 0o777;
@@ -169,7 +157,7 @@ describe('database files on disk', () => {
 });
 
 describe.each(TEST_DIALECTS)('logs and responses on %s', (dialect) => {
-  const captured = capturingLogger();
+  const captured = capturingLogger((stream) => createLogger('debug', stream));
   const ctx = useTestContext(dialect, { overrides: { logger: captured.logger } });
 
   it('never logs API keys, credential headers or query strings of requests', async () => {

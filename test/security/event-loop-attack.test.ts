@@ -3,7 +3,9 @@ import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
 import { createProject, type CreatedProject } from '../../src/projects/projects.service.js';
-import { freePort, startServerProcess, stopServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { startServerProcess, stopServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { percentile } from '../helpers/latency.js';
+import { freePort } from '../helpers/ports.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -155,11 +157,6 @@ function cpuMsOf(pid: number): number | undefined {
   // Fields after the command name: state is the first; utime and stime are the 12th and 13th, in clock ticks.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
-}
-
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
 describe.each(TEST_DIALECTS)('hostile requests against a listening Herald on %s', (dialect) => {

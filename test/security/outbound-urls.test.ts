@@ -8,7 +8,7 @@ import { systemClock } from '../../src/lib/clock.js';
 import type { Lookup } from '../../src/lib/outbound-url-policy.js';
 import { setFcmCredentials } from '../../src/push/credentials/credentials.service.js';
 import { OPERATOR_TOKEN_URI_RULES } from '../../src/push/credentials/token-uri-policy.js';
-import { createUserTask, manualClock, rpc, uid } from '../a2a/a2a-helpers.js';
+import { createUserTask, rpc, uid } from '../a2a/a2a-helpers.js';
 import type { App } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createHerald, type Herald } from '../../src/herald.js';
@@ -27,6 +27,8 @@ import {
   TEST_SECRET_KEY,
   useFakeProviders,
 } from '../push/push-helpers.js';
+import { listenOnLoopback } from '../helpers/ports.js';
+import { manualClock } from '../helpers/clock.js';
 
 /** A loopback TCP server that only counts the connections it is offered. */
 function useRecorder(): () => { port: number; connections: number } {
@@ -36,8 +38,7 @@ function useRecorder(): () => { port: number; connections: number } {
     socket.destroy();
   });
   beforeAll(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    state.port = (server.address() as net.AddressInfo).port;
+    state.port = await listenOnLoopback(server);
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return () => state;

@@ -15,7 +15,7 @@ import type { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { runHerald } from '../rate-limit/herald-cli.js';
-import { manualClock } from '../rate-limit/manual-clock.js';
+import { manualClock } from '../helpers/clock.js';
 
 const SECRET_KEY = 'ab'.repeat(32);
 /** Tiny buckets so a test spends one in a few requests; `client` is the public key's own class. */

@@ -18,9 +18,6 @@ export async function userWithDevice(
   return token;
 }
 
-export const p99 = (values: number[]) =>
-  [...values].sort((a, b) => a - b)[Math.max(0, Math.ceil(values.length * 0.99) - 1)]!;
-
 /**
  * Calls the campaign's `:preview` one after another until `until` settles and at least `minCalls`
  * were made; the latency (ms) of each call. Every answer must be the preview (200).

@@ -9,7 +9,8 @@ import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { runCli } from '../helpers/processes.js';
 import { configureProviders, pushOverrides, useFakeProviders } from '../push/push-helpers.js';
-import { p99, userWithDevice } from './template-helpers.js';
+import { p99 } from '../helpers/latency.js';
+import { userWithDevice } from './template-helpers.js';
 import { createCampaign, json, runFanout, trigger, triggerOk, triggerStatus } from '../campaigns/campaign-helpers.js';
 
 /** The template: 9,000,000 iterations writing 9 MB; it parses fine and only rendering can stop it. */

@@ -30,12 +30,12 @@ import {
   clearWebhookJobs,
   createWebhook,
   deliverWebhooks,
-  manualClock,
   startWebhookReceiver,
   webhookJobs,
   type ReceivedWebhook,
   type WebhookReceiver,
 } from './webhook-helpers.js';
+import { manualClock } from '../helpers/clock.js';
 
 type Headers = Record<string, string>;
 const ALL = ['delivery.sent', 'delivery.failed', 'device.pruned', 'trigger.completed'];

@@ -1,5 +1,4 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/database.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
@@ -7,6 +6,8 @@ import type { Clock } from '../../src/lib/clock.js';
 import type { OutboundPolicy } from '../../src/lib/outbound-url-policy.js';
 import { createWebhookDeliveryHandler } from '../../src/webhooks/webhook-delivery.job.js';
 import type { TestContext } from '../helpers/test-app.js';
+import { listenOnLoopback } from '../helpers/ports.js';
+import { manualClock } from '../helpers/clock.js';
 
 export interface ReceivedWebhook {
   headers: http.IncomingHttpHeaders;
@@ -34,8 +35,7 @@ export async function startWebhookReceiver(options: { statuses?: number[] } = {}
     });
   });
   server.on('connection', () => connections++);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(server);
   return {
     url: `http://127.0.0.1:${port}/hook`,
     port,
@@ -54,12 +54,6 @@ export async function startWebhookReceiver(options: { statuses?: number[] } = {}
 }
 
 export type WebhookReceiver = Awaited<ReturnType<typeof startWebhookReceiver>>;
-
-/** A clock that moves only when told to (job backoff and the 24 h window). */
-export function manualClock(start = Date.now()) {
-  let t = start;
-  return { now: () => t, advance: (ms: number) => void (t += ms) } satisfies Clock & { advance(ms: number): void };
-}
 
 /** Runs due `webhooks.deliver` jobs with the worker's own handler until none is due. */
 export function deliverWebhooks(

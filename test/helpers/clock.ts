@@ -1,12 +1,12 @@
 import type { Clock } from '../../src/lib/clock.js';
 
-/** A clock that moves only when told to, so refill tests never depend on timing. */
+/** A clock that moves only when told to, so backoff, windows and refills are checked without waiting. */
 export interface ManualClock extends Clock {
   advance(ms: number): void;
   set(ms: number): void;
 }
 
-export function manualClock(start = 1_800_000_000_000): ManualClock {
+export function manualClock(start = Date.now()): ManualClock {
   let t = start;
   return {
     now: () => t,
