@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { createCampaignJobHandlers, type FanoutDeps } from '../../src/campaigns/campaign-fanout.job.js';
+import { expiringLedgerTriggers, hasUnfinishedTriggerBetween } from '../../src/retention/retention.repository.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
@@ -337,6 +338,22 @@ describe.each(TEST_DIALECTS)('scheduled triggers on %s', (dialect) => {
     expect(twice.statusCode).toBe(200);
     expect(twice.headers['idempotent-replayed']).toBe('true');
     expect(twice.json()).toEqual(once.json());
+  });
+
+  it('retention counts a scheduled trigger as unfinished: its ledger and ledger partition stay until it ends', async () => {
+    const { project, secret } = await ctx().newProject('retention');
+    const campaignId = await createCampaign(ctx(), {}, secret);
+    const triggerId = await triggerOk(
+      ctx(),
+      campaignId,
+      { audience: { broadcast: true }, schedule: { at: iso(clock.now() + 30 * 24 * 60 * MINUTE) } },
+      secret,
+    );
+    const created = Date.parse((await triggerStatus(ctx(), campaignId, triggerId, secret)).created_at as string);
+    const db = ctx().database.db;
+    // Even once its creation is past any retention period, it is not a trigger whose ledger may go.
+    expect(await expiringLedgerTriggers(db, project.project_id, created + 1, 100)).toEqual([]);
+    expect(await hasUnfinishedTriggerBetween(db, created, created + 1)).toBe(true);
   });
 
   it('documents the schedule, cancel and reschedule in the OpenAPI document with examples', async () => {
