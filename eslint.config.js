@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import js from '@eslint/js';
 import comments from '@eslint-community/eslint-plugin-eslint-comments/configs';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
@@ -9,19 +11,58 @@ import tseslint from 'typescript-eslint';
 const FEATURES = [
   'a2a',
   'campaigns',
+  'conditions',
   'devices',
   'events',
   'idempotency',
   'identity',
+  'profiles',
   'projects',
   'push',
   'rate-limit',
   'users',
   'webhooks',
 ];
-/** What `jobs/`, `db/` and `lib/` may never import (the folder layers in docs/architecture.md): features and the layers above them. */
-const ABOVE_THE_BASE = [...FEATURES, 'cli', 'http', 'observability', 'boot'].map((f) => `./src/${f}`);
-const ROOT_FILES = ['./src/app.ts', './src/herald.ts', './src/runtime.ts', './src/main.ts'];
+/**
+ * The floors of src/, lowest first (docs/architecture.md, "Layers"). A folder or root file imports
+ * only from the floors below its own: never its own floor, never one above, so every arrow between
+ * folders points down and folders cannot depend on each other both ways.
+ */
+export const FLOORS = [
+  ['errors.ts'],
+  ['lib'],
+  ['logger.ts', 'settings'],
+  ['config.ts'],
+  ['db'],
+  ['jobs', 'crypto', 'projects', 'idempotency', 'conditions'],
+  ['rate-limit', 'identity'],
+  ['http'],
+  ['users'],
+  ['devices', 'events'],
+  ['push', 'profiles'],
+  ['campaigns', 'webhooks'],
+  ['a2a', 'app.ts', 'observability'],
+  ['retention'],
+  ['herald.ts'],
+  ['runtime.ts', 'boot', 'fake-providers'],
+  ['main.ts'],
+  ['cli'],
+];
+// A folder or root file without a floor would escape the rule: name it here before it can be linted.
+const unplaced = fs
+  .readdirSync(path.join(import.meta.dirname, 'src'), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() || entry.name.endsWith('.ts'))
+  .map((entry) => entry.name)
+  .filter((name) => !FLOORS.flat().includes(name));
+if (unplaced.length > 0) throw new Error(`eslint.config.js: give ${unplaced.join(', ')} a floor in FLOORS`);
+const shown = (part) => (part.endsWith('.ts') ? part : `${part}/`);
+const FLOOR_ZONES = FLOORS.flatMap((floor, level) =>
+  floor.map((part) => ({
+    target: `./src/${part}`,
+    from: [...floor.filter((other) => other !== part), ...FLOORS.slice(level + 1).flat()].map((p) => `./src/${p}`),
+    message: `${shown(part)} is on floor ${level + 1} of docs/architecture.md#layers and imports only from the floors below it: move what is shared down, or the importer up.`,
+  })),
+).filter((zone) => zone.from.length > 0);
 // Shipped code (src/) never reaches into tests or benchmarks, and only the `fake-providers` command starts the stand-ins.
 const NOT_TESTS = { group: ['**/test/**', '**/bench/**'], message: 'Shipped code never imports tests or benchmarks.' };
 const NOT_STAND_INS = {
@@ -148,11 +189,7 @@ export default tseslint.config(
         'error',
         {
           zones: [
-            ...['jobs', 'db', 'lib'].map((base) => ({
-              target: `./src/${base}`,
-              from: [...ABOVE_THE_BASE, ...ROOT_FILES],
-              message: 'jobs/, db/ and lib/ know no feature: features register with them, not the reverse.',
-            })),
+            ...FLOOR_ZONES,
             ...FEATURES.map((feature) => ({
               target: `./src/${feature}/**`,
               from: [`./src/!(${feature})/**/*.repository.ts`],

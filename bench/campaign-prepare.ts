@@ -13,7 +13,7 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { systemClock } from '../src/lib/clock.js';
 import { createProject } from '../src/projects/projects.service.js';
 import { setFcmCredentials } from '../src/push/credentials/credentials.service.js';
-import { createSecretBox, resolveSecretKey } from '../src/push/credentials/secret-box.js';
+import { createSecretBox, resolveSecretKey } from '../src/crypto/secret-box.js';
 
 export interface PreparedBench {
   projectId: string;

@@ -11,9 +11,9 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { openDatabase, type DatabaseHandle } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { DAY_MS } from '../src/lib/clock.js';
 import {
   createDayPartition,
-  DAY_MS,
   dayStart,
   detachPartition,
   dropDetachedTable,

@@ -18,7 +18,7 @@ import { createHerald } from '../src/herald.js';
 import { systemClock } from '../src/lib/clock.js';
 import { createProject } from '../src/projects/projects.service.js';
 import { setFcmCredentials } from '../src/push/credentials/credentials.service.js';
-import { createSecretBox, resolveSecretKey } from '../src/push/credentials/secret-box.js';
+import { createSecretBox, resolveSecretKey } from '../src/crypto/secret-box.js';
 import { runJobsUntilIdle } from '../test/helpers/run-jobs-until-idle.js';
 import { unlimitedRateLimiter } from '../test/helpers/unlimited-rate-limiter.js';
 import { markdownTable, SCALING_MD, writeBenchmarkSection } from './lib/bench-report.js';

@@ -15,7 +15,7 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { systemClock } from '../src/lib/clock.js';
 import { createProject } from '../src/projects/projects.service.js';
 import { setFcmCredentials } from '../src/push/credentials/credentials.service.js';
-import { createSecretBox, resolveSecretKey } from '../src/push/credentials/secret-box.js';
+import { createSecretBox, resolveSecretKey } from '../src/crypto/secret-box.js';
 import { markdownTable, SCALING_MD, writeBenchmarkSection } from './lib/bench-report.js';
 import { freePort, startProcess, waitForHttp, type BenchProcess } from './lib/processes.js';
 

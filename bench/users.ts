@@ -1,7 +1,9 @@
 // bench:users — POST /api/v1/users (a new user with 3 properties per request) on Herald against a bare
 // Fastify hello at the same log level, rounds alternated in one run (bench/lib/ab.ts). On SQLite a third
 // server runs in the same rounds: the durable-write floor (bench/floor-users-server.ts), what a
-// create-user with no feature but the durable upsert costs on the same stack.
+// create-user with no feature but the durable upsert costs on the same stack. A device registration
+// row runs in the same rounds too: POST /api/v1/devices with the public key (a new user and FCM token per
+// request), as an app registers on first launch, against create-user (target: at least 0.8 of it).
 // Usage: npm run bench:users [-- --duration 5 --rounds 3 --connections 32 --dialect sqlite|postgres
 //        --instances 1 --profile DIR (CPU profile of Herald) --no-write]
 import fs from 'node:fs';
@@ -45,6 +47,9 @@ const beforeAt = process.argv.indexOf('--before');
 const BEFORE = beforeAt > 0 ? process.argv[beforeAt + 1] : undefined;
 
 const BODY = JSON.stringify({ project_user_id: 'bench-[<id>]', properties: { plan: 'pro', score: 42, vip: true } });
+const DEVICE_BODY = JSON.stringify({ project_user_id: 'app-[<id>]', platform: 'android', fcm_token: 'fcm-[<id>]' });
+/** Device registrations per second against create-user's, same rounds. */
+const DEVICE_TARGET = 0.8;
 
 async function main(): Promise<void> {
   const herald = await startHerald({
@@ -96,22 +101,36 @@ async function main(): Promise<void> {
       urls: [floor.url('/api/v1/users')],
       body: BODY,
     };
-    const samples = await alternateAll(
-      [baseline, ...(floorTarget ? [floorTarget] : []), ...(beforeTarget ? [beforeTarget] : []), target],
-      {
-        connections: CONNECTIONS,
-        duration: DURATION,
-        rounds: ROUNDS,
-      },
-    );
-    const [helloSamples, heraldSamples] = [samples[0]!, samples.at(-1)!];
+    const deviceTarget = {
+      name: `Herald device registration, public key (${store})`,
+      procs: herald.procs,
+      urls: herald.urls('/api/v1/devices'),
+      headers: { 'x-service-project-id': herald.projectId, 'x-service-api-key': herald.publicKey },
+      body: DEVICE_BODY,
+    };
+    const order = [
+      baseline,
+      ...(floorTarget ? [floorTarget] : []),
+      ...(beforeTarget ? [beforeTarget] : []),
+      deviceTarget,
+      target,
+    ];
+    const samples = await alternateAll(order, {
+      connections: CONNECTIONS,
+      duration: DURATION,
+      rounds: ROUNDS,
+    });
+    const samplesOf = (t: (typeof order)[number]) => samples[order.indexOf(t)]!;
+    const [helloSamples, heraldSamples, deviceSamples] = [samples[0]!, samplesOf(target), samplesOf(deviceTarget)];
+    const deviceVsUser = paired(heraldSamples, deviceSamples);
+    const deviceRow = sampleRows(deviceTarget.name, deviceSamples);
     const ab = paired(helloSamples, heraldSamples);
     const h = sampleRows(target.name, heraldSamples);
     const b = sampleRows(baseline.name, helloSamples);
     const effect =
       beforeTarget &&
       (() => {
-        const beforeSamples = samples.at(-2)!;
+        const beforeSamples = samplesOf(beforeTarget);
         const vs = paired(beforeSamples, heraldSamples);
         const vsHello = paired(helloSamples, beforeSamples);
         return [
@@ -123,8 +142,10 @@ async function main(): Promise<void> {
           `After / before: **${fixed(vs.ratio)} in req/s**, **${fixed(vs.cpuRatio)} in CPU per request** (before µs ÷ after µs; above 1 = cheaper now); before / hello: ${fixed(vsHello.ratio)} in req/s, ${fixed(vsHello.cpuRatio)} in CPU per request.`,
         ].join('\n');
       })();
-    // The floor's rounds come right after the hello's (alternateAll keeps the order of its targets).
-    const floorRun = floorTarget && { samples: samples[1]!, row: sampleRows(floorTarget.name, samples[1]!) };
+    const floorRun = floorTarget && {
+      samples: samplesOf(floorTarget),
+      row: sampleRows(floorTarget.name, samplesOf(floorTarget)),
+    };
     const floorVsHello = floorRun && paired(helloSamples, floorRun.samples);
     const heraldVsFloor = floorRun && paired(floorRun.samples, heraldSamples);
     const aboveHello = (of: Sample[]) =>
@@ -150,6 +171,12 @@ async function main(): Promise<void> {
       `**Ratio Herald / hello: ${fixed(ab.ratio)} in req/s** (median of the per-round ratios ${ab.ratios.map((r) => fixed(r)).join(', ')}), **${fixed(ab.cpuRatio)} in CPU per request** (hello µs ÷ Herald µs). Target >= 0.5.`,
       '',
       generatorLine('hello', check),
+      '',
+      `Device registration in the same rounds: POST /api/v1/devices with the public key, each request a new user and FCM token (the user is created, the device inserted, the project's identity-verification setting checked).`,
+      '',
+      markdownTable(SAMPLE_HEADERS, [deviceRow]),
+      '',
+      `**Device registration / create-user: ${fixed(deviceVsUser.ratio)} in req/s** (per round ${deviceVsUser.ratios.map((r) => fixed(r)).join(', ')}), **${fixed(deviceVsUser.cpuRatio)} in CPU per request** (create-user µs ÷ registration µs). Target >= ${DEVICE_TARGET}.`,
       floorLines,
       effect ?? '',
     ].join('\n');
@@ -168,6 +195,15 @@ async function main(): Promise<void> {
         ratio: ab.ratio,
         cpuRatio: ab.cpuRatio,
         target: DIALECT === 'sqlite' ? 0.5 : null,
+      });
+    if (!before)
+      recordSummary({
+        path: `POST /api/v1/devices, public key (${store})`,
+        herald: `${deviceRow[1]} req/s`,
+        baseline: `Herald create-user: ${h[1]} req/s`,
+        ratio: deviceVsUser.ratio,
+        cpuRatio: deviceVsUser.cpuRatio,
+        target: DIALECT === 'sqlite' ? DEVICE_TARGET : null,
       });
     if (floorRun && floorVsHello && !before)
       recordSummary({

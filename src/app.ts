@@ -25,6 +25,7 @@ import { CompactRequestLog } from './http/request-logging.js';
 import { registerRequestTimeout } from './http/request-timeout.js';
 import { refuseUnescapedVerbs } from './http/route-paths.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
+import { AJV_OPTIONS } from './lib/schema-validator.js';
 
 /** What the HTTP plumbing needs; each feature's routes come with their own dependencies through `routes`. */
 export interface HttpDeps {
@@ -64,7 +65,7 @@ export async function buildApp(deps: HttpDeps): Promise<App> {
     frameworkErrors: frameworkErrors.handle,
     // Herald answers requests that arrive during shutdown itself (http/shutdown-gate.ts).
     return503OnClosing: false,
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false } },
+    ajv: AJV_OPTIONS,
     ...(config.tlsCertFile && config.tlsKeyFile
       ? {
           https: {

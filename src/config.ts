@@ -1,15 +1,11 @@
 import os from 'node:os';
 import { resolveDataDir } from './lib/data-dir.js';
 import { trimTrailing } from './lib/trim.js';
-import { parseCorsOrigins, type CorsOrigins } from './http/cors-origins.js';
-import { vapidSubjectProblem } from './push/credentials/vapid-subject.js';
-import { parseRateLimitDefaults, type RateLimits } from './rate-limit/rate-limit-settings.js';
-import {
-  DAY_MS,
-  DEFAULT_RETENTION_DAYS,
-  MAX_RETENTION_DAYS,
-  type RetentionSettings,
-} from './retention/retention-settings.js';
+import { DAY_MS } from './lib/clock.js';
+import { parseCorsOrigins, type CorsOrigins } from './settings/cors-origins.js';
+import { parseRateLimitDefaults, type RateLimits } from './settings/rate-limit-settings.js';
+import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, type RetentionSettings } from './settings/retention-settings.js';
+import { vapidSubjectProblem } from './settings/vapid-subject.js';
 
 /** Which parts of Herald this process runs (rule `instances`). */
 export type HeraldRole = 'api' | 'worker' | 'all';

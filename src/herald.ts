@@ -26,8 +26,9 @@ import { systemClock, type Clock } from './lib/clock.js';
 import { createLogger } from './logger.js';
 import { instrumentJobHandlers } from './observability/job-metrics.js';
 import { createPushMetrics } from './observability/push-metrics.js';
+import { registerUserProfileRoutes } from './profiles/user-profile.routes.js';
 import { registerProjectRoutes } from './projects/projects.routes.js';
-import { createSecretBox, resolveSecretKey, type SecretBoxSource } from './push/credentials/secret-box.js';
+import { createSecretBox, resolveSecretKey, type SecretBoxSource } from './crypto/secret-box.js';
 import { registerPushCredentialRoutes } from './push/credentials/credentials.routes.js';
 import { createPushRuntime, type PushRuntime, type PushRuntimeOptions } from './push/push-runtime.js';
 import { registerPushRoutes } from './push/push.routes.js';
@@ -35,6 +36,7 @@ import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
 import { createRetentionJobHandler } from './retention/retention.job.js';
 import { registerUserRoutes } from './users/users.routes.js';
+import { createDeliveryEvents } from './webhooks/delivery-events.service.js';
 import { createWebhookDeliveryHandler } from './webhooks/webhook-delivery.job.js';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
 
@@ -112,7 +114,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       onError: (error) => logger.warn({ err: error }, 'embedded database checkpoint failed'),
     }),
   );
-  const writes = writeBatcherFor(db, database.dialect, () => checkpointer.made()?.holdsWrites() === true);
+  const writes = writeBatcherFor(db, database.dialect);
   const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks };
   const secretBox = onFirstUse(() => createSecretBox(resolveSecretKey(config, database.dialect)));
   const rateLimiter = onFirstUse(() => overrides.rateLimiter ?? createRateLimiter(config, database, { logger }));
@@ -120,13 +122,10 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     createConfiguredTemplateRenderer(config, logger, { warm: overrides.warmTemplates }),
   );
   const push = onFirstUse(() => {
-    const runtime = createPushRuntime(config, database, {
-      logger,
-      clock,
-      secretBox,
-      observer: createPushMetrics(metrics.registry),
-      ...overrides.push,
-    });
+    const options = { logger, clock, secretBox, observer: createPushMetrics(metrics.registry), ...overrides.push };
+    // Delivery events go to the project's webhooks, cached on the runtime's clock.
+    const events = options.events ?? createDeliveryEvents({ clock: options.clock });
+    const runtime = createPushRuntime(config, database, { ...options, events });
     for (const metric of runtime.metrics) metrics.registry.registerMetric(metric);
     return runtime;
   });
@@ -147,9 +146,10 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
 
   const registerRoutes = (app: FastifyInstance): void => {
     const identity = { db, secretBox };
+    registerUserProfileRoutes(app, { db });
     registerUserRoutes(app, { db, readDb, clock, writes });
-    registerDeviceRoutes(app, { ...identity, clock, outbound });
-    registerEventRoutes(app, { ...identity, clock });
+    registerDeviceRoutes(app, { ...identity, clock, writes, outbound });
+    registerEventRoutes(app, { ...identity, clock, writes });
     registerPushRoutes(app, { db, clock, push: push() });
     registerPushCredentialRoutes(app, { db, clock, push: push() });
     registerA2aRoutes(app, {

@@ -40,6 +40,7 @@ export interface HeraldServers {
   ports: number[];
   projectId: string;
   secretKey: string;
+  publicKey: string;
   /** One URL per instance. */
   urls(pathname: string): string[];
   stop(): Promise<void>;
@@ -106,6 +107,7 @@ export async function startHerald(options: {
     ports,
     projectId: created.project_id,
     secretKey: created.secret_key,
+    publicKey: created.public_key,
     urls: (pathname) => ports.map((port) => `http://127.0.0.1:${port}${pathname}`),
     async stop() {
       await Promise.all(procs.map((p) => p.stop()));
@@ -124,13 +126,14 @@ export async function startHerald(options: {
 export function createBenchProject(
   cwd: string,
   env: Record<string, string>,
-): { project_id: string; secret_key: string } {
+): { project_id: string; secret_key: string; public_key: string } {
   const cli = (args: string[]) =>
     execFileSync(process.execPath, ['bin/herald', ...args], { cwd, env: { ...process.env, ...env }, encoding: 'utf8' });
   cli(['migrate']);
   return JSON.parse(cli(['project', 'create', '--name', 'bench', '--json']).trim().split('\n').at(-1)!) as {
     project_id: string;
     secret_key: string;
+    public_key: string;
   };
 }
 

@@ -5,12 +5,7 @@
  */
 // The operator lists come from the server's condition language itself, so the builder cannot drift
 // from what Herald accepts (a dependency-free module; esbuild bundles it).
-import {
-  EVENT_OPS,
-  PROPERTY_OPS,
-  type EventOp,
-  type PropertyOp,
-} from '../../src/campaigns/conditions/condition-types.js';
+import { EVENT_OPS, PROPERTY_OPS, type EventOp, type PropertyOp } from '../../src/conditions/condition-types.js';
 export { EVENT_OPS, PROPERTY_OPS, type EventOp, type PropertyOp };
 export const VALUE_TYPES = ['text', 'number', 'boolean', 'null', 'trigger'] as const;
 export type ValueType = (typeof VALUE_TYPES)[number];

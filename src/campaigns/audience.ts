@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js';
 import { activeDevicesOfUserIds, deviceOwners, type Device } from '../devices/devices.service.js';
 import * as repo from './audience.repository.js';
-import { compileCondition } from './conditions/compile-condition.js';
+import { compileCondition } from '../conditions/compile-condition.js';
 import { emptyCounters, type TriggerCounters } from './trigger-counters.js';
 import type { TriggerDefinition } from './triggers.repository.js';
 import type { Target } from './trigger-body.js';

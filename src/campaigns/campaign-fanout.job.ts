@@ -9,7 +9,7 @@ import type { PushRuntime } from '../push/push-runtime.js';
 import { Semaphore } from '../push/semaphore.js';
 import { DeliveryStatus, type DeviceSend, type DeviceSendOutcome } from '../push/push.types.js';
 import { deliveryEvent } from '../push/delivery-events.js';
-import { DELIVERY_EVENT_TYPES } from '../webhooks/webhook-events.js';
+import { DELIVERY_EVENT_TYPES } from '../push/delivery-event-publisher.js';
 import { endTrigger, unsentEvent } from './trigger-events.js';
 import {
   broadcastSlice,

@@ -3,7 +3,7 @@ import type { Database } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import { enqueueJob } from '../jobs/jobs.js';
 import type { JobHandler, JobHelpers } from '../jobs/job-types.js';
-import type { DeliveryEvents } from '../webhooks/delivery-events.service.js';
+import type { DeliveryEvents } from '../push/delivery-event-publisher.js';
 import { endTrigger } from './trigger-events.js';
 import { rangeEnd } from './audience.repository.js';
 import { BATCH_MAX_ATTEMPTS, BATCH_USERS, PLAN_CHUNK } from './campaign-jobs.js';

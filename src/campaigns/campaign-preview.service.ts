@@ -4,7 +4,7 @@ import { measurePayloads, type MeasuredPayload } from '../push/payload-measure.j
 import { findUser } from '../users/users.service.js';
 import { isValidProjectUserId } from '../users/users.schemas.js';
 import { findCampaign } from './campaigns.service.js';
-import { triggerPropertiesRequiredBy } from './conditions/resolve-trigger-refs.js';
+import { triggerPropertiesRequiredBy } from '../conditions/resolve-trigger-refs.js';
 import type { TemplateRenderer } from './render-pool.js';
 import { parseTriggerProperties } from './trigger-body.js';
 import { parseMessageTemplate, triggerPropertiesRequiredByMessage } from './templates.js';

@@ -1,6 +1,6 @@
 import type { JsonColumn, Db } from '../db/database.js';
 import { readJson, writeJson } from '../db/json.js';
-import type { Condition } from './conditions/condition-types.js';
+import type { Condition } from '../conditions/condition-types.js';
 import type { CampaignStatus } from './campaigns.schemas.js';
 import type { MessageTemplate } from './templates.js';
 import type { Audience } from './trigger-body.js';

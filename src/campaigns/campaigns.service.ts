@@ -6,8 +6,8 @@ import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import * as repo from './campaigns.repository.js';
 import { CreateCampaignBody, PatchCampaignBody, type CampaignStatus } from './campaigns.schemas.js';
-import { validateCondition } from './conditions/validate-condition.js';
-import { decodeCursor, encodeCursor, parseLimit } from './pagination.js';
+import { validateCondition } from '../conditions/validate-condition.js';
+import { decodeCursor, encodeCursor, parseLimit } from '../lib/pagination.js';
 import { parseMessageTemplate, type MessageTemplate } from './templates.js';
 import { parseAudience } from './trigger-body.js';
 

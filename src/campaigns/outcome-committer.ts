@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import { classifyDatabaseError, retryWhileDatabaseUnavailable } from '../db/database-errors.js';
 import { storeDeliveries, type DeliveriesTable } from '../push/push-dispatch.js';
-import type { WebhookEvent } from '../webhooks/webhook-events.js';
+import type { WebhookEvent } from '../push/delivery-event-publisher.js';
 import { recordDeliveries, type TriggerDeliveriesTable } from './trigger-deliveries.repository.js';
 
 /** One ended send: its delivery record, its ledger row unless the batch retries it, and its webhook events. */

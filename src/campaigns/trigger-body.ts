@@ -1,5 +1,13 @@
 import { AppError } from '../errors.js';
-import type { TriggerProperties } from './conditions/resolve-trigger-refs.js';
+import { compileValidator, type SchemaError } from '../lib/schema-validator.js';
+import type { TriggerProperties } from '../conditions/resolve-trigger-refs.js';
+import {
+  AudienceSchema,
+  MAX_TARGETS,
+  MAX_TRIGGER_PROPERTIES,
+  TriggerBodySchema,
+  TriggerPropertiesSchema,
+} from './trigger.schemas.js';
 import { parseSchedule, type TriggerSchedule } from './trigger-schedule.js';
 
 export type TargetKey = 'project_user_id' | 'device_id' | 'user_id';
@@ -15,80 +23,123 @@ export interface TriggerInput {
   schedule?: TriggerSchedule;
 }
 
-export const MAX_TARGETS = 1000;
-const MAX_PROPERTIES = 256;
-const TARGET_KEYS: readonly TargetKey[] = ['project_user_id', 'device_id', 'user_id'];
-// eslint-disable-next-line no-control-regex -- the pattern exists to refuse control characters
-const ID_PATTERN = /^[^\u0000-\u001f\u007f-\u009f]{1,255}$/u;
+/** The code every malformed trigger body answers (behind "Failed to send campaign trigger message"). */
+const INVALID_TRIGGER_BODY = 'INVALID_TRIGGER_BODY';
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const TARGET_RULE = 'a target holds exactly one of project_user_id, device_id or user_id';
 
-/**
- * An audience as a trigger body or a campaign's `default_audience` gives it. `broadcast: true` wins
- * and `targets` is then ignored, as rule `trigger-body` says; otherwise 1 to 1,000 targets, each holding
- * exactly one of `project_user_id`, `device_id`, `user_id` (rule `trigger-body`).
- */
-export function parseAudience(input: unknown, path: string, code: string): Audience {
-  const fail = (problem: string): never => {
-    throw new AppError('invalid', code, `${path}${problem}`);
-  };
-  if (!isObject(input)) return fail(': expected an object');
-  const extra = Object.keys(input).find((k) => k !== 'broadcast' && k !== 'targets');
-  if (extra !== undefined) fail(`: unexpected field "${extra}"`);
-  if (input.broadcast !== undefined && typeof input.broadcast !== 'boolean') fail('.broadcast: expected a boolean');
-  if (input.broadcast === true) return { broadcast: true };
-  if (input.targets === undefined) return fail(': give broadcast: true or targets');
-  if (!Array.isArray(input.targets) || input.targets.length === 0 || input.targets.length > MAX_TARGETS)
-    fail(`.targets: expected an array of 1 to ${MAX_TARGETS} targets`);
-  const targets = (input.targets as unknown[]).map((target, i) => {
-    const where = `.targets[${i}]`;
-    if (!isObject(target)) return fail(`${where}: expected an object`);
-    const keys = Object.keys(target);
-    if (keys.length !== 1 || !TARGET_KEYS.includes(keys[0] as TargetKey))
-      fail(`${where}: a target holds exactly one of project_user_id, device_id or user_id`);
-    const key = keys[0] as TargetKey;
-    const id = target[key];
-    if (typeof id !== 'string' || !ID_PATTERN.test(id))
-      fail(`${where}.${key}: expected 1 to 255 characters without control characters`);
-    return { [key]: id } as Target;
-  });
-  return { targets };
+/** `["targets", "0", "device_id"]` under `root` → `root.targets[0].device_id`. */
+const fieldOf = (root: string, parts: string[]): string =>
+  parts.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc === '' ? p : `${acc}.${p}`), root);
+
+const unexpected = (error: SchemaError) => `unexpected field "${String(error.params.additionalProperty)}"`;
+
+/** What is wrong in an audience, at `parts` below it. */
+function audienceProblem(error: SchemaError, parts: string[]): [at: string[], problem: string] {
+  const [first, index, key] = parts;
+  if (first === 'targets' && key !== undefined)
+    return [parts, 'expected 1 to 255 characters without control characters'];
+  if (first === 'targets' && index !== undefined)
+    return [parts, error.keyword === 'type' ? 'expected an object' : TARGET_RULE];
+  if (first === 'targets') return [parts, `expected an array of 1 to ${MAX_TARGETS} targets`];
+  if (first === 'broadcast' && error.keyword === 'type') return [parts, 'expected a boolean'];
+  if (first === undefined && error.keyword === 'type') return [[], 'expected an object'];
+  if (first === undefined && error.keyword === 'additionalProperties') return [[], unexpected(error)];
+  return [[], 'give broadcast: true or targets'];
 }
 
-/** Rule `trigger-body`: flat values only (string, number or boolean), at most 256 keys. */
+/** What is wrong in trigger properties, at `parts` below them. */
+function propertiesProblem(error: SchemaError, parts: string[]): [at: string[], problem: string] {
+  if (parts.length > 0) return [parts, 'values are strings (up to 8 KiB), numbers or booleans'];
+  if (error.keyword === 'maxProperties') return [[], `at most ${MAX_TRIGGER_PROPERTIES} properties`];
+  if (error.keyword === 'type') return [[], 'expected an object'];
+  return [[], 'property names are 1 to 128 characters'];
+}
+
+/**
+ * A union reports each branch's failure; the deepest error says what is wrong (a target, not "no
+ * branch matched"), and at one depth an unexpected field says more than a missing one.
+ */
+function deepestOf(errors: readonly SchemaError[]): [SchemaError, string[]] | undefined {
+  let best: [SchemaError, string[]] | undefined;
+  for (const error of errors) {
+    const parts = error.instancePath.split('/').slice(1);
+    const deeper = best === undefined || parts.length > best[1].length;
+    const clearer = best !== undefined && parts.length === best[1].length && error.keyword === 'additionalProperties';
+    if (deeper || clearer) best = [error, parts];
+  }
+  return best;
+}
+
+type Part = 'body' | 'audience' | 'properties';
+
+/** Ajv's errors for one part of a trigger (`root` names it in the message) → one `path: problem` message. */
+export function describeTriggerError(errors: readonly SchemaError[], part: Part, root: string): string {
+  const deepest = deepestOf(errors);
+  if (deepest === undefined) return `${root}: malformed`;
+  const [error, parts] = deepest;
+  if (part === 'body') {
+    const [field, ...rest] = parts;
+    if (field === 'audience' || field === 'properties')
+      return describeTriggerError([{ ...error, instancePath: rest.map((p) => `/${p}`).join('') }], field, field);
+    return error.keyword === 'additionalProperties'
+      ? `Unexpected field "${String(error.params.additionalProperty)}"`
+      : 'The body must be a JSON object';
+  }
+  const [at, problem] = part === 'audience' ? audienceProblem(error, parts) : propertiesProblem(error, parts);
+  return `${fieldOf(root, at)}: ${problem}`;
+}
+
+/** A body the trigger schema refused, as the 400 its route answers (`Failed to send campaign trigger message`). */
+export function triggerBodyError(errors: readonly SchemaError[]): AppError {
+  const deepest = deepestOf(errors);
+  if (deepest?.[1][0] === 'schedule') {
+    const [error, parts] = deepest;
+    const problem =
+      parts.length === 1 && error.keyword === 'additionalProperties'
+        ? unexpected(error)
+        : 'expected {"at": "<RFC 3339 instant>"}';
+    return new AppError('invalid', 'INVALID_SCHEDULE', `schedule: ${problem}`);
+  }
+  return new AppError('invalid', INVALID_TRIGGER_BODY, describeTriggerError(errors, 'body', 'body'));
+}
+
+const checkAudience = compileValidator(AudienceSchema);
+const checkProperties = compileValidator(TriggerPropertiesSchema);
+const checkBody = compileValidator(TriggerBodySchema);
+
+const audienceOf = (input: { broadcast?: boolean; targets?: unknown }): Audience =>
+  input.broadcast === true ? { broadcast: true } : { targets: input.targets as Target[] };
+
+/** An audience as a trigger body or a campaign's `default_audience` gives it (`AudienceSchema`). */
+export function parseAudience(input: unknown, path: string, code: string): Audience {
+  const errors = checkAudience(input);
+  if (errors) throw new AppError('invalid', code, describeTriggerError(errors, 'audience', path));
+  return audienceOf(input as { broadcast?: boolean; targets?: unknown });
+}
+
+/** Trigger properties (`TriggerPropertiesSchema`); absent is none. */
 export function parseTriggerProperties(input: unknown, path: string, code: string): TriggerProperties {
   if (input === undefined) return {};
-  const fail = (problem: string): never => {
-    throw new AppError('invalid', code, `${path}${problem}`);
-  };
-  if (!isObject(input)) return fail(': expected an object');
-  const entries = Object.entries(input);
-  if (entries.length > MAX_PROPERTIES) fail(`: at most ${MAX_PROPERTIES} properties`);
-  const out: TriggerProperties = {};
-  for (const [key, value] of entries) {
-    if (key.length === 0 || key.length > 128) fail(`: property names are 1 to 128 characters`);
-    const ok =
-      typeof value === 'boolean' ||
-      (typeof value === 'number' && Number.isFinite(value)) ||
-      (typeof value === 'string' && value.length <= 8192);
-    if (!ok) fail(`.${key}: values are strings (up to 8 KiB), numbers or booleans`);
-    out[key] = value as string | number | boolean;
-  }
-  return out;
+  const errors = checkProperties(input);
+  if (errors) throw new AppError('invalid', code, describeTriggerError(errors, 'properties', path));
+  return input as TriggerProperties;
 }
 
 /** The trigger body (whole body optional): `{audience?, properties?, schedule?}`; anything else is malformed. */
 export function parseTriggerBody(body: unknown): TriggerInput {
-  const code = 'INVALID_TRIGGER_BODY';
-  if (body === undefined || body === null) return { properties: {} };
-  if (!isObject(body)) throw new AppError('invalid', code, 'The body must be a JSON object');
-  const extra = Object.keys(body).find((k) => k !== 'audience' && k !== 'properties' && k !== 'schedule');
-  if (extra !== undefined) throw new AppError('invalid', code, `Unexpected field "${extra}"`);
-  const properties = parseTriggerProperties(body.properties, 'properties', code);
+  const value = body === undefined ? null : body;
+  const errors = checkBody(value);
+  if (errors) throw triggerBodyError(errors);
+  if (value === null) return { properties: {} };
+  const input = value as {
+    audience?: { broadcast?: boolean; targets?: unknown };
+    properties?: TriggerProperties;
+    schedule?: unknown;
+  };
   return {
-    ...(body.audience !== undefined && { audience: parseAudience(body.audience, 'audience', code) }),
-    properties,
-    ...(body.schedule !== undefined && { schedule: parseSchedule(body.schedule, 'schedule', 'INVALID_SCHEDULE') }),
+    ...(input.audience !== undefined && { audience: audienceOf(input.audience) }),
+    properties: input.properties ?? {},
+    ...(input.schedule !== undefined && { schedule: parseSchedule(input.schedule, 'schedule', 'INVALID_SCHEDULE') }),
   };
 }

@@ -3,7 +3,7 @@ import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { moveJob, withdrawJob } from '../jobs/jobs.js';
 import type { Clock } from '../lib/clock.js';
-import type { DeliveryEvents } from '../webhooks/delivery-events.service.js';
+import type { DeliveryEvents } from '../push/delivery-event-publisher.js';
 import { endTrigger } from './trigger-events.js';
 import { checkScheduleWindow, parseSchedule, planJobKey } from './trigger-schedule.js';
 import { rescheduleTrigger } from './trigger-schedule.repository.js';

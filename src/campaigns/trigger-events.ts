@@ -1,8 +1,7 @@
 import type { Db } from '../db/database.js';
 import type { Device } from '../devices/devices.service.js';
 import { DeliveryStatus } from '../push/push.types.js';
-import type { DeliveryEvents } from '../webhooks/delivery-events.service.js';
-import type { WebhookEvent } from '../webhooks/webhook-events.js';
+import type { DeliveryEvents, WebhookEvent } from '../push/delivery-event-publisher.js';
 import { getTriggerStatus } from './trigger-status.service.js';
 
 export interface EndingTrigger {

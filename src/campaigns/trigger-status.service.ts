@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { getCampaign } from './campaigns.service.js';
-import { decodeCursor, encodeCursor, parseLimit } from './pagination.js';
+import { decodeCursor, encodeCursor, parseLimit } from '../lib/pagination.js';
 import { addCounters, emptyCounters, type TriggerCounters } from './trigger-counters.js';
 import { ledgerPage } from './trigger-deliveries.repository.js';
 import { batchCounters, findCampaignTrigger, listCampaignTriggers, type TriggerRecord } from './triggers.repository.js';

@@ -4,7 +4,9 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError } from '../errors.js';
 import { renderError } from '../http/error-handler.js';
 import { replyIdempotently } from '../idempotency/idempotency.http.js';
-import { ListQuery } from './campaigns.schemas.js';
+import type { SchemaError } from '../lib/schema-validator.js';
+import { CAMPAIGN_ID_PATTERN, ListQuery } from './campaigns.schemas.js';
+import { triggerBodyError } from './trigger-body.js';
 import { TriggerBodySchema, TriggerListSchema, TriggerStatusSchema, triggerExample } from './trigger.schemas.js';
 import { getTriggerStatus, listTriggers } from './trigger-status.service.js';
 import type { TemplateRenderer } from './render-pool.js';
@@ -14,6 +16,19 @@ const FAILED = 'Failed to send campaign trigger message';
 const security = [{ projectId: [], apiKey: [] }];
 const tags = ['campaigns'];
 const ErrorBody = Type.Object({ error: Type.String() });
+
+/** Checked before the body, so a bad id answers its own message whatever the body holds. */
+const CampaignIdParam = Type.String({ minLength: 1, pattern: CAMPAIGN_ID_PATTERN });
+
+/** The route's schema refusals: the id (its own plain-text message), the body, the query. */
+function triggerRequestError(errors: SchemaError[], dataVar: string): Error {
+  if (dataVar === 'params') {
+    const code = errors[0]?.keyword === 'minLength' ? 'MISSING_CAMPAIGN_ID' : 'INVALID_CAMPAIGN_ID';
+    return new AppError('invalid', code, CAMPAIGN_ID_MESSAGE);
+  }
+  if (dataVar === 'body') return triggerBodyError(errors);
+  return new AppError('invalid', 'INVALID_QUERY', `${dataVar}: dry_run is true or false`);
+}
 
 /** The causes rule `trigger-errors` files under the route's 400 that arrive as other errors. */
 function asTriggerError(error: FastifyError | AppError): unknown {
@@ -61,8 +76,7 @@ export function registerTriggerRoutes(
       config: { auth: 'secret', rateLimitClass: 'trigger', plainText400: CAMPAIGN_ID_MESSAGE },
       // eslint-disable-next-line @typescript-eslint/no-misused-promises -- it returns the (thenable) reply, as Fastify handlers may
       errorHandler: triggerErrorHandler,
-      // The body schema documents the shape; `parseTriggerBody` checks it (an absent body included).
-      validatorCompiler: () => () => true,
+      schemaErrorFormatter: triggerRequestError,
       schema: {
         operationId: 'triggerCampaign',
         summary: 'Trigger an API-triggered campaign',
@@ -72,7 +86,7 @@ export function registerTriggerRoutes(
           '`?dry_run=true` answers the audience it would reach instead, storing and sending nothing.',
         tags,
         security,
-        params: Type.Object({ campaign_id: Type.String() }),
+        params: Type.Object({ campaign_id: CampaignIdParam }),
         body: TriggerBodySchema,
         querystring: Type.Object({ dry_run: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])) }),
         response: {

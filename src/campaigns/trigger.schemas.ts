@@ -98,11 +98,57 @@ export const TriggerListSchema = Type.Object({
   next_cursor: Nullable(Type.String()),
 });
 
-/** `schedule` of a trigger body, and the body of `:reschedule`'s `schedule`. */
+export const MAX_TARGETS = 1000;
+export const MAX_TRIGGER_PROPERTIES = 256;
+
+const TargetId = Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F]+$' });
+
+/** Rule `trigger-body`: a target names one user (by either id) or one device. */
+export const TargetSchema = Type.Union([
+  Type.Object({ project_user_id: TargetId }, { additionalProperties: false }),
+  Type.Object({ device_id: TargetId }, { additionalProperties: false }),
+  Type.Object({ user_id: TargetId }, { additionalProperties: false }),
+]);
+
+/**
+ * A trigger's audience, also a campaign's `default_audience`. `broadcast: true` wins and `targets`
+ * is then ignored, whatever it holds, as the spec says; otherwise 1 to 1,000 targets.
+ */
+export const AudienceSchema = Type.Union([
+  Type.Object(
+    { broadcast: Type.Literal(true), targets: Type.Optional(Type.Unknown()) },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      broadcast: Type.Optional(Type.Literal(false)),
+      targets: Type.Array(TargetSchema, { minItems: 1, maxItems: MAX_TARGETS }),
+    },
+    { additionalProperties: false },
+  ),
+]);
+
+/** Any key: TypeBox's default key pattern (`^(.*)$`) skips keys holding a line break, so their values would go unchecked. */
+const AnyKey = Type.String({ pattern: '^[\\s\\S]*$' });
+
+/** Rule `trigger-body`: flat values only (string up to 8 KiB, number or boolean), at most 256 keys of 1 to 128 characters. */
+export const TriggerPropertiesSchema = Type.Record(
+  AnyKey,
+  Type.Union([Type.String({ maxLength: 8192 }), Type.Number(), Type.Boolean()]),
+  {
+    maxProperties: MAX_TRIGGER_PROPERTIES,
+    propertyNames: { minLength: 1, maxLength: 128 },
+    description: 'Trigger properties for the message template (`{{ trigger.name }}`), at most 256 flat values',
+  },
+);
+
+/**
+ * `schedule` of a trigger body, and of `:reschedule`'s. The schema checks the shape; `parseSchedule`
+ * the instant itself (RFC 3339 with an offset, a real date), with messages that say which.
+ */
 export const ScheduleSchema = Type.Object(
   {
     at: Type.String({
-      format: 'date-time',
       description:
         'RFC 3339 instant with an offset (Z or ±hh:mm); at most 60 s in the past (then it fires at once) and at most a year ahead',
     }),
@@ -115,30 +161,20 @@ export const ScheduleSchema = Type.Object(
   },
 );
 
-const Target = Type.Union([
-  Type.Object({ project_user_id: Type.String() }, { additionalProperties: false }),
-  Type.Object({ device_id: Type.String() }, { additionalProperties: false }),
-  Type.Object({ user_id: Type.String() }, { additionalProperties: false }),
-]);
-
-/** For the OpenAPI document; `parseTriggerBody` checks bodies (and an absent or empty one is allowed). */
-export const TriggerBodySchema = Type.Object(
-  {
-    audience: Type.Optional(
-      Type.Union([
-        Type.Object({ broadcast: Type.Literal(true) }),
-        Type.Object({ targets: Type.Array(Target, { minItems: 1, maxItems: 1000 }) }),
-      ]),
+/** The trigger body (whole body optional: an absent one arrives as `null`). */
+export const TriggerBodySchema = Type.Union(
+  [
+    Type.Object(
+      {
+        audience: Type.Optional(AudienceSchema),
+        properties: Type.Optional(TriggerPropertiesSchema),
+        schedule: Type.Optional(ScheduleSchema),
+      },
+      { additionalProperties: false },
     ),
-    properties: Type.Optional(
-      Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
-        description: 'Trigger properties for the message template (`{{ trigger.name }}`), at most 256 flat values',
-      }),
-    ),
-    schedule: Type.Optional(ScheduleSchema),
-  },
+    Type.Null(),
+  ],
   {
-    additionalProperties: false,
     description: "Optional; without `audience` the campaign's default audience is used",
     examples: [{ audience: { targets: [{ project_user_id: 'user-42' }] }, properties: { order_id: 'A-1001' } }],
   },

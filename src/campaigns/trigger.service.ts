@@ -9,7 +9,7 @@ import { compileTriggerConditions, targetsSlice, type TargetResult } from './aud
 import './campaign-jobs.js';
 import { findCampaign, type Campaign } from './campaigns.service.js';
 import { isValidCampaignId } from './campaigns.schemas.js';
-import { resolveTriggerRefs, triggerPropertiesRequiredBy } from './conditions/resolve-trigger-refs.js';
+import { resolveTriggerRefs, triggerPropertiesRequiredBy } from '../conditions/resolve-trigger-refs.js';
 import type { TemplateRenderer } from './render-pool.js';
 import { parseMessageTemplate, triggerPropertiesRequiredByMessage, type ParsedMessage } from './templates.js';
 import { parseTriggerBody, type Audience } from './trigger-body.js';

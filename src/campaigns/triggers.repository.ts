@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Db, JsonColumn } from '../db/database.js';
 import { readJson, writeJson } from '../db/json.js';
-import type { Condition, ResolvedCondition } from './conditions/condition-types.js';
-import type { TriggerProperties } from './conditions/resolve-trigger-refs.js';
+import type { Condition, ResolvedCondition } from '../conditions/condition-types.js';
+import type { TriggerProperties } from '../conditions/resolve-trigger-refs.js';
 import type { MessageTemplate } from './templates.js';
 import type { Audience } from './trigger-body.js';
 

@@ -9,7 +9,7 @@ import {
   updateCampaign,
 } from '../campaigns/campaigns.service.js';
 import { CAMPAIGN_STATUSES, type CampaignStatus } from '../campaigns/campaigns.schemas.js';
-import { decodeCursor, parseLimit } from '../campaigns/pagination.js';
+import { decodeCursor, parseLimit } from '../lib/pagination.js';
 import {
   checkedOption,
   optionalFlag,

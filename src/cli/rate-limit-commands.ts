@@ -1,5 +1,5 @@
 import { OVERRIDE_CACHE_MS } from '../rate-limit/bucket-rate-limiter.js';
-import { RATE_LIMIT_CLASSES } from '../rate-limit/rate-limit-settings.js';
+import { RATE_LIMIT_CLASSES } from '../settings/rate-limit-settings.js';
 import {
   resetProjectRateLimits,
   setProjectRateLimit,

@@ -1,5 +1,5 @@
 import { enforceRetention } from '../retention/enforce-retention.js';
-import { RETENTION_KINDS, type RetentionKind } from '../retention/retention-settings.js';
+import { RETENTION_KINDS, type RetentionKind } from '../settings/retention-settings.js';
 import { setProjectRetention, showProjectRetention } from '../retention/retention.service.js';
 import {
   optionalFlag,

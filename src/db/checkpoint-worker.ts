@@ -9,7 +9,7 @@ export interface CheckpointWorkerData {
   intervalMs: number;
   /** Past this many WAL frames the log is forced back to its start (module doc of checkpointer.ts). */
   restartAbovePages: number;
-  /** Element 0 is 1 while a RESTART wants the write lock: the server's write batcher then holds its commits. */
+  /** The server connection's write gate (sqlite-writer.ts): element 0 is 1 while a RESTART wants the write lock. */
   holdWrites: Int32Array;
 }
 
@@ -33,8 +33,8 @@ function tick(): void {
   // Under steady load the writer appends during every passive checkpoint, so the log never ends up
   // wholly copied at the moment a commit begins, and only then does SQLite start it over. RESTART
   // holds new commits back while it copies what the passive pass left (a few milliseconds). Commits
-  // that follow each other closely would starve its wait for the write lock, so the write batcher
-  // is asked to pause meanwhile.
+  // that follow each other closely would starve its wait for the write lock, so the server's
+  // statements wait at the write gate meanwhile.
   Atomics.store(holdWrites, 0, 1);
   try {
     restart.get();

@@ -27,7 +27,7 @@ export interface CheckpointerOptions {
 export interface Checkpointer {
   /** Settles once the thread has its connection and checkpoints (tests wait for it). */
   ready: Promise<void>;
-  /** True while a RESTART checkpoint waits for the write lock: new commits should wait (write-batcher.ts). */
+  /** True while a RESTART checkpoint waits for the write lock: new statements wait at the write gate (sqlite-writer.ts). */
   holdsWrites(): boolean;
   /** Stops the thread after a last checkpoint; automatic checkpoints resume on the connection. */
   stop(): Promise<void>;
@@ -49,7 +49,7 @@ export function startCheckpointer(
   const sqlite = database.sqlite;
   if (!sqlite) return undefined;
   const restartAbovePages = options.restartAbovePages ?? RESTART_ABOVE_PAGES;
-  const holdWrites = new Int32Array(new SharedArrayBuffer(4));
+  const holdWrites = sqlite.writeGate;
   const workerData: CheckpointWorkerData = {
     holdWrites,
     file: sqlite.file,

@@ -1,14 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import {
-  Kysely,
-  PostgresDialect,
-  SqliteDialect,
-  type PostgresPool,
-  type PostgresPoolClient,
-  type SqliteDatabase,
-} from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
@@ -17,6 +10,7 @@ import type { Database } from './database.js';
 import type { Dialect } from './dialect.js';
 import { ensureDataDir } from '../lib/data-dir.js';
 import { registerDataVersion } from './data-version.js';
+import { createWriteGate, ImmediateSqliteDialect, type WriteGate } from './sqlite-writer.js';
 
 export interface DatabaseTarget {
   /** PostgreSQL connection string; absent selects SQLite. */
@@ -51,8 +45,11 @@ export interface DatabaseHandle {
    * `readUrl` is set, else `db`. Never for a read that must see a write just made.
    */
   readDb: Kysely<Database>;
-  /** The connection of an embedded database file (not `:memory:`), for its checkpointer (checkpointer.ts). */
-  sqlite?: { file: string; connection: SQLite.Database };
+  /**
+   * The connection of an embedded database file (not `:memory:`) and its write gate, for its
+   * checkpointer (checkpointer.ts, sqlite-writer.ts).
+   */
+  sqlite?: { file: string; connection: SQLite.Database; writeGate: WriteGate };
   close(): Promise<void>;
 }
 
@@ -190,13 +187,16 @@ function openSqlite(file: string): DatabaseHandle {
   // before it returns, so an answered write survives a crash of Herald; NORMAL syncs the WAL at each
   // checkpoint rather than at each commit, so an OS crash or power loss may lose the latest commits.
   sqlite.pragma('synchronous = NORMAL');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const writeGate = createWriteGate();
+  const db = new Kysely<Database>({
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }, writeGate),
+  });
   registerDataVersion(db, dataVersionPerTurn(sqlite));
   return {
     db,
     dialect: 'sqlite',
     readDb: db,
-    ...(file === ':memory:' ? {} : { sqlite: { file, connection: sqlite } }),
+    ...(file === ':memory:' ? {} : { sqlite: { file, connection: sqlite, writeGate } }),
     close: () => db.destroy(),
   };
 }

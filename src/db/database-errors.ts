@@ -44,7 +44,12 @@ const CONFLICT_STATES = new Set(['40001', '40P01']); // serialization_failure, d
 /** 55000 (object_not_in_prerequisite_state) is an outage only in this form: `ALLOW_CONNECTIONS false`, a maintenance window. */
 const NOT_ACCEPTING_CONNECTIONS = /is not currently accepting connections/i;
 
-/** SQLite: the file is locked by another process past the busy timeout, unreadable, or the disk is full. */
+/**
+ * SQLite: the file is locked by another process past the busy timeout, unreadable, or the disk is
+ * full. Within one process `SQLITE_BUSY` does not arise: every transaction begins IMMEDIATE and the
+ * checkpointer lets statements by at the write gate (sqlite-writer.ts); so one that does is another
+ * process holding the lock (answered 503 and logged at error level like every 5xx).
+ */
 const SQLITE_UNAVAILABLE = ['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_CANTOPEN', 'SQLITE_IOERR', 'SQLITE_FULL'];
 
 /**

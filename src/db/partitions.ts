@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { DAY_MS } from '../lib/clock.js';
 import type { AnyKysely } from './database.js';
 
 /*
@@ -7,8 +8,6 @@ import type { AnyKysely } from './database.js';
  * (UTC days), and a `<table>_default` partition that catches rows outside every day (so a write
  * never fails because the maintenance job fell behind).
  */
-
-export const DAY_MS = 86_400_000;
 
 /** The tables partitioned on PostgreSQL and their partition key (the time retention measures). */
 export const PARTITIONED_TABLES = {

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './database.js';
 import type { Dialect } from './dialect.js';
@@ -22,11 +21,8 @@ export const separateTransactions = (db: Kysely<Database>): WriteBatcher => ({
 const MAX_BATCH = 64;
 
 /** The batcher for a dialect: group commit on SQLite, plain transactions on PostgreSQL. */
-export const writeBatcherFor = (db: Kysely<Database>, dialect: Dialect, holdCommits?: () => boolean): WriteBatcher =>
-  dialect === 'sqlite' ? createWriteBatcher(db, holdCommits) : separateTransactions(db);
-
-/** Longest a batch waits for `holdCommits` to clear (a checkpoint that needs longer is let wait instead). */
-const MAX_HOLD_MS = 50;
+export const writeBatcherFor = (db: Kysely<Database>, dialect: Dialect): WriteBatcher =>
+  dialect === 'sqlite' ? createWriteBatcher(db) : separateTransactions(db);
 
 /**
  * Group commit for the embedded database. Its one connection runs transactions one after another
@@ -37,20 +33,14 @@ const MAX_HOLD_MS = 50;
  * in a transaction of its own, so a unit must be pure database work, safe to run again after a
  * rollback.
  */
-export function createWriteBatcher(db: Kysely<Database>, holdCommits?: () => boolean): WriteBatcher {
+export function createWriteBatcher(db: Kysely<Database>): WriteBatcher {
   const queue: Pending[] = [];
   let running = false;
 
   const runAlone = (p: Pending) => db.transaction().execute(p.work).then(p.resolve, p.reject);
 
-  /** While the checkpointer restarts the WAL (checkpointer.ts), commits wait without blocking the event loop. */
-  async function waitWhileHeld(): Promise<void> {
-    for (let waited = 0; holdCommits?.() === true && waited < MAX_HOLD_MS; waited++) await sleep(1);
-  }
-
   async function drain(): Promise<void> {
     while (queue.length > 0) {
-      await waitWhileHeld();
       const batch = queue.splice(0, MAX_BATCH);
       if (batch.length === 1) {
         await runAlone(batch[0]!);

@@ -28,45 +28,6 @@ export function selectDevices(db: Db, projectId: string) {
 }
 
 /**
- * Registers or refreshes a device. A push address belongs to one device (rule `devices`): when another row
- * holds the address, that row becomes this device (`ON CONFLICT` on the address), which moves the
- * address to this device's user. Concurrent registrations of one address therefore queue on that
- * row instead of failing. A device that changes address keeps its creation time.
- */
-export async function upsertDevice(db: Db, row: Omit<DevicesTable, 'status' | 'disabled_reason'>): Promise<void> {
-  const previous = await db
-    .deleteFrom('devices')
-    .where('project_id', '=', row.project_id)
-    .where('device_id', '=', row.device_id)
-    .where((eb) => eb.or([eb('provider', '!=', row.provider), eb('push_address', '!=', row.push_address)]))
-    .returning('created_at')
-    .executeTakeFirst();
-  const createdAt = previous ? Number(previous.created_at) : row.created_at;
-  await db
-    .insertInto('devices')
-    .values({ ...row, created_at: createdAt, status: 'active', disabled_reason: null })
-    .onConflict((oc) =>
-      oc.columns(['project_id', 'provider', 'push_address']).doUpdateSet((eb) => ({
-        device_id: row.device_id,
-        user_id: row.user_id,
-        platform: row.platform,
-        push_keys: row.push_keys,
-        status: 'active',
-        disabled_reason: null,
-        // The row keeps its creation time only when it already was this device.
-        created_at: eb
-          .case()
-          .when('devices.device_id', '=', row.device_id)
-          .then(eb.ref('devices.created_at'))
-          .else(createdAt)
-          .end(),
-        updated_at: row.updated_at,
-      })),
-    )
-    .execute();
-}
-
-/**
  * Whether a write lost a race to a concurrent transaction on a unique key or a lock (PostgreSQL
  * `23505` unique violation, `40P01` deadlock); retrying the transaction resolves it. SQLite
  * serialises writers, so it never loses such a race.

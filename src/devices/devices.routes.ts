@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import type { WriteBatcher } from '../db/write-batcher.js';
 import type { Clock } from '../lib/clock.js';
 import type { OutboundPolicy } from '../lib/outbound-url-policy.js';
 import { ProjectUserId } from '../users/users.schemas.js';
@@ -14,6 +15,8 @@ const ErrorBody = Type.Object({ error: Type.String() });
 
 export interface DeviceRouteDeps extends IdentityDeps {
   clock: Clock;
+  /** Registrations share commits on the embedded database. */
+  writes: WriteBatcher;
   /** Web Push endpoints are tenant URLs, checked against the outbound policy at registration. */
   outbound: OutboundPolicy;
 }
@@ -44,7 +47,7 @@ export function registerDeviceRoutes(fastify: FastifyInstance, deps: DeviceRoute
       // The public key never moves a known device id to another user (docs/security.md).
       const options = { keepDeviceOwner: request.auth!.kind === 'public' };
       return devices.deviceToResponse(
-        await devices.registerDevice(db, clock, request.auth!.projectId, request.body, options),
+        await devices.registerDevice(deps.writes, clock, request.auth!.projectId, request.body, options),
       );
     },
   );

@@ -3,9 +3,11 @@ import type { Db } from '../db/database.js';
 import { readJson, writeJson } from '../db/json.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
-import { newId } from '../lib/ids.js';
-import { ensureUsers, getUser } from '../users/users.service.js';
+import { newTimeOrderedId } from '../lib/ids.js';
+import type { WriteBatcher } from '../db/write-batcher.js';
+import { ensureUser, getUser } from '../users/users.service.js';
 import * as repo from './devices.repository.js';
+import * as registration from './registration.repository.js';
 import type { RegisterDeviceBody } from './devices.schemas.js';
 
 export type Provider = 'fcm' | 'apns' | 'webpush';
@@ -65,68 +67,90 @@ function pushAddressOf(input: RegisterDeviceBody): { provider: Provider; address
   return { provider: 'fcm', address: input.fcm_token!, keys: null };
 }
 
+/** Attempts at a registration that loses a race (one device id registered with two addresses at once). */
+const REGISTER_ATTEMPTS = 6;
+
+export interface RegisterDeviceOptions {
+  /**
+   * The public key's rule: a `device_id` already registered to another user stays with that user
+   * (409) unless the call carries that device's current push address. Device ids can leak (logs,
+   * support screenshots), push tokens only the device itself knows; a push address still moves to
+   * the new user (rule `devices`) for that reason.
+   */
+  keepDeviceOwner?: boolean;
+}
+
 /**
- * A caller holding only the public key may refresh its own devices, but a `device_id` already
- * registered to another user stays with that user (409) unless the call carries that device's
- * current push address: device ids can leak (logs, support screenshots), push tokens only the
- * device itself knows. A push address still moves to the new user (rule `devices`) for that reason.
+ * Rule `devices`: registers or refreshes a device, creating its user if needed; the push address moves to it.
+ * Pure database work on `db` (a transaction, or a unit of the write batcher: safe to run again after
+ * a rollback). Answers the device as stored.
  */
-async function refuseForeignDevice(
+export async function writeDevice(
   db: Db,
+  clock: Clock,
   projectId: string,
-  deviceId: string,
-  projectUserId: string,
-  address: { provider: Provider; address: string },
-): Promise<void> {
-  const existing = await repo.findDevice(db, projectId, deviceId);
-  const sameAddress =
-    existing !== undefined && existing.provider === address.provider && existing.push_address === address.address;
-  if (existing && existing.project_user_id !== projectUserId && !sameAddress) {
+  input: RegisterDeviceBody & { device_id: string },
+  options: RegisterDeviceOptions & { newDeviceId?: boolean } = {},
+): Promise<Device> {
+  const { provider, address, keys } = pushAddressOf(input);
+  const deviceId = input.device_id;
+  // A device id Herald just generated has no row yet: an app's first registration skips the read.
+  const [existing] = options.newDeviceId ? [] : await registration.findRegisteredDevice(db, { projectId, deviceId });
+  const moved = existing !== undefined && (existing.provider !== provider || existing.push_address !== address);
+  if (options.keepDeviceOwner && moved && existing.project_user_id !== input.project_user_id)
     throw new AppError(
       'conflict',
       'DEVICE_OWNED_BY_ANOTHER_USER',
       'This device_id is registered to another user; the public key cannot move it (use the secret key)',
     );
-  }
+  const now = clock.now();
+  const userId = await ensureUser(db, clock, projectId, input.project_user_id);
+  // A device that changes address keeps its creation time.
+  const [previous] = moved
+    ? await registration.deleteMovedDevice(db, { projectId, deviceId, provider, pushAddress: address })
+    : [];
+  const row = {
+    project_id: projectId,
+    device_id: deviceId,
+    user_id: userId,
+    platform: input.platform,
+    provider,
+    push_address: address,
+    push_keys: keys,
+    created_at: previous ? Number(previous.created_at) : now,
+    updated_at: now,
+  };
+  let createdAt = row.created_at;
+  if (options.newDeviceId) await registration.insertNewDevice(db, row);
+  else createdAt = Number((await registration.upsertDevice(db, row))[0]!.created_at);
+  return deviceRowToDevice({
+    ...row,
+    created_at: createdAt,
+    status: 'active',
+    disabled_reason: null,
+    project_user_id: input.project_user_id,
+  });
 }
 
-/** Attempts at a registration that loses a race (one device id registered with two addresses at once). */
-const REGISTER_ATTEMPTS = 6;
-
 /**
- * Rule `devices`: registers or refreshes a device, creating its user if needed; the push address moves to it.
- * Concurrent registrations of one address queue on its row (the last to commit owns it); the rare
- * race left, one device id registered with two addresses at once, is retried.
+ * `writeDevice` through the write batcher (on the embedded database concurrent registrations share
+ * one commit). Concurrent registrations of one address queue on its row (the last to commit owns
+ * it); the rare race left on PostgreSQL, one device id registered with two addresses at once, is retried.
  */
 export async function registerDevice(
-  db: Db,
+  writes: WriteBatcher,
   clock: Clock,
   projectId: string,
   input: RegisterDeviceBody,
-  options: { keepDeviceOwner?: boolean } = {},
+  options: RegisterDeviceOptions = {},
 ): Promise<Device> {
-  const { provider, address, keys } = pushAddressOf(input);
-  const deviceId = input.device_id ?? newId();
+  // Chosen once, so a retry registers the same device; time-ordered, so a new device's key goes at the
+  // right edge of the primary-key index instead of dirtying a random page (src/lib/ids.ts).
+  const withId = { ...input, device_id: input.device_id ?? newTimeOrderedId() };
+  const writeOptions = { ...options, newDeviceId: input.device_id === undefined };
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.transaction().execute(async (trx) => {
-        if (options.keepDeviceOwner && input.device_id !== undefined)
-          await refuseForeignDevice(trx, projectId, input.device_id, input.project_user_id, { provider, address });
-        const ids = await ensureUsers(trx, clock, projectId, [input.project_user_id]);
-        const now = clock.now();
-        await repo.upsertDevice(trx, {
-          project_id: projectId,
-          device_id: deviceId,
-          user_id: ids.get(input.project_user_id)!,
-          platform: input.platform,
-          provider,
-          push_address: address,
-          push_keys: keys,
-          created_at: now,
-          updated_at: now,
-        });
-        return deviceRowToDevice((await repo.findDevice(trx, projectId, deviceId))!);
-      });
+      return await writes.run((trx) => writeDevice(trx, clock, projectId, withId, writeOptions));
     } catch (error) {
       if (attempt >= REGISTER_ATTEMPTS || !repo.isConcurrentWriteConflict(error)) throw error;
       // A little jitter so the losers of one race do not collide again in lockstep.

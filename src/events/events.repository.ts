@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js';
 import { readJson } from '../db/json.js';
+import { preparedInsert } from '../db/prepared.js';
 
 export interface NewEventRow {
   id: string;
@@ -11,8 +12,17 @@ export interface NewEventRow {
   received_at: number;
 }
 
+/** Rows per INSERT statement: a 500-event batch takes a handful of statements (src/db/statement-shapes.ts). */
+const EVENTS_PER_STATEMENT = 256;
+
+const insertEventRows = preparedInsert<NewEventRow>(
+  ['id', 'project_id', 'user_id', 'name', 'properties', 'timestamp', 'received_at'],
+  (db: Db, rows) => db.insertInto('events').values(rows),
+  EVENTS_PER_STATEMENT,
+);
+
 export async function insertEvents(db: Db, rows: NewEventRow[]): Promise<void> {
-  if (rows.length > 0) await db.insertInto('events').values(rows).execute();
+  if (rows.length > 0) await insertEventRows(db, rows);
 }
 
 export async function listUserEvents(db: Db, projectId: string, userId: string, limit: number) {

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import type { WriteBatcher } from '../db/write-batcher.js';
 import type { Clock } from '../lib/clock.js';
 import { ProjectUserId } from '../users/users.schemas.js';
 import { TrackEventsBody } from './events.schemas.js';
@@ -51,7 +52,13 @@ const UserEvents = Type.Object(
   },
 );
 
-export function registerEventRoutes(fastify: FastifyInstance, deps: IdentityDeps & { clock: Clock }): void {
+export interface EventRouteDeps extends IdentityDeps {
+  clock: Clock;
+  /** Events share commits on the embedded database. */
+  writes: WriteBatcher;
+}
+
+export function registerEventRoutes(fastify: FastifyInstance, deps: EventRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const verifyIdentity = identityCheck(deps);
 
@@ -81,7 +88,9 @@ export function registerEventRoutes(fastify: FastifyInstance, deps: IdentityDeps
         request,
         batch.map((e) => e.project_user_id),
       );
-      const tracked = (await events.trackEvents(deps.db, deps.clock, request.auth!.projectId, batch)).map((e) => ({
+      // Checked before the work joins a shared commit, so a bad event never rolls back the others'.
+      const stored = await deps.writes.run(events.eventsToStore(deps.clock, request.auth!.projectId, batch));
+      const tracked = stored.map((e) => ({
         event_id: e.eventId,
         project_user_id: e.projectUserId,
         name: e.name,

@@ -71,22 +71,22 @@ function assertValidEvent(event: EventInput, index: number): void {
 }
 
 /**
- * Rule `events`: stores events with their properties and timestamp (default: now), creating users that do
- * not exist yet. One transaction for the whole batch: all stored or none. Serves REST and the
- * `track-event` skill alike.
+ * Rule `events`: checks the events at once (throwing a 400's error) and answers the database work that stores
+ * them with their properties and timestamp (default: now), creating users that do not exist yet.
+ * The work is pure database work for one transaction (all stored or none), safe to run again after a
+ * rollback: a unit for the write batcher.
  */
-export async function trackEvents(
-  db: Db,
+export function eventsToStore(
   clock: Clock,
   projectId: string,
   events: EventInput[],
-): Promise<TrackedEvent[]> {
+): (db: Db) => Promise<TrackedEvent[]> {
   const now = clock.now();
   events.forEach(assertValidEvent);
   const timestamps = events.map((e, i) => parseTimestamp(e.timestamp, now, i));
-  return db.transaction().execute(async (trx) => {
+  return async (db) => {
     const userIds = await ensureUsers(
-      trx,
+      db,
       clock,
       projectId,
       events.map((e) => e.project_user_id),
@@ -100,14 +100,25 @@ export async function trackEvents(
       timestamp: timestamps[i]!,
       received_at: now,
     }));
-    await repo.insertEvents(trx, rows);
+    await repo.insertEvents(db, rows);
     return rows.map((r, i) => ({
       eventId: r.id,
       projectUserId: events[i]!.project_user_id,
       name: r.name,
       timestamp: r.timestamp,
     }));
-  });
+  };
+}
+
+/** `eventsToStore` run in a transaction of its own, or in `db` when it is one (the `track-event` skill). */
+export async function trackEvents(
+  db: Db,
+  clock: Clock,
+  projectId: string,
+  events: EventInput[],
+): Promise<TrackedEvent[]> {
+  const store = eventsToStore(clock, projectId, events);
+  return db.isTransaction ? store(db) : db.transaction().execute(store);
 }
 
 export async function listUserEvents(db: Db, projectId: string, projectUserId: string, limit = 100) {

@@ -3,7 +3,7 @@ import type http from 'node:http';
 import https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeJwt, importJWK, jwtVerify } from 'jose';
-import { vapidSubjectProblem } from '../push/credentials/vapid-subject.js';
+import { vapidSubjectProblem } from '../settings/vapid-subject.js';
 import {
   closableServer,
   documentedErrorOf,

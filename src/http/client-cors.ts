@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { CorsOrigins } from './cors-origins.js';
+import type { CorsOrigins } from '../settings/cors-origins.js';
 import { sendError } from './error-handler.js';
 
 /** What a browser may send to the client routes, and may read from their answers. */

@@ -1,3 +1,5 @@
+import type { RateLimitClass } from '../settings/rate-limit-settings.js';
+
 /** Per-route settings read by the shared hooks (auth, rate limit, error rendering). */
 export type AuthMode =
   /** Secret key only (users, sends, triggers, campaign management). */
@@ -5,9 +7,6 @@ export type AuthMode =
   /** Public or secret key: the client-SDK surface (devices, events), rule `key-kinds`. */
   | 'client'
   | 'none';
-
-/** `client`: every public-key request (devices, events), whatever the route's own class. */
-export type RateLimitClass = 'management' | 'client' | 'send' | 'trigger' | 'a2a';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.js';
-import type { SecretBox } from '../push/credentials/secret-box.js';
+import type { SecretBox } from '../crypto/secret-box.js';
 import { verifyUserToken } from './identity.service.js';
 
 /** The header carrying the user token of identity verification. */

@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.js';
+import { identityCacheOf, identitySettingsChanged } from './identity-cache.js';
 
 export interface IdentityVerificationTable {
   project_id: string;
@@ -17,8 +18,21 @@ export function findSetting(db: Db, projectId: string): Promise<IdentityVerifica
   return db.selectFrom('identity_verification').selectAll().where('project_id', '=', projectId).executeTakeFirst();
 }
 
+/** `findSetting` through this process's cache where it has one (identity-cache.ts): the public-key hot path. */
+export async function findSettingCached(db: Db, projectId: string): Promise<IdentityVerificationTable | undefined> {
+  const cache = db.isTransaction ? undefined : identityCacheOf<IdentityVerificationTable>(db);
+  if (!cache) return findSetting(db, projectId);
+  const cached = cache.get(projectId);
+  if (cached !== undefined) return cached ?? undefined;
+  const stamp = cache.stamp();
+  const row = await findSetting(db, projectId);
+  cache.set(projectId, row ?? null, stamp);
+  return row;
+}
+
 /** Turns verification on, or replaces the signing key when it already is. */
 export async function saveSetting(db: Db, row: IdentityVerificationTable): Promise<void> {
+  identitySettingsChanged();
   await db
     .insertInto('identity_verification')
     .values(row)
@@ -26,9 +40,12 @@ export async function saveSetting(db: Db, row: IdentityVerificationTable): Promi
       oc.column('project_id').doUpdateSet({ signing_key: row.signing_key, created_at: row.created_at }),
     )
     .execute();
+  identitySettingsChanged();
 }
 
 export async function deleteSetting(db: Db, projectId: string): Promise<boolean> {
+  identitySettingsChanged();
   const result = await db.deleteFrom('identity_verification').where('project_id', '=', projectId).executeTakeFirst();
+  identitySettingsChanged();
   return Number(result.numDeletedRows) > 0;
 }

@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { randomBase62 } from '../lib/ids.js';
 import { findProject } from '../projects/projects.service.js';
-import type { SecretBox } from '../push/credentials/secret-box.js';
+import type { SecretBox } from '../crypto/secret-box.js';
 import * as repo from './identity.repository.js';
 
 /**
@@ -88,7 +88,7 @@ export async function verifyUserToken(
   projectUserIds: string[],
   token: string | undefined,
 ): Promise<void> {
-  const row = await repo.findSetting(db, projectId);
+  const row = await repo.findSettingCached(db, projectId);
   if (!row) return;
   const users = [...new Set(projectUserIds)];
   if (token === undefined || token === '')

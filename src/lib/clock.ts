@@ -4,4 +4,7 @@ export interface Clock {
   now: () => number;
 }
 
+/** One day in milliseconds (retention days, daily partitions). */
+export const DAY_MS = 86_400_000;
+
 export const systemClock: Clock = { now: () => Date.now() };

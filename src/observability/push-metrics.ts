@@ -1,10 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { DeviceSendOutcome } from '../push/push.types.js';
-
-/** Told about every finished batch of device sends (REST sends and campaign fan-out alike). */
-export interface PushObserver {
-  sendsFinished(outcomes: readonly DeviceSendOutcome[]): void;
-}
+import type { PushObserver } from '../push/push.types.js';
 
 /**
  * Sends by provider and final status, with the whole send's latency (quota waits and retries

@@ -1,4 +1,4 @@
-import type { WebhookEvent } from '../webhooks/webhook-events.js';
+import type { WebhookEvent } from './delivery-event-publisher.js';
 import { DeliveryStatus, type DeviceSend, type DeviceSendOutcome } from './push.types.js';
 
 /** The campaign and trigger a send belongs to, as event fields. */

@@ -9,7 +9,7 @@ import { DeliveryStatus, type AttemptResult, type DeviceSend, type DeviceSendOut
 import type { PushRuntime } from './push-runtime.js';
 import { retryDelayMs, sleep } from './retry-policy.js';
 import { ABORTED } from './transport-error.js';
-import { DELIVERY_EVENT_TYPES } from '../webhooks/webhook-events.js';
+import { DELIVERY_EVENT_TYPES } from './delivery-event-publisher.js';
 import { deliveryEvent, prunedEvent } from './delivery-events.js';
 
 /**

@@ -9,8 +9,8 @@ import type { Lookup } from '../lib/outbound-url-policy.js';
 import { createTokenBucketStore } from '../rate-limit/create-bucket-store.js';
 import type { BucketSpec, TokenBucketStore } from '../rate-limit/token-buckets.js';
 import { loadCredentials, type ProjectCredentials } from './credentials/credentials.service.js';
-import type { Provider } from './push.types.js';
-import { createSecretBox, resolveSecretKey, type SecretBox, type SecretBoxSource } from './credentials/secret-box.js';
+import type { Provider, PushObserver } from './push.types.js';
+import { createSecretBox, resolveSecretKey, type SecretBox, type SecretBoxSource } from '../crypto/secret-box.js';
 import { Http2Pool } from './http2-pool.js';
 import { HttpsClient } from './https-client.js';
 import { ProviderQuota } from './provider-quota.js';
@@ -22,8 +22,7 @@ import { ApnsSender } from './providers/apns.js';
 import { FcmTokenSource } from './providers/fcm-auth.js';
 import { FcmSender } from './providers/fcm.js';
 import { WebPushSender } from './providers/webpush.js';
-import type { PushObserver } from '../observability/push-metrics.js';
-import { createDeliveryEvents, type DeliveryEvents } from '../webhooks/delivery-events.service.js';
+import { NO_DELIVERY_EVENTS, type DeliveryEvents } from './delivery-event-publisher.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 
 export interface PushRuntimeOptions {
@@ -44,7 +43,7 @@ export interface PushRuntimeOptions {
   outboundLookup?: Lookup;
   /** Told about every finished batch of sends (metrics). */
   observer?: PushObserver;
-  /** Where delivery events (webhooks) go; default one emitter for this runtime (one per process). */
+  /** Where delivery events go (src/herald.ts passes the webhooks implementation); default nowhere. */
   events?: DeliveryEvents;
   /** The process's sealing box (src/herald.ts shares one); default: made from the configuration on first use. */
   secretBox?: SecretBoxSource;
@@ -64,7 +63,7 @@ export interface PushRuntime {
   readonly apnsAuth: ApnsTokenSource;
   readonly senders: { fcm: FcmSender; apns: ApnsSender; webpush: WebPushSender };
   readonly observer: PushObserver | undefined;
-  /** Delivery events (src/webhooks): every send path queues its outcomes' events here, in the transaction that records them. */
+  /** Delivery events (implemented by webhooks/): every send path queues its outcomes' events here, in the transaction that records them. */
   readonly events: DeliveryEvents;
   /** The sealing key for credentials; throws a clear error on PostgreSQL without HERALD_SECRET_KEY. */
   secretBox(): SecretBox;
@@ -158,7 +157,7 @@ export function createPushRuntime(
       webpush: new WebPushSender(https, now),
     },
     observer: options.observer,
-    events: options.events ?? createDeliveryEvents({ clock }),
+    events: options.events ?? NO_DELIVERY_EVENTS,
     secretBox() {
       box ??= options.secretBox?.() ?? createSecretBox(resolveSecretKey(config, database.dialect));
       return box;

@@ -1,15 +1,26 @@
 import { Type } from '@sinclair/typebox';
-import { MAX_BODY_LENGTH, MAX_PUSH_ITEMS, MAX_TITLE_LENGTH, MAX_URL_LENGTH } from './push-validation.js';
+import { MAX_URL_LENGTH } from '../lib/schema-validator.js';
+import { ProjectUserId } from '../users/users.schemas.js';
 import { DeliveryStatus } from './push.types.js';
 
-const Url = Type.String({ format: 'uri', maxLength: MAX_URL_LENGTH, description: 'Absolute http(s) URL' });
+/** Rule `push-items`: more than this many items is a 400 (500 is the advised size). */
+export const MAX_PUSH_ITEMS = 1000;
+export const MAX_TITLE_LENGTH = 1024;
+export const MAX_BODY_LENGTH = 4096;
 
-/** For the OpenAPI document; requests are checked by `validatePushItems` (it names the broken rule). */
+const Url = Type.String({ format: 'http-url', maxLength: MAX_URL_LENGTH, description: 'Absolute http(s) URL' });
+const DeviceId = Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' });
+
+/**
+ * One item of both send endpoints and the A2A skill; `push-request.ts` names the broken rule of an
+ * item this refuses. A target holds exactly one of the two ids; unknown fields are refused, so a
+ * misspelt field never sends an empty notification.
+ */
 export const PushNotificationItem = Type.Object(
   {
     target: Type.Union([
-      Type.Object({ project_user_id: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false }),
-      Type.Object({ device_id: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false }),
+      Type.Object({ project_user_id: ProjectUserId }, { additionalProperties: false }),
+      Type.Object({ device_id: DeviceId }, { additionalProperties: false }),
     ]),
     title: Type.Optional(Type.String({ maxLength: MAX_TITLE_LENGTH })),
     body: Type.Optional(Type.String({ maxLength: MAX_BODY_LENGTH })),

@@ -6,7 +6,6 @@ import { existingProjectUserIds } from '../users/users.service.js';
 import { deliveriesToUser, findDelivery, insertDeliveries, type DeliveriesTable } from './deliveries.repository.js';
 import { resolveDeadline, sendToDevices } from './push-dispatch.js';
 import type { PushRuntime } from './push-runtime.js';
-import { validatePushItems } from './push-validation.js';
 import {
   DeliveryStatus,
   type DeliveryResult,
@@ -100,10 +99,10 @@ function result(
 
 /**
  * Both REST sends and the A2A `send-push-notification` skill (rules `push-items`, `push-results` and
- * `delivery-status`). Validates every item first (any invalid item: `AppError` invalid, nothing
- * sent), then sends all items concurrently, each provider over its own connections. Returns one
- * result per item, in order. A user target reaches every active device of the user: `deliveries`
- * lists each, the item's own fields describe the first.
+ * `delivery-status`), on items the caller
+ * checked (`push-request.ts`: an invalid item refuses the request, nothing sent). Sends all items concurrently, each
+ * provider over its own connections. Returns one result per item, in order. A user target reaches
+ * every active device of the user: `deliveries` lists each, the item's own fields describe the first.
  */
 export async function sendPushNotifications(
   push: PushRuntime,
@@ -112,13 +111,12 @@ export async function sendPushNotifications(
   items: PushItem[],
   options: SendPushOptions,
 ): Promise<DeliveryResult[]> {
-  const valid = validatePushItems(items);
   const deadline = resolveDeadline(push, options.deadlineMs);
   const createdAt = push.clock.now();
-  const resolved = await resolveTargets(db, projectId, valid);
+  const resolved = await resolveTargets(db, projectId, items);
 
   const sends: DeviceSend[] = [];
-  const messages = messagesOf(valid);
+  const messages = messagesOf(items);
   resolved.forEach((r, i) => {
     if ('none' in r) return;
     const message = messages[i]!;
@@ -132,7 +130,7 @@ export async function sendPushNotifications(
   let next = 0;
   const results = resolved.map((r, i): DeliveryResult => {
     if ('none' in r) {
-      const target = valid[i]!.target;
+      const target = items[i]!.target;
       const messageId = newMessageId(createdAt);
       missing.push({
         message_id: messageId,

@@ -114,3 +114,8 @@ export interface DeviceSend {
   /** `projectUserId`: the send answers a user target (recorded as such); `triggerId`, `campaignId`: a campaign trigger's send. */
   refs?: { triggerId?: string; campaignId?: string; projectUserId?: string };
 }
+
+/** Told about every finished batch of device sends (REST sends and campaign fan-out alike): the metrics hook, implemented in observability/. */
+export interface PushObserver {
+  sendsFinished(outcomes: readonly DeviceSendOutcome[]): void;
+}

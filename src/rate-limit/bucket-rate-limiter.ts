@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../lib/clock.js';
 import type { RateLimitDecision, RateLimiter } from './rate-limiter.js';
-import { readOverrides, type ClassLimit, type RateLimits } from './rate-limit-settings.js';
+import { readOverrides, type ClassLimit, type RateLimits } from '../settings/rate-limit-settings.js';
 import type { TokenBucketStore } from './token-buckets.js';
 
 /** How long a project's overrides are cached: a CLI change reaches running servers within this. */

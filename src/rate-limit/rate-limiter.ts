@@ -1,4 +1,4 @@
-import type { RateLimitClass } from '../http/route-options.js';
+import type { RateLimitClass } from '../settings/rate-limit-settings.js';
 
 export interface RateLimitDecision {
   allowed: boolean;

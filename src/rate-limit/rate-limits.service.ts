@@ -1,6 +1,5 @@
 import type { Db } from '../db/database.js';
 import { AppError } from '../errors.js';
-import type { RateLimitClass } from '../http/route-options.js';
 import { findProject, setProjectRateLimits } from '../projects/projects.service.js';
 import {
   defaultBurstFor,
@@ -10,8 +9,9 @@ import {
   readOverrides,
   toStored,
   type ClassLimit,
+  type RateLimitClass,
   type RateLimits,
-} from './rate-limit-settings.js';
+} from '../settings/rate-limit-settings.js';
 
 /** Per-project overrides of the rate limits (rule `rate-limits`), as the CLI manages them. */
 export interface EffectiveLimit {

@@ -16,14 +16,13 @@ import {
   type PartitionedTable,
 } from '../db/partitions.js';
 import { deleteExpiredIdempotencyKeys } from '../idempotency/idempotency.service.js';
-import type { Clock } from '../lib/clock.js';
+import { DAY_MS, type Clock } from '../lib/clock.js';
 import {
   cutoffFor,
-  DAY_MS,
   effectiveDays,
   parseProjectRetention,
   type RetentionSettings,
-} from './retention-settings.js';
+} from '../settings/retention-settings.js';
 import {
   deleteExpiredChunk,
   deleteLedgerChunk,

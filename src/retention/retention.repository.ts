@@ -3,7 +3,7 @@ import type { Db, JsonColumn } from '../db/database.js';
 import { dialectOf } from '../db/dialect.js';
 import { readJson, writeJson } from '../db/json.js';
 import { TERMINAL_STATES } from '../a2a/model.js';
-import type { RetentionKind } from './retention-settings.js';
+import type { RetentionKind } from '../settings/retention-settings.js';
 
 declare module '../db/database.js' {
   interface ProjectsTable {

@@ -8,7 +8,7 @@ import {
   type ProjectRetention,
   type RetentionDays,
   type RetentionKind,
-} from './retention-settings.js';
+} from '../settings/retention-settings.js';
 import { findProjectRetention, storeProjectRetention } from './retention.repository.js';
 
 /** Per-project retention overrides, as the CLI manages them. */

@@ -7,9 +7,8 @@ import { invalid } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { ImportBody, ImportResponse, IMPORT_DESCRIPTION } from './users-import.schemas.js';
 import { assertImportSize, importUsers, parseNdjson, type ImportLine } from './users-import.service.js';
-import { ListUsersQuery, UserDetail, UserList } from './users-read.schemas.js';
-import { getUserDetail, listUsers, userDetailToWire, userToWire } from './users-read.service.js';
-import { UserParams, isValidProjectUserId } from './users.schemas.js';
+import { ListUsersQuery, UserList } from './users-read.schemas.js';
+import { listUsers, userToWire } from './users-read.service.js';
 
 const config = { auth: 'secret', rateLimitClass: 'management' } as const;
 const security = [{ projectId: [], apiKey: [] }];
@@ -28,36 +27,10 @@ export interface UserIoRouteDeps {
   writes: WriteBatcher;
 }
 
-/** Reading users back, listing them, and bulk import: JSON `{"error"}` for every failure. */
+/** Listing users and bulk import: JSON `{"error"}` for every failure (`GET /users/{id}` is in src/profiles/). */
 export function registerUserIoRoutes(fastify: FastifyInstance, deps: UserIoRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { db, clock } = deps;
-
-  app.get(
-    '/api/v1/users/:project_user_id',
-    {
-      config,
-      schema: {
-        operationId: 'getUser',
-        summary: 'Get a user with its devices and recent events',
-        description:
-          'The stored properties and timestamps, the devices (never their push tokens, endpoints or keys) and the latest 20 events, newest first. 404 when the project has no such user.',
-        tags,
-        security,
-        params: UserParams,
-        response: { 200: UserDetail, ...errorResponses, 404: ErrorBody },
-      },
-    },
-    async (request) => {
-      const projectUserId = request.params.project_user_id;
-      if (!isValidProjectUserId(projectUserId))
-        throw invalid(
-          'INVALID_PROJECT_USER_ID',
-          'project_user_id must be 1 to 255 characters without control characters',
-        );
-      return userDetailToWire(await getUserDetail(db, request.auth!.projectId, projectUserId));
-    },
-  );
+  const { clock } = deps;
 
   app.get(
     '/api/v1/users',

@@ -1,34 +1,17 @@
 import type { Db } from '../db/database.js';
 import { AppError } from '../errors.js';
-import { compileCondition } from '../campaigns/conditions/compile-condition.js';
-import { validateCondition } from '../campaigns/conditions/validate-condition.js';
-import { encodeCursor, parseLimit } from '../campaigns/pagination.js';
-import { devicesOfUserId, deviceToResponse, type Device } from '../devices/devices.service.js';
-import { recentEventsOfUserId } from '../events/events.service.js';
+import { compileCondition } from '../conditions/compile-condition.js';
+import { validateCondition } from '../conditions/validate-condition.js';
+import { encodeCursor, parseLimit } from '../lib/pagination.js';
 import type { Clock } from '../lib/clock.js';
 import * as repo from './users-read.repository.js';
 
 export type { StoredUser } from './users-read.repository.js';
 
-export const RECENT_EVENTS = 20;
 export const MAX_LIST_LIMIT = 1000;
 
-export interface UserDetail {
-  user: repo.StoredUser;
-  devices: Device[];
-  recentEvents: Awaited<ReturnType<typeof recentEventsOfUserId>>;
-}
-
-/** A user with its devices (without push addresses or keys) and its latest events. */
-export async function getUserDetail(db: Db, projectId: string, projectUserId: string): Promise<UserDetail> {
-  const user = await repo.findStoredUser(db, projectId, projectUserId);
-  if (!user) throw new AppError('not_found', 'USER_NOT_FOUND', `User ${projectUserId} does not exist`);
-  const [devices, recentEvents] = await Promise.all([
-    devicesOfUserId(db, projectId, user.id),
-    recentEventsOfUserId(db, projectId, user.id, RECENT_EVENTS),
-  ]);
-  return { user, devices, recentEvents };
-}
+/** A user's stored properties and timestamps, or undefined (the user profile reads it with devices and events). */
+export const findStoredUser = repo.findStoredUser;
 
 export interface ListUsersQuery {
   limit?: string | number | undefined;
@@ -97,19 +80,5 @@ export function userToWire(u: repo.StoredUser) {
     properties: u.properties,
     created_at: iso(u.createdAt),
     updated_at: iso(u.updatedAt),
-  };
-}
-
-/** Devices as `GET /users/{id}/devices` shows them (never a push address or keys), with why one was disabled. */
-export function userDetailToWire(d: UserDetail) {
-  return {
-    ...userToWire(d.user),
-    devices: d.devices.map((v) => ({ ...deviceToResponse(v), disabled_reason: v.disabledReason })),
-    recent_events: d.recentEvents.map((e) => ({
-      event_id: e.id,
-      name: e.name,
-      properties: e.properties,
-      timestamp: iso(e.timestamp),
-    })),
   };
 }

@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js';
 import { mergeJsonObject, mergedJsonKeyCount } from '../db/dialect.js';
 import { readJson } from '../db/json.js';
-import { preparedQuery } from '../db/prepared.js';
+import { preparedCommand, preparedQuery } from '../db/prepared.js';
 import type { Properties } from './users.schemas.js';
 
 export interface UserRecord {
@@ -99,6 +99,53 @@ export async function existingProjectUserIds(
   return new Set(rows.map((r) => r.project_user_id));
 }
 
+const insertUserIfAbsent = preparedCommand(
+  ['id', 'projectId', 'projectUserId', 'now'],
+  (db: Db, p: { id: string; projectId: string; projectUserId: string; now: number }) =>
+    db
+      .insertInto('users')
+      .values({
+        id: p.id,
+        project_id: p.projectId,
+        project_user_id: p.projectUserId,
+        properties: '{}',
+        created_at: p.now,
+        updated_at: p.now,
+      })
+      .onConflict((oc) => oc.columns(['project_id', 'project_user_id']).doNothing()),
+);
+
+const userIdOf = preparedQuery(
+  ['projectId', 'projectUserId'],
+  (db: Db, p: { projectId: string; projectUserId: string }) =>
+    db
+      .selectFrom('users')
+      .select('id')
+      .where('project_id', '=', p.projectId)
+      .where('project_user_id', '=', p.projectUserId),
+);
+
+/**
+ * The internal id of one user, inserting it if absent: one prepared statement for a new user (the
+ * id given to the insert, when it inserted), two for an existing one (device registrations and
+ * single events).
+ */
+export async function ensureUser(
+  db: Db,
+  projectId: string,
+  projectUserId: string,
+  newId: () => string,
+  now: number,
+): Promise<string> {
+  // The loop only turns again when a concurrent delete of that user committed between the two statements.
+  for (;;) {
+    const id = newId();
+    if ((await insertUserIfAbsent(db, { id, projectId, projectUserId, now })) === 1) return id;
+    const [existing] = await userIdOf(db, { projectId, projectUserId });
+    if (existing) return existing.id;
+  }
+}
+
 /** Inserts users that do not exist yet (no property change for those that do); returns all ids. */
 export async function ensureUsers(
   db: Db,
@@ -109,6 +156,7 @@ export async function ensureUsers(
 ): Promise<Map<string, string>> {
   const unique = [...new Set(projectUserIds)];
   if (unique.length === 0) return new Map();
+  if (unique.length === 1) return new Map([[unique[0]!, await ensureUser(db, projectId, unique[0]!, newId, now)]]);
   await db
     .insertInto('users')
     .values(

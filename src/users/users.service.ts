@@ -130,3 +130,9 @@ export function ensureUsers(
   projectUserIds.forEach(assertValidProjectUserId);
   return repo.ensureUsers(db, projectId, projectUserIds, newTimeOrderedId, clock.now());
 }
+
+/** The internal id of one user, creating it if it does not exist yet (device registration, rule `devices`). */
+export function ensureUser(db: Db, clock: Clock, projectId: string, projectUserId: string): Promise<string> {
+  assertValidProjectUserId(projectUserId);
+  return repo.ensureUser(db, projectId, projectUserId, newTimeOrderedId, clock.now());
+}

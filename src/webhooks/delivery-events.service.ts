@@ -3,7 +3,8 @@ import type { Db } from '../db/database.js';
 import { enqueueJob } from '../jobs/jobs.js';
 import type { Clock } from '../lib/clock.js';
 import { WEBHOOK_MAX_ATTEMPTS } from '../lib/webhook-sender.js';
-import { storedEvent, type StoredEvent, type WebhookEvent, type WebhookEventType } from './webhook-events.js';
+import type { DeliveryEvents, WebhookEvent, WebhookEventType } from '../push/delivery-event-publisher.js';
+import { storedEvent, type StoredEvent } from './webhook-events.js';
 import { listEnabledSubscriptions } from './webhooks.repository.js';
 
 declare module '../jobs/job-types.js' {
@@ -11,32 +12,6 @@ declare module '../jobs/job-types.js' {
     /** Events for one subscription, each delivered as its own signed message (`webhook-delivery.job.ts`). */
     'webhooks.deliver': { projectId: string; webhookId: string; events: StoredEvent[] };
   }
-}
-
-/**
- * How features report delivery events (push sends, token pruning, trigger ends). Events are queued
- * in the caller's transaction, the one that commits the outcome they describe (outbox, rule `transactional-jobs`), so a
- * crash neither loses nor invents one. A project without a subscription to an event type pays one
- * in-memory lookup: subscriptions are cached per project for `cacheTtlMs`.
- */
-export interface DeliveryEvents {
-  /** The event types the project's enabled subscriptions want; empty when none (the hot path's check). */
-  wanted(db: Db, projectId: string): Promise<ReadonlySet<WebhookEventType>>;
-  /** Queues `events` for each enabled subscription that wants their type, through `db` (the caller's transaction). */
-  emit(db: Db, projectId: string, events: WebhookEvent[]): Promise<void>;
-  /**
-   * Runs `write`; when the project wants one of `types`, runs it in a transaction (or the caller's)
-   * with the events `eventsOf(result, trx)` describes, else alone, exactly as without webhooks.
-   */
-  recordWithEvents<T>(
-    db: Db,
-    projectId: string,
-    types: readonly WebhookEventType[],
-    write: (db: Db) => Promise<T>,
-    eventsOf: (result: T, db: Db) => WebhookEvent[] | Promise<WebhookEvent[]>,
-  ): Promise<T>;
-  /** Forgets a project's cached subscriptions (after a change through this process; other processes wait out the TTL). */
-  invalidate(projectId: string): void;
 }
 
 export interface DeliveryEventsOptions {
@@ -57,6 +32,10 @@ interface Entry {
   wanted: ReadonlySet<WebhookEventType>;
 }
 
+/**
+ * Push's `DeliveryEvents` as webhook deliveries. A project without a subscription to an event type
+ * pays one in-memory lookup: subscriptions are cached per project for `cacheTtlMs`.
+ */
 export function createDeliveryEvents(options: DeliveryEventsOptions): DeliveryEvents {
   const { clock } = options;
   const ttl = options.cacheTtlMs ?? SUBSCRIPTION_CACHE_TTL_MS;

@@ -12,8 +12,8 @@ import {
 } from '../lib/outbound-url-policy.js';
 import { redactUrl } from '../lib/redact.js';
 import { postWebhook, webhookAgent, WEBHOOK_PROTOCOLS, WEBHOOK_RETRY_WINDOW_MS } from '../lib/webhook-sender.js';
-import type { SecretBoxSource } from '../push/credentials/secret-box.js';
-import type { DeliveryEvents } from './delivery-events.service.js';
+import type { SecretBoxSource } from '../crypto/secret-box.js';
+import type { DeliveryEvents } from '../push/delivery-event-publisher.js';
 import type { StoredEvent } from './webhook-events.js';
 import { standardWebhookHeaders } from './webhook-signer.js';
 import * as repo from './webhooks.repository.js';

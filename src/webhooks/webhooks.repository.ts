@@ -1,7 +1,7 @@
 import type { Db, JsonColumn } from '../db/database.js';
 import { dialectOf } from '../db/dialect.js';
 import { readJson, writeJson } from '../db/json.js';
-import type { WebhookEventType } from './webhook-events.js';
+import type { WebhookEventType } from '../push/delivery-event-publisher.js';
 
 export interface WebhookSubscriptionsTable {
   id: string;

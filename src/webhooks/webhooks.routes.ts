@@ -4,8 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { OutboundPolicy } from '../lib/outbound-url-policy.js';
-import type { SecretBoxSource } from '../push/credentials/secret-box.js';
-import type { DeliveryEvents } from './delivery-events.service.js';
+import type { SecretBoxSource } from '../crypto/secret-box.js';
+import type { DeliveryEvents } from '../push/delivery-event-publisher.js';
 import {
   CreatedWebhook,
   CreateWebhookBody,

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhook-events.js';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../push/delivery-event-publisher.js';
 
 /** A reference to a named schema (registered with `addSchema`), typed as the schema itself. */
 export const ref = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T>>(Type.Ref(schema.$id!));

@@ -9,9 +9,9 @@ import {
   type OutboundPolicy,
 } from '../lib/outbound-url-policy.js';
 import { WEBHOOK_PROTOCOLS } from '../lib/webhook-sender.js';
-import type { SecretBoxSource } from '../push/credentials/secret-box.js';
-import type { DeliveryEvents } from './delivery-events.service.js';
-import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhook-events.js';
+import type { SecretBoxSource } from '../crypto/secret-box.js';
+import type { DeliveryEvents } from '../push/delivery-event-publisher.js';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../push/delivery-event-publisher.js';
 import { newSigningSecret } from './webhook-signer.js';
 import * as repo from './webhooks.repository.js';
 

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Condition, PropertyLeaf } from '../../src/campaigns/conditions/condition-types.js';
-import { matchesScalar } from '../../src/campaigns/conditions/evaluate-scalar.js';
+import type { Condition, PropertyLeaf } from '../../src/conditions/condition-types.js';
+import { matchesScalar } from '../../src/conditions/evaluate-scalar.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { createCampaign, createUser, json, trigger } from './campaign-helpers.js';

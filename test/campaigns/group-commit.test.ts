@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createOutcomeCommitter, type SendRecord } from '../../src/campaigns/outcome-committer.js';
 import { recordDeliveries } from '../../src/campaigns/trigger-deliveries.repository.js';
 import { DeliveryStatus } from '../../src/push/push.types.js';
-import type { WebhookEvent } from '../../src/webhooks/webhook-events.js';
+import type { WebhookEvent } from '../../src/push/delivery-event-publisher.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { createCampaign, createUser, sendRecord, triggerOk } from './campaign-helpers.js';

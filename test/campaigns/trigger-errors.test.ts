@@ -92,6 +92,40 @@ describe.each(TEST_DIALECTS)('trigger endpoint errors on %s', (dialect) => {
     for (const body of bodies) await expect400(await trigger(ctx(), active, body), FAILED, 'INVALID_TRIGGER_BODY');
   });
 
+  it('malformed properties and audiences the schema refuses: INVALID_TRIGGER_BODY', async () => {
+    const bodies = [
+      { properties: { code: 'x', '': 1 } },
+      { properties: { code: 'x', ['k'.repeat(129)]: 1 } },
+      { properties: { code: 'x', 'line\nbreak': { nested: true } } },
+      { properties: { code: 'x'.repeat(8193) } },
+      { properties: Object.fromEntries(Array.from({ length: 257 }, (_, i) => [i === 0 ? 'code' : `k${i}`, i])) },
+      { audience: { targets: [{ project_user_id: 'a' }], extra: 1 }, properties: { code: 'x' } },
+      { audience: { broadcast: false }, properties: { code: 'x' } },
+      { audience: { targets: [{ device_id: 'a\u0001b' }] }, properties: { code: 'x' } },
+      { audience: { targets: [{ user_id: 'x'.repeat(256) }] }, properties: { code: 'x' } },
+      { audience: 'everyone', properties: { code: 'x' } },
+    ];
+    for (const body of bodies) await expect400(await trigger(ctx(), active, body), FAILED, 'INVALID_TRIGGER_BODY');
+    const fine = await trigger(ctx(), active, {
+      audience: { broadcast: false, targets: [{ user_id: 'x'.repeat(255) }] },
+      properties: { code: 'x', 'line\nbreak': 'flat', n: 1.5, ok: false },
+    });
+    expect(fine.statusCode, fine.body).toBe(200);
+  });
+
+  it('a bad campaign id answers its own message even when the body is malformed too', async () => {
+    await expect400(await raw('/api/v1/campaigns/:trigger', '[1]'), MISSING_ID, 'MISSING_CAMPAIGN_ID');
+    await expect400(await raw('/api/v1/campaigns/a%20b:trigger', '{"x":1}'), MISSING_ID, 'INVALID_CAMPAIGN_ID');
+  });
+
+  it('a dry_run other than true or false is refused, so a typo never triggers for real', async () => {
+    const before = await json(ctx(), 'GET', `/api/v1/campaigns/${active}/triggers`);
+    const res = await raw(`/api/v1/campaigns/${active}:trigger?dry_run=yes`, '{"properties":{"code":"x"}}');
+    await expect400(res, FAILED, 'INVALID_QUERY');
+    const after = await json(ctx(), 'GET', `/api/v1/campaigns/${active}/triggers`);
+    expect(after.json()).toEqual(before.json());
+  });
+
   it('broadcast ignores targets, even malformed ones', async () => {
     const res = await trigger(ctx(), active, {
       audience: { broadcast: true, targets: [{ nonsense: 1 }] },

@@ -66,8 +66,8 @@ describe('the checkpointer thread', () => {
       await checkpointer.ready;
       // Writes through the group-commit batcher, one after another for 1.5 s, as a busy server
       // makes them: passive checkpoints rarely find the log wholly copied when a commit begins, and
-      // a RESTART bounds it only if the batcher lets it have the write lock.
-      const writes = createWriteBatcher(database.db, () => checkpointer.holdsWrites());
+      // a RESTART bounds it only if the writer lets it have the write lock (the write gate).
+      const writes = createWriteBatcher(database.db);
       let commits = 0;
       const largest = await largestWal(database, async () => {
         const until = Date.now() + 1500;

@@ -9,7 +9,7 @@ import { retryAfterMsOf } from '../../src/push/providers/attempt-failure.js';
 import { classifyFcmResponse } from '../../src/push/providers/fcm.js';
 import { fcmBody, fcmBodyTemplate, fcmMessage } from '../../src/push/providers/fcm-body.js';
 import { fcmContentBytes } from '../../src/push/payload-limits.js';
-import { validatePushItems } from '../../src/push/push-validation.js';
+import { validatePushItems } from '../../src/push/push-request.js';
 import { Semaphore } from '../../src/push/semaphore.js';
 import { Http2Pool } from '../../src/push/http2-pool.js';
 import http2 from 'node:http2';

@@ -1,6 +1,7 @@
 import fastJson from 'fast-json-stringify';
 import { describe, expect, it } from 'vitest';
 import { DeviceSendResponse, MessagesSendResponse } from '../../src/push/push.schemas.js';
+import { rpc, v1Message } from '../a2a/a2a-helpers.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import {
@@ -76,6 +77,60 @@ describe.each(TEST_DIALECTS)('push request validation on %s', (dialect) => {
       expect(mixed.statusCode).toBe(400);
     }
     expect(fakes().fcm.recorder.items.filter((r) => r.token === token)).toHaveLength(0);
+  });
+
+  it('names the rule and the first refused item for bad inputs the table above leaves out', async () => {
+    const long = `https://example.com/${'a'.repeat(2049 - 'https://example.com/'.length)}`;
+    const cases: Array<[string, unknown[]]> = [
+      ['MISSING_TARGET', [ok, { target: 'user-1', title: 't' }]],
+      ['MISSING_TARGET', [{ target: null, title: 't' }]],
+      ['INVALID_TARGET', [{ target: { device_id: 'd', extra: 1 }, title: 't' }]],
+      ['INVALID_DEVICE_ID', [{ target: { device_id: '' }, title: 't' }]],
+      ['INVALID_DEVICE_ID', [{ target: { device_id: 'd'.repeat(256) }, title: 't' }]],
+      ['INVALID_IMAGE_URL', [{ ...ok, image_url: long }]],
+      ['INVALID_LANDING_URL', [{ ...ok, landing_url: 'https://' }]],
+      ['INVALID_LANDING_URL', [{ ...ok, landing_url: 7 }]],
+      ['MISSING_TITLE_AND_BODY', [ok, ok, { target: { device_id: 'd' }, body: '\n\t ' }]],
+    ];
+    for (const [reason, items] of cases) {
+      const res = await post(ctx(), ctx().secret, ENDPOINTS[0]!, { push_notifications: items });
+      expect([JSON.stringify(items), res.statusCode, res.body, res.headers['x-error-reason']]).toEqual([
+        JSON.stringify(items),
+        400,
+        INVALID,
+        reason,
+      ]);
+    }
+    // The same rules through the A2A skill name the refused item.
+    const notifications = [
+      { target: { projectUserId: 'u' }, title: 't' },
+      { target: { deviceId: 'has space' }, title: 't' },
+    ];
+    const res = await rpc(
+      ctx(),
+      'SendMessage',
+      {
+        message: v1Message({ skill: 'send-push-notification', notifications }),
+      },
+      { version: '1.0' },
+    );
+    expect(res.json<{ error: { code: number; message: string } }>().error).toMatchObject({
+      code: -32602,
+      message: 'Invalid push notification parameters: INVALID_DEVICE_ID',
+    });
+    expect(JSON.stringify(res.json())).toContain('notifications[1]');
+  });
+
+  it('accepts URLs WHATWG parses as absolute http(s), non-ASCII hosts and paths included', async () => {
+    await configureProviders(ctx(), ctx().secret, fakes());
+    const deviceId = await registerDevice(ctx(), ctx().secret, 'urls', { fcm_token: fcmToken() });
+    const res = await post(ctx(), ctx().secret, ENDPOINTS[0]!, {
+      push_notifications: [
+        { target: { device_id: deviceId }, title: 't', image_url: 'https://例え.jp/café.png' },
+        { target: { device_id: deviceId }, body: 'b', landing_url: 'HTTP://example.com/a?b=c#d' },
+      ],
+    });
+    expect(res.statusCode, res.body).toBe(200);
   });
 
   it('refuses public keys and foreign projects (401)', async () => {

@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config.js';
 import { enableIdentityVerification } from '../../src/identity/identity.service.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { setWebPushCredentials } from '../../src/push/credentials/credentials.service.js';
-import { createSecretBox } from '../../src/push/credentials/secret-box.js';
+import { createSecretBox } from '../../src/crypto/secret-box.js';
 import { createRateLimiter } from '../../src/rate-limit/create-rate-limiter.js';
 import type { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { useTestContext } from '../helpers/test-app.js';

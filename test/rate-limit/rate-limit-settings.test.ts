@@ -5,7 +5,7 @@ import {
   limitProblems,
   parseRateLimitDefaults,
   readOverrides,
-} from '../../src/rate-limit/rate-limit-settings.js';
+} from '../../src/settings/rate-limit-settings.js';
 
 describe('RATE_LIMIT_DEFAULTS', () => {
   it('keeps the built-in defaults when unset', () => {

@@ -10,7 +10,7 @@ import { createBucketRateLimiter } from '../../src/rate-limit/bucket-rate-limite
 import { bucketBackendFor } from '../../src/rate-limit/create-bucket-store.js';
 import { createRateLimiter } from '../../src/rate-limit/create-rate-limiter.js';
 import { setProjectRateLimit } from '../../src/rate-limit/rate-limits.service.js';
-import { DEFAULT_RATE_LIMITS } from '../../src/rate-limit/rate-limit-settings.js';
+import { DEFAULT_RATE_LIMITS } from '../../src/settings/rate-limit-settings.js';
 import { createMemoryBucketStore } from '../../src/rate-limit/token-buckets.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 import { manualClock } from '../helpers/clock.js';

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { recordDeliveries } from '../../src/campaigns/trigger-deliveries.repository.js';
-import { DAY_MS, dayStart, partitionName } from '../../src/db/partitions.js';
+import { dayStart, partitionName } from '../../src/db/partitions.js';
+import { DAY_MS } from '../../src/lib/clock.js';
 import { enforceRetention } from '../../src/retention/enforce-retention.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { useTestContext } from '../helpers/test-app.js';

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/database.js';
 import { dialectOf } from '../../src/db/dialect.js';
-import { DAY_MS, dayStart, listDayPartitions, type PartitionedTable } from '../../src/db/partitions.js';
+import { DAY_MS } from '../../src/lib/clock.js';
+import { dayStart, listDayPartitions, type PartitionedTable } from '../../src/db/partitions.js';
 import { requestRetentionPass } from '../../src/retention/retention.job.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import type { TestContext } from '../helpers/test-app.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { effectiveDays, parseProjectRetention } from '../../src/retention/retention-settings.js';
+import { effectiveDays, parseProjectRetention } from '../../src/settings/retention-settings.js';
 
 describe('retention settings', () => {
   it('defaults to 30 / 90 / 7 days and reads the RETENTION_* variables', () => {

@@ -2,7 +2,7 @@ import pino from 'pino';
 import { SignJWT } from 'jose';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createSecretBox } from '../../src/push/credentials/secret-box.js';
+import { createSecretBox } from '../../src/crypto/secret-box.js';
 import {
   disableIdentityVerification,
   enableIdentityVerification,
@@ -160,6 +160,8 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
 
     it('when on, public-key calls need a valid HMAC or JWT user token (401 JSON otherwise); secret-key calls do not', async () => {
       const { project, public: pub, secret } = await ctx().newProject('on');
+      // Read (and cached, on SQLite) as off first: turning it on must apply from the next request.
+      expect((await track(pub, { project_user_id: 'erin', name: 'x' })).statusCode).toBe(200);
       const { signingKey } = await enableIdentityVerification(ctx().database.db, box, systemClock, project.project_id);
       const hmac = userTokenFor(signingKey, 'erin');
       const jwt = await new SignJWT({})
@@ -304,6 +306,8 @@ describe.each(TEST_DIALECTS)('the public key on %s', (dialect) => {
     it('is managed by the CLI, which prints the signing key once and stores it sealed (and `rate-limit set` knows the client class)', async () => {
       const { project, public: pub } = await ctx().newProject('cli');
       const cliEnv = { ...ctx().database.env, HERALD_SECRET_KEY: SECRET_KEY };
+      // Seen as off first: another process turning it on must apply from the next request here too.
+      expect((await track(pub, { project_user_id: 'gina', name: 'x' })).statusCode).toBe(200);
       const enabled = await runHerald(['identity', 'enable', '--project', project.project_id, '--json'], cliEnv);
       expect(enabled.code, enabled.stderr).toBe(0);
       const { signing_key: signingKey } = JSON.parse(enabled.stdout) as { signing_key: string };

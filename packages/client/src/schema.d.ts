@@ -1059,12 +1059,12 @@ export interface components {
                 title?: string;
                 body?: string;
                 /**
-                 * Format: uri
+                 * Format: http-url
                  * @description Absolute http(s) URL
                  */
                 image_url?: string;
                 /**
-                 * Format: uri
+                 * Format: http-url
                  * @description Absolute http(s) URL
                  */
                 landing_url?: string;
@@ -5047,7 +5047,10 @@ export interface operations {
                     audience?: {
                         /** @enum {boolean} */
                         broadcast: true;
+                        targets?: unknown;
                     } | {
+                        /** @enum {boolean} */
+                        broadcast?: false;
                         targets: ({
                             project_user_id: string;
                         } | {
@@ -5067,13 +5070,10 @@ export interface operations {
                      *     }
                      */
                     schedule?: {
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 instant with an offset (Z or ±hh:mm); at most 60 s in the past (then it fires at once) and at most a year ahead
-                         */
+                        /** @description RFC 3339 instant with an offset (Z or ±hh:mm); at most 60 s in the past (then it fires at once) and at most a year ahead */
                         at: string;
                     };
-                };
+                } | null;
             };
         };
         responses: {
@@ -5650,10 +5650,7 @@ export interface operations {
                      *     }
                      */
                     schedule: {
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 instant with an offset (Z or ±hh:mm); at most 60 s in the past (then it fires at once) and at most a year ahead
-                         */
+                        /** @description RFC 3339 instant with an offset (Z or ±hh:mm); at most 60 s in the past (then it fires at once) and at most a year ahead */
                         at: string;
                     };
                 };

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import type { SecretBoxSource } from '../../push/credentials/secret-box.js';
+import type { SecretBoxSource } from '../../crypto/secret-box.js';
 import * as repo from './push-configs.repository.js';
 
 /*
@@ -7,7 +7,7 @@ import * as repo from './push-configs.repository.js';
  * webhook receiver: sealed at rest with the push credentials' key (HERALD_SECRET_KEY, or
  * DATA_DIR/secret.key on the embedded default), bound to their project, task and config.
  */
-export type { SecretBoxSource } from '../../push/credentials/secret-box.js';
+export type { SecretBoxSource } from '../../crypto/secret-box.js';
 
 const aad = (c: repo.StoredPushConfig, field: string): string =>
   `herald:a2a-push-config:${c.projectId}:${c.taskId}:${c.id}:${field}`;

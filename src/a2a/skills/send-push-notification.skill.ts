@@ -1,6 +1,6 @@
 import { AppError } from '../../errors.js';
 import { sendPushNotifications } from '../../push/push.service.js';
-import { validatePushItems } from '../../push/push-validation.js';
+import { validatePushItems } from '../../push/push-request.js';
 import type { DeliveryResult, PushItem } from '../../push/push.types.js';
 import type { JsonObject } from '../model.js';
 import { invalidParams } from '../versions/codec.js';

@@ -4,7 +4,7 @@ import { columnTypes } from '../schema-helpers.js';
 export async function up(db: AnyKysely): Promise<void> {
   const t = columnTypes(db);
 
-  // One row per project and provider; `secret` is AES-256-GCM ciphertext (src/push/credentials/secret-box.ts).
+  // One row per project and provider; `secret` is AES-256-GCM ciphertext (src/crypto/secret-box.ts).
   await db.schema
     .createTable('push_credentials')
     .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id').onDelete('cascade'))

@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
+import { DAY_MS } from '../../lib/clock.js';
 import type { AnyKysely } from '../database.js';
 import { dialectOf } from '../dialect.js';
 import {
   createDayPartitionNow,
   createDefaultPartition,
   dayStart,
-  DAY_MS,
   PARTITIONED_TABLES,
   type PartitionedTable,
 } from '../partitions.js';

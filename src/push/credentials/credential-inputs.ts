@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import webpush from 'web-push';
 import { invalid } from '../../errors.js';
-import { vapidSubjectProblem } from './vapid-subject.js';
+import { vapidSubjectProblem } from '../../settings/vapid-subject.js';
 
 /** Provider credentials as the senders use them (decrypted). `fingerprint` keys the auth caches. */
 export interface FcmCredentials {

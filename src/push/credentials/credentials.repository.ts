@@ -6,7 +6,7 @@ export interface PushCredentialsTable {
   provider: Provider;
   /** Non-secret settings (JSON): FCM project and account, APNs key id/team/topic, VAPID public key. */
   settings: JsonColumn;
-  /** Sealed secret (`secret-box.ts`). */
+  /** Sealed secret (`crypto/secret-box.ts`). */
   secret: string;
   created_at: number;
   updated_at: number;

@@ -18,7 +18,7 @@ import {
   type WebPushSettings,
 } from './credential-inputs.js';
 import * as repo from './credentials.repository.js';
-import type { SecretBoxSource } from './secret-box.js';
+import type { SecretBoxSource } from '../../crypto/secret-box.js';
 import { checkTokenUri, type TokenUriRules } from './token-uri-policy.js';
 
 export type { ApnsCredentials, FcmCredentials, WebPushCredentials } from './credential-inputs.js';

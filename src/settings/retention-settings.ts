@@ -1,6 +1,4 @@
-import { DAY_MS } from '../db/partitions.js';
-
-export { DAY_MS };
+import { DAY_MS } from '../lib/clock.js';
 
 /**
  * How long rows are kept, per kind of data. Pure parsing and arithmetic, shared by config (the

@@ -1,11 +1,12 @@
-import type { RateLimitClass } from '../http/route-options.js';
-
 /**
  * Limits per class (rule `rate-limits`): a token bucket that refills `perSecond` tokens a second up
  * to `burst`. Pure parsing and validation, shared by config (`RATE_LIMIT_DEFAULTS`), the limiter
  * (stored per-project overrides) and the CLI.
  */
-export const RATE_LIMIT_CLASSES: readonly RateLimitClass[] = ['management', 'client', 'send', 'trigger', 'a2a'];
+export const RATE_LIMIT_CLASSES = ['management', 'client', 'send', 'trigger', 'a2a'] as const;
+
+/** A route's class (`config.rateLimitClass`); `client`: every public-key request (devices, events), whatever the route's own class. */
+export type RateLimitClass = (typeof RATE_LIMIT_CLASSES)[number];
 
 export interface ClassLimit {
   perSecond: number;

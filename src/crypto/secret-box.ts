@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../../config.js';
-import type { Dialect } from '../../db/dialect.js';
-import { AppError } from '../../errors.js';
+import type { Config } from '../config.js';
+import type { Dialect } from '../db/dialect.js';
+import { AppError } from '../errors.js';
 
 /** Seals provider secrets at rest (AES-256-GCM). `aad` binds a ciphertext to its project and provider. */
 export interface SecretBox {

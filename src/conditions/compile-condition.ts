@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../db/database.js';
 import {
   jsonKeyEquals,
   jsonKeyIsKind,
@@ -7,7 +7,7 @@ import {
   jsonKeyText,
   textContains,
   textStartsWith,
-} from '../../db/dialect.js';
+} from '../db/dialect.js';
 import type { EventLeaf, PropertyLeaf, ResolvedCondition, Scalar } from './condition-types.js';
 
 const DAY_MS = 86_400_000;

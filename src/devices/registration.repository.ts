@@ -1,0 +1,86 @@
+import type { Db, DevicesTable } from '../db/database.js';
+import { preparedCommand, preparedQuery } from '../db/prepared.js';
+
+/*
+ * The statements of a device registration, compiled once per dialect (src/db/prepared.ts): a
+ * registration is one of the hottest writes, and building and compiling its four statements with
+ * Kysely cost more than running them on SQLite.
+ */
+
+/** What a registration needs to know of the device id's current row: its user and push address. */
+export const findRegisteredDevice = preparedQuery(
+  ['projectId', 'deviceId'],
+  (db: Db, p: { projectId: string; deviceId: string }) =>
+    db
+      .selectFrom('devices')
+      .innerJoin('users', 'users.id', 'devices.user_id')
+      .select(['users.project_user_id', 'devices.provider', 'devices.push_address'])
+      .where('devices.project_id', '=', p.projectId)
+      .where('devices.device_id', '=', p.deviceId),
+);
+
+/** Removes the device id's row when it holds another push address; answers its creation time. */
+export const deleteMovedDevice = preparedQuery(
+  ['projectId', 'deviceId', 'provider', 'pushAddress'],
+  (db: Db, p: { projectId: string; deviceId: string; provider: DevicesTable['provider']; pushAddress: string }) =>
+    db
+      .deleteFrom('devices')
+      .where('project_id', '=', p.projectId)
+      .where('device_id', '=', p.deviceId)
+      .where((eb) => eb.or([eb('provider', '!=', p.provider), eb('push_address', '!=', p.pushAddress)]))
+      .returning('created_at'),
+);
+
+export type DeviceUpsert = Omit<DevicesTable, 'status' | 'disabled_reason'>;
+
+const upsertColumns = [
+  'project_id',
+  'device_id',
+  'user_id',
+  'platform',
+  'provider',
+  'push_address',
+  'push_keys',
+  'created_at',
+  'updated_at',
+] as const;
+
+/**
+ * Inserts the device, or takes over the row holding its push address (rule `devices`): that row becomes this
+ * device, which moves the address to this device's user, so concurrent registrations of one address
+ * queue on that row instead of failing. The row keeps its creation time only when it already was
+ * this device.
+ */
+function upsert(db: Db, row: DeviceUpsert) {
+  return db
+    .insertInto('devices')
+    .values({ ...row, status: 'active', disabled_reason: null })
+    .onConflict((oc) =>
+      oc.columns(['project_id', 'provider', 'push_address']).doUpdateSet((eb) => ({
+        device_id: row.device_id,
+        user_id: row.user_id,
+        platform: row.platform,
+        push_keys: row.push_keys,
+        status: 'active',
+        disabled_reason: null,
+        created_at: eb
+          .case()
+          .when('devices.device_id', '=', row.device_id)
+          .then(eb.ref('devices.created_at'))
+          .else(row.created_at)
+          .end(),
+        updated_at: row.updated_at,
+      })),
+    );
+}
+
+/** The upsert of a known device id: answers the stored creation time (the row's own when it already was this device). */
+export const upsertDevice = preparedQuery(upsertColumns, (db: Db, row: DeviceUpsert) =>
+  upsert(db, row).returning('created_at'),
+);
+
+/**
+ * The upsert of a device id Herald just generated: no row can already be this device, so the stored
+ * creation time is the one given, and the statement returns nothing (cheaper on SQLite than a `RETURNING`).
+ */
+export const insertNewDevice = preparedCommand(upsertColumns, upsert);
