@@ -12,6 +12,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connect.js';
+import { postgresDialect } from '../src/db/dialect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { startFakeProviders } from '../src/fake-providers/fake-providers.js';
 import { createHerald } from '../src/herald.js';
@@ -120,7 +121,7 @@ async function heraldOn(url: string, fcmUrl: string, ca: string) {
     push: { ca },
   });
   const project = await createProject(herald.db, systemClock, 'scaling');
-  const box = createSecretBox(resolveSecretKey(config, 'postgres'));
+  const box = createSecretBox(resolveSecretKey(config, postgresDialect));
   const sa = JSON.parse(JSON.stringify(fakesRef!.fcm.serviceAccount('scaling'))) as { token_uri: string };
   await setFcmCredentials(herald.db, () => box, systemClock, project.project_id, sa, {
     outbound: { allowPrivateNetworks: false },

@@ -114,7 +114,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       onError: (error) => logger.warn({ err: error }, 'embedded database checkpoint failed'),
     }),
   );
-  const writes = writeBatcherFor(db, database.dialect);
+  const writes = writeBatcherFor(db, database.dialect.name);
   const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks };
   const secretBox = onFirstUse(() => createSecretBox(resolveSecretKey(config, database.dialect)));
   const rateLimiter = onFirstUse(() => overrides.rateLimiter ?? createRateLimiter(config, database, { logger }));

@@ -32,7 +32,7 @@ export interface Runtime {
  */
 async function createDefaultProjectIfEmpty(herald: Herald): Promise<void> {
   const { database, logger } = herald;
-  if (database.dialect !== 'sqlite' || (await countProjects(database.db)) > 0) return;
+  if (!database.dialect.embedded || (await countProjects(database.db)) > 0) return;
   const project = await createProject(database.db, herald.clock, 'default');
   logger.info(
     {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
-import { dialectOf, epochBucketStart } from '../db/dialect.js';
+import { epochBucketStart, sqlDialect } from '../db/dialect.js';
 
 /**
  * The per-minute rollup of the trigger ledger (migration 0015), kept by the database as ledger
@@ -104,7 +104,7 @@ const FOLD_LOCK_CLASS = 17_015;
  * meanwhile append rows this statement does not see and so keeps.
  */
 export async function foldDeliveryCounts(db: Db, triggerId: string): Promise<void> {
-  if (dialectOf(db) !== 'postgres') return;
+  if (!sqlDialect(db).supportsStatementTriggers) return;
   await db.transaction().execute(async (trx) => {
     const lock = await sql<{
       locked: boolean;

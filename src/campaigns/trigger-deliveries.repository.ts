@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
-import { dialectOf } from '../db/dialect.js';
+import { sqlDialect } from '../db/dialect.js';
 import { preparedInsert } from '../db/prepared.js';
 import { paddedList } from '../db/statement-shapes.js';
 import type { TriggerDeliveryCountsTable } from './delivery-analytics.repository.js';
@@ -66,9 +66,9 @@ const insertIgnoringRecorded = preparedInsert<TriggerDeliveriesTable, Inserted>(
       .insertInto('trigger_deliveries')
       .values(rows)
       .onConflict((oc) => oc.doNothing());
-    return dialectOf(db) === 'sqlite'
-      ? insert.returning(['trigger_id', 'status', 'provider', 'failure_reason', 'created_at'])
-      : insert;
+    return sqlDialect(db).supportsStatementTriggers
+      ? insert
+      : insert.returning(['trigger_id', 'status', 'provider', 'failure_reason', 'created_at']);
   },
   100,
 );
@@ -84,7 +84,7 @@ export async function recordDeliveries(db: Db, rows: TriggerDeliveriesTable[], s
   // In key order, so one statement's rows land on neighbouring b-tree pages (`sortInPlace`: the
   // caller's array is its own, no copy).
   const sorted = (sortInPlace ? rows : [...rows]).sort((a, b) => (a.device_id < b.device_id ? -1 : 1));
-  if (dialectOf(db) !== 'sqlite') {
+  if (sqlDialect(db).supportsStatementTriggers) {
     await insertIgnoringRecorded(db, sorted);
     return;
   }

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.js';
-import type { Dialect } from '../db/dialect.js';
+import type { SqlDialect } from '../db/dialect.js';
 import { AppError } from '../errors.js';
 
 /** Seals provider secrets at rest (AES-256-GCM). `aad` binds a ciphertext to its project and provider. */
@@ -60,13 +60,16 @@ export const SECRET_KEY_FILE = 'secret.key';
 /**
  * The key that seals provider credentials:
  * - `HERALD_SECRET_KEY` (64 hex characters) when set;
- * - on the embedded SQLite default, `DATA_DIR/secret.key`, generated once with mode 0600;
- * - on PostgreSQL without `HERALD_SECRET_KEY`: an error. Instances sharing one database do not share a
+ * - on an embedded database (the SQLite default), `DATA_DIR/secret.key`, generated once with mode 0600;
+ * - on a shared database (PostgreSQL) without `HERALD_SECRET_KEY`: an error. Instances sharing one database do not share a
  *   data directory, so a per-instance key file would leave credentials unreadable elsewhere.
  */
-export function resolveSecretKey(config: Pick<Config, 'secretKey' | 'dataDir'>, dialect: Dialect): Buffer {
+export function resolveSecretKey(
+  config: Pick<Config, 'secretKey' | 'dataDir'>,
+  dialect: Pick<SqlDialect, 'embedded'>,
+): Buffer {
   if (config.secretKey !== undefined) return Buffer.from(config.secretKey, 'hex');
-  if (dialect === 'postgres') {
+  if (!dialect.embedded) {
     throw new AppError(
       'unavailable',
       'SECRET_KEY_REQUIRED',

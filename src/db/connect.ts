@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import type { Config, DatabasePooler } from '../config.js';
 import type { Database } from './database.js';
-import type { Dialect } from './dialect.js';
+import { postgresDialect, sqliteDialect, type SqlDialect } from './dialect.js';
 import { ensureDataDir } from '../lib/data-dir.js';
 import { registerDataVersion } from './data-version.js';
 import { createWriteGate, ImmediateSqliteDialect, type WriteGate } from './sqlite-writer.js';
@@ -31,7 +31,8 @@ export interface DatabaseTarget {
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
-  dialect: Dialect;
+  /** Every difference between the two databases, chosen here once; features get it in their deps. */
+  dialect: SqlDialect;
   /** The raw pg pool of `db` (PostgreSQL only), for NOTIFY and other connection-level needs. */
   pgPool?: pg.Pool;
   /**
@@ -77,7 +78,7 @@ function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
     : undefined;
   return {
     db,
-    dialect: 'postgres',
+    dialect: postgresDialect,
     pgPool: pool,
     ...(listenPool ? { listenPool } : {}),
     readDb: replica ?? db,
@@ -194,7 +195,7 @@ function openSqlite(file: string): DatabaseHandle {
   registerDataVersion(db, dataVersionPerTurn(sqlite));
   return {
     db,
-    dialect: 'sqlite',
+    dialect: sqliteDialect,
     readDb: db,
     ...(file === ':memory:' ? {} : { sqlite: { file, connection: sqlite, writeGate } }),
     close: () => db.destroy(),

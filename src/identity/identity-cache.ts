@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { dataVersionOf } from '../db/data-version.js';
 
 /**
@@ -44,7 +45,8 @@ export function identityCacheOf<Setting>(db: object): IdentitySettingCache<Setti
 }
 
 function createCache(dataVersion: () => number): IdentitySettingCache<unknown> {
-  const entries = new Map<string, unknown>();
+  // `null` (setting off) is a value here; lru-cache refuses null, so it is kept boxed.
+  const entries = new LRUCache<string, { setting: unknown }>({ max: MAX_ENTRIES });
   let validFor = '';
   const check = (): string => {
     const now = `${revision}:${dataVersion()}`;
@@ -58,12 +60,11 @@ function createCache(dataVersion: () => number): IdentitySettingCache<unknown> {
     stamp: check,
     get(projectId) {
       check();
-      return entries.get(projectId);
+      return entries.get(projectId)?.setting;
     },
     set(projectId, setting, stamp) {
       if (check() !== stamp) return;
-      if (entries.size >= MAX_ENTRIES) entries.clear();
-      entries.set(projectId, setting);
+      entries.set(projectId, { setting });
     },
   };
 }

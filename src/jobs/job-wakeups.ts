@@ -1,8 +1,7 @@
-import { sql } from 'kysely';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
-import { dialectOf } from '../db/dialect.js';
+import { sqlDialect } from '../db/dialect.js';
 import { backoffMs } from '../lib/retry-delay.js';
 
 /*
@@ -121,9 +120,6 @@ export function listenForLocalJobWakeups(db: Db, onWake: () => void): JobWakeups
  * it commits (and a claim waits for that).
  */
 export async function notifyJobsEnqueued(db: Db): Promise<void> {
-  if (dialectOf(db) === 'postgres') {
-    await sql`select pg_notify(${JOBS_CHANNEL}, '')`.execute(db);
-    return;
-  }
+  if (await sqlDialect(db).notifyOnCommit(db, JOBS_CHANNEL)) return;
   for (const onWake of localWakeups.get(wakeupKey(db)) ?? []) setImmediate(onWake);
 }

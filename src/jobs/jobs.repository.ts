@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, Db } from '../db/database.js';
-import { dialectOf } from '../db/dialect.js';
+import { sqlDialect } from '../db/dialect.js';
 import { readJson, writeJson } from '../db/json.js';
 import type { Job, JobState } from './job-types.js';
 
@@ -69,7 +69,7 @@ export async function claimJobs(
         .where('kind', 'in', kinds)
         .orderBy('run_at')
         .limit(limit)
-        .$if(dialectOf(db) === 'postgres', (qb) => qb.forUpdate().skipLocked()),
+        .$call((qb) => sqlDialect(db).skipLocked(qb)),
     )
     .returningAll()
     .execute();

@@ -1,6 +1,6 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Db } from '../db/database.js';
-import { dialectOf } from '../db/dialect.js';
+import { sqlDialect } from '../db/dialect.js';
 import { statementSizes } from '../db/statement-shapes.js';
 import type { DeliveryStatus, Provider } from './push.types.js';
 
@@ -52,7 +52,7 @@ const MARKER = '\u0000deliveries:';
 const statements = new Map<string, CompiledQuery>();
 
 function insertStatement(db: Db, rowCount: number): CompiledQuery {
-  const key = `${dialectOf(db)}:${rowCount}`;
+  const key = `${sqlDialect(db).name}:${rowCount}`;
   let compiled = statements.get(key);
   if (compiled) return compiled;
   const marker = (k: number) => `${MARKER}${k}`;

@@ -133,7 +133,7 @@ export function createPushRuntime(
 
   const runtime: PushRuntime = {
     config,
-    dialect: database.dialect,
+    dialect: database.dialect.name,
     clock,
     logger: options.logger,
     retry,

@@ -17,7 +17,7 @@ export interface BucketStoreOptions {
 }
 
 /**
- * Redis when `REDIS_URL` is set, else PostgreSQL when that is the database, else in-process
+ * Redis when `REDIS_URL` is set, else the database when it is shared (PostgreSQL), else in-process
  * memory. Embedded SQLite is one Herald instance by design (rule `instances`), so its buckets live in memory and
  * start full after a restart.
  */
@@ -26,7 +26,7 @@ export function bucketBackendFor(
   database: Pick<DatabaseHandle, 'dialect'>,
 ): BucketBackend {
   if (config.redisUrl !== undefined) return 'redis';
-  return database.dialect === 'postgres' ? 'postgres' : 'memory';
+  return database.dialect.embedded ? 'memory' : 'postgres';
 }
 
 /**

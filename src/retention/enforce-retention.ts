@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
-import { dialectOf } from '../db/dialect.js';
+import { sqlDialect } from '../db/dialect.js';
 import {
   createDayPartition,
   dayStart,
@@ -69,7 +69,7 @@ export async function enforceRetention(db: Db, deps: RetentionDeps, signal?: Abo
   const now = deps.clock.now();
   const report: RetentionReport = { deleted: {}, created: [], dropped: [], unfinished: false };
   let budget = deps.maxChunksPerRun ?? 1000;
-  const postgres = dialectOf(db) === 'postgres';
+  const partitions = sqlDialect(db).supportsPartitions;
 
   /** Deletes in chunks until none is left, the budget is spent or the job is asked to stop. */
   const drain = async (spec: RetainedTable, scope: Omit<ChunkScope, 'limit'>): Promise<void> => {
@@ -121,7 +121,7 @@ export async function enforceRetention(db: Db, deps: RetentionDeps, signal?: Abo
   }));
   for (const spec of RETAINED_TABLES) {
     const defaultDays = settings.days[spec.kind];
-    const partitioned = postgres && isPartitionedTable(spec.table) && (await isPartitioned(db, spec.table));
+    const partitioned = partitions && isPartitionedTable(spec.table) && (await isPartitioned(db, spec.table));
     if (partitioned) {
       const table = spec.table as PartitionedTable;
       await makePartitionsAhead(db, table, now, settings.partitionsAheadDays, report, deps.logger);

@@ -1,6 +1,6 @@
 import { sql, type ColumnType, type RawBuilder } from 'kysely';
 import type { Db, JsonColumn } from '../db/database.js';
-import { dialectOf } from '../db/dialect.js';
+import { sqlDialect } from '../db/dialect.js';
 import { readJson, writeJson } from '../db/json.js';
 import { TERMINAL_STATES } from '../a2a/model.js';
 import type { RetentionKind } from '../settings/retention-settings.js';
@@ -115,10 +115,9 @@ export async function deleteLedgerChunk(
   trigger: ExpiringTrigger,
   limit: number,
 ): Promise<number> {
-  const where =
-    dialectOf(db) === 'postgres'
-      ? sql`trigger_id = ${trigger.id} and trigger_created_at = ${trigger.createdAt}`
-      : sql`trigger_id = ${trigger.id}`;
+  const where = sqlDialect(db).supportsPartitions
+    ? sql`trigger_id = ${trigger.id} and trigger_created_at = ${trigger.createdAt}`
+    : sql`trigger_id = ${trigger.id}`;
   const table = sql.table(relation);
   const result = await sql`delete from ${table} where ${where} and device_id in
     (select device_id from ${table} where ${where} limit ${limit})`.execute(db);

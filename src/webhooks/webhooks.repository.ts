@@ -1,5 +1,5 @@
 import type { Db, JsonColumn } from '../db/database.js';
-import { dialectOf } from '../db/dialect.js';
+import { sqlDialect } from '../db/dialect.js';
 import { readJson, writeJson } from '../db/json.js';
 import type { WebhookEventType } from '../push/delivery-event-publisher.js';
 
@@ -69,8 +69,7 @@ const toRecord = (r: WebhookSubscriptionsTable): WebhookRecord => ({
  */
 export async function insertWebhookWithin(db: Db, record: WebhookRecord, limit: number): Promise<boolean> {
   const insert = async (trx: Db): Promise<boolean> => {
-    if (dialectOf(trx) === 'postgres')
-      await trx.selectFrom('projects').select('id').where('id', '=', record.projectId).forUpdate().execute();
+    await sqlDialect(trx).lockRows(trx.selectFrom('projects').select('id').where('id', '=', record.projectId));
     const { count } = await trx
       .selectFrom('webhook_subscriptions')
       .select((eb) => eb.fn.countAll<number>().as('count'))

@@ -149,58 +149,70 @@ function harness(dialect: Dialect) {
   return { spawnWorker, recorded, state, acceptedPerToken, broadcast, expectLedger, connectionsClosed };
 }
 
+// Worker processes start and drain 20,000 sends: the waits above bound each step, and this bounds
+// their sum, so a slow shared machine fails on a missing send, not on the default 60-s limit.
+const PROCESS_TEST_TIMEOUT_MS = 300_000;
+
 for (const dialect of TEST_DIALECTS) {
   suite(dialect, 'campaign fan-out survives kill -9', (h) => {
-    it(`resumes a ${AUDIENCE}-user broadcast after SIGKILL: none missing, duplicates within the unrecorded sends`, async () => {
-      const { tokens, triggerId } = await h.broadcast();
-      const first = await h.spawnWorker();
-      await waitFor(async () => (await h.recorded(triggerId)) >= AUDIENCE / 5, {
-        timeoutMs: 60_000,
-        what: 'a fifth of the sends',
-      });
-      first.child.kill('SIGKILL');
-      await first.exited;
-      await h.connectionsClosed();
-      const acceptedAtKill = [...h.acceptedPerToken(tokens).values()].reduce((a, b) => a + b, 0);
-      const unrecorded = acceptedAtKill - (await h.recorded(triggerId));
-      expect(acceptedAtKill).toBeLessThan(AUDIENCE);
-      expect(unrecorded).toBeGreaterThanOrEqual(0);
-      expect(unrecorded).toBeLessThanOrEqual(IN_FLIGHT_BOUND);
+    it(
+      `resumes a ${AUDIENCE}-user broadcast after SIGKILL: none missing, duplicates within the unrecorded sends`,
+      async () => {
+        const { tokens, triggerId } = await h.broadcast();
+        const first = await h.spawnWorker();
+        await waitFor(async () => (await h.recorded(triggerId)) >= AUDIENCE / 5, {
+          timeoutMs: 60_000,
+          what: 'a fifth of the sends',
+        });
+        first.child.kill('SIGKILL');
+        await first.exited;
+        await h.connectionsClosed();
+        const acceptedAtKill = [...h.acceptedPerToken(tokens).values()].reduce((a, b) => a + b, 0);
+        const unrecorded = acceptedAtKill - (await h.recorded(triggerId));
+        expect(acceptedAtKill).toBeLessThan(AUDIENCE);
+        expect(unrecorded).toBeGreaterThanOrEqual(0);
+        expect(unrecorded).toBeLessThanOrEqual(IN_FLIGHT_BOUND);
 
-      const second = await h.spawnWorker();
-      await waitFor(async () => (await h.state(triggerId)) === 'completed', {
-        timeoutMs: 120_000,
-        what: 'the trigger to complete',
-      });
-      second.child.kill('SIGTERM');
+        const second = await h.spawnWorker();
+        await waitFor(async () => (await h.state(triggerId)) === 'completed', {
+          timeoutMs: 120_000,
+          what: 'the trigger to complete',
+        });
+        second.child.kill('SIGTERM');
 
-      const perToken = h.acceptedPerToken(tokens);
-      expect(tokens.filter((t) => !perToken.has(t))).toEqual([]);
-      const duplicates = [...perToken.values()].reduce((a, b) => a + b, 0) - AUDIENCE;
-      if (process.env.CRASH_TEST_VERBOSE) console.log({ dialect, acceptedAtKill, unrecorded, duplicates });
-      expect(duplicates).toBeLessThanOrEqual(unrecorded);
-      await h.expectLedger(triggerId);
-    });
+        const perToken = h.acceptedPerToken(tokens);
+        expect(tokens.filter((t) => !perToken.has(t))).toEqual([]);
+        const duplicates = [...perToken.values()].reduce((a, b) => a + b, 0) - AUDIENCE;
+        if (process.env.CRASH_TEST_VERBOSE) console.log({ dialect, acceptedAtKill, unrecorded, duplicates });
+        expect(duplicates).toBeLessThanOrEqual(unrecorded);
+        await h.expectLedger(triggerId);
+      },
+      PROCESS_TEST_TIMEOUT_MS,
+    );
   });
 }
 
 if (TEST_DIALECTS.includes('postgres')) {
   suite('postgres', 'campaign fan-out with two workers', (h) => {
-    it(`two worker processes drain one ${AUDIENCE}-user broadcast with no duplicate`, async () => {
-      const { tokens, triggerId } = await h.broadcast();
-      const workers = await Promise.all([
-        h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: '30000' }),
-        h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: '30000' }),
-      ]);
-      await waitFor(async () => (await h.state(triggerId)) === 'completed', {
-        timeoutMs: 120_000,
-        what: 'the trigger to complete',
-      });
-      for (const w of workers) w.child.kill('SIGTERM');
-      const perToken = h.acceptedPerToken(tokens);
-      expect(perToken.size).toBe(AUDIENCE);
-      expect([...perToken.values()].every((n) => n === 1)).toBe(true);
-      await h.expectLedger(triggerId);
-    });
+    it(
+      `two worker processes drain one ${AUDIENCE}-user broadcast with no duplicate`,
+      async () => {
+        const { tokens, triggerId } = await h.broadcast();
+        const workers = await Promise.all([
+          h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: '30000' }),
+          h.spawnWorker({ CAMPAIGN_TEST_LEASE_MS: '30000' }),
+        ]);
+        await waitFor(async () => (await h.state(triggerId)) === 'completed', {
+          timeoutMs: 120_000,
+          what: 'the trigger to complete',
+        });
+        for (const w of workers) w.child.kill('SIGTERM');
+        const perToken = h.acceptedPerToken(tokens);
+        expect(perToken.size).toBe(AUDIENCE);
+        expect([...perToken.values()].every((n) => n === 1)).toBe(true);
+        await h.expectLedger(triggerId);
+      },
+      PROCESS_TEST_TIMEOUT_MS,
+    );
   });
 }

@@ -146,7 +146,7 @@ describe('herald command line (no database needed)', () => {
     expect([group.code, lines(group.stderr)[0]]).toEqual([2, 'herald: unknown command "project frobnicate"']);
     // Refused before any database is opened or created.
     expect(fs.readdirSync(cwd)).toEqual([]);
-  });
+  }, 180_000); // twelve CLI processes started at once
 
   it('a configuration problem is one line with exit 2, as for the server', async () => {
     expectOneLineError(

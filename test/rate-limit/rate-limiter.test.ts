@@ -4,6 +4,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/connect.js';
+import { postgresDialect, sqliteDialect } from '../../src/db/dialect.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createProject } from '../../src/projects/projects.service.js';
 import { createBucketRateLimiter } from '../../src/rate-limit/bucket-rate-limiter.js';
@@ -99,9 +100,9 @@ describe('bucket rate limiter', () => {
 
 describe('bucket backend choice', () => {
   it('is Redis when REDIS_URL is set, else PostgreSQL when that is the database, else memory', () => {
-    expect(bucketBackendFor({ redisUrl: 'redis://x' }, { dialect: 'sqlite' })).toBe('redis');
-    expect(bucketBackendFor({ redisUrl: undefined }, { dialect: 'postgres' })).toBe('postgres');
-    expect(bucketBackendFor({ redisUrl: undefined }, { dialect: 'sqlite' })).toBe('memory');
+    expect(bucketBackendFor({ redisUrl: 'redis://x' }, { dialect: sqliteDialect })).toBe('redis');
+    expect(bucketBackendFor({ redisUrl: undefined }, { dialect: postgresDialect })).toBe('postgres');
+    expect(bucketBackendFor({ redisUrl: undefined }, { dialect: sqliteDialect })).toBe('memory');
   });
 });
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/database.js';
-import { dialectOf } from '../../src/db/dialect.js';
+import { sqlDialect } from '../../src/db/dialect.js';
 import { DAY_MS } from '../../src/lib/clock.js';
 import { dayStart, listDayPartitions, type PartitionedTable } from '../../src/db/partitions.js';
 import { requestRetentionPass } from '../../src/retention/retention.job.js';
@@ -32,4 +32,4 @@ export async function countRows(db: Db, table: string, where = sql`1 = 1`): Prom
   return Number(rows[0]!.n);
 }
 
-export const isPostgres = (db: Db): boolean => dialectOf(db) === 'postgres';
+export const isPostgres = (db: Db): boolean => sqlDialect(db).name === 'postgres';
