@@ -10,6 +10,7 @@ import { registerCampaignInsightRoutes } from './campaigns/analytics/campaign-in
 import { registerTriggerStreamRoute } from './campaigns/triggers/trigger-stream.routes.js';
 import { createConfiguredTemplateRenderer, type TemplateRenderer } from './campaigns/templates/render-pool.js';
 import { registerTriggerRoutes } from './campaigns/triggers/trigger.routes.js';
+import { registerTriggerControlRoutes } from './campaigns/triggers/trigger-cancel.routes.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { startCheckpointer, type CheckpointerOptions } from './db/checkpointer.js';
@@ -167,6 +168,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     });
     registerCampaignRoutes(app, { db, readDb, clock });
     registerTriggerRoutes(app, { db, readDb, clock, templates: templates() });
+    registerTriggerControlRoutes(app, { db, clock, notices: push().notices });
     registerCampaignInsightRoutes(app, { db, readDb, templates: templates() });
     registerTriggerStreamRoute(app, { db, config });
     registerIdentityRoutes(app, { ...identity, clock });

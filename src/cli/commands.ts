@@ -6,6 +6,7 @@ import { projectCommands } from './project-commands.js';
 import { pushCommands } from './push-commands.js';
 import { rateLimitCommands } from './rate-limit-commands.js';
 import { retentionCommands } from './retention-commands.js';
+import { triggerCommands } from './trigger-commands.js';
 import { usersCommands } from './users-commands.js';
 
 /** Every `herald <command>` but the server roles (cli-help.ts SERVER_COMMANDS), in the order `--help` lists them. */
@@ -28,6 +29,7 @@ export const commands: Record<string, CliCommand> = {
   ...rateLimitCommands,
   ...retentionCommands,
   ...campaignCommands,
+  ...triggerCommands,
   ...identityCommands,
   ...usersCommands,
 };

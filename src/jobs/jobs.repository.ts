@@ -325,3 +325,25 @@ export async function deleteFinishedJobs(
 function truncateError(text: string): string {
   return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text;
 }
+
+/** Moves the pending job holding `jobKey` to `runAt`; false when none is pending (it runs now, or finished). */
+export async function moveKeyedJob(db: Db, jobKey: string, runAt: number, now: number): Promise<boolean> {
+  return changed(
+    await db
+      .updateTable('jobs')
+      .set({ run_at: runAt, updated_at: now })
+      .where('job_key', '=', jobKey)
+      .where('state', '=', sql.lit('pending'))
+      .executeTakeFirstOrThrow(),
+  );
+}
+
+/** Deletes the pending job holding `jobKey` (its work was called off); a running one is left to see that itself. */
+export async function withdrawKeyedJob(db: Db, jobKey: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('jobs')
+    .where('job_key', '=', jobKey)
+    .where('state', '=', sql.lit('pending'))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}

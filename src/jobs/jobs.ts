@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js';
-import { systemClock } from '../lib/clock.js';
+import { systemClock, type Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
-import { findJob, insertJob } from './jobs.repository.js';
+import { findJob, insertJob, moveKeyedJob, withdrawKeyedJob } from './jobs.repository.js';
 import { notifyJobsEnqueued } from './job-wakeups.js';
 import type { EnqueueOptions, Job, JobKind, JobPayloads } from './job-types.js';
 
@@ -45,4 +45,25 @@ export async function enqueueJob<K extends JobKind>(
 
 export function getJob(db: Db, id: string): Promise<Job | undefined> {
   return findJob(db, id);
+}
+
+/**
+ * Moves the pending job holding `jobKey` to `runAt` (workers are woken when it moved earlier).
+ * False when no job with the key is pending: it is running (its handler must check its own state)
+ * or done.
+ */
+export async function moveJob(
+  db: Db,
+  jobKey: string,
+  runAt: number,
+  options: { clock?: Clock } = {},
+): Promise<boolean> {
+  const moved = await moveKeyedJob(db, jobKey, Math.round(runAt), (options.clock ?? systemClock).now());
+  if (moved) await notifyJobsEnqueued(db);
+  return moved;
+}
+
+/** Withdraws the pending job holding `jobKey`; false when none is pending. */
+export function withdrawJob(db: Db, jobKey: string): Promise<boolean> {
+  return withdrawKeyedJob(db, jobKey);
 }

@@ -7,7 +7,7 @@ import '../jobs/jobs.repository.js';
 import '../campaigns/triggers/triggers.repository.js';
 
 const JOB_STATES = ['pending', 'running', 'succeeded', 'dead'] as const;
-const TRIGGER_STATES = ['queued', 'running', 'completed', 'failed', 'canceled'] as const;
+const TRIGGER_STATES = ['scheduled', 'queued', 'running', 'completed', 'failed', 'canceled'] as const;
 /** One scrape reads several gauges; they share one set of queries this fresh. */
 const SNAPSHOT_MAX_AGE_MS = 1000;
 

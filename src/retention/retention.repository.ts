@@ -24,7 +24,8 @@ export interface RetainedTable {
   byTrigger?: true;
 }
 
-const UNFINISHED_TRIGGER_STATES = ['queued', 'running'];
+// A scheduled trigger is unfinished too: its ledger rows, stamped with its creation, are still to come.
+const UNFINISHED_TRIGGER_STATES = ['scheduled', 'queued', 'running'];
 
 export const RETAINED_TABLES: readonly RetainedTable[] = [
   { table: 'deliveries', kind: 'deliveries', time: 'created_at', key: ['message_id'] },
@@ -96,7 +97,7 @@ export async function expiringLedgerTriggers(
     .where('project_id', '=', projectId)
     .where('created_at', '<', before)
     .where('ledger_expired_at', 'is', null)
-    .where('state', 'not in', UNFINISHED_TRIGGER_STATES as ('queued' | 'running')[])
+    .where('state', 'not in', UNFINISHED_TRIGGER_STATES as ('scheduled' | 'queued' | 'running')[])
     .orderBy('created_at')
     .limit(limit)
     .execute();
@@ -163,7 +164,7 @@ export async function hasUnfinishedTriggerBetween(db: Db, from: number, to: numb
   const row = await db
     .selectFrom('campaign_triggers')
     .select('id')
-    .where('state', 'in', UNFINISHED_TRIGGER_STATES as ('queued' | 'running')[])
+    .where('state', 'in', UNFINISHED_TRIGGER_STATES as ('scheduled' | 'queued' | 'running')[])
     .where('created_at', '>=', from)
     .where('created_at', '<', to)
     .limit(1)

@@ -36,6 +36,7 @@ describe.each(TEST_DIALECTS)('agent card on %s', (dialect) => {
       'send-push-notification',
       'trigger-campaign',
       'preview-campaign',
+      'cancel-trigger',
     ]);
     for (const skill of card.skills)
       expect(skill).toMatchObject({

@@ -468,6 +468,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/campaigns/{campaign_id}/triggers/{trigger_id}:cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a scheduled or running trigger
+         * @description A scheduled trigger never starts; a running one sends nothing more once the cancel has committed (chunks already under way end and are recorded). What was sent stays sent and counted. Answers the trigger, `canceled`, with its counters (they settle once the batches under way close). Canceling a canceled trigger answers it again; a completed or failed trigger is 409.
+         */
+        post: operations["cancelTrigger"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{campaign_id}/triggers/{trigger_id}:reschedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a scheduled trigger to another time
+         * @description Only while the trigger is `scheduled` (409 once it has started or was canceled); `schedule.at` follows the rules of `:trigger`.
+         */
+        post: operations["rescheduleTrigger"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/campaigns/{campaign_id}:preview": {
         parameters: {
             query?: never;
@@ -1319,7 +1359,7 @@ export interface components {
         Trigger: {
             trigger_id: string;
             campaign_id: string;
-            state: "queued" | "running" | "completed" | "failed" | "canceled";
+            state: "scheduled" | "queued" | "running" | "completed" | "failed" | "canceled";
             audience: {
                 /** @enum {boolean} */
                 broadcast: true;
@@ -1333,6 +1373,13 @@ export interface components {
             created_at: string;
             started_at: string | null;
             finished_at: string | null;
+            scheduled_at: string | null;
+            /**
+             * Format: date-time
+             * @description The audience is evaluated when the trigger fires: users and devices created up to this instant (its creation, or `scheduled_at`) are in it, and segment and audience conditions are read as each batch sends
+             */
+            audience_evaluated_at: string;
+            /** @description Why it failed or was canceled (`canceled by request`, `campaign is paused`) */
             error?: string;
             counters: {
                 targets: number;
@@ -1361,7 +1408,7 @@ export interface components {
             triggers: {
                 trigger_id: string;
                 campaign_id: string;
-                state: "queued" | "running" | "completed" | "failed" | "canceled";
+                state: "scheduled" | "queued" | "running" | "completed" | "failed" | "canceled";
                 audience: {
                     /** @enum {boolean} */
                     broadcast: true;
@@ -1375,9 +1422,112 @@ export interface components {
                 created_at: string;
                 started_at: string | null;
                 finished_at: string | null;
+                scheduled_at: string | null;
+                /**
+                 * Format: date-time
+                 * @description The audience is evaluated when the trigger fires: users and devices created up to this instant (its creation, or `scheduled_at`) are in it, and segment and audience conditions are read as each batch sends
+                 */
+                audience_evaluated_at: string;
+                /** @description Why it failed or was canceled (`canceled by request`, `campaign is paused`) */
                 error?: string;
             }[];
             next_cursor: string | null;
+        };
+        /** CanceledTrigger */
+        CanceledTrigger: {
+            trigger_id: string;
+            campaign_id: string;
+            state: "scheduled" | "queued" | "running" | "completed" | "failed" | "canceled";
+            audience: {
+                /** @enum {boolean} */
+                broadcast: true;
+            } | {
+                targets: number;
+            };
+            properties: {
+                [key: string]: string | number | boolean;
+            };
+            /** Format: date-time */
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+            scheduled_at: string | null;
+            /**
+             * Format: date-time
+             * @description The audience is evaluated when the trigger fires: users and devices created up to this instant (its creation, or `scheduled_at`) are in it, and segment and audience conditions are read as each batch sends
+             */
+            audience_evaluated_at: string;
+            /** @description Why it failed or was canceled (`canceled by request`, `campaign is paused`) */
+            error?: string;
+            counters: {
+                targets: number;
+                in_segment: number;
+                eligible: number;
+                devices: number;
+                /** @description not_found, not_in_segment, audience_conditions, no_device, template_render_error, ... */
+                skipped: {
+                    [key: string]: number;
+                };
+                accepted: number;
+                failed: number;
+                failed_by_status: {
+                    [key: string]: number;
+                };
+                tokens_pruned: number;
+            };
+            progress: {
+                batches_planned: number;
+                batches_finished: number;
+                planning_done: boolean;
+            };
+        };
+        /** RescheduledTrigger */
+        RescheduledTrigger: {
+            trigger_id: string;
+            campaign_id: string;
+            state: "scheduled" | "queued" | "running" | "completed" | "failed" | "canceled";
+            audience: {
+                /** @enum {boolean} */
+                broadcast: true;
+            } | {
+                targets: number;
+            };
+            properties: {
+                [key: string]: string | number | boolean;
+            };
+            /** Format: date-time */
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+            scheduled_at: string | null;
+            /**
+             * Format: date-time
+             * @description The audience is evaluated when the trigger fires: users and devices created up to this instant (its creation, or `scheduled_at`) are in it, and segment and audience conditions are read as each batch sends
+             */
+            audience_evaluated_at: string;
+            /** @description Why it failed or was canceled (`canceled by request`, `campaign is paused`) */
+            error?: string;
+            counters: {
+                targets: number;
+                in_segment: number;
+                eligible: number;
+                devices: number;
+                /** @description not_found, not_in_segment, audience_conditions, no_device, template_render_error, ... */
+                skipped: {
+                    [key: string]: number;
+                };
+                accepted: number;
+                failed: number;
+                failed_by_status: {
+                    [key: string]: number;
+                };
+                tokens_pruned: number;
+            };
+            progress: {
+                batches_planned: number;
+                batches_finished: number;
+                planning_done: boolean;
+            };
         };
         /** PreviewCampaignRequest */
         PreviewCampaignRequest: {
@@ -1543,6 +1693,8 @@ export type SchemaUpdateCampaignRequest = components['schemas']['UpdateCampaignR
 export type SchemaTriggerCampaignResponse = components['schemas']['TriggerCampaignResponse'];
 export type SchemaTrigger = components['schemas']['Trigger'];
 export type SchemaTriggerList = components['schemas']['TriggerList'];
+export type SchemaCanceledTrigger = components['schemas']['CanceledTrigger'];
+export type SchemaRescheduledTrigger = components['schemas']['RescheduledTrigger'];
 export type SchemaPreviewCampaignRequest = components['schemas']['PreviewCampaignRequest'];
 export type SchemaCampaignPreview = components['schemas']['CampaignPreview'];
 export type SchemaDeliveryAnalytics = components['schemas']['DeliveryAnalytics'];
@@ -4911,6 +5063,16 @@ export interface operations {
                     properties?: {
                         [key: string]: string | number | boolean;
                     };
+                    /**
+                     * @description Send later: the trigger stays `scheduled` until `at`, then fans out as usual. Its audience and conditions are evaluated when it fires.
+                     * @example {
+                     *       "at": "2026-12-24T09:00:00+01:00"
+                     *     }
+                     */
+                    schedule?: {
+                        /** @description RFC 3339 instant with an offset (Z or ±hh:mm); at most 60 s in the past (then it fires at once) and at most a year ahead */
+                        at: string;
+                    };
                 } | null;
             };
         };
@@ -5059,6 +5221,8 @@ export interface operations {
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "started_at": "2026-01-15T09:30:00.050Z",
                      *       "finished_at": "2026-01-15T09:30:01.200Z",
+                     *       "scheduled_at": null,
+                     *       "audience_evaluated_at": "2026-01-15T09:30:00.000Z",
                      *       "counters": {
                      *         "targets": 1,
                      *         "in_segment": 1,
@@ -5202,7 +5366,9 @@ export interface operations {
                      *           },
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "started_at": "2026-01-15T09:30:00.050Z",
-                     *           "finished_at": "2026-01-15T09:30:01.200Z"
+                     *           "finished_at": "2026-01-15T09:30:01.200Z",
+                     *           "scheduled_at": null,
+                     *           "audience_evaluated_at": "2026-01-15T09:30:00.000Z"
                      *         }
                      *       ],
                      *       "next_cursor": null
@@ -5254,6 +5420,377 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+                trigger_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "trigger_id": "trg_9xK4",
+                     *       "campaign_id": "order-shipped",
+                     *       "state": "canceled",
+                     *       "audience": {
+                     *         "targets": 1
+                     *       },
+                     *       "properties": {
+                     *         "order_id": "A-1001"
+                     *       },
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "started_at": "2026-01-15T09:30:00.050Z",
+                     *       "finished_at": "2026-01-15T09:30:01.200Z",
+                     *       "scheduled_at": null,
+                     *       "audience_evaluated_at": "2026-01-15T09:30:00.000Z",
+                     *       "error": "canceled by request",
+                     *       "counters": {
+                     *         "targets": 0,
+                     *         "in_segment": 1000,
+                     *         "eligible": 980,
+                     *         "devices": 400,
+                     *         "skipped": {
+                     *           "no_device": 20
+                     *         },
+                     *         "accepted": 400,
+                     *         "failed": 0,
+                     *         "failed_by_status": {},
+                     *         "tokens_pruned": 0
+                     *       },
+                     *       "progress": {
+                     *         "batches_planned": 3,
+                     *         "batches_finished": 3,
+                     *         "planning_done": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CanceledTrigger"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state, or an `Idempotency-Key` reused with another body. */
+            409: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rescheduleTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+                trigger_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "schedule": {
+                 *         "at": "2026-12-24T18:00:00Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Send later: the trigger stays `scheduled` until `at`, then fans out as usual. Its audience and conditions are evaluated when it fires.
+                     * @example {
+                     *       "at": "2026-12-24T09:00:00+01:00"
+                     *     }
+                     */
+                    schedule: {
+                        /** @description RFC 3339 instant with an offset (Z or ±hh:mm); at most 60 s in the past (then it fires at once) and at most a year ahead */
+                        at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "trigger_id": "trg_9xK4",
+                     *       "campaign_id": "order-shipped",
+                     *       "state": "scheduled",
+                     *       "audience": {
+                     *         "broadcast": true
+                     *       },
+                     *       "properties": {
+                     *         "sale": "winter"
+                     *       },
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "started_at": null,
+                     *       "finished_at": null,
+                     *       "scheduled_at": "2026-12-24T18:00:00.000Z",
+                     *       "audience_evaluated_at": "2026-12-24T18:00:00.000Z",
+                     *       "counters": {
+                     *         "targets": 0,
+                     *         "in_segment": 0,
+                     *         "eligible": 0,
+                     *         "devices": 0,
+                     *         "skipped": {},
+                     *         "accepted": 0,
+                     *         "failed": 0,
+                     *         "failed_by_status": {},
+                     *         "tokens_pruned": 0
+                     *       },
+                     *       "progress": {
+                     *         "batches_planned": 0,
+                     *         "batches_finished": 0,
+                     *         "planning_done": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RescheduledTrigger"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state, or an `Idempotency-Key` reused with another body. */
+            409: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -1,6 +1,7 @@
 import { rpcError } from '../errors.js';
 import type { JsonObject, Message } from '../model.js';
 import { invalidParams } from '../versions/codec.js';
+import { cancelTriggerSkill } from './cancel-trigger.skill.js';
 import { createUserSkill } from './create-user.skill.js';
 import { previewCampaignSkill } from './preview-campaign.skill.js';
 import { sendPushNotificationSkill } from './send-push-notification.skill.js';
@@ -9,10 +10,14 @@ import { trackEventSkill } from './track-event.skill.js';
 import { triggerCampaignSkill } from './trigger-campaign.skill.js';
 
 export const SKILLS: ReadonlyMap<string, AnySkill> = new Map(
-  [createUserSkill, trackEventSkill, sendPushNotificationSkill, triggerCampaignSkill, previewCampaignSkill].map((s) => [
-    s.descriptor.id,
-    s,
-  ]),
+  [
+    createUserSkill,
+    trackEventSkill,
+    sendPushNotificationSkill,
+    triggerCampaignSkill,
+    previewCampaignSkill,
+    cancelTriggerSkill,
+  ].map((s) => [s.descriptor.id, s]),
 );
 
 export interface SkillInvocation {

@@ -10,6 +10,7 @@ const Input = Type.Object({
   campaignId: Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F]+$' }),
   audience: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   properties: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  schedule: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
 });
 const check = paramsValidator(Input);
 
@@ -35,19 +36,23 @@ function toRestAudience(audience: JsonObject | undefined, field: string): unknow
 
 export interface TriggerSkillInput {
   campaignId: string;
-  body: { audience?: unknown; properties?: unknown };
+  body: { audience?: unknown; properties?: unknown; schedule?: unknown };
 }
 
-/** `trigger-campaign` {campaignId, audience?, properties?} → `trigger-result` {triggerId, campaignId} (rule `a2a-skills`). */
+/**
+ * `trigger-campaign` {campaignId, audience?, properties?, schedule?} → `trigger-result` {triggerId,
+ * campaignId} (rule `a2a-skills`); `schedule` is the REST body's (`{"at": "<RFC 3339 instant>"}`).
+ */
 export const triggerCampaignSkill = defineSkill<TriggerSkillInput>({
   descriptor: {
     id: 'trigger-campaign',
     name: 'Trigger campaign',
     description:
-      'Triggers an API-triggered campaign for its default audience, chosen targets or everyone in its segment (broadcast), with trigger properties for its templates.',
+      'Triggers an API-triggered campaign for its default audience, chosen targets or everyone in its segment (broadcast), with trigger properties for its templates; now, or at schedule.at (an RFC 3339 instant up to a year ahead; the audience is evaluated then).',
     tags: ['campaigns'],
     examples: [
       '{"skill":"trigger-campaign","campaignId":"welcome","audience":{"targets":[{"projectUserId":"user-42"}]},"properties":{"coupon":"SPRING"}}',
+      '{"skill":"trigger-campaign","campaignId":"winter-sale","audience":{"broadcast":true},"schedule":{"at":"2026-12-24T09:00:00+01:00"}}',
     ],
   },
   parse(data, field) {
@@ -56,6 +61,7 @@ export const triggerCampaignSkill = defineSkill<TriggerSkillInput>({
     const body = {
       ...(audience !== undefined ? { audience } : {}),
       ...(input.properties !== undefined ? { properties: input.properties } : {}),
+      ...(input.schedule !== undefined ? { schedule: input.schedule } : {}),
     };
     try {
       parseTriggerBody(body); // the REST rules (rule `trigger-body`), so a malformed trigger never becomes a task

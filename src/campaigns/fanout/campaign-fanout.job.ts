@@ -26,6 +26,7 @@ import { parseMessageTemplate, type ParsedMessage } from '../templates/templates
 import { foldDeliveryCounts } from '../analytics/delivery-analytics.repository.js';
 import { createOutcomeCommitter, GROUP_ROWS, type OutcomeCommitter } from './outcome-committer.js';
 import { addCounters, addDeliveryCounts, emptyCounters, type TriggerCounters } from '../triggers/trigger-counters.js';
+import { triggerCanceled } from '../triggers/trigger-schedule.repository.js';
 import {
   countDeliveries,
   recordDeliveries,
@@ -96,7 +97,7 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
     if (!prepared) {
       const message = parseMessageTemplate(trigger.definition.message);
       prepared = {
-        conditions: compileTriggerConditions(db, trigger.definition, trigger.createdAt),
+        conditions: compileTriggerConditions(db, trigger.definition, trigger.snapshotAt),
         message,
         readsUser: messageReadsUser(message),
       };
@@ -168,12 +169,13 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
     if (!campaign || campaign.status !== 'active') {
       const reason = `campaign is ${campaign?.status ?? 'no longer active'}`;
       await endTrigger(notices, db, trigger, (d) => cancelTrigger(d, triggerId, reason, deps.clock.now()));
-      await close(db, trigger, batchNo, 'canceled', null);
+      // Counted from its ledger: an earlier run of the batch may have sent part of it before the cancel.
+      await close(db, trigger, batchNo, 'canceled', await batchTotals(db, triggerId, batchNo, undefined));
       return;
     }
     const slice = await audienceOf(db, trigger, batch);
     const deviceIds = slice.recipients.flatMap((r) => r.devices.map((d) => d.deviceId));
-    await sendBatch(
+    const ended = await sendBatch(
       deps,
       helpers,
       chunkSlots,
@@ -184,7 +186,7 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
       slice.recipients,
       await recordedDevices(db, triggerId, deviceIds),
     );
-    await close(db, trigger, batchNo, 'done', await batchTotals(db, triggerId, batchNo, slice.counters));
+    await close(db, trigger, batchNo, ended, await batchTotals(db, triggerId, batchNo, slice.counters));
   };
 
   const finalise = async (
@@ -270,7 +272,7 @@ async function sendBatch(
   prepared: Prepared,
   recipients: Recipient[],
   done: Set<string>,
-): Promise<void> {
+): Promise<'done' | 'canceled'> {
   const { db } = helpers;
   const now = deps.clock.now();
   // One object per row, its fields assigned once (no spread): one of these per device.
@@ -341,7 +343,8 @@ async function sendBatch(
 
   // A send that failed for a passing reason (retries exhausted, provider quota) is left out of the
   // ledger until the batch's last attempt, so the batch's next run tries it again.
-  const elapsed = deps.clock.now() - trigger.createdAt;
+  // From when the trigger fired (its snapshot): a scheduled one may have been created long before.
+  const elapsed = deps.clock.now() - trigger.snapshotAt;
   const window = deps.retryWindowMs ?? DEFAULT_RETRY_WINDOW_MS;
   const lastAttempt = helpers.attempt >= helpers.maxAttempts || elapsed >= window;
   let postponed = 0;
@@ -366,7 +369,8 @@ async function sendBatch(
   // Shutdown (`stopping`) or a lost lease (`signal`): start nothing new; what is under way ends and is
   // recorded. At the shutdown deadline or a lost lease (`signal`) the sends under way are cut short too.
   let broken = false; // one loop failed (the database is out): the others start nothing new either
-  const stop = () => broken || helpers.signal.aborted || helpers.stopping.aborted;
+  let canceled = false; // the trigger was canceled: what went out stays recorded, nothing more is sent
+  const stop = () => canceled || broken || helpers.signal.aborted || helpers.stopping.aborted;
   let next = 0;
   const worker = async () => {
     while (next < sends.length && !stop()) {
@@ -376,6 +380,11 @@ async function sendBatch(
         // holding the slot, so a loop that waited for one while the database went out does not send.
         await committer.room(GROUP_ROWS);
         if (stop() || next >= sends.length) break;
+        // Asked before every chunk, so no chunk starts after a cancel has committed (on any instance).
+        if (await triggerCanceled(db, trigger.id)) {
+          canceled = true;
+          break;
+        }
         const part = sends.slice(next, (next += chunk));
         await sendToDevices(deps.push, db, trigger.projectId, part, {
           deadlineMs: deps.sendDeadlineMs ?? 60_000,
@@ -400,6 +409,7 @@ async function sendBatch(
   await committer.drain();
   const failed = loops.find((l): l is PromiseRejectedResult => l.status === 'rejected');
   if (failed) throw failed.reason;
+  if (canceled) return 'canceled';
   if (stop()) throw new Error('batch interrupted; unsent devices are sent when it runs again');
   // Retried for the whole window, not a number of attempts: waits grow with the time already spent
   // (so they double), never past the window's end, and provider quota holds are honoured by the sends.
@@ -409,6 +419,7 @@ async function sendBatch(
       delayMs,
       reason: `${postponed} sends failed for a passing reason; the batch retries them`,
     });
+  return 'done';
 }
 
 const TRANSIENT = new Set<string>([DeliveryStatus.FAILED, DeliveryStatus.RATE_LIMITED]);

@@ -7,6 +7,7 @@ import type { NoticeOutbox } from '../../push/notice-outbox.js';
 import { endTrigger } from '../triggers/end-trigger.js';
 import { rangeEnd } from './audience.repository.js';
 import { BATCH_MAX_ATTEMPTS, BATCH_USERS, PLAN_CHUNK } from './campaign-jobs.js';
+import { startScheduledTrigger, triggerCanceled } from '../triggers/trigger-schedule.repository.js';
 import {
   addBatches,
   completeTriggerIfDone,
@@ -49,8 +50,12 @@ function createPlan(clock: Clock, notices: NoticeOutbox, batchUsers: number) {
   const deps = { clock };
   return async (triggerId: string, db: Kysely<Database>, signal: AbortSignal, stopping: AbortSignal): Promise<void> => {
     const trigger = await findTrigger(db, triggerId);
-    if (!trigger || trigger.planningDone || (trigger.state !== 'queued' && trigger.state !== 'running')) return;
-    await startTrigger(db, triggerId, deps.clock.now());
+    if (!trigger || trigger.planningDone) return;
+    if (trigger.state === 'scheduled') {
+      if (!(await startScheduledTrigger(db, trigger, deps.clock.now()))) return;
+    } else if (trigger.state === 'queued' || trigger.state === 'running') {
+      await startTrigger(db, triggerId, deps.clock.now());
+    } else return;
 
     const record = (ranges: Range[], cursor: string | null, done: boolean) =>
       db.transaction().execute(async (trx) => {
@@ -72,6 +77,8 @@ function createPlan(clock: Clock, notices: NoticeOutbox, batchUsers: number) {
       let next = trigger.batchesPlanned;
       for (let done = false; !done;) {
         if (signal.aborted || stopping.aborted) throw new Error('planning interrupted; it resumes from its cursor');
+        // Canceled: plan no more batches (each would only close as canceled).
+        if (await triggerCanceled(db, triggerId)) return;
         const ranges: Range[] = [];
         while (ranges.length < PLAN_CHUNK) {
           const end = await rangeEnd(db, trigger.projectId, cursor, batchUsers);

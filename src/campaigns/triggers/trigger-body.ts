@@ -8,6 +8,7 @@ import {
   TriggerBodySchema,
   TriggerPropertiesSchema,
 } from './trigger.schemas.js';
+import { parseSchedule, type TriggerSchedule } from './trigger-schedule.js';
 
 export type TargetKey = 'project_user_id' | 'device_id' | 'user_id';
 /** Rule `trigger-body`: a target names one user (by either id) or one device. */
@@ -18,6 +19,8 @@ export interface TriggerInput {
   /** Absent: the campaign's default audience (rule `default-audience`). */
   audience?: Audience;
   properties: TriggerProperties;
+  /** Absent: sent at once. */
+  schedule?: TriggerSchedule;
 }
 
 /** The code every malformed trigger body answers (behind "Failed to send campaign trigger message"). */
@@ -89,6 +92,15 @@ export function describeTriggerError(errors: readonly SchemaError[], part: Part,
 
 /** A body the trigger schema refused, as the 400 its route answers (`Failed to send campaign trigger message`). */
 export function triggerBodyError(errors: readonly SchemaError[]): AppError {
+  const deepest = deepestOf(errors);
+  if (deepest?.[1][0] === 'schedule') {
+    const [error, parts] = deepest;
+    const problem =
+      parts.length === 1 && error.keyword === 'additionalProperties'
+        ? unexpected(error)
+        : 'expected {"at": "<RFC 3339 instant>"}';
+    return new AppError('invalid', 'INVALID_SCHEDULE', `schedule: ${problem}`);
+  }
   return new AppError('invalid', INVALID_TRIGGER_BODY, describeTriggerError(errors, 'body', 'body'));
 }
 
@@ -114,13 +126,20 @@ export function parseTriggerProperties(input: unknown, path: string, code: strin
   return input as TriggerProperties;
 }
 
-/** The trigger body (whole body optional): `{audience?, properties?}`; anything else is malformed. */
+/** The trigger body (whole body optional): `{audience?, properties?, schedule?}`; anything else is malformed. */
 export function parseTriggerBody(body: unknown): TriggerInput {
   const value = body === undefined ? null : body;
   const errors = checkBody(value);
   if (errors) throw triggerBodyError(errors);
   if (value === null) return { properties: {} };
-  const input = value as { audience?: { broadcast?: boolean; targets?: unknown }; properties?: TriggerProperties };
-  const properties = input.properties ?? {};
-  return input.audience === undefined ? { properties } : { audience: audienceOf(input.audience), properties };
+  const input = value as {
+    audience?: { broadcast?: boolean; targets?: unknown };
+    properties?: TriggerProperties;
+    schedule?: unknown;
+  };
+  return {
+    ...(input.audience !== undefined && { audience: audienceOf(input.audience) }),
+    properties: input.properties ?? {},
+    ...(input.schedule !== undefined && { schedule: parseSchedule(input.schedule, 'schedule', 'INVALID_SCHEDULE') }),
+  };
 }

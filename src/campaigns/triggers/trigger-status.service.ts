@@ -30,6 +30,9 @@ function summary(t: TriggerRecord) {
     created_at: iso(t.createdAt)!,
     started_at: iso(t.startedAt),
     finished_at: iso(t.finishedAt),
+    scheduled_at: iso(t.scheduledAt),
+    // Users created up to this instant are the audience; segment and conditions are read when each batch sends.
+    audience_evaluated_at: iso(t.snapshotAt)!,
     ...(t.error !== null && { error: t.error }),
   };
 }

@@ -21,6 +21,7 @@ export const TriggerSummarySchema = Type.Object({
   trigger_id: Type.String(),
   campaign_id: Type.String(),
   state: Type.Union([
+    Type.Literal('scheduled'),
     Type.Literal('queued'),
     Type.Literal('running'),
     Type.Literal('completed'),
@@ -32,7 +33,20 @@ export const TriggerSummarySchema = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
   started_at: Nullable(Type.String({ format: 'date-time' })),
   finished_at: Nullable(Type.String({ format: 'date-time' })),
-  error: Type.Optional(Type.String()),
+  scheduled_at: Nullable(
+    Type.String({
+      format: 'date-time',
+      description: 'When a trigger given `schedule.at` fires (it is `scheduled` until then); null for one sent at once',
+    }),
+  ),
+  audience_evaluated_at: Type.String({
+    format: 'date-time',
+    description:
+      'The audience is evaluated when the trigger fires: users and devices created up to this instant (its creation, or `scheduled_at`) are in it, and segment and audience conditions are read as each batch sends',
+  }),
+  error: Type.Optional(
+    Type.String({ description: 'Why it failed or was canceled (`canceled by request`, `campaign is paused`)' }),
+  ),
 });
 
 /** What a finished trigger looks like (the document's example). */
@@ -45,6 +59,8 @@ export const triggerExample = {
   created_at: '2026-01-15T09:30:00.000Z',
   started_at: '2026-01-15T09:30:00.050Z',
   finished_at: '2026-01-15T09:30:01.200Z',
+  scheduled_at: null,
+  audience_evaluated_at: '2026-01-15T09:30:00.000Z',
 };
 
 export const TriggerStatusSchema = Type.Composite(
@@ -126,11 +142,34 @@ export const TriggerPropertiesSchema = Type.Record(
   },
 );
 
+/**
+ * `schedule` of a trigger body, and of `:reschedule`'s. The schema checks the shape; `parseSchedule`
+ * the instant itself (RFC 3339 with an offset, a real date), with messages that say which.
+ */
+export const ScheduleSchema = Type.Object(
+  {
+    at: Type.String({
+      description:
+        'RFC 3339 instant with an offset (Z or ±hh:mm); at most 60 s in the past (then it fires at once) and at most a year ahead',
+    }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Send later: the trigger stays `scheduled` until `at`, then fans out as usual. Its audience and conditions are evaluated when it fires.',
+    examples: [{ at: '2026-12-24T09:00:00+01:00' }],
+  },
+);
+
 /** The trigger body (whole body optional: an absent one arrives as `null`). */
 export const TriggerBodySchema = Type.Union(
   [
     Type.Object(
-      { audience: Type.Optional(AudienceSchema), properties: Type.Optional(TriggerPropertiesSchema) },
+      {
+        audience: Type.Optional(AudienceSchema),
+        properties: Type.Optional(TriggerPropertiesSchema),
+        schedule: Type.Optional(ScheduleSchema),
+      },
       { additionalProperties: false },
     ),
     Type.Null(),

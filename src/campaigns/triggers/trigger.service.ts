@@ -18,6 +18,7 @@ import {
 } from '../templates/templates.js';
 import { parseTriggerBody, type Audience } from './trigger-body.js';
 import type { TriggerCounters } from './trigger-counters.js';
+import { checkScheduleWindow, planJobKey, type TriggerSchedule } from './trigger-schedule.js';
 import { insertTrigger, type TriggerDefinition } from './triggers.repository.js';
 
 export interface TriggerDeps {
@@ -36,6 +37,7 @@ interface PreparedTrigger {
   properties: Record<string, string | number | boolean>;
   definition: TriggerDefinition;
   message: ParsedMessage;
+  schedule?: TriggerSchedule;
 }
 
 /**
@@ -91,13 +93,15 @@ async function prepareTrigger(
     properties: input.properties,
     definition,
     message,
+    ...(input.schedule && { schedule: input.schedule }),
   };
 }
 
 /**
  * Triggers an API-triggered, active campaign (REST `:trigger` and the A2A `trigger-campaign`
  * skill). Returns as soon as the trigger row and its planning job are committed together; the
- * fan-out runs on the job queue.
+ * fan-out runs on the job queue. With `schedule.at` the trigger waits in state `scheduled` and its
+ * planning job is due then (keyed, so a reschedule or cancel finds it).
  */
 export async function triggerCampaign(
   deps: Pick<TriggerDeps, 'db' | 'clock'>,
@@ -106,6 +110,9 @@ export async function triggerCampaign(
   body: unknown,
 ): Promise<{ triggerId: string; campaignId: string }> {
   const prepared = await prepareTrigger(deps.db, projectId, campaignId, body, { requireActive: true });
+  const now = deps.clock.now();
+  const at = prepared.schedule?.at;
+  if (at !== undefined) checkScheduleWindow(at, now);
   const triggerId = newId();
   await deps.db.transaction().execute(async (trx) => {
     await insertTrigger(trx, {
@@ -116,9 +123,15 @@ export async function triggerCampaign(
       audience: prepared.audience,
       properties: prepared.properties,
       targets: 'targets' in prepared.audience ? prepared.audience.targets.length : 0,
-      createdAt: deps.clock.now(),
+      createdAt: now,
+      ...(at !== undefined && { scheduledAt: at }),
     });
-    await enqueueJob(trx, 'campaign.plan', { triggerId }, { clock: deps.clock });
+    await enqueueJob(
+      trx,
+      'campaign.plan',
+      { triggerId },
+      at === undefined ? { clock: deps.clock } : { clock: deps.clock, runAt: at, jobKey: planJobKey(triggerId) },
+    );
   });
   return { triggerId, campaignId };
 }
@@ -164,6 +177,7 @@ export async function dryRunTrigger(
   const prepared = await prepareTrigger(deps.db, projectId, campaignId, body, { requireActive: false });
   const db = deps.readDb;
   const now = deps.clock.now();
+  if (prepared.schedule) checkScheduleWindow(prepared.schedule.at, now);
   const conditions = compileTriggerConditions(db, prepared.definition, now);
   const base = { dry_run: true as const, campaign_id: campaignId, campaign_status: prepared.campaign.status };
   if ('broadcast' in prepared.audience) {

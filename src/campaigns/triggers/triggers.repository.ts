@@ -6,7 +6,7 @@ import type { TriggerProperties } from '../../conditions/resolve-trigger-refs.js
 import type { MessageTemplate } from '../templates/templates.js';
 import type { Audience } from './trigger-body.js';
 
-export type TriggerState = 'queued' | 'running' | 'completed' | 'failed' | 'canceled';
+export type TriggerState = 'scheduled' | 'queued' | 'running' | 'completed' | 'failed' | 'canceled';
 export type BatchState = 'queued' | 'done' | 'failed' | 'canceled';
 
 export interface CampaignTriggersTable {
@@ -29,6 +29,8 @@ export interface CampaignTriggersTable {
   finished_at: number | null;
   /** When retention deleted the trigger's ledger rows (migration 0021); null while it may have some. */
   ledger_expired_at: number | null;
+  /** When a scheduled trigger fires (migration 0023); null for one sent at once. */
+  scheduled_at: number | null;
 }
 
 export interface TriggerBatchesTable {
@@ -75,6 +77,7 @@ export interface TriggerRecord {
   createdAt: number;
   startedAt: number | null;
   finishedAt: number | null;
+  scheduledAt: number | null;
 }
 
 function rowToTrigger(r: CampaignTriggersTable): TriggerRecord {
@@ -97,6 +100,7 @@ function rowToTrigger(r: CampaignTriggersTable): TriggerRecord {
     createdAt: Number(r.created_at),
     startedAt: num(r.started_at),
     finishedAt: num(r.finished_at),
+    scheduledAt: num(r.scheduled_at),
   };
 }
 
@@ -105,20 +109,22 @@ export async function insertTrigger(
   t: Pick<
     TriggerRecord,
     'id' | 'projectId' | 'campaignId' | 'definition' | 'audience' | 'properties' | 'targets' | 'createdAt'
-  >,
+  > & { scheduledAt?: number },
 ): Promise<void> {
+  const scheduledAt = t.scheduledAt ?? null;
   await db
     .insertInto('campaign_triggers')
     .values({
       id: t.id,
       project_id: t.projectId,
       campaign_id: t.campaignId,
-      state: 'queued',
+      state: scheduledAt === null ? 'queued' : 'scheduled',
       definition: writeJson(t.definition),
       audience: writeJson(t.audience),
       properties: writeJson(t.properties),
       targets: t.targets,
-      snapshot_at: t.createdAt,
+      // A scheduled trigger reaches the users and devices created up to the instant it fires.
+      snapshot_at: scheduledAt === null ? t.createdAt : Math.max(scheduledAt, t.createdAt),
       plan_cursor: null,
       batches_planned: 0,
       planning_done: 0,
@@ -127,6 +133,7 @@ export async function insertTrigger(
       created_at: t.createdAt,
       started_at: null,
       finished_at: null,
+      scheduled_at: scheduledAt,
     })
     .execute();
 }
@@ -275,7 +282,7 @@ export async function cancelTrigger(db: Db, triggerId: string, reason: string, n
     .updateTable('campaign_triggers')
     .set({ state: 'canceled', error: reason, finished_at: now })
     .where('id', '=', triggerId)
-    .where('state', 'in', ['queued', 'running'])
+    .where('state', 'in', ['scheduled', 'queued', 'running'])
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
@@ -286,7 +293,7 @@ export async function failTrigger(db: Db, triggerId: string, reason: string, now
     .updateTable('campaign_triggers')
     .set({ state: 'failed', error: reason, finished_at: now })
     .where('id', '=', triggerId)
-    .where('state', 'in', ['queued', 'running'])
+    .where('state', 'in', ['scheduled', 'queued', 'running'])
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }

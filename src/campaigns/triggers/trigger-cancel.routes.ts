@@ -1,0 +1,131 @@
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { replyIdempotently } from '../../idempotency/idempotency.http.js';
+import { ScheduleSchema, TriggerStatusSchema, triggerExample } from './trigger.schemas.js';
+import { cancelCampaignTrigger, rescheduleCampaignTrigger, type TriggerControlDeps } from './trigger-cancel.service.js';
+
+const security = [{ projectId: [], apiKey: [] }];
+const tags = ['campaigns'];
+const ErrorBody = Type.Object({ error: Type.String() });
+const TriggerParams = Type.Object({ campaign_id: Type.String(), trigger_id: Type.String() });
+
+/** `:cancel` and `:reschedule` of one trigger: JSON errors, `Idempotency-Key` honoured as on `:trigger`. */
+export function registerTriggerControlRoutes(fastify: FastifyInstance, deps: TriggerControlDeps): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.post(
+    '/api/v1/campaigns/:campaign_id/triggers/:trigger_id(^[^/:]+)::cancel',
+    {
+      config: { auth: 'secret', rateLimitClass: 'trigger' },
+      schema: {
+        operationId: 'cancelTrigger',
+        summary: 'Cancel a scheduled or running trigger',
+        description:
+          'A scheduled trigger never starts; a running one sends nothing more once the cancel has committed (chunks already under way end and are recorded). ' +
+          'What was sent stays sent and counted. Answers the trigger, `canceled`, with its counters (they settle once the batches under way close). ' +
+          'Canceling a canceled trigger answers it again; a completed or failed trigger is 409.',
+        tags,
+        security,
+        params: TriggerParams,
+        response: {
+          200: Type.Composite([TriggerStatusSchema], {
+            title: 'CanceledTrigger',
+            examples: [
+              {
+                ...triggerExample,
+                state: 'canceled',
+                error: 'canceled by request',
+                counters: {
+                  targets: 0,
+                  in_segment: 1000,
+                  eligible: 980,
+                  devices: 400,
+                  skipped: { no_device: 20 },
+                  accepted: 400,
+                  failed: 0,
+                  failed_by_status: {},
+                  tokens_pruned: 0,
+                },
+                progress: { batches_planned: 3, batches_finished: 3, planning_done: true },
+              },
+            ],
+          }),
+          400: ErrorBody,
+          401: ErrorBody,
+          404: ErrorBody,
+          409: ErrorBody,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { campaign_id, trigger_id } = request.params;
+      return replyIdempotently(deps, request, reply, 'cancel-trigger', async () => ({
+        status: 200,
+        body: await cancelCampaignTrigger(deps, request.auth!.projectId, campaign_id, trigger_id),
+      }));
+    },
+  );
+
+  app.post(
+    '/api/v1/campaigns/:campaign_id/triggers/:trigger_id(^[^/:]+)::reschedule',
+    {
+      config: { auth: 'secret', rateLimitClass: 'trigger' },
+      schema: {
+        operationId: 'rescheduleTrigger',
+        summary: 'Move a scheduled trigger to another time',
+        description:
+          'Only while the trigger is `scheduled` (409 once it has started or was canceled); `schedule.at` follows the rules of `:trigger`.',
+        tags,
+        security,
+        params: TriggerParams,
+        body: Type.Object(
+          { schedule: ScheduleSchema },
+          { additionalProperties: false, examples: [{ schedule: { at: '2026-12-24T18:00:00Z' } }] },
+        ),
+        response: {
+          200: Type.Composite([TriggerStatusSchema], {
+            title: 'RescheduledTrigger',
+            examples: [
+              {
+                ...triggerExample,
+                audience: { broadcast: true },
+                properties: { sale: 'winter' },
+                state: 'scheduled',
+                started_at: null,
+                finished_at: null,
+                scheduled_at: '2026-12-24T18:00:00.000Z',
+                audience_evaluated_at: '2026-12-24T18:00:00.000Z',
+                counters: {
+                  targets: 0,
+                  in_segment: 0,
+                  eligible: 0,
+                  devices: 0,
+                  skipped: {},
+                  accepted: 0,
+                  failed: 0,
+                  failed_by_status: {},
+                  tokens_pruned: 0,
+                },
+                progress: { batches_planned: 0, batches_finished: 0, planning_done: false },
+              },
+            ],
+          }),
+          400: ErrorBody,
+          401: ErrorBody,
+          404: ErrorBody,
+          409: ErrorBody,
+        },
+      },
+      // The body schema documents the shape; `rescheduleCampaignTrigger` checks it with the trigger's own messages.
+      validatorCompiler: () => () => true,
+    },
+    async (request, reply) => {
+      const { campaign_id, trigger_id } = request.params;
+      return replyIdempotently(deps, request, reply, 'reschedule-trigger', async () => ({
+        status: 200,
+        body: await rescheduleCampaignTrigger(deps, request.auth!.projectId, campaign_id, trigger_id, request.body),
+      }));
+    },
+  );
+}
