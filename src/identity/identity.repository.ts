@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js';
-import { identityCacheOf, identitySettingsChanged } from './identity-cache.js';
+import { changeAwareCaches } from '../db/change-aware-cache.js';
 
 export interface IdentityVerificationTable {
   project_id: string;
@@ -14,13 +14,22 @@ declare module '../db/database.js' {
   }
 }
 
+/**
+ * Projects' settings as this process last read them (`null`: off), so a public-key registration or
+ * event does not read the setting on every request (embedded database only,
+ * src/db/change-aware-cache.ts): a setting turned on, here or by the CLI, applies from the next
+ * request on, as without the cache.
+ */
+const settingCaches = changeAwareCaches<IdentityVerificationTable | null>(10_000);
+const identitySettingsChanged = (): void => settingCaches.changed();
+
 export function findSetting(db: Db, projectId: string): Promise<IdentityVerificationTable | undefined> {
   return db.selectFrom('identity_verification').selectAll().where('project_id', '=', projectId).executeTakeFirst();
 }
 
-/** `findSetting` through this process's cache where it has one (identity-cache.ts): the public-key hot path. */
+/** `findSetting` through this process's cache where it has one (`settingCaches`): the public-key hot path. */
 export async function findSettingCached(db: Db, projectId: string): Promise<IdentityVerificationTable | undefined> {
-  const cache = db.isTransaction ? undefined : identityCacheOf<IdentityVerificationTable>(db);
+  const cache = db.isTransaction ? undefined : settingCaches.cacheOf(db);
   if (!cache) return findSetting(db, projectId);
   const cached = cache.get(projectId);
   if (cached !== undefined) return cached ?? undefined;

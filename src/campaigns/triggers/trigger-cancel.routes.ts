@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { replyIdempotently } from '../../idempotency/idempotency.http.js';
+import { emptyCounters } from './trigger-counters.js';
 import { ScheduleSchema, TriggerStatusSchema, triggerExample } from './trigger.schemas.js';
 import { cancelCampaignTrigger, rescheduleCampaignTrigger, type TriggerControlDeps } from './trigger-cancel.service.js';
 
@@ -36,17 +37,7 @@ export function registerTriggerControlRoutes(fastify: FastifyInstance, deps: Tri
                 ...triggerExample,
                 state: 'canceled',
                 error: 'canceled by request',
-                counters: {
-                  targets: 0,
-                  in_segment: 1000,
-                  eligible: 980,
-                  devices: 400,
-                  skipped: { no_device: 20 },
-                  accepted: 400,
-                  failed: 0,
-                  failed_by_status: {},
-                  tokens_pruned: 0,
-                },
+                counters: emptyCounters(),
                 progress: { batches_planned: 3, batches_finished: 3, planning_done: true },
               },
             ],
@@ -96,17 +87,7 @@ export function registerTriggerControlRoutes(fastify: FastifyInstance, deps: Tri
                 finished_at: null,
                 scheduled_at: '2026-12-24T18:00:00.000Z',
                 audience_evaluated_at: '2026-12-24T18:00:00.000Z',
-                counters: {
-                  targets: 0,
-                  in_segment: 0,
-                  eligible: 0,
-                  devices: 0,
-                  skipped: {},
-                  accepted: 0,
-                  failed: 0,
-                  failed_by_status: {},
-                  tokens_pruned: 0,
-                },
+                counters: emptyCounters(),
                 progress: { batches_planned: 0, batches_finished: 0, planning_done: false },
               },
             ],
