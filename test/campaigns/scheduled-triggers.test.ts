@@ -314,6 +314,11 @@ describe.each(TEST_DIALECTS)('scheduled triggers on %s', (dialect) => {
       [{ schedule: { at: iso(clock.now() - 5 * MINUTE) } }, /in the past/],
       [{ schedule: { at: iso(clock.now() + 400 * 24 * 60 * MINUTE) } }, /more than a year ahead/],
       [{ schedule: { at: iso(clock.now() + MINUTE) }, audience: { broadcast: true } }, /Unexpected field "audience"/],
+      [{ schedule: { at: iso(clock.now() + MINUTE), in: 'x' } }, /schedule: unexpected field "in"/],
+      [{ schedule: 'tomorrow' }, /schedule: expected an object/],
+      [{ schedule: {} }, /schedule\.at: expected an RFC 3339 instant/],
+      [{ schedule: { at: 1767000000 } }, /schedule\.at: expected an RFC 3339 instant/],
+      [[], /The body must be/],
     ] as const) {
       const res = await control(w, triggerId, 'reschedule', body);
       expect(res.statusCode, JSON.stringify(body)).toBe(400);

@@ -1,7 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../errors.js';
 import { replyIdempotently } from '../../idempotency/idempotency.http.js';
+import type { SchemaError } from '../../lib/schema-validator.js';
 import { emptyCounters } from './trigger-counters.js';
 import { ScheduleSchema, TriggerStatusSchema, triggerExample } from './trigger.schemas.js';
 import { cancelCampaignTrigger, rescheduleCampaignTrigger, type TriggerControlDeps } from './trigger-cancel.service.js';
@@ -10,6 +12,29 @@ const security = [{ projectId: [], apiKey: [] }];
 const tags = ['campaigns'];
 const ErrorBody = Type.Object({ error: Type.String() });
 const TriggerParams = Type.Object({ campaign_id: Type.String(), trigger_id: Type.String() });
+
+const AT_EXPECTED = 'expected an RFC 3339 instant such as 2026-12-24T09:00:00Z';
+
+/**
+ * A reschedule body's first schema error in the words `parseSchedule` uses for `:trigger`'s
+ * `schedule` (the schema checks the shape; what `at` may hold is checked after it, as on `:trigger`).
+ */
+function rescheduleBodyError(errors: SchemaError[]): AppError {
+  const error = errors[0];
+  const invalid = (message: string) => new AppError('invalid', 'INVALID_SCHEDULE', message);
+  const extra = String(error?.params.additionalProperty ?? '');
+  if (error?.instancePath === '')
+    return error.keyword === 'additionalProperties'
+      ? invalid(`Unexpected field "${extra}"`)
+      : invalid('The body must be {"schedule": {"at": "<RFC 3339 instant>"}}');
+  if (error?.instancePath === '/schedule' && error.keyword === 'additionalProperties')
+    return invalid(`schedule: unexpected field "${extra}"`);
+  if (error?.instancePath === '/schedule' && error.keyword === 'type')
+    return invalid('schedule: expected an object {"at": "<RFC 3339 instant>"}');
+  return invalid(`schedule.at: ${AT_EXPECTED}`);
+}
+
+const badParams = () => new AppError('invalid', 'INVALID_ID', 'campaign_id and trigger_id must be given');
 
 /** `:cancel` and `:reschedule` of one trigger: JSON errors, `Idempotency-Key` honoured as on `:trigger`. */
 export function registerTriggerControlRoutes(fastify: FastifyInstance, deps: TriggerControlDeps): void {
@@ -98,8 +123,7 @@ export function registerTriggerControlRoutes(fastify: FastifyInstance, deps: Tri
           409: ErrorBody,
         },
       },
-      // The body schema documents the shape; `rescheduleCampaignTrigger` checks it with the trigger's own messages.
-      validatorCompiler: () => () => true,
+      schemaErrorFormatter: (errors, dataVar) => (dataVar === 'body' ? rescheduleBodyError(errors) : badParams()),
     },
     async (request, reply) => {
       const { campaign_id, trigger_id } = request.params;
