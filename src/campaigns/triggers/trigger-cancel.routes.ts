@@ -22,7 +22,8 @@ const AT_EXPECTED = 'expected an RFC 3339 instant such as 2026-12-24T09:00:00Z';
 function rescheduleBodyError(errors: SchemaError[]): AppError {
   const error = errors[0];
   const invalid = (message: string) => new AppError('invalid', 'INVALID_SCHEDULE', message);
-  const extra = String(error?.params.additionalProperty ?? '');
+  const property = error?.params.additionalProperty;
+  const extra = typeof property === 'string' ? property : '';
   if (error?.instancePath === '')
     return error.keyword === 'additionalProperties'
       ? invalid(`Unexpected field "${extra}"`)
