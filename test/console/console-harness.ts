@@ -38,9 +38,9 @@ export interface ConsoleHarness {
   step: <T>(promise: Promise<T>) => Promise<T>;
   /**
    * Screenshots at desktop and phone width (only with CONSOLE_SCREENSHOTS=1, first dialect): the whole
-   * page, or with `viewport` what the screen shows (a modal dialog over the page).
+   * page, or with `viewport` what the screen shows (a modal dialog over the page), from `scrollTo` if given.
    */
-  shoot: (name: string, options?: { viewport?: boolean }) => Promise<void>;
+  shoot: (name: string, options?: { viewport?: boolean; scrollTo?: string }) => Promise<void>;
 }
 
 /** Registers the hooks that start and stop everything; the getter answers once `beforeAll` ran. */
@@ -77,7 +77,9 @@ export function useConsoleHarness(dialect: Dialect, projectName: string): () => 
       throw new Error(`${(error as Error).message}\n${started.stderr()}`, { cause: error });
     });
 
-    const browser = await launchChromium();
+    // A zone with a half-hour offset and no DST, unlike the machine's (often UTC): a time the console
+    // turns into an instant must carry the browser's offset, and a lost offset shows.
+    const browser = await launchChromium({ TZ: BROWSER_TIME_ZONE });
     const page = await browser.context.newPage();
     await page.setViewportSize(DESKTOP);
     const pageLog: string[] = [];
@@ -116,15 +118,22 @@ export function useConsoleHarness(dialect: Dialect, projectName: string): () => 
           throw new Error(`${(error as Error).message}\n${pageLog.join('\n')}`, { cause: error });
         }
       },
-      shoot: async (name: string, options: { viewport?: boolean } = {}) => {
+      shoot: async (name: string, options: { viewport?: boolean; scrollTo?: string } = {}) => {
         const fullPage = !options.viewport;
+        // A resize moves the content, so the part of the screen to show is scrolled to at each width.
+        const scroll = async () => {
+          if (options.scrollTo)
+            await page.locator(options.scrollTo).evaluate((element) => element.scrollIntoView({ block: 'start' }));
+        };
         if (!SCREENSHOTS || dialect !== TEST_DIALECTS[0]) return;
         fs.mkdirSync(SCREENSHOTS, { recursive: true });
         // Let fonts and the chart's measured width settle before the picture.
         await page.evaluate(() => document.fonts.ready);
+        await scroll();
         await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-desktop.png`), fullPage });
         await page.setViewportSize(PHONE);
         await settled(page);
+        await scroll();
         await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-phone.png`), fullPage });
         await page.setViewportSize(DESKTOP);
       },
@@ -145,6 +154,8 @@ export function useConsoleHarness(dialect: Dialect, projectName: string): () => 
     return harness;
   };
 }
+
+export const BROWSER_TIME_ZONE = 'Asia/Kolkata';
 
 /** The bounding box of the first match, which must be on screen. */
 export async function boxOf(page: Page, selector: string) {

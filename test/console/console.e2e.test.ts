@@ -118,7 +118,8 @@ describe.each(TEST_DIALECTS)('web console in Chromium, Herald on %s', (dialect) 
     expect(await page.locator('main th').allTextContents()).not.toContainEqual(expect.stringMatching(/_/));
     await step(page.waitForSelector('h2:text-is("Recent events (1)")'));
     expect(await page.textContent('main')).toContain('order_completed');
-    expect(await page.textContent('main')).toContain('No messages sent to this user.');
+    // The messages load on their own: waited for, not read at once.
+    await step(page.waitForSelector('main p:text-is("No messages sent to this user.")'));
 
     // On a phone every device field stays on screen: the table becomes one labelled card per device.
     await page.setViewportSize(PHONE);
@@ -262,6 +263,10 @@ describe.each(TEST_DIALECTS)('web console in Chromium, Herald on %s', (dialect) 
     expect(await page.textContent('[data-testid=accepted]')).toBe('2');
     expect(await page.textContent('[data-testid=trigger-state]')).toBe('completed: 1 of 3 sends failed');
     expect(await page.getAttribute('[data-testid=trigger-state]', 'class')).toContain('warn');
+    // A finished trigger has nothing left to cancel, and was never scheduled.
+    expect(await page.locator('button:text-is("Cancel trigger…")').count()).toBe(0);
+    expect(await page.locator('[data-testid=scheduled-at]').count()).toBe(0);
+    expect(await page.locator('#trigger-progress').count()).toBe(1);
     // Named by its campaign and time, not by a UUID; the breadcrumb names the campaign.
     const title = (await page.textContent('h1')) ?? '';
     expect(title).toMatch(/^Spring sale: trigger of /);
@@ -339,6 +344,83 @@ describe.each(TEST_DIALECTS)('web console in Chromium, Herald on %s', (dialect) 
     expect(await page.textContent('section[aria-label^="Firebase"] [data-testid=credentials-problem]')).toContain(
       'does not know this service account or its key',
     );
+  });
+
+  it('schedules a trigger at a local time, shows it scheduled with its time, and cancels it after asking', async () => {
+    const { page, api, step, fakes } = h();
+    const requestsBefore = fakes.fcm.recorder.total;
+    await page.goto(`${h().heraldUrl}${campaignPath}`);
+    await page.fill('#trigger-properties', '{"code": "SPRING24"}');
+    await page.check('input[name=when][value=schedule]');
+    expect(await page.textContent('button:text-is("Schedule…")')).toBe('Schedule…');
+    // Tomorrow at 09:30 on the browser's clock, in its zone (+05:30): the instant is 04:00 UTC.
+    const tomorrow = await page.evaluate(() => {
+      const d = new Date(Date.now() + 86_400_000);
+      const two = (n: number) => String(n).padStart(2, '0');
+      return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}`;
+    });
+    await page.fill('#trigger-at', `${tomorrow}T09:30`);
+    expect(await page.textContent('[data-testid=send-time]')).toContain(`(${tomorrow}T09:30:00+05:30)`);
+    const expectedAt = new Date(`${tomorrow}T04:00:00Z`).toISOString();
+    // A cleared input is refused in the panel, before any request.
+    await page.fill('#trigger-at', '');
+    expect(await page.textContent('[data-testid=send-time]')).toBe('Choose a date and time to send.');
+    await page.click('button:text-is("Schedule…")');
+    await step(page.waitForSelector('[role=alert]:has-text("Choose a date and time to send")'));
+    expect(await page.locator('dialog[open]').count()).toBe(0);
+    await page.fill('#trigger-at', `${tomorrow}T09:30`);
+    await page.locator('#trigger-at').blur();
+    await h().shoot('campaign-schedule', { viewport: true, scrollTo: '#trigger-heading' });
+
+    await page.click('button:text-is("Schedule…")');
+    await step(page.waitForSelector('dialog[open] h2:text-is("Schedule “Spring sale”?")'));
+    // Shown as the other pages show times: the browser's locale and zone.
+    const shownAt = await page.evaluate((at) => new Date(at).toLocaleString(), expectedAt);
+    expect(await page.textContent('dialog[open]')).toContain(`at ${shownAt}.`);
+    await h().shoot('trigger-schedule-confirm', { viewport: true });
+    const triggered = page.waitForRequest((request) => request.url().endsWith(':trigger'));
+    await page.click('dialog[open] button:text-is("Schedule")');
+    expect((await triggered).postDataJSON()).toMatchObject({
+      properties: { code: 'SPRING24' },
+      schedule: { at: `${tomorrow}T09:30:00+05:30` },
+    });
+    await step(page.waitForSelector('[data-testid=trigger-state][data-state=scheduled]'));
+    const triggerId = page.url().split('/triggers/')[1]!;
+    const status = await api('GET', `/api/v1/campaigns/${campaignId}/triggers/${triggerId}`);
+    expect(status, 'the trigger as the API reports it').toMatchObject({ state: 'scheduled', scheduled_at: expectedAt });
+    expect(await page.textContent('[data-testid=trigger-state]')).toBe('scheduled');
+    expect(await page.getAttribute('[data-testid=scheduled-at] time', 'datetime')).toBe(expectedAt);
+    expect(await page.textContent('[data-testid=scheduled-at]')).toBe(`Sends at ${shownAt}.`);
+    // Nothing planned yet: no batch progress.
+    expect(await page.locator('#trigger-progress').count()).toBe(0);
+    await h().shoot('trigger-scheduled');
+
+    // Cancel asks first; dismissing it leaves the trigger scheduled.
+    await page.click('button:text-is("Cancel trigger…")');
+    await step(page.waitForSelector('dialog[open] h2:text-is("Cancel this scheduled trigger?")'));
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
+    await page.click('dialog[open] button:text-is("Cancel")');
+    await step(page.waitForSelector('dialog[open]', { state: 'detached' }));
+    expect(await api('GET', `/api/v1/campaigns/${campaignId}/triggers/${triggerId}`)).toMatchObject({
+      state: 'scheduled',
+    });
+
+    await page.click('button:text-is("Cancel trigger…")');
+    await page.click('dialog[open] button:text-is("Cancel trigger")');
+    await step(page.waitForSelector('[data-testid=trigger-state][data-state=canceled]'));
+    expect(await page.textContent('[data-testid=trigger-state]')).toBe('canceled');
+    expect(await page.textContent('[data-testid=scheduled-at]')).toMatch(/^Was scheduled for /);
+    expect(await page.locator('#trigger-progress').count()).toBe(0);
+    expect(await page.textContent('[data-testid=accepted]')).toBe('0');
+    expect(await page.textContent('[data-testid=failed]')).toBe('0');
+    expect(await page.locator('button:text-is("Cancel trigger…")').count()).toBe(0);
+    expect(await api('GET', `/api/v1/campaigns/${campaignId}/triggers/${triggerId}`)).toMatchObject({
+      state: 'canceled',
+      error: 'canceled by request',
+      counters: { accepted: 0, failed: 0 },
+    });
+    expect(fakes.fcm.recorder.total).toBe(requestsBefore);
+    await h().shoot('trigger-canceled');
   });
 
   it('shows push credentials without secrets, and whether identity verification is on', async () => {

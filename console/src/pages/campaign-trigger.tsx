@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { enc, type Api } from '../api.js';
 import { AUDIENCE_HINTS, canTrigger, describeAudience, type Campaign } from '../campaign-model.js';
 import { navigate } from '../router.js';
+import { instantToLocalInput, localInputToInstant } from '../schedule.js';
 import { ConfirmDialog, ErrorNote, Field, formatTime, Link, parseObject, useAction, useLoad, valueOf } from '../ui.js';
 import { DryRunResult, type DryRun } from './dry-run.js';
 
@@ -13,17 +14,28 @@ interface TriggerSummary {
 }
 
 type AudienceChoice = 'default' | 'broadcast' | 'targets';
+type WhenChoice = 'now' | 'schedule';
 
 /** Dry run (audience size, nothing sent) and trigger, after a confirmation that says whom it reaches. */
 export function TriggerPanel(props: { api: Api; campaign: Campaign; properties: string }) {
   const { campaign } = props;
   const [choice, setChoice] = useState<AudienceChoice>('default');
   const [targets, setTargets] = useState('');
+  const [when, setWhen] = useState<WhenChoice>('now');
+  // An hour from now, to the minute: a time that Herald accepts, for the person to move.
+  const [sendAt, setSendAt] = useState(() => instantToLocalInput(new Date(Date.now() + 3_600_000)));
   const [dryRun, setDryRun] = useState<DryRun | null>(null);
   const [confirming, setConfirming] = useState(false);
   const base = `/api/v1/campaigns/${enc(campaign.campaign_id)}:trigger`;
   const ids = targets.split(/[\s,]+/).filter(Boolean);
-  const body = () => {
+  const instant = () => localInputToInstant(sendAt);
+  let sendTime = '';
+  try {
+    sendTime = formatTime(instant());
+  } catch {
+    // An empty or partial input: the note below asks for a time, and sending says so too.
+  }
+  const audience = () => {
     if (choice === 'targets' && ids.length === 0) throw new Error('Name at least one user id');
     return {
       ...(choice === 'broadcast' && { audience: { broadcast: true } }),
@@ -31,21 +43,25 @@ export function TriggerPanel(props: { api: Api; campaign: Campaign; properties: 
       properties: parseObject(props.properties, 'Trigger properties'),
     };
   };
+  // A dry run counts the audience as of now; the schedule only goes with the trigger itself.
+  const body = () => (when === 'schedule' ? { ...audience(), schedule: { at: instant() } } : audience());
   // A count answers the input it was made for: any change (or a failed run) takes it away.
   useEffect(() => setDryRun(null), [choice, targets, props.properties, campaign.updated_at]);
   const dry = useAction(async () => {
     setDryRun(null);
-    setDryRun(await props.api.call<DryRun>('POST', `${base}?dry_run=true`, body()));
+    setDryRun(await props.api.call<DryRun>('POST', `${base}?dry_run=true`, audience()));
   });
   const send = useAction(async () => {
     const { trigger_id } = await props.api.call<{ trigger_id: string }>('POST', base, body());
     navigate(`/campaigns/${enc(campaign.campaign_id)}/triggers/${enc(trigger_id)}`);
   });
+  const [inputError, setInputError] = useState<unknown>(null);
+  useEffect(() => setInputError(null), [choice, targets, props.properties, when, sendAt]);
   const askToSend = () => {
     try {
       body();
-    } catch {
-      dry.run(); // fails on the same input, and shows why where a dry run's errors show
+    } catch (error) {
+      setInputError(error); // shown where a dry run's and a trigger's errors show
       return;
     }
     setConfirming(true);
@@ -102,25 +118,64 @@ export function TriggerPanel(props: { api: Api; campaign: Campaign; properties: 
           </Field>
         )}
       </fieldset>
+      <fieldset>
+        <legend>When</legend>
+        <div class="choice-row">
+          <label class="check">
+            <input type="radio" name="when" value="now" checked={when === 'now'} onChange={() => setWhen('now')} />
+            Send now
+          </label>
+          <label class="check">
+            <input
+              type="radio"
+              name="when"
+              value="schedule"
+              checked={when === 'schedule'}
+              onChange={() => setWhen('schedule')}
+            />
+            Schedule
+          </label>
+        </div>
+        {when === 'schedule' && (
+          <Field id="trigger-at" label="Send at (your local time)">
+            <input
+              id="trigger-at"
+              type="datetime-local"
+              value={sendAt}
+              aria-describedby="trigger-at-time"
+              onInput={(e) => setSendAt(valueOf(e))}
+            />
+            <small class="hint" id="trigger-at-time" data-testid="send-time">
+              {sendTime ? (
+                <>
+                  Sends at {sendTime} (<code class="nowrap">{instant()}</code>); until then it can be canceled.
+                </>
+              ) : (
+                'Choose a date and time to send.'
+              )}
+            </small>
+          </Field>
+        )}
+      </fieldset>
       <div class="row">
         <button type="button" class="secondary" disabled={dry.busy} onClick={() => dry.run()}>
           Dry run
         </button>
         <button type="button" disabled={send.busy || inactive} onClick={askToSend} aria-describedby="trigger-note">
-          Trigger now…
+          {when === 'schedule' ? 'Schedule…' : 'Trigger now…'}
         </button>
       </div>
       <p id="trigger-note" class="hint">
         {inactive
           ? 'Only an active, API-triggered campaign can be triggered; a dry run works in any status.'
-          : 'A dry run counts the audience and sends nothing. Trigger now asks before it sends.'}
+          : `A dry run counts the audience and sends nothing. ${when === 'schedule' ? 'Schedule' : 'Trigger now'} asks before it sends.`}
       </p>
-      <ErrorNote error={dry.error ?? send.error} />
+      <ErrorNote error={inputError ?? dry.error ?? send.error} />
       {dryRun && <DryRunResult result={dryRun} />}
       <ConfirmDialog
         open={confirming}
-        title={`Send “${campaign.name}” now?`}
-        confirmLabel="Send now"
+        title={when === 'schedule' ? `Schedule “${campaign.name}”?` : `Send “${campaign.name}” now?`}
+        confirmLabel={when === 'schedule' ? 'Schedule' : 'Send now'}
         busy={send.busy}
         onCancel={() => setConfirming(false)}
         onConfirm={() => {
@@ -128,7 +183,14 @@ export function TriggerPanel(props: { api: Api; campaign: Campaign; properties: 
           send.run();
         }}
       >
-        <p>To {audienceWords}. Notifications go out at once and cannot be called back.</p>
+        {when === 'schedule' ? (
+          <p>
+            To {audienceWords}, at {sendTime}. Until then the trigger can be canceled on its page; the audience is
+            counted again when it fires.
+          </p>
+        ) : (
+          <p>To {audienceWords}. Notifications go out at once and cannot be called back.</p>
+        )}
         <div data-testid="confirm-count">
           {dryRun ? (
             <DryRunResult result={dryRun} brief />

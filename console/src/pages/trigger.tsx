@@ -3,14 +3,15 @@ import { enc, type Api } from '../api.js';
 import type { Campaign } from '../campaign-model.js';
 import { ReasonBars, SendsChart, type SeriesPoint } from '../chart.js';
 import { AUTH_ERROR, SkipSummary, statusLabel, triggerOutcome } from '../outcomes.js';
-import { ErrorNote, formatTime, Link, messageOf, useLoad } from '../ui.js';
+import { ConfirmDialog, ErrorNote, formatTime, Link, messageOf, useAction, useLoad } from '../ui.js';
 import { ReasonText, TriggerSends, type LedgerRow } from './trigger-sends.js';
 
 interface TriggerStatus {
   trigger_id: string;
   campaign_id: string;
-  state: 'queued' | 'running' | 'completed' | 'failed' | 'canceled';
+  state: 'scheduled' | 'queued' | 'running' | 'completed' | 'failed' | 'canceled';
   created_at: string;
+  scheduled_at?: string | null;
   started_at: string | null;
   finished_at: string | null;
   error?: string;
@@ -51,6 +52,11 @@ export function TriggerPage(props: { api: Api; campaignId: string; triggerId: st
   // Bumped with the chart, so the list of sends follows the trigger too.
   const [progressTick, setProgressTick] = useState(0);
   const [authReasons, setAuthReasons] = useState<Set<string>>(new Set());
+  const [confirmingCancel, setConfirmingCancel] = useState(false);
+  // The answer is the canceled trigger with its counters; the stream then follows them as they settle.
+  const cancel = useAction(async () => {
+    setStatus(await api.call<TriggerStatus>('POST', `${base}:cancel`));
+  });
   const campaign = useLoad((signal) => api.get<Campaign>(`/api/v1/campaigns/${enc(campaignId)}`, signal), campaignId);
 
   // The stream sends the status on every change and `done` at the end; the chart follows it (at most once a second).
@@ -108,6 +114,8 @@ export function TriggerPage(props: { api: Api; campaignId: string; triggerId: st
   const c = status?.counters;
   const done = status ? FINAL.has(status.state) : false;
   const outcome = status && triggerOutcome(status);
+  // A scheduled trigger, or one canceled before its time, has no batches: "0 of 0 (still planning)" would mislead.
+  const neverStarted = status?.state === 'scheduled' || (done && status?.started_at === null);
   const name = campaign.data?.name ?? campaignId;
   const authFailures = c?.failed_by_status[AUTH_ERROR] ?? 0;
   const onRows = (rows: LedgerRow[]) =>
@@ -137,6 +145,43 @@ export function TriggerPage(props: { api: Api; campaignId: string; triggerId: st
               {live === 'lost' && !done && '(live updates stopped; reload to resume)'}
             </span>
           </p>
+          {status.scheduled_at && (
+            <p data-testid="scheduled-at">
+              {status.state === 'scheduled' ? 'Sends at' : 'Was scheduled for'}{' '}
+              <time dateTime={status.scheduled_at}>{formatTime(status.scheduled_at)}</time>.
+            </p>
+          )}
+          {!done && (
+            <div class="row">
+              <button
+                type="button"
+                class="secondary danger"
+                disabled={cancel.busy}
+                onClick={() => setConfirmingCancel(true)}
+              >
+                Cancel trigger…
+              </button>
+            </div>
+          )}
+          <ErrorNote error={cancel.error} />
+          <ConfirmDialog
+            open={confirmingCancel}
+            title={status.state === 'scheduled' ? 'Cancel this scheduled trigger?' : 'Stop this trigger?'}
+            confirmLabel="Cancel trigger"
+            busy={cancel.busy}
+            onCancel={() => setConfirmingCancel(false)}
+            onConfirm={() => {
+              setConfirmingCancel(false);
+              cancel.run();
+            }}
+          >
+            <p>
+              {status.state === 'scheduled'
+                ? 'It will not start: nothing is sent.'
+                : 'It starts no more sends; what was already sent stays sent and counted.'}{' '}
+              A canceled trigger cannot be resumed.
+            </p>
+          </ConfirmDialog>
           {status.error && <p class="error">{status.error}</p>}
           {authFailures > 0 && (
             <p class="error" data-testid="credentials-note">
@@ -145,7 +190,7 @@ export function TriggerPage(props: { api: Api; campaignId: string; triggerId: st
               shows each provider's problem and how to clear it.
             </p>
           )}
-          <Progress status={status} />
+          {!neverStarted && <Progress status={status} />}
           <dl class="stats">
             <Stat label="Users with a device" value={c!.eligible - (c!.skipped.no_device ?? 0)} />
             <Stat label="Devices" value={c!.devices} />
