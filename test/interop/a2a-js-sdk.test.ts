@@ -242,6 +242,7 @@ describe.each(TEST_DIALECTS)('official @a2a-js/sdk clients against a listening H
         'send-push-notification',
         'trigger-campaign',
         'preview-campaign',
+        'cancel-trigger',
       ]);
       expect(Object.keys(card.securitySchemes)).toEqual(['apiKey']);
       const c = await clientFor(legacy);
