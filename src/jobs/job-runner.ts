@@ -61,9 +61,9 @@ export interface JobRunner {
   stop(): Promise<void>;
   /**
    * Aborts every running job and releases the leases this worker still holds, now: the last step of
-   * `stop()`, and what a process does at its shutdown deadline before it exits (call it once `stop()`
-   * has begun: it does not stop claiming). Resolves with how many leases were released (0 when the
-   * database did not answer: they then expire).
+   * `stop()`, and what a process does at its shutdown deadline before it exits. It stops claiming first,
+   * so a job it hands back is not claimed again by this worker. Resolves with how many leases were
+   * released (0 when the database did not answer: they then expire).
    */
   handBack(): Promise<number>;
 }
@@ -99,10 +99,12 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   let claimSeq = 0;
   let lastRescueAt = Number.NEGATIVE_INFINITY;
   let wakeups: JobWakeups | undefined;
+  // Set by handBack(): the NOTIFY it sends must not make this worker claim what it just released.
+  let claimsClosed = false;
 
   /** Claims now, unless a claim is under way (then once more right after it). */
   const claimNow = () => {
-    if (state !== 'running') return;
+    if (state !== 'running' || claimsClosed) return;
     if (claiming) {
       wakeRequested = true;
       return;
@@ -176,7 +178,10 @@ export function createJobRunner(options: JobRunnerOptions): JobRunner {
   let handingBack: Promise<number> | undefined;
   const handBack = (): Promise<number> => {
     shutdown.abort();
+    claimsClosed = true;
+    clearTimeout(pollTimer);
     handingBack ??= (async () => {
+      await claiming; // the jobs a claim under way takes are handed back too
       const locks = [...running.values()];
       if (locks.length === 0) return 0;
       try {

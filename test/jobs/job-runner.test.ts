@@ -156,6 +156,11 @@ describe.each(TEST_DIALECTS)('job runner on %s', (dialect) => {
     expect(await runner.handBack()).toBe(1);
     expect(aborted).toBe(true);
     expect(await getJob(database.db, id)).toMatchObject({ state: 'pending', attempts: 0, lockedBy: null });
+    // The wake-up its release sends does not make this worker claim the job again.
+    await holdsThroughout(async () => (await getJob(database.db, id))?.state === 'pending', {
+      forMs: 300,
+      what: 'the handed-back job staying pending',
+    });
     expect(await runner.handBack()).toBe(1); // once: a second call answers the first one's count
     never.resolve();
   });
