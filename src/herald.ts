@@ -11,6 +11,8 @@ import { registerTriggerStreamRoute } from './campaigns/triggers/trigger-stream.
 import { createConfiguredTemplateRenderer, type TemplateRenderer } from './campaigns/templates/render-pool.js';
 import { registerTriggerRoutes } from './campaigns/triggers/trigger.routes.js';
 import { registerTriggerControlRoutes } from './campaigns/triggers/trigger-cancel.routes.js';
+import { registerScheduleRoutes } from './campaigns/schedules/schedules.routes.js';
+import { createScheduleOccurrenceHandler } from './campaigns/schedules/schedule-occurrence.job.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { startCheckpointer, type CheckpointerOptions } from './db/checkpointer.js';
@@ -141,6 +143,11 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       retryWindowMs: config.campaignRetryWindowMs,
       ...overrides.fanout,
     }),
+    'campaign.schedule-occurrence': createScheduleOccurrenceHandler({
+      clock,
+      logger,
+      lateLimitMs: config.scheduleLateLimitMs,
+    }),
   }));
   const instrumentedHandlers = onFirstUse(() => instrumentJobHandlers(jobHandlers(), metrics.registry));
 
@@ -169,6 +176,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     registerCampaignRoutes(app, { db, readDb, clock });
     registerTriggerRoutes(app, { db, readDb, clock, templates: templates() });
     registerTriggerControlRoutes(app, { db, clock, notices: push().notices });
+    registerScheduleRoutes(app, { db, clock, minIntervalMs: config.scheduleMinIntervalMs });
     registerCampaignInsightRoutes(app, { db, readDb, templates: templates() });
     registerTriggerStreamRoute(app, { db, config });
     registerIdentityRoutes(app, { ...identity, clock });

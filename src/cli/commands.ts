@@ -6,6 +6,7 @@ import { projectCommands } from './project-commands.js';
 import { pushCommands } from './push-commands.js';
 import { rateLimitCommands } from './rate-limit-commands.js';
 import { retentionCommands } from './retention-commands.js';
+import { scheduleCommands } from './schedule-commands.js';
 import { triggerCommands } from './trigger-commands.js';
 import { usersCommands } from './users-commands.js';
 
@@ -30,6 +31,7 @@ export const commands: Record<string, CliCommand> = {
   ...retentionCommands,
   ...campaignCommands,
   ...triggerCommands,
+  ...scheduleCommands,
   ...identityCommands,
   ...usersCommands,
 };

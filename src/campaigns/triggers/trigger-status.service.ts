@@ -34,6 +34,7 @@ function summary(t: TriggerRecord) {
     // Users created up to this instant are the audience; segment and conditions are read when each batch sends.
     audience_evaluated_at: iso(t.snapshotAt)!,
     ...(t.error !== null && { error: t.error }),
+    ...(t.scheduleId !== null && { schedule_id: t.scheduleId, occurrence_at: iso(t.occurrenceAt)! }),
   };
 }
 

@@ -31,6 +31,9 @@ export interface CampaignTriggersTable {
   ledger_expired_at: number | null;
   /** When a scheduled trigger fires (migration 0023); null for one sent at once. */
   scheduled_at: number | null;
+  /** The recurring schedule whose occurrence created the trigger, and that occurrence's instant (migration 0025); null otherwise. */
+  schedule_id: string | null;
+  occurrence_at: number | null;
 }
 
 export interface TriggerBatchesTable {
@@ -78,6 +81,8 @@ export interface TriggerRecord {
   startedAt: number | null;
   finishedAt: number | null;
   scheduledAt: number | null;
+  scheduleId: string | null;
+  occurrenceAt: number | null;
 }
 
 function rowToTrigger(r: CampaignTriggersTable): TriggerRecord {
@@ -101,6 +106,8 @@ function rowToTrigger(r: CampaignTriggersTable): TriggerRecord {
     startedAt: num(r.started_at),
     finishedAt: num(r.finished_at),
     scheduledAt: num(r.scheduled_at),
+    scheduleId: r.schedule_id,
+    occurrenceAt: num(r.occurrence_at),
   };
 }
 
@@ -109,7 +116,7 @@ export async function insertTrigger(
   t: Pick<
     TriggerRecord,
     'id' | 'projectId' | 'campaignId' | 'definition' | 'audience' | 'properties' | 'targets' | 'createdAt'
-  > & { scheduledAt?: number },
+  > & { scheduledAt?: number; occurrence?: { scheduleId: string; at: number } },
 ): Promise<void> {
   const scheduledAt = t.scheduledAt ?? null;
   await db
@@ -134,6 +141,8 @@ export async function insertTrigger(
       started_at: null,
       finished_at: null,
       scheduled_at: scheduledAt,
+      schedule_id: t.occurrence?.scheduleId ?? null,
+      occurrence_at: t.occurrence?.at ?? null,
     })
     .execute();
 }
