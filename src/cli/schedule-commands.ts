@@ -1,7 +1,15 @@
 import fs from 'node:fs/promises';
 import * as schedules from '../campaigns/schedules/schedules.service.js';
 import type { Herald } from '../herald.js';
-import { optionalFlag, print, requireFlag, UsageError, withHerald, type CliCommand, type ParsedArgs } from './cli-context.js';
+import {
+  optionalFlag,
+  print,
+  requireFlag,
+  UsageError,
+  withHerald,
+  type CliCommand,
+  type ParsedArgs,
+} from './cli-context.js';
 
 /** The body of `--file` (a JSON object), the flags given added over it. */
 async function scheduleBody(args: ParsedArgs): Promise<Record<string, unknown>> {
@@ -79,7 +87,12 @@ export const scheduleCommands: Record<string, CliCommand> = {
     example: {
       file: 'schedule.json',
       content: JSON.stringify(
-        { cron: '0 9 * * 1', time_zone: 'Europe/Paris', audience: { broadcast: true }, properties: { digest: 'weekly' } },
+        {
+          cron: '0 9 * * 1',
+          time_zone: 'Europe/Paris',
+          audience: { broadcast: true },
+          properties: { digest: 'weekly' },
+        },
         null,
         2,
       ),

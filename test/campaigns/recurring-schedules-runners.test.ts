@@ -49,7 +49,8 @@ describe.each(TEST_DIALECTS)('recurring schedules with job runners on %s', (dial
     const res = await json(ctx(), 'POST', base, { cron: '0 12 * * *', time_zone: 'UTC' }, secret);
     expect(res.statusCode, res.body).toBe(201);
     const schedule = res.json<Schedule>();
-    const get = async () => (await json(ctx(), 'GET', `${base}/${schedule.schedule_id}`, undefined, secret)).json<Schedule>();
+    const get = async () =>
+      (await json(ctx(), 'GET', `${base}/${schedule.schedule_id}`, undefined, secret)).json<Schedule>();
     return { schedule, get };
   }
   const triggersOf = async (scheduleId: string) =>
@@ -129,10 +130,9 @@ describe.each(TEST_DIALECTS)('recurring schedules with job runners on %s', (dial
     // Its lease expires; an instance comes up, hands the job back and runs it again: nothing more.
     clock.advance(2000);
     const first = await startRunner('after-crash');
-    await waitFor(
-      async () => (await jobsOf(schedule.schedule_id)).some((j) => j.state === 'succeeded'),
-      { what: 'the lost job to be run again' },
-    );
+    await waitFor(async () => (await jobsOf(schedule.schedule_id)).some((j) => j.state === 'succeeded'), {
+      what: 'the lost job to be run again',
+    });
     expect(await triggersOf(schedule.schedule_id)).toHaveLength(1);
     await first.stop();
 
@@ -168,7 +168,11 @@ describe.each(TEST_DIALECTS)('a recurring schedule sends on %s', (dialect) => {
       tokens.push(fcmToken());
       await registerDevice(ctx(), secret, `u${i}`, { fcm_token: tokens[i]! });
     }
-    const campaignId = await createCampaign(ctx(), { message: { title: 'Weekly', body: 'Code {{ trigger.code }}' } }, secret);
+    const campaignId = await createCampaign(
+      ctx(),
+      { message: { title: 'Weekly', body: 'Code {{ trigger.code }}' } },
+      secret,
+    );
     const base = `/api/v1/campaigns/${campaignId}/schedules`;
     const res = await json(
       ctx(),

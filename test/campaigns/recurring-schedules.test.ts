@@ -18,10 +18,6 @@ type Schedule = {
 } & Record<string, unknown>;
 type TriggerSummary = { trigger_id: string; state: string; schedule_id?: string; occurrence_at?: string };
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
-
 describe.each(TEST_DIALECTS)('recurring schedules on %s', (dialect) => {
   // Herald's clock, which each test sets: the routes, the occurrence job and the queue all read it.
   const clock = manualClock(Date.parse('2026-11-28T12:00:00Z'));
@@ -65,7 +61,9 @@ describe.each(TEST_DIALECTS)('recurring schedules on %s', (dialect) => {
   }
   const pendingJobs = async (scheduleId: string) =>
     (
-      await sql<{ job_key: string }>`select job_key from jobs where job_key like ${`campaign.schedule-occurrence:${scheduleId}:%`} and state = 'pending'`.execute(
+      await sql<{
+        job_key: string;
+      }>`select job_key from jobs where job_key like ${`campaign.schedule-occurrence:${scheduleId}:%`} and state = 'pending'`.execute(
         ctx().database.db,
       )
     ).rows.map((r) => r.job_key);
@@ -284,8 +282,7 @@ describe.each(TEST_DIALECTS)('recurring schedules on %s', (dialect) => {
     clock.set(Date.parse('2026-11-28T12:00:00Z'));
     const w = await world('campaign-paused');
     const made = await create(w, { cron: '0 12 * * *', time_zone: 'UTC' });
-    const patch = (status: string) =>
-      json(ctx(), 'PATCH', `/api/v1/campaigns/${w.campaignId}`, { status }, w.secret);
+    const patch = (status: string) => json(ctx(), 'PATCH', `/api/v1/campaigns/${w.campaignId}`, { status }, w.secret);
     expect((await patch('paused')).statusCode).toBe(200);
     const skipped = await fireNext(w, made.schedule_id);
     expect(skipped).toMatchObject({
@@ -328,9 +325,9 @@ describe.each(TEST_DIALECTS)('recurring schedules on %s', (dialect) => {
     const made = await create(w, { cron: '0 12 * * *', time_zone: 'UTC' });
     await fireNext(w, made.schedule_id);
     const [row] = (
-      await sql<Record<string, unknown>>`select * from campaign_triggers where schedule_id = ${made.schedule_id}`.execute(
-        ctx().database.db,
-      )
+      await sql<
+        Record<string, unknown>
+      >`select * from campaign_triggers where schedule_id = ${made.schedule_id}`.execute(ctx().database.db)
     ).rows;
     await expect(
       ctx()
@@ -421,13 +418,20 @@ describe.each(TEST_DIALECTS)('recurring schedules on %s', (dialect) => {
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json<{ error: string }>().error).toMatch(/no-such-campaign does not exist/);
     for (const path of ['', '/some-id']) {
-      const res = await json(ctx(), 'GET', `/api/v1/campaigns/no-such-campaign/schedules${path}`, undefined, nobody.secret);
+      const res = await json(
+        ctx(),
+        'GET',
+        `/api/v1/campaigns/no-such-campaign/schedules${path}`,
+        undefined,
+        nobody.secret,
+      );
       expect(res.statusCode, path).toBe(404);
     }
     const noSchedule = await json(ctx(), 'GET', `${nobody.base}/no-such-schedule`, undefined, nobody.secret);
     expect(noSchedule.statusCode).toBe(404);
     expect(noSchedule.headers['x-error-reason']).toBe('SCHEDULE_NOT_FOUND');
-    for (const verb of ['pause', 'resume']) expect((await post(nobody, `/no-such-schedule:${verb}`)).statusCode).toBe(404);
+    for (const verb of ['pause', 'resume'])
+      expect((await post(nobody, `/no-such-schedule:${verb}`)).statusCode).toBe(404);
     const badLimit = await json(ctx(), 'GET', `${nobody.base}?limit=0`, undefined, nobody.secret);
     expect(badLimit.statusCode).toBe(400);
     const badCursor = await json(ctx(), 'GET', `${nobody.base}?cursor=nope`, undefined, nobody.secret);

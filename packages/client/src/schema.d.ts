@@ -508,6 +508,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/campaigns/{campaign_id}/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A campaign's recurring schedules, oldest first
+         * @description One page of schedules; pass `next_cursor` as `cursor` for the next page.
+         */
+        get: operations["listSchedules"];
+        put?: never;
+        /**
+         * Trigger a campaign on a recurring schedule
+         * @description Each occurrence of `cron` in `time_zone` (between `starts_at` and `ends_at`) creates a trigger as `:trigger` would, with the same checks, once per occurrence whatever the number of instances. Checked now: the cron (5 fields, at most one fire per 15 minutes by default), the zone, the bounds, and the audience and properties against the campaign (which must exist and be API-triggered; every trigger property it reads must be given). An occurrence while the campaign is not active is skipped and recorded on the schedule.
+         */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{campaign_id}/schedules/{schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A recurring schedule: its state, next occurrence and last occurrence
+         * @description `last_occurrence` names the trigger the last occurrence created, or why it was skipped (campaign not active, missed while no worker ran).
+         */
+        get: operations["getSchedule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a recurring schedule
+         * @description No occurrence fires any more; the triggers it created stay (they name it). Deleting a campaign deletes its schedules.
+         */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{campaign_id}/schedules/{schedule_id}:pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a recurring schedule
+         * @description No occurrence fires until it is resumed. Pausing a paused schedule answers it again; an ended one is 409.
+         */
+        post: operations["pauseSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{campaign_id}/schedules/{schedule_id}:resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused recurring schedule
+         * @description The next occurrence is the first one after now: occurrences missed while paused are not replayed. Resuming an active schedule answers it again; an ended one (or one with no occurrence left before `ends_at`) is 409.
+         */
+        post: operations["resumeSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/campaigns/{campaign_id}:preview": {
         parameters: {
             query?: never;
@@ -1381,6 +1469,13 @@ export interface components {
             audience_evaluated_at: string;
             /** @description Why it failed or was canceled (`canceled by request`, `campaign is paused`) */
             error?: string;
+            /** @description Only on a trigger a recurring schedule created: that schedule (rule `recurring-schedules`) */
+            schedule_id?: string;
+            /**
+             * Format: date-time
+             * @description Only on a trigger a recurring schedule created: the occurrence (the cron fire) it was created for
+             */
+            occurrence_at?: string;
             counters: {
                 targets: number;
                 in_segment: number;
@@ -1430,6 +1525,13 @@ export interface components {
                 audience_evaluated_at: string;
                 /** @description Why it failed or was canceled (`canceled by request`, `campaign is paused`) */
                 error?: string;
+                /** @description Only on a trigger a recurring schedule created: that schedule (rule `recurring-schedules`) */
+                schedule_id?: string;
+                /**
+                 * Format: date-time
+                 * @description Only on a trigger a recurring schedule created: the occurrence (the cron fire) it was created for
+                 */
+                occurrence_at?: string;
             }[];
             next_cursor: string | null;
         };
@@ -1459,6 +1561,13 @@ export interface components {
             audience_evaluated_at: string;
             /** @description Why it failed or was canceled (`canceled by request`, `campaign is paused`) */
             error?: string;
+            /** @description Only on a trigger a recurring schedule created: that schedule (rule `recurring-schedules`) */
+            schedule_id?: string;
+            /**
+             * Format: date-time
+             * @description Only on a trigger a recurring schedule created: the occurrence (the cron fire) it was created for
+             */
+            occurrence_at?: string;
             counters: {
                 targets: number;
                 in_segment: number;
@@ -1507,6 +1616,13 @@ export interface components {
             audience_evaluated_at: string;
             /** @description Why it failed or was canceled (`canceled by request`, `campaign is paused`) */
             error?: string;
+            /** @description Only on a trigger a recurring schedule created: that schedule (rule `recurring-schedules`) */
+            schedule_id?: string;
+            /**
+             * Format: date-time
+             * @description Only on a trigger a recurring schedule created: the occurrence (the cron fire) it was created for
+             */
+            occurrence_at?: string;
             counters: {
                 targets: number;
                 in_segment: number;
@@ -1528,6 +1644,138 @@ export interface components {
                 batches_finished: number;
                 planning_done: boolean;
             };
+        };
+        /**
+         * CreateRecurringScheduleRequest
+         * @description Without `audience` each occurrence reaches the campaign's default audience as it stands then
+         */
+        CreateRecurringScheduleRequest: {
+            /** @description Five fields, minute hour day-of-month month day-of-week (croner syntax: lists, ranges, steps, `L`, `W`, `#`, names such as MON or JAN), or a nickname such as `@daily`; no seconds field. At most one fire per `SCHEDULE_MIN_INTERVAL_MS` (15 minutes by default). */
+            cron: string;
+            /** @description IANA time zone the cron reads its hours in (`Europe/Paris`); DST follows the zone */
+            time_zone: string;
+            /** @description Each occurrence's wall time (the cron fire in `time_zone`) is sent at that wall time in each user's own time zone; `time_zone` is the fallback for users without one */
+            in_local_time?: boolean;
+            audience?: {
+                /** @enum {boolean} */
+                broadcast: true;
+                targets?: unknown;
+            } | {
+                /** @enum {boolean} */
+                broadcast?: false;
+                targets: ({
+                    project_user_id: string;
+                } | {
+                    device_id: string;
+                } | {
+                    user_id: string;
+                })[];
+            };
+            /** @description Trigger properties for the message template (`{{ trigger.name }}`), at most 256 flat values */
+            properties?: {
+                [key: string]: string | number | boolean;
+            };
+            /** @description RFC 3339 instant; no occurrence before it (inclusive); at most a year ahead */
+            starts_at?: string;
+            /** @description RFC 3339 instant; no occurrence after it (inclusive); after `starts_at` and now */
+            ends_at?: string;
+        };
+        /** RecurringSchedule */
+        RecurringSchedule: {
+            schedule_id: string;
+            campaign_id: string;
+            cron: string;
+            time_zone: string;
+            in_local_time: boolean;
+            /** @description null: the campaign's default audience */
+            audience: ({
+                /** @enum {boolean} */
+                broadcast: true;
+                targets?: unknown;
+            } | {
+                /** @enum {boolean} */
+                broadcast?: false;
+                targets: ({
+                    project_user_id: string;
+                } | {
+                    device_id: string;
+                } | {
+                    user_id: string;
+                })[];
+            }) | null;
+            /** @description Trigger properties for the message template (`{{ trigger.name }}`), at most 256 flat values */
+            properties: {
+                [key: string]: string | number | boolean;
+            };
+            starts_at: string | null;
+            ends_at: string | null;
+            /** @description `ended` once no occurrence is left before `ends_at` (or within a year) */
+            state: "active" | "paused" | "ended";
+            next_occurrence_at: string | null;
+            /** @description Occurrences that created a trigger */
+            occurrences: number;
+            /** @description Occurrences skipped (campaign not active, missed...) */
+            skipped: number;
+            last_occurrence: {
+                /** Format: date-time */
+                at: string;
+                trigger_id: string | null;
+                skipped_reason: string | null;
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** RecurringScheduleList */
+        RecurringScheduleList: {
+            schedules: {
+                schedule_id: string;
+                campaign_id: string;
+                cron: string;
+                time_zone: string;
+                in_local_time: boolean;
+                /** @description null: the campaign's default audience */
+                audience: ({
+                    /** @enum {boolean} */
+                    broadcast: true;
+                    targets?: unknown;
+                } | {
+                    /** @enum {boolean} */
+                    broadcast?: false;
+                    targets: ({
+                        project_user_id: string;
+                    } | {
+                        device_id: string;
+                    } | {
+                        user_id: string;
+                    })[];
+                }) | null;
+                /** @description Trigger properties for the message template (`{{ trigger.name }}`), at most 256 flat values */
+                properties: {
+                    [key: string]: string | number | boolean;
+                };
+                starts_at: string | null;
+                ends_at: string | null;
+                /** @description `ended` once no occurrence is left before `ends_at` (or within a year) */
+                state: "active" | "paused" | "ended";
+                next_occurrence_at: string | null;
+                /** @description Occurrences that created a trigger */
+                occurrences: number;
+                /** @description Occurrences skipped (campaign not active, missed...) */
+                skipped: number;
+                last_occurrence: {
+                    /** Format: date-time */
+                    at: string;
+                    trigger_id: string | null;
+                    skipped_reason: string | null;
+                } | null;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+            }[];
+            next_cursor: string | null;
         };
         /** PreviewCampaignRequest */
         PreviewCampaignRequest: {
@@ -1695,6 +1943,9 @@ export type SchemaTrigger = components['schemas']['Trigger'];
 export type SchemaTriggerList = components['schemas']['TriggerList'];
 export type SchemaCanceledTrigger = components['schemas']['CanceledTrigger'];
 export type SchemaRescheduledTrigger = components['schemas']['RescheduledTrigger'];
+export type SchemaCreateRecurringScheduleRequest = components['schemas']['CreateRecurringScheduleRequest'];
+export type SchemaRecurringSchedule = components['schemas']['RecurringSchedule'];
+export type SchemaRecurringScheduleList = components['schemas']['RecurringScheduleList'];
 export type SchemaPreviewCampaignRequest = components['schemas']['PreviewCampaignRequest'];
 export type SchemaCampaignPreview = components['schemas']['CampaignPreview'];
 export type SchemaDeliveryAnalytics = components['schemas']['DeliveryAnalytics'];
@@ -5791,6 +6042,878 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: {
+                /** @description 1 to 100, default 50 */
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schedules": [
+                     *         {
+                     *           "schedule_id": "0b6f1c9e-5f7e-4c39-9a0e-2f3c1d2e4a5b",
+                     *           "campaign_id": "weekly-digest",
+                     *           "cron": "0 9 * * 1",
+                     *           "time_zone": "Europe/Paris",
+                     *           "in_local_time": false,
+                     *           "audience": {
+                     *             "broadcast": true
+                     *           },
+                     *           "properties": {
+                     *             "digest": "weekly"
+                     *           },
+                     *           "starts_at": null,
+                     *           "ends_at": "2027-06-30T00:00:00.000Z",
+                     *           "state": "active",
+                     *           "next_occurrence_at": "2026-12-07T08:00:00.000Z",
+                     *           "occurrences": 1,
+                     *           "skipped": 0,
+                     *           "last_occurrence": {
+                     *             "at": "2026-11-30T08:00:00.000Z",
+                     *             "trigger_id": "trg_9xK4",
+                     *             "skipped_reason": null
+                     *           },
+                     *           "created_at": "2026-11-28T12:00:00.000Z",
+                     *           "updated_at": "2026-11-30T08:00:00.120Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RecurringScheduleList"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Without `audience` each occurrence reaches the campaign's default audience as it stands then */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "cron": "0 9 * * 1",
+                 *       "time_zone": "Europe/Paris",
+                 *       "audience": {
+                 *         "broadcast": true
+                 *       },
+                 *       "properties": {
+                 *         "digest": "weekly"
+                 *       },
+                 *       "ends_at": "2027-06-30T00:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateRecurringScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schedule_id": "0b6f1c9e-5f7e-4c39-9a0e-2f3c1d2e4a5b",
+                     *       "campaign_id": "weekly-digest",
+                     *       "cron": "0 9 * * 1",
+                     *       "time_zone": "Europe/Paris",
+                     *       "in_local_time": false,
+                     *       "audience": {
+                     *         "broadcast": true
+                     *       },
+                     *       "properties": {
+                     *         "digest": "weekly"
+                     *       },
+                     *       "starts_at": null,
+                     *       "ends_at": "2027-06-30T00:00:00.000Z",
+                     *       "state": "active",
+                     *       "next_occurrence_at": "2026-12-07T08:00:00.000Z",
+                     *       "occurrences": 1,
+                     *       "skipped": 0,
+                     *       "last_occurrence": {
+                     *         "at": "2026-11-30T08:00:00.000Z",
+                     *         "trigger_id": "trg_9xK4",
+                     *         "skipped_reason": null
+                     *       },
+                     *       "created_at": "2026-11-28T12:00:00.000Z",
+                     *       "updated_at": "2026-11-30T08:00:00.120Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RecurringSchedule"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schedule_id": "0b6f1c9e-5f7e-4c39-9a0e-2f3c1d2e4a5b",
+                     *       "campaign_id": "weekly-digest",
+                     *       "cron": "0 9 * * 1",
+                     *       "time_zone": "Europe/Paris",
+                     *       "in_local_time": false,
+                     *       "audience": {
+                     *         "broadcast": true
+                     *       },
+                     *       "properties": {
+                     *         "digest": "weekly"
+                     *       },
+                     *       "starts_at": null,
+                     *       "ends_at": "2027-06-30T00:00:00.000Z",
+                     *       "state": "active",
+                     *       "next_occurrence_at": "2026-12-07T08:00:00.000Z",
+                     *       "occurrences": 1,
+                     *       "skipped": 0,
+                     *       "last_occurrence": {
+                     *         "at": "2026-11-30T08:00:00.000Z",
+                     *         "trigger_id": "trg_9xK4",
+                     *         "skipped_reason": null
+                     *       },
+                     *       "created_at": "2026-11-28T12:00:00.000Z",
+                     *       "updated_at": "2026-11-30T08:00:00.120Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RecurringSchedule"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; the body is an empty JSON object. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {} */
+                    "application/json": components["schemas"]["Empty"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    pauseSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schedule_id": "0b6f1c9e-5f7e-4c39-9a0e-2f3c1d2e4a5b",
+                     *       "campaign_id": "weekly-digest",
+                     *       "cron": "0 9 * * 1",
+                     *       "time_zone": "Europe/Paris",
+                     *       "in_local_time": false,
+                     *       "audience": {
+                     *         "broadcast": true
+                     *       },
+                     *       "properties": {
+                     *         "digest": "weekly"
+                     *       },
+                     *       "starts_at": null,
+                     *       "ends_at": "2027-06-30T00:00:00.000Z",
+                     *       "state": "active",
+                     *       "next_occurrence_at": "2026-12-07T08:00:00.000Z",
+                     *       "occurrences": 1,
+                     *       "skipped": 0,
+                     *       "last_occurrence": {
+                     *         "at": "2026-11-30T08:00:00.000Z",
+                     *         "trigger_id": "trg_9xK4",
+                     *         "skipped_reason": null
+                     *       },
+                     *       "created_at": "2026-11-28T12:00:00.000Z",
+                     *       "updated_at": "2026-11-30T08:00:00.120Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RecurringSchedule"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state, or an `Idempotency-Key` reused with another body. */
+            409: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resumeSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schedule_id": "0b6f1c9e-5f7e-4c39-9a0e-2f3c1d2e4a5b",
+                     *       "campaign_id": "weekly-digest",
+                     *       "cron": "0 9 * * 1",
+                     *       "time_zone": "Europe/Paris",
+                     *       "in_local_time": false,
+                     *       "audience": {
+                     *         "broadcast": true
+                     *       },
+                     *       "properties": {
+                     *         "digest": "weekly"
+                     *       },
+                     *       "starts_at": null,
+                     *       "ends_at": "2027-06-30T00:00:00.000Z",
+                     *       "state": "active",
+                     *       "next_occurrence_at": "2026-12-07T08:00:00.000Z",
+                     *       "occurrences": 1,
+                     *       "skipped": 0,
+                     *       "last_occurrence": {
+                     *         "at": "2026-11-30T08:00:00.000Z",
+                     *         "trigger_id": "trg_9xK4",
+                     *         "skipped_reason": null
+                     *       },
+                     *       "created_at": "2026-11-28T12:00:00.000Z",
+                     *       "updated_at": "2026-11-30T08:00:00.120Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RecurringSchedule"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state, or an `Idempotency-Key` reused with another body. */
+            409: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -87,7 +87,11 @@ export function parseScheduleBody(body: unknown, now: number, minIntervalMs: num
     timeZone,
     inLocalTime: input.in_local_time ?? false,
     audience:
-      audience === undefined ? null : audience.broadcast === true ? { broadcast: true } : { targets: audience.targets! },
+      audience === undefined
+        ? null
+        : audience.broadcast === true
+          ? { broadcast: true }
+          : { targets: audience.targets! },
     properties: input.properties ?? {},
     startsAt,
     endsAt,

@@ -112,7 +112,12 @@ export function createScheduleOccurrenceHandler(deps: OccurrenceDeps): JobHandle
         return created;
       });
       deps.logger.info(
-        { schedule_id: scheduleId, occurrence_at: new Date(at).toISOString(), trigger_id: triggerId, skipped: skipReason },
+        {
+          schedule_id: scheduleId,
+          occurrence_at: new Date(at).toISOString(),
+          trigger_id: triggerId,
+          skipped: skipReason,
+        },
         triggerId === null ? 'recurring schedule occurrence skipped' : 'recurring schedule occurrence triggered',
       );
     } catch (error) {

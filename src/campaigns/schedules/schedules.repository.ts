@@ -189,9 +189,7 @@ export async function updateScheduleIf(
         last_occurrence_at: o.at,
         last_trigger_id: o.triggerId,
         last_skip_reason: o.skipReason,
-        ...(o.triggerId === null
-          ? { skipped: eb('skipped', '+', 1) }
-          : { occurrences: eb('occurrences', '+', 1) }),
+        ...(o.triggerId === null ? { skipped: eb('skipped', '+', 1) } : { occurrences: eb('occurrences', '+', 1) }),
       }),
     }))
     .where('id', '=', scheduleId)

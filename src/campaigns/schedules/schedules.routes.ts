@@ -146,7 +146,12 @@ export function registerScheduleRoutes(fastify: FastifyInstance, deps: schedules
       },
     },
     async (request) => {
-      await schedules.deleteSchedule(deps, request.auth!.projectId, request.params.campaign_id, request.params.schedule_id);
+      await schedules.deleteSchedule(
+        deps,
+        request.auth!.projectId,
+        request.params.campaign_id,
+        request.params.schedule_id,
+      );
       return {};
     },
   );

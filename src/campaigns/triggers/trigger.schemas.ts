@@ -48,7 +48,9 @@ export const TriggerSummarySchema = Type.Object({
     Type.String({ description: 'Why it failed or was canceled (`canceled by request`, `campaign is paused`)' }),
   ),
   schedule_id: Type.Optional(
-    Type.String({ description: 'Only on a trigger a recurring schedule created: that schedule (rule `recurring-schedules`)' }),
+    Type.String({
+      description: 'Only on a trigger a recurring schedule created: that schedule (rule `recurring-schedules`)',
+    }),
   ),
   occurrence_at: Type.Optional(
     Type.String({
