@@ -5,6 +5,7 @@ import type { Condition, ResolvedCondition } from '../../conditions/condition-ty
 import type { TriggerProperties } from '../../conditions/resolve-trigger-refs.js';
 import type { MessageTemplate } from '../templates/templates.js';
 import type { Audience } from './trigger-body.js';
+import type { LocalSchedule } from './local-time.js';
 
 export type TriggerState = 'scheduled' | 'queued' | 'running' | 'completed' | 'failed' | 'canceled';
 export type BatchState = 'queued' | 'done' | 'failed' | 'canceled';
@@ -31,6 +32,8 @@ export interface CampaignTriggersTable {
   ledger_expired_at: number | null;
   /** When a scheduled trigger fires (migration 0023); null for one sent at once. */
   scheduled_at: number | null;
+  /** A local-time trigger's schedule (migration 0024); null for any other. */
+  local_schedule: JsonColumn | null;
 }
 
 export interface TriggerBatchesTable {
@@ -41,6 +44,8 @@ export interface TriggerBatchesTable {
   state: BatchState;
   counters: JsonColumn | null;
   updated_at: number;
+  /** The wave of a local-time trigger the batch sends (migration 0024); null for any other trigger. */
+  wave_no: number | null;
 }
 
 declare module '../../db/database.js' {
@@ -78,6 +83,7 @@ export interface TriggerRecord {
   startedAt: number | null;
   finishedAt: number | null;
   scheduledAt: number | null;
+  localSchedule: LocalSchedule | null;
 }
 
 function rowToTrigger(r: CampaignTriggersTable): TriggerRecord {
@@ -101,6 +107,7 @@ function rowToTrigger(r: CampaignTriggersTable): TriggerRecord {
     startedAt: num(r.started_at),
     finishedAt: num(r.finished_at),
     scheduledAt: num(r.scheduled_at),
+    localSchedule: r.local_schedule === null ? null : readJson<LocalSchedule>(r.local_schedule),
   };
 }
 
@@ -109,7 +116,7 @@ export async function insertTrigger(
   t: Pick<
     TriggerRecord,
     'id' | 'projectId' | 'campaignId' | 'definition' | 'audience' | 'properties' | 'targets' | 'createdAt'
-  > & { scheduledAt?: number },
+  > & { scheduledAt?: number; localSchedule?: LocalSchedule },
 ): Promise<void> {
   const scheduledAt = t.scheduledAt ?? null;
   await db
@@ -134,6 +141,7 @@ export async function insertTrigger(
       started_at: null,
       finished_at: null,
       scheduled_at: scheduledAt,
+      local_schedule: t.localSchedule ? writeJson(t.localSchedule) : null,
     })
     .execute();
 }
@@ -199,6 +207,7 @@ export async function addBatches(
   batches: Array<{ batchNo: number; after: string | null; upto: string | null }>,
   cursor: string | null,
   now: number,
+  waveNo: number | null = null,
 ): Promise<void> {
   if (batches.length === 0) return;
   await db
@@ -212,6 +221,7 @@ export async function addBatches(
         state: 'queued' as const,
         counters: null,
         updated_at: now,
+        wave_no: waveNo,
       })),
     )
     .execute();
@@ -301,15 +311,16 @@ export async function failTrigger(db: Db, triggerId: string, reason: string, now
 export async function batchCounters(
   db: Db,
   triggerId: string,
-): Promise<Array<{ batchNo: number; state: BatchState; counters: unknown }>> {
+): Promise<Array<{ batchNo: number; state: BatchState; counters: unknown; waveNo: number | null }>> {
   const rows = await db
     .selectFrom('trigger_batches')
-    .select(['batch_no', 'state', 'counters'])
+    .select(['batch_no', 'state', 'counters', 'wave_no'])
     .where('trigger_id', '=', triggerId)
     .execute();
   return rows.map((r) => ({
     batchNo: Number(r.batch_no),
     state: r.state,
     counters: r.counters === null ? null : readJson(r.counters),
+    waveNo: r.wave_no === null ? null : Number(r.wave_no),
   }));
 }
