@@ -17,7 +17,10 @@ import {
   targetsSlice,
   type CompiledConditions,
   type Recipient,
+  type WaveFilter,
 } from './audience.js';
+import { waveMember } from './local-time-waves.js';
+import { listWaves, type Wave } from '../triggers/trigger-waves.repository.js';
 import { createPlanHandler } from './campaign-plan.job.js';
 import { findCampaign } from '../campaigns.service.js';
 import type { TemplateRenderer } from '../templates/render-pool.js';
@@ -105,20 +108,35 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
     }
     return prepared;
   };
-  const audienceOf = (
+  // A local-time trigger's waves, written once when it started: read once per trigger.
+  const wavesCache = new LRUCache<string, Wave[]>({ max: 64 });
+  const waveOf = async (db: Db, trigger: TriggerRecord, waveNo: number) => {
+    let waves = wavesCache.get(trigger.id);
+    if (!waves) wavesCache.set(trigger.id, (waves = await listWaves(db, trigger.id)));
+    const filter: WaveFilter = {
+      keep: waveMember(trigger.localSchedule!, trigger.createdAt, waves, waveNo),
+      countsUnresolved: waves[0]?.waveNo === waveNo,
+    };
+    return { filter, at: waves.find((w) => w.waveNo === waveNo)?.at ?? trigger.snapshotAt };
+  };
+  const audienceOf = async (
     db: Db,
     trigger: TriggerRecord,
-    batch: { after_user_id: string | null; upto_user_id: string | null },
+    batch: { after_user_id: string | null; upto_user_id: string | null; wave_no: number | null },
   ) => {
     const prepared = prepare(db, trigger);
+    const wave =
+      batch.wave_no !== null && trigger.localSchedule ? await waveOf(db, trigger, Number(batch.wave_no)) : undefined;
     return 'targets' in trigger.audience
-      ? targetsSlice(db, trigger.projectId, trigger.audience.targets, prepared.conditions)
+      ? targetsSlice(db, trigger.projectId, trigger.audience.targets, prepared.conditions, wave?.filter)
       : broadcastSlice(
           db,
           trigger.projectId,
           { after: batch.after_user_id, upto: batch.upto_user_id },
-          trigger.snapshotAt,
+          // A wave reaches the users and devices created up to its own instant.
+          Math.max(trigger.snapshotAt, wave?.at ?? 0),
           prepared.conditions,
+          wave?.filter,
         );
   };
   // Chunks under way in this process, over all its batches: no more sends than the HTTP/2 pool has

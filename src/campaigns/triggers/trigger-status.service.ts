@@ -4,6 +4,7 @@ import { getCampaign } from '../campaigns.service.js';
 import { decodeCursor, encodeCursor, parseLimit } from '../../lib/pagination.js';
 import { addCounters, emptyCounters, type TriggerCounters } from './trigger-counters.js';
 import { ledgerPage } from './trigger-deliveries.repository.js';
+import { localTimeStatus, type LocalTimeStatus } from './local-time-status.js';
 import { batchCounters, findCampaignTrigger, listCampaignTriggers, type TriggerRecord } from './triggers.repository.js';
 
 /** The trigger, or a 404 naming the campaign when it is missing and else the trigger. */
@@ -42,7 +43,7 @@ export type TriggerSummary = ReturnType<typeof summary>;
 export type TriggerStatus = TriggerSummary & {
   counters: TriggerCounters;
   progress: { batches_planned: number; batches_finished: number; planning_done: boolean };
-};
+} & Partial<LocalTimeStatus>;
 
 /**
  * Rule `trigger-status`: the trigger's state and counters. Counters grow as batches close (each one range of about
@@ -69,6 +70,7 @@ export async function getTriggerStatus(
       batches_finished: trigger.batchesFinished,
       planning_done: trigger.planningDone,
     },
+    ...(trigger.localSchedule && (await localTimeStatus(db, trigger, batches))),
   };
 }
 

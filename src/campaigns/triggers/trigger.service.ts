@@ -19,6 +19,8 @@ import {
 import { parseTriggerBody, type Audience } from './trigger-body.js';
 import type { TriggerCounters } from './trigger-counters.js';
 import { checkScheduleWindow, planJobKey, type TriggerSchedule } from './trigger-schedule.js';
+import { checkLocalWindow, storedLocalSchedule, type LocalSchedule } from './local-time.js';
+import { projectLocalTime } from './local-time-settings.service.js';
 import { insertTrigger, type TriggerDefinition } from './triggers.repository.js';
 
 export interface TriggerDeps {
@@ -142,8 +144,14 @@ export async function checkTrigger(
 ): Promise<(trx: Db, triggerId?: string) => Promise<{ triggerId: string; campaignId: string }>> {
   const prepared = await prepareTrigger(deps.db, projectId, campaignId, body, { requireActive: true });
   const now = deps.clock.now();
-  const at = prepared.schedule?.at;
-  if (at !== undefined) checkScheduleWindow(at, now);
+  const local = prepared.schedule?.local;
+  let at = prepared.schedule?.at;
+  let localSchedule: LocalSchedule | undefined;
+  if (local) {
+    // Rule `local-time-triggers`: it starts when the first zone reaches the local time.
+    at = checkLocalWindow(local, now);
+    localSchedule = storedLocalSchedule(local, await projectLocalTime(deps.db, projectId));
+  } else if (at !== undefined) checkScheduleWindow(at, now);
   return async (trx, triggerId = newId()) => {
     await insertTrigger(trx, {
       id: triggerId,
@@ -156,6 +164,7 @@ export async function checkTrigger(
       createdAt: now,
       ...(at !== undefined && { scheduledAt: at }),
       ...(occurrence && { occurrence }),
+      ...(localSchedule && { localSchedule }),
     });
     await enqueueJob(
       trx,
@@ -208,7 +217,8 @@ export async function dryRunTrigger(
   const prepared = await prepareTrigger(deps.db, projectId, campaignId, body, { requireActive: false });
   const db = deps.readDb;
   const now = deps.clock.now();
-  if (prepared.schedule) checkScheduleWindow(prepared.schedule.at, now);
+  if (prepared.schedule?.local) checkLocalWindow(prepared.schedule.local, now);
+  else if (prepared.schedule) checkScheduleWindow(prepared.schedule.at, now);
   const conditions = compileTriggerConditions(db, prepared.definition, now);
   const base = { dry_run: true as const, campaign_id: campaignId, campaign_status: prepared.campaign.status };
   if ('broadcast' in prepared.audience) {

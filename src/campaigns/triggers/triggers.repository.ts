@@ -5,6 +5,7 @@ import type { Condition, ResolvedCondition } from '../../conditions/condition-ty
 import type { TriggerProperties } from '../../conditions/resolve-trigger-refs.js';
 import type { MessageTemplate } from '../templates/templates.js';
 import type { Audience } from './trigger-body.js';
+import type { LocalSchedule } from './local-time.js';
 
 export type TriggerState = 'scheduled' | 'queued' | 'running' | 'completed' | 'failed' | 'canceled';
 export type BatchState = 'queued' | 'done' | 'failed' | 'canceled';
@@ -34,6 +35,8 @@ export interface CampaignTriggersTable {
   /** The recurring schedule whose occurrence created the trigger, and that occurrence's instant (migration 0025); null otherwise. */
   schedule_id: string | null;
   occurrence_at: number | null;
+  /** A local-time trigger's schedule (migration 0024); null for any other. */
+  local_schedule: JsonColumn | null;
 }
 
 export interface TriggerBatchesTable {
@@ -44,6 +47,8 @@ export interface TriggerBatchesTable {
   state: BatchState;
   counters: JsonColumn | null;
   updated_at: number;
+  /** The wave of a local-time trigger the batch sends (migration 0024); null for any other trigger. */
+  wave_no: number | null;
 }
 
 declare module '../../db/database.js' {
@@ -83,6 +88,7 @@ export interface TriggerRecord {
   scheduledAt: number | null;
   scheduleId: string | null;
   occurrenceAt: number | null;
+  localSchedule: LocalSchedule | null;
 }
 
 function rowToTrigger(r: CampaignTriggersTable): TriggerRecord {
@@ -108,6 +114,7 @@ function rowToTrigger(r: CampaignTriggersTable): TriggerRecord {
     scheduledAt: num(r.scheduled_at),
     scheduleId: r.schedule_id,
     occurrenceAt: num(r.occurrence_at),
+    localSchedule: r.local_schedule === null ? null : readJson<LocalSchedule>(r.local_schedule),
   };
 }
 
@@ -116,7 +123,7 @@ export async function insertTrigger(
   t: Pick<
     TriggerRecord,
     'id' | 'projectId' | 'campaignId' | 'definition' | 'audience' | 'properties' | 'targets' | 'createdAt'
-  > & { scheduledAt?: number; occurrence?: { scheduleId: string; at: number } },
+  > & { scheduledAt?: number; localSchedule?: LocalSchedule; occurrence?: { scheduleId: string; at: number } },
 ): Promise<void> {
   const scheduledAt = t.scheduledAt ?? null;
   await db
@@ -143,6 +150,7 @@ export async function insertTrigger(
       scheduled_at: scheduledAt,
       schedule_id: t.occurrence?.scheduleId ?? null,
       occurrence_at: t.occurrence?.at ?? null,
+      local_schedule: t.localSchedule ? writeJson(t.localSchedule) : null,
     })
     .execute();
 }
@@ -208,6 +216,7 @@ export async function addBatches(
   batches: Array<{ batchNo: number; after: string | null; upto: string | null }>,
   cursor: string | null,
   now: number,
+  waveNo: number | null = null,
 ): Promise<void> {
   if (batches.length === 0) return;
   await db
@@ -221,6 +230,7 @@ export async function addBatches(
         state: 'queued' as const,
         counters: null,
         updated_at: now,
+        wave_no: waveNo,
       })),
     )
     .execute();
@@ -310,15 +320,16 @@ export async function failTrigger(db: Db, triggerId: string, reason: string, now
 export async function batchCounters(
   db: Db,
   triggerId: string,
-): Promise<Array<{ batchNo: number; state: BatchState; counters: unknown }>> {
+): Promise<Array<{ batchNo: number; state: BatchState; counters: unknown; waveNo: number | null }>> {
   const rows = await db
     .selectFrom('trigger_batches')
-    .select(['batch_no', 'state', 'counters'])
+    .select(['batch_no', 'state', 'counters', 'wave_no'])
     .where('trigger_id', '=', triggerId)
     .execute();
   return rows.map((r) => ({
     batchNo: Number(r.batch_no),
     state: r.state,
     counters: r.counters === null ? null : readJson(r.counters),
+    waveNo: r.wave_no === null ? null : Number(r.wave_no),
   }));
 }
