@@ -16,7 +16,13 @@ type Schedule = {
   skipped: number;
   last_occurrence: { at: string; trigger_id: string | null; skipped_reason: string | null } | null;
 } & Record<string, unknown>;
-type TriggerSummary = { trigger_id: string; state: string; schedule_id?: string; occurrence_at?: string };
+type TriggerSummary = {
+  trigger_id: string;
+  state: string;
+  scheduled_at: string | null;
+  schedule_id?: string;
+  occurrence_at?: string;
+};
 
 describe.each(TEST_DIALECTS)('recurring schedules on %s', (dialect) => {
   // Herald's clock, which each test sets: the routes, the occurrence job and the queue all read it.
@@ -189,6 +195,64 @@ describe.each(TEST_DIALECTS)('recurring schedules on %s', (dialect) => {
     ]);
   });
 
+  it('in_local_time: each occurrence becomes a local-time trigger at its wall time, created before UTC+14 reaches it', async () => {
+    clock.set(Date.parse('2026-11-28T12:00:00Z'));
+    const w = await world('local');
+    const made = await create(w, { cron: '0 9 * * 1', time_zone: 'Europe/Paris', in_local_time: true });
+    expect(made).toMatchObject({ in_local_time: true, next_occurrence_at: '2026-11-30T08:00:00.000Z' });
+    // Monday 09:00 reaches UTC+14 on Sunday at 19:00Z: the trigger is made 10 minutes before.
+    const dueAt = async () =>
+      Number(
+        (
+          await sql<{
+            run_at: number;
+          }>`select run_at from jobs where job_key like ${`campaign.schedule-occurrence:${made.schedule_id}:%`} and state = 'pending'`.execute(
+            ctx().database.db,
+          )
+        ).rows[0]!.run_at,
+      );
+    expect(new Date(await dueAt()).toISOString()).toBe('2026-11-29T18:50:00.000Z');
+    clock.set(Date.parse('2026-11-29T18:49:59Z'));
+    await runOccurrences();
+    expect(await triggers(w)).toEqual([]);
+    clock.set(Date.parse('2026-11-29T18:50:00Z'));
+    await runOccurrences();
+    const [created] = await triggers(w);
+    expect(created).toMatchObject({
+      state: 'scheduled',
+      scheduled_at: '2026-11-29T19:00:00.000Z',
+      schedule_id: made.schedule_id,
+      occurrence_at: '2026-11-30T08:00:00.000Z',
+    });
+    const status = await json(
+      ctx(),
+      'GET',
+      `/api/v1/campaigns/${w.campaignId}/triggers/${created!.trigger_id}`,
+      undefined,
+      w.secret,
+    );
+    expect(status.json()).toMatchObject({
+      schedule: { at: '2026-11-30T09:00:00', in_local_time: true, fallback_time_zone: 'Europe/Paris' },
+    });
+    expect(await get(w, made.schedule_id)).toMatchObject({
+      occurrences: 1,
+      next_occurrence_at: '2026-12-07T08:00:00.000Z',
+      last_occurrence: { trigger_id: created!.trigger_id },
+    });
+    expect(new Date(await dueAt()).toISOString()).toBe('2026-12-06T18:50:00.000Z');
+    // Summer time: 09:00 in Paris is 07:00Z, but the wall time (and so UTC+14's 19:00Z the day before) is the same.
+    clock.set(Date.parse('2027-03-27T12:00:00Z'));
+    const summer = await create(w, { cron: '0 9 * * 1', time_zone: 'Europe/Paris', in_local_time: true });
+    expect(summer.next_occurrence_at).toBe('2027-03-29T07:00:00.000Z');
+    clock.set(Date.parse('2027-03-28T18:50:00Z'));
+    await runOccurrences();
+    const local = (await triggers(w)).find((t) => t.schedule_id === summer.schedule_id);
+    expect(local).toMatchObject({
+      scheduled_at: '2027-03-28T19:00:00.000Z',
+      occurrence_at: '2027-03-29T07:00:00.000Z',
+    });
+  });
+
   it('keeps to starts_at and ends_at (both inclusive), then ends with no job left', async () => {
     clock.set(Date.parse('2026-11-28T12:00:00Z'));
     const w = await world('bounds');
@@ -332,7 +396,7 @@ describe.each(TEST_DIALECTS)('recurring schedules on %s', (dialect) => {
     await expect(
       ctx()
         .database.db.insertInto('campaign_triggers')
-        .values({ ...(row as never), id: 'duplicate-of-an-occurrence' })
+        .values({ ...(row as object), id: 'duplicate-of-an-occurrence' } as never)
         .execute(),
     ).rejects.toThrow(/unique|UNIQUE/);
   });

@@ -5,6 +5,8 @@ import { enqueueJob, RetryJobError } from '../../jobs/jobs.js';
 import type { JobHandler } from '../../jobs/job-types.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import { formatWallTime, wallTimeAt } from '../../lib/local-time.js';
+import { earliestInstant } from '../triggers/local-time.js';
 import { checkTrigger } from '../triggers/trigger.service.js';
 import { nextOccurrence } from './schedule-cron.js';
 import { findSchedule, updateScheduleIf, type ScheduleRecord } from './schedules.repository.js';
@@ -25,15 +27,28 @@ declare module '../../jobs/job-types.js' {
 export const occurrenceJobKey = (scheduleId: string, seq: number): string =>
   `campaign.schedule-occurrence:${scheduleId}:${seq}`;
 
-/** When the job of an occurrence is due: the occurrence itself. */
-export const occurrenceDueAt = (_schedule: Pick<ScheduleRecord, 'inLocalTime'>, occurrenceAt: number): number =>
-  occurrenceAt;
+/** An occurrence's wall time in the schedule's zone (`2026-11-30T09:00:00`): what `in_local_time` sends at in each user's zone. */
+export const occurrenceWallTime = (s: Pick<ScheduleRecord, 'timeZone'>, occurrenceAt: number): string =>
+  formatWallTime(wallTimeAt(occurrenceAt, s.timeZone));
+
+/** How long before the first zone (UTC+14) reaches an `in_local_time` occurrence's wall time its trigger is created. */
+export const LOCAL_TIME_LEAD_MS = 10 * 60_000;
+
+/**
+ * When the job of an occurrence is due: the occurrence itself, or for `in_local_time` a little
+ * before the earliest zone reaches its wall time (about 14 hours ahead of UTC), so that zone's users
+ * are on time too.
+ */
+export const occurrenceDueAt = (s: Pick<ScheduleRecord, 'inLocalTime' | 'timeZone'>, occurrenceAt: number): number =>
+  s.inLocalTime
+    ? Math.min(occurrenceAt, earliestInstant({ at: occurrenceWallTime(s, occurrenceAt) }) - LOCAL_TIME_LEAD_MS)
+    : occurrenceAt;
 
 /** Enqueues the schedule's job for `occurrenceAt` under sequence `seq`, in the caller's transaction. */
 export async function enqueueOccurrence(
   db: Db,
   clock: Clock,
-  schedule: Pick<ScheduleRecord, 'id' | 'inLocalTime'>,
+  schedule: Pick<ScheduleRecord, 'id' | 'inLocalTime' | 'timeZone'>,
   seq: number,
   occurrenceAt: number,
 ): Promise<void> {
@@ -45,10 +60,17 @@ export async function enqueueOccurrence(
   );
 }
 
-/** The trigger body an occurrence sends: the schedule's audience (else the campaign's default) and properties. */
-const occurrenceBody = (s: ScheduleRecord) => ({
+/**
+ * The trigger body an occurrence sends: the schedule's audience (else the campaign's default) and
+ * properties; with `in_local_time`, a local-time schedule at the occurrence's wall time, the
+ * schedule's zone standing in for users without one (rule `local-time-triggers`).
+ */
+const occurrenceBody = (s: ScheduleRecord, at: number) => ({
   ...(s.audience !== null && { audience: s.audience }),
   properties: s.properties,
+  ...(s.inLocalTime && {
+    schedule: { at: occurrenceWallTime(s, at), in_local_time: true, fallback_time_zone: s.timeZone },
+  }),
 });
 
 /** Rolls back an occurrence whose schedule changed under it. */
@@ -77,11 +99,11 @@ export function createScheduleOccurrenceHandler(deps: OccurrenceDeps): JobHandle
 
     let store: Awaited<ReturnType<typeof checkTrigger>> | undefined;
     let skipReason: string | null = null;
-    if (now - at > deps.lateLimitMs) {
-      skipReason = `MISSED: reached ${Math.round((now - at) / 60_000)} min after its time, more than SCHEDULE_LATE_LIMIT_MS allows`;
+    if (now - due > deps.lateLimitMs) {
+      skipReason = `MISSED: reached ${Math.round((now - due) / 60_000)} min after its time, more than SCHEDULE_LATE_LIMIT_MS allows`;
     } else {
       try {
-        store = await checkTrigger({ db, clock }, s.projectId, s.campaignId, occurrenceBody(s), { scheduleId, at });
+        store = await checkTrigger({ db, clock }, s.projectId, s.campaignId, occurrenceBody(s, at), { scheduleId, at });
       } catch (error) {
         // The campaign was paused or changed since: this occurrence is skipped, recorded, and the next one stands.
         if (!(error instanceof AppError) || !['invalid', 'refused', 'not_found'].includes(error.kind)) throw error;
