@@ -1402,6 +1402,37 @@ export interface components {
                 batches_finished: number;
                 planning_done: boolean;
             };
+            /** @description Only for a trigger with `schedule.in_local_time` */
+            schedule?: {
+                /** @description The local date-time, `2026-12-24T09:00:00` */
+                at: string;
+                /** @enum {boolean} */
+                in_local_time: true;
+                missed: "skip" | "send_now" | "next_day";
+                fallback_time_zone: string | null;
+                /** @description The user property read as the user's zone */
+                time_zone_property: string;
+                /** @description The zone of users without a valid one and no fallback_time_zone */
+                default_time_zone: string;
+            };
+            /** @description A local-time trigger's waves, earliest first, once it has started (`planned`: users assigned then; `sent`: accepted sends of its closed batches) */
+            waves?: {
+                wave: number;
+                /**
+                 * Format: date-time
+                 * @description When it sends
+                 */
+                at: string;
+                /** @description The offset of its zones at `at` (`+05:30`); null for a wave of missed users sent at once */
+                utc_offset: string | null;
+                /** @description The zones of its users when the trigger started */
+                zones: string[];
+                /** @description Set for a wave of users whose local time had passed when the trigger was created */
+                missed: "send_now" | "next_day" | null;
+                planned: number;
+                sent: number;
+                state: "pending" | "sending" | "done";
+            }[];
         };
         /** TriggerList */
         TriggerList: {
@@ -1480,6 +1511,37 @@ export interface components {
                 batches_finished: number;
                 planning_done: boolean;
             };
+            /** @description Only for a trigger with `schedule.in_local_time` */
+            schedule?: {
+                /** @description The local date-time, `2026-12-24T09:00:00` */
+                at: string;
+                /** @enum {boolean} */
+                in_local_time: true;
+                missed: "skip" | "send_now" | "next_day";
+                fallback_time_zone: string | null;
+                /** @description The user property read as the user's zone */
+                time_zone_property: string;
+                /** @description The zone of users without a valid one and no fallback_time_zone */
+                default_time_zone: string;
+            };
+            /** @description A local-time trigger's waves, earliest first, once it has started (`planned`: users assigned then; `sent`: accepted sends of its closed batches) */
+            waves?: {
+                wave: number;
+                /**
+                 * Format: date-time
+                 * @description When it sends
+                 */
+                at: string;
+                /** @description The offset of its zones at `at` (`+05:30`); null for a wave of missed users sent at once */
+                utc_offset: string | null;
+                /** @description The zones of its users when the trigger started */
+                zones: string[];
+                /** @description Set for a wave of users whose local time had passed when the trigger was created */
+                missed: "send_now" | "next_day" | null;
+                planned: number;
+                sent: number;
+                state: "pending" | "sending" | "done";
+            }[];
         };
         /** RescheduledTrigger */
         RescheduledTrigger: {
@@ -1528,6 +1590,37 @@ export interface components {
                 batches_finished: number;
                 planning_done: boolean;
             };
+            /** @description Only for a trigger with `schedule.in_local_time` */
+            schedule?: {
+                /** @description The local date-time, `2026-12-24T09:00:00` */
+                at: string;
+                /** @enum {boolean} */
+                in_local_time: true;
+                missed: "skip" | "send_now" | "next_day";
+                fallback_time_zone: string | null;
+                /** @description The user property read as the user's zone */
+                time_zone_property: string;
+                /** @description The zone of users without a valid one and no fallback_time_zone */
+                default_time_zone: string;
+            };
+            /** @description A local-time trigger's waves, earliest first, once it has started (`planned`: users assigned then; `sent`: accepted sends of its closed batches) */
+            waves?: {
+                wave: number;
+                /**
+                 * Format: date-time
+                 * @description When it sends
+                 */
+                at: string;
+                /** @description The offset of its zones at `at` (`+05:30`); null for a wave of missed users sent at once */
+                utc_offset: string | null;
+                /** @description The zones of its users when the trigger started */
+                zones: string[];
+                /** @description Set for a wave of users whose local time had passed when the trigger was created */
+                missed: "send_now" | "next_day" | null;
+                planned: number;
+                sent: number;
+                state: "pending" | "sending" | "done";
+            }[];
         };
         /** PreviewCampaignRequest */
         PreviewCampaignRequest: {
@@ -5029,20 +5122,6 @@ export interface operations {
         /** @description Optional; without `audience` the campaign's default audience is used */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "audience": {
-                 *         "targets": [
-                 *           {
-                 *             "project_user_id": "user-42"
-                 *           }
-                 *         ]
-                 *       },
-                 *       "properties": {
-                 *         "order_id": "A-1001"
-                 *       }
-                 *     }
-                 */
                 "application/json": {
                     audience?: {
                         /** @enum {boolean} */
@@ -5064,14 +5143,26 @@ export interface operations {
                         [key: string]: string | number | boolean;
                     };
                     /**
-                     * @description Send later: the trigger stays `scheduled` until `at`, then fans out as usual. Its audience and conditions are evaluated when it fires.
+                     * @description Send later: the trigger stays `scheduled` until `at`, then fans out as usual. Its audience and conditions are evaluated when it fires (with `in_local_time`, when each wave fires).
                      * @example {
                      *       "at": "2026-12-24T09:00:00+01:00"
                      *     }
+                     * @example {
+                     *       "at": "2026-12-24T09:00",
+                     *       "in_local_time": true,
+                     *       "missed": "next_day",
+                     *       "fallback_time_zone": "Europe/Paris"
+                     *     }
                      */
                     schedule?: {
-                        /** @description RFC 3339 instant with an offset (Z or ±hh:mm); at most 60 s in the past (then it fires at once) and at most a year ahead */
+                        /** @description RFC 3339 instant with an offset (Z or ±hh:mm); at most 60 s in the past (then it fires at once) and at most a year ahead. With `in_local_time`, a local date-time without an offset (`2026-12-24T09:00`, seconds optional) */
                         at: string;
+                        /** @description Send to each user when it is `at` in the user's time zone (the user property `time_zone` unless the project names another; else `fallback_time_zone`, else the project's default zone, UTC unless set). Delivery starts when the first zone (UTC+14) reaches `at` and ends about 26 hours later */
+                        in_local_time?: boolean;
+                        /** @description With `in_local_time`: users whose local `at` had already passed when the trigger was created are skipped (default), sent at once, or sent the next day at that time */
+                        missed?: "skip" | "send_now" | "next_day";
+                        /** @description With `in_local_time`: the IANA zone of users whose zone property is missing or not a valid zone (else the project's default zone) */
+                        fallback_time_zone?: string;
                     };
                 } | null;
             };
