@@ -124,8 +124,8 @@ const HOUR = 3_600_000;
  */
 export function zonedWallTimeToInstant(wall: WallTime | string, zone: string, options: WallTimeOptions = {}): number {
   const w = typeof wall === 'string' ? parseWallTime(wall) : wall;
-  if (!w) throw new RangeError(`not a local date-time: ${String(wall)}`);
-  if (!isValidTimeZone(zone)) throw new RangeError(`not a time zone: ${zone}`);
+  if (!w) throw new RangeError(`not a local date-time: ${JSON.stringify(wall)}`);
+  if (!isValidTimeZone(zone)) throw new RangeError(`not a time zone: ${JSON.stringify(zone)}`);
   const local = asUtc(w);
   // Offsets change at most once within a day in every zone: the ones in force a day either side
   // are the only candidates (both equal away from a change).

@@ -22,7 +22,7 @@ export interface ProjectLocalTime {
 }
 
 // A user property name as conditions accept it: 1-128 characters, no `"`, `\` or control characters.
-// eslint-disable-next-line no-control-regex
+// eslint-disable-next-line no-control-regex -- control characters are what it refuses
 const PROPERTY_NAME = /^[^"\\\u0000-\u001f\u007f]{1,128}$/;
 
 export function timeZonePropertyProblem(value: unknown): string | undefined {

@@ -9,10 +9,10 @@ import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { rpc, v1Message } from '../a2a/a2a-helpers.js';
 import { configureProviders, fcmToken, pushOverrides, registerDevice, useFakeProviders } from '../push/push-helpers.js';
 import { createCampaign, createUser, FAILED, json, trigger, triggerOk, triggerStatus } from './campaign-helpers.js';
 
-type Headers = Record<string, string>;
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const at = (text: string) => Date.parse(text);
@@ -384,6 +384,48 @@ describe.each(TEST_DIALECTS)('local-time triggers on %s', (dialect) => {
     expect(await local(w, { at: '2027-01-14T09:00', missed: 'next_day' })).toBeTruthy();
     const list = await json(ctx(), 'GET', `/api/v1/campaigns/${w.campaignId}/triggers`, undefined, w.secret);
     expect(list.json<{ triggers: unknown[] }>().triggers).toHaveLength(1);
+  });
+
+  it('the A2A trigger-campaign skill takes the same local-time schedule, and says why it refuses one', async () => {
+    now = at('2027-01-14T12:00:00Z');
+    const w = await world('a2a', { u: { time_zone: 'Asia/Kolkata' } });
+    const send = (data: Record<string, unknown>) =>
+      rpc(ctx(), 'SendMessage', { message: v1Message(data) }, { version: '1.0', key: w.secret['x-service-api-key']! });
+    const schedule = { at: '2027-01-15T09:00', in_local_time: true, missed: 'next_day' };
+    const made = (
+      await send({ skill: 'trigger-campaign', campaignId: w.campaignId, audience: { broadcast: true }, schedule })
+    ).json().result.task;
+    expect(made.status.state).toBe('TASK_STATE_COMPLETED');
+    const { triggerId } = made.artifacts[0].parts[0].data as { triggerId: string };
+    expect(await status(w, triggerId)).toMatchObject({
+      state: 'scheduled',
+      schedule: { at: '2027-01-15T09:00:00', in_local_time: true, missed: 'next_day' },
+    });
+    const bad = (
+      await send({
+        skill: 'trigger-campaign',
+        campaignId: w.campaignId,
+        schedule: { at: '2027-01-15T09:00:00+05:30', in_local_time: true },
+      })
+    ).json();
+    expect(bad.error.code).toBe(-32602);
+    expect(bad.error.message).toMatch(/with in_local_time, at is a wall-clock time without an offset/);
+  });
+
+  it('documents in_local_time, the schedule and the waves in the OpenAPI document, with an example', async () => {
+    const doc = (await ctx().inject({ method: 'GET', url: '/openapi.json' })).json<{
+      paths: Record<string, unknown>;
+      components: { schemas: Record<string, { properties: Record<string, unknown> }> };
+    }>();
+    const triggerPath = JSON.stringify(doc.paths['/api/v1/campaigns/{campaign_id}:trigger']);
+    expect(triggerPath).toContain('"in_local_time":true');
+    expect(triggerPath).toContain('"next_day"');
+    expect(JSON.stringify(doc.paths['/api/v1/campaigns/{campaign_id}/triggers/{trigger_id}'])).toContain(
+      '#/components/schemas/Trigger',
+    );
+    const statusSchema = doc.components.schemas.Trigger!;
+    expect(Object.keys(statusSchema.properties)).toEqual(expect.arrayContaining(['schedule', 'waves']));
+    expect(JSON.stringify(statusSchema.properties.waves)).toContain('"utc_offset"');
   });
 
   it('end to end in real time: the stand-in receives the message when the user’s wall clock shows `at`', async () => {

@@ -5373,20 +5373,6 @@ export interface operations {
         /** @description Optional; without `audience` the campaign's default audience is used */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "audience": {
-                 *         "targets": [
-                 *           {
-                 *             "project_user_id": "user-42"
-                 *           }
-                 *         ]
-                 *       },
-                 *       "properties": {
-                 *         "order_id": "A-1001"
-                 *       }
-                 *     }
-                 */
                 "application/json": {
                     audience?: {
                         /** @enum {boolean} */

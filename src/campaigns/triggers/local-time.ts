@@ -68,7 +68,7 @@ export function parseLocalSchedule(
   return {
     at: formatWallTime(wall),
     missed: missed as MissedPolicy,
-    fallbackTimeZone: (fallback as string | undefined) ?? null,
+    fallbackTimeZone: fallback ?? null,
   };
 }
 

@@ -261,6 +261,13 @@ export const TriggerBodySchema = Type.Union(
   ],
   {
     description: "Optional; without `audience` the campaign's default audience is used",
-    examples: [{ audience: { targets: [{ project_user_id: 'user-42' }] }, properties: { order_id: 'A-1001' } }],
+    examples: [
+      { audience: { targets: [{ project_user_id: 'user-42' }] }, properties: { order_id: 'A-1001' } },
+      {
+        audience: { broadcast: true },
+        properties: { code: 'XMAS' },
+        schedule: { at: '2026-12-24T09:00', in_local_time: true, missed: 'skip', fallback_time_zone: 'Europe/Paris' },
+      },
+    ],
   },
 );
