@@ -52,6 +52,29 @@ describe.each(TEST_DIALECTS)('herald schedules create|list|get|pause|resume|dele
     const deleted = await runCli(['schedules', 'delete', ...scope, '--id', id], env());
     expect(deleted.code, deleted.stderr).toBe(0);
     expect(parse(deleted.stdout)).toEqual({});
+    const local = await runCli(
+      [
+        'schedules',
+        'create',
+        ...scope,
+        '--cron',
+        '0 9 * * 1',
+        '--time-zone',
+        'Asia/Tokyo',
+        '--in-local-time',
+        '--ends-at',
+        '2099-01-01T00:00:00Z',
+        '--file',
+        file,
+      ],
+      env(),
+    );
+    expect(local.code, local.stderr).toBe(0);
+    expect(parse(local.stdout)).toMatchObject({
+      in_local_time: true,
+      time_zone: 'Asia/Tokyo',
+      ends_at: '2099-01-01T00:00:00.000Z',
+    });
     const gone = await runCli(['schedules', 'get', ...scope, '--id', id], env());
     expect(gone.code).toBe(1);
     expect(gone.stderr).toMatch(/Schedule .* does not exist/);
