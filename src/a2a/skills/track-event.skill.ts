@@ -32,7 +32,7 @@ export const trackEventSkill = defineSkill({
         ...(input.properties ? { properties: input.properties } : {}),
         ...(input.timestamp !== undefined ? { timestamp: input.timestamp } : {}),
       },
-    ]);
+    ], deps.observeEvents);
     return {
       artifactName: 'event-result',
       data: {
