@@ -25,7 +25,8 @@ export const MessageTemplateSchema = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign',
+    description:
+      'Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign',
   },
 );
 

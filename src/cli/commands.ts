@@ -2,6 +2,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import { campaignCommands } from './campaign-commands.js';
 import { cliHerald, print, type CliCommand } from './cli-context.js';
 import { identityCommands } from './identity-commands.js';
+import { pendingSendCommands } from './pending-send-commands.js';
 import { projectCommands } from './project-commands.js';
 import { pushCommands } from './push-commands.js';
 import { rateLimitCommands } from './rate-limit-commands.js';
@@ -29,6 +30,7 @@ export const commands: Record<string, CliCommand> = {
   ...rateLimitCommands,
   ...retentionCommands,
   ...campaignCommands,
+  ...pendingSendCommands,
   ...triggerCommands,
   ...identityCommands,
   ...usersCommands,

@@ -91,7 +91,9 @@ export function registerEventRoutes(fastify: FastifyInstance, deps: EventRouteDe
         list.map((e) => e.project_user_id),
       );
       // Checked before the work joins a shared commit, so a bad event never rolls back the others'.
-      const stored = await deps.writes.run(events.eventsToStore(deps.clock, request.auth!.projectId, list, deps.observeEvents));
+      const stored = await deps.writes.run(
+        events.eventsToStore(deps.clock, request.auth!.projectId, list, deps.observeEvents),
+      );
       const tracked = stored.map((e) => ({
         event_id: e.eventId,
         project_user_id: e.projectUserId,

@@ -115,17 +115,15 @@ export function eventsToStore(
       received_at: now,
     }));
     await repo.insertEvents(db, rows);
-    const stored = rows.map(
-      (r, i): StoredEvent => ({
-        eventId: r.id,
-        projectUserId: events[i]!.project_user_id,
-        name: r.name,
-        timestamp: r.timestamp,
-        userId: r.user_id,
-        properties: events[i]!.properties ?? {},
-        receivedAt: now,
-      }),
-    );
+    const stored = rows.map((r, i): StoredEvent => ({
+      eventId: r.id,
+      projectUserId: events[i]!.project_user_id,
+      name: r.name,
+      timestamp: r.timestamp,
+      userId: r.user_id,
+      properties: events[i]!.properties ?? {},
+      receivedAt: now,
+    }));
     if (observe) await observe(db, projectId, stored);
     return stored;
   };

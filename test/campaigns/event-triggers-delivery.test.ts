@@ -26,7 +26,14 @@ async function insertUsers(db: Db, projectId: string, n: number, at: number): Pr
     const id = randomUUID();
     const token = `evt${i}x${randomBytes(6).toString('hex')}`;
     tokens.push(token);
-    users.push({ id, project_id: projectId, project_user_id: `b${i}`, properties: '{}', created_at: at, updated_at: at });
+    users.push({
+      id,
+      project_id: projectId,
+      project_user_id: `b${i}`,
+      properties: '{}',
+      created_at: at,
+      updated_at: at,
+    });
     devices.push({
       project_id: projectId,
       device_id: randomUUID(),
@@ -72,7 +79,9 @@ describe.each(TEST_DIALECTS)('event-triggered sends, exactly once, on %s', (dial
   const ledgerAccepted = async (projectId: string) =>
     Number(
       (
-        await sql<{ n: number }>`select count(*) as n from trigger_deliveries d join campaign_triggers t on t.id = d.trigger_id
+        await sql<{
+          n: number;
+        }>`select count(*) as n from trigger_deliveries d join campaign_triggers t on t.id = d.trigger_id
           where t.project_id = ${projectId} and d.status = 'DELIVERY_RESULT_STATUS_ACCEPTED'`.execute(ctx().database.db)
       ).rows[0]!.n,
     );
@@ -94,7 +103,11 @@ describe.each(TEST_DIALECTS)('event-triggered sends, exactly once, on %s', (dial
       secret,
     );
     expect(res.statusCode, res.body).toBe(201);
-    const events = tokens.map((_, i) => ({ project_user_id: `b${i}`, name: 'cart_abandoned', properties: { items: i } }));
+    const events = tokens.map((_, i) => ({
+      project_user_id: `b${i}`,
+      name: 'cart_abandoned',
+      properties: { items: i },
+    }));
     for (let i = 0; i < events.length; i += 500) {
       const tracked = await json(ctx(), 'POST', '/api/v1/events', { events: events.slice(i, i + 500) }, secret);
       expect(tracked.statusCode, tracked.body).toBe(200);
@@ -122,7 +135,12 @@ describe.each(TEST_DIALECTS)('event-triggered sends, exactly once, on %s', (dial
     offset += HOUR + 5000;
     // Other seconds' jobs due too, so the runners claim pending sends at the same moment.
     for (let i = 0; i < 3; i++)
-      await enqueueJob(ctx().database.db, 'campaign.event-sends-due', {}, { clock, jobKey: `extra-${w.project.project_id}-${i}` });
+      await enqueueJob(
+        ctx().database.db,
+        'campaign.event-sends-due',
+        {},
+        { clock, jobKey: `extra-${w.project.project_id}-${i}` },
+      );
     await Promise.all([startRunner(), startRunner(), startRunner()]);
     await waitFor(async () => (await ledgerAccepted(w.project.project_id)) === 450, {
       timeoutMs: 60_000,

@@ -86,7 +86,13 @@ describe.each(TEST_DIALECTS)('event-triggered campaigns on %s', (dialect) => {
     const res = await json(ctx(), 'GET', `/api/v1/campaigns/${campaignId}/pending-sends${query}`, undefined, secret);
     expect(res.statusCode, res.body).toBe(200);
     return res.json<{
-      pending_sends: Array<{ state: string; reason: string | null; trigger_id: string | null; due_at: string; event: { event_id: string } }>;
+      pending_sends: Array<{
+        state: string;
+        reason: string | null;
+        trigger_id: string | null;
+        due_at: string;
+        event: { event_id: string };
+      }>;
       counts: { pending: number; fired: number; canceled: number; sent: number };
       next_cursor: string | null;
     }>();
@@ -118,7 +124,9 @@ describe.each(TEST_DIALECTS)('event-triggered campaigns on %s', (dialect) => {
     expect(after.counts).toEqual({ pending: 0, fired: 1, canceled: 0, sent: 1 });
     expect(after.pending_sends[0]!.trigger_id).toEqual(expect.any(String));
     const user = await json(ctx(), 'GET', '/api/v1/users/u0/pending-sends', undefined, w.secret);
-    expect(user.json().pending_sends).toMatchObject([{ campaign_id: campaignId, state: 'fired', project_user_id: 'u0' }]);
+    expect(user.json().pending_sends).toMatchObject([
+      { campaign_id: campaignId, state: 'fired', project_user_id: 'u0' },
+    ]);
   });
 
   it('re-checks the segment when it fires: a user who left it is skipped, and the skip is recorded', async () => {
@@ -141,7 +149,7 @@ describe.each(TEST_DIALECTS)('event-triggered campaigns on %s', (dialect) => {
     expect(status.json()).toMatchObject({ state: 'completed', counters: { in_segment: 0, devices: 0 } });
   });
 
-  it('a cancel_on event of the same user cancels the pending send; another user\'s does not', async () => {
+  it("a cancel_on event of the same user cancels the pending send; another user's does not", async () => {
     const w = await world('cancel', 2);
     const campaignId = await createEventCampaign(w.secret);
     await track(w.secret, {
@@ -238,13 +246,15 @@ describe.each(TEST_DIALECTS)('event-triggered campaigns on %s', (dialect) => {
       receivedAt: clock.now(),
     };
     for (let i = 0; i < 2; i++)
-      await ctx().database.db.transaction().execute((trx) => observe(trx, w.project.project_id, [event]));
+      await ctx()
+        .database.db.transaction()
+        .execute((trx) => observe(trx, w.project.project_id, [event]));
     const listed = await pendingSends(w.secret, campaignId);
     expect(listed.counts.pending).toBe(1);
     expect(listed.pending_sends[0]!.event.event_id).toBe('evt-fixed-1');
   });
 
-  it('keeps projects apart: another project\'s events and reads see none of it', async () => {
+  it("keeps projects apart: another project's events and reads see none of it", async () => {
     const a = await world('iso-a');
     const b = await world('iso-b');
     const campaignId = await createEventCampaign(a.secret);
@@ -274,12 +284,24 @@ describe.each(TEST_DIALECTS)('event-triggered campaigns on %s', (dialect) => {
       [null, /event.\*/, { message: { title: '{{ event.name }}' } }],
     ];
     for (const [eventTrigger, message, extra] of cases) {
-      const res = await json(ctx(), 'POST', '/api/v1/campaigns', { ...base, event_trigger: eventTrigger, ...extra }, secret);
+      const res = await json(
+        ctx(),
+        'POST',
+        '/api/v1/campaigns',
+        { ...base, event_trigger: eventTrigger, ...extra },
+        secret,
+      );
       expect(res.statusCode, JSON.stringify(eventTrigger)).toBe(400);
       expect(res.body).toMatch(message);
     }
     const id = await createEventCampaign(secret);
-    const patch = await json(ctx(), 'PATCH', `/api/v1/campaigns/${id}`, { event_trigger: { event: 'a', delay: 'PT' } }, secret);
+    const patch = await json(
+      ctx(),
+      'PATCH',
+      `/api/v1/campaigns/${id}`,
+      { event_trigger: { event: 'a', delay: 'PT' } },
+      secret,
+    );
     expect(patch.statusCode).toBe(400);
     const bad = await json(ctx(), 'GET', `/api/v1/campaigns/${id}/pending-sends?state=nope`, undefined, secret);
     expect(bad.statusCode).toBe(400);

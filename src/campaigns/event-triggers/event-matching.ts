@@ -51,7 +51,8 @@ async function readIndex(db: Db, projectId: string): Promise<ProjectEventIndex> 
     if (!trigger) continue;
     const delayMs = delaySeconds(trigger.delay) * 1000;
     add(index.starts, { campaignId: row.campaign_id, matcher: trigger, delayMs });
-    for (const matcher of trigger.cancel_on ?? []) add(index.cancels, { campaignId: row.campaign_id, matcher, delayMs });
+    for (const matcher of trigger.cancel_on ?? [])
+      add(index.cancels, { campaignId: row.campaign_id, matcher, delayMs });
   }
   return index;
 }

@@ -9,12 +9,7 @@ import { findCampaign, type Campaign } from '../campaigns.repository.js';
 import { BATCH_MAX_ATTEMPTS } from '../fanout/campaign-jobs.js';
 import { addBatches, insertTrigger, markPlanningDone, startTrigger } from '../triggers/triggers.repository.js';
 import { DUE_CLAIM_BATCH, dueJobRunAt, enqueueDueJob } from './due-sends.js';
-import {
-  claimDuePendingSends,
-  finishPendingSend,
-  nextDueAt,
-  type PendingSend,
-} from './pending-sends.repository.js';
+import { claimDuePendingSends, finishPendingSend, nextDueAt, type PendingSend } from './pending-sends.repository.js';
 
 /**
  * `campaign.event-sends-due`: claims due pending sends in batches (rule `event-triggered-campaigns`)
@@ -26,7 +21,10 @@ import {
  * to one accepted send (rule `delivery-guarantee`); the segment and audience conditions are
  * evaluated for the user when the batch sends, a few moments later.
  */
-export function createDueSendsHandler(deps: { clock: Clock; claimBatch?: number }): JobHandler<'campaign.event-sends-due'> {
+export function createDueSendsHandler(deps: {
+  clock: Clock;
+  claimBatch?: number;
+}): JobHandler<'campaign.event-sends-due'> {
   const limit = deps.claimBatch ?? DUE_CLAIM_BATCH;
   return async (_payload, helpers) => {
     for (;;) {
@@ -94,5 +92,10 @@ async function fire(db: Db, send: PendingSend, campaign: Campaign | undefined, n
   await addBatches(db, triggerId, [{ batchNo: 0, after: null, upto: null }], null, now);
   await startTrigger(db, triggerId, now);
   await markPlanningDone(db, triggerId);
-  await enqueueJob(db, 'campaign.send-batch', { triggerId, batchNo: 0 }, { clock: { now: () => now }, runAt: now, maxAttempts: BATCH_MAX_ATTEMPTS });
+  await enqueueJob(
+    db,
+    'campaign.send-batch',
+    { triggerId, batchNo: 0 },
+    { clock: { now: () => now }, runAt: now, maxAttempts: BATCH_MAX_ATTEMPTS },
+  );
 }

@@ -45,7 +45,7 @@ const PendingSend = Type.Object(
       description: 'Why it was canceled: cancel_event, campaign_not_active or campaign_changed',
     }),
     trigger_id: Type.Union([Type.String(), Type.Null()], {
-      description: "Once fired, the trigger that sends it (its status and ledger say what was sent or skipped)",
+      description: 'Once fired, the trigger that sends it (its status and ledger say what was sent or skipped)',
     }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
@@ -99,7 +99,7 @@ export function registerPendingSendRoutes(fastify: FastifyInstance, deps: { db: 
       schema: {
         operationId: 'listUserPendingSends',
         summary: "A user's pending sends of event-triggered campaigns, newest first",
-        description: 'The pending sends the user\'s events made, in every campaign; `state` filters them.',
+        description: "The pending sends the user's events made, in every campaign; `state` filters them.",
         tags,
         security,
         params: Type.Object({ project_user_id: ProjectUserId }),

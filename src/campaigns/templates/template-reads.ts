@@ -54,7 +54,8 @@ function mentionsUser(variable: Variable): boolean {
 export function messageReadsScope(parsed: ParsedMessage, root: string): boolean {
   for (const templates of Object.values(parsed)) {
     const { variables } = engine.analyzeSync(templates, { partials: false });
-    for (const list of Object.values(variables)) for (const variable of list) if (variable.segments[0] === root) return true;
+    for (const list of Object.values(variables))
+      for (const variable of list) if (variable.segments[0] === root) return true;
   }
   return false;
 }

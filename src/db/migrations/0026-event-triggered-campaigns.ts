@@ -35,7 +35,11 @@ export async function up(db: AnyKysely): Promise<void> {
     )
     .addUniqueConstraint('event_pending_sends_once', ['project_id', 'campaign_id', 'event_id'])
     .execute();
-  await db.schema.createIndex('event_pending_sends_due').on('event_pending_sends').columns(['state', 'due_at']).execute();
+  await db.schema
+    .createIndex('event_pending_sends_due')
+    .on('event_pending_sends')
+    .columns(['state', 'due_at'])
+    .execute();
   await db.schema
     .createIndex('event_pending_sends_user')
     .on('event_pending_sends')
