@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { enqueueJob } from '../../jobs/jobs.js';
+import { ensureKeyedJob } from '../../jobs/jobs.js';
 import type { Clock } from '../../lib/clock.js';
 
 declare module '../../jobs/job-types.js' {
@@ -29,5 +29,5 @@ export const dueJobRunAt = (dueAt: number, now: number): number =>
 export const dueJobKey = (runAt: number): string => `campaign.event-sends-due:${runAt}`;
 
 export async function enqueueDueJob(db: Db, clock: Clock, runAt: number): Promise<void> {
-  await enqueueJob(db, 'campaign.event-sends-due', {}, { clock, runAt, jobKey: dueJobKey(runAt) });
+  await ensureKeyedJob(db, 'campaign.event-sends-due', {}, { clock, runAt, jobKey: dueJobKey(runAt) });
 }
