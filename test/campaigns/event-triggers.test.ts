@@ -317,6 +317,15 @@ describe.each(TEST_DIALECTS)('event-triggered campaigns on %s', (dialect) => {
     });
     const got = await json(ctx(), 'GET', `/api/v1/campaigns/${campaignId}`, undefined, w.secret);
     expect(got.json().event_trigger).toMatchObject({ event: 'cart_abandoned', delay: 'PT1H' });
+    const listed = await rpc(
+      ctx(),
+      'SendMessage',
+      { message: v1Message({ skill: 'list-campaigns' }) },
+      { version: '1.0', key: w.project.secret_key },
+    );
+    expect(listed.json().result.task.artifacts[0].parts[0].data.campaigns).toMatchObject([
+      { campaignId, deliveryTypes: ['api_triggered', 'event_triggered'] },
+    ]);
     const triggered = await json(ctx(), 'POST', `/api/v1/campaigns/${campaignId}:trigger`, {}, w.secret);
     expect(triggered.statusCode).toBe(200);
     await runJobs();
