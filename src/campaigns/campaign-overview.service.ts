@@ -3,7 +3,7 @@ import { listCampaigns, type Campaign } from './campaigns.service.js';
 import type { CampaignStatus } from './campaigns.schemas.js';
 
 /** How a campaign reaches users (the vocabulary of `docs/campaigns.md`). */
-export type DeliveryType = 'api_triggered' | 'scheduled';
+export type DeliveryType = 'api_triggered' | 'scheduled' | 'event_triggered';
 
 /** A campaign as an agent sees it in a list: what it is, how it sends and when it sends next. */
 export interface CampaignOverview {
@@ -57,6 +57,7 @@ export async function listCampaignOverviews(
     const deliveryTypes: DeliveryType[] = [];
     if (campaign.apiTriggered) deliveryTypes.push('api_triggered');
     if (waiting) deliveryTypes.push('scheduled');
+    if (campaign.eventTrigger !== null) deliveryTypes.push('event_triggered');
     return {
       campaign,
       deliveryTypes,

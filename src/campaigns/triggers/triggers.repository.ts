@@ -3,7 +3,7 @@ import type { Db, JsonColumn } from '../../db/database.js';
 import { readJson, writeJson } from '../../db/json.js';
 import type { Condition, ResolvedCondition } from '../../conditions/condition-types.js';
 import type { TriggerProperties } from '../../conditions/resolve-trigger-refs.js';
-import type { MessageTemplate } from '../templates/templates.js';
+import type { EventScope, MessageTemplate } from '../templates/templates.js';
 import type { Audience } from './trigger-body.js';
 import type { LocalSchedule } from './local-time.js';
 
@@ -65,6 +65,10 @@ export interface TriggerDefinition {
   /** With `trigger.*` already replaced by this trigger's values. */
   audienceConditions: ResolvedCondition | null;
   message: MessageTemplate;
+  /** A send of an event-triggered campaign: the event that started it (`event.*` in templates). */
+  event?: EventScope;
+  /** A send of an event-triggered campaign: its pending send. */
+  pendingSendId?: string;
 }
 
 export interface TriggerRecord {
