@@ -73,6 +73,7 @@ describe.each(TEST_DIALECTS)('console: campaigns that know time, Herald on %s', 
     await page.click(`section[aria-labelledby=pending-campaign-heading] a:text-is("${ada}")`);
     await step(page.waitForSelector('#pending-user-heading'));
     const row = page.locator('section[aria-labelledby=pending-user-heading] tbody tr');
+    await step(row.first().waitFor());
     expect(await row.count()).toBe(1);
     expect(await row.getAttribute('data-state')).toBe('pending');
     expect(await row.textContent()).toContain(campaignId);
