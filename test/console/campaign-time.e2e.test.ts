@@ -42,6 +42,10 @@ describe.each(TEST_DIALECTS)('console: campaigns that know time, Herald on %s', 
     await page.fill('#event-trigger-delay', '2');
     await page.selectOption('#event-trigger-unit', 'hours');
     await page.fill('#event-trigger-cancel', 'purchase, checkout');
+    // The event's condition tests its own properties: the builder offers no event conditions there.
+    const eventCondition = page.locator('fieldset.condition:has(legend:text-is("Event condition"))');
+    expect(await eventCondition.locator('button:text-is("+ Property condition")').count()).toBe(1);
+    expect(await eventCondition.locator('button:text-is("+ Event condition")').count()).toBe(0);
     await page.click('button:text-is("Save changes")');
     await step(page.waitForSelector('[data-testid=save-note]:has-text("Saved at")'));
     const stored = await api<{ event_trigger: unknown }>('GET', `/api/v1/campaigns/${campaignId}`);

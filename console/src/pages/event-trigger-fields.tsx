@@ -120,6 +120,7 @@ export function EventTriggerFields(props: { value: EventTriggerDraft; onChange: 
             value={d.condition}
             onChange={(c: ConditionDraft) => set('condition', c)}
             allowTrigger={false}
+            propertiesOnly
           />
           <Field
             id="event-trigger-cancel"

@@ -40,7 +40,8 @@ export function PendingSends(props: { api: Api; of: 'campaign' | 'user'; id: str
   const counts = list.data?.counts;
   const rows = list.data?.pending_sends ?? [];
   return (
-    <section class="panel" aria-labelledby={`pending-${props.of}-heading`}>
+    // On the campaign page it is one of the side panels; on the user's page a section like the others.
+    <section class={props.of === 'campaign' ? 'panel' : undefined} aria-labelledby={`pending-${props.of}-heading`}>
       <h2 id={`pending-${props.of}-heading`}>Pending sends</h2>
       <ErrorNote error={list.error} />
       {counts && (
@@ -51,7 +52,7 @@ export function PendingSends(props: { api: Api; of: 'campaign' | 'user'; id: str
       {list.data && rows.length === 0 && <p>None.</p>}
       {rows.length > 0 && (
         <div class="table-wrap">
-          <table>
+          <table class="stack">
             <caption class="sr-only">Pending sends</caption>
             <thead>
               <tr>
@@ -64,18 +65,18 @@ export function PendingSends(props: { api: Api; of: 'campaign' | 'user'; id: str
             <tbody>
               {rows.map((p) => (
                 <tr key={p.pending_send_id} data-state={p.state}>
-                  <td>
+                  <td data-label={props.of === 'campaign' ? 'User' : 'Campaign'}>
                     {props.of === 'campaign' ? (
                       <Link to={`/users/${enc(p.project_user_id)}`}>{p.project_user_id}</Link>
                     ) : (
                       <Link to={`/campaigns/${enc(p.campaign_id)}`}>{p.campaign_id}</Link>
                     )}
                   </td>
-                  <td>
+                  <td data-label="Event">
                     {p.event.name}, {formatTime(p.event.timestamp)}
                   </td>
-                  <td>{formatTime(p.due_at)}</td>
-                  <td>
+                  <td data-label="Sends at">{formatTime(p.due_at)}</td>
+                  <td data-label="State">
                     <span class={`badge ${p.state}`}>{p.state}</span>
                     {p.state === 'canceled' && p.reason && <> because {REASONS[p.reason] ?? p.reason}</>}
                     {p.trigger_id && (
