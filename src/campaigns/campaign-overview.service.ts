@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { listCampaigns, type Campaign } from './campaigns.service.js';
 import type { CampaignStatus } from './campaigns.schemas.js';
@@ -31,7 +32,7 @@ async function scheduledTriggersOf(
     ])
     .where('project_id', '=', projectId)
     .where('campaign_id', 'in', campaignIds)
-    .where('state', '=', 'scheduled')
+    .where(sql.ref('state'), '=', sql.lit('scheduled')) // a literal: the partial index of migration 0028
     .groupBy('campaign_id')
     .execute();
   return new Map(rows.map((r) => [r.campaign_id, { count: Number(r.count), next: Number(r.next) }]));
