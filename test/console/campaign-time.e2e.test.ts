@@ -69,9 +69,7 @@ describe.each(TEST_DIALECTS)('console: campaigns that know time, Herald on %s', 
     await page.goto(campaignUrl());
     await step(page.waitForSelector('[data-testid=pending-counts]'));
     expect(await page.textContent('[data-testid=pending-counts]')).toBe('1 waiting, 0 fired (0 sent), 0 canceled.');
-    expect(
-      await page.textContent('section[aria-labelledby=pending-campaign-heading] tbody'),
-    ).toContain(ada);
+    expect(await page.textContent('section[aria-labelledby=pending-campaign-heading] tbody')).toContain(ada);
     await h().shoot('campaign-pending-sends', { viewport: true, scrollTo: '#pending-campaign-heading' });
 
     await page.click(`section[aria-labelledby=pending-campaign-heading] a:text-is("${ada}")`);
