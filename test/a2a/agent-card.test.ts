@@ -37,6 +37,7 @@ describe.each(TEST_DIALECTS)('agent card on %s', (dialect) => {
       'trigger-campaign',
       'preview-campaign',
       'cancel-trigger',
+      'list-campaigns',
     ]);
     for (const skill of card.skills)
       expect(skill).toMatchObject({

@@ -243,6 +243,7 @@ describe.each(TEST_DIALECTS)('official @a2a-js/sdk clients against a listening H
         'trigger-campaign',
         'preview-campaign',
         'cancel-trigger',
+        'list-campaigns',
       ]);
       expect(Object.keys(card.securitySchemes)).toEqual(['apiKey']);
       const c = await clientFor(legacy);

@@ -21,7 +21,8 @@ export interface SkillContext {
 
 /** A finished skill: one artifact. Failures are thrown as `AppError`s (see `task-runner.ts`). */
 export interface SkillResult {
-  artifactName: 'user-result' | 'event-result' | 'delivery-results' | 'trigger-result' | 'preview-result';
+  artifactName:
+    'user-result' | 'event-result' | 'delivery-results' | 'trigger-result' | 'preview-result' | 'campaign-list';
   data: JsonObject;
 }
 
