@@ -1,9 +1,10 @@
+import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { listCampaigns, type Campaign } from './campaigns.service.js';
 import type { CampaignStatus } from './campaigns.schemas.js';
 
 /** How a campaign reaches users (the vocabulary of `docs/campaigns.md`). */
-export type DeliveryType = 'api_triggered' | 'scheduled';
+export type DeliveryType = 'api_triggered' | 'scheduled' | 'event_triggered';
 
 /** A campaign as an agent sees it in a list: what it is, how it sends and when it sends next. */
 export interface CampaignOverview {
@@ -31,7 +32,7 @@ async function scheduledTriggersOf(
     ])
     .where('project_id', '=', projectId)
     .where('campaign_id', 'in', campaignIds)
-    .where('state', '=', 'scheduled')
+    .where(sql.ref('state'), '=', sql.lit('scheduled')) // a literal: the partial index of migration 0028
     .groupBy('campaign_id')
     .execute();
   return new Map(rows.map((r) => [r.campaign_id, { count: Number(r.count), next: Number(r.next) }]));
@@ -57,6 +58,7 @@ export async function listCampaignOverviews(
     const deliveryTypes: DeliveryType[] = [];
     if (campaign.apiTriggered) deliveryTypes.push('api_triggered');
     if (waiting) deliveryTypes.push('scheduled');
+    if (campaign.eventTrigger !== null) deliveryTypes.push('event_triggered');
     return {
       campaign,
       deliveryTypes,

@@ -31,7 +31,7 @@ export const listCampaignsSkill = defineSkill<ListCampaignsSkillInput>({
     id: 'list-campaigns',
     name: 'List campaigns',
     description:
-      "Lists the project's campaigns, newest first: id, name, status (active or paused), delivery types (api_triggered, scheduled) and the next instants at which each sends. Pages of pageSize (1 to 100, default 50) with pageToken.",
+      "Lists the project's campaigns, newest first: id, name, status (active or paused), delivery types (api_triggered, scheduled, event_triggered) and the next instants at which each sends. Pages of pageSize (1 to 100, default 50) with pageToken.",
     tags: ['campaigns'],
     examples: ['{"skill":"list-campaigns"}', '{"skill":"list-campaigns","status":"active","pageSize":20}'],
   },

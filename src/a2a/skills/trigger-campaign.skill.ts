@@ -41,18 +41,20 @@ export interface TriggerSkillInput {
 
 /**
  * `trigger-campaign` {campaignId, audience?, properties?, schedule?} → `trigger-result` {triggerId,
- * campaignId} (rule `a2a-skills`); `schedule` is the REST body's (`{"at": "<RFC 3339 instant>"}`).
+ * campaignId} (rule `a2a-skills`); `schedule` is the REST body's (`{"at": "<RFC 3339 instant>"}`, or a
+ * local time with `in_local_time`, rule `local-time-triggers`).
  */
 export const triggerCampaignSkill = defineSkill<TriggerSkillInput>({
   descriptor: {
     id: 'trigger-campaign',
     name: 'Trigger campaign',
     description:
-      'Triggers an API-triggered campaign for its default audience, chosen targets or everyone in its segment (broadcast), with trigger properties for its templates; now, or at schedule.at (an RFC 3339 instant up to a year ahead; the audience is evaluated then).',
+      'Triggers an API-triggered campaign for its default audience, chosen targets or everyone in its segment (broadcast), with trigger properties for its templates; now, or at schedule.at (an RFC 3339 instant up to a year ahead; the audience is evaluated then), or with schedule.in_local_time at a wall-clock time in each user\'s own time zone (schedule {"at":"2026-12-24T09:00","in_local_time":true,"missed":"skip|send_now|next_day","fallback_time_zone":"Europe/Paris"}, the REST body\'s fields; it goes out in waves over about 26 hours).',
     tags: ['campaigns'],
     examples: [
       '{"skill":"trigger-campaign","campaignId":"welcome","audience":{"targets":[{"projectUserId":"user-42"}]},"properties":{"coupon":"SPRING"}}',
       '{"skill":"trigger-campaign","campaignId":"winter-sale","audience":{"broadcast":true},"schedule":{"at":"2026-12-24T09:00:00+01:00"}}',
+      '{"skill":"trigger-campaign","campaignId":"winter-sale","audience":{"broadcast":true},"schedule":{"at":"2026-12-24T09:00","in_local_time":true,"missed":"next_day"}}',
     ],
   },
   parse(data, field) {

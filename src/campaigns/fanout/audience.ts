@@ -32,6 +32,15 @@ export interface AudienceSlice {
 
 export type CompiledConditions = ReturnType<typeof compileTriggerConditions>;
 
+/**
+ * The users of one wave of a local-time trigger (rule `local-time-triggers`): the others are left
+ * out of the slice, counters included. A target that names no user is counted by the first wave only.
+ */
+export interface WaveFilter {
+  keep: (user: repo.AudienceUser) => boolean;
+  countsUnresolved: boolean;
+}
+
 /** The segment (always enforced) and the trigger's audience conditions, as SQL over `users`. */
 export function compileTriggerConditions(
   db: Db,
@@ -57,8 +66,11 @@ export async function broadcastSlice(
   range: { after: string | null; upto: string | null },
   snapshotAt: number,
   c: CompiledConditions,
+  wave?: WaveFilter,
 ): Promise<AudienceSlice> {
-  const users = await repo.segmentUsersInRange(db, projectId, range, snapshotAt, c);
+  const read = await repo.segmentUsersInRange(db, projectId, range, snapshotAt, c);
+  // A local-time trigger's wave counts and sends to its own users only.
+  const users = wave ? read.filter(wave.keep) : read;
   const eligible = users.filter((u) => u.eligible);
   const devices = await activeDevicesOfUserIds(db, new Map(eligible.map((u) => [u.id, u.projectUserId])), snapshotAt);
   const recipients = groupByUser(eligible, devices);
@@ -81,6 +93,7 @@ export async function targetsSlice(
   projectId: string,
   targets: Target[],
   c: CompiledConditions,
+  wave?: WaveFilter,
 ): Promise<AudienceSlice> {
   const of = <K extends 'project_user_id' | 'user_id' | 'device_id'>(key: K) =>
     targets.flatMap((t) => (key in t ? [(t as Record<K, string>)[key]] : []));
@@ -102,9 +115,8 @@ export async function targetsSlice(
     devicesOf.set(d.userId, [...(devicesOf.get(d.userId) ?? []), d]);
 
   const counters = emptyCounters();
-  counters.targets = targets.length;
   const chosen = new Map<string, Device>();
-  const results = targets.map((target): TargetResult => {
+  const results = targets.flatMap((target): TargetResult[] => {
     const device = 'device_id' in target ? targetDevices.get(target.device_id) : undefined;
     const user =
       'project_user_id' in target
@@ -112,12 +124,13 @@ export async function targetsSlice(
         : 'user_id' in target
           ? byId.get(target.user_id)
           : device && byId.get(device.userId);
-    const verdict = (v: TargetVerdict, devices: Device[] = []): TargetResult => {
+    if (wave && (user ? !wave.keep(user) : !wave.countsUnresolved)) return [];
+    const verdict = (v: TargetVerdict, devices: Device[] = []): TargetResult[] => {
       if (v !== 'eligible') counters.skipped[v] = (counters.skipped[v] ?? 0) + 1;
       if (v !== 'not_found' && v !== 'not_in_segment') counters.in_segment += 1;
       if (v === 'eligible' || v === 'no_device') counters.eligible += 1;
       for (const d of devices) chosen.set(d.deviceId, d);
-      return { target, verdict: v, ...(user && { userId: user.id }), devices: devices.length };
+      return [{ target, verdict: v, ...(user && { userId: user.id }), devices: devices.length }];
     };
     if (!user) return verdict('not_found');
     if (!user.inSegment) return verdict('not_in_segment');
@@ -126,6 +139,7 @@ export async function targetsSlice(
     const devices = 'device_id' in target ? all.filter((d) => d.deviceId === target.device_id) : all;
     return devices.length === 0 ? verdict('no_device') : verdict('eligible', devices);
   });
+  counters.targets = results.length;
   counters.devices = chosen.size;
   return { recipients: groupByUser(eligible, [...chosen.values()]), counters, targets: results };
 }

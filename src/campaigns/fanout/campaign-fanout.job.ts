@@ -17,8 +17,12 @@ import {
   targetsSlice,
   type CompiledConditions,
   type Recipient,
+  type WaveFilter,
 } from './audience.js';
+import { waveMember } from './local-time-waves.js';
+import { listWaves, type Wave } from '../triggers/trigger-waves.repository.js';
 import { createPlanHandler } from './campaign-plan.job.js';
+import { createDueSendsHandler } from '../event-triggers/fire-pending-sends.job.js';
 import { findCampaign } from '../campaigns.service.js';
 import type { TemplateRenderer } from '../templates/render-pool.js';
 import { messageReadsUser } from '../templates/template-reads.js';
@@ -45,10 +49,11 @@ import {
 /** The campaign job handlers; `herald.ts` composes them into `herald.jobHandlers`. */
 export function createCampaignJobHandlers(
   deps: FanoutDeps,
-): Pick<JobHandlers, 'campaign.plan' | 'campaign.send-batch'> {
+): Pick<JobHandlers, 'campaign.plan' | 'campaign.send-batch' | 'campaign.event-sends-due'> {
   return {
     'campaign.plan': createPlanHandler({ ...deps, notices: deps.push.notices }),
     'campaign.send-batch': createSendBatchHandler(deps),
+    'campaign.event-sends-due': createDueSendsHandler(deps),
   };
 }
 
@@ -105,20 +110,35 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
     }
     return prepared;
   };
-  const audienceOf = (
+  // A local-time trigger's waves, written once when it started: read once per trigger.
+  const wavesCache = new LRUCache<string, Wave[]>({ max: 64 });
+  const waveOf = async (db: Db, trigger: TriggerRecord, waveNo: number) => {
+    let waves = wavesCache.get(trigger.id);
+    if (!waves) wavesCache.set(trigger.id, (waves = await listWaves(db, trigger.id)));
+    const filter: WaveFilter = {
+      keep: waveMember(trigger.localSchedule!, trigger.createdAt, waves, waveNo),
+      countsUnresolved: waves[0]?.waveNo === waveNo,
+    };
+    return { filter, at: waves.find((w) => w.waveNo === waveNo)?.at ?? trigger.snapshotAt };
+  };
+  const audienceOf = async (
     db: Db,
     trigger: TriggerRecord,
-    batch: { after_user_id: string | null; upto_user_id: string | null },
+    batch: { after_user_id: string | null; upto_user_id: string | null; wave_no: number | null },
   ) => {
     const prepared = prepare(db, trigger);
+    const wave =
+      batch.wave_no !== null && trigger.localSchedule ? await waveOf(db, trigger, Number(batch.wave_no)) : undefined;
     return 'targets' in trigger.audience
-      ? targetsSlice(db, trigger.projectId, trigger.audience.targets, prepared.conditions)
+      ? targetsSlice(db, trigger.projectId, trigger.audience.targets, prepared.conditions, wave?.filter)
       : broadcastSlice(
           db,
           trigger.projectId,
           { after: batch.after_user_id, upto: batch.upto_user_id },
-          trigger.snapshotAt,
+          // A wave reaches the users and devices created up to its own instant.
+          Math.max(trigger.snapshotAt, wave?.at ?? 0),
           prepared.conditions,
+          wave?.filter,
         );
   };
   // Chunks under way in this process, over all its batches: no more sends than the HTTP/2 pool has
@@ -301,6 +321,7 @@ async function sendBatch(
   const sends: DeviceSend[] = [];
   const skipped: TriggerDeliveriesTable[] = [];
   const campaign = { campaign_id: trigger.campaignId, name: trigger.definition.campaignName };
+  const event = trigger.definition.event && { event: trigger.definition.event };
   const data = { herald_campaign_id: trigger.campaignId, herald_trigger_id: trigger.id };
   const refs = { triggerId: trigger.id, campaignId: trigger.campaignId };
   // The whole batch renders in one call to the worker pool; a recipient over a budget fails alone.
@@ -316,11 +337,12 @@ async function sendBatch(
       : await deps.templates.render(
           trigger.definition.message,
           once
-            ? [{ trigger: trigger.properties, user: {}, campaign }]
+            ? [{ trigger: trigger.properties, user: {}, campaign, ...event }]
             : pendingRecipients.map(({ user }) => ({
                 trigger: trigger.properties,
                 user: { ...user.properties, project_user_id: user.projectUserId },
                 campaign,
+                ...event,
               })),
           { projectId: trigger.projectId, triggerId: trigger.id },
         );

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
-import { enqueueJob } from '../../jobs/jobs.js';
+import { enqueueJob, RetryJobError } from '../../jobs/jobs.js';
 import type { JobHandler, JobHelpers } from '../../jobs/job-types.js';
 import type { NoticeOutbox } from '../../push/notice-outbox.js';
 import { endTrigger } from '../triggers/end-trigger.js';
@@ -15,7 +15,10 @@ import {
   findTrigger,
   markPlanningDone,
   startTrigger,
+  type TriggerRecord,
 } from '../triggers/triggers.repository.js';
+import { insertWaves, listWaves, markWavePlanned } from '../triggers/trigger-waves.repository.js';
+import { findWaves } from './local-time-waves.js';
 
 type Range = { batchNo: number; after: string | null; upto: string | null };
 
@@ -57,31 +60,35 @@ function createPlan(clock: Clock, notices: NoticeOutbox, batchUsers: number) {
       await startTrigger(db, triggerId, deps.clock.now());
     } else return;
 
-    const record = (ranges: Range[], cursor: string | null, done: boolean) =>
-      db.transaction().execute(async (trx) => {
-        await addBatches(trx, triggerId, ranges, cursor, deps.clock.now());
-        for (const r of ranges)
-          await enqueueJob(
-            trx,
-            'campaign.send-batch',
-            { triggerId, batchNo: r.batchNo },
-            { clock: deps.clock, maxAttempts: BATCH_MAX_ATTEMPTS },
-          );
-        if (done) await markPlanningDone(trx, triggerId);
-      });
-
-    if ('targets' in trigger.audience) {
-      await record(trigger.batchesPlanned === 0 ? [{ batchNo: 0, after: null, upto: null }] : [], null, true);
-    } else {
-      let cursor = trigger.planCursor;
-      let next = trigger.batchesPlanned;
+    /** Plans the audience (of one wave, or the whole trigger) from the trigger's plan cursor; false when canceled. */
+    const planAudience = async (from: TriggerRecord, waveNo: number | null, last: boolean): Promise<boolean> => {
+      const record = (ranges: Range[], cursor: string | null, done: boolean) =>
+        db.transaction().execute(async (trx) => {
+          await addBatches(trx, triggerId, ranges, cursor, deps.clock.now(), waveNo);
+          for (const r of ranges)
+            await enqueueJob(
+              trx,
+              'campaign.send-batch',
+              { triggerId, batchNo: r.batchNo },
+              { clock: deps.clock, maxAttempts: BATCH_MAX_ATTEMPTS },
+            );
+          if (done && waveNo !== null) await markWavePlanned(trx, triggerId, waveNo);
+          if (done && last) await markPlanningDone(trx, triggerId);
+        });
+      if ('targets' in from.audience) {
+        const first = waveNo !== null || from.batchesPlanned === 0;
+        await record(first ? [{ batchNo: from.batchesPlanned, after: null, upto: null }] : [], null, true);
+        return true;
+      }
+      let cursor = from.planCursor;
+      let next = from.batchesPlanned;
       for (let done = false; !done;) {
         if (signal.aborted || stopping.aborted) throw new Error('planning interrupted; it resumes from its cursor');
         // Canceled: plan no more batches (each would only close as canceled).
-        if (await triggerCanceled(db, triggerId)) return;
+        if (await triggerCanceled(db, triggerId)) return false;
         const ranges: Range[] = [];
         while (ranges.length < PLAN_CHUNK) {
-          const end = await rangeEnd(db, trigger.projectId, cursor, batchUsers);
+          const end = await rangeEnd(db, from.projectId, cursor, batchUsers);
           ranges.push({ batchNo: next++, after: cursor, upto: end ?? null });
           if (end === undefined) {
             done = true;
@@ -94,7 +101,48 @@ function createPlan(clock: Clock, notices: NoticeOutbox, batchUsers: number) {
         // would run as one turn of the event loop, ahead of the requests and sends waiting on it.
         await new Promise((resolve) => setImmediate(resolve));
       }
-    }
+      return true;
+    };
+
+    if (trigger.localSchedule) {
+      if (!(await planDueWaves(db, deps.clock, trigger, planAudience))) return;
+    } else if (!(await planAudience(trigger, null, true))) return;
     await endTrigger(notices, db, trigger, (d) => completeTriggerIfDone(d, triggerId, deps.clock.now()));
   };
+}
+
+/**
+ * A local-time trigger (rule `local-time-triggers`): on its first run its audience's zones become
+ * waves; each run plans the waves whose instant has come, then hands the job back (uncounted, still
+ * keyed, so `:cancel` withdraws it) due at the next wave. False when it was canceled.
+ */
+async function planDueWaves(
+  db: Kysely<Database>,
+  clock: Clock,
+  trigger: TriggerRecord,
+  planAudience: (from: TriggerRecord, waveNo: number | null, last: boolean) => Promise<boolean>,
+): Promise<boolean> {
+  let waves = await listWaves(db, trigger.id);
+  if (waves.length === 0) {
+    const found = await findWaves(db, trigger);
+    if (found.length === 0) {
+      await markPlanningDone(db, trigger.id);
+      return true;
+    }
+    await insertWaves(db, trigger.id, found);
+    waves = await listWaves(db, trigger.id);
+  }
+  for (const wave of waves) {
+    if (wave.state === 'planned') continue;
+    if (await triggerCanceled(db, trigger.id)) return false;
+    const now = clock.now();
+    if (wave.at > now)
+      throw new RetryJobError({
+        delayMs: wave.at - now,
+        reason: `wave ${wave.waveNo} is due at ${new Date(wave.at).toISOString()}`,
+      });
+    const current = (await findTrigger(db, trigger.id))!;
+    if (!(await planAudience(current, wave.waveNo, wave === waves[waves.length - 1]))) return false;
+  }
+  return true;
 }

@@ -95,10 +95,17 @@ export function triggerBodyError(errors: readonly SchemaError[]): AppError {
   const deepest = deepestOf(errors);
   if (deepest?.[1][0] === 'schedule') {
     const [error, parts] = deepest;
+    const field = parts[1];
     const problem =
       parts.length === 1 && error.keyword === 'additionalProperties'
         ? unexpected(error)
-        : 'expected {"at": "<RFC 3339 instant>"}';
+        : field === 'in_local_time'
+          ? 'in_local_time: expected true or false'
+          : field === 'missed'
+            ? 'missed: expected one of skip, send_now, next_day'
+            : field === 'fallback_time_zone'
+              ? 'fallback_time_zone: expected an IANA time zone name such as Europe/Paris'
+              : 'expected {"at": "<RFC 3339 instant>"}';
     return new AppError('invalid', 'INVALID_SCHEDULE', `schedule: ${problem}`);
   }
   return new AppError('invalid', INVALID_TRIGGER_BODY, describeTriggerError(errors, 'body', 'body'));
@@ -140,6 +147,8 @@ export function parseTriggerBody(body: unknown): TriggerInput {
   return {
     ...(input.audience !== undefined && { audience: audienceOf(input.audience) }),
     properties: input.properties ?? {},
-    ...(input.schedule !== undefined && { schedule: parseSchedule(input.schedule, 'schedule', 'INVALID_SCHEDULE') }),
+    ...(input.schedule !== undefined && {
+      schedule: parseSchedule(input.schedule, 'schedule', 'INVALID_SCHEDULE', { localTime: true }),
+    }),
   };
 }

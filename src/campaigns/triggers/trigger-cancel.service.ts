@@ -97,6 +97,13 @@ export async function rescheduleCampaignTrigger(
   const now = deps.clock.now();
   checkScheduleWindow(at, now);
   const trigger = await triggerOr404(deps, projectId, campaignId, triggerId);
+  // Its waves follow from the local time; an instant would make it another kind of trigger.
+  if (trigger.localSchedule)
+    throw new AppError(
+      'conflict',
+      'TRIGGER_IN_LOCAL_TIME',
+      `Trigger ${triggerId} sends in each user's local time; cancel it and trigger again to change its time`,
+    );
   const moved = await deps.db.transaction().execute(async (trx) => {
     if (!(await rescheduleTrigger(trx, trigger.id, at, now))) return false;
     // Not pending means a worker holds it right now: it finds the new time and hands the job back.

@@ -1,19 +1,28 @@
 import { AppError } from '../../errors.js';
+import { earliestInstant, parseLocalSchedule, type LocalScheduleInput } from './local-time.js';
 
 /** How far in the past `schedule.at` may be (clock skew, a request that waited in a queue): it then fires at once. */
 export const SCHEDULE_GRACE_MS = 60_000;
 /** How far ahead a trigger may be scheduled. */
 export const SCHEDULE_MAX_AHEAD_MS = 365 * 24 * 60 * 60_000;
 
-/** `schedule` of a trigger body: when it fires, as epoch ms. */
+/**
+ * `schedule` of a trigger body: when it fires, as epoch ms. With `local` (`in_local_time`) `at` is
+ * when the first zone reaches the local time, and each user gets it at that time in their own zone.
+ */
 export interface TriggerSchedule {
   at: number;
+  local?: LocalScheduleInput;
 }
+
+const LOCAL_FIELDS = ['at', 'in_local_time', 'missed', 'fallback_time_zone'];
 
 // RFC 3339 `date-time`: a full date, a time, optional fraction and a required offset. Anchored,
 // fixed-width fields, so matching is a single linear pass.
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 const LOCAL = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?$/;
+// A date-time that ends with an offset, seconds optional (what `in_local_time` refuses, with that reason).
+const WITH_OFFSET = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:[Zz]|[+-]\d{2}(?::?\d{2})?)$/;
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -39,19 +48,38 @@ export function parseInstant(text: string): number | undefined {
 }
 
 /** `schedule` as a trigger body gives it: `{"at": "<RFC 3339 instant>"}`; its shape only (see `checkScheduleWindow`). */
-export function parseSchedule(input: unknown, path: string, code: string): TriggerSchedule {
+export function parseSchedule(
+  input: unknown,
+  path: string,
+  code: string,
+  options: { localTime?: boolean } = {},
+): TriggerSchedule {
   const fail = (problem: string): never => {
     throw new AppError('invalid', code, `${path}${problem}`);
   };
   if (!isObject(input)) return fail(': expected an object {"at": "<RFC 3339 instant>"}');
-  const extra = Object.keys(input).find((k) => k !== 'at');
-  if (extra !== undefined) fail(`: unexpected field "${extra}"`);
+  if (options.localTime && input.in_local_time !== undefined && typeof input.in_local_time !== 'boolean')
+    fail('.in_local_time: expected true or false');
+  if (options.localTime && input.in_local_time === true) {
+    const extraLocal = Object.keys(input).find((k) => !LOCAL_FIELDS.includes(k));
+    if (extraLocal !== undefined) fail(`: unexpected field "${extraLocal}"`);
+    const local = parseLocalSchedule(input, fail, (text) => WITH_OFFSET.test(text));
+    return { at: earliestInstant(local), local };
+  }
+  const allowed = options.localTime ? ['at', 'in_local_time'] : ['at'];
+  const extra = Object.keys(input).find((k) => !allowed.includes(k));
+  if (extra !== undefined)
+    fail(
+      options.localTime && LOCAL_FIELDS.includes(extra)
+        ? `.${extra}: only with "in_local_time": true`
+        : `: unexpected field "${extra}"`,
+    );
   if (typeof input.at !== 'string') return fail('.at: expected an RFC 3339 instant such as 2026-12-24T09:00:00Z');
   const at = input.at.length <= 64 ? parseInstant(input.at) : undefined;
   if (at === undefined)
     fail(
       LOCAL.test(input.at)
-        ? '.at: a time without an offset is ambiguous; give Z or ±hh:mm (e.g. 2026-12-24T09:00:00+01:00)'
+        ? `.at: a time without an offset is ambiguous; give Z or ±hh:mm (e.g. 2026-12-24T09:00:00+01:00)${options.localTime ? ', or "in_local_time": true to send at that time in each user\'s time zone' : ''}`
         : '.at: expected an RFC 3339 instant such as 2026-12-24T09:00:00Z',
     );
   return { at: at! };

@@ -4,6 +4,7 @@ import { getCampaign } from '../campaigns.service.js';
 import { decodeCursor, encodeCursor, parseLimit } from '../../lib/pagination.js';
 import { addCounters, emptyCounters, type TriggerCounters } from './trigger-counters.js';
 import { ledgerPage } from './trigger-deliveries.repository.js';
+import { localTimeStatus, type LocalTimeStatus } from './local-time-status.js';
 import { batchCounters, findCampaignTrigger, listCampaignTriggers, type TriggerRecord } from './triggers.repository.js';
 
 /** The trigger, or a 404 naming the campaign when it is missing and else the trigger. */
@@ -34,6 +35,7 @@ function summary(t: TriggerRecord) {
     // Users created up to this instant are the audience; segment and conditions are read when each batch sends.
     audience_evaluated_at: iso(t.snapshotAt)!,
     ...(t.error !== null && { error: t.error }),
+    ...(t.scheduleId !== null && { schedule_id: t.scheduleId, occurrence_at: iso(t.occurrenceAt)! }),
   };
 }
 
@@ -41,7 +43,7 @@ export type TriggerSummary = ReturnType<typeof summary>;
 export type TriggerStatus = TriggerSummary & {
   counters: TriggerCounters;
   progress: { batches_planned: number; batches_finished: number; planning_done: boolean };
-};
+} & Partial<LocalTimeStatus>;
 
 /**
  * Rule `trigger-status`: the trigger's state and counters. Counters grow as batches close (each one range of about
@@ -68,15 +70,16 @@ export async function getTriggerStatus(
       batches_finished: trigger.batchesFinished,
       planning_done: trigger.planningDone,
     },
+    ...(trigger.localSchedule && (await localTimeStatus(db, trigger, batches))),
   };
 }
 
-/** A campaign's triggers, newest first, with their state (counters: see the single-trigger view). */
+/** A campaign's triggers, newest first, with their state (counters: see the single-trigger view); `state: 'scheduled'` keeps those waiting for their `at`. */
 export async function listTriggers(
   db: Db,
   projectId: string,
   campaignId: string,
-  query: { limit?: string | undefined; cursor?: string | undefined },
+  query: { limit?: string | undefined; cursor?: string | undefined; state?: 'scheduled' | undefined },
 ) {
   await getCampaign(db, projectId, campaignId);
   const limit = parseLimit(query.limit);
@@ -87,6 +90,7 @@ export async function listTriggers(
     campaignId,
     limit + 1,
     after && { createdAt: after[0] as number, id: after[1] as string },
+    query.state === 'scheduled',
   );
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];

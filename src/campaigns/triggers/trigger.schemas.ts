@@ -47,6 +47,17 @@ export const TriggerSummarySchema = Type.Object({
   error: Type.Optional(
     Type.String({ description: 'Why it failed or was canceled (`canceled by request`, `campaign is paused`)' }),
   ),
+  schedule_id: Type.Optional(
+    Type.String({
+      description: 'Only on a trigger a recurring schedule created: that schedule (rule `recurring-schedules`)',
+    }),
+  ),
+  occurrence_at: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: 'Only on a trigger a recurring schedule created: the occurrence (the cron fire) it was created for',
+    }),
+  ),
 });
 
 /** What a finished trigger looks like (the document's example). */
@@ -63,12 +74,48 @@ export const triggerExample = {
   audience_evaluated_at: '2026-01-15T09:30:00.000Z',
 };
 
+/** A local-time trigger's schedule as it was stored (the project's settings as they stood then). */
+export const LocalScheduleStatusSchema = Type.Object(
+  {
+    at: Type.String({ description: 'The local date-time, `2026-12-24T09:00:00`' }),
+    in_local_time: Type.Literal(true),
+    missed: Type.Union([Type.Literal('skip'), Type.Literal('send_now'), Type.Literal('next_day')]),
+    fallback_time_zone: Type.Union([Type.String(), Type.Null()]),
+    time_zone_property: Type.String({ description: "The user property read as the user's zone" }),
+    default_time_zone: Type.String({ description: 'The zone of users without a valid one and no fallback_time_zone' }),
+  },
+  { description: 'Only for a trigger with `schedule.in_local_time`' },
+);
+
+/** One wave of a local-time trigger: the users whose zones reach the local time at one instant. */
+export const TriggerWaveSchema = Type.Object({
+  wave: Count,
+  at: Type.String({ format: 'date-time', description: 'When it sends' }),
+  utc_offset: Type.Union([Type.String(), Type.Null()], {
+    description: 'The offset of its zones at `at` (`+05:30`); null for a wave of missed users sent at once',
+  }),
+  zones: Type.Array(Type.String(), { description: 'The zones of its users when the trigger started' }),
+  missed: Type.Union([Type.Literal('send_now'), Type.Literal('next_day'), Type.Null()], {
+    description: 'Set for a wave of users whose local time had passed when the trigger was created',
+  }),
+  planned: Count,
+  sent: Count,
+  state: Type.Union([Type.Literal('pending'), Type.Literal('sending'), Type.Literal('done')]),
+});
+
 export const TriggerStatusSchema = Type.Composite(
   [
     TriggerSummarySchema,
     Type.Object({
       counters: TriggerCountersSchema,
       progress: Type.Object({ batches_planned: Count, batches_finished: Count, planning_done: Type.Boolean() }),
+      schedule: Type.Optional(LocalScheduleStatusSchema),
+      waves: Type.Optional(
+        Type.Array(TriggerWaveSchema, {
+          description:
+            "A local-time trigger's waves, earliest first, once it has started (`planned`: users assigned then; `sent`: accepted sends of its closed batches)",
+        }),
+      ),
     }),
   ],
   {
@@ -161,6 +208,44 @@ export const ScheduleSchema = Type.Object(
   },
 );
 
+/** `schedule` of a trigger body: an instant, or a local time sent in each user's zone (rule `local-time-triggers`). */
+export const TriggerScheduleSchema = Type.Object(
+  {
+    at: Type.String({
+      description:
+        'RFC 3339 instant with an offset (Z or ±hh:mm); at most 60 s in the past (then it fires at once) and at most a year ahead. With `in_local_time`, a local date-time without an offset (`2026-12-24T09:00`, seconds optional)',
+    }),
+    in_local_time: Type.Optional(
+      Type.Boolean({
+        description:
+          "Send to each user when it is `at` in the user's time zone (the user property `time_zone` unless the project names another; else `fallback_time_zone`, else the project's default zone, UTC unless set). Delivery starts when the first zone (UTC+14) reaches `at` and ends about 26 hours later",
+      }),
+    ),
+    missed: Type.Optional(
+      Type.Union([Type.Literal('skip'), Type.Literal('send_now'), Type.Literal('next_day')], {
+        description:
+          'With `in_local_time`: users whose local `at` had already passed when the trigger was created are skipped (default), sent at once, or sent the next day at that time',
+      }),
+    ),
+    fallback_time_zone: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "With `in_local_time`: the IANA zone of users whose zone property is missing or not a valid zone (else the project's default zone)",
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Send later: the trigger stays `scheduled` until `at`, then fans out as usual. Its audience and conditions are evaluated when it fires (with `in_local_time`, when each wave fires).',
+    examples: [
+      { at: '2026-12-24T09:00:00+01:00' },
+      { at: '2026-12-24T09:00', in_local_time: true, missed: 'next_day', fallback_time_zone: 'Europe/Paris' },
+    ],
+  },
+);
+
 /** The trigger body (whole body optional: an absent one arrives as `null`). */
 export const TriggerBodySchema = Type.Union(
   [
@@ -168,7 +253,7 @@ export const TriggerBodySchema = Type.Union(
       {
         audience: Type.Optional(AudienceSchema),
         properties: Type.Optional(TriggerPropertiesSchema),
-        schedule: Type.Optional(ScheduleSchema),
+        schedule: Type.Optional(TriggerScheduleSchema),
       },
       { additionalProperties: false },
     ),
@@ -176,6 +261,13 @@ export const TriggerBodySchema = Type.Union(
   ],
   {
     description: "Optional; without `audience` the campaign's default audience is used",
-    examples: [{ audience: { targets: [{ project_user_id: 'user-42' }] }, properties: { order_id: 'A-1001' } }],
+    examples: [
+      { audience: { targets: [{ project_user_id: 'user-42' }] }, properties: { order_id: 'A-1001' } },
+      {
+        audience: { broadcast: true },
+        properties: { code: 'XMAS' },
+        schedule: { at: '2026-12-24T09:00', in_local_time: true, missed: 'skip', fallback_time_zone: 'Europe/Paris' },
+      },
+    ],
   },
 );

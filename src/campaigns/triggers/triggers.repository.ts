@@ -3,8 +3,9 @@ import type { Db, JsonColumn } from '../../db/database.js';
 import { readJson, writeJson } from '../../db/json.js';
 import type { Condition, ResolvedCondition } from '../../conditions/condition-types.js';
 import type { TriggerProperties } from '../../conditions/resolve-trigger-refs.js';
-import type { MessageTemplate } from '../templates/templates.js';
+import type { EventScope, MessageTemplate } from '../templates/templates.js';
 import type { Audience } from './trigger-body.js';
+import type { LocalSchedule } from './local-time.js';
 
 export type TriggerState = 'scheduled' | 'queued' | 'running' | 'completed' | 'failed' | 'canceled';
 export type BatchState = 'queued' | 'done' | 'failed' | 'canceled';
@@ -31,6 +32,11 @@ export interface CampaignTriggersTable {
   ledger_expired_at: number | null;
   /** When a scheduled trigger fires (migration 0023); null for one sent at once. */
   scheduled_at: number | null;
+  /** The recurring schedule whose occurrence created the trigger, and that occurrence's instant (migration 0025); null otherwise. */
+  schedule_id: string | null;
+  occurrence_at: number | null;
+  /** A local-time trigger's schedule (migration 0024); null for any other. */
+  local_schedule: JsonColumn | null;
 }
 
 export interface TriggerBatchesTable {
@@ -41,6 +47,8 @@ export interface TriggerBatchesTable {
   state: BatchState;
   counters: JsonColumn | null;
   updated_at: number;
+  /** The wave of a local-time trigger the batch sends (migration 0024); null for any other trigger. */
+  wave_no: number | null;
 }
 
 declare module '../../db/database.js' {
@@ -57,6 +65,10 @@ export interface TriggerDefinition {
   /** With `trigger.*` already replaced by this trigger's values. */
   audienceConditions: ResolvedCondition | null;
   message: MessageTemplate;
+  /** A send of an event-triggered campaign: the event that started it (`event.*` in templates). */
+  event?: EventScope;
+  /** A send of an event-triggered campaign: its pending send. */
+  pendingSendId?: string;
 }
 
 export interface TriggerRecord {
@@ -78,6 +90,9 @@ export interface TriggerRecord {
   startedAt: number | null;
   finishedAt: number | null;
   scheduledAt: number | null;
+  scheduleId: string | null;
+  occurrenceAt: number | null;
+  localSchedule: LocalSchedule | null;
 }
 
 function rowToTrigger(r: CampaignTriggersTable): TriggerRecord {
@@ -101,6 +116,9 @@ function rowToTrigger(r: CampaignTriggersTable): TriggerRecord {
     startedAt: num(r.started_at),
     finishedAt: num(r.finished_at),
     scheduledAt: num(r.scheduled_at),
+    scheduleId: r.schedule_id,
+    occurrenceAt: num(r.occurrence_at),
+    localSchedule: r.local_schedule === null ? null : readJson<LocalSchedule>(r.local_schedule),
   };
 }
 
@@ -109,7 +127,7 @@ export async function insertTrigger(
   t: Pick<
     TriggerRecord,
     'id' | 'projectId' | 'campaignId' | 'definition' | 'audience' | 'properties' | 'targets' | 'createdAt'
-  > & { scheduledAt?: number },
+  > & { scheduledAt?: number; localSchedule?: LocalSchedule; occurrence?: { scheduleId: string; at: number } },
 ): Promise<void> {
   const scheduledAt = t.scheduledAt ?? null;
   await db
@@ -134,6 +152,9 @@ export async function insertTrigger(
       started_at: null,
       finished_at: null,
       scheduled_at: scheduledAt,
+      schedule_id: t.occurrence?.scheduleId ?? null,
+      occurrence_at: t.occurrence?.at ?? null,
+      local_schedule: t.localSchedule ? writeJson(t.localSchedule) : null,
     })
     .execute();
 }
@@ -159,19 +180,22 @@ export async function findCampaignTrigger(
   return row && rowToTrigger(row);
 }
 
-/** Newest first; `after` is the last row of the previous page. */
-export async function listCampaignTriggers(
+/** Newest first; `after` is the last row of the previous page; `onlyScheduled` keeps those waiting for `at`. */
+export function campaignTriggersQuery(
   db: Db,
   projectId: string,
   campaignId: string,
   limit: number,
   after?: { createdAt: number; id: string },
-): Promise<TriggerRecord[]> {
+  onlyScheduled = false,
+) {
   let query = db
     .selectFrom('campaign_triggers')
     .selectAll()
     .where('project_id', '=', projectId)
     .where('campaign_id', '=', campaignId);
+  // A literal, so the partial index `campaign_triggers_scheduled` (migration 0028) applies.
+  if (onlyScheduled) query = query.where(sql.ref('state'), '=', sql.lit('scheduled'));
   if (after)
     query = query.where((eb) =>
       eb.or([
@@ -179,8 +203,13 @@ export async function listCampaignTriggers(
         eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)]),
       ]),
     );
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
-  return rows.map(rowToTrigger);
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit);
+}
+
+export async function listCampaignTriggers(
+  ...args: Parameters<typeof campaignTriggersQuery>
+): Promise<TriggerRecord[]> {
+  return (await campaignTriggersQuery(...args).execute()).map(rowToTrigger);
 }
 
 export async function startTrigger(db: Db, triggerId: string, now: number): Promise<void> {
@@ -199,6 +228,7 @@ export async function addBatches(
   batches: Array<{ batchNo: number; after: string | null; upto: string | null }>,
   cursor: string | null,
   now: number,
+  waveNo: number | null = null,
 ): Promise<void> {
   if (batches.length === 0) return;
   await db
@@ -212,6 +242,7 @@ export async function addBatches(
         state: 'queued' as const,
         counters: null,
         updated_at: now,
+        wave_no: waveNo,
       })),
     )
     .execute();
@@ -301,15 +332,16 @@ export async function failTrigger(db: Db, triggerId: string, reason: string, now
 export async function batchCounters(
   db: Db,
   triggerId: string,
-): Promise<Array<{ batchNo: number; state: BatchState; counters: unknown }>> {
+): Promise<Array<{ batchNo: number; state: BatchState; counters: unknown; waveNo: number | null }>> {
   const rows = await db
     .selectFrom('trigger_batches')
-    .select(['batch_no', 'state', 'counters'])
+    .select(['batch_no', 'state', 'counters', 'wave_no'])
     .where('trigger_id', '=', triggerId)
     .execute();
   return rows.map((r) => ({
     batchNo: Number(r.batch_no),
     state: r.state,
     counters: r.counters === null ? null : readJson(r.counters),
+    waveNo: r.wave_no === null ? null : Number(r.wave_no),
   }));
 }
