@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { sql } from 'kysely';
+import { sql, type Insertable } from 'kysely';
+import type { Database } from '../src/db/database.js';
 import { createCampaign } from '../src/campaigns/campaigns.service.js';
 import { dueJobRunAt, enqueueDueJob } from '../src/campaigns/event-triggers/due-sends.js';
 import { openDatabase } from '../src/db/connect.js';
@@ -88,9 +89,9 @@ async function main(): Promise<void> {
     const now = Date.now();
     const started = performance.now();
     for (let start = 0; start < SENDS; start += 500) {
-      const users = [];
-      const devices = [];
-      const sends = [];
+      const users: Insertable<Database['users']>[] = [];
+      const devices: Insertable<Database['devices']>[] = [];
+      const sends: Insertable<Database['event_pending_sends']>[] = [];
       for (let i = start; i < Math.min(SENDS, start + 500); i++) {
         const id = randomUUID();
         users.push({
