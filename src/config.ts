@@ -79,6 +79,9 @@ export interface Config {
   /** Live trigger progress streams (SSE) open at once per project, and how often each reads the trigger. */
   readonly triggerStreamsPerProject: number;
   readonly triggerStreamPollMs: number;
+  /** Recurring schedules: the shortest time a cron may leave between two fires, and how late an occurrence may still fire (rule `recurring-schedules`). */
+  readonly scheduleMinIntervalMs: number;
+  readonly scheduleLateLimitMs: number;
 }
 
 /** `VAPID_SUBJECT`: a contact push services can reach (the same rule as a project's own subject). */
@@ -241,6 +244,8 @@ export function loadConfig(env: Env = process.env): Config {
     },
     triggerStreamsPerProject: int('TRIGGER_STREAMS_PER_PROJECT', 10, 1, 10_000),
     triggerStreamPollMs: int('TRIGGER_STREAM_POLL_MS', 1000, 50, 60_000),
+    scheduleMinIntervalMs: int('SCHEDULE_MIN_INTERVAL_MS', 15 * 60_000, 60_000, DAY_MS),
+    scheduleLateLimitMs: int('SCHEDULE_LATE_LIMIT_MS', 3_600_000, 60_000, 7 * DAY_MS),
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);

@@ -11,6 +11,8 @@ import { registerTriggerStreamRoute } from './campaigns/triggers/trigger-stream.
 import { createConfiguredTemplateRenderer, type TemplateRenderer } from './campaigns/templates/render-pool.js';
 import { registerTriggerRoutes } from './campaigns/triggers/trigger.routes.js';
 import { registerTriggerControlRoutes } from './campaigns/triggers/trigger-cancel.routes.js';
+import { registerScheduleRoutes } from './campaigns/schedules/schedules.routes.js';
+import { createScheduleOccurrenceHandler } from './campaigns/schedules/schedule-occurrence.job.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { startCheckpointer, type CheckpointerOptions } from './db/checkpointer.js';
@@ -18,6 +20,8 @@ import { openConfiguredDatabase, type DatabaseHandle } from './db/connect.js';
 import { writeCommitterFor, type WriteCommitter } from './db/group-commit.js';
 import { registerDeviceRoutes } from './devices/devices.routes.js';
 import { registerEventRoutes } from './events/events.routes.js';
+import { createEventTriggerObserver } from './campaigns/event-triggers/event-matching.js';
+import { registerPendingSendRoutes } from './campaigns/event-triggers/pending-sends.routes.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { registerIdentityRoutes } from './identity/identity.routes.js';
 import { createJobRunner, type JobRunner } from './jobs/jobs.js';
@@ -141,15 +145,21 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       retryWindowMs: config.campaignRetryWindowMs,
       ...overrides.fanout,
     }),
+    'campaign.schedule-occurrence': createScheduleOccurrenceHandler({
+      clock,
+      logger,
+      lateLimitMs: config.scheduleLateLimitMs,
+    }),
   }));
   const instrumentedHandlers = onFirstUse(() => instrumentJobHandlers(jobHandlers(), metrics.registry));
 
+  const observeEvents = createEventTriggerObserver({ db, clock });
   const registerRoutes = (app: FastifyInstance): void => {
     const identity = { db, secretBox };
     registerUserProfileRoutes(app, { db });
     registerUserRoutes(app, { db, readDb, clock, writes });
     registerDeviceRoutes(app, { ...identity, clock, writes, outbound });
-    registerEventRoutes(app, { ...identity, clock, writes });
+    registerEventRoutes(app, { ...identity, clock, writes, observeEvents });
     registerPushRoutes(app, { db, clock, push: push() });
     registerPushCredentialRoutes(app, { db, clock, push: push() });
     registerA2aRoutes(app, {
@@ -165,12 +175,15 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       outbound,
       push: push(),
       templates: templates(),
+      observeEvents,
     });
     registerCampaignRoutes(app, { db, readDb, clock });
     registerTriggerRoutes(app, { db, readDb, clock, templates: templates() });
     registerTriggerControlRoutes(app, { db, clock, notices: push().notices });
+    registerScheduleRoutes(app, { db, clock, minIntervalMs: config.scheduleMinIntervalMs });
     registerCampaignInsightRoutes(app, { db, readDb, templates: templates() });
     registerTriggerStreamRoute(app, { db, config });
+    registerPendingSendRoutes(app, { db });
     registerIdentityRoutes(app, { ...identity, clock });
     registerProjectRoutes(app, { db });
     registerWebhookRoutes(app, { db, clock, outbound, secretBox, notices: push().notices });

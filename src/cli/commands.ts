@@ -3,10 +3,12 @@ import { campaignCommands } from './campaign-commands.js';
 import { cliHerald, print, type CliCommand } from './cli-context.js';
 import { identityCommands } from './identity-commands.js';
 import { localTimeCommands } from './local-time-commands.js';
+import { pendingSendCommands } from './pending-send-commands.js';
 import { projectCommands } from './project-commands.js';
 import { pushCommands } from './push-commands.js';
 import { rateLimitCommands } from './rate-limit-commands.js';
 import { retentionCommands } from './retention-commands.js';
+import { scheduleCommands } from './schedule-commands.js';
 import { triggerCommands } from './trigger-commands.js';
 import { usersCommands } from './users-commands.js';
 
@@ -31,7 +33,9 @@ export const commands: Record<string, CliCommand> = {
   ...retentionCommands,
   ...localTimeCommands,
   ...campaignCommands,
+  ...pendingSendCommands,
   ...triggerCommands,
+  ...scheduleCommands,
   ...identityCommands,
   ...usersCommands,
 };

@@ -457,7 +457,7 @@ export interface paths {
         };
         /**
          * A campaign's triggers, newest first
-         * @description One page of the campaign's triggers with their state; pass `next_cursor` as `cursor` for the next page.
+         * @description One page of the campaign's triggers with their state; pass `next_cursor` as `cursor` for the next page. `state=scheduled` lists only those waiting for their `schedule.at`.
          */
         get: operations["listTriggers"];
         put?: never;
@@ -502,6 +502,94 @@ export interface paths {
          * @description Only while the trigger is `scheduled` (409 once it has started or was canceled); `schedule.at` follows the rules of `:trigger`.
          */
         post: operations["rescheduleTrigger"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{campaign_id}/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A campaign's recurring schedules, oldest first
+         * @description One page of schedules; pass `next_cursor` as `cursor` for the next page.
+         */
+        get: operations["listSchedules"];
+        put?: never;
+        /**
+         * Trigger a campaign on a recurring schedule
+         * @description Each occurrence of `cron` in `time_zone` (between `starts_at` and `ends_at`) creates a trigger as `:trigger` would, with the same checks, once per occurrence whatever the number of instances. Checked now: the cron (5 fields, at most one fire per 15 minutes by default), the zone, the bounds, and the audience and properties against the campaign (which must exist and be API-triggered; every trigger property it reads must be given). An occurrence while the campaign is not active is skipped and recorded on the schedule.
+         */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{campaign_id}/schedules/{schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A recurring schedule: its state, next occurrence and last occurrence
+         * @description `last_occurrence` names the trigger the last occurrence created, or why it was skipped (campaign not active, missed while no worker ran).
+         */
+        get: operations["getSchedule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a recurring schedule
+         * @description No occurrence fires any more; the triggers it created stay (they name it). Deleting a campaign deletes its schedules.
+         */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{campaign_id}/schedules/{schedule_id}:pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a recurring schedule
+         * @description No occurrence fires until it is resumed. Pausing a paused schedule answers it again; an ended one is 409.
+         */
+        post: operations["pauseSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{campaign_id}/schedules/{schedule_id}:resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused recurring schedule
+         * @description The next occurrence is the first one after now: occurrences missed while paused are not replayed. Resuming an active schedule answers it again; an ended one (or one with no occurrence left before `ends_at`) is 409.
+         */
+        post: operations["resumeSchedule"];
         delete?: never;
         options?: never;
         head?: never;
@@ -600,6 +688,46 @@ export interface paths {
          * @description Authenticate with the usual headers (read it with fetch and a stream reader; EventSource cannot send them). `event: progress` carries the same JSON as `GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}`, first at once and then whenever it changes; `event: done` carries the final status once the trigger has completed, failed or been canceled, and the stream ends. A comment line every 15 s keeps it open. At most `TRIGGER_STREAMS_PER_PROJECT` streams per project at once (429 beyond). Unknown campaign or trigger: 404 before the stream starts.
          */
         get: operations["streamTrigger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{campaign_id}/pending-sends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An event-triggered campaign's pending sends, newest first, with counts
+         * @description Each matching event makes one pending send, due `delay` after it was received; `state` is pending, fired (its `trigger_id` sends it) or canceled (`reason`). `counts.sent` is the sends accepted by providers for the fired ones.
+         */
+        get: operations["listCampaignPendingSends"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{project_user_id}/pending-sends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's pending sends of event-triggered campaigns, newest first
+         * @description The pending sends the user's events made, in every campaign; `state` filters them.
+         */
+        get: operations["listUserPendingSends"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1276,13 +1404,14 @@ export interface components {
             audience_conditions?: unknown | null;
             /** @description {"broadcast": true} (the whole segment, default) or {"targets": [{project_user_id|device_id|user_id}]} */
             default_audience?: unknown;
-            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope */
+            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
             message: {
                 title?: string;
                 body?: string;
                 image_url?: string;
                 landing_url?: string;
             };
+            event_trigger?: unknown | null;
         };
         /** Campaign */
         Campaign: {
@@ -1293,13 +1422,15 @@ export interface components {
             segment: unknown;
             audience_conditions: unknown;
             default_audience: unknown;
-            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope */
+            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
             message: {
                 title?: string;
                 body?: string;
                 image_url?: string;
                 landing_url?: string;
             };
+            /** @description null, or the event trigger (rule `event-triggered-campaigns`) */
+            event_trigger: unknown;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1315,13 +1446,15 @@ export interface components {
                 segment: unknown;
                 audience_conditions: unknown;
                 default_audience: unknown;
-                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope */
+                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
                 message: {
                     title?: string;
                     body?: string;
                     image_url?: string;
                     landing_url?: string;
                 };
+                /** @description null, or the event trigger (rule `event-triggered-campaigns`) */
+                event_trigger: unknown;
                 /** Format: date-time */
                 created_at: string;
                 /** Format: date-time */
@@ -1338,13 +1471,14 @@ export interface components {
             audience_conditions?: unknown | null;
             /** @description {"broadcast": true} (the whole segment, default) or {"targets": [{project_user_id|device_id|user_id}]} */
             default_audience?: unknown;
-            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope */
+            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
             message?: {
                 title?: string;
                 body?: string;
                 image_url?: string;
                 landing_url?: string;
             };
+            event_trigger?: unknown | null;
         };
         /** TriggerCampaignResponse */
         TriggerCampaignResponse: {
@@ -1381,6 +1515,13 @@ export interface components {
             audience_evaluated_at: string;
             /** @description Why it failed or was canceled (`canceled by request`, `campaign is paused`) */
             error?: string;
+            /** @description Only on a trigger a recurring schedule created: that schedule (rule `recurring-schedules`) */
+            schedule_id?: string;
+            /**
+             * Format: date-time
+             * @description Only on a trigger a recurring schedule created: the occurrence (the cron fire) it was created for
+             */
+            occurrence_at?: string;
             counters: {
                 targets: number;
                 in_segment: number;
@@ -1461,6 +1602,13 @@ export interface components {
                 audience_evaluated_at: string;
                 /** @description Why it failed or was canceled (`canceled by request`, `campaign is paused`) */
                 error?: string;
+                /** @description Only on a trigger a recurring schedule created: that schedule (rule `recurring-schedules`) */
+                schedule_id?: string;
+                /**
+                 * Format: date-time
+                 * @description Only on a trigger a recurring schedule created: the occurrence (the cron fire) it was created for
+                 */
+                occurrence_at?: string;
             }[];
             next_cursor: string | null;
         };
@@ -1490,6 +1638,13 @@ export interface components {
             audience_evaluated_at: string;
             /** @description Why it failed or was canceled (`canceled by request`, `campaign is paused`) */
             error?: string;
+            /** @description Only on a trigger a recurring schedule created: that schedule (rule `recurring-schedules`) */
+            schedule_id?: string;
+            /**
+             * Format: date-time
+             * @description Only on a trigger a recurring schedule created: the occurrence (the cron fire) it was created for
+             */
+            occurrence_at?: string;
             counters: {
                 targets: number;
                 in_segment: number;
@@ -1569,6 +1724,13 @@ export interface components {
             audience_evaluated_at: string;
             /** @description Why it failed or was canceled (`canceled by request`, `campaign is paused`) */
             error?: string;
+            /** @description Only on a trigger a recurring schedule created: that schedule (rule `recurring-schedules`) */
+            schedule_id?: string;
+            /**
+             * Format: date-time
+             * @description Only on a trigger a recurring schedule created: the occurrence (the cron fire) it was created for
+             */
+            occurrence_at?: string;
             counters: {
                 targets: number;
                 in_segment: number;
@@ -1621,6 +1783,138 @@ export interface components {
                 sent: number;
                 state: "pending" | "sending" | "done";
             }[];
+        };
+        /**
+         * CreateRecurringScheduleRequest
+         * @description Without `audience` each occurrence reaches the campaign's default audience as it stands then
+         */
+        CreateRecurringScheduleRequest: {
+            /** @description Five fields, minute hour day-of-month month day-of-week (croner syntax: lists, ranges, steps, `L`, `W`, `#`, names such as MON or JAN), or a nickname such as `@daily`; no seconds field. At most one fire per `SCHEDULE_MIN_INTERVAL_MS` (15 minutes by default). */
+            cron: string;
+            /** @description IANA time zone the cron reads its hours in (`Europe/Paris`); DST follows the zone */
+            time_zone: string;
+            /** @description Each occurrence's wall time (the cron fire in `time_zone`) is sent at that wall time in each user's own time zone; `time_zone` is the fallback for users without one */
+            in_local_time?: boolean;
+            audience?: {
+                /** @enum {boolean} */
+                broadcast: true;
+                targets?: unknown;
+            } | {
+                /** @enum {boolean} */
+                broadcast?: false;
+                targets: ({
+                    project_user_id: string;
+                } | {
+                    device_id: string;
+                } | {
+                    user_id: string;
+                })[];
+            };
+            /** @description Trigger properties for the message template (`{{ trigger.name }}`), at most 256 flat values */
+            properties?: {
+                [key: string]: string | number | boolean;
+            };
+            /** @description RFC 3339 instant; no occurrence before it (inclusive); at most a year ahead */
+            starts_at?: string;
+            /** @description RFC 3339 instant; no occurrence after it (inclusive); after `starts_at` and now */
+            ends_at?: string;
+        };
+        /** RecurringSchedule */
+        RecurringSchedule: {
+            schedule_id: string;
+            campaign_id: string;
+            cron: string;
+            time_zone: string;
+            in_local_time: boolean;
+            /** @description null: the campaign's default audience */
+            audience: ({
+                /** @enum {boolean} */
+                broadcast: true;
+                targets?: unknown;
+            } | {
+                /** @enum {boolean} */
+                broadcast?: false;
+                targets: ({
+                    project_user_id: string;
+                } | {
+                    device_id: string;
+                } | {
+                    user_id: string;
+                })[];
+            }) | null;
+            /** @description Trigger properties for the message template (`{{ trigger.name }}`), at most 256 flat values */
+            properties: {
+                [key: string]: string | number | boolean;
+            };
+            starts_at: string | null;
+            ends_at: string | null;
+            /** @description `ended` once no occurrence is left before `ends_at` (or within a year) */
+            state: "active" | "paused" | "ended";
+            next_occurrence_at: string | null;
+            /** @description Occurrences that created a trigger */
+            occurrences: number;
+            /** @description Occurrences skipped (campaign not active, missed...) */
+            skipped: number;
+            last_occurrence: {
+                /** Format: date-time */
+                at: string;
+                trigger_id: string | null;
+                skipped_reason: string | null;
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** RecurringScheduleList */
+        RecurringScheduleList: {
+            schedules: {
+                schedule_id: string;
+                campaign_id: string;
+                cron: string;
+                time_zone: string;
+                in_local_time: boolean;
+                /** @description null: the campaign's default audience */
+                audience: ({
+                    /** @enum {boolean} */
+                    broadcast: true;
+                    targets?: unknown;
+                } | {
+                    /** @enum {boolean} */
+                    broadcast?: false;
+                    targets: ({
+                        project_user_id: string;
+                    } | {
+                        device_id: string;
+                    } | {
+                        user_id: string;
+                    })[];
+                }) | null;
+                /** @description Trigger properties for the message template (`{{ trigger.name }}`), at most 256 flat values */
+                properties: {
+                    [key: string]: string | number | boolean;
+                };
+                starts_at: string | null;
+                ends_at: string | null;
+                /** @description `ended` once no occurrence is left before `ends_at` (or within a year) */
+                state: "active" | "paused" | "ended";
+                next_occurrence_at: string | null;
+                /** @description Occurrences that created a trigger */
+                occurrences: number;
+                /** @description Occurrences skipped (campaign not active, missed...) */
+                skipped: number;
+                last_occurrence: {
+                    /** Format: date-time */
+                    at: string;
+                    trigger_id: string | null;
+                    skipped_reason: string | null;
+                } | null;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+            }[];
+            next_cursor: string | null;
         };
         /** PreviewCampaignRequest */
         PreviewCampaignRequest: {
@@ -1699,6 +1993,70 @@ export interface components {
                 message_id: string | null;
                 /** Format: date-time */
                 created_at: string;
+            }[];
+            next_cursor: string | null;
+        };
+        /** CampaignPendingSendList */
+        CampaignPendingSendList: {
+            pending_sends: {
+                pending_send_id: string;
+                campaign_id: string;
+                project_user_id: string;
+                event: {
+                    event_id: string;
+                    name: string;
+                    /** Format: date-time */
+                    timestamp: string;
+                    properties: {
+                        [key: string]: unknown;
+                    };
+                };
+                /** Format: date-time */
+                due_at: string;
+                state: "pending" | "fired" | "canceled";
+                /** @description Why it was canceled: cancel_event, campaign_not_active or campaign_changed */
+                reason: string | null;
+                /** @description Once fired, the trigger that sends it (its status and ledger say what was sent or skipped) */
+                trigger_id: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+            }[];
+            next_cursor: string | null;
+            counts: {
+                pending: number;
+                fired: number;
+                canceled: number;
+                sent: number;
+            };
+        };
+        /** UserPendingSendList */
+        UserPendingSendList: {
+            pending_sends: {
+                pending_send_id: string;
+                campaign_id: string;
+                project_user_id: string;
+                event: {
+                    event_id: string;
+                    name: string;
+                    /** Format: date-time */
+                    timestamp: string;
+                    properties: {
+                        [key: string]: unknown;
+                    };
+                };
+                /** Format: date-time */
+                due_at: string;
+                state: "pending" | "fired" | "canceled";
+                /** @description Why it was canceled: cancel_event, campaign_not_active or campaign_changed */
+                reason: string | null;
+                /** @description Once fired, the trigger that sends it (its status and ledger say what was sent or skipped) */
+                trigger_id: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
             }[];
             next_cursor: string | null;
         };
@@ -1788,10 +2146,15 @@ export type SchemaTrigger = components['schemas']['Trigger'];
 export type SchemaTriggerList = components['schemas']['TriggerList'];
 export type SchemaCanceledTrigger = components['schemas']['CanceledTrigger'];
 export type SchemaRescheduledTrigger = components['schemas']['RescheduledTrigger'];
+export type SchemaCreateRecurringScheduleRequest = components['schemas']['CreateRecurringScheduleRequest'];
+export type SchemaRecurringSchedule = components['schemas']['RecurringSchedule'];
+export type SchemaRecurringScheduleList = components['schemas']['RecurringScheduleList'];
 export type SchemaPreviewCampaignRequest = components['schemas']['PreviewCampaignRequest'];
 export type SchemaCampaignPreview = components['schemas']['CampaignPreview'];
 export type SchemaDeliveryAnalytics = components['schemas']['DeliveryAnalytics'];
 export type SchemaTriggerDeliveryList = components['schemas']['TriggerDeliveryList'];
+export type SchemaCampaignPendingSendList = components['schemas']['CampaignPendingSendList'];
+export type SchemaUserPendingSendList = components['schemas']['UserPendingSendList'];
 export type SchemaIdentityVerification = components['schemas']['IdentityVerification'];
 export type SchemaIdentityVerificationEnabled = components['schemas']['IdentityVerificationEnabled'];
 export type SchemaProject = components['schemas']['Project'];
@@ -4423,6 +4786,7 @@ export interface operations {
                      *             "title": "Your order {{ trigger.order_id }} shipped",
                      *             "body": "It arrives on {{ trigger.eta }}."
                      *           },
+                     *           "event_trigger": null,
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:30:00.000Z"
                      *         }
@@ -4528,22 +4892,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "campaign_id": "order-shipped",
-                 *       "name": "Order shipped",
-                 *       "status": "active",
-                 *       "api_triggered": true,
-                 *       "default_audience": {
-                 *         "broadcast": true
-                 *       },
-                 *       "message": {
-                 *         "title": "Your order {{ trigger.order_id }} shipped",
-                 *         "body": "Hi {{ user.first_name | default: \"there\" }}, it arrives on {{ trigger.eta }}.",
-                 *         "landing_url": "https://example.com/orders/{{ trigger.order_id }}"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["CreateCampaignRequest"];
             };
         };
@@ -4569,6 +4917,7 @@ export interface operations {
                      *         "title": "Your order {{ trigger.order_id }} shipped",
                      *         "body": "It arrives on {{ trigger.eta }}."
                      *       },
+                     *       "event_trigger": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -4742,6 +5091,7 @@ export interface operations {
                      *         "title": "Your order {{ trigger.order_id }} shipped",
                      *         "body": "It arrives on {{ trigger.eta }}."
                      *       },
+                     *       "event_trigger": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -4983,6 +5333,7 @@ export interface operations {
                      *         "title": "Your order {{ trigger.order_id }} shipped",
                      *         "body": "It arrives on {{ trigger.eta }}."
                      *       },
+                     *       "event_trigger": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -5427,6 +5778,8 @@ export interface operations {
                 /** @description 1 to 100, default 50 */
                 limit?: string;
                 cursor?: string;
+                /** @description Only the triggers still waiting for their `schedule.at` (the one state filter offered). */
+                state?: "scheduled";
             };
             header?: never;
             path: {
@@ -5882,6 +6235,878 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: {
+                /** @description 1 to 100, default 50 */
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schedules": [
+                     *         {
+                     *           "schedule_id": "0b6f1c9e-5f7e-4c39-9a0e-2f3c1d2e4a5b",
+                     *           "campaign_id": "weekly-digest",
+                     *           "cron": "0 9 * * 1",
+                     *           "time_zone": "Europe/Paris",
+                     *           "in_local_time": false,
+                     *           "audience": {
+                     *             "broadcast": true
+                     *           },
+                     *           "properties": {
+                     *             "digest": "weekly"
+                     *           },
+                     *           "starts_at": null,
+                     *           "ends_at": "2027-06-30T00:00:00.000Z",
+                     *           "state": "active",
+                     *           "next_occurrence_at": "2026-12-07T08:00:00.000Z",
+                     *           "occurrences": 1,
+                     *           "skipped": 0,
+                     *           "last_occurrence": {
+                     *             "at": "2026-11-30T08:00:00.000Z",
+                     *             "trigger_id": "trg_9xK4",
+                     *             "skipped_reason": null
+                     *           },
+                     *           "created_at": "2026-11-28T12:00:00.000Z",
+                     *           "updated_at": "2026-11-30T08:00:00.120Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RecurringScheduleList"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Without `audience` each occurrence reaches the campaign's default audience as it stands then */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "cron": "0 9 * * 1",
+                 *       "time_zone": "Europe/Paris",
+                 *       "audience": {
+                 *         "broadcast": true
+                 *       },
+                 *       "properties": {
+                 *         "digest": "weekly"
+                 *       },
+                 *       "ends_at": "2027-06-30T00:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateRecurringScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schedule_id": "0b6f1c9e-5f7e-4c39-9a0e-2f3c1d2e4a5b",
+                     *       "campaign_id": "weekly-digest",
+                     *       "cron": "0 9 * * 1",
+                     *       "time_zone": "Europe/Paris",
+                     *       "in_local_time": false,
+                     *       "audience": {
+                     *         "broadcast": true
+                     *       },
+                     *       "properties": {
+                     *         "digest": "weekly"
+                     *       },
+                     *       "starts_at": null,
+                     *       "ends_at": "2027-06-30T00:00:00.000Z",
+                     *       "state": "active",
+                     *       "next_occurrence_at": "2026-12-07T08:00:00.000Z",
+                     *       "occurrences": 1,
+                     *       "skipped": 0,
+                     *       "last_occurrence": {
+                     *         "at": "2026-11-30T08:00:00.000Z",
+                     *         "trigger_id": "trg_9xK4",
+                     *         "skipped_reason": null
+                     *       },
+                     *       "created_at": "2026-11-28T12:00:00.000Z",
+                     *       "updated_at": "2026-11-30T08:00:00.120Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RecurringSchedule"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schedule_id": "0b6f1c9e-5f7e-4c39-9a0e-2f3c1d2e4a5b",
+                     *       "campaign_id": "weekly-digest",
+                     *       "cron": "0 9 * * 1",
+                     *       "time_zone": "Europe/Paris",
+                     *       "in_local_time": false,
+                     *       "audience": {
+                     *         "broadcast": true
+                     *       },
+                     *       "properties": {
+                     *         "digest": "weekly"
+                     *       },
+                     *       "starts_at": null,
+                     *       "ends_at": "2027-06-30T00:00:00.000Z",
+                     *       "state": "active",
+                     *       "next_occurrence_at": "2026-12-07T08:00:00.000Z",
+                     *       "occurrences": 1,
+                     *       "skipped": 0,
+                     *       "last_occurrence": {
+                     *         "at": "2026-11-30T08:00:00.000Z",
+                     *         "trigger_id": "trg_9xK4",
+                     *         "skipped_reason": null
+                     *       },
+                     *       "created_at": "2026-11-28T12:00:00.000Z",
+                     *       "updated_at": "2026-11-30T08:00:00.120Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RecurringSchedule"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; the body is an empty JSON object. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {} */
+                    "application/json": components["schemas"]["Empty"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    pauseSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schedule_id": "0b6f1c9e-5f7e-4c39-9a0e-2f3c1d2e4a5b",
+                     *       "campaign_id": "weekly-digest",
+                     *       "cron": "0 9 * * 1",
+                     *       "time_zone": "Europe/Paris",
+                     *       "in_local_time": false,
+                     *       "audience": {
+                     *         "broadcast": true
+                     *       },
+                     *       "properties": {
+                     *         "digest": "weekly"
+                     *       },
+                     *       "starts_at": null,
+                     *       "ends_at": "2027-06-30T00:00:00.000Z",
+                     *       "state": "active",
+                     *       "next_occurrence_at": "2026-12-07T08:00:00.000Z",
+                     *       "occurrences": 1,
+                     *       "skipped": 0,
+                     *       "last_occurrence": {
+                     *         "at": "2026-11-30T08:00:00.000Z",
+                     *         "trigger_id": "trg_9xK4",
+                     *         "skipped_reason": null
+                     *       },
+                     *       "created_at": "2026-11-28T12:00:00.000Z",
+                     *       "updated_at": "2026-11-30T08:00:00.120Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RecurringSchedule"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state, or an `Idempotency-Key` reused with another body. */
+            409: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resumeSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "schedule_id": "0b6f1c9e-5f7e-4c39-9a0e-2f3c1d2e4a5b",
+                     *       "campaign_id": "weekly-digest",
+                     *       "cron": "0 9 * * 1",
+                     *       "time_zone": "Europe/Paris",
+                     *       "in_local_time": false,
+                     *       "audience": {
+                     *         "broadcast": true
+                     *       },
+                     *       "properties": {
+                     *         "digest": "weekly"
+                     *       },
+                     *       "starts_at": null,
+                     *       "ends_at": "2027-06-30T00:00:00.000Z",
+                     *       "state": "active",
+                     *       "next_occurrence_at": "2026-12-07T08:00:00.000Z",
+                     *       "occurrences": 1,
+                     *       "skipped": 0,
+                     *       "last_occurrence": {
+                     *         "at": "2026-11-30T08:00:00.000Z",
+                     *         "trigger_id": "trg_9xK4",
+                     *         "skipped_reason": null
+                     *       },
+                     *       "created_at": "2026-11-28T12:00:00.000Z",
+                     *       "updated_at": "2026-11-30T08:00:00.120Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RecurringSchedule"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state, or an `Idempotency-Key` reused with another body. */
+            409: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6531,6 +7756,286 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": string;
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCampaignPendingSends: {
+        parameters: {
+            query?: {
+                /** @description 1 to 100, default 50 */
+                limit?: string;
+                cursor?: string;
+                state?: "pending" | "fired" | "canceled";
+            };
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "pending_sends": [
+                     *         {
+                     *           "pending_send_id": "0b9f1c52-6c1e-4a53-9a8e-3f7c1d2e4a10",
+                     *           "campaign_id": "cart-reminder",
+                     *           "project_user_id": "user-42",
+                     *           "event": {
+                     *             "event_id": "5b1d6f0e-2f1a-4c3b-8d9e-7a6b5c4d3e2f",
+                     *             "name": "cart_abandoned",
+                     *             "timestamp": "2026-01-15T09:30:00.000Z",
+                     *             "properties": {
+                     *               "items": 3
+                     *             }
+                     *           },
+                     *           "due_at": "2026-01-15T10:30:00.000Z",
+                     *           "state": "pending",
+                     *           "reason": null,
+                     *           "trigger_id": null,
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "updated_at": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "counts": {
+                     *         "pending": 1,
+                     *         "fired": 0,
+                     *         "canceled": 0,
+                     *         "sent": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CampaignPendingSendList"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listUserPendingSends: {
+        parameters: {
+            query?: {
+                /** @description 1 to 100, default 50 */
+                limit?: string;
+                cursor?: string;
+                state?: "pending" | "fired" | "canceled";
+            };
+            header?: never;
+            path: {
+                project_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "pending_sends": [
+                     *         {
+                     *           "pending_send_id": "0b9f1c52-6c1e-4a53-9a8e-3f7c1d2e4a10",
+                     *           "campaign_id": "cart-reminder",
+                     *           "project_user_id": "user-42",
+                     *           "event": {
+                     *             "event_id": "5b1d6f0e-2f1a-4c3b-8d9e-7a6b5c4d3e2f",
+                     *             "name": "cart_abandoned",
+                     *             "timestamp": "2026-01-15T09:30:00.000Z",
+                     *             "properties": {
+                     *               "items": 3
+                     *             }
+                     *           },
+                     *           "due_at": "2026-01-15T10:30:00.000Z",
+                     *           "state": "pending",
+                     *           "reason": null,
+                     *           "trigger_id": null,
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "updated_at": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserPendingSendList"];
                 };
             };
             /** @description The request is invalid; `error` says why. */

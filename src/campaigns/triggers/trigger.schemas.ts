@@ -47,6 +47,17 @@ export const TriggerSummarySchema = Type.Object({
   error: Type.Optional(
     Type.String({ description: 'Why it failed or was canceled (`canceled by request`, `campaign is paused`)' }),
   ),
+  schedule_id: Type.Optional(
+    Type.String({
+      description: 'Only on a trigger a recurring schedule created: that schedule (rule `recurring-schedules`)',
+    }),
+  ),
+  occurrence_at: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: 'Only on a trigger a recurring schedule created: the occurrence (the cron fire) it was created for',
+    }),
+  ),
 });
 
 /** What a finished trigger looks like (the document's example). */

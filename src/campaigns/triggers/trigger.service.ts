@@ -111,6 +111,37 @@ export async function triggerCampaign(
   campaignId: string,
   body: unknown,
 ): Promise<{ triggerId: string; campaignId: string }> {
+  const store = await checkTrigger(deps, projectId, campaignId, body);
+  return deps.db.transaction().execute((trx) => store(trx));
+}
+
+/**
+ * The checks of `:trigger` for a body that will be sent later (a recurring schedule's audience and
+ * properties at its creation): everything but whether the campaign is active now.
+ */
+export async function checkTriggerBody(db: Db, projectId: string, campaignId: string, body: unknown): Promise<void> {
+  await prepareTrigger(db, projectId, campaignId, body, { requireActive: false });
+}
+
+/** A recurring schedule's occurrence that creates a trigger (rule `recurring-schedules`): the trigger names it. */
+export interface TriggerOccurrence {
+  scheduleId: string;
+  /** The occurrence's instant; one trigger per (schedule, instant), a unique key of the database. */
+  at: number;
+}
+
+/**
+ * Every check `:trigger` makes, then a function that stores the trigger with its planning job in
+ * the caller's transaction: a recurring schedule's occurrence commits it with the schedule's next
+ * occurrence, so one trigger per occurrence is as durable as the schedule itself.
+ */
+export async function checkTrigger(
+  deps: Pick<TriggerDeps, 'db' | 'clock'>,
+  projectId: string,
+  campaignId: string,
+  body: unknown,
+  occurrence?: TriggerOccurrence,
+): Promise<(trx: Db, triggerId?: string) => Promise<{ triggerId: string; campaignId: string }>> {
   const prepared = await prepareTrigger(deps.db, projectId, campaignId, body, { requireActive: true });
   const now = deps.clock.now();
   const local = prepared.schedule?.local;
@@ -121,8 +152,7 @@ export async function triggerCampaign(
     at = checkLocalWindow(local, now);
     localSchedule = storedLocalSchedule(local, await projectLocalTime(deps.db, projectId));
   } else if (at !== undefined) checkScheduleWindow(at, now);
-  const triggerId = newId();
-  await deps.db.transaction().execute(async (trx) => {
+  return async (trx, triggerId = newId()) => {
     await insertTrigger(trx, {
       id: triggerId,
       projectId,
@@ -133,6 +163,7 @@ export async function triggerCampaign(
       targets: 'targets' in prepared.audience ? prepared.audience.targets.length : 0,
       createdAt: now,
       ...(at !== undefined && { scheduledAt: at }),
+      ...(occurrence && { occurrence }),
       ...(localSchedule && { localSchedule }),
     });
     await enqueueJob(
@@ -141,8 +172,8 @@ export async function triggerCampaign(
       { triggerId },
       at === undefined ? { clock: deps.clock } : { clock: deps.clock, runAt: at, jobKey: planJobKey(triggerId) },
     );
-  });
-  return { triggerId, campaignId };
+    return { triggerId, campaignId };
+  };
 }
 
 export interface DryRunTarget {

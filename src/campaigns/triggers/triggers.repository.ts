@@ -3,7 +3,7 @@ import type { Db, JsonColumn } from '../../db/database.js';
 import { readJson, writeJson } from '../../db/json.js';
 import type { Condition, ResolvedCondition } from '../../conditions/condition-types.js';
 import type { TriggerProperties } from '../../conditions/resolve-trigger-refs.js';
-import type { MessageTemplate } from '../templates/templates.js';
+import type { EventScope, MessageTemplate } from '../templates/templates.js';
 import type { Audience } from './trigger-body.js';
 import type { LocalSchedule } from './local-time.js';
 
@@ -32,6 +32,9 @@ export interface CampaignTriggersTable {
   ledger_expired_at: number | null;
   /** When a scheduled trigger fires (migration 0023); null for one sent at once. */
   scheduled_at: number | null;
+  /** The recurring schedule whose occurrence created the trigger, and that occurrence's instant (migration 0025); null otherwise. */
+  schedule_id: string | null;
+  occurrence_at: number | null;
   /** A local-time trigger's schedule (migration 0024); null for any other. */
   local_schedule: JsonColumn | null;
 }
@@ -62,6 +65,10 @@ export interface TriggerDefinition {
   /** With `trigger.*` already replaced by this trigger's values. */
   audienceConditions: ResolvedCondition | null;
   message: MessageTemplate;
+  /** A send of an event-triggered campaign: the event that started it (`event.*` in templates). */
+  event?: EventScope;
+  /** A send of an event-triggered campaign: its pending send. */
+  pendingSendId?: string;
 }
 
 export interface TriggerRecord {
@@ -83,6 +90,8 @@ export interface TriggerRecord {
   startedAt: number | null;
   finishedAt: number | null;
   scheduledAt: number | null;
+  scheduleId: string | null;
+  occurrenceAt: number | null;
   localSchedule: LocalSchedule | null;
 }
 
@@ -107,6 +116,8 @@ function rowToTrigger(r: CampaignTriggersTable): TriggerRecord {
     startedAt: num(r.started_at),
     finishedAt: num(r.finished_at),
     scheduledAt: num(r.scheduled_at),
+    scheduleId: r.schedule_id,
+    occurrenceAt: num(r.occurrence_at),
     localSchedule: r.local_schedule === null ? null : readJson<LocalSchedule>(r.local_schedule),
   };
 }
@@ -116,7 +127,7 @@ export async function insertTrigger(
   t: Pick<
     TriggerRecord,
     'id' | 'projectId' | 'campaignId' | 'definition' | 'audience' | 'properties' | 'targets' | 'createdAt'
-  > & { scheduledAt?: number; localSchedule?: LocalSchedule },
+  > & { scheduledAt?: number; localSchedule?: LocalSchedule; occurrence?: { scheduleId: string; at: number } },
 ): Promise<void> {
   const scheduledAt = t.scheduledAt ?? null;
   await db
@@ -141,6 +152,8 @@ export async function insertTrigger(
       started_at: null,
       finished_at: null,
       scheduled_at: scheduledAt,
+      schedule_id: t.occurrence?.scheduleId ?? null,
+      occurrence_at: t.occurrence?.at ?? null,
       local_schedule: t.localSchedule ? writeJson(t.localSchedule) : null,
     })
     .execute();
@@ -167,19 +180,22 @@ export async function findCampaignTrigger(
   return row && rowToTrigger(row);
 }
 
-/** Newest first; `after` is the last row of the previous page. */
-export async function listCampaignTriggers(
+/** Newest first; `after` is the last row of the previous page; `onlyScheduled` keeps those waiting for `at`. */
+export function campaignTriggersQuery(
   db: Db,
   projectId: string,
   campaignId: string,
   limit: number,
   after?: { createdAt: number; id: string },
-): Promise<TriggerRecord[]> {
+  onlyScheduled = false,
+) {
   let query = db
     .selectFrom('campaign_triggers')
     .selectAll()
     .where('project_id', '=', projectId)
     .where('campaign_id', '=', campaignId);
+  // A literal, so the partial index `campaign_triggers_scheduled` (migration 0028) applies.
+  if (onlyScheduled) query = query.where(sql.ref('state'), '=', sql.lit('scheduled'));
   if (after)
     query = query.where((eb) =>
       eb.or([
@@ -187,8 +203,13 @@ export async function listCampaignTriggers(
         eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)]),
       ]),
     );
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
-  return rows.map(rowToTrigger);
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit);
+}
+
+export async function listCampaignTriggers(
+  ...args: Parameters<typeof campaignTriggersQuery>
+): Promise<TriggerRecord[]> {
+  return (await campaignTriggersQuery(...args).execute()).map(rowToTrigger);
 }
 
 export async function startTrigger(db: Db, triggerId: string, now: number): Promise<void> {
