@@ -457,7 +457,7 @@ export interface paths {
         };
         /**
          * A campaign's triggers, newest first
-         * @description One page of the campaign's triggers with their state; pass `next_cursor` as `cursor` for the next page.
+         * @description One page of the campaign's triggers with their state; pass `next_cursor` as `cursor` for the next page. `state=scheduled` lists only those waiting for their `schedule.at`.
          */
         get: operations["listTriggers"];
         put?: never;
@@ -5778,6 +5778,8 @@ export interface operations {
                 /** @description 1 to 100, default 50 */
                 limit?: string;
                 cursor?: string;
+                /** @description Only the triggers still waiting for their `schedule.at` (the one state filter offered). */
+                state?: "scheduled";
             };
             header?: never;
             path: {
