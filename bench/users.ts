@@ -108,10 +108,19 @@ async function main(): Promise<void> {
       headers: { 'x-service-project-id': herald.projectId, 'x-service-api-key': herald.publicKey },
       body: DEVICE_BODY,
     };
+    // With --before, the ref's device registration runs in the same rounds too, so a change to it shows.
+    const beforeDeviceTarget = before && {
+      ...deviceTarget,
+      name: `Herald before (${ref.sha}) device registration`,
+      procs: before.procs,
+      urls: before.urls('/api/v1/devices'),
+      headers: { 'x-service-project-id': before.projectId, 'x-service-api-key': before.publicKey },
+    };
     const order = [
       baseline,
       ...(floorTarget ? [floorTarget] : []),
       ...(beforeTarget ? [beforeTarget] : []),
+      ...(beforeDeviceTarget ? [beforeDeviceTarget] : []),
       deviceTarget,
       target,
     ];
@@ -133,13 +142,21 @@ async function main(): Promise<void> {
         const beforeSamples = samplesOf(beforeTarget);
         const vs = paired(beforeSamples, heraldSamples);
         const vsHello = paired(helloSamples, beforeSamples);
+        const beforeDevices = samplesOf(beforeDeviceTarget!);
+        const devicesVs = paired(beforeDevices, deviceSamples);
+        const beforeDeviceVsUser = paired(beforeSamples, beforeDevices);
         return [
           '',
           `Before/after in this run: Herald at \`${ref.sha}\` (${ref.subject.slice(0, 120)}) against this checkout, alternated with the hello.`,
           '',
-          markdownTable(SAMPLE_HEADERS, [sampleRows(beforeTarget.name, beforeSamples)]),
+          markdownTable(SAMPLE_HEADERS, [
+            sampleRows(beforeTarget.name, beforeSamples),
+            sampleRows(beforeDeviceTarget!.name, beforeDevices),
+          ]),
           '',
-          `After / before: **${fixed(vs.ratio)} in req/s**, **${fixed(vs.cpuRatio)} in CPU per request** (before µs ÷ after µs; above 1 = cheaper now); before / hello: ${fixed(vsHello.ratio)} in req/s, ${fixed(vsHello.cpuRatio)} in CPU per request.`,
+          `Create-user after / before: **${fixed(vs.ratio)} in req/s**, **${fixed(vs.cpuRatio)} in CPU per request** (before µs ÷ after µs; above 1 = cheaper now); before / hello: ${fixed(vsHello.ratio)} in req/s, ${fixed(vsHello.cpuRatio)} in CPU per request.`,
+          '',
+          `Device registration after / before: **${fixed(devicesVs.ratio)} in req/s**, **${fixed(devicesVs.cpuRatio)} in CPU per request**; before, registration / create-user: ${fixed(beforeDeviceVsUser.ratio)} in req/s (per round ${beforeDeviceVsUser.ratios.map((r) => fixed(r)).join(', ')}), ${fixed(beforeDeviceVsUser.cpuRatio)} in CPU per request.`,
         ].join('\n');
       })();
     const floorRun = floorTarget && {

@@ -20,6 +20,8 @@ import { openConfiguredDatabase, type DatabaseHandle } from './db/connect.js';
 import { writeCommitterFor, type WriteCommitter } from './db/group-commit.js';
 import { registerDeviceRoutes } from './devices/devices.routes.js';
 import { registerEventRoutes } from './events/events.routes.js';
+import { createEventTriggerObserver } from './campaigns/event-triggers/event-matching.js';
+import { registerPendingSendRoutes } from './campaigns/event-triggers/pending-sends.routes.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { registerIdentityRoutes } from './identity/identity.routes.js';
 import { createJobRunner, type JobRunner } from './jobs/jobs.js';
@@ -151,12 +153,13 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
   }));
   const instrumentedHandlers = onFirstUse(() => instrumentJobHandlers(jobHandlers(), metrics.registry));
 
+  const observeEvents = createEventTriggerObserver({ db, clock });
   const registerRoutes = (app: FastifyInstance): void => {
     const identity = { db, secretBox };
     registerUserProfileRoutes(app, { db });
     registerUserRoutes(app, { db, readDb, clock, writes });
     registerDeviceRoutes(app, { ...identity, clock, writes, outbound });
-    registerEventRoutes(app, { ...identity, clock, writes });
+    registerEventRoutes(app, { ...identity, clock, writes, observeEvents });
     registerPushRoutes(app, { db, clock, push: push() });
     registerPushCredentialRoutes(app, { db, clock, push: push() });
     registerA2aRoutes(app, {
@@ -172,6 +175,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       outbound,
       push: push(),
       templates: templates(),
+      observeEvents,
     });
     registerCampaignRoutes(app, { db, readDb, clock });
     registerTriggerRoutes(app, { db, readDb, clock, templates: templates() });
@@ -179,6 +183,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     registerScheduleRoutes(app, { db, clock, minIntervalMs: config.scheduleMinIntervalMs });
     registerCampaignInsightRoutes(app, { db, readDb, templates: templates() });
     registerTriggerStreamRoute(app, { db, config });
+    registerPendingSendRoutes(app, { db });
     registerIdentityRoutes(app, { ...identity, clock });
     registerProjectRoutes(app, { db });
     registerWebhookRoutes(app, { db, clock, outbound, secretBox, notices: push().notices });

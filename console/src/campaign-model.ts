@@ -1,3 +1,13 @@
+interface EventMatcher {
+  event: string;
+  condition?: unknown;
+}
+/** A campaign's `event_trigger` as Herald stores it (`delay`: an ISO 8601 duration or seconds). */
+export interface EventTrigger extends EventMatcher {
+  delay: string | number;
+  cancel_on?: EventMatcher[];
+}
+
 /** A campaign as Herald answers it, shared by the campaign pages and the trigger panel. */
 export interface Campaign {
   campaign_id: string;
@@ -7,6 +17,8 @@ export interface Campaign {
   segment: unknown;
   audience_conditions: unknown;
   default_audience: unknown;
+  /** Set when the campaign also sends on a user's event (null: it does not). */
+  event_trigger?: EventTrigger | null;
   message: { title?: string; body?: string; image_url?: string; landing_url?: string };
   created_at: string;
   updated_at: string;

@@ -27,6 +27,8 @@ interface Props {
   onChange: (value: GroupNode) => void;
   /** Audience conditions may compare with the trigger's properties; segments and user search may not. */
   allowTrigger: boolean;
+  /** Only property conditions (an event trigger's condition tests the event's own properties). */
+  propertiesOnly?: boolean;
 }
 
 /** Builds a condition tree with plain form controls: every control labelled, all reachable by keyboard. */
@@ -38,6 +40,7 @@ export function ConditionBuilder(props: Props) {
       onChange={(node) => props.onChange(node as GroupNode)}
       depth={0}
       allowTrigger={props.allowTrigger}
+      propertiesOnly={props.propertiesOnly ?? false}
     />
   );
 }
@@ -49,6 +52,7 @@ interface NodeProps<T extends ConditionNode> {
   onRemove?: () => void;
   depth: number;
   allowTrigger: boolean;
+  propertiesOnly?: boolean;
 }
 
 function Group(props: NodeProps<GroupNode>) {
@@ -88,6 +92,7 @@ function Group(props: NodeProps<GroupNode>) {
           onRemove: () => removeChild(i),
           depth: props.depth + 1,
           allowTrigger: props.allowTrigger,
+          propertiesOnly: props.propertiesOnly ?? false,
         };
         if (child.kind === 'group') return <Group key={i} {...childProps} node={child} />;
         if (child.kind === 'event') return <EventLeaf key={i} {...childProps} node={child} />;
@@ -97,9 +102,11 @@ function Group(props: NodeProps<GroupNode>) {
         <button type="button" class="secondary" onClick={() => set({ children: [...node.children, newProperty()] })}>
           + Property condition
         </button>
-        <button type="button" class="secondary" onClick={() => set({ children: [...node.children, newEvent()] })}>
-          + Event condition
-        </button>
+        {!props.propertiesOnly && (
+          <button type="button" class="secondary" onClick={() => set({ children: [...node.children, newEvent()] })}>
+            + Event condition
+          </button>
+        )}
         {props.depth < 3 && (
           <button type="button" class="secondary" onClick={() => set({ children: [...node.children, emptyGroup()] })}>
             + Group

@@ -39,6 +39,7 @@ export function ConditionEditor(props: {
   value: ConditionDraft;
   onChange: (draft: ConditionDraft) => void;
   allowTrigger: boolean;
+  propertiesOnly?: boolean;
 }) {
   const [error, setError] = useState<unknown>(null);
   const toggle = () => {
@@ -69,6 +70,7 @@ export function ConditionEditor(props: {
           value={props.value.tree}
           onChange={(tree) => props.onChange({ mode: 'builder', tree })}
           allowTrigger={props.allowTrigger}
+          propertiesOnly={props.propertiesOnly ?? false}
         />
       ) : (
         <>

@@ -4,6 +4,7 @@ import type { Condition } from '../conditions/condition-types.js';
 import type { CampaignStatus } from './campaigns.schemas.js';
 import type { MessageTemplate } from './templates/templates.js';
 import type { Audience } from './triggers/trigger-body.js';
+import type { EventTrigger } from './event-triggers/event-trigger.js';
 
 export interface CampaignsTable {
   project_id: string;
@@ -15,6 +16,8 @@ export interface CampaignsTable {
   audience_conditions: JsonColumn | null;
   default_audience: JsonColumn;
   message: JsonColumn;
+  /** Rule `event-triggered-campaigns` (migration 0026); null when no event triggers the campaign. */
+  event_trigger: JsonColumn | null;
   created_at: number;
   updated_at: number;
 }
@@ -35,6 +38,7 @@ export interface Campaign {
   audienceConditions: Condition | null;
   defaultAudience: Audience;
   message: MessageTemplate;
+  eventTrigger: EventTrigger | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -50,6 +54,7 @@ export function rowToCampaign(row: CampaignsTable): Campaign {
     audienceConditions: row.audience_conditions === null ? null : readJson<Condition | null>(row.audience_conditions),
     defaultAudience: readJson<Audience>(row.default_audience),
     message: readJson<MessageTemplate>(row.message),
+    eventTrigger: row.event_trigger === null ? null : readJson<EventTrigger | null>(row.event_trigger),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -66,6 +71,7 @@ function campaignToRow(c: Campaign): CampaignsTable {
     audience_conditions: c.audienceConditions === null ? null : writeJson(c.audienceConditions),
     default_audience: writeJson(c.defaultAudience),
     message: writeJson(c.message),
+    event_trigger: c.eventTrigger === null ? null : writeJson(c.eventTrigger),
     created_at: c.createdAt,
     updated_at: c.updatedAt,
   };

@@ -23,7 +23,11 @@ export const MessageTemplateSchema = Type.Object(
     image_url: Type.Optional(Template(2048)),
     landing_url: Type.Optional(Template(2048)),
   },
-  { additionalProperties: false, description: 'Liquid templates; `trigger`, `user` and `campaign` are in scope' },
+  {
+    additionalProperties: false,
+    description:
+      'Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign',
+  },
 );
 
 const ConditionSchema = Type.Unknown({
@@ -34,6 +38,19 @@ const AudienceSchema = Type.Unknown({
   description: '{"broadcast": true} (the whole segment, default) or {"targets": [{project_user_id|device_id|user_id}]}',
 });
 
+const EventTriggerSchema = Type.Unknown({
+  description:
+    'Event-triggered campaign: {"event": "<name>", "condition"?: <property conditions over the event\'s properties>, "delay": "PT1H" | <seconds> (0 to 30 days), "cancel_on"?: [{"event", "condition"?}]} (rule `event-triggered-campaigns`)',
+  examples: [
+    {
+      event: 'cart_abandoned',
+      condition: { property: 'total', op: 'gte', value: 20 },
+      delay: 'PT1H',
+      cancel_on: [{ event: 'purchase' }],
+    },
+  ],
+});
+
 const editable = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
   status: CampaignStatus,
@@ -42,6 +59,7 @@ const editable = {
   audience_conditions: Type.Union([ConditionSchema, Type.Null()]),
   default_audience: AudienceSchema,
   message: MessageTemplateSchema,
+  event_trigger: Type.Union([EventTriggerSchema, Type.Null()]),
 };
 
 export const CreateCampaignBody = Type.Object(
@@ -54,6 +72,7 @@ export const CreateCampaignBody = Type.Object(
     audience_conditions: Type.Optional(editable.audience_conditions),
     default_audience: Type.Optional(editable.default_audience),
     message: editable.message,
+    event_trigger: Type.Optional(editable.event_trigger),
   },
   {
     additionalProperties: false,
@@ -70,6 +89,13 @@ export const CreateCampaignBody = Type.Object(
           body: 'Hi {{ user.first_name | default: "there" }}, it arrives on {{ trigger.eta }}.',
           landing_url: 'https://example.com/orders/{{ trigger.order_id }}',
         },
+      },
+      {
+        campaign_id: 'cart-reminder',
+        name: 'Cart reminder',
+        status: 'active',
+        event_trigger: { event: 'cart_abandoned', delay: 'PT1H', cancel_on: [{ event: 'purchase' }] },
+        message: { title: 'Still thinking it over?', body: 'Your {{ event.properties.items }} items are waiting.' },
       },
     ],
   },
@@ -92,6 +118,7 @@ const campaignExample = {
   audience_conditions: null,
   default_audience: { broadcast: true },
   message: { title: 'Your order {{ trigger.order_id }} shipped', body: 'It arrives on {{ trigger.eta }}.' },
+  event_trigger: null,
   created_at: '2026-01-15T09:30:00.000Z',
   updated_at: '2026-01-15T09:30:00.000Z',
 };
@@ -106,6 +133,7 @@ export const CampaignResponse = Type.Object(
     audience_conditions: Type.Unknown(),
     default_audience: Type.Unknown(),
     message: MessageTemplateSchema,
+    event_trigger: Type.Unknown({ description: 'null, or the event trigger (rule `event-triggered-campaigns`)' }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },

@@ -10,6 +10,9 @@ import { validateCondition } from '../conditions/validate-condition.js';
 import { decodeCursor, encodeCursor, parseLimit } from '../lib/pagination.js';
 import { parseMessageTemplate, type MessageTemplate } from './templates/templates.js';
 import { parseAudience } from './triggers/trigger-body.js';
+import { checkEventTriggerCampaign } from './event-triggers/event-trigger-campaign.js';
+import { eventCampaignsChanged } from './event-triggers/event-matching.js';
+import { cancelCampaignPendingSends } from './event-triggers/pending-sends.repository.js';
 
 export type { Campaign } from './campaigns.repository.js';
 type Campaign = repo.Campaign;
@@ -50,7 +53,7 @@ function checkCampaign(campaign: Campaign): Campaign {
   if (campaign.audienceConditions !== null) validateCondition(campaign.audienceConditions, 'audience_conditions');
   checkMessage(campaign.message);
   return {
-    ...campaign,
+    ...checkEventTriggerCampaign(campaign),
     defaultAudience: parseAudience(campaign.defaultAudience, 'default_audience', 'INVALID_DEFAULT_AUDIENCE'),
   };
 }
@@ -68,11 +71,14 @@ export async function createCampaign(db: Db, clock: Clock, projectId: string, in
     audienceConditions: (body.audience_conditions ?? null) as Campaign['audienceConditions'],
     defaultAudience: (body.default_audience ?? { broadcast: true }) as Campaign['defaultAudience'],
     message: body.message,
+    eventTrigger: (body.event_trigger ?? null) as Campaign['eventTrigger'],
     createdAt: now,
     updatedAt: now,
   });
-  if (!(await repo.insertCampaign(db, campaign)))
-    throw new AppError('conflict', 'CAMPAIGN_EXISTS', `Campaign ${campaign.campaignId} already exists`);
+  eventCampaignsChanged();
+  const inserted = await repo.insertCampaign(db, campaign);
+  eventCampaignsChanged();
+  if (!inserted) throw new AppError('conflict', 'CAMPAIGN_EXISTS', `Campaign ${campaign.campaignId} already exists`);
   return campaign;
 }
 
@@ -108,9 +114,18 @@ export async function updateCampaign(
         defaultAudience: patch.default_audience as Campaign['defaultAudience'],
       }),
       ...(patch.message !== undefined && { message: patch.message }),
+      ...(patch.event_trigger !== undefined && { eventTrigger: patch.event_trigger as Campaign['eventTrigger'] }),
       updatedAt: clock.now(),
     });
+    eventCampaignsChanged();
     if (!(await repo.updateCampaign(trx, next))) throw notFound(campaignId);
+    eventCampaignsChanged();
+    // Rule `event-triggered-campaigns`: a campaign no longer active, or no longer triggered by that
+    // event, sends none of its pending sends (reactivating it does not bring them back).
+    if (next.status !== 'active')
+      await cancelCampaignPendingSends(trx, projectId, campaignId, 'campaign_not_active', next.updatedAt);
+    else if (current.eventTrigger !== null && next.eventTrigger?.event !== current.eventTrigger.event)
+      await cancelCampaignPendingSends(trx, projectId, campaignId, 'campaign_changed', next.updatedAt);
     return next;
   });
 }
@@ -125,9 +140,12 @@ export function setCampaignStatus(
   return updateCampaign(db, clock, projectId, campaignId, { status });
 }
 
-/** Deletes the campaign with its triggers and their delivery ledger; `false` when it did not exist. */
-export function deleteCampaign(db: Db, projectId: string, campaignId: string): Promise<boolean> {
-  return repo.deleteCampaign(db, projectId, campaignId);
+/** Deletes the campaign with its triggers, their delivery ledger and its pending sends; `false` when it did not exist. */
+export async function deleteCampaign(db: Db, projectId: string, campaignId: string): Promise<boolean> {
+  eventCampaignsChanged();
+  const deleted = await repo.deleteCampaign(db, projectId, campaignId);
+  eventCampaignsChanged();
+  return deleted;
 }
 
 export async function listCampaigns(
@@ -160,6 +178,7 @@ export function campaignToWire(c: Campaign) {
     audience_conditions: c.audienceConditions,
     default_audience: c.defaultAudience,
     message: c.message,
+    event_trigger: c.eventTrigger,
     created_at: new Date(c.createdAt).toISOString(),
     updated_at: new Date(c.updatedAt).toISOString(),
   };

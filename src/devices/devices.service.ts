@@ -123,13 +123,20 @@ export async function writeDevice(
   let createdAt = row.created_at;
   if (options.newDeviceId) await registration.insertNewDevice(db, row);
   else createdAt = Number((await registration.upsertDevice(db, row))[0]!.created_at);
-  return deviceRowToDevice({
-    ...row,
-    created_at: createdAt,
+  // Built from what was written (no row read back); the keys are still parsed, as from a stored row.
+  return {
+    deviceId,
+    projectUserId: input.project_user_id,
+    userId,
+    platform: input.platform,
+    provider,
+    pushAddress: address,
+    webPushKeys: keys === null ? null : readJson(keys),
     status: 'active',
-    disabled_reason: null,
-    project_user_id: input.project_user_id,
-  });
+    disabledReason: null,
+    createdAt,
+    updatedAt: now,
+  };
 }
 
 /**
@@ -246,13 +253,15 @@ export function disableDevice(
 }
 
 export function deviceToResponse(device: Device) {
+  const updatedAt = new Date(device.updatedAt).toISOString();
   return {
     device_id: device.deviceId,
     project_user_id: device.projectUserId,
     platform: device.platform,
     provider: device.provider,
     status: device.status,
-    created_at: new Date(device.createdAt).toISOString(),
-    updated_at: new Date(device.updatedAt).toISOString(),
+    // A new device's two times are one instant: formatted once (a first registration is a hot path).
+    created_at: device.createdAt === device.updatedAt ? updatedAt : new Date(device.createdAt).toISOString(),
+    updated_at: updatedAt,
   };
 }

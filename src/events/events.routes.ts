@@ -56,6 +56,8 @@ export interface EventRouteDeps extends IdentityDeps {
   clock: Clock;
   /** Events share commits on the embedded database. */
   writes: WriteCommitter;
+  /** Event-triggered campaigns: runs in the transaction that stores the events. */
+  observeEvents?: events.EventObserver;
 }
 
 export function registerEventRoutes(fastify: FastifyInstance, deps: EventRouteDeps): void {
@@ -89,7 +91,9 @@ export function registerEventRoutes(fastify: FastifyInstance, deps: EventRouteDe
         list.map((e) => e.project_user_id),
       );
       // Checked before the work joins a shared commit, so a bad event never rolls back the others'.
-      const stored = await deps.writes.run(events.eventsToStore(deps.clock, request.auth!.projectId, list));
+      const stored = await deps.writes.run(
+        events.eventsToStore(deps.clock, request.auth!.projectId, list, deps.observeEvents),
+      );
       const tracked = stored.map((e) => ({
         event_id: e.eventId,
         project_user_id: e.projectUserId,

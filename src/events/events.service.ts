@@ -14,6 +14,19 @@ export interface TrackedEvent {
   timestamp: number;
 }
 
+/** An event as stored, for the features that react to events (event-triggered campaigns). */
+export interface StoredEvent extends TrackedEvent {
+  userId: string;
+  properties: Record<string, unknown>;
+  receivedAt: number;
+}
+
+/**
+ * Runs in the transaction that stores the events, after them, so what it writes commits with them
+ * (all or none): event-triggered campaigns give it from above (src/herald.ts), events stay below them.
+ */
+export type EventObserver = (db: Db, projectId: string, events: StoredEvent[]) => Promise<void>;
+
 /** How far ahead of the server clock an event's timestamp may lie (client clocks drift). */
 const MAX_FUTURE_SKEW_MS = 24 * 60 * 60 * 1000;
 const EARLIEST_TIMESTAMP = Date.UTC(2000, 0, 1);
@@ -80,6 +93,7 @@ export function eventsToStore(
   clock: Clock,
   projectId: string,
   events: EventInput[],
+  observe?: EventObserver,
 ): (db: Db) => Promise<TrackedEvent[]> {
   const now = clock.now();
   events.forEach(assertValidEvent);
@@ -101,12 +115,17 @@ export function eventsToStore(
       received_at: now,
     }));
     await repo.insertEvents(db, rows);
-    return rows.map((r, i) => ({
+    const stored = rows.map((r, i): StoredEvent => ({
       eventId: r.id,
       projectUserId: events[i]!.project_user_id,
       name: r.name,
       timestamp: r.timestamp,
+      userId: r.user_id,
+      properties: events[i]!.properties ?? {},
+      receivedAt: now,
     }));
+    if (observe) await observe(db, projectId, stored);
+    return stored;
   };
 }
 
@@ -116,8 +135,9 @@ export async function trackEvents(
   clock: Clock,
   projectId: string,
   events: EventInput[],
+  observe?: EventObserver,
 ): Promise<TrackedEvent[]> {
-  const store = eventsToStore(clock, projectId, events);
+  const store = eventsToStore(clock, projectId, events, observe);
   return db.isTransaction ? store(db) : db.transaction().execute(store);
 }
 

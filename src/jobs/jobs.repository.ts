@@ -157,6 +157,17 @@ export async function insertJob(db: Db, job: NewJob, tries = 3): Promise<{ id: s
   return { id: existing.id, inserted: false };
 }
 
+/** Whether an unfinished (pending or running) job holds `jobKey`: one read of the partial unique index. */
+export async function unfinishedJobKeyExists(db: Db, jobKey: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('job_key', '=', jobKey)
+    .where(UNFINISHED)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function findJob(db: Db, id: string): Promise<Job | undefined> {
   const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
   return row ? rowToJob(row) : undefined;

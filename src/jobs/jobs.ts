@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
-import { findJob, insertJob, moveKeyedJob, withdrawKeyedJob } from './jobs.repository.js';
+import { findJob, insertJob, moveKeyedJob, unfinishedJobKeyExists, withdrawKeyedJob } from './jobs.repository.js';
 import { notifyJobsEnqueued } from './job-wakeups.js';
 import type { EnqueueOptions, Job, JobKind, JobPayloads } from './job-types.js';
 
@@ -41,6 +41,20 @@ export async function enqueueJob<K extends JobKind>(
   });
   if (result.inserted) await notifyJobsEnqueued(db);
   return result.id;
+}
+
+/**
+ * `enqueueJob` with `jobKey` for a key usually taken already (many writers enqueueing one keyed job):
+ * one read when an unfinished job holds the key, the insert only when none does.
+ */
+export async function ensureKeyedJob<K extends JobKind>(
+  db: Db,
+  kind: K,
+  payload: JobPayloads[K],
+  options: EnqueueOptions & { jobKey: string },
+): Promise<void> {
+  if (await unfinishedJobKeyExists(db, options.jobKey)) return;
+  await enqueueJob(db, kind, payload, options);
 }
 
 export function getJob(db: Db, id: string): Promise<Job | undefined> {

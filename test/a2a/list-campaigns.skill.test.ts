@@ -33,6 +33,27 @@ describe.each(TEST_DIALECTS)('list-campaigns skill on %s', (dialect) => {
       expect(res.statusCode).toBe(200);
     }
     expect((await trigger(ctx(), first, {}, { headers: secret })).statusCode).toBe(200); // sent now: not listed
+    // One active recurring schedule counts; a paused one does not.
+    const daily = await json(
+      ctx(),
+      'POST',
+      `/api/v1/campaigns/${first}/schedules`,
+      { cron: '0 9 * * *', time_zone: 'UTC' },
+      secret,
+    );
+    expect(daily.statusCode, daily.body).toBe(201);
+    const dailyNext = daily.json<{ next_occurrence_at: string }>().next_occurrence_at;
+    const paused = await json(
+      ctx(),
+      'POST',
+      `/api/v1/campaigns/${first}/schedules`,
+      { cron: '0 10 * * *', time_zone: 'UTC' },
+      secret,
+    );
+    const pausedId = paused.json<{ schedule_id: string }>().schedule_id;
+    expect(
+      (await json(ctx(), 'POST', `/api/v1/campaigns/${first}/schedules/${pausedId}:pause`, {}, secret)).statusCode,
+    ).toBe(200);
 
     const task = (await list({}, project.secret_key)).result.task;
     expect(task.status.state).toBe('TASK_STATE_COMPLETED');
@@ -46,6 +67,7 @@ describe.each(TEST_DIALECTS)('list-campaigns skill on %s', (dialect) => {
         status: 'paused',
         deliveryTypes: ['api_triggered'],
         scheduledTriggers: 0,
+        recurringSchedules: 0,
         nextOccurrences: [],
       },
       {
@@ -54,15 +76,17 @@ describe.each(TEST_DIALECTS)('list-campaigns skill on %s', (dialect) => {
         status: 'active',
         deliveryTypes: [],
         scheduledTriggers: 0,
+        recurringSchedules: 0,
         nextOccurrences: [],
       },
       {
         campaignId: first,
         name: 'First',
         status: 'active',
-        deliveryTypes: ['api_triggered', 'scheduled'],
+        deliveryTypes: ['api_triggered', 'scheduled', 'recurring'],
         scheduledTriggers: 2,
-        nextOccurrences: [iso(soon)],
+        recurringSchedules: 1,
+        nextOccurrences: [iso(soon), dailyNext].sort(),
       },
     ]);
 
@@ -92,7 +116,7 @@ describe.each(TEST_DIALECTS)('list-campaigns skill on %s', (dialect) => {
     const after = (await list({ status: 'active' }, project.secret_key)).result.task.artifacts[0].parts[0].data;
     expect(after.campaigns.find((c: Json) => c.campaignId === first)).toMatchObject({
       scheduledTriggers: 1,
-      nextOccurrences: [iso(later)],
+      nextOccurrences: [iso(later), dailyNext].sort(),
     });
   });
 

@@ -3,6 +3,7 @@ import { enc, type Api } from '../api.js';
 import { STATUSES, type Campaign } from '../campaign-model.js';
 import { conditionOf, ConditionEditor, draftOf, type ConditionDraft } from '../condition-editor.js';
 import { ErrorNote, Field, onSubmit, useAction, valueOf } from '../ui.js';
+import { eventTriggerDraftOf, eventTriggerOf, EventTriggerFields } from './event-trigger-fields.js';
 
 type MessageFields = { title: string; body: string; image_url: string; landing_url: string };
 
@@ -14,6 +15,7 @@ function fieldsOf(c: Campaign | undefined) {
     apiTriggered: c?.api_triggered ?? true,
     segment: draftOf(c?.segment ?? null),
     audience: draftOf(c?.audience_conditions ?? null),
+    eventTrigger: eventTriggerDraftOf(c?.event_trigger),
     message: { title: '', body: '', image_url: '', landing_url: '', ...c?.message },
   };
 }
@@ -39,6 +41,7 @@ export function CampaignForm(props: { api: Api; campaign?: Campaign; onSaved: (c
       api_triggered: fields.apiTriggered,
       segment: conditionOf(fields.segment, 'Segment'),
       audience_conditions: conditionOf(fields.audience, 'Audience conditions'),
+      event_trigger: eventTriggerOf(fields.eventTrigger),
       message: Object.fromEntries(Object.entries(fields.message).filter(([, v]) => v !== '')),
     };
     const result = c
@@ -131,6 +134,7 @@ export function CampaignForm(props: { api: Api; campaign?: Campaign; onSaved: (c
         onChange={(d: ConditionDraft) => set('audience', d)}
         allowTrigger={true}
       />
+      <EventTriggerFields value={fields.eventTrigger} onChange={(d) => set('eventTrigger', d)} />
       <div class="row">
         <button type="submit" disabled={save.busy}>
           {c ? 'Save changes' : 'Create campaign'}

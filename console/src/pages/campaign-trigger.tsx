@@ -2,9 +2,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { enc, type Api } from '../api.js';
 import { AUDIENCE_HINTS, canTrigger, describeAudience, type Campaign } from '../campaign-model.js';
 import { navigate } from '../router.js';
-import { instantToLocalInput, localInputToInstant } from '../schedule.js';
 import { ConfirmDialog, ErrorNote, Field, formatTime, Link, parseObject, useAction, useLoad, valueOf } from '../ui.js';
 import { DryRunResult, type DryRun } from './dry-run.js';
+import { useWhen } from './trigger-when.js';
 
 interface TriggerSummary {
   trigger_id: string;
@@ -14,27 +14,17 @@ interface TriggerSummary {
 }
 
 type AudienceChoice = 'default' | 'broadcast' | 'targets';
-type WhenChoice = 'now' | 'schedule';
 
 /** Dry run (audience size, nothing sent) and trigger, after a confirmation that says whom it reaches. */
 export function TriggerPanel(props: { api: Api; campaign: Campaign; properties: string }) {
   const { campaign } = props;
   const [choice, setChoice] = useState<AudienceChoice>('default');
   const [targets, setTargets] = useState('');
-  const [when, setWhen] = useState<WhenChoice>('now');
-  // An hour from now, to the minute: a time that Herald accepts, for the person to move.
-  const [sendAt, setSendAt] = useState(() => instantToLocalInput(new Date(Date.now() + 3_600_000)));
+  const when = useWhen();
   const [dryRun, setDryRun] = useState<DryRun | null>(null);
   const [confirming, setConfirming] = useState(false);
   const base = `/api/v1/campaigns/${enc(campaign.campaign_id)}:trigger`;
   const ids = targets.split(/[\s,]+/).filter(Boolean);
-  const instant = () => localInputToInstant(sendAt);
-  let sendTime = '';
-  try {
-    sendTime = formatTime(instant());
-  } catch {
-    // An empty or partial input: the note below asks for a time, and sending says so too.
-  }
   const audience = () => {
     if (choice === 'targets' && ids.length === 0) throw new Error('Name at least one user id');
     return {
@@ -44,7 +34,10 @@ export function TriggerPanel(props: { api: Api; campaign: Campaign; properties: 
     };
   };
   // A dry run counts the audience as of now; the schedule only goes with the trigger itself.
-  const body = () => (when === 'schedule' ? { ...audience(), schedule: { at: instant() } } : audience());
+  const body = () => {
+    const schedule = when.schedule();
+    return schedule ? { ...audience(), schedule } : audience();
+  };
   // A count answers the input it was made for: any change (or a failed run) takes it away.
   useEffect(() => setDryRun(null), [choice, targets, props.properties, campaign.updated_at]);
   const dry = useAction(async () => {
@@ -56,7 +49,7 @@ export function TriggerPanel(props: { api: Api; campaign: Campaign; properties: 
     navigate(`/campaigns/${enc(campaign.campaign_id)}/triggers/${enc(trigger_id)}`);
   });
   const [inputError, setInputError] = useState<unknown>(null);
-  useEffect(() => setInputError(null), [choice, targets, props.properties, when, sendAt]);
+  useEffect(() => setInputError(null), [choice, targets, props.properties, when.key]);
   const askToSend = () => {
     try {
       body();
@@ -68,6 +61,7 @@ export function TriggerPanel(props: { api: Api; campaign: Campaign; properties: 
     if (!dryRun) dry.run();
   };
   const inactive = !canTrigger(campaign);
+  const scheduled = when.choice !== 'now';
   const audienceWords =
     choice === 'default'
       ? describeAudience(campaign.default_audience)
@@ -118,64 +112,26 @@ export function TriggerPanel(props: { api: Api; campaign: Campaign; properties: 
           </Field>
         )}
       </fieldset>
-      <fieldset>
-        <legend>When</legend>
-        <div class="choice-row">
-          <label class="check">
-            <input type="radio" name="when" value="now" checked={when === 'now'} onChange={() => setWhen('now')} />
-            Send now
-          </label>
-          <label class="check">
-            <input
-              type="radio"
-              name="when"
-              value="schedule"
-              checked={when === 'schedule'}
-              onChange={() => setWhen('schedule')}
-            />
-            Schedule
-          </label>
-        </div>
-        {when === 'schedule' && (
-          <Field id="trigger-at" label="Send at (your local time)">
-            <input
-              id="trigger-at"
-              type="datetime-local"
-              value={sendAt}
-              aria-describedby="trigger-at-time"
-              onInput={(e) => setSendAt(valueOf(e))}
-            />
-            <small class="hint" id="trigger-at-time" data-testid="send-time">
-              {sendTime ? (
-                <>
-                  Sends at {sendTime} (<code class="nowrap">{instant()}</code>); until then it can be canceled.
-                </>
-              ) : (
-                'Choose a date and time to send.'
-              )}
-            </small>
-          </Field>
-        )}
-      </fieldset>
+      {when.fieldset}
       <div class="row">
         <button type="button" class="secondary" disabled={dry.busy} onClick={() => dry.run()}>
           Dry run
         </button>
         <button type="button" disabled={send.busy || inactive} onClick={askToSend} aria-describedby="trigger-note">
-          {when === 'schedule' ? 'Schedule…' : 'Trigger now…'}
+          {scheduled ? 'Schedule…' : 'Trigger now…'}
         </button>
       </div>
       <p id="trigger-note" class="hint">
         {inactive
           ? 'Only an active, API-triggered campaign can be triggered; a dry run works in any status.'
-          : `A dry run counts the audience and sends nothing. ${when === 'schedule' ? 'Schedule' : 'Trigger now'} asks before it sends.`}
+          : `A dry run counts the audience and sends nothing. ${scheduled ? 'Schedule' : 'Trigger now'} asks before it sends.`}
       </p>
       <ErrorNote error={inputError ?? dry.error ?? send.error} />
       {dryRun && <DryRunResult result={dryRun} />}
       <ConfirmDialog
         open={confirming}
-        title={when === 'schedule' ? `Schedule “${campaign.name}”?` : `Send “${campaign.name}” now?`}
-        confirmLabel={when === 'schedule' ? 'Schedule' : 'Send now'}
+        title={scheduled ? `Schedule “${campaign.name}”?` : `Send “${campaign.name}” now?`}
+        confirmLabel={scheduled ? 'Schedule' : 'Send now'}
         busy={send.busy}
         onCancel={() => setConfirming(false)}
         onConfirm={() => {
@@ -183,9 +139,9 @@ export function TriggerPanel(props: { api: Api; campaign: Campaign; properties: 
           send.run();
         }}
       >
-        {when === 'schedule' ? (
+        {scheduled ? (
           <p>
-            To {audienceWords}, at {sendTime}. Until then the trigger can be canceled on its page; the audience is
+            To {audienceWords}, {when.words}. Until then the trigger can be canceled on its page; the audience is
             counted again when it fires.
           </p>
         ) : (

@@ -5,7 +5,9 @@ import { navigate, useLocation } from '../router.js';
 import { ErrorNote, Field, formatTime, Link, parseObject, useLoad, valueOf } from '../ui.js';
 import { CampaignForm } from './campaign-form.js';
 import { PreviewPanel } from './campaign-preview.js';
+import { SchedulesPanel } from './campaign-schedules.js';
 import { TriggerPanel, TriggersList } from './campaign-trigger.js';
+import { PendingSends } from './pending-sends.js';
 
 export function CampaignsPage(props: { api: Api }) {
   const { query } = useLocation();
@@ -115,6 +117,8 @@ export function CampaignPage(props: { api: Api; id: string }) {
             <TriggerProperties value={properties} onChange={setProperties} />
             <PreviewPanel api={props.api} campaignId={c.campaign_id} version={c.updated_at} properties={properties} />
             <TriggerPanel api={props.api} campaign={c} properties={properties} />
+            <SchedulesPanel api={props.api} campaign={c} properties={properties} />
+            {c.event_trigger && <PendingSends api={props.api} of="campaign" id={c.campaign_id} />}
             <TriggersList api={props.api} campaignId={c.campaign_id} />
           </div>
         </div>

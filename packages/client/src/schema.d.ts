@@ -457,7 +457,7 @@ export interface paths {
         };
         /**
          * A campaign's triggers, newest first
-         * @description One page of the campaign's triggers with their state; pass `next_cursor` as `cursor` for the next page.
+         * @description One page of the campaign's triggers with their state; pass `next_cursor` as `cursor` for the next page. `state=scheduled` lists only those waiting for their `schedule.at`.
          */
         get: operations["listTriggers"];
         put?: never;
@@ -688,6 +688,46 @@ export interface paths {
          * @description Authenticate with the usual headers (read it with fetch and a stream reader; EventSource cannot send them). `event: progress` carries the same JSON as `GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}`, first at once and then whenever it changes; `event: done` carries the final status once the trigger has completed, failed or been canceled, and the stream ends. A comment line every 15 s keeps it open. At most `TRIGGER_STREAMS_PER_PROJECT` streams per project at once (429 beyond). Unknown campaign or trigger: 404 before the stream starts.
          */
         get: operations["streamTrigger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/campaigns/{campaign_id}/pending-sends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An event-triggered campaign's pending sends, newest first, with counts
+         * @description Each matching event makes one pending send, due `delay` after it was received; `state` is pending, fired (its `trigger_id` sends it) or canceled (`reason`). `counts.sent` is the sends accepted by providers for the fired ones.
+         */
+        get: operations["listCampaignPendingSends"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{project_user_id}/pending-sends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's pending sends of event-triggered campaigns, newest first
+         * @description The pending sends the user's events made, in every campaign; `state` filters them.
+         */
+        get: operations["listUserPendingSends"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1364,13 +1404,14 @@ export interface components {
             audience_conditions?: unknown | null;
             /** @description {"broadcast": true} (the whole segment, default) or {"targets": [{project_user_id|device_id|user_id}]} */
             default_audience?: unknown;
-            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope */
+            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
             message: {
                 title?: string;
                 body?: string;
                 image_url?: string;
                 landing_url?: string;
             };
+            event_trigger?: unknown | null;
         };
         /** Campaign */
         Campaign: {
@@ -1381,13 +1422,15 @@ export interface components {
             segment: unknown;
             audience_conditions: unknown;
             default_audience: unknown;
-            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope */
+            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
             message: {
                 title?: string;
                 body?: string;
                 image_url?: string;
                 landing_url?: string;
             };
+            /** @description null, or the event trigger (rule `event-triggered-campaigns`) */
+            event_trigger: unknown;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1403,13 +1446,15 @@ export interface components {
                 segment: unknown;
                 audience_conditions: unknown;
                 default_audience: unknown;
-                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope */
+                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
                 message: {
                     title?: string;
                     body?: string;
                     image_url?: string;
                     landing_url?: string;
                 };
+                /** @description null, or the event trigger (rule `event-triggered-campaigns`) */
+                event_trigger: unknown;
                 /** Format: date-time */
                 created_at: string;
                 /** Format: date-time */
@@ -1426,13 +1471,14 @@ export interface components {
             audience_conditions?: unknown | null;
             /** @description {"broadcast": true} (the whole segment, default) or {"targets": [{project_user_id|device_id|user_id}]} */
             default_audience?: unknown;
-            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope */
+            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
             message?: {
                 title?: string;
                 body?: string;
                 image_url?: string;
                 landing_url?: string;
             };
+            event_trigger?: unknown | null;
         };
         /** TriggerCampaignResponse */
         TriggerCampaignResponse: {
@@ -1950,6 +1996,70 @@ export interface components {
             }[];
             next_cursor: string | null;
         };
+        /** CampaignPendingSendList */
+        CampaignPendingSendList: {
+            pending_sends: {
+                pending_send_id: string;
+                campaign_id: string;
+                project_user_id: string;
+                event: {
+                    event_id: string;
+                    name: string;
+                    /** Format: date-time */
+                    timestamp: string;
+                    properties: {
+                        [key: string]: unknown;
+                    };
+                };
+                /** Format: date-time */
+                due_at: string;
+                state: "pending" | "fired" | "canceled";
+                /** @description Why it was canceled: cancel_event, campaign_not_active or campaign_changed */
+                reason: string | null;
+                /** @description Once fired, the trigger that sends it (its status and ledger say what was sent or skipped) */
+                trigger_id: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+            }[];
+            next_cursor: string | null;
+            counts: {
+                pending: number;
+                fired: number;
+                canceled: number;
+                sent: number;
+            };
+        };
+        /** UserPendingSendList */
+        UserPendingSendList: {
+            pending_sends: {
+                pending_send_id: string;
+                campaign_id: string;
+                project_user_id: string;
+                event: {
+                    event_id: string;
+                    name: string;
+                    /** Format: date-time */
+                    timestamp: string;
+                    properties: {
+                        [key: string]: unknown;
+                    };
+                };
+                /** Format: date-time */
+                due_at: string;
+                state: "pending" | "fired" | "canceled";
+                /** @description Why it was canceled: cancel_event, campaign_not_active or campaign_changed */
+                reason: string | null;
+                /** @description Once fired, the trigger that sends it (its status and ledger say what was sent or skipped) */
+                trigger_id: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+            }[];
+            next_cursor: string | null;
+        };
         /** IdentityVerification */
         IdentityVerification: {
             enabled: boolean;
@@ -2043,6 +2153,8 @@ export type SchemaPreviewCampaignRequest = components['schemas']['PreviewCampaig
 export type SchemaCampaignPreview = components['schemas']['CampaignPreview'];
 export type SchemaDeliveryAnalytics = components['schemas']['DeliveryAnalytics'];
 export type SchemaTriggerDeliveryList = components['schemas']['TriggerDeliveryList'];
+export type SchemaCampaignPendingSendList = components['schemas']['CampaignPendingSendList'];
+export type SchemaUserPendingSendList = components['schemas']['UserPendingSendList'];
 export type SchemaIdentityVerification = components['schemas']['IdentityVerification'];
 export type SchemaIdentityVerificationEnabled = components['schemas']['IdentityVerificationEnabled'];
 export type SchemaProject = components['schemas']['Project'];
@@ -4674,6 +4786,7 @@ export interface operations {
                      *             "title": "Your order {{ trigger.order_id }} shipped",
                      *             "body": "It arrives on {{ trigger.eta }}."
                      *           },
+                     *           "event_trigger": null,
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:30:00.000Z"
                      *         }
@@ -4779,22 +4892,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "campaign_id": "order-shipped",
-                 *       "name": "Order shipped",
-                 *       "status": "active",
-                 *       "api_triggered": true,
-                 *       "default_audience": {
-                 *         "broadcast": true
-                 *       },
-                 *       "message": {
-                 *         "title": "Your order {{ trigger.order_id }} shipped",
-                 *         "body": "Hi {{ user.first_name | default: \"there\" }}, it arrives on {{ trigger.eta }}.",
-                 *         "landing_url": "https://example.com/orders/{{ trigger.order_id }}"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["CreateCampaignRequest"];
             };
         };
@@ -4820,6 +4917,7 @@ export interface operations {
                      *         "title": "Your order {{ trigger.order_id }} shipped",
                      *         "body": "It arrives on {{ trigger.eta }}."
                      *       },
+                     *       "event_trigger": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -4993,6 +5091,7 @@ export interface operations {
                      *         "title": "Your order {{ trigger.order_id }} shipped",
                      *         "body": "It arrives on {{ trigger.eta }}."
                      *       },
+                     *       "event_trigger": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -5234,6 +5333,7 @@ export interface operations {
                      *         "title": "Your order {{ trigger.order_id }} shipped",
                      *         "body": "It arrives on {{ trigger.eta }}."
                      *       },
+                     *       "event_trigger": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -5678,6 +5778,8 @@ export interface operations {
                 /** @description 1 to 100, default 50 */
                 limit?: string;
                 cursor?: string;
+                /** @description Only the triggers still waiting for their `schedule.at` (the one state filter offered). */
+                state?: "scheduled";
             };
             header?: never;
             path: {
@@ -7654,6 +7756,286 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": string;
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCampaignPendingSends: {
+        parameters: {
+            query?: {
+                /** @description 1 to 100, default 50 */
+                limit?: string;
+                cursor?: string;
+                state?: "pending" | "fired" | "canceled";
+            };
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "pending_sends": [
+                     *         {
+                     *           "pending_send_id": "0b9f1c52-6c1e-4a53-9a8e-3f7c1d2e4a10",
+                     *           "campaign_id": "cart-reminder",
+                     *           "project_user_id": "user-42",
+                     *           "event": {
+                     *             "event_id": "5b1d6f0e-2f1a-4c3b-8d9e-7a6b5c4d3e2f",
+                     *             "name": "cart_abandoned",
+                     *             "timestamp": "2026-01-15T09:30:00.000Z",
+                     *             "properties": {
+                     *               "items": 3
+                     *             }
+                     *           },
+                     *           "due_at": "2026-01-15T10:30:00.000Z",
+                     *           "state": "pending",
+                     *           "reason": null,
+                     *           "trigger_id": null,
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "updated_at": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "counts": {
+                     *         "pending": 1,
+                     *         "fired": 0,
+                     *         "canceled": 0,
+                     *         "sent": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CampaignPendingSendList"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listUserPendingSends: {
+        parameters: {
+            query?: {
+                /** @description 1 to 100, default 50 */
+                limit?: string;
+                cursor?: string;
+                state?: "pending" | "fired" | "canceled";
+            };
+            header?: never;
+            path: {
+                project_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "pending_sends": [
+                     *         {
+                     *           "pending_send_id": "0b9f1c52-6c1e-4a53-9a8e-3f7c1d2e4a10",
+                     *           "campaign_id": "cart-reminder",
+                     *           "project_user_id": "user-42",
+                     *           "event": {
+                     *             "event_id": "5b1d6f0e-2f1a-4c3b-8d9e-7a6b5c4d3e2f",
+                     *             "name": "cart_abandoned",
+                     *             "timestamp": "2026-01-15T09:30:00.000Z",
+                     *             "properties": {
+                     *               "items": 3
+                     *             }
+                     *           },
+                     *           "due_at": "2026-01-15T10:30:00.000Z",
+                     *           "state": "pending",
+                     *           "reason": null,
+                     *           "trigger_id": null,
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "updated_at": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserPendingSendList"];
                 };
             };
             /** @description The request is invalid; `error` says why. */

@@ -22,7 +22,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
  * `list-campaigns` {status?, pageSize?, pageToken?} → `campaign-list` {campaigns: [{campaignId, name,
- * status, deliveryTypes, scheduledTriggers, nextOccurrences}], nextPageToken}: what an agent needs to
+ * status, deliveryTypes, scheduledTriggers, recurringSchedules, nextOccurrences}], nextPageToken}: what an agent needs to
  * choose a campaign for `trigger-campaign` or `preview-campaign`, paged as `GET /api/v1/campaigns`
  * (`nextPageToken` is `""` on the last page, as in ListTasks).
  */
@@ -31,7 +31,7 @@ export const listCampaignsSkill = defineSkill<ListCampaignsSkillInput>({
     id: 'list-campaigns',
     name: 'List campaigns',
     description:
-      "Lists the project's campaigns, newest first: id, name, status (active or paused), delivery types (api_triggered, scheduled) and the next instants at which each sends. Pages of pageSize (1 to 100, default 50) with pageToken.",
+      "Lists the project's campaigns, newest first: id, name, status (active or paused), delivery types (api_triggered, scheduled, recurring, event_triggered) and the next instants at which each sends. Pages of pageSize (1 to 100, default 50) with pageToken.",
     tags: ['campaigns'],
     examples: ['{"skill":"list-campaigns"}', '{"skill":"list-campaigns","status":"active","pageSize":20}'],
   },
@@ -55,6 +55,7 @@ export const listCampaignsSkill = defineSkill<ListCampaignsSkillInput>({
       status: o.campaign.status,
       deliveryTypes: o.deliveryTypes,
       scheduledTriggers: o.scheduledTriggers,
+      recurringSchedules: o.recurringSchedules,
       nextOccurrences: o.nextOccurrences.map(iso),
     }));
     return { artifactName: 'campaign-list', data: { campaigns, nextPageToken: page.nextCursor ?? '' } };

@@ -3,6 +3,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { TemplateRenderer } from '../../campaigns/templates/render-pool.js';
 import type { PushRuntime } from '../../push/push-runtime.js';
 import type { JsonObject } from '../model.js';
+import type { EventObserver } from '../../events/events.service.js';
 
 /** The long-lived dependencies of the built-in skills. */
 export interface SkillDeps {
@@ -10,6 +11,8 @@ export interface SkillDeps {
   push: PushRuntime;
   /** Renders campaign messages off the event loop (`preview-campaign`). */
   templates: TemplateRenderer;
+  /** Event-triggered campaigns, run with `track-event`'s events as with REST's (rule `event-triggered-campaigns`). */
+  observeEvents?: EventObserver;
 }
 
 /** What a skill needs to run: its dependencies, the database (or the task's transaction) and the caller's project. */

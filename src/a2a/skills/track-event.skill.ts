@@ -25,14 +25,20 @@ export const trackEventSkill = defineSkill({
   },
   parse: (data, field) => check(data, field),
   async run({ deps, db, projectId }, input) {
-    const [event] = await trackEvents(db, deps.clock, projectId, [
-      {
-        project_user_id: input.projectUserId,
-        name: input.eventName,
-        ...(input.properties ? { properties: input.properties } : {}),
-        ...(input.timestamp !== undefined ? { timestamp: input.timestamp } : {}),
-      },
-    ]);
+    const [event] = await trackEvents(
+      db,
+      deps.clock,
+      projectId,
+      [
+        {
+          project_user_id: input.projectUserId,
+          name: input.eventName,
+          ...(input.properties ? { properties: input.properties } : {}),
+          ...(input.timestamp !== undefined ? { timestamp: input.timestamp } : {}),
+        },
+      ],
+      deps.observeEvents,
+    );
     return {
       artifactName: 'event-result',
       data: {

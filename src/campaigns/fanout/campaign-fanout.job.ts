@@ -22,6 +22,7 @@ import {
 import { waveMember } from './local-time-waves.js';
 import { listWaves, type Wave } from '../triggers/trigger-waves.repository.js';
 import { createPlanHandler } from './campaign-plan.job.js';
+import { createDueSendsHandler } from '../event-triggers/fire-pending-sends.job.js';
 import { findCampaign } from '../campaigns.service.js';
 import type { TemplateRenderer } from '../templates/render-pool.js';
 import { messageReadsUser } from '../templates/template-reads.js';
@@ -48,10 +49,11 @@ import {
 /** The campaign job handlers; `herald.ts` composes them into `herald.jobHandlers`. */
 export function createCampaignJobHandlers(
   deps: FanoutDeps,
-): Pick<JobHandlers, 'campaign.plan' | 'campaign.send-batch'> {
+): Pick<JobHandlers, 'campaign.plan' | 'campaign.send-batch' | 'campaign.event-sends-due'> {
   return {
     'campaign.plan': createPlanHandler({ ...deps, notices: deps.push.notices }),
     'campaign.send-batch': createSendBatchHandler(deps),
+    'campaign.event-sends-due': createDueSendsHandler(deps),
   };
 }
 
@@ -319,6 +321,7 @@ async function sendBatch(
   const sends: DeviceSend[] = [];
   const skipped: TriggerDeliveriesTable[] = [];
   const campaign = { campaign_id: trigger.campaignId, name: trigger.definition.campaignName };
+  const event = trigger.definition.event && { event: trigger.definition.event };
   const data = { herald_campaign_id: trigger.campaignId, herald_trigger_id: trigger.id };
   const refs = { triggerId: trigger.id, campaignId: trigger.campaignId };
   // The whole batch renders in one call to the worker pool; a recipient over a budget fails alone.
@@ -334,11 +337,12 @@ async function sendBatch(
       : await deps.templates.render(
           trigger.definition.message,
           once
-            ? [{ trigger: trigger.properties, user: {}, campaign }]
+            ? [{ trigger: trigger.properties, user: {}, campaign, ...event }]
             : pendingRecipients.map(({ user }) => ({
                 trigger: trigger.properties,
                 user: { ...user.properties, project_user_id: user.projectUserId },
                 campaign,
+                ...event,
               })),
           { projectId: trigger.projectId, triggerId: trigger.id },
         );

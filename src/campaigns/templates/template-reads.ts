@@ -49,3 +49,13 @@ function mentionsUser(variable: Variable): boolean {
   if (typeof root !== 'string' || root === 'user') return true;
   return variable.segments.some((segment) => segment instanceof Variable && mentionsUser(segment));
 }
+
+/** Whether any field reads a variable rooted at `root` by name (`{{ event.name }}`): what save-time checks of a scope ask. */
+export function messageReadsScope(parsed: ParsedMessage, root: string): boolean {
+  for (const templates of Object.values(parsed)) {
+    const { variables } = engine.analyzeSync(templates, { partials: false });
+    for (const list of Object.values(variables))
+      for (const variable of list) if (variable.segments[0] === root) return true;
+  }
+  return false;
+}

@@ -16,11 +16,21 @@ const FIELDS = ['title', 'body', 'image_url', 'landing_url'] as const;
 type Field = (typeof FIELDS)[number];
 export type ParsedMessage = Partial<Record<Field, Template[]>>;
 
-/** What a template sees: `trigger.*`, `user.*` (properties and `project_user_id`) and `campaign.*`. */
+/** What a template sees: `trigger.*`, `user.*` (properties and `project_user_id`), `campaign.*`, and for a send an event started, `event.*`. */
 export interface RenderScope {
   trigger: Record<string, string | number | boolean>;
   user: Record<string, unknown>;
   campaign: { campaign_id: string; name: string };
+  /** Only in a send of an event-triggered campaign (rule `event-triggered-campaigns`). */
+  event?: EventScope;
+}
+
+/** `event.*`: the event that started an event-triggered send. */
+export interface EventScope {
+  name: string;
+  /** RFC 3339. */
+  timestamp: string;
+  properties: Record<string, unknown>;
 }
 
 /** What one recipient's render may spend (per-render budgets; the worker pool adds the hard guards). */

@@ -74,12 +74,12 @@ export async function getTriggerStatus(
   };
 }
 
-/** A campaign's triggers, newest first, with their state (counters: see the single-trigger view). */
+/** A campaign's triggers, newest first, with their state (counters: see the single-trigger view); `state: 'scheduled'` keeps those waiting for their `at`. */
 export async function listTriggers(
   db: Db,
   projectId: string,
   campaignId: string,
-  query: { limit?: string | undefined; cursor?: string | undefined },
+  query: { limit?: string | undefined; cursor?: string | undefined; state?: 'scheduled' | undefined },
 ) {
   await getCampaign(db, projectId, campaignId);
   const limit = parseLimit(query.limit);
@@ -90,6 +90,7 @@ export async function listTriggers(
     campaignId,
     limit + 1,
     after && { createdAt: after[0] as number, id: after[1] as string },
+    query.state === 'scheduled',
   );
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];

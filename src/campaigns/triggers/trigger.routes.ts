@@ -147,11 +147,20 @@ export function registerTriggerRoutes(
         operationId: 'listTriggers',
         summary: "A campaign's triggers, newest first",
         description:
-          "One page of the campaign's triggers with their state; pass `next_cursor` as `cursor` for the next page.",
+          "One page of the campaign's triggers with their state; pass `next_cursor` as `cursor` for the next page. `state=scheduled` lists only those waiting for their `schedule.at`.",
         tags,
         security,
         params: Type.Object({ campaign_id: Type.String() }),
-        querystring: ListQuery,
+        querystring: Type.Composite([
+          ListQuery,
+          Type.Object({
+            state: Type.Optional(
+              Type.Literal('scheduled', {
+                description: 'Only the triggers still waiting for their `schedule.at` (the one state filter offered).',
+              }),
+            ),
+          }),
+        ]),
         response: { 200: TriggerList, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
       },
     },

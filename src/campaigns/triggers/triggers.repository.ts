@@ -3,7 +3,7 @@ import type { Db, JsonColumn } from '../../db/database.js';
 import { readJson, writeJson } from '../../db/json.js';
 import type { Condition, ResolvedCondition } from '../../conditions/condition-types.js';
 import type { TriggerProperties } from '../../conditions/resolve-trigger-refs.js';
-import type { MessageTemplate } from '../templates/templates.js';
+import type { EventScope, MessageTemplate } from '../templates/templates.js';
 import type { Audience } from './trigger-body.js';
 import type { LocalSchedule } from './local-time.js';
 
@@ -65,6 +65,10 @@ export interface TriggerDefinition {
   /** With `trigger.*` already replaced by this trigger's values. */
   audienceConditions: ResolvedCondition | null;
   message: MessageTemplate;
+  /** A send of an event-triggered campaign: the event that started it (`event.*` in templates). */
+  event?: EventScope;
+  /** A send of an event-triggered campaign: its pending send. */
+  pendingSendId?: string;
 }
 
 export interface TriggerRecord {
@@ -176,19 +180,22 @@ export async function findCampaignTrigger(
   return row && rowToTrigger(row);
 }
 
-/** Newest first; `after` is the last row of the previous page. */
-export async function listCampaignTriggers(
+/** Newest first; `after` is the last row of the previous page; `onlyScheduled` keeps those waiting for `at`. */
+export function campaignTriggersQuery(
   db: Db,
   projectId: string,
   campaignId: string,
   limit: number,
   after?: { createdAt: number; id: string },
-): Promise<TriggerRecord[]> {
+  onlyScheduled = false,
+) {
   let query = db
     .selectFrom('campaign_triggers')
     .selectAll()
     .where('project_id', '=', projectId)
     .where('campaign_id', '=', campaignId);
+  // A literal, so the partial index `campaign_triggers_scheduled` (migration 0028) applies.
+  if (onlyScheduled) query = query.where(sql.ref('state'), '=', sql.lit('scheduled'));
   if (after)
     query = query.where((eb) =>
       eb.or([
@@ -196,8 +203,13 @@ export async function listCampaignTriggers(
         eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)]),
       ]),
     );
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
-  return rows.map(rowToTrigger);
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit);
+}
+
+export async function listCampaignTriggers(
+  ...args: Parameters<typeof campaignTriggersQuery>
+): Promise<TriggerRecord[]> {
+  return (await campaignTriggersQuery(...args).execute()).map(rowToTrigger);
 }
 
 export async function startTrigger(db: Db, triggerId: string, now: number): Promise<void> {
