@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/db/database.js';
 import type { Dialect } from '../../src/db/dialect.js';
+import { insertFcmAudience } from '../helpers/bulk-audience.js';
 import { REPO_ROOT } from '../helpers/processes.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
@@ -16,45 +15,6 @@ const AUDIENCE = 20_000;
 const WORKER = path.join(REPO_ROOT, 'test', 'campaigns', 'fixtures', 'campaign-worker.ts');
 /** Sends a worker may have under way unrecorded: job concurrency x send chunk x chunks in flight (the fixture's and the handler's defaults). */
 const IN_FLIGHT_BOUND = 4 * 100 * 2;
-
-/** Users with one FCM device each, written straight into the tables (fast), created a second ago. */
-async function insertAudience(db: Db, projectId: string, n: number): Promise<string[]> {
-  const at = Date.now() - 1000;
-  const tokens: string[] = [];
-  for (let start = 0; start < n; start += 1000) {
-    const users = [];
-    const devices = [];
-    for (let i = start; i < Math.min(n, start + 1000); i++) {
-      const id = randomUUID();
-      const token = `crash${i}x${randomBytes(6).toString('hex')}`;
-      tokens.push(token);
-      users.push({
-        id,
-        project_id: projectId,
-        project_user_id: `bulk-${i}`,
-        properties: '{"plan":"pro"}',
-        created_at: at,
-        updated_at: at,
-      });
-      devices.push({
-        project_id: projectId,
-        device_id: randomUUID(),
-        user_id: id,
-        platform: 'android' as const,
-        provider: 'fcm' as const,
-        push_address: token,
-        push_keys: null,
-        status: 'active' as const,
-        disabled_reason: null,
-        created_at: at,
-        updated_at: at,
-      });
-    }
-    await db.insertInto('users').values(users).execute();
-    await db.insertInto('devices').values(devices).execute();
-  }
-  return tokens;
-}
 
 interface Worker {
   child: ChildProcess;
@@ -119,7 +79,7 @@ function harness(dialect: Dialect) {
     fakes().fcm.recorder.clear();
     const { project, secret } = await ctx().newProject(`crash-${dialect}`);
     await configureProviders(ctx(), secret, fakes());
-    const tokens = await insertAudience(ctx().database.db, project.project_id, AUDIENCE);
+    const tokens = await insertFcmAudience(ctx().database.db, project.project_id, AUDIENCE, { tokenPrefix: 'crash' });
     const campaignId = await createCampaign(
       ctx(),
       {

@@ -1,12 +1,11 @@
-import { randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimDuePendingSends } from '../../src/campaigns/event-triggers/pending-sends.repository.js';
 import { createCampaignJobHandlers } from '../../src/campaigns/fanout/campaign-fanout.job.js';
-import type { Db } from '../../src/db/database.js';
 import { createJobRunner, enqueueJob, type JobRunner } from '../../src/jobs/jobs.js';
 import { claimJobs } from '../../src/jobs/jobs.repository.js';
+import { insertFcmAudience } from '../helpers/bulk-audience.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
@@ -16,42 +15,6 @@ import { json } from './campaign-helpers.js';
 
 type Headers = Record<string, string>;
 const HOUR = 3_600_000;
-
-/** Users with one FCM device each, written straight into the tables (fast). */
-async function insertUsers(db: Db, projectId: string, n: number, at: number): Promise<string[]> {
-  const tokens: string[] = [];
-  const users = [];
-  const devices = [];
-  for (let i = 0; i < n; i++) {
-    const id = randomUUID();
-    const token = `evt${i}x${randomBytes(6).toString('hex')}`;
-    tokens.push(token);
-    users.push({
-      id,
-      project_id: projectId,
-      project_user_id: `b${i}`,
-      properties: '{}',
-      created_at: at,
-      updated_at: at,
-    });
-    devices.push({
-      project_id: projectId,
-      device_id: randomUUID(),
-      user_id: id,
-      platform: 'android' as const,
-      provider: 'fcm' as const,
-      push_address: token,
-      push_keys: null,
-      status: 'active' as const,
-      disabled_reason: null,
-      created_at: at,
-      updated_at: at,
-    });
-  }
-  await db.insertInto('users').values(users).execute();
-  await db.insertInto('devices').values(devices).execute();
-  return tokens;
-}
 
 describe.each(TEST_DIALECTS)('event-triggered sends, exactly once, on %s', (dialect) => {
   const fakes = useFakeProviders();
@@ -89,7 +52,12 @@ describe.each(TEST_DIALECTS)('event-triggered sends, exactly once, on %s', (dial
   async function world(tag: string, users: number, delay: string | number = 'PT1H') {
     const { project, secret } = await ctx().newProject(tag);
     await configureProviders(ctx(), secret, fakes());
-    const tokens = await insertUsers(ctx().database.db, project.project_id, users, clock.now() - 1000);
+    const tokens = await insertFcmAudience(ctx().database.db, project.project_id, users, {
+      tokenPrefix: 'evt',
+      userPrefix: 'b',
+      properties: '{}',
+      at: clock.now() - 1000,
+    });
     const res = await json(
       ctx(),
       'POST',

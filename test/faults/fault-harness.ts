@@ -1,11 +1,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll } from 'vitest';
-import type { Db } from '../../src/db/database.js';
 import type { Dialect } from '../../src/db/dialect.js';
+import { insertFcmAudience } from '../helpers/bulk-audience.js';
 import { REPO_ROOT } from '../helpers/processes.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { configureProviders, pushOverrides, TEST_SECRET_KEY, useFakeProviders } from '../push/push-helpers.js';
@@ -43,45 +42,6 @@ export const recipients = (fallback: number): number => Number(process.env.FAULT
 export interface Worker {
   child: ChildProcess;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/** Users with one FCM device each (tokens carry the stand-in's latency), written straight into the tables. */
-async function insertAudience(db: Db, projectId: string, n: number, latencyMs: number): Promise<string[]> {
-  const at = Date.now() - 1000;
-  const tokens: string[] = [];
-  for (let start = 0; start < n; start += 1000) {
-    const users = [];
-    const devices = [];
-    for (let i = start; i < Math.min(n, start + 1000); i++) {
-      const id = randomUUID();
-      const token = `slow-${latencyMs}-f${i}x${randomBytes(6).toString('hex')}`;
-      tokens.push(token);
-      users.push({
-        id,
-        project_id: projectId,
-        project_user_id: `bulk-${i}`,
-        properties: '{"plan":"pro"}',
-        created_at: at,
-        updated_at: at,
-      });
-      devices.push({
-        project_id: projectId,
-        device_id: randomUUID(),
-        user_id: id,
-        platform: 'android' as const,
-        provider: 'fcm' as const,
-        push_address: token,
-        push_keys: null,
-        status: 'active' as const,
-        disabled_reason: null,
-        created_at: at,
-        updated_at: at,
-      });
-    }
-    await db.insertInto('users').values(users).execute();
-    await db.insertInto('devices').values(devices).execute();
-  }
-  return tokens;
 }
 
 export interface FaultHarnessOptions {
@@ -135,7 +95,9 @@ export function faultHarness(options: FaultHarnessOptions = {}) {
     fakes().fcm.recorder.clear();
     const { project, secret } = await ctx().newProject(`fault-${Date.now()}`);
     await configureProviders(ctx(), secret, fakes());
-    const tokens = await insertAudience(ctx().database.db, project.project_id, n, latencyMs);
+    const tokens = await insertFcmAudience(ctx().database.db, project.project_id, n, {
+      tokenPrefix: `slow-${latencyMs}-f`,
+    });
     const campaignId = await createCampaign(
       ctx(),
       {
