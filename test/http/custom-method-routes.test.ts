@@ -100,10 +100,16 @@ describe.each(TEST_DIALECTS)('exact custom-method routes on %s', (dialect) => {
       expect(operation.operationId).toBe(operationId);
       expect(operation.summary).toEqual(expect.any(String));
       expect(String(operation.description).length).toBeGreaterThan(40);
-      const media = (operation.requestBody as { content: Record<string, { example?: unknown }> }).content[
-        'application/json'
-      ]!;
-      expect(media.example).toEqual(expect.any(Object));
+      const media = (
+        operation.requestBody as {
+          content: Record<string, { example?: unknown; examples?: Record<string, { value: unknown }> }>;
+        }
+      ).content['application/json']!;
+      // One example is `example`; several (a body with more than one use) are named `examples`.
+      const examples =
+        media.example !== undefined ? [media.example] : Object.values(media.examples ?? {}).map((e) => e.value);
+      expect(examples.length, path).toBeGreaterThan(0);
+      for (const example of examples) expect(example).toEqual(expect.any(Object));
     }
     const trigger = doc.paths['/api/v1/campaigns/{campaign_id}:trigger']!.post!;
     expect(trigger.parameters).toEqual(
