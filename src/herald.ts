@@ -22,6 +22,7 @@ import { registerDeviceRoutes } from './devices/devices.routes.js';
 import { registerEventRoutes } from './events/events.routes.js';
 import { createEventTriggerObserver } from './campaigns/event-triggers/event-matching.js';
 import { registerPendingSendRoutes } from './campaigns/event-triggers/pending-sends.routes.js';
+import { registerQuietHoursRoutes } from './campaigns/policies/quiet-hours.routes.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { registerIdentityRoutes } from './identity/identity.routes.js';
 import { createJobRunner, type JobRunner } from './jobs/jobs.js';
@@ -184,6 +185,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     registerCampaignInsightRoutes(app, { db, readDb, templates: templates() });
     registerTriggerStreamRoute(app, { db, config });
     registerPendingSendRoutes(app, { db });
+    registerQuietHoursRoutes(app, { db, clock });
     registerIdentityRoutes(app, { ...identity, clock });
     registerProjectRoutes(app, { db });
     registerWebhookRoutes(app, { db, clock, outbound, secretBox, notices: push().notices });

@@ -5,6 +5,7 @@ import type { CampaignStatus } from './campaigns.schemas.js';
 import type { MessageTemplate } from './templates/templates.js';
 import type { Audience } from './triggers/trigger-body.js';
 import type { EventTrigger } from './event-triggers/event-trigger.js';
+import type { QuietWindow } from './policies/quiet-hours.js';
 
 export interface CampaignsTable {
   project_id: string;
@@ -18,6 +19,10 @@ export interface CampaignsTable {
   message: JsonColumn;
   /** Rule `event-triggered-campaigns` (migration 0026); null when no event triggers the campaign. */
   event_trigger: JsonColumn | null;
+  /** Rule `quiet-hours` (migration 0033): a window, `false` for none, or null for the project's default. */
+  quiet_hours: JsonColumn | null;
+  /** Rule `send-rate-limits` (migration 0034); null when unlimited. */
+  max_sends_per_minute: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -39,6 +44,8 @@ export interface Campaign {
   defaultAudience: Audience;
   message: MessageTemplate;
   eventTrigger: EventTrigger | null;
+  quietHours: QuietWindow | false | null;
+  maxSendsPerMinute: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -55,6 +62,8 @@ export function rowToCampaign(row: CampaignsTable): Campaign {
     defaultAudience: readJson<Audience>(row.default_audience),
     message: readJson<MessageTemplate>(row.message),
     eventTrigger: row.event_trigger === null ? null : readJson<EventTrigger | null>(row.event_trigger),
+    quietHours: row.quiet_hours === null ? null : readJson<QuietWindow | false>(row.quiet_hours),
+    maxSendsPerMinute: row.max_sends_per_minute === null ? null : Number(row.max_sends_per_minute),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -72,6 +81,8 @@ function campaignToRow(c: Campaign): CampaignsTable {
     default_audience: writeJson(c.defaultAudience),
     message: writeJson(c.message),
     event_trigger: c.eventTrigger === null ? null : writeJson(c.eventTrigger),
+    quiet_hours: c.quietHours === null ? null : writeJson(c.quietHours),
+    max_sends_per_minute: c.maxSendsPerMinute,
     created_at: c.createdAt,
     updated_at: c.updatedAt,
   };

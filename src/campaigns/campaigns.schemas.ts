@@ -1,3 +1,4 @@
+import { campaignPolicyFields } from './policies/campaign-policy.schemas.js';
 import { Type, type Static } from '@sinclair/typebox';
 
 /** Campaign ids: given or generated; no `:` (the trigger path ends in `:trigger`) and nothing to escape. */
@@ -60,6 +61,7 @@ const editable = {
   default_audience: AudienceSchema,
   message: MessageTemplateSchema,
   event_trigger: Type.Union([EventTriggerSchema, Type.Null()]),
+  ...campaignPolicyFields,
 };
 
 export const CreateCampaignBody = Type.Object(
@@ -73,6 +75,8 @@ export const CreateCampaignBody = Type.Object(
     default_audience: Type.Optional(editable.default_audience),
     message: editable.message,
     event_trigger: Type.Optional(editable.event_trigger),
+    quiet_hours: Type.Optional(editable.quiet_hours),
+    max_sends_per_minute: Type.Optional(editable.max_sends_per_minute),
   },
   {
     additionalProperties: false,
@@ -97,6 +101,15 @@ export const CreateCampaignBody = Type.Object(
         event_trigger: { event: 'cart_abandoned', delay: 'PT1H', cancel_on: [{ event: 'purchase' }] },
         message: { title: 'Still thinking it over?', body: 'Your {{ event.properties.items }} items are waiting.' },
       },
+      {
+        campaign_id: 'weekly-digest',
+        name: 'Weekly digest',
+        status: 'active',
+        api_triggered: true,
+        quiet_hours: { start: '21:00', end: '08:00' },
+        max_sends_per_minute: 6000,
+        message: { title: 'Your week', body: 'Five new posts from people you follow.' },
+      },
     ],
   },
 );
@@ -119,6 +132,8 @@ const campaignExample = {
   default_audience: { broadcast: true },
   message: { title: 'Your order {{ trigger.order_id }} shipped', body: 'It arrives on {{ trigger.eta }}.' },
   event_trigger: null,
+  quiet_hours: null,
+  max_sends_per_minute: null,
   created_at: '2026-01-15T09:30:00.000Z',
   updated_at: '2026-01-15T09:30:00.000Z',
 };
@@ -134,6 +149,8 @@ export const CampaignResponse = Type.Object(
     default_audience: Type.Unknown(),
     message: MessageTemplateSchema,
     event_trigger: Type.Unknown({ description: 'null, or the event trigger (rule `event-triggered-campaigns`)' }),
+    quiet_hours: editable.quiet_hours,
+    max_sends_per_minute: editable.max_sends_per_minute,
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },

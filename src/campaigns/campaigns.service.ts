@@ -13,6 +13,7 @@ import { parseAudience } from './triggers/trigger-body.js';
 import { checkEventTriggerCampaign } from './event-triggers/event-trigger-campaign.js';
 import { eventCampaignsChanged } from './event-triggers/event-matching.js';
 import { cancelCampaignPendingSends } from './event-triggers/pending-sends.repository.js';
+import { checkQuietHoursField } from './policies/quiet-hours.js';
 
 export type { Campaign } from './campaigns.repository.js';
 type Campaign = repo.Campaign;
@@ -54,6 +55,7 @@ function checkCampaign(campaign: Campaign): Campaign {
   checkMessage(campaign.message);
   return {
     ...checkEventTriggerCampaign(campaign),
+    quietHours: checkQuietHoursField(campaign.quietHours),
     defaultAudience: parseAudience(campaign.defaultAudience, 'default_audience', 'INVALID_DEFAULT_AUDIENCE'),
   };
 }
@@ -72,6 +74,8 @@ export async function createCampaign(db: Db, clock: Clock, projectId: string, in
     defaultAudience: (body.default_audience ?? { broadcast: true }) as Campaign['defaultAudience'],
     message: body.message,
     eventTrigger: (body.event_trigger ?? null) as Campaign['eventTrigger'],
+    quietHours: (body.quiet_hours ?? null) as Campaign['quietHours'],
+    maxSendsPerMinute: body.max_sends_per_minute ?? null,
     createdAt: now,
     updatedAt: now,
   });
@@ -115,6 +119,8 @@ export async function updateCampaign(
       }),
       ...(patch.message !== undefined && { message: patch.message }),
       ...(patch.event_trigger !== undefined && { eventTrigger: patch.event_trigger as Campaign['eventTrigger'] }),
+      ...(patch.quiet_hours !== undefined && { quietHours: patch.quiet_hours as Campaign['quietHours'] }),
+      ...(patch.max_sends_per_minute !== undefined && { maxSendsPerMinute: patch.max_sends_per_minute }),
       updatedAt: clock.now(),
     });
     eventCampaignsChanged();
@@ -179,6 +185,8 @@ export function campaignToWire(c: Campaign) {
     default_audience: c.defaultAudience,
     message: c.message,
     event_trigger: c.eventTrigger,
+    quiet_hours: c.quietHours,
+    max_sends_per_minute: c.maxSendsPerMinute,
     created_at: new Date(c.createdAt).toISOString(),
     updated_at: new Date(c.updatedAt).toISOString(),
   };

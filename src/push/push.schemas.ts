@@ -26,6 +26,12 @@ export const PushNotificationItem = Type.Object(
     body: Type.Optional(Type.String({ maxLength: MAX_BODY_LENGTH })),
     image_url: Type.Optional(Url),
     landing_url: Type.Optional(Url),
+    ignore_quiet_hours: Type.Optional(
+      Type.Boolean({
+        description:
+          'Accepted for clients that set it: a direct send is never held by quiet hours or do-not-disturb windows (rule `quiet-hours`)',
+      }),
+    ),
   },
   { additionalProperties: false, description: 'A non-blank title or body is required' },
 );

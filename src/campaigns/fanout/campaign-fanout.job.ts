@@ -23,6 +23,9 @@ import { waveMember } from './local-time-waves.js';
 import { listWaves, type Wave } from '../triggers/trigger-waves.repository.js';
 import { createPlanHandler } from './campaign-plan.job.js';
 import { createDueSendsHandler } from '../event-triggers/fire-pending-sends.job.js';
+import { createHeldSendsHandler } from '../policies/fire-held-sends.job.js';
+import { holdQuietRecipients } from '../policies/quiet-hours-gate.js';
+import { createPacer, type Pacer } from '../policies/send-rate.js';
 import { findCampaign } from '../campaigns.service.js';
 import type { TemplateRenderer } from '../templates/render-pool.js';
 import { messageReadsUser } from '../templates/template-reads.js';
@@ -49,11 +52,15 @@ import {
 /** The campaign job handlers; `herald.ts` composes them into `herald.jobHandlers`. */
 export function createCampaignJobHandlers(
   deps: FanoutDeps,
-): Pick<JobHandlers, 'campaign.plan' | 'campaign.send-batch' | 'campaign.event-sends-due'> {
+): Pick<
+  JobHandlers,
+  'campaign.plan' | 'campaign.send-batch' | 'campaign.event-sends-due' | 'campaign.held-sends-due'
+> {
   return {
     'campaign.plan': createPlanHandler({ ...deps, notices: deps.push.notices }),
     'campaign.send-batch': createSendBatchHandler(deps),
     'campaign.event-sends-due': createDueSendsHandler(deps),
+    'campaign.held-sends-due': createHeldSendsHandler(deps),
   };
 }
 
@@ -73,6 +80,8 @@ export interface FanoutDeps {
   batchUsers?: number;
   /** How long after the trigger sends that failed for a passing reason are retried before they are recorded (default one hour, `CAMPAIGN_RETRY_WINDOW_MS`). */
   retryWindowMs?: number;
+  /** A rate-limited campaign's wait up to this is slept in the send loop; a longer one hands the batch's job back for it (default 2 s). */
+  rateWaitInlineMs?: number;
 }
 
 const DEFAULT_RETRY_WINDOW_MS = 3_600_000;
@@ -195,6 +204,21 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
     }
     const slice = await audienceOf(db, trigger, batch);
     const deviceIds = slice.recipients.flatMap((r) => r.devices.map((d) => d.deviceId));
+    const done = await recordedDevices(db, triggerId, deviceIds);
+    // Rule `quiet-hours` (a critical campaign would pass `bypass: true`).
+    const recipients = await holdQuietRecipients(db, deps.clock, {
+      trigger,
+      campaign,
+      recipients: slice.recipients,
+      done,
+      counters: slice.counters,
+      bypass: false,
+    });
+    const pacer = createPacer(db, deps.clock, campaign, {
+      chunk: deps.sendChunk ?? 100,
+      inlineWaitMs: deps.rateWaitInlineMs ?? 2000,
+      signal: helpers.signal,
+    });
     const ended = await sendBatch(
       deps,
       helpers,
@@ -203,8 +227,9 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
       trigger,
       batchNo,
       prepare(db, trigger),
-      slice.recipients,
-      await recordedDevices(db, triggerId, deviceIds),
+      recipients,
+      done,
+      pacer,
     );
     await close(db, trigger, batchNo, ended, await batchTotals(db, triggerId, batchNo, slice.counters));
   };
@@ -292,6 +317,7 @@ async function sendBatch(
   prepared: Prepared,
   recipients: Recipient[],
   done: Set<string>,
+  pacer: Pacer | undefined,
 ): Promise<'done' | 'canceled'> {
   const { db } = helpers;
   const now = deps.clock.now();
@@ -392,7 +418,9 @@ async function sendBatch(
   // recorded. At the shutdown deadline or a lost lease (`signal`) the sends under way are cut short too.
   let broken = false; // one loop failed (the database is out): the others start nothing new either
   let canceled = false; // the trigger was canceled: what went out stays recorded, nothing more is sent
-  const stop = () => canceled || broken || helpers.signal.aborted || helpers.stopping.aborted;
+  let paced: number | undefined; // rule `send-rate-limits`: the wait before the campaign may send again
+  const stop = () =>
+    canceled || broken || paced !== undefined || helpers.signal.aborted || helpers.stopping.aborted;
   let next = 0;
   const worker = async () => {
     while (next < sends.length && !stop()) {
@@ -407,7 +435,13 @@ async function sendBatch(
           canceled = true;
           break;
         }
-        const part = sends.slice(next, (next += chunk));
+        const grant = pacer ? await pacer.take(Math.min(chunk, sends.length - next)) : { granted: chunk };
+        if ('waitMs' in grant) {
+          paced = grant.waitMs;
+          break;
+        }
+        if (stop() || next >= sends.length) break;
+        const part = sends.slice(next, (next += grant.granted));
         await sendToDevices(deps.push, db, trigger.projectId, part, {
           deadlineMs: deps.sendDeadlineMs ?? 60_000,
           onOutcome,
@@ -432,6 +466,8 @@ async function sendBatch(
   const failed = loops.find((l): l is PromiseRejectedResult => l.status === 'rejected');
   if (failed) throw failed.reason;
   if (canceled) return 'canceled';
+  if (paced !== undefined)
+    throw new RetryJobError({ delayMs: paced, reason: 'the campaign is at its max_sends_per_minute; the batch goes on then' });
   if (stop()) throw new Error('batch interrupted; unsent devices are sent when it runs again');
   // Retried for the whole window, not a number of attempts: waits grow with the time already spent
   // (so they double), never past the window's end, and provider quota holds are honoured by the sends.

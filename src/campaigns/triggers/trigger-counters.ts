@@ -32,6 +32,8 @@ export interface TriggerCounters {
   failed: number;
   failed_by_status: Record<string, number>;
   tokens_pruned: number;
+  /** Recipients held by quiet hours (rule `quiet-hours`), sent by a later trigger; absent when none. */
+  held?: number;
 }
 
 export const emptyCounters = (): TriggerCounters => ({
@@ -60,6 +62,7 @@ export function addCounters(into: TriggerCounters, from: Partial<TriggerCounters
   into.accepted += from.accepted ?? 0;
   into.failed += from.failed ?? 0;
   into.tokens_pruned += from.tokens_pruned ?? 0;
+  if (from.held) into.held = (into.held ?? 0) + from.held;
   for (const [k, v] of Object.entries(from.skipped ?? {})) bump(into.skipped, k, v);
   for (const [k, v] of Object.entries(from.failed_by_status ?? {})) bump(into.failed_by_status, k, v);
   return into;

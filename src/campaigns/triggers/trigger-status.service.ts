@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { AppError } from '../../errors.js';
-import { getCampaign } from '../campaigns.service.js';
+import { findCampaign, getCampaign } from '../campaigns.service.js';
+import { expectedEndAt } from '../policies/send-rate.js';
 import { decodeCursor, encodeCursor, parseLimit } from '../../lib/pagination.js';
 import { addCounters, emptyCounters, type TriggerCounters } from './trigger-counters.js';
 import { ledgerPage } from './trigger-deliveries.repository.js';
@@ -43,7 +44,14 @@ export type TriggerSummary = ReturnType<typeof summary>;
 export type TriggerStatus = TriggerSummary & {
   counters: TriggerCounters;
   progress: { batches_planned: number; batches_finished: number; planning_done: boolean };
-} & Partial<LocalTimeStatus>;
+} & Partial<LocalTimeStatus> & { expected_end_at?: string };
+
+/** Rule `send-rate-limits`: a rate-limited trigger under way says when it should end. */
+async function rateStatus(db: Db, trigger: TriggerRecord, counters: TriggerCounters) {
+  const campaign = await findCampaign(db, trigger.projectId, trigger.campaignId);
+  const end = await expectedEndAt(db, trigger, campaign, counters);
+  return end === undefined ? {} : { expected_end_at: new Date(end).toISOString() };
+}
 
 /**
  * Rule `trigger-status`: the trigger's state and counters. Counters grow as batches close (each one range of about
@@ -71,6 +79,7 @@ export async function getTriggerStatus(
       planning_done: trigger.planningDone,
     },
     ...(trigger.localSchedule && (await localTimeStatus(db, trigger, batches))),
+    ...(await rateStatus(db, trigger, counters)),
   };
 }
 

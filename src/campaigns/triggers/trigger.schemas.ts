@@ -15,6 +15,9 @@ export const TriggerCountersSchema = Type.Object({
   failed: Count,
   failed_by_status: Type.Record(Type.String(), Count),
   tokens_pruned: Count,
+  held: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'Recipients held by quiet hours, sent when their window ends (rule `quiet-hours`)' }),
+  ),
 });
 
 export const TriggerSummarySchema = Type.Object({
@@ -110,6 +113,13 @@ export const TriggerStatusSchema = Type.Composite(
       counters: TriggerCountersSchema,
       progress: Type.Object({ batches_planned: Count, batches_finished: Count, planning_done: Type.Boolean() }),
       schedule: Type.Optional(LocalScheduleStatusSchema),
+      expected_end_at: Type.Optional(
+        Type.String({
+          format: 'date-time',
+          description:
+            "A rate-limited trigger under way: when it should end at the campaign's `max_sends_per_minute`, an estimate (rule `send-rate-limits`)",
+        }),
+      ),
       waves: Type.Optional(
         Type.Array(TriggerWaveSchema, {
           description:

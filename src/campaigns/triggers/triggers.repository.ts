@@ -69,6 +69,8 @@ export interface TriggerDefinition {
   event?: EventScope;
   /** A send of an event-triggered campaign: its pending send. */
   pendingSendId?: string;
+  /** A send held by quiet hours (rule `quiet-hours`): the trigger that held it. */
+  heldFrom?: string;
 }
 
 export interface TriggerRecord {

@@ -1,0 +1,65 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.js';
+
+export interface CampaignSendRatesTable {
+  project_id: string;
+  campaign_id: string;
+  /** The GCRA's theoretical arrival time, epoch microseconds. */
+  tat_us: number;
+}
+
+declare module '../../db/database.js' {
+  interface Database {
+    campaign_send_rates: CampaignSendRatesTable;
+  }
+}
+
+/** The campaign's pacing instant (epoch µs), creating its row at `initial` the first time. */
+export async function readTat(db: Db, projectId: string, campaignId: string, initial: number): Promise<number> {
+  const row = await db
+    .selectFrom('campaign_send_rates')
+    .select('tat_us')
+    .where('project_id', '=', projectId)
+    .where('campaign_id', '=', campaignId)
+    .executeTakeFirst();
+  if (row) return Number(row.tat_us);
+  await db
+    .insertInto('campaign_send_rates')
+    .values({ project_id: projectId, campaign_id: campaignId, tat_us: initial })
+    .onConflict((oc) => oc.columns(['project_id', 'campaign_id']).doNothing())
+    .execute();
+  return readTat(db, projectId, campaignId, initial);
+}
+
+/** Moves the pacing instant from `from` to `to` only if no one moved it since (compare-and-set); whether it did. */
+export async function advanceTat(db: Db, projectId: string, campaignId: string, from: number, to: number): Promise<boolean> {
+  const result = await db
+    .updateTable('campaign_send_rates')
+    .set({ tat_us: to })
+    .where('project_id', '=', projectId)
+    .where('campaign_id', '=', campaignId)
+    .where('tat_us', '=', from)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** The campaign's pacing instant (epoch µs), if it was ever paced. */
+export async function findTat(db: Db, projectId: string, campaignId: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('campaign_send_rates')
+    .select('tat_us')
+    .where('project_id', '=', projectId)
+    .where('campaign_id', '=', campaignId)
+    .executeTakeFirst();
+  return row && Number(row.tat_us);
+}
+
+/** Outcomes recorded for a trigger so far (over all its batches, open ones included). */
+export async function recordedCount(db: Db, triggerId: string): Promise<number> {
+  const row = await db
+    .selectFrom('trigger_deliveries')
+    .select(sql<number>`count(*)`.as('n'))
+    .where('trigger_id', '=', triggerId)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
