@@ -63,3 +63,32 @@ export async function recordedCount(db: Db, triggerId: string): Promise<number> 
     .executeTakeFirst();
   return Number(row?.n ?? 0);
 }
+
+/** Counted ranges per status read; further open batches are estimated. */
+const COUNTED_BATCHES = 20;
+
+/**
+ * A broadcast's users still ahead: those in the ranges of its open batches (the first
+ * `COUNTED_BATCHES` counted, each about a thousand users; the rest `perBatch` each).
+ */
+export async function openBatchUsers(db: Db, trigger: { id: string; projectId: string; snapshotAt: number }, perBatch: number): Promise<number> {
+  const open = await db
+    .selectFrom('trigger_batches')
+    .select(['after_user_id', 'upto_user_id'])
+    .where('trigger_id', '=', trigger.id)
+    .where('state', '=', 'queued')
+    .orderBy('batch_no')
+    .execute();
+  let users = Math.max(0, open.length - COUNTED_BATCHES) * perBatch;
+  for (const b of open.slice(0, COUNTED_BATCHES)) {
+    let q = db
+      .selectFrom('users')
+      .select(sql<number>`count(*)`.as('n'))
+      .where('project_id', '=', trigger.projectId)
+      .where('created_at', '<=', trigger.snapshotAt);
+    if (b.after_user_id !== null) q = q.where('id', '>', b.after_user_id);
+    if (b.upto_user_id !== null) q = q.where('id', '<=', b.upto_user_id);
+    users += Number((await q.executeTakeFirst())?.n ?? 0);
+  }
+  return users;
+}

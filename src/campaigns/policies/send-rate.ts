@@ -4,7 +4,7 @@ import type { Campaign } from '../campaigns.repository.js';
 import { BATCH_USERS } from '../fanout/campaign-jobs.js';
 import type { TriggerCounters } from '../triggers/trigger-counters.js';
 import type { TriggerRecord } from '../triggers/triggers.repository.js';
-import { advanceTat, findTat, readTat, recordedCount } from './send-rate.repository.js';
+import { advanceTat, findTat, openBatchUsers, readTat, recordedCount } from './send-rate.repository.js';
 
 /**
  * Rule `send-rate-limits`: a campaign's `max_sends_per_minute` holds over every instance and batch
@@ -82,7 +82,7 @@ export function createPacer(
 
 /**
  * When a rate-limited trigger should end (rule `send-rate-limits`), an estimate: its remaining
- * audience (its targets, or a broadcast's open batches, less the outcomes and holds so far) at the
+ * audience (its targets, or the users in a broadcast's open batches, less the outcomes and holds so far) at the
  * campaign's pace from the later of its pacing instant and the trigger's start. Undefined when the
  * campaign has no limit or the trigger has ended.
  */
@@ -97,10 +97,10 @@ export async function expectedEndAt(
   const shape = rateShape(limit, 100);
   const tat = (await findTat(db, trigger.projectId, trigger.campaignId)) ?? 0;
   const recorded = await recordedCount(db, trigger.id);
-  // A broadcast's size is not counted ahead: its open batches of about `BATCH_USERS` each, less what they recorded.
+  // A broadcast's users are counted in its open batches' ranges, less what those batches recorded.
   const remaining =
     'broadcast' in trigger.audience
-      ? Math.max(0, (trigger.batchesPlanned - trigger.batchesFinished) * BATCH_USERS - (recorded - counters.devices))
+      ? Math.max(0, (await openBatchUsers(db, trigger, BATCH_USERS)) - (recorded - counters.devices))
       : Math.max(0, trigger.targets - recorded - (counters.held ?? 0));
   const from = Math.max(tat / 1000, trigger.startedAt ?? trigger.scheduledAt ?? trigger.createdAt);
   return Math.ceil(from + (remaining * shape.intervalUs) / 1000);
