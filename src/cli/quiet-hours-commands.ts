@@ -27,7 +27,8 @@ export const quietHoursCommands: Record<string, CliCommand> = {
       const end = optionalFlag(args, 'end');
       const none = args.flags.has('none');
       if (none && (start !== undefined || end !== undefined)) throw new UsageError('give --start and --end, or --none');
-      if (!none && (start === undefined || end === undefined)) throw new UsageError('give --start and --end, or --none');
+      if (!none && (start === undefined || end === undefined))
+        throw new UsageError('give --start and --end, or --none');
       const saved = await withHerald(config, (h) =>
         setProjectQuietHours(h.db, projectId, none ? null : { start, end }),
       );

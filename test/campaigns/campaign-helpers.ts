@@ -119,6 +119,7 @@ export async function triggerStatus(
         failed: number;
         failed_by_status: Record<string, number>;
         tokens_pruned: number;
+        held?: number;
       };
     } & Record<string, unknown>
   >();

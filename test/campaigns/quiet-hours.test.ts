@@ -7,7 +7,14 @@ import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { unlimitedRateLimiter } from '../helpers/unlimited-rate-limiter.js';
-import { configureProviders, fcmToken, pushOverrides, put, registerDevice, useFakeProviders } from '../push/push-helpers.js';
+import {
+  configureProviders,
+  fcmToken,
+  pushOverrides,
+  put,
+  registerDevice,
+  useFakeProviders,
+} from '../push/push-helpers.js';
 import { createCampaign, json, triggerOk, triggerStatus } from './campaign-helpers.js';
 
 type Headers = Record<string, string>;
@@ -18,14 +25,20 @@ describe.each(TEST_DIALECTS)('quiet hours (rule `quiet-hours`) on %s', (dialect)
   const fakes = useFakeProviders();
   let offset = 0;
   const clock = { now: () => Date.now() + offset };
-  const ctx = useTestContext(dialect, { overrides: async (database) => ({ ...pushOverrides(fakes)(database), clock }) });
+  const ctx = useTestContext(dialect, {
+    overrides: async (database) => ({ ...pushOverrides(fakes)(database), clock }),
+  });
 
-  const handlers = () => createCampaignJobHandlers({ push: ctx().herald.push, templates: ctx().herald.templates, clock });
+  const handlers = () =>
+    createCampaignJobHandlers({ push: ctx().herald.push, templates: ctx().herald.templates, clock });
   const run = () => runJobsUntilIdle(ctx().database.db, handlers(), { clock });
   const sentTo = (token: string) =>
     fakes().fcm.recorder.items.filter((i) => i.status === 200 && i.token === token).length;
   /** A window (UTC) that holds the clock's now, ending `minutes` later. */
-  const around = (minutes: number) => ({ start: hhmm(clock.now() - 2 * MINUTE), end: hhmm(clock.now() + minutes * MINUTE) });
+  const around = (minutes: number) => ({
+    start: hhmm(clock.now() - 2 * MINUTE),
+    end: hhmm(clock.now() + minutes * MINUTE),
+  });
 
   async function world(tag: string) {
     const { project, secret } = await ctx().newProject(tag);
@@ -41,7 +54,9 @@ describe.each(TEST_DIALECTS)('quiet hours (rule `quiet-hours`) on %s', (dialect)
     const { secret } = await ctx().newProject('settings');
     const get = () => json(ctx(), 'GET', '/api/v1/settings/quiet-hours', undefined, secret);
     expect((await get()).json()).toEqual({ quiet_hours: null });
-    const set = await put(ctx(), secret, '/api/v1/settings/quiet-hours', { quiet_hours: { start: '21:00', end: '08:00' } });
+    const set = await put(ctx(), secret, '/api/v1/settings/quiet-hours', {
+      quiet_hours: { start: '21:00', end: '08:00' },
+    });
     expect(set.statusCode, set.body).toBe(200);
     expect((await get()).json()).toEqual({ quiet_hours: { start: '21:00', end: '08:00' } });
     for (const [body, message] of [
@@ -80,11 +95,23 @@ describe.each(TEST_DIALECTS)('quiet hours (rule `quiet-hours`) on %s', (dialect)
   it('campaign fields: saved and shown; bad quiet_hours and max_sends_per_minute answered 400', async () => {
     const { secret } = await ctx().newProject('fields');
     const base = { name: 'Q', status: 'active', api_triggered: true, message: { title: 'Hi' } };
-    const ok = await json(ctx(), 'POST', '/api/v1/campaigns', { ...base, quiet_hours: false, max_sends_per_minute: 600 }, secret);
+    const ok = await json(
+      ctx(),
+      'POST',
+      '/api/v1/campaigns',
+      { ...base, quiet_hours: false, max_sends_per_minute: 600 },
+      secret,
+    );
     expect(ok.statusCode, ok.body).toBe(201);
     expect(ok.json()).toMatchObject({ quiet_hours: false, max_sends_per_minute: 600 });
     const id = ok.json<{ campaign_id: string }>().campaign_id;
-    const patched = await json(ctx(), 'PATCH', `/api/v1/campaigns/${id}`, { quiet_hours: { start: '20:00', end: '09:00' } }, secret);
+    const patched = await json(
+      ctx(),
+      'PATCH',
+      `/api/v1/campaigns/${id}`,
+      { quiet_hours: { start: '20:00', end: '09:00' } },
+      secret,
+    );
     expect(patched.json()).toMatchObject({ quiet_hours: { start: '20:00', end: '09:00' }, max_sends_per_minute: 600 });
     for (const [fields, message] of [
       [{ quiet_hours: { start: '20:00', end: '20:00' } }, /quiet_hours: start and end/],
@@ -102,7 +129,12 @@ describe.each(TEST_DIALECTS)('quiet hours (rule `quiet-hours`) on %s', (dialect)
   it('a held send survives a restart and goes out at the window end, re-checked then', async () => {
     const w = await world('held');
     const campaignId = await createCampaign(ctx(), { quiet_hours: around(60) }, w.secret);
-    const triggerId = await triggerOk(ctx(), campaignId, { audience: { targets: [{ project_user_id: 'u1' }] } }, w.secret);
+    const triggerId = await triggerOk(
+      ctx(),
+      campaignId,
+      { audience: { targets: [{ project_user_id: 'u1' }] } },
+      w.secret,
+    );
     await run();
     const status = await triggerStatus(ctx(), campaignId, triggerId, w.secret);
     expect(status.state).toBe('completed');
@@ -128,7 +160,10 @@ describe.each(TEST_DIALECTS)('quiet hours (rule `quiet-hours`) on %s', (dialect)
       await restarted.close();
     }
     expect(sentTo(w.token)).toBe(1);
-    const rows = await sql<{ state: string; trigger_id: string }>`select state, trigger_id from held_sends where source_trigger_id = ${triggerId}`.execute(ctx().database.db);
+    const rows = await sql<{
+      state: string;
+      trigger_id: string;
+    }>`select state, trigger_id from held_sends where source_trigger_id = ${triggerId}`.execute(ctx().database.db);
     expect(rows.rows).toHaveLength(1);
     expect(rows.rows[0]!.state).toBe('fired');
     const fired = await triggerStatus(ctx(), campaignId, rows.rows[0]!.trigger_id, w.secret);
@@ -148,7 +183,10 @@ describe.each(TEST_DIALECTS)('quiet hours (rule `quiet-hours`) on %s', (dialect)
     await run();
     expect(sentTo(w.other)).toBe(1);
     expect(sentTo(w.token)).toBe(0);
-    expect((await triggerStatus(ctx(), campaignId, triggerId, w.secret)).counters).toMatchObject({ accepted: 1, held: 1 });
+    expect((await triggerStatus(ctx(), campaignId, triggerId, w.secret)).counters).toMatchObject({
+      accepted: 1,
+      held: 1,
+    });
     offset += 31 * MINUTE;
     await run();
     expect(sentTo(w.token)).toBe(1);
@@ -159,14 +197,22 @@ describe.each(TEST_DIALECTS)('quiet hours (rule `quiet-hours`) on %s', (dialect)
     const w = await world('paused');
     await put(ctx(), w.secret, '/api/v1/settings/quiet-hours', { quiet_hours: around(20) });
     const campaignId = await createCampaign(ctx(), {}, w.secret);
-    const triggerId = await triggerOk(ctx(), campaignId, { audience: { targets: [{ project_user_id: 'u1' }] } }, w.secret);
+    const triggerId = await triggerOk(
+      ctx(),
+      campaignId,
+      { audience: { targets: [{ project_user_id: 'u1' }] } },
+      w.secret,
+    );
     await run();
     expect((await triggerStatus(ctx(), campaignId, triggerId, w.secret)).counters).toMatchObject({ held: 1 });
     await json(ctx(), 'PATCH', `/api/v1/campaigns/${campaignId}`, { status: 'paused' }, w.secret);
     offset += 21 * MINUTE;
     await run();
     expect(sentTo(w.token)).toBe(0);
-    const rows = await sql<{ state: string; reason: string }>`select state, reason from held_sends where source_trigger_id = ${triggerId}`.execute(ctx().database.db);
+    const rows = await sql<{
+      state: string;
+      reason: string;
+    }>`select state, reason from held_sends where source_trigger_id = ${triggerId}`.execute(ctx().database.db);
     expect(rows.rows).toEqual([{ state: 'canceled', reason: 'campaign_not_active' }]);
   });
 

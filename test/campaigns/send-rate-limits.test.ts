@@ -29,7 +29,9 @@ function busiestMinute(grants: Array<{ at: number; n: number }>): number {
 describe.each(TEST_DIALECTS)('send-rate limits (rule `send-rate-limits`) on %s', (dialect) => {
   const fakes = useFakeProviders();
   const clock = manualClock(Date.now());
-  const ctx = useTestContext(dialect, { overrides: async (database) => ({ ...pushOverrides(fakes)(database), clock }) });
+  const ctx = useTestContext(dialect, {
+    overrides: async (database) => ({ ...pushOverrides(fakes)(database), clock }),
+  });
 
   it('six send loops claiming from one campaign never pass the limit in any minute, and keep close to it', async () => {
     const { project, secret } = await ctx().newProject('claims');
@@ -83,7 +85,9 @@ describe.each(TEST_DIALECTS)('send-rate limits (rule `send-rate-limits`) on %s',
     expect(expected).toBeLessThan(started + 80_000);
     // Each run sends what the campaign's pace allows and hands its job back until then: go to that instant.
     for (let i = 0; i < 300; i++) {
-      const next = await sql<{ at: number | string | null }>`select min(run_at) as at from jobs where state = 'pending'`.execute(ctx().database.db);
+      const next = await sql<{
+        at: number | string | null;
+      }>`select min(run_at) as at from jobs where state = 'pending'`.execute(ctx().database.db);
       clock.set(Math.max(clock.now(), Number(next.rows[0]?.at ?? 0)));
       await runJobsUntilIdle(ctx().database.db, handlers, { clock });
       if ((await triggerStatus(ctx(), campaignId, triggerId, secret)).state === 'completed') break;
@@ -92,11 +96,17 @@ describe.each(TEST_DIALECTS)('send-rate limits (rule `send-rate-limits`) on %s',
     expect(done.state).toBe('completed');
     expect(done.counters.accepted).toBe(70);
     expect(done.expected_end_at).toBeUndefined();
-    const rows = await sql<{ created_at: number | string }>`select created_at from trigger_deliveries where trigger_id = ${triggerId}`.execute(ctx().database.db);
+    const rows = await sql<{
+      created_at: number | string;
+    }>`select created_at from trigger_deliveries where trigger_id = ${triggerId}`.execute(ctx().database.db);
     const grants = rows.rows.map((r) => ({ at: Number(r.created_at), n: 1 }));
     expect(busiestMinute(grants)).toBeLessThanOrEqual(60);
     expect(Math.max(...grants.map((g) => g.at)) - started).toBeGreaterThan(60_000);
-    const sent = new Set(fakes().fcm.recorder.items.filter((i) => i.status === 200).map((i) => i.token));
+    const sent = new Set(
+      fakes()
+        .fcm.recorder.items.filter((i) => i.status === 200)
+        .map((i) => i.token),
+    );
     expect(tokens.filter((t) => !sent.has(t))).toEqual([]);
   });
 });

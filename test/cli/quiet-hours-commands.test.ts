@@ -9,7 +9,10 @@ describe.each(TEST_DIALECTS)('herald quiet-hours on %s', (dialect) => {
   const project = () => ctx().project.project_id;
 
   it('sets, shows and removes the project default; the API reads the same', async () => {
-    const set = await runCli(['quiet-hours', 'set', '--project', project(), '--start', '21:30', '--end', '07:00'], env());
+    const set = await runCli(
+      ['quiet-hours', 'set', '--project', project(), '--start', '21:30', '--end', '07:00'],
+      env(),
+    );
     expect(set.code, set.stderr).toBe(0);
     expect(JSON.parse(set.stdout)).toEqual({ quiet_hours: { start: '21:30', end: '07:00' } });
     const got = await runCli(['quiet-hours', 'get', '--project', project()], env());
@@ -25,10 +28,16 @@ describe.each(TEST_DIALECTS)('herald quiet-hours on %s', (dialect) => {
   });
 
   it('says why a window or the flags are refused', async () => {
-    const equal = await runCli(['quiet-hours', 'set', '--project', project(), '--start', '08:00', '--end', '08:00'], env());
+    const equal = await runCli(
+      ['quiet-hours', 'set', '--project', project(), '--start', '08:00', '--end', '08:00'],
+      env(),
+    );
     expect(equal.code).not.toBe(0);
     expect(equal.stderr).toMatch(/must not be empty/);
-    const malformed = await runCli(['quiet-hours', 'set', '--project', project(), '--start', '8pm', '--end', '08:00'], env());
+    const malformed = await runCli(
+      ['quiet-hours', 'set', '--project', project(), '--start', '8pm', '--end', '08:00'],
+      env(),
+    );
     expect(malformed.code).not.toBe(0);
     expect(malformed.stderr).toMatch(/quiet_hours\.start: expected a 24-hour time/);
     const half = await runCli(['quiet-hours', 'set', '--project', project(), '--start', '21:00'], env());

@@ -736,6 +736,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/settings/quiet-hours": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's default quiet hours
+         * @description Campaigns whose `quiet_hours` is null keep this window, in each user's time zone; sends inside are held until it ends.
+         */
+        get: operations["getQuietHours"];
+        /**
+         * Sets or removes the project's default quiet hours
+         * @description Applies to sends from now on, including held and running triggers of campaigns that follow the default.
+         */
+        put: operations["setQuietHours"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{project_user_id}/quiet-hours": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's do-not-disturb window
+         * @description Applies on top of every campaign's quiet hours, in the user's time zone.
+         */
+        get: operations["getUserQuietHours"];
+        /**
+         * Sets or removes a user's do-not-disturb window
+         * @description Campaign sends inside it are held until it ends. Direct sends (`POST /api/v1/push`) are not held.
+         */
+        put: operations["setUserQuietHours"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/identity-verification": {
         parameters: {
             query?: never;
@@ -1196,6 +1244,8 @@ export interface components {
                  * @description Absolute http(s) URL
                  */
                 landing_url?: string;
+                /** @description Accepted for clients that set it: a direct send is never held by quiet hours or do-not-disturb windows (rule `quiet-hours`) */
+                ignore_quiet_hours?: boolean;
             }[];
         };
         /** SendMessagesResponse */
@@ -1412,6 +1462,21 @@ export interface components {
                 landing_url?: string;
             };
             event_trigger?: unknown | null;
+            /**
+             * @description Quiet hours in each user's time zone (rule `quiet-hours`): {"start": "HH:MM", "end": "HH:MM"}, null for the project's default, or false for none. Sends inside are held until the window ends.
+             * @example {
+             *       "start": "21:00",
+             *       "end": "08:00"
+             *     }
+             * @example null
+             * @example false
+             */
+            quiet_hours?: unknown;
+            /**
+             * @description At most this many sends per minute over all instances (rule `send-rate-limits`), 60 to 1000000; null for no limit
+             * @example 6000
+             */
+            max_sends_per_minute?: number | null;
         };
         /** Campaign */
         Campaign: {
@@ -1431,6 +1496,21 @@ export interface components {
             };
             /** @description null, or the event trigger (rule `event-triggered-campaigns`) */
             event_trigger: unknown;
+            /**
+             * @description Quiet hours in each user's time zone (rule `quiet-hours`): {"start": "HH:MM", "end": "HH:MM"}, null for the project's default, or false for none. Sends inside are held until the window ends.
+             * @example {
+             *       "start": "21:00",
+             *       "end": "08:00"
+             *     }
+             * @example null
+             * @example false
+             */
+            quiet_hours: unknown;
+            /**
+             * @description At most this many sends per minute over all instances (rule `send-rate-limits`), 60 to 1000000; null for no limit
+             * @example 6000
+             */
+            max_sends_per_minute: number | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1455,6 +1535,21 @@ export interface components {
                 };
                 /** @description null, or the event trigger (rule `event-triggered-campaigns`) */
                 event_trigger: unknown;
+                /**
+                 * @description Quiet hours in each user's time zone (rule `quiet-hours`): {"start": "HH:MM", "end": "HH:MM"}, null for the project's default, or false for none. Sends inside are held until the window ends.
+                 * @example {
+                 *       "start": "21:00",
+                 *       "end": "08:00"
+                 *     }
+                 * @example null
+                 * @example false
+                 */
+                quiet_hours: unknown;
+                /**
+                 * @description At most this many sends per minute over all instances (rule `send-rate-limits`), 60 to 1000000; null for no limit
+                 * @example 6000
+                 */
+                max_sends_per_minute: number | null;
                 /** Format: date-time */
                 created_at: string;
                 /** Format: date-time */
@@ -1479,6 +1574,21 @@ export interface components {
                 landing_url?: string;
             };
             event_trigger?: unknown | null;
+            /**
+             * @description Quiet hours in each user's time zone (rule `quiet-hours`): {"start": "HH:MM", "end": "HH:MM"}, null for the project's default, or false for none. Sends inside are held until the window ends.
+             * @example {
+             *       "start": "21:00",
+             *       "end": "08:00"
+             *     }
+             * @example null
+             * @example false
+             */
+            quiet_hours?: unknown;
+            /**
+             * @description At most this many sends per minute over all instances (rule `send-rate-limits`), 60 to 1000000; null for no limit
+             * @example 6000
+             */
+            max_sends_per_minute?: number | null;
         };
         /** TriggerCampaignResponse */
         TriggerCampaignResponse: {
@@ -1537,6 +1647,8 @@ export interface components {
                     [key: string]: number;
                 };
                 tokens_pruned: number;
+                /** @description Recipients held by quiet hours, sent when their window ends (rule `quiet-hours`) */
+                held?: number;
             };
             progress: {
                 batches_planned: number;
@@ -1556,6 +1668,11 @@ export interface components {
                 /** @description The zone of users without a valid one and no fallback_time_zone */
                 default_time_zone: string;
             };
+            /**
+             * Format: date-time
+             * @description A rate-limited trigger under way: when it should end at the campaign's `max_sends_per_minute`, an estimate (rule `send-rate-limits`)
+             */
+            expected_end_at?: string;
             /** @description A local-time trigger's waves, earliest first, once it has started (`planned`: users assigned then; `sent`: accepted sends of its closed batches) */
             waves?: {
                 wave: number;
@@ -1660,6 +1777,8 @@ export interface components {
                     [key: string]: number;
                 };
                 tokens_pruned: number;
+                /** @description Recipients held by quiet hours, sent when their window ends (rule `quiet-hours`) */
+                held?: number;
             };
             progress: {
                 batches_planned: number;
@@ -1679,6 +1798,11 @@ export interface components {
                 /** @description The zone of users without a valid one and no fallback_time_zone */
                 default_time_zone: string;
             };
+            /**
+             * Format: date-time
+             * @description A rate-limited trigger under way: when it should end at the campaign's `max_sends_per_minute`, an estimate (rule `send-rate-limits`)
+             */
+            expected_end_at?: string;
             /** @description A local-time trigger's waves, earliest first, once it has started (`planned`: users assigned then; `sent`: accepted sends of its closed batches) */
             waves?: {
                 wave: number;
@@ -1746,6 +1870,8 @@ export interface components {
                     [key: string]: number;
                 };
                 tokens_pruned: number;
+                /** @description Recipients held by quiet hours, sent when their window ends (rule `quiet-hours`) */
+                held?: number;
             };
             progress: {
                 batches_planned: number;
@@ -1765,6 +1891,11 @@ export interface components {
                 /** @description The zone of users without a valid one and no fallback_time_zone */
                 default_time_zone: string;
             };
+            /**
+             * Format: date-time
+             * @description A rate-limited trigger under way: when it should end at the campaign's `max_sends_per_minute`, an estimate (rule `send-rate-limits`)
+             */
+            expected_end_at?: string;
             /** @description A local-time trigger's waves, earliest first, once it has started (`planned`: users assigned then; `sent`: accepted sends of its closed batches) */
             waves?: {
                 wave: number;
@@ -2060,6 +2191,21 @@ export interface components {
             }[];
             next_cursor: string | null;
         };
+        /** QuietHours */
+        QuietHours: {
+            /** @description A daily window in the user's time zone; null for none */
+            quiet_hours: {
+                /** @description HH:MM, inside */
+                start: string;
+                /** @description HH:MM, outside */
+                end: string;
+            } | null;
+        };
+        /** QuietHoursRequest */
+        QuietHoursRequest: {
+            /** @description {"start": "HH:MM", "end": "HH:MM"} (different times; end before start runs over midnight), or null to remove */
+            quiet_hours: unknown;
+        };
         /** IdentityVerification */
         IdentityVerification: {
             enabled: boolean;
@@ -2155,6 +2301,8 @@ export type SchemaDeliveryAnalytics = components['schemas']['DeliveryAnalytics']
 export type SchemaTriggerDeliveryList = components['schemas']['TriggerDeliveryList'];
 export type SchemaCampaignPendingSendList = components['schemas']['CampaignPendingSendList'];
 export type SchemaUserPendingSendList = components['schemas']['UserPendingSendList'];
+export type SchemaQuietHours = components['schemas']['QuietHours'];
+export type SchemaQuietHoursRequest = components['schemas']['QuietHoursRequest'];
 export type SchemaIdentityVerification = components['schemas']['IdentityVerification'];
 export type SchemaIdentityVerificationEnabled = components['schemas']['IdentityVerificationEnabled'];
 export type SchemaProject = components['schemas']['Project'];
@@ -4787,6 +4935,8 @@ export interface operations {
                      *             "body": "It arrives on {{ trigger.eta }}."
                      *           },
                      *           "event_trigger": null,
+                     *           "quiet_hours": null,
+                     *           "max_sends_per_minute": null,
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:30:00.000Z"
                      *         }
@@ -4918,6 +5068,8 @@ export interface operations {
                      *         "body": "It arrives on {{ trigger.eta }}."
                      *       },
                      *       "event_trigger": null,
+                     *       "quiet_hours": null,
+                     *       "max_sends_per_minute": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -5092,6 +5244,8 @@ export interface operations {
                      *         "body": "It arrives on {{ trigger.eta }}."
                      *       },
                      *       "event_trigger": null,
+                     *       "quiet_hours": null,
+                     *       "max_sends_per_minute": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -5334,6 +5488,8 @@ export interface operations {
                      *         "body": "It arrives on {{ trigger.eta }}."
                      *       },
                      *       "event_trigger": null,
+                     *       "quiet_hours": null,
+                     *       "max_sends_per_minute": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -8081,6 +8237,530 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getQuietHours: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "quiet_hours": {
+                     *         "start": "21:00",
+                     *         "end": "08:00"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["QuietHours"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setQuietHours: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuietHoursRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "quiet_hours": {
+                     *         "start": "21:00",
+                     *         "end": "08:00"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["QuietHours"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUserQuietHours: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "quiet_hours": {
+                     *         "start": "21:00",
+                     *         "end": "08:00"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["QuietHours"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setUserQuietHours: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuietHoursRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "quiet_hours": {
+                     *         "start": "21:00",
+                     *         "end": "08:00"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["QuietHours"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -52,10 +52,7 @@ import {
 /** The campaign job handlers; `herald.ts` composes them into `herald.jobHandlers`. */
 export function createCampaignJobHandlers(
   deps: FanoutDeps,
-): Pick<
-  JobHandlers,
-  'campaign.plan' | 'campaign.send-batch' | 'campaign.event-sends-due' | 'campaign.held-sends-due'
-> {
+): Pick<JobHandlers, 'campaign.plan' | 'campaign.send-batch' | 'campaign.event-sends-due' | 'campaign.held-sends-due'> {
   return {
     'campaign.plan': createPlanHandler({ ...deps, notices: deps.push.notices }),
     'campaign.send-batch': createSendBatchHandler(deps),
@@ -419,8 +416,7 @@ async function sendBatch(
   let broken = false; // one loop failed (the database is out): the others start nothing new either
   let canceled = false; // the trigger was canceled: what went out stays recorded, nothing more is sent
   let paced: number | undefined; // rule `send-rate-limits`: the wait before the campaign may send again
-  const stop = () =>
-    canceled || broken || paced !== undefined || helpers.signal.aborted || helpers.stopping.aborted;
+  const stop = () => canceled || broken || paced !== undefined || helpers.signal.aborted || helpers.stopping.aborted;
   let next = 0;
   const worker = async () => {
     while (next < sends.length && !stop()) {
@@ -467,7 +463,10 @@ async function sendBatch(
   if (failed) throw failed.reason;
   if (canceled) return 'canceled';
   if (paced !== undefined)
-    throw new RetryJobError({ delayMs: paced, reason: 'the campaign is at its max_sends_per_minute; the batch goes on then' });
+    throw new RetryJobError({
+      delayMs: paced,
+      reason: 'the campaign is at its max_sends_per_minute; the batch goes on then',
+    });
   if (stop()) throw new Error('batch interrupted; unsent devices are sent when it runs again');
   // Retried for the whole window, not a number of attempts: waits grow with the time already spent
   // (so they double), never past the window's end, and provider quota holds are honoured by the sends.

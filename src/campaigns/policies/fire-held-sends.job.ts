@@ -28,7 +28,10 @@ export const HELD_CLAIM_BATCH = 200;
  * id. A held send leaves `held` in the transaction that makes its trigger, so it fires once
  * whatever the instances, crashes and retries.
  */
-export function createHeldSendsHandler(deps: { clock: Clock; claimBatch?: number }): JobHandler<'campaign.held-sends-due'> {
+export function createHeldSendsHandler(deps: {
+  clock: Clock;
+  claimBatch?: number;
+}): JobHandler<'campaign.held-sends-due'> {
   const limit = deps.claimBatch ?? HELD_CLAIM_BATCH;
   return async (_payload, helpers) => {
     for (;;) {

@@ -28,7 +28,8 @@ const example = { quiet_hours: { start: '21:00', end: '08:00' } };
 const QuietHoursBody = Type.Object(
   {
     quiet_hours: Type.Unknown({
-      description: '{"start": "HH:MM", "end": "HH:MM"} (different times; end before start runs over midnight), or null to remove',
+      description:
+        '{"start": "HH:MM", "end": "HH:MM"} (different times; end before start runs over midnight), or null to remove',
     }),
   },
   { additionalProperties: false, title: 'QuietHoursRequest', examples: [example, { quiet_hours: null }] },
@@ -65,7 +66,8 @@ export function registerQuietHoursRoutes(fastify: FastifyInstance, deps: { db: D
         ...project,
         operationId: 'setQuietHours',
         summary: "Sets or removes the project's default quiet hours",
-        description: 'Applies to sends from now on, including held and running triggers of campaigns that follow the default.',
+        description:
+          'Applies to sends from now on, including held and running triggers of campaigns that follow the default.',
         body: QuietHoursBody,
       },
     },

@@ -34,7 +34,8 @@ export function parseQuietWindow(value: unknown, path: string): QuietWindow {
   ] as const)
     if (typeof time !== 'string' || !CLOCK_TIME.test(time))
       throw fail(`.${name}: expected a 24-hour time HH:MM (00:00 to 23:59), got ${JSON.stringify(time)?.slice(0, 40)}`);
-  if (start === end) throw fail(`: start and end are both ${String(start)}; a window must not be empty or the whole day`);
+  if (start === end)
+    throw fail(`: start and end are both ${String(start)}; a window must not be empty or the whole day`);
   return { start: start as string, end: end as string };
 }
 

@@ -32,7 +32,13 @@ export async function readTat(db: Db, projectId: string, campaignId: string, ini
 }
 
 /** Moves the pacing instant from `from` to `to` only if no one moved it since (compare-and-set); whether it did. */
-export async function advanceTat(db: Db, projectId: string, campaignId: string, from: number, to: number): Promise<boolean> {
+export async function advanceTat(
+  db: Db,
+  projectId: string,
+  campaignId: string,
+  from: number,
+  to: number,
+): Promise<boolean> {
   const result = await db
     .updateTable('campaign_send_rates')
     .set({ tat_us: to })
@@ -71,7 +77,11 @@ const COUNTED_BATCHES = 20;
  * A broadcast's users still ahead: those in the ranges of its open batches (the first
  * `COUNTED_BATCHES` counted, each about a thousand users; the rest `perBatch` each).
  */
-export async function openBatchUsers(db: Db, trigger: { id: string; projectId: string; snapshotAt: number }, perBatch: number): Promise<number> {
+export async function openBatchUsers(
+  db: Db,
+  trigger: { id: string; projectId: string; snapshotAt: number },
+  perBatch: number,
+): Promise<number> {
   const open = await db
     .selectFrom('trigger_batches')
     .select(['after_user_id', 'upto_user_id'])

@@ -42,9 +42,12 @@ export async function claimSends(
     const tat = await readTat(db, campaign.projectId, campaign.campaignId, nowUs);
     const base = Math.max(tat, nowUs);
     const room = Math.floor((nowUs + shape.burst * shape.intervalUs - base) / shape.intervalUs + 1e-9);
-    if (room < 1) return { waitMs: Math.max(1, Math.ceil((base - (shape.burst - 1) * shape.intervalUs - nowUs) / 1000)) };
+    if (room < 1)
+      return { waitMs: Math.max(1, Math.ceil((base - (shape.burst - 1) * shape.intervalUs - nowUs) / 1000)) };
     const granted = Math.min(want, room);
-    if (await advanceTat(db, campaign.projectId, campaign.campaignId, tat, Math.ceil(base + granted * shape.intervalUs)))
+    if (
+      await advanceTat(db, campaign.projectId, campaign.campaignId, tat, Math.ceil(base + granted * shape.intervalUs))
+    )
       return { granted };
   }
   // Many loops racing for the row: try again shortly rather than spin.

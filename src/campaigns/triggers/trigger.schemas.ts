@@ -16,7 +16,10 @@ export const TriggerCountersSchema = Type.Object({
   failed_by_status: Type.Record(Type.String(), Count),
   tokens_pruned: Count,
   held: Type.Optional(
-    Type.Integer({ minimum: 0, description: 'Recipients held by quiet hours, sent when their window ends (rule `quiet-hours`)' }),
+    Type.Integer({
+      minimum: 0,
+      description: 'Recipients held by quiet hours, sent when their window ends (rule `quiet-hours`)',
+    }),
   ),
 });
 
