@@ -14,6 +14,7 @@ import { checkEventTriggerCampaign } from './event-triggers/event-trigger-campai
 import { eventCampaignsChanged } from './event-triggers/event-matching.js';
 import { cancelCampaignPendingSends } from './event-triggers/pending-sends.repository.js';
 import { checkQuietHoursField } from './policies/quiet-hours.js';
+import { cancelCampaignHeldSends } from './policies/held-sends.repository.js';
 
 export type { Campaign } from './campaigns.repository.js';
 type Campaign = repo.Campaign;
@@ -128,9 +129,10 @@ export async function updateCampaign(
     eventCampaignsChanged();
     // Rule `event-triggered-campaigns`: a campaign no longer active, or no longer triggered by that
     // event, sends none of its pending sends (reactivating it does not bring them back).
-    if (next.status !== 'active')
+    if (next.status !== 'active') {
       await cancelCampaignPendingSends(trx, projectId, campaignId, 'campaign_not_active', next.updatedAt);
-    else if (current.eventTrigger !== null && next.eventTrigger?.event !== current.eventTrigger.event)
+      await cancelCampaignHeldSends(trx, projectId, campaignId, next.updatedAt); // rule `quiet-hours`
+    } else if (current.eventTrigger !== null && next.eventTrigger?.event !== current.eventTrigger.event)
       await cancelCampaignPendingSends(trx, projectId, campaignId, 'campaign_changed', next.updatedAt);
     return next;
   });

@@ -193,7 +193,7 @@ describe.each(TEST_DIALECTS)('quiet hours (rule `quiet-hours`) on %s', (dialect)
     expect(sentTo(w.other)).toBe(1);
   });
 
-  it('the project default applies to campaigns with quiet_hours null; a paused campaign cancels its held sends', async () => {
+  it('the project default applies to campaigns with quiet_hours null; a paused campaign cancels its held sends for good', async () => {
     const w = await world('paused');
     await put(ctx(), w.secret, '/api/v1/settings/quiet-hours', { quiet_hours: around(20) });
     const campaignId = await createCampaign(ctx(), {}, w.secret);
@@ -206,6 +206,8 @@ describe.each(TEST_DIALECTS)('quiet hours (rule `quiet-hours`) on %s', (dialect)
     await run();
     expect((await triggerStatus(ctx(), campaignId, triggerId, w.secret)).counters).toMatchObject({ held: 1 });
     await json(ctx(), 'PATCH', `/api/v1/campaigns/${campaignId}`, { status: 'paused' }, w.secret);
+    // Re-activated before the window ends: what the pause canceled stays canceled.
+    await json(ctx(), 'PATCH', `/api/v1/campaigns/${campaignId}`, { status: 'active' }, w.secret);
     offset += 21 * MINUTE;
     await run();
     expect(sentTo(w.token)).toBe(0);

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { sqlDialect } from '../../db/dialect.js';
 
@@ -129,19 +128,18 @@ export async function finishHeldSends(
     .execute();
 }
 
-/** A campaign's held sends by state (`GET .../held-sends` counts). */
-export async function countHeldSends(
+/** Cancels a campaign's held sends (paused, archived or back to draft): re-activating does not revive them. */
+export async function cancelCampaignHeldSends(
   db: Db,
   projectId: string,
   campaignId: string,
-): Promise<{ held: number; fired: number; canceled: number }> {
-  const rows = await db
-    .selectFrom('held_sends')
-    .select(['state', sql<number>`count(*)`.as('n')])
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('held_sends')
+    .set({ state: 'canceled', reason: 'campaign_not_active', updated_at: now })
     .where('project_id', '=', projectId)
     .where('campaign_id', '=', campaignId)
-    .groupBy('state')
+    .where('state', '=', 'held')
     .execute();
-  const by = new Map(rows.map((r) => [r.state, Number(r.n)]));
-  return { held: by.get('held') ?? 0, fired: by.get('fired') ?? 0, canceled: by.get('canceled') ?? 0 };
 }

@@ -48,6 +48,7 @@ export type TriggerStatus = TriggerSummary & {
 
 /** Rule `send-rate-limits`: a rate-limited trigger under way says when it should end. */
 async function rateStatus(db: Db, trigger: TriggerRecord, counters: TriggerCounters) {
+  if (!['queued', 'running', 'scheduled'].includes(trigger.state)) return {};
   const campaign = await findCampaign(db, trigger.projectId, trigger.campaignId);
   const end = await expectedEndAt(db, trigger, campaign, counters);
   return end === undefined ? {} : { expected_end_at: new Date(end).toISOString() };
