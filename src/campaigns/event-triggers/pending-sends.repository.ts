@@ -162,25 +162,28 @@ export async function nextDueAt(db: Db): Promise<number | undefined> {
   return row && Number(row.due_at);
 }
 
-/** Moves a claimed row to its end state (guarded by `pending`, so it ends once). */
-export async function finishPendingSend(
-  db: Db,
-  id: string,
-  end: { state: 'fired'; triggerId: string } | { state: 'canceled'; reason: CancelReason },
-  now: number,
-): Promise<boolean> {
-  const result = await db
+/** Marks claimed rows fired into one trigger (guarded by `pending`, so each fires once); answers the ids it moved. */
+export async function fireClaimedSends(db: Db, ids: string[], triggerId: string, now: number): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
     .updateTable('event_pending_sends')
-    .set({
-      state: end.state,
-      trigger_id: end.state === 'fired' ? end.triggerId : null,
-      reason: end.state === 'canceled' ? end.reason : null,
-      updated_at: now,
-    })
-    .where('id', '=', id)
+    .set({ state: 'fired', trigger_id: triggerId, reason: null, updated_at: now })
+    .where('id', 'in', ids)
     .where('state', '=', 'pending')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+    .returning('id')
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Cancels claimed rows whose campaign no longer sends them (guarded by `pending`, so each ends once). */
+export async function cancelClaimedSends(db: Db, ids: string[], reason: CancelReason, now: number): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('event_pending_sends')
+    .set({ state: 'canceled', reason, trigger_id: null, updated_at: now })
+    .where('id', 'in', ids)
+    .where('state', '=', 'pending')
+    .execute();
 }
 
 export interface PendingSendFilter {
@@ -234,7 +237,10 @@ export async function countPendingSends(
   const by = new Map(rows.map((r) => [r.state, Number(r.n)]));
   const sent = await db
     .selectFrom('event_pending_sends as p')
-    .innerJoin('trigger_deliveries as d', 'd.trigger_id', 'p.trigger_id')
+    // A trigger fires several users' sends: each pending send counts its own user's deliveries.
+    .innerJoin('trigger_deliveries as d', (join) =>
+      join.onRef('d.trigger_id', '=', 'p.trigger_id').onRef('d.user_id', '=', 'p.user_id'),
+    )
     .select(sql<number>`count(*)`.as('n'))
     .where('p.project_id', '=', projectId)
     .where('p.campaign_id', '=', campaignId)
