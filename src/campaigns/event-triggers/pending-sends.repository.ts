@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, JsonColumn } from '../../db/database.js';
 import { sqlDialect } from '../../db/dialect.js';
+import { preparedInsert } from '../../db/prepared.js';
 import { readJson, writeJson } from '../../db/json.js';
 import { DeliveryStatus } from '../../push/push.types.js';
 
@@ -69,31 +70,57 @@ export function rowToPendingSend(r: EventPendingSendsTable): PendingSend {
 
 export type NewPendingSend = Omit<PendingSend, 'state' | 'reason' | 'triggerId' | 'updatedAt'>;
 
+/** Rows per INSERT statement (14 parameters a row): a 500-event batch takes a handful of statements. */
+const SENDS_PER_STATEMENT = 64;
+
+// Compiled once per dialect and row count (src/db/prepared.ts): this runs in every matching event's transaction.
+const insertPendingSendRows = preparedInsert<EventPendingSendsTable>(
+  [
+    'id',
+    'project_id',
+    'campaign_id',
+    'user_id',
+    'event_id',
+    'event_name',
+    'event_properties',
+    'event_timestamp',
+    'due_at',
+    'state',
+    'reason',
+    'trigger_id',
+    'created_at',
+    'updated_at',
+  ],
+  (db: Db, rows) =>
+    db
+      .insertInto('event_pending_sends')
+      .values(rows)
+      .onConflict((oc) => oc.columns(['project_id', 'campaign_id', 'event_id']).doNothing()),
+  SENDS_PER_STATEMENT,
+);
+
 /** Inserts pending sends; one per (campaign, event) whatever runs it again (the unique constraint). */
 export async function insertPendingSends(db: Db, rows: NewPendingSend[]): Promise<void> {
   if (rows.length === 0) return;
-  await db
-    .insertInto('event_pending_sends')
-    .values(
-      rows.map((p) => ({
-        id: p.id,
-        project_id: p.projectId,
-        campaign_id: p.campaignId,
-        user_id: p.userId,
-        event_id: p.eventId,
-        event_name: p.eventName,
-        event_properties: writeJson(p.eventProperties),
-        event_timestamp: p.eventTimestamp,
-        due_at: p.dueAt,
-        state: 'pending' as const,
-        reason: null,
-        trigger_id: null,
-        created_at: p.createdAt,
-        updated_at: p.createdAt,
-      })),
-    )
-    .onConflict((oc) => oc.columns(['project_id', 'campaign_id', 'event_id']).doNothing())
-    .execute();
+  await insertPendingSendRows(
+    db,
+    rows.map((p) => ({
+      id: p.id,
+      project_id: p.projectId,
+      campaign_id: p.campaignId,
+      user_id: p.userId,
+      event_id: p.eventId,
+      event_name: p.eventName,
+      event_properties: writeJson(p.eventProperties),
+      event_timestamp: p.eventTimestamp,
+      due_at: p.dueAt,
+      state: 'pending',
+      reason: null,
+      trigger_id: null,
+      created_at: p.createdAt,
+      updated_at: p.createdAt,
+    })),
+  );
 }
 
 /** Cancels a user's pending sends of these campaigns (a `cancel_on` event); only sends created before `before`. */
