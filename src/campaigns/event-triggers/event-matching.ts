@@ -5,7 +5,8 @@ import { readJson } from '../../db/json.js';
 import type { EventObserver, StoredEvent } from '../../events/events.service.js';
 import type { Clock } from '../../lib/clock.js';
 import { newTimeOrderedId } from '../../lib/ids.js';
-import { conditionHolds, delaySeconds, type EventMatcher, type EventTrigger } from './event-trigger.js';
+import { propertiesSatisfy } from '../../conditions/evaluate-properties.js';
+import { delaySeconds, type EventMatcher, type EventTrigger } from './event-trigger.js';
 import { dueJobRunAt, enqueueDueJob } from './due-sends.js';
 import { cancelUserPendingSends, insertPendingSends, type NewPendingSend } from './pending-sends.repository.js';
 
@@ -69,7 +70,7 @@ async function projectIndex(base: Kysely<Database>, db: Db, projectId: string): 
 }
 
 const matching = (entries: Entry[] | undefined, event: StoredEvent): Entry[] =>
-  entries ? entries.filter((e) => conditionHolds(e.matcher.condition, event.properties)) : [];
+  entries ? entries.filter((e) => propertiesSatisfy(e.matcher.condition, event.properties)) : [];
 
 /**
  * Rule `event-triggered-campaigns`: every stored event, in order, first cancels its user's pending
