@@ -607,7 +607,7 @@ export interface paths {
         put?: never;
         /**
          * Preview a campaign's message for one user (path: /api/v1/campaigns/{campaign_id}:preview)
-         * @description Renders the message as a trigger with these properties would for the user (same sandboxed renderer and budgets), and answers each provider's payload with its size against that provider's limit. A trigger property the campaign reads but the body lacks is a `missing_property` warning (it renders as `{{trigger.<name>}}`); a render the trigger would skip for this user is a 400 naming why. Nothing is stored or sent.
+         * @description Renders the message as a trigger with these properties would for the user (same sandboxed renderer and budgets), and answers each provider's payload with its size against that provider's limit. A trigger property the campaign reads but the body lacks is a `missing_property` warning (it renders as `{{trigger.<name>}}`); a render the trigger would skip for this user is a 400 naming why. An event-triggered campaign renders `event.*` from a sample event: its event name, `event.timestamp` (now by default) and `event.properties` (empty by default). Nothing is stored or sent.
          */
         post: operations["previewCampaign"];
         delete?: never;
@@ -1922,6 +1922,14 @@ export interface components {
             /** @description Trigger properties, as a trigger would give them (`trigger.*` in the templates) */
             properties?: {
                 [key: string]: string | number | boolean;
+            };
+            /** @description An event-triggered campaign's sample event (`event.*`): its properties (empty by default) and time (now by default) */
+            event?: {
+                properties?: {
+                    [key: string]: unknown;
+                };
+                /** Format: date-time */
+                timestamp?: string;
             };
         };
         /** CampaignPreview */
@@ -7161,14 +7169,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "project_user_id": "user-42",
-                 *       "properties": {
-                 *         "coupon": "SPRING"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["PreviewCampaignRequest"];
             };
         };
