@@ -523,7 +523,7 @@ export interface paths {
         put?: never;
         /**
          * Trigger a campaign on a recurring schedule
-         * @description Each occurrence of `cron` in `time_zone` (between `starts_at` and `ends_at`) creates a trigger as `:trigger` would, with the same checks, once per occurrence whatever the number of instances. Checked now: the cron (5 fields, at most one fire per 15 minutes by default), the zone, the bounds, and the audience and properties against the campaign (which must exist and be API-triggered; every trigger property it reads must be given). An occurrence while the campaign is not active is skipped and recorded on the schedule.
+         * @description Each occurrence of `cron` in `time_zone` (between `starts_at` and `ends_at`) creates a trigger as `:trigger` would, with the same checks, once per occurrence whatever the number of instances. Checked now: the cron (5 fields, at most one fire per 15 minutes by default), the zone, the bounds, and the audience and properties against the campaign (which must exist and be API-triggered; every trigger property it reads must be given). An occurrence while the campaign is not active is skipped and recorded on the schedule. A campaign holds at most 25 schedules that have not ended (409 SCHEDULE_LIMIT_REACHED).
          */
         post: operations["createSchedule"];
         delete?: never;
@@ -6538,6 +6538,22 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state, or an `Idempotency-Key` reused with another body. */
+            409: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
