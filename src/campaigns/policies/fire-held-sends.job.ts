@@ -5,6 +5,7 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { resolveTriggerRefs } from '../../conditions/resolve-trigger-refs.js';
 import { findCampaign } from '../campaigns.repository.js';
+import type { EventScope } from '../templates/templates.js';
 import { BATCH_MAX_ATTEMPTS } from '../fanout/campaign-jobs.js';
 import {
   addBatches,
@@ -79,6 +80,7 @@ async function fire(db: Db, group: HeldSend[], now: number): Promise<void> {
         campaign.audienceConditions && resolveTriggerRefs(campaign.audienceConditions, source.properties),
       message: campaign.message,
       ...(source.definition.event && { event: source.definition.event }),
+      ...(source.definition.eventsByUser && { eventsByUser: eventsOf(source.definition.eventsByUser, group) }),
       heldFrom: source.id,
     },
     audience: { targets: group.map((h) => ({ user_id: h.userId })) },
@@ -95,4 +97,11 @@ async function fire(db: Db, group: HeldSend[], now: number): Promise<void> {
     { triggerId, batchNo: 0 },
     { clock: { now: () => now }, runAt: now, maxAttempts: BATCH_MAX_ATTEMPTS },
   );
+}
+
+/** The held users' events of an event-triggered source trigger (`event.*` in their templates). */
+function eventsOf(byUser: Record<string, EventScope>, group: HeldSend[]): Record<string, EventScope> {
+  const out: Record<string, EventScope> = {};
+  for (const h of group) if (byUser[h.userId]) out[h.userId] = byUser[h.userId]!;
+  return out;
 }
