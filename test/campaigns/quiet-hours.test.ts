@@ -218,6 +218,33 @@ describe.each(TEST_DIALECTS)('quiet hours (rule `quiet-hours`) on %s', (dialect)
     expect(rows.rows).toEqual([{ state: 'canceled', reason: 'campaign_not_active' }]);
   });
 
+  it('at the window end the segment is read again: a user who left it is skipped, not sent', async () => {
+    const w = await world('recheck');
+    await json(ctx(), 'POST', '/api/v1/users', { project_user_id: 'u1', properties: { plan: 'pro' } }, w.secret);
+    const campaignId = await createCampaign(
+      ctx(),
+      { quiet_hours: around(45), segment: { property: 'plan', op: 'eq', value: 'pro' } },
+      w.secret,
+    );
+    const triggerId = await triggerOk(
+      ctx(),
+      campaignId,
+      { audience: { targets: [{ project_user_id: 'u1' }] } },
+      w.secret,
+    );
+    await run();
+    expect((await triggerStatus(ctx(), campaignId, triggerId, w.secret)).counters).toMatchObject({ held: 1 });
+    await json(ctx(), 'POST', '/api/v1/users', { project_user_id: 'u1', properties: { plan: 'free' } }, w.secret);
+    offset += 46 * MINUTE;
+    await run();
+    expect(sentTo(w.token)).toBe(0);
+    const held = await sql<{
+      trigger_id: string;
+    }>`select trigger_id from held_sends where source_trigger_id = ${triggerId}`.execute(ctx().database.db);
+    const fired = await triggerStatus(ctx(), campaignId, held.rows[0]!.trigger_id, w.secret);
+    expect(fired.counters).toMatchObject({ targets: 1, accepted: 0, skipped: { not_in_segment: 1 } });
+  });
+
   it('direct sends (messages:send) are not held, and accept ignore_quiet_hours', async () => {
     const w = await world('direct');
     await put(ctx(), w.secret, '/api/v1/users/u1/quiet-hours', { quiet_hours: around(60) });
