@@ -14,7 +14,7 @@ declare module '../db/database.js' {
 
 /** A table retention deletes from: its time column, the key a chunk is chosen by, and which rows may go. */
 export interface RetainedTable {
-  table: 'deliveries' | 'events' | 'trigger_deliveries' | 'a2a_tasks' | 'event_pending_sends';
+  table: 'deliveries' | 'events' | 'trigger_deliveries' | 'a2a_tasks' | 'event_pending_sends' | 'held_sends';
   kind: RetentionKind;
   time: string;
   key: readonly string[];
@@ -44,16 +44,16 @@ export const RETAINED_TABLES: readonly RetainedTable[] = [
     key: ['id'],
     deletable: sql<boolean>`state in (${sql.join([...TERMINAL_STATES])})`,
   },
-  // A fired or canceled pending send of an event-triggered campaign is part of its send's record (its
-  // ledger goes with the deliveries' days too); one still pending stays, whatever its age. Chosen
-  // through the `(state, due_at)` index the due-sends job claims by.
-  {
-    table: 'event_pending_sends',
+  // A fired or canceled pending send of an event-triggered campaign, or send held for quiet hours, is
+  // part of its send's record (its ledger goes with the deliveries' days too); one still waiting stays,
+  // whatever its age. Chosen through the `(state, due_at)` index their due jobs claim by.
+  ...(['event_pending_sends', 'held_sends'] as const).map((table): RetainedTable => ({
+    table,
     kind: 'deliveries',
     time: 'due_at',
     key: ['id'],
     deletable: sql<boolean>`state in ('fired', 'canceled')`,
-  },
+  })),
 ];
 
 export interface ChunkScope {

@@ -112,7 +112,7 @@ describe.each(TEST_DIALECTS)('retention on %s', (dialect) => {
     }
   });
 
-  it("deletes an event-triggered campaign's fired and canceled pending sends with the deliveries; a pending one stays", async () => {
+  it('deletes fired and canceled pending sends (event-triggered) and held sends (quiet hours) with the deliveries; waiting ones stay', async () => {
     clock.t = start;
     const p = await projectWithDevice('pending-sends');
     const campaign = async (name: string, event: string, delay: string) => {
@@ -130,7 +130,7 @@ describe.each(TEST_DIALECTS)('retention on %s', (dialect) => {
       expect(res.statusCode, res.body).toBe(201);
       return res.json<{ campaign_id: string }>().campaign_id;
     };
-    await campaign('Soon', 'cart', 'PT1M');
+    const soon = await campaign('Soon', 'cart', 'PT1M');
     await campaign('Late', 'signup', 'P30D');
     await trackEvent(ctx(), p.secret, 'u', 'cart');
     await trackEvent(ctx(), p.secret, 'u', 'purchase'); // cancels the first cart send (and nothing of Late yet)
@@ -148,13 +148,49 @@ describe.each(TEST_DIALECTS)('retention on %s', (dialect) => {
           .execute()
       ).map((r) => r.state);
     expect(await states()).toEqual(['canceled', 'fired', 'pending']);
+    // Sends held for quiet hours follow the same rule (rows as the quiet-hours gate stores them).
+    const db = ctx().database.db;
+    const user = await db
+      .selectFrom('users')
+      .select('id')
+      .where('project_id', '=', p.projectId)
+      .executeTakeFirstOrThrow();
+    await db
+      .insertInto('held_sends')
+      .values(
+        (['fired', 'canceled', 'held'] as const).map((state) => ({
+          id: randomUUID(),
+          project_id: p.projectId,
+          campaign_id: soon,
+          user_id: user.id,
+          source_trigger_id: randomUUID(),
+          due_at: state === 'held' ? start + 40 * DAY_MS : start + 60_000,
+          state,
+          reason: null,
+          trigger_id: null,
+          created_at: start,
+          updated_at: start,
+        })),
+      )
+      .execute();
+    const held = async () =>
+      (
+        await db
+          .selectFrom('held_sends')
+          .select('state')
+          .where('project_id', '=', p.projectId)
+          .orderBy('state')
+          .execute()
+      ).map((r) => r.state);
 
     clock.t = start + 29 * DAY_MS; // not yet 30 days
     await runRetentionJob(ctx(), clock);
     expect(await states()).toEqual(['canceled', 'fired', 'pending']);
+    expect(await held()).toEqual(['canceled', 'fired', 'held']);
     clock.t = start + 31 * DAY_MS;
     await runRetentionJob(ctx(), clock);
     expect(await states()).toEqual(['pending']);
+    expect(await held()).toEqual(['held']);
   });
 
   it('a project may keep less than the default, never more; bad values are refused', async () => {
