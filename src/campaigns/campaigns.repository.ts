@@ -5,6 +5,7 @@ import type { CampaignStatus } from './campaigns.schemas.js';
 import type { MessageTemplate } from './templates/templates.js';
 import type { Audience } from './triggers/trigger-body.js';
 import type { EventTrigger } from './event-triggers/event-trigger.js';
+import { DEFAULT_SEND_POLICY, readSendPolicy, sendPolicyToWire, type SendPolicy } from './policy/send-policy.js';
 
 export interface CampaignsTable {
   project_id: string;
@@ -18,6 +19,8 @@ export interface CampaignsTable {
   message: JsonColumn;
   /** Rule `event-triggered-campaigns` (migration 0026); null when no event triggers the campaign. */
   event_trigger: JsonColumn | null;
+  /** Rules `frequency-caps` and `re-eligibility` (migration 0031); null for the defaults. */
+  send_policy: JsonColumn | null;
   created_at: number;
   updated_at: number;
 }
@@ -39,6 +42,7 @@ export interface Campaign {
   defaultAudience: Audience;
   message: MessageTemplate;
   eventTrigger: EventTrigger | null;
+  sendPolicy: SendPolicy;
   createdAt: number;
   updatedAt: number;
 }
@@ -55,6 +59,7 @@ export function rowToCampaign(row: CampaignsTable): Campaign {
     defaultAudience: readJson<Audience>(row.default_audience),
     message: readJson<MessageTemplate>(row.message),
     eventTrigger: row.event_trigger === null ? null : readJson<EventTrigger | null>(row.event_trigger),
+    sendPolicy: readSendPolicy(row.send_policy === null ? null : readJson(row.send_policy)),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -72,6 +77,7 @@ function campaignToRow(c: Campaign): CampaignsTable {
     default_audience: writeJson(c.defaultAudience),
     message: writeJson(c.message),
     event_trigger: c.eventTrigger === null ? null : writeJson(c.eventTrigger),
+    send_policy: c.sendPolicy === DEFAULT_SEND_POLICY ? null : writeJson(sendPolicyToWire(c.sendPolicy)),
     created_at: c.createdAt,
     updated_at: c.updatedAt,
   };

@@ -1,4 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { optionalSendPolicyFields, sendPolicyFields } from './policy/send-policy.js';
+
 
 /** Campaign ids: given or generated; no `:` (the trigger path ends in `:trigger`) and nothing to escape. */
 export const CAMPAIGN_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$';
@@ -60,6 +62,7 @@ const editable = {
   default_audience: AudienceSchema,
   message: MessageTemplateSchema,
   event_trigger: Type.Union([EventTriggerSchema, Type.Null()]),
+  ...sendPolicyFields,
 };
 
 export const CreateCampaignBody = Type.Object(
@@ -73,6 +76,7 @@ export const CreateCampaignBody = Type.Object(
     default_audience: Type.Optional(editable.default_audience),
     message: editable.message,
     event_trigger: Type.Optional(editable.event_trigger),
+    ...optionalSendPolicyFields,
   },
   {
     additionalProperties: false,
@@ -95,6 +99,8 @@ export const CreateCampaignBody = Type.Object(
         name: 'Cart reminder',
         status: 'active',
         event_trigger: { event: 'cart_abandoned', delay: 'PT1H', cancel_on: [{ event: 'purchase' }] },
+        tags: ['promo'],
+        reeligibility: { mode: 'window', seconds: 604800 },
         message: { title: 'Still thinking it over?', body: 'Your {{ event.properties.items }} items are waiting.' },
       },
     ],
@@ -119,6 +125,11 @@ const campaignExample = {
   default_audience: { broadcast: true },
   message: { title: 'Your order {{ trigger.order_id }} shipped', body: 'It arrives on {{ trigger.eta }}.' },
   event_trigger: null,
+  critical: false,
+  tags: ['orders'],
+  respect_caps: true,
+  counts_toward_caps: true,
+  reeligibility: { mode: 'always' },
   created_at: '2026-01-15T09:30:00.000Z',
   updated_at: '2026-01-15T09:30:00.000Z',
 };
@@ -134,6 +145,7 @@ export const CampaignResponse = Type.Object(
     default_audience: Type.Unknown(),
     message: MessageTemplateSchema,
     event_trigger: Type.Unknown({ description: 'null, or the event trigger (rule `event-triggered-campaigns`)' }),
+    ...sendPolicyFields,
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },

@@ -13,6 +13,7 @@ import { parseAudience } from './triggers/trigger-body.js';
 import { checkEventTriggerCampaign } from './event-triggers/event-trigger-campaign.js';
 import { eventCampaignsChanged } from './event-triggers/event-matching.js';
 import { cancelCampaignPendingSends } from './event-triggers/pending-sends.repository.js';
+import { DEFAULT_SEND_POLICY, mergeSendPolicy, sendPolicyToWire } from './policy/send-policy.js';
 
 export type { Campaign } from './campaigns.repository.js';
 type Campaign = repo.Campaign;
@@ -72,6 +73,7 @@ export async function createCampaign(db: Db, clock: Clock, projectId: string, in
     defaultAudience: (body.default_audience ?? { broadcast: true }) as Campaign['defaultAudience'],
     message: body.message,
     eventTrigger: (body.event_trigger ?? null) as Campaign['eventTrigger'],
+    sendPolicy: mergeSendPolicy(DEFAULT_SEND_POLICY, body),
     createdAt: now,
     updatedAt: now,
   });
@@ -115,6 +117,7 @@ export async function updateCampaign(
       }),
       ...(patch.message !== undefined && { message: patch.message }),
       ...(patch.event_trigger !== undefined && { eventTrigger: patch.event_trigger as Campaign['eventTrigger'] }),
+      sendPolicy: mergeSendPolicy(current.sendPolicy, patch),
       updatedAt: clock.now(),
     });
     eventCampaignsChanged();
@@ -179,6 +182,7 @@ export function campaignToWire(c: Campaign) {
     default_audience: c.defaultAudience,
     message: c.message,
     event_trigger: c.eventTrigger,
+    ...sendPolicyToWire(c.sendPolicy),
     created_at: new Date(c.createdAt).toISOString(),
     updated_at: new Date(c.updatedAt).toISOString(),
   };

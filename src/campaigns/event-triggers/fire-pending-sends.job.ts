@@ -10,6 +10,7 @@ import { BATCH_MAX_ATTEMPTS } from '../fanout/campaign-jobs.js';
 import { addBatches, insertTrigger, markPlanningDone, startTrigger } from '../triggers/triggers.repository.js';
 import { DUE_CLAIM_BATCH, dueJobRunAt, enqueueDueJob } from './due-sends.js';
 import { claimDuePendingSends, finishPendingSend, nextDueAt, type PendingSend } from './pending-sends.repository.js';
+import { sendPolicyToWire } from '../policy/send-policy.js';
 
 /**
  * `campaign.event-sends-due`: claims due pending sends in batches (rule `event-triggered-campaigns`)
@@ -83,6 +84,7 @@ async function fire(db: Db, send: PendingSend, campaign: Campaign | undefined, n
         properties: send.eventProperties,
       },
       pendingSendId: send.id,
+      policy: sendPolicyToWire(campaign.sendPolicy),
     },
     audience: { targets: [{ user_id: send.userId }] },
     properties: {},
