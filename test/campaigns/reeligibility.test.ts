@@ -11,6 +11,7 @@ import { configureProviders, fcmToken, pushOverrides, registerDevice, useFakePro
 import { createCampaign, createUser, json, triggerOk, triggerStatus } from './campaign-helpers.js';
 
 type Headers = Record<string, string>;
+const TRIGGERS = 24;
 
 describe.each(TEST_DIALECTS)('re-eligibility (rule `re-eligibility`) and exact counting on %s', (dialect) => {
   const fakes = useFakeProviders();
@@ -133,7 +134,7 @@ describe.each(TEST_DIALECTS)('re-eligibility (rule `re-eligibility`) and exact c
       logger: pino({ level: 'silent' }),
       clock,
       handlers: ctx().herald.jobHandlers,
-      concurrency: 4,
+      concurrency: 8,
       pollIntervalMs: 25,
       leaseMs: 30_000,
     });
@@ -148,7 +149,32 @@ describe.each(TEST_DIALECTS)('re-eligibility (rule `re-eligibility`) and exact c
       ).rows[0]!.n,
     );
 
-  it('three job runners sending eight triggers at once: no user gets more than the cap, or a `once` campaign twice', async () => {
+  /** Locks `user_sends` against writes until the answer is called and some transaction waits on a lock. */
+  async function holdSendLogWrites(): Promise<() => Promise<void>> {
+    const db = ctx().database.db;
+    let unlock!: () => void;
+    const held = new Promise<void>((resolve) => (unlock = resolve));
+    let locked!: () => void;
+    const ready = new Promise<void>((resolve) => (locked = resolve));
+    const holder = db.transaction().execute(async (trx) => {
+      await sql`lock table user_sends in exclusive mode`.execute(trx);
+      locked();
+      await held;
+    });
+    await ready;
+    return async () => {
+      await waitFor(
+        async () =>
+          Number((await sql<{ n: number }>`select count(*) as n from pg_locks where not granted`.execute(db)).rows[0]!.n) >=
+          3,
+        { timeoutMs: 30_000, what: 'batches waiting on the send log' },
+      );
+      unlock();
+      await holder;
+    };
+  }
+
+  it('three job runners sending 24 triggers of each campaign at once: no user gets more than the cap, or a `once` campaign twice', async () => {
     const users = 12;
     const caps = await world('three-caps', users);
     const put = await ctx().inject({
@@ -161,12 +187,16 @@ describe.each(TEST_DIALECTS)('re-eligibility (rule `re-eligibility`) and exact c
     const capped = await createCampaign(ctx(), {}, caps.secret);
     const once = await world('three-once', users);
     const onceCampaign = await createCampaign(ctx(), { reeligibility: { mode: 'once' } }, once.secret);
-    for (let i = 0; i < 8; i++) {
+    for (let i = 0; i < TRIGGERS; i++) {
       await triggerOk(ctx(), capped, { audience: { broadcast: true } }, caps.secret);
       await triggerOk(ctx(), onceCampaign, { audience: { broadcast: true } }, once.secret);
     }
+    // PostgreSQL: hold writes to the send log until the runners' batches are all under way, so their
+    // checks meet at the last slot (each would read a free slot without the per-user lock).
+    const release = dialect === 'postgres' ? await holdSendLogWrites() : async () => {};
     await Promise.all([startRunner(), startRunner(), startRunner()]);
-    await waitFor(async () => (await finished(caps.projectId)) === 8 && (await finished(once.projectId)) === 8, {
+    await release();
+    await waitFor(async () => (await finished(caps.projectId)) === TRIGGERS && (await finished(once.projectId)) === TRIGGERS, {
       timeoutMs: 60_000,
       what: 'sixteen completed triggers',
     });
