@@ -21,7 +21,7 @@ import {
 } from './cli-context.js';
 
 /** Reads a JSON file (`-` for stdin). */
-async function readJsonFile(path: string): Promise<unknown> {
+export async function readJsonFile(path: string): Promise<unknown> {
   const text =
     path === '-'
       ? await new Promise<string>((resolve, reject) => {

@@ -3,6 +3,7 @@ import { campaignCommands } from './campaign-commands.js';
 import { cliHerald, print, type CliCommand } from './cli-context.js';
 import { identityCommands } from './identity-commands.js';
 import { localTimeCommands } from './local-time-commands.js';
+import { capsCommands } from './caps-commands.js';
 import { pendingSendCommands } from './pending-send-commands.js';
 import { projectCommands } from './project-commands.js';
 import { pushCommands } from './push-commands.js';
@@ -32,6 +33,7 @@ export const commands: Record<string, CliCommand> = {
   ...rateLimitCommands,
   ...retentionCommands,
   ...localTimeCommands,
+  ...capsCommands,
   ...campaignCommands,
   ...pendingSendCommands,
   ...triggerCommands,
