@@ -1,7 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { optionalSendPolicyFields, sendPolicyFields } from './policy/send-policy.js';
 
-
 /** Campaign ids: given or generated; no `:` (the trigger path ends in `:trigger`) and nothing to escape. */
 export const CAMPAIGN_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$';
 const campaignIdRegExp = new RegExp(CAMPAIGN_ID_PATTERN);

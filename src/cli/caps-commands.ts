@@ -6,7 +6,7 @@ import { print, requireFlag, withHerald, type CliCommand } from './cli-context.j
 export const capsCommands: Record<string, CliCommand> = {
   'caps get': {
     usage: 'caps get --project P',
-    description: "Prints the project's frequency caps (JSON): {\"rules\": [...]}, empty when it has none.",
+    description: 'Prints the project\'s frequency caps (JSON): {"rules": [...]}, empty when it has none.',
     run: async (args, config) => {
       const projectId = requireFlag(args, 'project');
       print(await withHerald(config, (h) => getFrequencyCaps(h.db, projectId)));

@@ -65,7 +65,9 @@ describe.each(TEST_DIALECTS)('re-eligibility (rule `re-eligibility`) and exact c
     const analytics = await json(ctx(), 'GET', `/api/v1/campaigns/${campaignId}/analytics`, undefined, secret);
     expect(analytics.json().totals.by_reason).toMatchObject({ NOT_REELIGIBLE: 1 });
     // Another campaign is not affected.
-    expect((await send(secret, await createCampaign(ctx(), { reeligibility: { mode: 'once' } }, secret))).accepted).toBe(1);
+    expect(
+      (await send(secret, await createCampaign(ctx(), { reeligibility: { mode: 'once' } }, secret))).accepted,
+    ).toBe(1);
   });
 
   it('`window`: eligible again once the window since the last send has passed; `always` (the default) sends every time', async () => {
@@ -165,8 +167,9 @@ describe.each(TEST_DIALECTS)('re-eligibility (rule `re-eligibility`) and exact c
     return async () => {
       await waitFor(
         async () =>
-          Number((await sql<{ n: number }>`select count(*) as n from pg_locks where not granted`.execute(db)).rows[0]!.n) >=
-          3,
+          Number(
+            (await sql<{ n: number }>`select count(*) as n from pg_locks where not granted`.execute(db)).rows[0]!.n,
+          ) >= 3,
         { timeoutMs: 30_000, what: 'batches waiting on the send log' },
       );
       unlock();
@@ -196,10 +199,13 @@ describe.each(TEST_DIALECTS)('re-eligibility (rule `re-eligibility`) and exact c
     const release = dialect === 'postgres' ? await holdSendLogWrites() : async () => {};
     await Promise.all([startRunner(), startRunner(), startRunner()]);
     await release();
-    await waitFor(async () => (await finished(caps.projectId)) === TRIGGERS && (await finished(once.projectId)) === TRIGGERS, {
-      timeoutMs: 60_000,
-      what: 'sixteen completed triggers',
-    });
+    await waitFor(
+      async () => (await finished(caps.projectId)) === TRIGGERS && (await finished(once.projectId)) === TRIGGERS,
+      {
+        timeoutMs: 60_000,
+        what: 'sixteen completed triggers',
+      },
+    );
     expect(acceptedPerToken(caps.tokens)).toEqual(caps.tokens.map(() => 3));
     expect(acceptedPerToken(once.tokens)).toEqual(once.tokens.map(() => 1));
   }, 90_000);

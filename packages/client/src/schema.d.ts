@@ -736,6 +736,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/project/frequency-caps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's frequency caps
+         * @description The cap rules in force; `{"rules": []}` when there are none. Up to 10 rules, all applying together (rule `frequency-caps`): `{"max": N, "per": "day" | "week" | {"minutes": M} | {"hours": H}, "tag"?}`. `day` and `week` (Monday to Sunday) are the user's calendar day and week in the user's time zone (the local-time settings' zone property, else the default zone); minutes (up to 43,200) and hours (up to 720) are rolling windows. A rule with a `tag` applies to campaigns carrying it and counts only their sends. A campaign that is `critical` or has `respect_caps: false` ignores the caps; one with `counts_toward_caps: false` is not counted.
+         */
+        get: operations["getFrequencyCaps"];
+        /**
+         * Replace the project's frequency caps
+         * @description Replaces every rule (`{"rules": []}` removes them); sends already recorded keep counting. Up to 10 rules, all applying together (rule `frequency-caps`): `{"max": N, "per": "day" | "week" | {"minutes": M} | {"hours": H}, "tag"?}`. `day` and `week` (Monday to Sunday) are the user's calendar day and week in the user's time zone (the local-time settings' zone property, else the default zone); minutes (up to 43,200) and hours (up to 720) are rolling windows. A rule with a `tag` applies to campaigns carrying it and counts only their sends. A campaign that is `critical` or has `respect_caps: false` ignores the caps; one with `counts_toward_caps: false` is not counted.
+         */
+        put: operations["setFrequencyCaps"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/identity-verification": {
         parameters: {
             query?: never;
@@ -1412,6 +1436,26 @@ export interface components {
                 landing_url?: string;
             };
             event_trigger?: unknown | null;
+            /** @description Bypasses frequency caps (default false; rule `frequency-caps`) */
+            critical?: boolean;
+            /** @description Up to 10 distinct tags */
+            tags?: string[];
+            /** @description Checked against the project's frequency caps (default true) */
+            respect_caps?: boolean;
+            /** @description Its sends count toward the project's frequency caps (default true) */
+            counts_toward_caps?: boolean;
+            /** @description When a user who received the campaign may receive it again (rule `re-eligibility`): `always` (default), `once` ever, or after `window.seconds` (1 to 31,536,000) */
+            reeligibility?: {
+                /** @enum {string} */
+                mode: "always";
+            } | {
+                /** @enum {string} */
+                mode: "once";
+            } | {
+                /** @enum {string} */
+                mode: "window";
+                seconds: number;
+            };
         };
         /** Campaign */
         Campaign: {
@@ -1431,6 +1475,26 @@ export interface components {
             };
             /** @description null, or the event trigger (rule `event-triggered-campaigns`) */
             event_trigger: unknown;
+            /** @description Bypasses frequency caps (default false; rule `frequency-caps`) */
+            critical: boolean;
+            /** @description Up to 10 distinct tags */
+            tags: string[];
+            /** @description Checked against the project's frequency caps (default true) */
+            respect_caps: boolean;
+            /** @description Its sends count toward the project's frequency caps (default true) */
+            counts_toward_caps: boolean;
+            /** @description When a user who received the campaign may receive it again (rule `re-eligibility`): `always` (default), `once` ever, or after `window.seconds` (1 to 31,536,000) */
+            reeligibility: {
+                /** @enum {string} */
+                mode: "always";
+            } | {
+                /** @enum {string} */
+                mode: "once";
+            } | {
+                /** @enum {string} */
+                mode: "window";
+                seconds: number;
+            };
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1455,6 +1519,26 @@ export interface components {
                 };
                 /** @description null, or the event trigger (rule `event-triggered-campaigns`) */
                 event_trigger: unknown;
+                /** @description Bypasses frequency caps (default false; rule `frequency-caps`) */
+                critical: boolean;
+                /** @description Up to 10 distinct tags */
+                tags: string[];
+                /** @description Checked against the project's frequency caps (default true) */
+                respect_caps: boolean;
+                /** @description Its sends count toward the project's frequency caps (default true) */
+                counts_toward_caps: boolean;
+                /** @description When a user who received the campaign may receive it again (rule `re-eligibility`): `always` (default), `once` ever, or after `window.seconds` (1 to 31,536,000) */
+                reeligibility: {
+                    /** @enum {string} */
+                    mode: "always";
+                } | {
+                    /** @enum {string} */
+                    mode: "once";
+                } | {
+                    /** @enum {string} */
+                    mode: "window";
+                    seconds: number;
+                };
                 /** Format: date-time */
                 created_at: string;
                 /** Format: date-time */
@@ -1479,6 +1563,26 @@ export interface components {
                 landing_url?: string;
             };
             event_trigger?: unknown | null;
+            /** @description Bypasses frequency caps (default false; rule `frequency-caps`) */
+            critical?: boolean;
+            /** @description Up to 10 distinct tags */
+            tags?: string[];
+            /** @description Checked against the project's frequency caps (default true) */
+            respect_caps?: boolean;
+            /** @description Its sends count toward the project's frequency caps (default true) */
+            counts_toward_caps?: boolean;
+            /** @description When a user who received the campaign may receive it again (rule `re-eligibility`): `always` (default), `once` ever, or after `window.seconds` (1 to 31,536,000) */
+            reeligibility?: {
+                /** @enum {string} */
+                mode: "always";
+            } | {
+                /** @enum {string} */
+                mode: "once";
+            } | {
+                /** @enum {string} */
+                mode: "window";
+                seconds: number;
+            };
         };
         /** TriggerCampaignResponse */
         TriggerCampaignResponse: {
@@ -2060,6 +2164,19 @@ export interface components {
             }[];
             next_cursor: string | null;
         };
+        /** FrequencyCaps */
+        FrequencyCaps: {
+            rules: {
+                max: number;
+                per: "day" | "week" | {
+                    minutes: number;
+                } | {
+                    hours: number;
+                };
+                /** @description 1-64 characters: letters, digits, `_.:-` */
+                tag?: string;
+            }[];
+        };
         /** IdentityVerification */
         IdentityVerification: {
             enabled: boolean;
@@ -2155,6 +2272,7 @@ export type SchemaDeliveryAnalytics = components['schemas']['DeliveryAnalytics']
 export type SchemaTriggerDeliveryList = components['schemas']['TriggerDeliveryList'];
 export type SchemaCampaignPendingSendList = components['schemas']['CampaignPendingSendList'];
 export type SchemaUserPendingSendList = components['schemas']['UserPendingSendList'];
+export type SchemaFrequencyCaps = components['schemas']['FrequencyCaps'];
 export type SchemaIdentityVerification = components['schemas']['IdentityVerification'];
 export type SchemaIdentityVerificationEnabled = components['schemas']['IdentityVerificationEnabled'];
 export type SchemaProject = components['schemas']['Project'];
@@ -4787,6 +4905,15 @@ export interface operations {
                      *             "body": "It arrives on {{ trigger.eta }}."
                      *           },
                      *           "event_trigger": null,
+                     *           "critical": false,
+                     *           "tags": [
+                     *             "orders"
+                     *           ],
+                     *           "respect_caps": true,
+                     *           "counts_toward_caps": true,
+                     *           "reeligibility": {
+                     *             "mode": "always"
+                     *           },
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:30:00.000Z"
                      *         }
@@ -4918,6 +5045,15 @@ export interface operations {
                      *         "body": "It arrives on {{ trigger.eta }}."
                      *       },
                      *       "event_trigger": null,
+                     *       "critical": false,
+                     *       "tags": [
+                     *         "orders"
+                     *       ],
+                     *       "respect_caps": true,
+                     *       "counts_toward_caps": true,
+                     *       "reeligibility": {
+                     *         "mode": "always"
+                     *       },
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -5092,6 +5228,15 @@ export interface operations {
                      *         "body": "It arrives on {{ trigger.eta }}."
                      *       },
                      *       "event_trigger": null,
+                     *       "critical": false,
+                     *       "tags": [
+                     *         "orders"
+                     *       ],
+                     *       "respect_caps": true,
+                     *       "counts_toward_caps": true,
+                     *       "reeligibility": {
+                     *         "mode": "always"
+                     *       },
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -5334,6 +5479,15 @@ export interface operations {
                      *         "body": "It arrives on {{ trigger.eta }}."
                      *       },
                      *       "event_trigger": null,
+                     *       "critical": false,
+                     *       "tags": [
+                     *         "orders"
+                     *       ],
+                     *       "respect_caps": true,
+                     *       "counts_toward_caps": true,
+                     *       "reeligibility": {
+                     *         "mode": "always"
+                     *       },
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -8081,6 +8235,297 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getFrequencyCaps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "rules": [
+                     *         {
+                     *           "max": 3,
+                     *           "per": "day"
+                     *         },
+                     *         {
+                     *           "max": 1,
+                     *           "per": {
+                     *             "hours": 4
+                     *           }
+                     *         },
+                     *         {
+                     *           "max": 2,
+                     *           "per": "week",
+                     *           "tag": "promo"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["FrequencyCaps"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setFrequencyCaps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rules": [
+                 *         {
+                 *           "max": 3,
+                 *           "per": "day"
+                 *         },
+                 *         {
+                 *           "max": 1,
+                 *           "per": {
+                 *             "hours": 4
+                 *           }
+                 *         },
+                 *         {
+                 *           "max": 2,
+                 *           "per": "week",
+                 *           "tag": "promo"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["FrequencyCaps"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "rules": [
+                     *         {
+                     *           "max": 3,
+                     *           "per": "day"
+                     *         },
+                     *         {
+                     *           "max": 1,
+                     *           "per": {
+                     *             "hours": 4
+                     *           }
+                     *         },
+                     *         {
+                     *           "max": 2,
+                     *           "per": "week",
+                     *           "tag": "promo"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["FrequencyCaps"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -61,7 +61,7 @@ export function parseFrequencyCaps(input: unknown): FrequencyCaps {
 
 /** A stored value (a hand-edited row cannot break a send): invalid means no rules. */
 export function readFrequencyCaps(stored: unknown): FrequencyCaps {
-  return Value.Check(FrequencyCapsBody, stored) ? (stored) : { rules: [] };
+  return Value.Check(FrequencyCapsBody, stored) ? stored : { rules: [] };
 }
 
 /** The rules that apply to a campaign with these tags. */
@@ -74,7 +74,13 @@ export function earliestWindowStart(rules: readonly CapRule[], now: number): num
   for (const r of rules) {
     // A calendar day or week starts at most a day (or eight) before now in any zone (UTC-12 to +14).
     const span =
-      r.per === 'day' ? 2 * DAY : r.per === 'week' ? 9 * DAY : 'minutes' in r.per ? r.per.minutes * MINUTE : r.per.hours * HOUR;
+      r.per === 'day'
+        ? 2 * DAY
+        : r.per === 'week'
+          ? 9 * DAY
+          : 'minutes' in r.per
+            ? r.per.minutes * MINUTE
+            : r.per.hours * HOUR;
     start = Math.min(start, now - span);
   }
   return start;

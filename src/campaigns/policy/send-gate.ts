@@ -6,7 +6,14 @@ import { recordDeliveries, type TriggerDeliveriesTable } from '../triggers/trigg
 import { projectLocalTime } from '../triggers/local-time-settings.service.js';
 import { earliestWindowStart, rulesFor, windowStart, type CapRule } from './frequency-caps.js';
 import { getFrequencyCaps } from './frequency-caps.service.js';
-import { insertSlots, lockUsers, loggedSends, slotsOfTrigger, type LoggedSend, type UserSendsTable } from './send-log.repository.js';
+import {
+  insertSlots,
+  lockUsers,
+  loggedSends,
+  slotsOfTrigger,
+  type LoggedSend,
+  type UserSendsTable,
+} from './send-log.repository.js';
 import { readSendPolicy, type SendPolicyWire } from './send-policy.js';
 
 export const FREQUENCY_CAPPED = 'FREQUENCY_CAPPED';

@@ -63,7 +63,9 @@ export async function loggedSends(
       .where((eb) =>
         eb.or([
           ...(since !== undefined ? [eb.and([eb('sent_at', '>=', since), eb('counts', '=', 1)])] : []),
-          ...(campaign ? [eb.and([eb('campaign_id', '=', campaign.campaignId), eb('sent_at', '>=', campaign.since)])] : []),
+          ...(campaign
+            ? [eb.and([eb('campaign_id', '=', campaign.campaignId), eb('sent_at', '>=', campaign.since)])]
+            : []),
         ]),
       )
       .execute();

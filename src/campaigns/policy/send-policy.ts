@@ -54,7 +54,9 @@ export const sendPolicyFields = {
   critical: Type.Boolean({ description: 'Bypasses frequency caps (default false; rule `frequency-caps`)' }),
   tags: Type.Array(TagSchema, { maxItems: MAX_TAGS, uniqueItems: true, description: 'Up to 10 distinct tags' }),
   respect_caps: Type.Boolean({ description: "Checked against the project's frequency caps (default true)" }),
-  counts_toward_caps: Type.Boolean({ description: "Its sends count toward the project's frequency caps (default true)" }),
+  counts_toward_caps: Type.Boolean({
+    description: "Its sends count toward the project's frequency caps (default true)",
+  }),
   reeligibility: ReeligibilitySchema,
 };
 
