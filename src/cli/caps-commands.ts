@@ -1,5 +1,5 @@
 import { getFrequencyCaps, setFrequencyCaps } from '../campaigns/policy/frequency-caps.service.js';
-import { readJsonFile } from './campaign-commands.js';
+import { readJsonFile } from './json-file.js';
 import { print, requireFlag, withHerald, type CliCommand } from './cli-context.js';
 
 /** `herald caps ...`: a project's frequency caps (rule `frequency-caps`), as `GET/PUT /api/v1/project/frequency-caps`. */
