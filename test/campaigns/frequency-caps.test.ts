@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createCampaignJobHandlers } from '../../src/campaigns/fanout/campaign-fanout.job.js';
+import { windowStart } from '../../src/campaigns/policy/frequency-caps.js';
 import { setProjectLocalTime } from '../../src/campaigns/triggers/local-time-settings.service.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { useTestContext } from '../helpers/test-app.js';
@@ -237,4 +238,26 @@ describe.each(TEST_DIALECTS)('frequency caps (rule `frequency-caps`) on %s', (di
   async function setProjectZoneProperty(secret: Headers, property: string) {
     await setProjectLocalTime(ctx().database.db, secret['x-service-project-id']!, { time_zone_property: property });
   }
+});
+
+describe('cap windows (rule `frequency-caps`)', () => {
+  it("a calendar week starts on the user's Monday 00:00, a day at the user's midnight, a rolling window back from now", () => {
+    const saturday = Date.parse('2026-11-28T10:00:00Z');
+    expect(windowStart({ max: 1, per: 'week' }, saturday, 'Europe/Paris')).toBe(
+      Date.parse('2026-11-23T00:00:00+01:00'),
+    );
+    // 03:00 UTC is still Friday evening in New York.
+    const early = Date.parse('2026-11-28T03:00:00Z');
+    expect(windowStart({ max: 1, per: 'day' }, early, 'America/New_York')).toBe(
+      Date.parse('2026-11-27T00:00:00-05:00'),
+    );
+    expect(windowStart({ max: 1, per: 'week' }, early, 'America/New_York')).toBe(
+      Date.parse('2026-11-23T00:00:00-05:00'),
+    );
+    // A Monday is its own week's first day.
+    const monday = Date.parse('2026-11-23T12:00:00Z');
+    expect(windowStart({ max: 1, per: 'week' }, monday, 'UTC')).toBe(Date.parse('2026-11-23T00:00:00Z'));
+    expect(windowStart({ max: 1, per: { minutes: 90 } }, monday, 'UTC')).toBe(monday - 90 * MINUTE);
+    expect(windowStart({ max: 1, per: { hours: 720 } }, monday, 'UTC')).toBe(monday - 720 * HOUR);
+  });
 });
