@@ -12,6 +12,7 @@ import { createConfiguredTemplateRenderer, type TemplateRenderer } from './campa
 import { registerTriggerRoutes } from './campaigns/triggers/trigger.routes.js';
 import { registerTriggerControlRoutes } from './campaigns/triggers/trigger-cancel.routes.js';
 import { registerScheduleRoutes } from './campaigns/schedules/schedules.routes.js';
+import { registerFrequencyCapRoutes } from './campaigns/policy/frequency-caps.routes.js';
 import { createScheduleOccurrenceHandler } from './campaigns/schedules/schedule-occurrence.job.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
@@ -186,6 +187,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     registerTriggerStreamRoute(app, { db, config });
     registerPendingSendRoutes(app, { db });
     registerQuietHoursRoutes(app, { db, clock });
+    registerFrequencyCapRoutes(app, { db });
     registerIdentityRoutes(app, { ...identity, clock });
     registerProjectRoutes(app, { db });
     registerWebhookRoutes(app, { db, clock, outbound, secretBox, notices: push().notices });

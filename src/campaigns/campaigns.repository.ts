@@ -6,6 +6,7 @@ import type { MessageTemplate } from './templates/templates.js';
 import type { Audience } from './triggers/trigger-body.js';
 import type { EventTrigger } from './event-triggers/event-trigger.js';
 import type { QuietWindow } from './policies/quiet-hours.js';
+import { DEFAULT_SEND_POLICY, readSendPolicy, sendPolicyToWire, type SendPolicy } from './policy/send-policy.js';
 
 export interface CampaignsTable {
   project_id: string;
@@ -23,6 +24,8 @@ export interface CampaignsTable {
   quiet_hours: JsonColumn | null;
   /** Rule `send-rate-limits` (migration 0034); null when unlimited. */
   max_sends_per_minute: number | null;
+  /** Rules `frequency-caps` and `re-eligibility` (migration 0031); null for the defaults. */
+  send_policy: JsonColumn | null;
   created_at: number;
   updated_at: number;
 }
@@ -46,6 +49,7 @@ export interface Campaign {
   eventTrigger: EventTrigger | null;
   quietHours: QuietWindow | false | null;
   maxSendsPerMinute: number | null;
+  sendPolicy: SendPolicy;
   createdAt: number;
   updatedAt: number;
 }
@@ -64,6 +68,7 @@ export function rowToCampaign(row: CampaignsTable): Campaign {
     eventTrigger: row.event_trigger === null ? null : readJson<EventTrigger | null>(row.event_trigger),
     quietHours: row.quiet_hours === null ? null : readJson<QuietWindow | false>(row.quiet_hours),
     maxSendsPerMinute: row.max_sends_per_minute === null ? null : Number(row.max_sends_per_minute),
+    sendPolicy: readSendPolicy(row.send_policy === null ? null : readJson(row.send_policy)),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -83,6 +88,7 @@ function campaignToRow(c: Campaign): CampaignsTable {
     event_trigger: c.eventTrigger === null ? null : writeJson(c.eventTrigger),
     quiet_hours: c.quietHours === null ? null : writeJson(c.quietHours),
     max_sends_per_minute: c.maxSendsPerMinute,
+    send_policy: c.sendPolicy === DEFAULT_SEND_POLICY ? null : writeJson(sendPolicyToWire(c.sendPolicy)),
     created_at: c.createdAt,
     updated_at: c.updatedAt,
   };

@@ -1,5 +1,6 @@
 import { campaignPolicyFields } from './policies/campaign-policy.schemas.js';
 import { Type, type Static } from '@sinclair/typebox';
+import { optionalSendPolicyFields, sendPolicyFields } from './policy/send-policy.js';
 
 /** Campaign ids: given or generated; no `:` (the trigger path ends in `:trigger`) and nothing to escape. */
 export const CAMPAIGN_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$';
@@ -62,6 +63,7 @@ const editable = {
   message: MessageTemplateSchema,
   event_trigger: Type.Union([EventTriggerSchema, Type.Null()]),
   ...campaignPolicyFields,
+  ...sendPolicyFields,
 };
 
 export const CreateCampaignBody = Type.Object(
@@ -77,6 +79,7 @@ export const CreateCampaignBody = Type.Object(
     event_trigger: Type.Optional(editable.event_trigger),
     quiet_hours: Type.Optional(editable.quiet_hours),
     max_sends_per_minute: Type.Optional(editable.max_sends_per_minute),
+    ...optionalSendPolicyFields,
   },
   {
     additionalProperties: false,
@@ -99,6 +102,8 @@ export const CreateCampaignBody = Type.Object(
         name: 'Cart reminder',
         status: 'active',
         event_trigger: { event: 'cart_abandoned', delay: 'PT1H', cancel_on: [{ event: 'purchase' }] },
+        tags: ['promo'],
+        reeligibility: { mode: 'window', seconds: 604800 },
         message: { title: 'Still thinking it over?', body: 'Your {{ event.properties.items }} items are waiting.' },
       },
       {
@@ -134,6 +139,11 @@ const campaignExample = {
   event_trigger: null,
   quiet_hours: null,
   max_sends_per_minute: null,
+  critical: false,
+  tags: ['orders'],
+  respect_caps: true,
+  counts_toward_caps: true,
+  reeligibility: { mode: 'always' },
   created_at: '2026-01-15T09:30:00.000Z',
   updated_at: '2026-01-15T09:30:00.000Z',
 };
@@ -151,6 +161,7 @@ export const CampaignResponse = Type.Object(
     event_trigger: Type.Unknown({ description: 'null, or the event trigger (rule `event-triggered-campaigns`)' }),
     quiet_hours: editable.quiet_hours,
     max_sends_per_minute: editable.max_sends_per_minute,
+    ...sendPolicyFields,
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },

@@ -15,6 +15,7 @@ import { eventCampaignsChanged } from './event-triggers/event-matching.js';
 import { cancelCampaignPendingSends } from './event-triggers/pending-sends.repository.js';
 import { checkQuietHoursField } from './policies/quiet-hours.js';
 import { cancelCampaignHeldSends } from './policies/held-sends.repository.js';
+import { DEFAULT_SEND_POLICY, mergeSendPolicy, sendPolicyToWire } from './policy/send-policy.js';
 
 export type { Campaign } from './campaigns.repository.js';
 type Campaign = repo.Campaign;
@@ -77,6 +78,7 @@ export async function createCampaign(db: Db, clock: Clock, projectId: string, in
     eventTrigger: (body.event_trigger ?? null) as Campaign['eventTrigger'],
     quietHours: (body.quiet_hours ?? null) as Campaign['quietHours'],
     maxSendsPerMinute: body.max_sends_per_minute ?? null,
+    sendPolicy: mergeSendPolicy(DEFAULT_SEND_POLICY, body),
     createdAt: now,
     updatedAt: now,
   });
@@ -122,6 +124,7 @@ export async function updateCampaign(
       ...(patch.event_trigger !== undefined && { eventTrigger: patch.event_trigger as Campaign['eventTrigger'] }),
       ...(patch.quiet_hours !== undefined && { quietHours: patch.quiet_hours as Campaign['quietHours'] }),
       ...(patch.max_sends_per_minute !== undefined && { maxSendsPerMinute: patch.max_sends_per_minute }),
+      sendPolicy: mergeSendPolicy(current.sendPolicy, patch),
       updatedAt: clock.now(),
     });
     eventCampaignsChanged();
@@ -189,6 +192,7 @@ export function campaignToWire(c: Campaign) {
     event_trigger: c.eventTrigger,
     quiet_hours: c.quietHours,
     max_sends_per_minute: c.maxSendsPerMinute,
+    ...sendPolicyToWire(c.sendPolicy),
     created_at: new Date(c.createdAt).toISOString(),
     updated_at: new Date(c.updatedAt).toISOString(),
   };

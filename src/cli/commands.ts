@@ -4,6 +4,7 @@ import { cliHerald, print, type CliCommand } from './cli-context.js';
 import { identityCommands } from './identity-commands.js';
 import { localTimeCommands } from './local-time-commands.js';
 import { quietHoursCommands } from './quiet-hours-commands.js';
+import { capsCommands } from './caps-commands.js';
 import { pendingSendCommands } from './pending-send-commands.js';
 import { projectCommands } from './project-commands.js';
 import { pushCommands } from './push-commands.js';
@@ -34,6 +35,7 @@ export const commands: Record<string, CliCommand> = {
   ...retentionCommands,
   ...localTimeCommands,
   ...quietHoursCommands,
+  ...capsCommands,
   ...campaignCommands,
   ...pendingSendCommands,
   ...triggerCommands,

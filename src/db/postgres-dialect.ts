@@ -16,6 +16,12 @@ export const postgresDialect: SqlDialect = {
   async lockRows(query) {
     await query.forUpdate().execute();
   },
+  async lockKeys(db, keys) {
+    if (keys.length === 0) return;
+    await sql`select pg_advisory_xact_lock(k) from (select distinct hashtextextended(u, 0) as k from unnest(${[...keys]}::text[]) as u order by k) as sorted`.execute(
+      db,
+    );
+  },
   async notifyOnCommit(db, channel) {
     await sql`select pg_notify(${channel}, '')`.execute(db);
     return true;

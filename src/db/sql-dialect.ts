@@ -44,6 +44,13 @@ export interface SqlDialect {
    */
   lockRows<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>): Promise<void>;
   /**
+   * Serializes the transactions of `db` that name any of the same `keys` until each ends (PostgreSQL
+   * transaction-scoped advisory locks on the keys' 64-bit hashes, taken in one sorted order in one
+   * statement, so two such transactions never deadlock; a hash collision only serializes more). On
+   * SQLite the transaction's writer lock already excludes every other writer, so nothing runs.
+   */
+  lockKeys(db: AnyKysely, keys: readonly string[]): Promise<void>;
+  /**
    * Sends an (empty) notice on `channel` to every listening connection when the transaction of `db`
    * commits (`pg_notify`; dropped on rollback). False, and nothing sent, where the database has no
    * such channel (SQLite): the caller reaches listeners in its own process instead.

@@ -26,6 +26,7 @@ export const sqliteDialect: SqlDialect = {
 
   skipLocked: (query) => query,
   lockRows: () => Promise.resolve(),
+  lockKeys: () => Promise.resolve(),
   notifyOnCommit: () => Promise.resolve(false),
 
   // `json_patch` is not used: it follows RFC 7396, where a null deletes the key.

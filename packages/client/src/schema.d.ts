@@ -784,6 +784,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/project/frequency-caps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's frequency caps
+         * @description The cap rules in force; `{"rules": []}` when there are none. Up to 10 rules, all applying together (rule `frequency-caps`): `{"max": N, "per": "day" | "week" | {"minutes": M} | {"hours": H}, "tag"?}`. `day` and `week` (Monday to Sunday) are the user's calendar day and week in the user's time zone (the local-time settings' zone property, else the default zone); minutes (up to 43,200) and hours (up to 720) are rolling windows. A rule with a `tag` applies to campaigns carrying it and counts only their sends. A campaign that is `critical` or has `respect_caps: false` ignores the caps; one with `counts_toward_caps: false` is not counted.
+         */
+        get: operations["getFrequencyCaps"];
+        /**
+         * Replace the project's frequency caps
+         * @description Replaces every rule (`{"rules": []}` removes them); sends already recorded keep counting. Up to 10 rules, all applying together (rule `frequency-caps`): `{"max": N, "per": "day" | "week" | {"minutes": M} | {"hours": H}, "tag"?}`. `day` and `week` (Monday to Sunday) are the user's calendar day and week in the user's time zone (the local-time settings' zone property, else the default zone); minutes (up to 43,200) and hours (up to 720) are rolling windows. A rule with a `tag` applies to campaigns carrying it and counts only their sends. A campaign that is `critical` or has `respect_caps: false` ignores the caps; one with `counts_toward_caps: false` is not counted.
+         */
+        put: operations["setFrequencyCaps"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/identity-verification": {
         parameters: {
             query?: never;
@@ -1477,6 +1501,26 @@ export interface components {
              * @example 6000
              */
             max_sends_per_minute?: number | null;
+            /** @description Bypasses frequency caps (default false; rule `frequency-caps`) */
+            critical?: boolean;
+            /** @description Up to 10 distinct tags */
+            tags?: string[];
+            /** @description Checked against the project's frequency caps (default true) */
+            respect_caps?: boolean;
+            /** @description Its sends count toward the project's frequency caps (default true) */
+            counts_toward_caps?: boolean;
+            /** @description When a user who received the campaign may receive it again (rule `re-eligibility`): `always` (default), `once` ever, or after `window.seconds` (1 to 31,536,000) */
+            reeligibility?: {
+                /** @enum {string} */
+                mode: "always";
+            } | {
+                /** @enum {string} */
+                mode: "once";
+            } | {
+                /** @enum {string} */
+                mode: "window";
+                seconds: number;
+            };
         };
         /** Campaign */
         Campaign: {
@@ -1511,6 +1555,26 @@ export interface components {
              * @example 6000
              */
             max_sends_per_minute: number | null;
+            /** @description Bypasses frequency caps (default false; rule `frequency-caps`) */
+            critical: boolean;
+            /** @description Up to 10 distinct tags */
+            tags: string[];
+            /** @description Checked against the project's frequency caps (default true) */
+            respect_caps: boolean;
+            /** @description Its sends count toward the project's frequency caps (default true) */
+            counts_toward_caps: boolean;
+            /** @description When a user who received the campaign may receive it again (rule `re-eligibility`): `always` (default), `once` ever, or after `window.seconds` (1 to 31,536,000) */
+            reeligibility: {
+                /** @enum {string} */
+                mode: "always";
+            } | {
+                /** @enum {string} */
+                mode: "once";
+            } | {
+                /** @enum {string} */
+                mode: "window";
+                seconds: number;
+            };
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1550,6 +1614,26 @@ export interface components {
                  * @example 6000
                  */
                 max_sends_per_minute: number | null;
+                /** @description Bypasses frequency caps (default false; rule `frequency-caps`) */
+                critical: boolean;
+                /** @description Up to 10 distinct tags */
+                tags: string[];
+                /** @description Checked against the project's frequency caps (default true) */
+                respect_caps: boolean;
+                /** @description Its sends count toward the project's frequency caps (default true) */
+                counts_toward_caps: boolean;
+                /** @description When a user who received the campaign may receive it again (rule `re-eligibility`): `always` (default), `once` ever, or after `window.seconds` (1 to 31,536,000) */
+                reeligibility: {
+                    /** @enum {string} */
+                    mode: "always";
+                } | {
+                    /** @enum {string} */
+                    mode: "once";
+                } | {
+                    /** @enum {string} */
+                    mode: "window";
+                    seconds: number;
+                };
                 /** Format: date-time */
                 created_at: string;
                 /** Format: date-time */
@@ -1589,6 +1673,26 @@ export interface components {
              * @example 6000
              */
             max_sends_per_minute?: number | null;
+            /** @description Bypasses frequency caps (default false; rule `frequency-caps`) */
+            critical?: boolean;
+            /** @description Up to 10 distinct tags */
+            tags?: string[];
+            /** @description Checked against the project's frequency caps (default true) */
+            respect_caps?: boolean;
+            /** @description Its sends count toward the project's frequency caps (default true) */
+            counts_toward_caps?: boolean;
+            /** @description When a user who received the campaign may receive it again (rule `re-eligibility`): `always` (default), `once` ever, or after `window.seconds` (1 to 31,536,000) */
+            reeligibility?: {
+                /** @enum {string} */
+                mode: "always";
+            } | {
+                /** @enum {string} */
+                mode: "once";
+            } | {
+                /** @enum {string} */
+                mode: "window";
+                seconds: number;
+            };
         };
         /** TriggerCampaignResponse */
         TriggerCampaignResponse: {
@@ -2214,6 +2318,19 @@ export interface components {
             /** @description {"start": "HH:MM", "end": "HH:MM"} (different times; end before start runs over midnight), or null to remove */
             quiet_hours: unknown;
         };
+        /** FrequencyCaps */
+        FrequencyCaps: {
+            rules: {
+                max: number;
+                per: "day" | "week" | {
+                    minutes: number;
+                } | {
+                    hours: number;
+                };
+                /** @description 1-64 characters: letters, digits, `_.:-` */
+                tag?: string;
+            }[];
+        };
         /** IdentityVerification */
         IdentityVerification: {
             enabled: boolean;
@@ -2311,6 +2428,7 @@ export type SchemaCampaignPendingSendList = components['schemas']['CampaignPendi
 export type SchemaUserPendingSendList = components['schemas']['UserPendingSendList'];
 export type SchemaQuietHours = components['schemas']['QuietHours'];
 export type SchemaQuietHoursRequest = components['schemas']['QuietHoursRequest'];
+export type SchemaFrequencyCaps = components['schemas']['FrequencyCaps'];
 export type SchemaIdentityVerification = components['schemas']['IdentityVerification'];
 export type SchemaIdentityVerificationEnabled = components['schemas']['IdentityVerificationEnabled'];
 export type SchemaProject = components['schemas']['Project'];
@@ -4945,6 +5063,15 @@ export interface operations {
                      *           "event_trigger": null,
                      *           "quiet_hours": null,
                      *           "max_sends_per_minute": null,
+                     *           "critical": false,
+                     *           "tags": [
+                     *             "orders"
+                     *           ],
+                     *           "respect_caps": true,
+                     *           "counts_toward_caps": true,
+                     *           "reeligibility": {
+                     *             "mode": "always"
+                     *           },
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:30:00.000Z"
                      *         }
@@ -5078,6 +5205,15 @@ export interface operations {
                      *       "event_trigger": null,
                      *       "quiet_hours": null,
                      *       "max_sends_per_minute": null,
+                     *       "critical": false,
+                     *       "tags": [
+                     *         "orders"
+                     *       ],
+                     *       "respect_caps": true,
+                     *       "counts_toward_caps": true,
+                     *       "reeligibility": {
+                     *         "mode": "always"
+                     *       },
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -5254,6 +5390,15 @@ export interface operations {
                      *       "event_trigger": null,
                      *       "quiet_hours": null,
                      *       "max_sends_per_minute": null,
+                     *       "critical": false,
+                     *       "tags": [
+                     *         "orders"
+                     *       ],
+                     *       "respect_caps": true,
+                     *       "counts_toward_caps": true,
+                     *       "reeligibility": {
+                     *         "mode": "always"
+                     *       },
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -5498,6 +5643,15 @@ export interface operations {
                      *       "event_trigger": null,
                      *       "quiet_hours": null,
                      *       "max_sends_per_minute": null,
+                     *       "critical": false,
+                     *       "tags": [
+                     *         "orders"
+                     *       ],
+                     *       "respect_caps": true,
+                     *       "counts_toward_caps": true,
+                     *       "reeligibility": {
+                     *         "mode": "always"
+                     *       },
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -8700,6 +8854,297 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["QuietHours"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getFrequencyCaps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "rules": [
+                     *         {
+                     *           "max": 3,
+                     *           "per": "day"
+                     *         },
+                     *         {
+                     *           "max": 1,
+                     *           "per": {
+                     *             "hours": 4
+                     *           }
+                     *         },
+                     *         {
+                     *           "max": 2,
+                     *           "per": "week",
+                     *           "tag": "promo"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["FrequencyCaps"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setFrequencyCaps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rules": [
+                 *         {
+                 *           "max": 3,
+                 *           "per": "day"
+                 *         },
+                 *         {
+                 *           "max": 1,
+                 *           "per": {
+                 *             "hours": 4
+                 *           }
+                 *         },
+                 *         {
+                 *           "max": 2,
+                 *           "per": "week",
+                 *           "tag": "promo"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["FrequencyCaps"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "rules": [
+                     *         {
+                     *           "max": 3,
+                     *           "per": "day"
+                     *         },
+                     *         {
+                     *           "max": 1,
+                     *           "per": {
+                     *             "hours": 4
+                     *           }
+                     *         },
+                     *         {
+                     *           "max": 2,
+                     *           "per": "week",
+                     *           "tag": "promo"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["FrequencyCaps"];
                 };
             };
             /** @description The request is invalid; `error` says why. */

@@ -10,6 +10,7 @@ import { BATCH_MAX_ATTEMPTS } from '../fanout/campaign-jobs.js';
 import type { EventScope } from '../templates/templates.js';
 import { addBatches, insertTrigger, markPlanningDone, startTrigger } from '../triggers/triggers.repository.js';
 import { DUE_CLAIM_BATCH, dueJobRunAt, enqueueDueJob } from './due-sends.js';
+import { sendPolicyToWire } from '../policy/send-policy.js';
 import {
   cancelClaimedSends,
   claimDuePendingSends,
@@ -134,6 +135,7 @@ async function fireTrigger(db: Db, campaign: Campaign, part: PendingSend[], now:
       audienceConditions: campaign.audienceConditions && resolveTriggerRefs(campaign.audienceConditions, {}),
       message: campaign.message,
       eventsByUser,
+      policy: sendPolicyToWire(campaign.sendPolicy),
     },
     audience: { targets: sends.map((s) => ({ user_id: s.userId })) },
     properties: {},

@@ -20,6 +20,8 @@ import {
   type WaveFilter,
 } from './audience.js';
 import { waveMember } from './local-time-waves.js';
+import { gateRecipients } from '../policy/send-gate.js';
+import { releaseUnusedSlots } from '../policy/send-log.repository.js';
 import { listWaves, type Wave } from '../triggers/trigger-waves.repository.js';
 import { createPlanHandler } from './campaign-plan.job.js';
 import { createDueSendsHandler } from '../event-triggers/fire-pending-sends.job.js';
@@ -173,6 +175,7 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
     counters: unknown,
   ) => {
     await db.transaction().execute(async (trx) => {
+      await releaseUnusedSlots(trx, trigger.id, batchNo);
       if (await finishBatch(trx, trigger.id, batchNo, state, counters, deps.clock.now()))
         await endTrigger(notices, trx, trigger, (t) => completeTriggerIfDone(t, trigger.id, deps.clock.now()));
     });
@@ -348,9 +351,17 @@ async function sendBatch(
   const data = { herald_campaign_id: trigger.campaignId, herald_trigger_id: trigger.id };
   const refs = { triggerId: trigger.id, campaignId: trigger.campaignId };
   // The whole batch renders in one call to the worker pool; a recipient over a budget fails alone.
-  const pendingRecipients = recipients
-    .map(({ user, devices }) => ({ user, pending: devices.filter((d) => !done.has(d.deviceId)) }))
-    .filter((r) => r.pending.length > 0);
+  // Rules `re-eligibility` and `frequency-caps`: who may still receive it takes a slot, the others are recorded skipped.
+  const pendingRecipients = await gateRecipients(
+    db,
+    deps.clock,
+    trigger,
+    batchNo,
+    recipients
+      .map(({ user, devices }) => ({ user, pending: devices.filter((d) => !done.has(d.deviceId)) }))
+      .filter((r) => r.pending.length > 0),
+    ({ pending }, reason) => pending.map((d) => row(d, DeliveryStatus.SKIPPED, null, reason, null, null)),
+  );
   // A message that reads no `user.*` is the same for everyone: one render, with an empty `user` (so a
   // read the analysis missed fails under strict variables, and never shows one recipient's data to another).
   // Sends of an event-triggered campaign each have their user's own event, so they render one by one.

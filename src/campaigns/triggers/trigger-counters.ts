@@ -3,7 +3,8 @@ import type { DeliveryCount } from './trigger-deliveries.repository.js';
 
 /**
  * Why a target, user or device got nothing. The first four are decided per audience member (a
- * target in targeted triggers, a user in broadcasts); the render reasons per device.
+ * target in targeted triggers, a user in broadcasts); the render reasons and the send policy's
+ * (rules `re-eligibility` and `frequency-caps`) per device.
  */
 export type SkipReason =
   | 'not_found'
@@ -13,6 +14,8 @@ export type SkipReason =
   | 'template_render_error'
   | 'invalid_rendered_url'
   | 'empty_message'
+  | 'not_reeligible'
+  | 'frequency_capped'
   | (string & {});
 
 /**

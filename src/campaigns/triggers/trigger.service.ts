@@ -22,6 +22,7 @@ import { checkScheduleWindow, planJobKey, type TriggerSchedule } from './trigger
 import { checkLocalWindow, storedLocalSchedule, type LocalSchedule } from './local-time.js';
 import { projectLocalTime } from './local-time-settings.service.js';
 import { insertTrigger, type TriggerDefinition } from './triggers.repository.js';
+import { sendPolicyToWire } from '../policy/send-policy.js';
 
 export interface TriggerDeps {
   db: Kysely<Database>;
@@ -88,6 +89,7 @@ async function prepareTrigger(
     audienceConditions:
       campaign.audienceConditions && resolveTriggerRefs(campaign.audienceConditions, input.properties),
     message: campaign.message,
+    policy: sendPolicyToWire(campaign.sendPolicy),
   };
   return {
     campaign,

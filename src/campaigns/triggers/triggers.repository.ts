@@ -6,6 +6,7 @@ import type { TriggerProperties } from '../../conditions/resolve-trigger-refs.js
 import type { EventScope, MessageTemplate } from '../templates/templates.js';
 import type { Audience } from './trigger-body.js';
 import type { LocalSchedule } from './local-time.js';
+import type { SendPolicyWire } from '../policy/send-policy.js';
 
 export type TriggerState = 'scheduled' | 'queued' | 'running' | 'completed' | 'failed' | 'canceled';
 export type BatchState = 'queued' | 'done' | 'failed' | 'canceled';
@@ -74,6 +75,8 @@ export interface TriggerDefinition {
   event?: EventScope;
   /** A send held by quiet hours (rule `quiet-hours`): the trigger that held it. */
   heldFrom?: string;
+  /** The campaign's send policy (rules `frequency-caps`, `re-eligibility`); absent on older triggers: the defaults. */
+  policy?: SendPolicyWire;
 }
 
 export interface TriggerRecord {

@@ -1,0 +1,128 @@
+import type { Db, JsonColumn } from '../../db/database.js';
+import { sqlDialect } from '../../db/dialect.js';
+import { readJson } from '../../db/json.js';
+import { DeliveryStatus } from '../../push/push.types.js';
+
+/** The send log (migration 0031): one row per (trigger, user) holding a slot (rules `frequency-caps`, `re-eligibility`). */
+export interface UserSendsTable {
+  trigger_id: string;
+  user_id: string;
+  project_id: string;
+  campaign_id: string;
+  batch_no: number;
+  /** The campaign's tags when it sent (a JSON array). */
+  tags: JsonColumn;
+  /** 1 when the send counts toward the caps (`counts_toward_caps`). */
+  counts: number;
+  sent_at: number;
+}
+
+declare module '../../db/database.js' {
+  interface Database {
+    user_sends: UserSendsTable;
+  }
+}
+
+export interface LoggedSend {
+  userId: string;
+  triggerId: string;
+  campaignId: string;
+  tags: string[];
+  counts: boolean;
+  sentAt: number;
+}
+
+const CHUNK = 500;
+const chunks = <T>(items: readonly T[]): T[][] =>
+  Array.from({ length: Math.ceil(items.length / CHUNK) }, (_, i) => items.slice(i * CHUNK, (i + 1) * CHUNK));
+
+/** Holds every one of these users until the transaction ends: their check and slot are one step. */
+export const lockUsers = (trx: Db, userIds: readonly string[]): Promise<void> =>
+  sqlDialect(trx).lockKeys(
+    trx,
+    userIds.map((id) => `user-sends:${id}`),
+  );
+
+/**
+ * The users' logged sends that a check may need: those since `since` (caps), and for re-eligibility
+ * every send of `campaign` (`campaignSince`: its window start, or 0 for ever). Batched per 500 users.
+ */
+export async function loggedSends(
+  db: Db,
+  userIds: readonly string[],
+  since: number | undefined,
+  campaign: { campaignId: string; since: number } | undefined,
+): Promise<LoggedSend[]> {
+  const out: LoggedSend[] = [];
+  if (since === undefined && !campaign) return out;
+  for (const ids of chunks(userIds)) {
+    const rows = await db
+      .selectFrom('user_sends')
+      .select(['user_id', 'trigger_id', 'campaign_id', 'tags', 'counts', 'sent_at'])
+      .where('user_id', 'in', ids)
+      .where((eb) =>
+        eb.or([
+          ...(since !== undefined ? [eb.and([eb('sent_at', '>=', since), eb('counts', '=', 1)])] : []),
+          ...(campaign
+            ? [eb.and([eb('campaign_id', '=', campaign.campaignId), eb('sent_at', '>=', campaign.since)])]
+            : []),
+        ]),
+      )
+      .execute();
+    for (const r of rows)
+      out.push({
+        userId: r.user_id,
+        triggerId: r.trigger_id,
+        campaignId: r.campaign_id,
+        tags: readJson<string[]>(r.tags),
+        counts: Number(r.counts) === 1,
+        sentAt: Number(r.sent_at),
+      });
+  }
+  return out;
+}
+
+/** Which of these users already hold a slot of this trigger (an earlier run of the batch took it). */
+export async function slotsOfTrigger(db: Db, triggerId: string, userIds: readonly string[]): Promise<Set<string>> {
+  const held = new Set<string>();
+  for (const ids of chunks(userIds)) {
+    const rows = await db
+      .selectFrom('user_sends')
+      .select('user_id')
+      .where('trigger_id', '=', triggerId)
+      .where('user_id', 'in', ids)
+      .execute();
+    for (const r of rows) held.add(r.user_id);
+  }
+  return held;
+}
+
+export async function insertSlots(db: Db, rows: UserSendsTable[]): Promise<void> {
+  for (const part of chunks(rows))
+    await db
+      .insertInto('user_sends')
+      .values(part)
+      .onConflict((oc) => oc.columns(['trigger_id', 'user_id']).doNothing())
+      .execute();
+}
+
+/**
+ * Gives back the slots of a closing batch whose user no device accepted (failed, skipped or never
+ * sent): a slot stands for a send the user received. One statement over the batch's ledger rows.
+ */
+export async function releaseUnusedSlots(db: Db, triggerId: string, batchNo: number): Promise<void> {
+  await db
+    .deleteFrom('user_sends')
+    .where('trigger_id', '=', triggerId)
+    .where('batch_no', '=', batchNo)
+    // `not in` over the batch's accepted rows: read once (a hashed set), not once per slot.
+    .where('user_id', 'not in', (eb) =>
+      eb
+        .selectFrom('trigger_deliveries')
+        .select('user_id')
+        .where('trigger_id', '=', triggerId)
+        .where('batch_no', '=', batchNo)
+        .where('status', '=', DeliveryStatus.ACCEPTED),
+    )
+    .execute();
+}
