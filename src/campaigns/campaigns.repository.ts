@@ -18,6 +18,8 @@ export interface CampaignsTable {
   message: JsonColumn;
   /** Rule `event-triggered-campaigns` (migration 0026); null when no event triggers the campaign. */
   event_trigger: JsonColumn | null;
+  /** Rule `subscription-topics` (migration 0030): a topic key of the project, or null. */
+  topic: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -39,6 +41,8 @@ export interface Campaign {
   defaultAudience: Audience;
   message: MessageTemplate;
   eventTrigger: EventTrigger | null;
+  /** Rule `subscription-topics`: the topic whose unsubscribed users the campaign skips. */
+  topic: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -55,6 +59,7 @@ export function rowToCampaign(row: CampaignsTable): Campaign {
     defaultAudience: readJson<Audience>(row.default_audience),
     message: readJson<MessageTemplate>(row.message),
     eventTrigger: row.event_trigger === null ? null : readJson<EventTrigger | null>(row.event_trigger),
+    topic: row.topic ?? null,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -72,6 +77,7 @@ function campaignToRow(c: Campaign): CampaignsTable {
     default_audience: writeJson(c.defaultAudience),
     message: writeJson(c.message),
     event_trigger: c.eventTrigger === null ? null : writeJson(c.eventTrigger),
+    topic: c.topic,
     created_at: c.createdAt,
     updated_at: c.updatedAt,
   };

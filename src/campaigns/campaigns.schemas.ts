@@ -51,6 +51,11 @@ const EventTriggerSchema = Type.Unknown({
   ],
 });
 
+const TopicSchema = Type.Union([Type.String({ maxLength: 64 }), Type.Null()], {
+  description:
+    "A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none",
+});
+
 const editable = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
   status: CampaignStatus,
@@ -60,6 +65,7 @@ const editable = {
   default_audience: AudienceSchema,
   message: MessageTemplateSchema,
   event_trigger: Type.Union([EventTriggerSchema, Type.Null()]),
+  topic: TopicSchema,
 };
 
 export const CreateCampaignBody = Type.Object(
@@ -73,6 +79,7 @@ export const CreateCampaignBody = Type.Object(
     default_audience: Type.Optional(editable.default_audience),
     message: editable.message,
     event_trigger: Type.Optional(editable.event_trigger),
+    topic: Type.Optional(editable.topic),
   },
   {
     additionalProperties: false,
@@ -97,6 +104,14 @@ export const CreateCampaignBody = Type.Object(
         event_trigger: { event: 'cart_abandoned', delay: 'PT1H', cancel_on: [{ event: 'purchase' }] },
         message: { title: 'Still thinking it over?', body: 'Your {{ event.properties.items }} items are waiting.' },
       },
+      {
+        campaign_id: 'spring-sale',
+        name: 'Spring sale',
+        status: 'active',
+        api_triggered: true,
+        topic: 'promotions',
+        message: { title: 'Spring sale', body: '20% off everything this week.' },
+      },
     ],
   },
 );
@@ -105,7 +120,7 @@ export type CreateCampaignBody = Static<typeof CreateCampaignBody>;
 export const PatchCampaignBody = Type.Partial(Type.Object(editable, { additionalProperties: false }), {
   additionalProperties: false,
   title: 'UpdateCampaignRequest',
-  examples: [{ status: 'paused' }],
+  examples: [{ status: 'paused' }, { topic: 'promotions' }],
 });
 export type PatchCampaignBody = Static<typeof PatchCampaignBody>;
 
@@ -119,6 +134,7 @@ const campaignExample = {
   default_audience: { broadcast: true },
   message: { title: 'Your order {{ trigger.order_id }} shipped', body: 'It arrives on {{ trigger.eta }}.' },
   event_trigger: null,
+  topic: null,
   created_at: '2026-01-15T09:30:00.000Z',
   updated_at: '2026-01-15T09:30:00.000Z',
 };
@@ -134,6 +150,9 @@ export const CampaignResponse = Type.Object(
     default_audience: Type.Unknown(),
     message: MessageTemplateSchema,
     event_trigger: Type.Unknown({ description: 'null, or the event trigger (rule `event-triggered-campaigns`)' }),
+    topic: Type.Union([Type.String(), Type.Null()], {
+      description: 'The subscription topic (rule `subscription-topics`), or null',
+    }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },

@@ -13,6 +13,7 @@ import { parseAudience } from './triggers/trigger-body.js';
 import { checkEventTriggerCampaign } from './event-triggers/event-trigger-campaign.js';
 import { eventCampaignsChanged } from './event-triggers/event-matching.js';
 import { cancelCampaignPendingSends } from './event-triggers/pending-sends.repository.js';
+import { requireTopic } from '../preferences/topics.service.js';
 
 export type { Campaign } from './campaigns.repository.js';
 type Campaign = repo.Campaign;
@@ -72,9 +73,11 @@ export async function createCampaign(db: Db, clock: Clock, projectId: string, in
     defaultAudience: (body.default_audience ?? { broadcast: true }) as Campaign['defaultAudience'],
     message: body.message,
     eventTrigger: (body.event_trigger ?? null) as Campaign['eventTrigger'],
+    topic: body.topic ?? null,
     createdAt: now,
     updatedAt: now,
   });
+  if (campaign.topic !== null) await requireTopic(db, projectId, campaign.topic);
   eventCampaignsChanged();
   const inserted = await repo.insertCampaign(db, campaign);
   eventCampaignsChanged();
@@ -115,8 +118,10 @@ export async function updateCampaign(
       }),
       ...(patch.message !== undefined && { message: patch.message }),
       ...(patch.event_trigger !== undefined && { eventTrigger: patch.event_trigger as Campaign['eventTrigger'] }),
+      ...(patch.topic !== undefined && { topic: patch.topic }),
       updatedAt: clock.now(),
     });
+    if (patch.topic !== undefined && patch.topic !== null) await requireTopic(trx, projectId, patch.topic);
     eventCampaignsChanged();
     if (!(await repo.updateCampaign(trx, next))) throw notFound(campaignId);
     eventCampaignsChanged();
@@ -179,6 +184,7 @@ export function campaignToWire(c: Campaign) {
     default_audience: c.defaultAudience,
     message: c.message,
     event_trigger: c.eventTrigger,
+    topic: c.topic,
     created_at: new Date(c.createdAt).toISOString(),
     updated_at: new Date(c.updatedAt).toISOString(),
   };

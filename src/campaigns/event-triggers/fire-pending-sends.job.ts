@@ -77,6 +77,7 @@ async function fire(db: Db, send: PendingSend, campaign: Campaign | undefined, n
       // An event-triggered send has no trigger properties (save time refuses conditions needing them).
       audienceConditions: campaign.audienceConditions && resolveTriggerRefs(campaign.audienceConditions, {}),
       message: campaign.message,
+      topic: campaign.topic,
       event: {
         name: send.eventName,
         timestamp: new Date(send.eventTimestamp).toISOString(),

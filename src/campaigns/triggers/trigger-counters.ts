@@ -2,13 +2,14 @@ import { DeliveryStatus } from '../../push/push.types.js';
 import type { DeliveryCount } from './trigger-deliveries.repository.js';
 
 /**
- * Why a target, user or device got nothing. The first four are decided per audience member (a
+ * Why a target, user or device got nothing. The first five are decided per audience member (a
  * target in targeted triggers, a user in broadcasts); the render reasons per device.
  */
 export type SkipReason =
   | 'not_found'
   | 'not_in_segment'
   | 'audience_conditions'
+  | 'unsubscribed'
   | 'no_device'
   | 'template_render_error'
   | 'invalid_rendered_url'
@@ -18,7 +19,7 @@ export type SkipReason =
 /**
  * A trigger's counters (rule `trigger-status`). Targeted triggers count targets at each audience stage, broadcasts
  * count users: `in_segment` = `eligible` + `skipped.audience_conditions`; `eligible` = members with a
- * device + `skipped.no_device`. `devices` are the sends attempted, each ending `accepted`, `failed`
+ * device + `skipped.unsubscribed` (rule `subscription-topics`) + `skipped.no_device`. `devices` are the sends attempted, each ending `accepted`, `failed`
  * (by status in `failed_by_status`) or skipped for a render reason.
  */
 export interface TriggerCounters {

@@ -88,6 +88,7 @@ async function prepareTrigger(
     audienceConditions:
       campaign.audienceConditions && resolveTriggerRefs(campaign.audienceConditions, input.properties),
     message: campaign.message,
+    topic: campaign.topic,
   };
   return {
     campaign,

@@ -69,6 +69,8 @@ export interface TriggerDefinition {
   event?: EventScope;
   /** A send of an event-triggered campaign: its pending send. */
   pendingSendId?: string;
+  /** The campaign's topic when the trigger was made (rule `subscription-topics`); absent in older triggers. */
+  topic?: string | null;
 }
 
 export interface TriggerRecord {
