@@ -7,6 +7,8 @@ import { columnTypes } from '../schema-helpers.js';
  * key starts with nobody's old choice. One preferences row per user (gone with the user): the global
  * `campaign_pushes` choice and `topics`, a JSON object from topic id to `subscribed`/`unsubscribed`
  * (at most one entry per topic of the project), so fan-out reads a slice's choices in one query.
+ * `preference_link_keys` holds each project's sealed key for signed preference links (rule
+ * `preference-links`), made on the first link.
  */
 export async function up(db: AnyKysely): Promise<void> {
   const t = columnTypes(db);
@@ -29,5 +31,11 @@ export async function up(db: AnyKysely): Promise<void> {
     .addColumn('campaign_pushes', 'text', (c) => c.notNull())
     .addColumn('topics', t.json, (c) => c.notNull())
     .addColumn('updated_at', t.epochMs, (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createTable('preference_link_keys')
+    .addColumn('project_id', 'text', (c) => c.primaryKey())
+    .addColumn('signing_key', 'text', (c) => c.notNull())
+    .addColumn('created_at', t.epochMs, (c) => c.notNull())
     .execute();
 }
