@@ -4,6 +4,7 @@ import { cliHerald, print, type CliCommand } from './cli-context.js';
 import { identityCommands } from './identity-commands.js';
 import { localTimeCommands } from './local-time-commands.js';
 import { pendingSendCommands } from './pending-send-commands.js';
+import { preferenceCommands } from './preference-commands.js';
 import { projectCommands } from './project-commands.js';
 import { pushCommands } from './push-commands.js';
 import { rateLimitCommands } from './rate-limit-commands.js';
@@ -38,4 +39,5 @@ export const commands: Record<string, CliCommand> = {
   ...scheduleCommands,
   ...identityCommands,
   ...usersCommands,
+  ...preferenceCommands,
 };

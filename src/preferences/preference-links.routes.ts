@@ -77,7 +77,11 @@ export function registerPreferenceLinkRoutes(fastify: FastifyInstance, deps: Pre
     ) => {
       const { project_id: projectId, project_user_id: projectUserId } = params;
       const refusal = await links.checkPreferenceToken(deps, projectId, projectUserId, token);
-      if (refusal) return reply.code(refusal === 'expired' ? 410 : 403).headers(PAGE_HEADERS).send(renderLinkRefusal(refusal));
+      if (refusal)
+        return reply
+          .code(refusal === 'expired' ? 410 : 403)
+          .headers(PAGE_HEADERS)
+          .send(renderLinkRefusal(refusal));
       try {
         const topics = await listTopics(db, projectId);
         const prefs = form
@@ -92,27 +96,20 @@ export function registerPreferenceLinkRoutes(fastify: FastifyInstance, deps: Pre
         throw error;
       }
     };
-    page.get(
-      route,
-      { schema: { hide: true, params: PageParams, querystring: PageQuery } },
-      async (request, reply) => show(reply, request.params, request.query.token),
+    page.get(route, { schema: { hide: true, params: PageParams, querystring: PageQuery } }, async (request, reply) =>
+      show(reply, request.params, request.query.token),
     );
-    page.post(
-      route,
-      { schema: { hide: true, params: PageParams, querystring: PageQuery } },
-      async (request, reply) => {
-        const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
-        return show(reply, request.params, request.query.token, form);
-      },
-    );
+    page.post(route, { schema: { hide: true, params: PageParams, querystring: PageQuery } }, async (request, reply) => {
+      const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
+      return show(reply, request.params, request.query.token, form);
+    });
   });
 }
 
 /** The form's choices as a preferences update: the last value of each field (the checkbox over its hidden default). */
 function formChoices(form: URLSearchParams, topics: Array<{ key: string }>) {
   const last = (name: string) => form.getAll(name).at(-1);
-  const state = (value: string | undefined) =>
-    value === 'subscribed' || value === 'unsubscribed' ? value : undefined;
+  const state = (value: string | undefined) => (value === 'subscribed' || value === 'unsubscribed' ? value : undefined);
   const campaignPushes = state(last('campaign_pushes'));
   const chosen = topics.flatMap((t) => {
     const value = state(last(topicField(t.key)));

@@ -43,13 +43,10 @@ const choice = (name: string, checked: boolean, label: string, description = '')
 /** The form field of a topic. */
 export const topicField = (key: string): string => `topic.${key}`;
 
-export function renderPreferencePage(
-  prefs: UserPreferences,
-  topics: Topic[],
-  action: string,
-  saved: boolean,
-): string {
-  const fields = topics.map((t) => choice(topicField(t.key), prefs.topics[t.key] === 'subscribed', t.name, t.description));
+export function renderPreferencePage(prefs: UserPreferences, topics: Topic[], action: string, saved: boolean): string {
+  const fields = topics.map((t) =>
+    choice(topicField(t.key), prefs.topics[t.key] === 'subscribed', t.name, t.description),
+  );
   return page(
     'Notification preferences',
     `<h1>Notification preferences</h1>` +

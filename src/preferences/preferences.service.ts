@@ -102,7 +102,10 @@ export async function updatePreferences(
       throw new AppError(
         'invalid',
         'UNKNOWN_TOPIC',
-        `topics: the project has no topic ${unknown.slice(0, 5).map((k) => JSON.stringify(k)).join(', ')}`,
+        `topics: the project has no topic ${unknown
+          .slice(0, 5)
+          .map((k) => JSON.stringify(k))
+          .join(', ')}`,
       );
     const current = await repo.findPreferences(trx, user.id);
     const live = new Set(topics.map((t) => t.topicId));

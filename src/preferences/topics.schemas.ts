@@ -20,7 +20,10 @@ const fields = {
 
 export const CreateTopicBody = Type.Object(
   {
-    key: Type.String({ pattern: TOPIC_KEY_PATTERN, description: 'Unique in the project; a slug of up to 64 characters' }),
+    key: Type.String({
+      pattern: TOPIC_KEY_PATTERN,
+      description: 'Unique in the project; a slug of up to 64 characters',
+    }),
     name: fields.name,
     description: Type.Optional(fields.description),
     default_subscribed: Type.Optional(fields.default_subscribed),

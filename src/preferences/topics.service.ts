@@ -59,7 +59,13 @@ export async function getTopic(db: Db, projectId: string, key: string): Promise<
 export const findTopic = repo.findTopic;
 export const listTopics = repo.listTopics;
 
-export async function updateTopic(db: Db, clock: Clock, projectId: string, key: string, input: unknown): Promise<Topic> {
+export async function updateTopic(
+  db: Db,
+  clock: Clock,
+  projectId: string,
+  key: string,
+  input: unknown,
+): Promise<Topic> {
   const patch = checkShape<PatchTopicBody>(PatchTopicBody, input ?? {});
   const current = await getTopic(db, projectId, key);
   const next: Topic = {
@@ -81,7 +87,7 @@ export async function deleteTopic(db: Db, projectId: string, key: string): Promi
     throw new AppError(
       'conflict',
       'TOPIC_IN_USE',
-      `Topic ${key} is the topic of campaign(s) ${naming.join(", ")}${naming.length === 5 ? ' and maybe more' : ''}: give them another topic or none first`,
+      `Topic ${key} is the topic of campaign(s) ${naming.join(', ')}${naming.length === 5 ? ' and maybe more' : ''}: give them another topic or none first`,
     );
   if (!(await repo.deleteTopic(db, projectId, key))) throw topicNotFound(key);
 }

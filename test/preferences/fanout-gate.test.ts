@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { configureProviders, fcmToken, pushOverrides, registerDevice, useFakeProviders } from '../push/push-helpers.js';
-import { createCampaign, createUser, runFanout, trigger, triggerOk, triggerStatus } from '../campaigns/campaign-helpers.js';
+import {
+  createCampaign,
+  createUser,
+  runFanout,
+  trigger,
+  triggerOk,
+  triggerStatus,
+} from '../campaigns/campaign-helpers.js';
 import { call, createTopic, putPreferences } from './preference-helpers.js';
 
 describe.each(TEST_DIALECTS)('the subscription gate at fan-out on %s', (dialect) => {

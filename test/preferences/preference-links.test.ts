@@ -32,7 +32,13 @@ describe.each(TEST_DIALECTS)('signed preference links on %s', (dialect) => {
     expect(res.statusCode, res.body).toBe(200);
     const { url, expires_at } = res.json<{ url: string; expires_at: string }>();
     const parsed = new URL(url);
-    return { url, expiresAt: expires_at, path: parsed.pathname, token: parsed.searchParams.get('token')!, local: `${parsed.pathname}${parsed.search}` };
+    return {
+      url,
+      expiresAt: expires_at,
+      path: parsed.pathname,
+      token: parsed.searchParams.get('token')!,
+      local: `${parsed.pathname}${parsed.search}`,
+    };
   }
 
   const page = (url: string) => ctx().inject({ method: 'GET', url });

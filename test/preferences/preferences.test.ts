@@ -37,7 +37,12 @@ describe.each(TEST_DIALECTS)('user preferences on %s', (dialect) => {
     });
     // Topics not named keep their state; the global choice is independent.
     expect(
-      await putPreferences(ctx(), 'ada', { campaign_pushes: 'unsubscribed', topics: { promotions: 'unsubscribed' } }, secret),
+      await putPreferences(
+        ctx(),
+        'ada',
+        { campaign_pushes: 'unsubscribed', topics: { promotions: 'unsubscribed' } },
+        secret,
+      ),
     ).toMatchObject({ campaign_pushes: 'unsubscribed', topics: { news: 'subscribed', promotions: 'unsubscribed' } });
     expect(await putPreferences(ctx(), 'ada', {}, secret)).toMatchObject({ campaign_pushes: 'unsubscribed' });
     const bob = await call(ctx(), 'GET', '/api/v1/users/bob/preferences', undefined, secret);
@@ -46,7 +51,13 @@ describe.each(TEST_DIALECTS)('user preferences on %s', (dialect) => {
 
   it('refuses unknown topics, bad states and unknown users with a message', async () => {
     const { secret } = await world('prefs-bad');
-    const unknown = await call(ctx(), 'PUT', '/api/v1/users/ada/preferences', { topics: { nope: 'subscribed' } }, secret);
+    const unknown = await call(
+      ctx(),
+      'PUT',
+      '/api/v1/users/ada/preferences',
+      { topics: { nope: 'subscribed' } },
+      secret,
+    );
     expect(unknown.statusCode).toBe(400);
     expect(unknown.json().error).toBe('topics: the project has no topic "nope"');
     for (const body of [{ campaign_pushes: 'maybe' }, { topics: { news: 'yes' } }, { topics: [] }, { other: 1 }]) {
@@ -56,7 +67,13 @@ describe.each(TEST_DIALECTS)('user preferences on %s', (dialect) => {
     }
     // Nothing was written by the refused calls.
     expect((await call(ctx(), 'GET', '/api/v1/users/ada/preferences', undefined, secret)).json().updated_at).toBeNull();
-    const ghost = await call(ctx(), 'PUT', '/api/v1/users/ghost/preferences', { campaign_pushes: 'subscribed' }, secret);
+    const ghost = await call(
+      ctx(),
+      'PUT',
+      '/api/v1/users/ghost/preferences',
+      { campaign_pushes: 'subscribed' },
+      secret,
+    );
     expect(ghost.statusCode).toBe(404);
     expect(ghost.json().error).toMatch(/ghost does not exist/);
     expect((await call(ctx(), 'GET', '/api/v1/users/ghost/preferences', undefined, secret)).statusCode).toBe(404);
@@ -85,10 +102,14 @@ describe.each(TEST_DIALECTS)('user preferences on %s', (dialect) => {
     const enabled = await call(ctx(), 'PUT', '/api/v1/identity-verification', undefined, secret);
     const signingKey = enabled.json<{ signing_key: string }>().signing_key;
     const asAda = { ...pub, 'x-service-user-token': userTokenFor(signingKey, 'ada') };
-    expect((await call(ctx(), 'PUT', '/api/v1/users/ada/preferences', { campaign_pushes: 'unsubscribed' }, pub)).statusCode).toBe(401);
+    expect(
+      (await call(ctx(), 'PUT', '/api/v1/users/ada/preferences', { campaign_pushes: 'unsubscribed' }, pub)).statusCode,
+    ).toBe(401);
     const own = await call(ctx(), 'PUT', '/api/v1/users/ada/preferences', { topics: { news: 'subscribed' } }, asAda);
     expect(own.statusCode).toBe(200);
-    expect((await call(ctx(), 'GET', '/api/v1/users/ada/preferences', undefined, asAda)).json().topics.news).toBe('subscribed');
+    expect((await call(ctx(), 'GET', '/api/v1/users/ada/preferences', undefined, asAda)).json().topics.news).toBe(
+      'subscribed',
+    );
     const other = await call(ctx(), 'PUT', '/api/v1/users/bob/preferences', { campaign_pushes: 'unsubscribed' }, asAda);
     expect(other.statusCode).toBe(401);
     expect((await call(ctx(), 'GET', '/api/v1/users/bob/preferences', undefined, secret)).json().campaign_pushes).toBe(
@@ -108,7 +129,11 @@ describe.each(TEST_DIALECTS)('user preferences on %s', (dialect) => {
       .execute();
     expect(rows.length).toBe(before + 1);
     const payloads = rows.map(
-      (r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as { projectId: string; events: Array<{ type: string; body: string }> },
+      (r) =>
+        (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as {
+          projectId: string;
+          events: Array<{ type: string; body: string }>;
+        },
     );
     const mine = payloads.find((p) => p.projectId === project.project_id)!;
     expect(mine.events[0]!.type).toBe('preferences.updated');

@@ -27,7 +27,13 @@ describe.each(TEST_DIALECTS)('subscription topics on %s', (dialect) => {
     await createTopic(ctx(), { key: 'news', default_subscribed: false }, secret);
     const list = await call(ctx(), 'GET', '/api/v1/topics', undefined, secret);
     expect(list.json<{ topics: Array<{ key: string }> }>().topics.map((t) => t.key)).toEqual(['news', 'promotions']);
-    const patched = await call(ctx(), 'PATCH', '/api/v1/topics/news', { default_subscribed: true, name: 'News' }, secret);
+    const patched = await call(
+      ctx(),
+      'PATCH',
+      '/api/v1/topics/news',
+      { default_subscribed: true, name: 'News' },
+      secret,
+    );
     expect(patched.statusCode).toBe(200);
     expect(patched.json()).toMatchObject({ key: 'news', name: 'News', default_subscribed: true });
     expect((await call(ctx(), 'GET', '/api/v1/topics/news', undefined, secret)).json()).toMatchObject({ name: 'News' });
@@ -44,7 +50,9 @@ describe.each(TEST_DIALECTS)('subscription topics on %s', (dialect) => {
       expect(res.statusCode, key).toBe(400);
       expect(res.json().error).toMatch(/key/);
     }
-    expect((await call(ctx(), 'POST', '/api/v1/topics', { key: 'k', name: 'x', extra: 1 }, secret)).statusCode).toBe(400);
+    expect((await call(ctx(), 'POST', '/api/v1/topics', { key: 'k', name: 'x', extra: 1 }, secret)).statusCode).toBe(
+      400,
+    );
     expect((await call(ctx(), 'POST', '/api/v1/topics', { key: 'k', name: '' }, secret)).statusCode).toBe(400);
     await createTopic(ctx(), { key: 'dup' }, secret);
     const dup = await call(ctx(), 'POST', '/api/v1/topics', { key: 'dup', name: 'again' }, secret);
@@ -86,7 +94,8 @@ describe.each(TEST_DIALECTS)('subscription topics on %s', (dialect) => {
     expect(unknown.statusCode).toBe(400);
     expect(unknown.json().error).toBe('topic: the project has no topic "nope"');
     expect(
-      (await call(ctx(), 'POST', '/api/v1/campaigns', { name: 'x', message: { title: 'x' }, topic: 7 }, secret)).statusCode,
+      (await call(ctx(), 'POST', '/api/v1/campaigns', { name: 'x', message: { title: 'x' }, topic: 7 }, secret))
+        .statusCode,
     ).toBe(400);
     const campaignId = await createCampaign(ctx(), { topic: 'promotions' }, secret);
     const got = await call(ctx(), 'GET', `/api/v1/campaigns/${campaignId}`, undefined, secret);
