@@ -53,7 +53,7 @@ const EventTriggerSchema = Type.Unknown({
 
 const TopicSchema = Type.Union([Type.String({ maxLength: 64 }), Type.Null()], {
   description:
-    "A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none",
+    'A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none',
 });
 
 const editable = {

@@ -90,10 +90,9 @@ export const preferenceCommands: Record<string, CliCommand> = {
       const unsubscribe = keysOf(optionalFlag(args, 'unsubscribe'));
       const both = subscribe.find((k) => unsubscribe.includes(k));
       if (both !== undefined) throw new UsageError(`--subscribe and --unsubscribe both name ${both}`);
-      const topics = Object.fromEntries([
-        ...subscribe.map((k) => [k, 'subscribed']),
-        ...unsubscribe.map((k) => [k, 'unsubscribed']),
-      ]);
+      const topics: Record<string, string> = {};
+      for (const k of subscribe) topics[k] = 'subscribed';
+      for (const k of unsubscribe) topics[k] = 'unsubscribed';
       const body = { ...(campaignPushes !== undefined && { campaign_pushes: campaignPushes }), topics };
       const prefs = await withHerald(config, (h) =>
         updatePreferences(

@@ -16,12 +16,7 @@ export interface Recipient {
 }
 
 export type TargetVerdict =
-  | 'eligible'
-  | 'not_found'
-  | 'not_in_segment'
-  | 'audience_conditions'
-  | 'unsubscribed'
-  | 'no_device';
+  'eligible' | 'not_found' | 'not_in_segment' | 'audience_conditions' | 'unsubscribed' | 'no_device';
 
 export interface TargetResult {
   target: Target;
@@ -83,7 +78,12 @@ export async function broadcastSlice(
   // A local-time trigger's wave counts and sends to its own users only.
   const users = wave ? read.filter(wave.keep) : read;
   const eligible = users.filter((u) => u.eligible);
-  const unsubscribed = await unsubscribedUsers(db, projectId, eligible.map((u) => u.id), c.subscription);
+  const unsubscribed = await unsubscribedUsers(
+    db,
+    projectId,
+    eligible.map((u) => u.id),
+    c.subscription,
+  );
   const subscribed = eligible.filter((u) => !unsubscribed.has(u.id));
   const devices = await activeDevicesOfUserIds(db, new Map(subscribed.map((u) => [u.id, u.projectUserId])), snapshotAt);
   const recipients = groupByUser(subscribed, devices);
