@@ -61,6 +61,7 @@ export function registerTopicRoutes(fastify: FastifyInstance, deps: { db: Db; cl
       schema: {
         operationId: 'getTopic',
         summary: 'Get a subscription topic',
+        description: 'The topic with its default state for users who never chose.',
         tags,
         security,
         params: TopicParams,
