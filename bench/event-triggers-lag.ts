@@ -160,7 +160,7 @@ async function main(): Promise<void> {
         (
           await sql<{
             n: number;
-          }>`select count(*) as n from trigger_deliveries d join event_pending_sends p on p.trigger_id = d.trigger_id`.execute(
+          }>`select count(*) as n from trigger_deliveries d join event_pending_sends p on p.trigger_id = d.trigger_id and p.user_id = d.user_id`.execute(
             db,
           )
         ).rows[0]!.n,
@@ -168,7 +168,9 @@ async function main(): Promise<void> {
     await waitFor(async () => (await recorded()) >= SENDS, `${SENDS} recorded sends`, 30 * 60_000);
     const rows = await sql<{ due_at: number; first: number; status: string }>`
       select p.due_at, min(d.created_at) as first, min(d.status) as status from event_pending_sends p
-      join trigger_deliveries d on d.trigger_id = p.trigger_id group by p.id, p.due_at`.execute(db);
+      join trigger_deliveries d on d.trigger_id = p.trigger_id and d.user_id = p.user_id group by p.id, p.due_at`.execute(
+      db,
+    );
     const lags = rows.rows.map((r) => Number(r.first) - Number(r.due_at)).sort((a, b) => a - b);
     const accepted = rows.rows.filter((r) => r.status === 'DELIVERY_RESULT_STATUS_ACCEPTED').length;
     const lastSend = Math.max(...rows.rows.map((r) => Number(r.first)));

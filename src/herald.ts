@@ -184,7 +184,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     registerTriggerRoutes(app, { db, readDb, clock, templates: templates() });
     registerTriggerControlRoutes(app, { db, clock, notices: push().notices });
     registerScheduleRoutes(app, { db, clock, minIntervalMs: config.scheduleMinIntervalMs });
-    registerCampaignInsightRoutes(app, { db, readDb, templates: templates() });
+    registerCampaignInsightRoutes(app, { db, readDb, templates: templates(), clock });
     registerTriggerStreamRoute(app, { db, config });
     registerPendingSendRoutes(app, { db });
     registerIdentityRoutes(app, { ...identity, clock });

@@ -1,4 +1,3 @@
-import fs from 'node:fs/promises';
 import {
   campaignToWire,
   createCampaign,
@@ -19,28 +18,7 @@ import {
   withHerald,
   type CliCommand,
 } from './cli-context.js';
-
-/** Reads a JSON file (`-` for stdin). */
-async function readJsonFile(path: string): Promise<unknown> {
-  const text =
-    path === '-'
-      ? await new Promise<string>((resolve, reject) => {
-          let data = '';
-          process.stdin
-            .setEncoding('utf8')
-            .on('data', (chunk: string) => (data += chunk))
-            .on('end', () => resolve(data))
-            .on('error', reject);
-        })
-      : await fs.readFile(path, 'utf8').catch((error: unknown) => {
-          throw new UsageError(`cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`);
-        });
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw new UsageError(`${path} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
-  }
-}
+import { readJsonFile } from './json-file.js';
 
 const statusFlag = (value: string): CampaignStatus => {
   if (!(CAMPAIGN_STATUSES as readonly string[]).includes(value))

@@ -1,32 +1,12 @@
-import fs from 'node:fs/promises';
 import * as schedules from '../campaigns/schedules/schedules.service.js';
 import type { Herald } from '../herald.js';
-import {
-  optionalFlag,
-  print,
-  requireFlag,
-  UsageError,
-  withHerald,
-  type CliCommand,
-  type ParsedArgs,
-} from './cli-context.js';
+import { optionalFlag, print, requireFlag, withHerald, type CliCommand, type ParsedArgs } from './cli-context.js';
+import { readJsonObjectFile } from './json-file.js';
 
 /** The body of `--file` (a JSON object), the flags given added over it. */
 async function scheduleBody(args: ParsedArgs): Promise<Record<string, unknown>> {
   const file = optionalFlag(args, 'file');
-  let body: unknown = {};
-  if (file !== undefined) {
-    const text = await fs.readFile(file, 'utf8').catch((error: unknown) => {
-      throw new UsageError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
-    });
-    try {
-      body = JSON.parse(text) as unknown;
-    } catch (error) {
-      throw new UsageError(`${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    if (typeof body !== 'object' || body === null || Array.isArray(body))
-      throw new UsageError(`${file} must hold a JSON object (the body of POST .../schedules)`);
-  }
+  const body = file === undefined ? {} : await readJsonObjectFile(file, 'the body of POST .../schedules');
   const flags: Record<string, unknown> = {};
   for (const [flag, field] of [
     ['cron', 'cron'],
@@ -38,7 +18,7 @@ async function scheduleBody(args: ParsedArgs): Promise<Record<string, unknown>> 
     if (value !== undefined) flags[field] = value;
   }
   if (args.flags.get('in-local-time') === true) flags.in_local_time = true;
-  return { ...(body as object), ...flags };
+  return { ...body, ...flags };
 }
 
 const deps = (h: Herald): schedules.ScheduleDeps => ({

@@ -1,4 +1,3 @@
-import fs from 'node:fs/promises';
 import { triggerCampaign } from '../campaigns/triggers/trigger.service.js';
 import { cancelCampaignTrigger, rescheduleCampaignTrigger } from '../campaigns/triggers/trigger-cancel.service.js';
 import { getTriggerStatus } from '../campaigns/triggers/trigger-status.service.js';
@@ -11,6 +10,7 @@ import {
   type CliCommand,
   type ParsedArgs,
 } from './cli-context.js';
+import { readJsonObjectFile } from './json-file.js';
 
 /** `--at` with `--local-time`, `--missed` and `--fallback-time-zone` as a trigger body's `schedule`. */
 function scheduleFrom(args: ParsedArgs): Record<string, unknown> | undefined {
@@ -37,20 +37,8 @@ async function triggerBody(
   file: string | undefined,
   schedule: Record<string, unknown> | undefined,
 ): Promise<Record<string, unknown>> {
-  let body: unknown = {};
-  if (file !== undefined) {
-    const text = await fs.readFile(file, 'utf8').catch((error: unknown) => {
-      throw new UsageError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
-    });
-    try {
-      body = JSON.parse(text) as unknown;
-    } catch (error) {
-      throw new UsageError(`${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    if (typeof body !== 'object' || body === null || Array.isArray(body))
-      throw new UsageError(`${file} must hold a JSON object (the body of :trigger)`);
-  }
-  return schedule === undefined ? (body as Record<string, unknown>) : { ...(body as object), schedule };
+  const body = file === undefined ? {} : await readJsonObjectFile(file, 'the body of :trigger');
+  return schedule === undefined ? body : { ...body, schedule };
 }
 
 /**

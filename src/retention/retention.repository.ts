@@ -14,7 +14,7 @@ declare module '../db/database.js' {
 
 /** A table retention deletes from: its time column, the key a chunk is chosen by, and which rows may go. */
 export interface RetainedTable {
-  table: 'deliveries' | 'events' | 'trigger_deliveries' | 'a2a_tasks';
+  table: 'deliveries' | 'events' | 'trigger_deliveries' | 'a2a_tasks' | 'event_pending_sends';
   kind: RetentionKind;
   time: string;
   key: readonly string[];
@@ -43,6 +43,16 @@ export const RETAINED_TABLES: readonly RetainedTable[] = [
     time: 'status_timestamp',
     key: ['id'],
     deletable: sql<boolean>`state in (${sql.join([...TERMINAL_STATES])})`,
+  },
+  // A fired or canceled pending send of an event-triggered campaign is part of its send's record (its
+  // ledger goes with the deliveries' days too); one still pending stays, whatever its age. Chosen
+  // through the `(state, due_at)` index the due-sends job claims by.
+  {
+    table: 'event_pending_sends',
+    kind: 'deliveries',
+    time: 'due_at',
+    key: ['id'],
+    deletable: sql<boolean>`state in ('fired', 'canceled')`,
   },
 ];
 

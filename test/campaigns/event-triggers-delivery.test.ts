@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimDuePendingSends } from '../../src/campaigns/event-triggers/pending-sends.repository.js';
+import { createDueSendsHandler } from '../../src/campaigns/event-triggers/fire-pending-sends.job.js';
 import { createCampaignJobHandlers } from '../../src/campaigns/fanout/campaign-fanout.job.js';
 import { createJobRunner, enqueueJob, type JobRunner } from '../../src/jobs/jobs.js';
 import { claimJobs } from '../../src/jobs/jobs.repository.js';
@@ -131,19 +132,21 @@ describe.each(TEST_DIALECTS)('event-triggered sends, exactly once, on %s', (dial
         throw new Error('killed');
       }),
     ).rejects.toThrow('killed');
-    // 2. Another fires them, then dies holding the send-batch jobs it was about to run (lease held, nothing sent).
+    // 2. Another fires them (two per claim here, so 15 triggers of two users each), then dies holding
+    // 7 of the send-batch jobs it was about to run (lease held, nothing sent).
     const handlers = createCampaignJobHandlers({ push: ctx().herald.push, templates: ctx().herald.templates, clock });
-    await runJobsUntilIdle(db, { 'campaign.event-sends-due': handlers['campaign.event-sends-due'] }, { clock });
+    const fireTwoByTwo = createDueSendsHandler({ clock, claimBatch: 2 });
+    await runJobsUntilIdle(db, { 'campaign.event-sends-due': fireTwoByTwo }, { clock });
     const held = await claimJobs(db, {
       lockToken: 'dead-worker',
       now: clock.now(),
       leaseMs: 60_000,
-      limit: 15,
+      limit: 7,
       kinds: ['campaign.send-batch'],
     });
-    expect(held).toHaveLength(15);
+    expect(held).toHaveLength(7);
     await runJobsUntilIdle(db, handlers, { clock });
-    expect(acceptedPerToken(w.tokens).size).toBe(15);
+    expect(acceptedPerToken(w.tokens).size).toBe(16);
     // 3. Its leases expire: the held batches run once elsewhere.
     offset += 120_000;
     await runJobsUntilIdle(db, handlers, { clock });

@@ -129,6 +129,46 @@ describe.each(TEST_DIALECTS)('event-triggered campaigns on %s', (dialect) => {
     ]);
   });
 
+  it("sends due together fire as one trigger, each rendered with its own user's event; a user's second send goes apart", async () => {
+    const w = await world('grouped', 3);
+    const campaignId = await createEventCampaign(w.secret, {
+      message: { title: 'Hi {{ user.first_name }}', body: '{{ event.properties.items }} items' },
+    });
+    await track(w.secret, {
+      events: [
+        { project_user_id: 'u0', name: 'cart_abandoned', properties: { total: 30, items: 10 } },
+        { project_user_id: 'u1', name: 'cart_abandoned', properties: { total: 30, items: 11 } },
+        { project_user_id: 'u2', name: 'cart_abandoned', properties: { total: 30, items: 12 } },
+        { project_user_id: 'u0', name: 'cart_abandoned', properties: { total: 30, items: 13 } },
+      ],
+    });
+    offset += HOUR + 10_000;
+    await runJobs();
+    const sent = received(w.tokens).sort((a, b) => a.body!.localeCompare(b.body!));
+    expect(sent).toEqual([
+      { token: w.tokens[0], title: 'Hi Ann0', body: '10 items' },
+      { token: w.tokens[1], title: 'Hi Ann1', body: '11 items' },
+      { token: w.tokens[2], title: 'Hi Ann2', body: '12 items' },
+      { token: w.tokens[0], title: 'Hi Ann0', body: '13 items' },
+    ]);
+    const { pending_sends, counts } = await pendingSends(w.secret, campaignId);
+    expect(counts).toEqual({ pending: 0, fired: 4, canceled: 0, sent: 4 });
+    // u0's two sends are in two triggers (one accepted send per device and trigger); the others share one.
+    const triggers = new Set(pending_sends.map((p) => p.trigger_id));
+    expect(triggers.size).toBe(2);
+    const shared = [...triggers].map(async (id) =>
+      (await json(ctx(), 'GET', `/api/v1/campaigns/${campaignId}/triggers/${id}`, undefined, w.secret)).json<{
+        state: string;
+        counters: { targets: number; accepted: number };
+      }>(),
+    );
+    const statuses = (await Promise.all(shared)).map((t) => [t.state, t.counters.targets, t.counters.accepted]);
+    expect(statuses.sort()).toEqual([
+      ['completed', 1, 1],
+      ['completed', 3, 3],
+    ]);
+  });
+
   it('re-checks the segment when it fires: a user who left it is skipped, and the skip is recorded', async () => {
     const w = await world('segment');
     const campaignId = await createEventCampaign(w.secret);

@@ -72,6 +72,39 @@ describe.each(TEST_DIALECTS)('campaign preview on %s', (dialect) => {
     ]);
   });
 
+  it("renders an event-triggered campaign's event.* from a sample event; event is refused elsewhere and when malformed", async () => {
+    await createUser(ctx(), 'eve', { first_name: 'Eve' });
+    const campaignId = await createCampaign(ctx(), {
+      status: 'active',
+      event_trigger: { event: 'cart_abandoned', delay: 'PT1H' },
+      message: {
+        title: 'Hi {{ user.first_name }}',
+        body: '{{ event.name }}: {{ event.properties.items | default: "some" }} items at {{ event.timestamp }}',
+      },
+    });
+    const given = await preview(campaignId, {
+      project_user_id: 'eve',
+      event: { properties: { items: 3 }, timestamp: '2026-12-24T09:00:00Z' },
+    });
+    expect(given.statusCode, given.body).toBe(200);
+    expect(given.json<Preview>()).toMatchObject({
+      title: 'Hi Eve',
+      body: 'cart_abandoned: 3 items at 2026-12-24T09:00:00.000Z',
+    });
+    const sample = await preview(campaignId, { project_user_id: 'eve' });
+    expect(sample.statusCode, sample.body).toBe(200);
+    expect(sample.json<Preview>().body).toMatch(/^cart_abandoned: some items at \d{4}-\d\d-\d\dT/);
+
+    const plain = await createCampaign(ctx(), { name: 'Plain', message: { title: 'Hi' } });
+    const refused = await preview(plain, { project_user_id: 'eve', event: { properties: {} } });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toContain('event applies only to an event-triggered campaign');
+    for (const event of [[], { properties: [] }, { timestamp: 'yesterday' }, { name: 'x' }]) {
+      const bad = await preview(campaignId, { project_user_id: 'eve', event });
+      expect(bad.statusCode, JSON.stringify(event)).toBe(400);
+    }
+  });
+
   it('says which provider a message is too large for (fits: false)', async () => {
     await createUser(ctx(), 'big');
     const campaignId = await createCampaign(ctx(), { message: { title: 'T', body: '{{ trigger.text }}' } });

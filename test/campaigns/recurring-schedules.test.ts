@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { MAX_SCHEDULES_PER_CAMPAIGN } from '../../src/campaigns/schedules/schedules.service.js';
 import type { JobHandler } from '../../src/jobs/job-types.js';
 import { manualClock } from '../helpers/clock.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
@@ -536,6 +537,19 @@ describe.each(TEST_DIALECTS)('recurring schedules on %s', (dialect) => {
     const second = await json(ctx(), 'GET', `${w.base}?limit=2&cursor=${page.next_cursor}`, undefined, w.secret);
     expect(second.json()).toMatchObject({ next_cursor: null });
     expect(second.json<{ schedules: Schedule[] }>().schedules.map((s) => s.schedule_id)).toEqual(ids.slice(2));
+  });
+
+  it('a campaign holds at most MAX_SCHEDULES_PER_CAMPAIGN schedules that have not ended (409); deleting one makes room', async () => {
+    clock.set(Date.parse('2026-11-28T12:00:00Z'));
+    const w = await world('limit');
+    const ids: string[] = [];
+    for (let i = 0; i < MAX_SCHEDULES_PER_CAMPAIGN; i++)
+      ids.push((await create(w, { cron: `${i} 9 * * *`, time_zone: 'UTC' })).schedule_id);
+    const over = await json(ctx(), 'POST', w.base, { cron: '59 9 * * *', time_zone: 'UTC' }, w.secret);
+    expect([over.statusCode, over.headers['x-error-reason']]).toEqual([409, 'SCHEDULE_LIMIT_REACHED']);
+    expect(over.body).toContain(`at most ${MAX_SCHEDULES_PER_CAMPAIGN} schedules`);
+    expect((await json(ctx(), 'DELETE', `${w.base}/${ids[0]}`, undefined, w.secret)).statusCode).toBeLessThan(300);
+    expect((await create(w, { cron: '59 9 * * *', time_zone: 'UTC' })).schedule_id).toEqual(expect.any(String));
   });
 
   it('deleting the campaign deletes its schedules; their job then does nothing', async () => {

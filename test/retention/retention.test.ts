@@ -17,6 +17,7 @@ import {
   sendToDevices,
   useFakeProviders,
 } from '../push/push-helpers.js';
+import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { countRows, dayPartitionStarts, isPostgres, movableClock, runRetentionJob } from './retention-helpers.js';
 
 const fakes = useFakeProviders();
@@ -109,6 +110,51 @@ describe.each(TEST_DIALECTS)('retention on %s', (dialect) => {
       expect(await countRows(ctx().database.db, 'deliveries_default')).toBe(0);
       expect(await countRows(ctx().database.db, partitionName('deliveries', start + 2 * DAY_MS))).toBeGreaterThan(0);
     }
+  });
+
+  it("deletes an event-triggered campaign's fired and canceled pending sends with the deliveries; a pending one stays", async () => {
+    clock.t = start;
+    const p = await projectWithDevice('pending-sends');
+    const campaign = async (name: string, event: string, delay: string) => {
+      const res = await ctx().inject({
+        method: 'POST',
+        url: '/api/v1/campaigns',
+        headers: p.secret,
+        payload: {
+          name,
+          status: 'active',
+          event_trigger: { event, delay, cancel_on: [{ event: 'purchase' }] },
+          message: { title: 'Back?' },
+        },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json<{ campaign_id: string }>().campaign_id;
+    };
+    await campaign('Soon', 'cart', 'PT1M');
+    await campaign('Late', 'signup', 'P30D');
+    await trackEvent(ctx(), p.secret, 'u', 'cart');
+    await trackEvent(ctx(), p.secret, 'u', 'purchase'); // cancels the first cart send (and nothing of Late yet)
+    await trackEvent(ctx(), p.secret, 'u', 'cart');
+    await trackEvent(ctx(), p.secret, 'u', 'signup');
+    clock.t = start + 5 * 60_000;
+    await runJobsUntilIdle(ctx().database.db, ctx().herald.jobHandlers, { clock });
+    const states = async () =>
+      (
+        await ctx()
+          .database.db.selectFrom('event_pending_sends')
+          .select('state')
+          .where('project_id', '=', p.projectId)
+          .orderBy('state')
+          .execute()
+      ).map((r) => r.state);
+    expect(await states()).toEqual(['canceled', 'fired', 'pending']);
+
+    clock.t = start + 29 * DAY_MS; // not yet 30 days
+    await runRetentionJob(ctx(), clock);
+    expect(await states()).toEqual(['canceled', 'fired', 'pending']);
+    clock.t = start + 31 * DAY_MS;
+    await runRetentionJob(ctx(), clock);
+    expect(await states()).toEqual(['pending']);
   });
 
   it('a project may keep less than the default, never more; bad values are refused', async () => {

@@ -33,6 +33,23 @@ interface RecurringSchedule {
 const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
 
 /** What waits to send: triggers scheduled for an instant (each cancelable) and recurring schedules. */
+/** An action that waits for its confirmation in the panel's one dialog. */
+interface Question {
+  title: string;
+  label: string;
+  words: string;
+  run: () => Promise<void>;
+}
+
+/** A small button that asks its question (the panel shows it) instead of acting at once. */
+function AskFirst(props: { disabled: boolean; ask: (q: Question) => void; question: Question; children: string }) {
+  return (
+    <button type="button" class="secondary small" disabled={props.disabled} onClick={() => props.ask(props.question)}>
+      {props.children}
+    </button>
+  );
+}
+
 export function SchedulesPanel(props: { api: Api; campaign: Campaign; properties: string }) {
   const base = `/api/v1/campaigns/${enc(props.campaign.campaign_id)}`;
   const scheduled = useLoad(
@@ -44,12 +61,7 @@ export function SchedulesPanel(props: { api: Api; campaign: Campaign; properties
     base,
   );
   // One question at a time: which action waits for its confirmation.
-  const [asking, setAsking] = useState<{
-    title: string;
-    label: string;
-    words: string;
-    run: () => Promise<void>;
-  } | null>(null);
+  const [asking, setAsking] = useState<Question | null>(null);
   const act = useAction(async (run: () => Promise<void>) => {
     await run();
     scheduled.reload();
@@ -75,21 +87,18 @@ export function SchedulesPanel(props: { api: Api; campaign: Campaign; properties
               <Link to={`${`/campaigns/${enc(props.campaign.campaign_id)}`}/triggers/${enc(t.trigger_id)}`}>
                 {formatTime(t.scheduled_at)}
               </Link>{' '}
-              <button
-                type="button"
-                class="secondary small"
+              <AskFirst
                 disabled={act.busy}
-                onClick={() =>
-                  setAsking({
-                    title: 'Cancel this scheduled trigger?',
-                    label: 'Cancel trigger',
-                    words: `It was to send at ${formatTime(t.scheduled_at)}; it will never start.`,
-                    run: () => props.api.call('POST', `${base}/triggers/${enc(t.trigger_id)}:cancel`, {}),
-                  })
-                }
+                ask={setAsking}
+                question={{
+                  title: 'Cancel this scheduled trigger?',
+                  label: 'Cancel trigger',
+                  words: `It was to send at ${formatTime(t.scheduled_at)}; it will never start.`,
+                  run: () => props.api.call('POST', `${base}/triggers/${enc(t.trigger_id)}:cancel`, {}),
+                }}
               >
                 Cancel…
-              </button>
+              </AskFirst>
             </li>
           ))}
         </ul>
@@ -124,21 +133,18 @@ export function SchedulesPanel(props: { api: Api; campaign: Campaign; properties
                   {s.state === 'active' ? 'Pause' : 'Resume'}
                 </button>
               )}{' '}
-              <button
-                type="button"
-                class="secondary small"
+              <AskFirst
                 disabled={act.busy}
-                onClick={() =>
-                  setAsking({
-                    title: 'Delete this recurring schedule?',
-                    label: 'Delete schedule',
-                    words: `“${s.cron}” in ${s.time_zone} sends no more; triggers it already made are kept.`,
-                    run: () => props.api.call('DELETE', `${base}/schedules/${enc(s.schedule_id)}`),
-                  })
-                }
+                ask={setAsking}
+                question={{
+                  title: 'Delete this recurring schedule?',
+                  label: 'Delete schedule',
+                  words: `“${s.cron}” in ${s.time_zone} sends no more; triggers it already made are kept.`,
+                  run: () => props.api.call('DELETE', `${base}/schedules/${enc(s.schedule_id)}`),
+                }}
               >
                 Delete…
-              </button>
+              </AskFirst>
             </li>
           ))}
         </ul>

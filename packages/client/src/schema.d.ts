@@ -523,7 +523,7 @@ export interface paths {
         put?: never;
         /**
          * Trigger a campaign on a recurring schedule
-         * @description Each occurrence of `cron` in `time_zone` (between `starts_at` and `ends_at`) creates a trigger as `:trigger` would, with the same checks, once per occurrence whatever the number of instances. Checked now: the cron (5 fields, at most one fire per 15 minutes by default), the zone, the bounds, and the audience and properties against the campaign (which must exist and be API-triggered; every trigger property it reads must be given). An occurrence while the campaign is not active is skipped and recorded on the schedule.
+         * @description Each occurrence of `cron` in `time_zone` (between `starts_at` and `ends_at`) creates a trigger as `:trigger` would, with the same checks, once per occurrence whatever the number of instances. Checked now: the cron (5 fields, at most one fire per 15 minutes by default), the zone, the bounds, and the audience and properties against the campaign (which must exist and be API-triggered; every trigger property it reads must be given). An occurrence while the campaign is not active is skipped and recorded on the schedule. A campaign holds at most 25 schedules that have not ended (409 SCHEDULE_LIMIT_REACHED).
          */
         post: operations["createSchedule"];
         delete?: never;
@@ -607,7 +607,7 @@ export interface paths {
         put?: never;
         /**
          * Preview a campaign's message for one user (path: /api/v1/campaigns/{campaign_id}:preview)
-         * @description Renders the message as a trigger with these properties would for the user (same sandboxed renderer and budgets), and answers each provider's payload with its size against that provider's limit. A trigger property the campaign reads but the body lacks is a `missing_property` warning (it renders as `{{trigger.<name>}}`); a render the trigger would skip for this user is a 400 naming why. Nothing is stored or sent.
+         * @description Renders the message as a trigger with these properties would for the user (same sandboxed renderer and budgets), and answers each provider's payload with its size against that provider's limit. A trigger property the campaign reads but the body lacks is a `missing_property` warning (it renders as `{{trigger.<name>}}`); a render the trigger would skip for this user is a 400 naming why. An event-triggered campaign renders `event.*` from a sample event: its event name, `event.timestamp` (now by default) and `event.properties` (empty by default). Nothing is stored or sent.
          */
         post: operations["previewCampaign"];
         delete?: never;
@@ -2026,6 +2026,14 @@ export interface components {
             /** @description Trigger properties, as a trigger would give them (`trigger.*` in the templates) */
             properties?: {
                 [key: string]: string | number | boolean;
+            };
+            /** @description An event-triggered campaign's sample event (`event.*`): its properties (empty by default) and time (now by default) */
+            event?: {
+                properties?: {
+                    [key: string]: unknown;
+                };
+                /** Format: date-time */
+                timestamp?: string;
             };
         };
         /** CampaignPreview */
@@ -6717,6 +6725,22 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflicts with the current state, or an `Idempotency-Key` reused with another body. */
+            409: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is over the size limit. */
             413: {
                 headers: {
@@ -7343,14 +7367,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "project_user_id": "user-42",
-                 *       "properties": {
-                 *         "coupon": "SPRING"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["PreviewCampaignRequest"];
             };
         };

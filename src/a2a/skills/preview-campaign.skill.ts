@@ -49,7 +49,12 @@ export const previewCampaignSkill = defineSkill<PreviewSkillInput>({
     return { campaignId: input.campaignId, body };
   },
   async run({ deps, db, projectId }, input) {
-    const preview = await previewCampaign({ db, templates: deps.templates }, projectId, input.campaignId, input.body);
+    const preview = await previewCampaign(
+      { db, templates: deps.templates, clock: deps.clock },
+      projectId,
+      input.campaignId,
+      input.body,
+    );
     const data: JsonObject = {
       title: preview.title,
       body: preview.body,

@@ -1,3 +1,4 @@
+import type { Clock } from '../../lib/clock.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../db/database.js';
@@ -30,7 +31,7 @@ const ANALYTICS =
 /** The console's campaign reads: template preview, delivery analytics and a trigger's outcomes. */
 export function registerCampaignInsightRoutes(
   fastify: FastifyInstance,
-  deps: { db: Db; readDb: Db; templates: TemplateRenderer },
+  deps: { db: Db; readDb: Db; templates: TemplateRenderer; clock: Clock },
 ): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   // Analytics may lag the primary: they read the replica (DATABASE_READ_URL) when there is one.
@@ -47,7 +48,8 @@ export function registerCampaignInsightRoutes(
           'Renders the message as a trigger with these properties would for the user (same sandboxed renderer and budgets), ' +
           "and answers each provider's payload with its size against that provider's limit. A trigger property the campaign " +
           'reads but the body lacks is a `missing_property` warning (it renders as `{{trigger.<name>}}`); a render the trigger ' +
-          'would skip for this user is a 400 naming why. Nothing is stored or sent.',
+          'would skip for this user is a 400 naming why. An event-triggered campaign renders `event.*` from a sample event: ' +
+          'its event name, `event.timestamp` (now by default) and `event.properties` (empty by default). Nothing is stored or sent.',
         tags,
         security,
         params: CampaignIdParams,

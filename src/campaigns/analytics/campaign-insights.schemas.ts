@@ -19,11 +19,27 @@ export const PreviewBody = Type.Object(
         description: 'Trigger properties, as a trigger would give them (`trigger.*` in the templates)',
       }),
     ),
+    event: Type.Optional(
+      Type.Object(
+        {
+          properties: Type.Optional(Json),
+          timestamp: Type.Optional(Type.String({ format: 'date-time' })),
+        },
+        {
+          additionalProperties: false,
+          description:
+            "An event-triggered campaign's sample event (`event.*`): its properties (empty by default) and time (now by default)",
+        },
+      ),
+    ),
   },
   {
     title: 'PreviewCampaignRequest',
     additionalProperties: false,
-    examples: [{ project_user_id: 'user-42', properties: { coupon: 'SPRING' } }],
+    examples: [
+      { project_user_id: 'user-42', properties: { coupon: 'SPRING' } },
+      { project_user_id: 'user-42', event: { properties: { items: 3 } } },
+    ],
   },
 );
 

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { AppError } from '../../errors.js';
+import type { Clock } from '../../lib/clock.js';
 import { measurePayloads, type MeasuredPayload } from '../../push/payload-measure.js';
 import { findUser } from '../../users/users.service.js';
 import { isValidProjectUserId } from '../../users/users.schemas.js';
@@ -11,6 +12,8 @@ import { parseMessageTemplate, triggerPropertiesRequiredByMessage } from '../tem
 
 export interface PreviewDeps {
   db: Db;
+  /** The sample event's default time (an event-triggered campaign's `event.timestamp`). */
+  clock: Clock;
   /** The same worker pool a trigger renders in: sandboxed, off the event loop, within the budgets (in its interactive lane). */
   templates: TemplateRenderer;
 }
@@ -36,21 +39,51 @@ const SAMPLE_TRIGGER_ID = '00000000-0000-4000-8000-000000000000';
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The body as REST and A2A give it: a user id and the trigger properties (the trigger's own rules, rule `trigger-body`). */
+/** Longest sample event properties a preview takes (JSON characters). */
+const MAX_EVENT_PROPERTIES_CHARS = 64 * 1024;
+
+/** The sample event of an event-triggered campaign's preview. */
+export interface PreviewEvent {
+  properties: Record<string, unknown>;
+  timestamp?: number;
+}
+
+/** The body as REST and A2A give it: a user id, the trigger properties (the trigger's own rules, rule `trigger-body`) and a sample event. */
 export function parsePreviewInput(input: unknown): {
   projectUserId: string;
   properties: Record<string, string | number | boolean>;
+  event?: PreviewEvent;
 } {
   const code = 'INVALID_PREVIEW_BODY';
   if (!isObject(input)) throw new AppError('invalid', code, 'The body must be a JSON object');
-  const extra = Object.keys(input).find((k) => k !== 'project_user_id' && k !== 'properties');
+  const extra = Object.keys(input).find((k) => k !== 'project_user_id' && k !== 'properties' && k !== 'event');
   if (extra !== undefined) throw new AppError('invalid', code, `Unexpected field "${extra}"`);
   if (!isValidProjectUserId(input.project_user_id))
     throw new AppError('invalid', code, 'project_user_id must be 1 to 255 characters without control characters');
   return {
     projectUserId: input.project_user_id,
     properties: parseTriggerProperties(input.properties, 'properties', code),
+    ...(input.event !== undefined && { event: parsePreviewEvent(input.event, code) }),
   };
+}
+
+function parsePreviewEvent(input: unknown, code: string): PreviewEvent {
+  const shape = 'event must be {"properties"?: {...}, "timestamp"?: "<RFC 3339>"}';
+  if (!isObject(input)) throw new AppError('invalid', code, shape);
+  const extra = Object.keys(input).find((k) => k !== 'properties' && k !== 'timestamp');
+  if (extra !== undefined) throw new AppError('invalid', code, `${shape}: unexpected field "${extra}"`);
+  const properties = input.properties ?? {};
+  if (!isObject(properties)) throw new AppError('invalid', code, 'event.properties must be a JSON object');
+  if (JSON.stringify(properties).length > MAX_EVENT_PROPERTIES_CHARS)
+    throw new AppError(
+      'invalid',
+      code,
+      `event.properties must be at most ${MAX_EVENT_PROPERTIES_CHARS} characters of JSON`,
+    );
+  if (input.timestamp === undefined) return { properties };
+  const timestamp = typeof input.timestamp === 'string' ? Date.parse(input.timestamp) : NaN;
+  if (!Number.isFinite(timestamp)) throw new AppError('invalid', code, 'event.timestamp must be an RFC 3339 instant');
+  return { properties, timestamp };
 }
 
 /**
@@ -66,9 +99,19 @@ export async function previewCampaign(
   campaignId: string,
   input: unknown,
 ): Promise<CampaignPreview> {
-  const { projectUserId, properties } = parsePreviewInput(input);
+  const { projectUserId, properties, event } = parsePreviewInput(input);
   const campaign = await findCampaign(deps.db, projectId, campaignId);
   if (!campaign) throw new AppError('not_found', 'CAMPAIGN_NOT_FOUND', `Campaign ${campaignId} does not exist`);
+  if (event && !campaign.eventTrigger)
+    throw new AppError('invalid', 'INVALID_PREVIEW_BODY', 'event applies only to an event-triggered campaign');
+  // An event-triggered campaign's sends read `event.*`: the preview's sample event (empty properties by default).
+  const eventScope = campaign.eventTrigger && {
+    event: {
+      name: campaign.eventTrigger.event,
+      timestamp: new Date(event?.timestamp ?? deps.clock.now()).toISOString(),
+      properties: event?.properties ?? {},
+    },
+  };
   const user = await findUser(deps.db, projectId, projectUserId);
   if (!user) throw new AppError('not_found', 'USER_NOT_FOUND', `User ${projectUserId} does not exist`);
 
@@ -87,6 +130,7 @@ export async function previewCampaign(
         trigger,
         user: { ...user.properties, project_user_id: user.projectUserId },
         campaign: { campaign_id: campaign.campaignId, name: campaign.name },
+        ...eventScope,
       },
     ],
     { projectId, interactive: true },

@@ -4,8 +4,9 @@ import type { Database, Db } from '../../db/database.js';
 import { readJson } from '../../db/json.js';
 import type { EventObserver, StoredEvent } from '../../events/events.service.js';
 import type { Clock } from '../../lib/clock.js';
-import { newId } from '../../lib/ids.js';
-import { conditionHolds, delaySeconds, type EventMatcher, type EventTrigger } from './event-trigger.js';
+import { newTimeOrderedId } from '../../lib/ids.js';
+import { propertiesSatisfy } from '../../conditions/evaluate-properties.js';
+import { delaySeconds, type EventMatcher, type EventTrigger } from './event-trigger.js';
 import { dueJobRunAt, enqueueDueJob } from './due-sends.js';
 import { cancelUserPendingSends, insertPendingSends, type NewPendingSend } from './pending-sends.repository.js';
 
@@ -69,7 +70,7 @@ async function projectIndex(base: Kysely<Database>, db: Db, projectId: string): 
 }
 
 const matching = (entries: Entry[] | undefined, event: StoredEvent): Entry[] =>
-  entries ? entries.filter((e) => conditionHolds(e.matcher.condition, event.properties)) : [];
+  entries ? entries.filter((e) => propertiesSatisfy(e.matcher.condition, event.properties)) : [];
 
 /**
  * Rule `event-triggered-campaigns`: every stored event, in order, first cancels its user's pending
@@ -77,6 +78,10 @@ const matching = (entries: Entry[] | undefined, event: StoredEvent): Entry[] =>
  * triggers, due `delay` after Herald received it. Runs in the events' transaction.
  */
 export function createEventTriggerObserver(deps: { db: Kysely<Database>; clock: Clock }): EventObserver {
+  // The due jobs each transaction has already made sure of. The group commit runs many requests'
+  // events in one transaction (src/db/group-commit.ts) and rolls it back whole, so a job ensured
+  // earlier in the same transaction commits with this unit's pending sends or not at all.
+  const ensured = new WeakMap<Db, Set<number>>();
   return async (db, projectId, events) => {
     const index = await projectIndex(deps.db, db, projectId);
     if (index.starts.size === 0 && index.cancels.size === 0) return;
@@ -99,7 +104,8 @@ export function createEventTriggerObserver(deps: { db: Kysely<Database>; clock: 
       }
       for (const start of matching(index.starts.get(event.name), event))
         rows.push({
-          id: newId(),
+          // Time-ordered: new rows land at the right edge of the primary key's index (src/lib/ids.ts).
+          id: newTimeOrderedId(now),
           projectId,
           campaignId: start.campaignId,
           userId: event.userId,
@@ -113,6 +119,12 @@ export function createEventTriggerObserver(deps: { db: Kysely<Database>; clock: 
     }
     const runAts = new Set(rows.map((r) => dueJobRunAt(r.dueAt, now)));
     await flush();
-    for (const runAt of runAts) await enqueueDueJob(db, deps.clock, runAt);
+    let done = ensured.get(db);
+    if (!done) ensured.set(db, (done = new Set()));
+    for (const runAt of runAts) {
+      if (done.has(runAt)) continue;
+      await enqueueDueJob(db, deps.clock, runAt);
+      done.add(runAt);
+    }
   };
 }

@@ -1,6 +1,5 @@
 import { AppError } from '../../errors.js';
-import type { Condition, Scalar } from '../../conditions/condition-types.js';
-import { matchesScalar } from '../../conditions/evaluate-scalar.js';
+import type { Condition } from '../../conditions/condition-types.js';
 import { validateCondition } from '../../conditions/validate-condition.js';
 
 /** The longest delay an event-triggered campaign may wait (rule `event-triggered-campaigns`). */
@@ -82,17 +81,4 @@ export function parseEventTrigger(input: unknown, path = 'event_trigger'): Event
     out.cancel_on = raw.cancel_on.map((m, i) => checkMatcher(m, `${path}.cancel_on[${i}]`, []));
   }
   return out;
-}
-
-/** Whether an event's properties satisfy a matcher's condition, with the condition language's semantics. */
-export function conditionHolds(condition: Condition | undefined, properties: Record<string, unknown>): boolean {
-  if (condition === undefined) return true;
-  if ('all' in condition) return condition.all.every((c) => conditionHolds(c, properties));
-  if ('any' in condition) return condition.any.some((c) => conditionHolds(c, properties));
-  if ('not' in condition) return !conditionHolds(condition.not, properties);
-  if ('event' in condition) return false;
-  const actual = Object.hasOwn(properties, condition.property) ? properties[condition.property] : undefined;
-  // Objects and arrays are not scalars: present (for exists), equal to no scalar.
-  const scalar = (actual !== null && typeof actual === 'object' ? {} : actual) as Scalar | undefined;
-  return matchesScalar(scalar, condition.op, condition.value);
 }

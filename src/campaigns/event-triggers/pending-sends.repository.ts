@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, JsonColumn } from '../../db/database.js';
 import { sqlDialect } from '../../db/dialect.js';
+import { preparedInsert } from '../../db/prepared.js';
 import { readJson, writeJson } from '../../db/json.js';
 import { DeliveryStatus } from '../../push/push.types.js';
 
@@ -69,31 +70,57 @@ export function rowToPendingSend(r: EventPendingSendsTable): PendingSend {
 
 export type NewPendingSend = Omit<PendingSend, 'state' | 'reason' | 'triggerId' | 'updatedAt'>;
 
+/** Rows per INSERT statement (14 parameters a row): a 500-event batch takes a handful of statements. */
+const SENDS_PER_STATEMENT = 64;
+
+// Compiled once per dialect and row count (src/db/prepared.ts): this runs in every matching event's transaction.
+const insertPendingSendRows = preparedInsert<EventPendingSendsTable>(
+  [
+    'id',
+    'project_id',
+    'campaign_id',
+    'user_id',
+    'event_id',
+    'event_name',
+    'event_properties',
+    'event_timestamp',
+    'due_at',
+    'state',
+    'reason',
+    'trigger_id',
+    'created_at',
+    'updated_at',
+  ],
+  (db: Db, rows) =>
+    db
+      .insertInto('event_pending_sends')
+      .values(rows)
+      .onConflict((oc) => oc.columns(['project_id', 'campaign_id', 'event_id']).doNothing()),
+  SENDS_PER_STATEMENT,
+);
+
 /** Inserts pending sends; one per (campaign, event) whatever runs it again (the unique constraint). */
 export async function insertPendingSends(db: Db, rows: NewPendingSend[]): Promise<void> {
   if (rows.length === 0) return;
-  await db
-    .insertInto('event_pending_sends')
-    .values(
-      rows.map((p) => ({
-        id: p.id,
-        project_id: p.projectId,
-        campaign_id: p.campaignId,
-        user_id: p.userId,
-        event_id: p.eventId,
-        event_name: p.eventName,
-        event_properties: writeJson(p.eventProperties),
-        event_timestamp: p.eventTimestamp,
-        due_at: p.dueAt,
-        state: 'pending' as const,
-        reason: null,
-        trigger_id: null,
-        created_at: p.createdAt,
-        updated_at: p.createdAt,
-      })),
-    )
-    .onConflict((oc) => oc.columns(['project_id', 'campaign_id', 'event_id']).doNothing())
-    .execute();
+  await insertPendingSendRows(
+    db,
+    rows.map((p) => ({
+      id: p.id,
+      project_id: p.projectId,
+      campaign_id: p.campaignId,
+      user_id: p.userId,
+      event_id: p.eventId,
+      event_name: p.eventName,
+      event_properties: writeJson(p.eventProperties),
+      event_timestamp: p.eventTimestamp,
+      due_at: p.dueAt,
+      state: 'pending',
+      reason: null,
+      trigger_id: null,
+      created_at: p.createdAt,
+      updated_at: p.createdAt,
+    })),
+  );
 }
 
 /** Cancels a user's pending sends of these campaigns (a `cancel_on` event); only sends created before `before`. */
@@ -162,25 +189,28 @@ export async function nextDueAt(db: Db): Promise<number | undefined> {
   return row && Number(row.due_at);
 }
 
-/** Moves a claimed row to its end state (guarded by `pending`, so it ends once). */
-export async function finishPendingSend(
-  db: Db,
-  id: string,
-  end: { state: 'fired'; triggerId: string } | { state: 'canceled'; reason: CancelReason },
-  now: number,
-): Promise<boolean> {
-  const result = await db
+/** Marks claimed rows fired into one trigger (guarded by `pending`, so each fires once); answers the ids it moved. */
+export async function fireClaimedSends(db: Db, ids: string[], triggerId: string, now: number): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
     .updateTable('event_pending_sends')
-    .set({
-      state: end.state,
-      trigger_id: end.state === 'fired' ? end.triggerId : null,
-      reason: end.state === 'canceled' ? end.reason : null,
-      updated_at: now,
-    })
-    .where('id', '=', id)
+    .set({ state: 'fired', trigger_id: triggerId, reason: null, updated_at: now })
+    .where('id', 'in', ids)
     .where('state', '=', 'pending')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+    .returning('id')
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Cancels claimed rows whose campaign no longer sends them (guarded by `pending`, so each ends once). */
+export async function cancelClaimedSends(db: Db, ids: string[], reason: CancelReason, now: number): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('event_pending_sends')
+    .set({ state: 'canceled', reason, trigger_id: null, updated_at: now })
+    .where('id', 'in', ids)
+    .where('state', '=', 'pending')
+    .execute();
 }
 
 export interface PendingSendFilter {
@@ -234,7 +264,10 @@ export async function countPendingSends(
   const by = new Map(rows.map((r) => [r.state, Number(r.n)]));
   const sent = await db
     .selectFrom('event_pending_sends as p')
-    .innerJoin('trigger_deliveries as d', 'd.trigger_id', 'p.trigger_id')
+    // A trigger fires several users' sends: each pending send counts its own user's deliveries.
+    .innerJoin('trigger_deliveries as d', (join) =>
+      join.onRef('d.trigger_id', '=', 'p.trigger_id').onRef('d.user_id', '=', 'p.user_id'),
+    )
     .select(sql<number>`count(*)`.as('n'))
     .where('p.project_id', '=', projectId)
     .where('p.campaign_id', '=', campaignId)

@@ -321,7 +321,7 @@ async function sendBatch(
   const sends: DeviceSend[] = [];
   const skipped: TriggerDeliveriesTable[] = [];
   const campaign = { campaign_id: trigger.campaignId, name: trigger.definition.campaignName };
-  const event = trigger.definition.event && { event: trigger.definition.event };
+  const { event, eventsByUser } = trigger.definition;
   const data = { herald_campaign_id: trigger.campaignId, herald_trigger_id: trigger.id };
   const refs = { triggerId: trigger.id, campaignId: trigger.campaignId };
   // The whole batch renders in one call to the worker pool; a recipient over a budget fails alone.
@@ -330,20 +330,24 @@ async function sendBatch(
     .filter((r) => r.pending.length > 0);
   // A message that reads no `user.*` is the same for everyone: one render, with an empty `user` (so a
   // read the analysis missed fails under strict variables, and never shows one recipient's data to another).
-  const once = !prepared.readsUser;
+  // Sends of an event-triggered campaign each have their user's own event, so they render one by one.
+  const once = !prepared.readsUser && !eventsByUser;
   const rendered =
     pendingRecipients.length === 0
       ? []
       : await deps.templates.render(
           trigger.definition.message,
           once
-            ? [{ trigger: trigger.properties, user: {}, campaign, ...event }]
-            : pendingRecipients.map(({ user }) => ({
-                trigger: trigger.properties,
-                user: { ...user.properties, project_user_id: user.projectUserId },
-                campaign,
-                ...event,
-              })),
+            ? [{ trigger: trigger.properties, user: {}, campaign, ...(event && { event }) }]
+            : pendingRecipients.map(({ user }) => {
+                const own = eventsByUser ? eventsByUser[user.id] : event;
+                return {
+                  trigger: trigger.properties,
+                  user: { ...user.properties, project_user_id: user.projectUserId },
+                  campaign,
+                  ...(own && { event: own }),
+                };
+              }),
           { projectId: trigger.projectId, triggerId: trigger.id },
         );
   let shared: DeviceSend['message'] | undefined;

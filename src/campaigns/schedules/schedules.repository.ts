@@ -1,4 +1,5 @@
 import type { Db, JsonColumn } from '../../db/database.js';
+import { sqlDialect } from '../../db/dialect.js';
 import { readJson, writeJson } from '../../db/json.js';
 import type { TriggerProperties } from '../../conditions/resolve-trigger-refs.js';
 import type { Audience } from '../triggers/trigger-body.js';
@@ -84,7 +85,32 @@ function rowToSchedule(r: CampaignSchedulesTable): ScheduleRecord {
   };
 }
 
-export async function insertSchedule(db: Db, s: ScheduleRecord): Promise<void> {
+/**
+ * Inserts the schedule unless its campaign already has `limit` that have not ended; the campaign's
+ * row is locked first (PostgreSQL), so concurrent creates count one after another. Runs in the
+ * caller's transaction.
+ */
+export async function insertScheduleWithin(db: Db, s: ScheduleRecord, limit: number): Promise<boolean> {
+  await sqlDialect(db).lockRows(
+    db
+      .selectFrom('campaigns')
+      .select('campaign_id')
+      .where('project_id', '=', s.projectId)
+      .where('campaign_id', '=', s.campaignId),
+  );
+  const { count } = await db
+    .selectFrom('campaign_schedules')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('project_id', '=', s.projectId)
+    .where('campaign_id', '=', s.campaignId)
+    .where('state', '!=', 'ended')
+    .executeTakeFirstOrThrow();
+  if (Number(count) >= limit) return false;
+  await insertSchedule(db, s);
+  return true;
+}
+
+async function insertSchedule(db: Db, s: ScheduleRecord): Promise<void> {
   await db
     .insertInto('campaign_schedules')
     .values({

@@ -39,12 +39,13 @@ export function registerScheduleRoutes(fastify: FastifyInstance, deps: schedules
         description:
           'Each occurrence of `cron` in `time_zone` (between `starts_at` and `ends_at`) creates a trigger as `:trigger` would, with the same checks, once per occurrence whatever the number of instances. ' +
           'Checked now: the cron (5 fields, at most one fire per 15 minutes by default), the zone, the bounds, and the audience and properties against the campaign (which must exist and be API-triggered; every trigger property it reads must be given). ' +
-          'An occurrence while the campaign is not active is skipped and recorded on the schedule.',
+          'An occurrence while the campaign is not active is skipped and recorded on the schedule. ' +
+          `A campaign holds at most ${schedules.MAX_SCHEDULES_PER_CAMPAIGN} schedules that have not ended (409 SCHEDULE_LIMIT_REACHED).`,
         tags,
         security,
         params: CampaignParams,
         body: CreateScheduleBody,
-        response: { 201: ScheduleResponse, ...errors },
+        response: { 201: ScheduleResponse, 409: ErrorBody, ...errors },
       },
     },
     async (request, reply) =>

@@ -54,6 +54,9 @@ export type ScheduleWire = ReturnType<typeof scheduleToWire>;
  * API-triggered, every trigger property it reads is given), then the schedule and the job of its
  * first occurrence committed together.
  */
+/** Schedules a campaign may hold at once (active or paused): each is a timer the job runner keeps. */
+export const MAX_SCHEDULES_PER_CAMPAIGN = 25;
+
 export async function createSchedule(
   deps: ScheduleDeps,
   projectId: string,
@@ -90,7 +93,12 @@ export async function createSchedule(
     updatedAt: now,
   };
   await deps.db.transaction().execute(async (trx) => {
-    await repo.insertSchedule(trx, schedule);
+    if (!(await repo.insertScheduleWithin(trx, schedule, MAX_SCHEDULES_PER_CAMPAIGN)))
+      throw new AppError(
+        'conflict',
+        'SCHEDULE_LIMIT_REACHED',
+        `A campaign may have at most ${MAX_SCHEDULES_PER_CAMPAIGN} schedules that have not ended; delete one first`,
+      );
     await enqueueOccurrence(trx, deps.clock, schedule, schedule.jobSeq, first);
   });
   return scheduleToWire(schedule);

@@ -65,10 +65,13 @@ export interface TriggerDefinition {
   /** With `trigger.*` already replaced by this trigger's values. */
   audienceConditions: ResolvedCondition | null;
   message: MessageTemplate;
-  /** A send of an event-triggered campaign: the event that started it (`event.*` in templates). */
+  /**
+   * Sends of an event-triggered campaign: the event that started each targeted user's send
+   * (`event.*` in templates), by user id. One user per trigger has one event.
+   */
+  eventsByUser?: Record<string, EventScope>;
+  /** A trigger an earlier version stored for one pending send: its event. */
   event?: EventScope;
-  /** A send of an event-triggered campaign: its pending send. */
-  pendingSendId?: string;
   /** The campaign's topic when the trigger was made (rule `subscription-topics`); absent in older triggers. */
   topic?: string | null;
 }
