@@ -39,7 +39,7 @@ export const FLOORS = [
   ['http'],
   ['users'],
   ['devices', 'events'],
-  ['push', 'profiles'],
+  ['push', 'profiles', 'preferences'],
   ['campaigns', 'webhooks'],
   ['a2a', 'app.ts', 'observability'],
   ['retention'],

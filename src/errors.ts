@@ -8,6 +8,7 @@ export type ErrorKind =
   | 'not_found'
   | 'conflict' // e.g. idempotency key in progress or reused with another body
   | 'refused' // understood but not allowed in the current state (campaign paused, not API-triggered)
+  | 'forbidden' // this key may not do this (a public key on a project without identity verification)
   | 'rate_limited'
   | 'too_large'
   | 'unavailable' // a dependency (database, provider) cannot be reached; retry later

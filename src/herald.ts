@@ -45,6 +45,9 @@ import { registerUserRoutes } from './users/users.routes.js';
 import { createNoticeOutbox } from './webhooks/notice-outbox.service.js';
 import { createWebhookDeliveryHandler } from './webhooks/webhook-delivery.job.js';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
+import { registerTopicRoutes } from './preferences/topics.routes.js';
+import { registerPreferenceRoutes } from './preferences/preferences.routes.js';
+import { registerPreferenceLinkRoutes } from './preferences/preference-links.routes.js';
 
 /** What a caller swaps in place of what `createHerald` would make from the configuration. */
 export interface HeraldOverrides {
@@ -191,6 +194,14 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     registerIdentityRoutes(app, { ...identity, clock });
     registerProjectRoutes(app, { db });
     registerWebhookRoutes(app, { db, clock, outbound, secretBox, notices: push().notices });
+    registerTopicRoutes(app, { db, clock });
+    registerPreferenceRoutes(app, { ...identity, clock, notices: push().notices });
+    registerPreferenceLinkRoutes(app, {
+      ...identity,
+      clock,
+      notices: push().notices,
+      publicUrl: config.publicUrl,
+    });
   };
 
   return {

@@ -36,6 +36,7 @@ const BY_KIND: Record<ErrorKind, { name: RpcErrorName; http?: number }> = {
   not_found: { name: 'TASK_NOT_FOUND' },
   conflict: { name: 'INTERNAL_ERROR', http: 409 }, // Rule `a2a-idempotency`: idempotency conflicts are HTTP 409 with -32603
   refused: { name: 'UNSUPPORTED_OPERATION' },
+  forbidden: { name: 'UNSUPPORTED_OPERATION' },
   rate_limited: { name: 'RATE_LIMITED' },
   too_large: { name: 'INVALID_REQUEST', http: 413 },
   unavailable: { name: 'INTERNAL_ERROR', http: 503 },

@@ -26,6 +26,8 @@ export interface CampaignsTable {
   max_sends_per_minute: number | null;
   /** Rules `frequency-caps` and `re-eligibility` (migration 0031); null for the defaults. */
   send_policy: JsonColumn | null;
+  /** Rule `subscription-topics` (migration 0030): a topic key of the project, or null. */
+  topic: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -50,6 +52,8 @@ export interface Campaign {
   quietHours: QuietWindow | false | null;
   maxSendsPerMinute: number | null;
   sendPolicy: SendPolicy;
+  /** Rule `subscription-topics`: the topic whose unsubscribed users the campaign skips. */
+  topic: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -69,6 +73,7 @@ export function rowToCampaign(row: CampaignsTable): Campaign {
     quietHours: row.quiet_hours === null ? null : readJson<QuietWindow | false>(row.quiet_hours),
     maxSendsPerMinute: row.max_sends_per_minute === null ? null : Number(row.max_sends_per_minute),
     sendPolicy: readSendPolicy(row.send_policy === null ? null : readJson(row.send_policy)),
+    topic: row.topic ?? null,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -89,6 +94,7 @@ function campaignToRow(c: Campaign): CampaignsTable {
     quiet_hours: c.quietHours === null ? null : writeJson(c.quietHours),
     max_sends_per_minute: c.maxSendsPerMinute,
     send_policy: c.sendPolicy === DEFAULT_SEND_POLICY ? null : writeJson(sendPolicyToWire(c.sendPolicy)),
+    topic: c.topic,
     created_at: c.createdAt,
     updated_at: c.updatedAt,
   };

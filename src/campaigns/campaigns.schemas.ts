@@ -53,6 +53,11 @@ const EventTriggerSchema = Type.Unknown({
   ],
 });
 
+const TopicSchema = Type.Union([Type.String({ maxLength: 64 }), Type.Null()], {
+  description:
+    'A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none',
+});
+
 const editable = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
   status: CampaignStatus,
@@ -64,6 +69,7 @@ const editable = {
   event_trigger: Type.Union([EventTriggerSchema, Type.Null()]),
   ...campaignPolicyFields,
   ...sendPolicyFields,
+  topic: TopicSchema,
 };
 
 export const CreateCampaignBody = Type.Object(
@@ -80,6 +86,7 @@ export const CreateCampaignBody = Type.Object(
     quiet_hours: Type.Optional(editable.quiet_hours),
     max_sends_per_minute: Type.Optional(editable.max_sends_per_minute),
     ...optionalSendPolicyFields,
+    topic: Type.Optional(editable.topic),
   },
   {
     additionalProperties: false,
@@ -115,6 +122,14 @@ export const CreateCampaignBody = Type.Object(
         max_sends_per_minute: 6000,
         message: { title: 'Your week', body: 'Five new posts from people you follow.' },
       },
+      {
+        campaign_id: 'spring-sale',
+        name: 'Spring sale',
+        status: 'active',
+        api_triggered: true,
+        topic: 'promotions',
+        message: { title: 'Spring sale', body: '20% off everything this week.' },
+      },
     ],
   },
 );
@@ -123,7 +138,7 @@ export type CreateCampaignBody = Static<typeof CreateCampaignBody>;
 export const PatchCampaignBody = Type.Partial(Type.Object(editable, { additionalProperties: false }), {
   additionalProperties: false,
   title: 'UpdateCampaignRequest',
-  examples: [{ status: 'paused' }],
+  examples: [{ status: 'paused' }, { topic: 'promotions' }],
 });
 export type PatchCampaignBody = Static<typeof PatchCampaignBody>;
 
@@ -144,6 +159,7 @@ const campaignExample = {
   respect_caps: true,
   counts_toward_caps: true,
   reeligibility: { mode: 'always' },
+  topic: null,
   created_at: '2026-01-15T09:30:00.000Z',
   updated_at: '2026-01-15T09:30:00.000Z',
 };
@@ -162,6 +178,9 @@ export const CampaignResponse = Type.Object(
     quiet_hours: editable.quiet_hours,
     max_sends_per_minute: editable.max_sends_per_minute,
     ...sendPolicyFields,
+    topic: Type.Union([Type.String(), Type.Null()], {
+      description: 'The subscription topic (rule `subscription-topics`), or null',
+    }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },

@@ -16,6 +16,7 @@ import { cancelCampaignPendingSends } from './event-triggers/pending-sends.repos
 import { checkQuietHoursField } from './policies/quiet-hours.js';
 import { cancelCampaignHeldSends } from './policies/held-sends.repository.js';
 import { DEFAULT_SEND_POLICY, mergeSendPolicy, sendPolicyToWire } from './policy/send-policy.js';
+import { requireTopic } from '../preferences/topics.service.js';
 
 export type { Campaign } from './campaigns.repository.js';
 type Campaign = repo.Campaign;
@@ -79,9 +80,11 @@ export async function createCampaign(db: Db, clock: Clock, projectId: string, in
     quietHours: (body.quiet_hours ?? null) as Campaign['quietHours'],
     maxSendsPerMinute: body.max_sends_per_minute ?? null,
     sendPolicy: mergeSendPolicy(DEFAULT_SEND_POLICY, body),
+    topic: body.topic ?? null,
     createdAt: now,
     updatedAt: now,
   });
+  if (campaign.topic !== null) await requireTopic(db, projectId, campaign.topic);
   eventCampaignsChanged();
   const inserted = await repo.insertCampaign(db, campaign);
   eventCampaignsChanged();
@@ -125,8 +128,10 @@ export async function updateCampaign(
       ...(patch.quiet_hours !== undefined && { quietHours: patch.quiet_hours as Campaign['quietHours'] }),
       ...(patch.max_sends_per_minute !== undefined && { maxSendsPerMinute: patch.max_sends_per_minute }),
       sendPolicy: mergeSendPolicy(current.sendPolicy, patch),
+      ...(patch.topic !== undefined && { topic: patch.topic }),
       updatedAt: clock.now(),
     });
+    if (patch.topic !== undefined && patch.topic !== null) await requireTopic(trx, projectId, patch.topic);
     eventCampaignsChanged();
     if (!(await repo.updateCampaign(trx, next))) throw notFound(campaignId);
     eventCampaignsChanged();
@@ -193,6 +198,7 @@ export function campaignToWire(c: Campaign) {
     quiet_hours: c.quietHours,
     max_sends_per_minute: c.maxSendsPerMinute,
     ...sendPolicyToWire(c.sendPolicy),
+    topic: c.topic,
     created_at: new Date(c.createdAt).toISOString(),
     updated_at: new Date(c.updatedAt).toISOString(),
   };

@@ -6,6 +6,7 @@ import { localTimeCommands } from './local-time-commands.js';
 import { quietHoursCommands } from './quiet-hours-commands.js';
 import { capsCommands } from './caps-commands.js';
 import { pendingSendCommands } from './pending-send-commands.js';
+import { preferenceCommands } from './preference-commands.js';
 import { projectCommands } from './project-commands.js';
 import { pushCommands } from './push-commands.js';
 import { rateLimitCommands } from './rate-limit-commands.js';
@@ -42,4 +43,5 @@ export const commands: Record<string, CliCommand> = {
   ...scheduleCommands,
   ...identityCommands,
   ...usersCommands,
+  ...preferenceCommands,
 };

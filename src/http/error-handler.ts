@@ -8,6 +8,7 @@ const STATUS_BY_KIND: Record<ErrorKind, number> = {
   not_found: 404,
   conflict: 409,
   refused: 400,
+  forbidden: 403,
   rate_limited: 429,
   too_large: 413,
   unavailable: 503,

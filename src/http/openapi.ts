@@ -20,6 +20,11 @@ const TAGS = [
   { name: 'events', description: 'What users do; events start and qualify campaigns.' },
   { name: 'push', description: 'Sending push notifications, and the provider credentials they use.' },
   { name: 'campaigns', description: 'Templated messages to segments, started by the API or by events.' },
+  { name: 'topics', description: 'Subscription topics campaigns name and users subscribe to.' },
+  {
+    name: 'preferences',
+    description: "Users' subscription preferences, and signed links to a page where they change them.",
+  },
   { name: 'identity', description: 'Identity verification of public-key calls about a user.' },
   { name: 'project', description: 'The project the key belongs to.' },
   {

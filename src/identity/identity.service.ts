@@ -101,3 +101,8 @@ export async function verifyUserToken(
   if (!(await tokenNamesUser(signingKey, token, users[0]!)))
     throw refused('X-Service-User-Token is not valid for this user');
 }
+
+/** Whether the project verifies user tokens (cached like the check itself). */
+export async function identityVerificationOn(db: Db, projectId: string): Promise<boolean> {
+  return (await repo.findSettingCached(db, projectId)) !== undefined;
+}

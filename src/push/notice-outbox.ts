@@ -9,7 +9,13 @@ import type { Db } from '../db/database.js';
  * `{ "type", "timestamp", "data" }` (the Standard Webhooks payload shape); `data` never holds a
  * push address, a key or any other secret.
  */
-export const NOTICE_TYPES = ['delivery.sent', 'delivery.failed', 'device.pruned', 'trigger.completed'] as const;
+export const NOTICE_TYPES = [
+  'delivery.sent',
+  'delivery.failed',
+  'device.pruned',
+  'trigger.completed',
+  'preferences.updated',
+] as const;
 export type NoticeType = (typeof NOTICE_TYPES)[number];
 
 export const DELIVERY_NOTICE_TYPES: readonly NoticeType[] = ['delivery.sent', 'delivery.failed'];
@@ -58,11 +64,25 @@ export interface TriggerCompletedData {
   counters: object;
 }
 
+/**
+ * A user's preferences changed (rule `subscription-topics`): their whole new state, as
+ * `GET /api/v1/users/{project_user_id}/preferences` answers it, and what changed them (`api` for
+ * either key, `link` for the signed preference page).
+ */
+export interface PreferencesUpdatedData {
+  project_id: string;
+  project_user_id: string;
+  campaign_pushes: 'subscribed' | 'unsubscribed';
+  topics: Record<string, 'subscribed' | 'unsubscribed'>;
+  source: 'api' | 'link';
+}
+
 /** An event as a feature reports it; `at` (epoch ms) is when the outcome happened. */
 export type Notice =
   | { type: 'delivery.sent' | 'delivery.failed'; at: number; data: DeliveryNoticeData }
   | { type: 'device.pruned'; at: number; data: DevicePrunedData }
-  | { type: 'trigger.completed'; at: number; data: TriggerCompletedData };
+  | { type: 'trigger.completed'; at: number; data: TriggerCompletedData }
+  | { type: 'preferences.updated'; at: number; data: PreferencesUpdatedData };
 
 /**
  * How features report notices (push sends, token pruning, trigger ends). Notices are queued

@@ -928,6 +928,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/topics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the subscription topics
+         * @description Every topic of the project (at most 100), by key.
+         */
+        get: operations["listTopics"];
+        put?: never;
+        /**
+         * Create a subscription topic
+         * @description A topic campaigns can name; users subscribe to it or unsubscribe from it in their preferences. `default_subscribed` (default true) is the state of a user who never chose. A project holds at most 100 topics; a key that exists is a 409.
+         */
+        post: operations["createTopic"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/topics/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a subscription topic
+         * @description The topic with its default state for users who never chose.
+         */
+        get: operations["getTopic"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a subscription topic
+         * @description Deletes the topic and, with it, every user's choice about it. A topic a campaign names is a 409: give the campaign another topic, or none, first.
+         */
+        delete: operations["deleteTopic"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a subscription topic
+         * @description Changes the given fields (the key stays). Changing `default_subscribed` changes the state of every user who never chose, from the next fan-out on.
+         */
+        patch: operations["updateTopic"];
+        trace?: never;
+    };
+    "/api/v1/users/{project_user_id}/preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a user's subscription preferences
+         * @description Whether campaign pushes reach the user at all, and the user's state for every topic of the project (their choice, else the topic's default). With the secret key, any user's; with the public key, the user's own only, and only when the project has identity verification on (X-Service-User-Token signed for the user; else 403).
+         */
+        get: operations["getUserPreferences"];
+        /**
+         * Change a user's subscription preferences
+         * @description Merges the given choices: `campaign_pushes` (the global opt-out of campaign pushes) and some `topics` by key (topics not named keep their state; an unknown key is a 400). Answers the whole new state and sends a `preferences.updated` webhook event. With the secret key, any user's; with the public key, the user's own only, and only when the project has identity verification on (X-Service-User-Token signed for the user; else 403).
+         */
+        put: operations["updateUserPreferences"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{project_user_id}/preferences:link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a signed link to a user's preference page
+         * @description A URL that opens a page, served by Herald, where the user sees and changes their preferences (the campaign-push toggle and every topic) without logging in. The token in it is bound to the project and the user and expires after `expires_in` seconds (default 7 days, at most 30); anyone holding the URL can change that user's preferences until then.
+         */
+        post: operations["createPreferenceLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users:import": {
         parameters: {
             query?: never;
@@ -966,7 +1062,7 @@ export interface components {
         CreateWebhookRequest: {
             /** @description http(s) URL on a public address; checked with the outbound-URL policy now and at every delivery */
             url: string;
-            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed")[];
+            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated")[];
             description?: string;
         };
         /**
@@ -981,7 +1077,7 @@ export interface components {
         UpdateWebhookRequest: {
             /** @description http(s) URL on a public address; checked with the outbound-URL policy now and at every delivery */
             url?: string;
-            events?: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed")[];
+            events?: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated")[];
             description?: string | null;
             /** @description `true` re-enables a webhook disabled by the user or after failing deliveries */
             enabled?: boolean;
@@ -1005,7 +1101,7 @@ export interface components {
         Webhook: {
             webhook_id: string;
             url: string;
-            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed")[];
+            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated")[];
             description: string | null;
             enabled: boolean;
             disabled_reason: string | null;
@@ -1034,7 +1130,7 @@ export interface components {
         CreatedWebhook: {
             webhook_id: string;
             url: string;
-            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed")[];
+            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated")[];
             description: string | null;
             enabled: boolean;
             disabled_reason: string | null;
@@ -1501,7 +1597,7 @@ export interface components {
              * @example 6000
              */
             max_sends_per_minute?: number | null;
-            /** @description Bypasses frequency caps (default false; rule `frequency-caps`) */
+            /** @description Bypasses frequency caps, quiet hours and subscription topics, never the global opt-out of campaign pushes (default false; rule `frequency-caps`) */
             critical?: boolean;
             /** @description Up to 10 distinct tags */
             tags?: string[];
@@ -1521,6 +1617,8 @@ export interface components {
                 mode: "window";
                 seconds: number;
             };
+            /** @description A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none */
+            topic?: string | null;
         };
         /** Campaign */
         Campaign: {
@@ -1555,7 +1653,7 @@ export interface components {
              * @example 6000
              */
             max_sends_per_minute: number | null;
-            /** @description Bypasses frequency caps (default false; rule `frequency-caps`) */
+            /** @description Bypasses frequency caps, quiet hours and subscription topics, never the global opt-out of campaign pushes (default false; rule `frequency-caps`) */
             critical: boolean;
             /** @description Up to 10 distinct tags */
             tags: string[];
@@ -1575,6 +1673,8 @@ export interface components {
                 mode: "window";
                 seconds: number;
             };
+            /** @description The subscription topic (rule `subscription-topics`), or null */
+            topic: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1614,7 +1714,7 @@ export interface components {
                  * @example 6000
                  */
                 max_sends_per_minute: number | null;
-                /** @description Bypasses frequency caps (default false; rule `frequency-caps`) */
+                /** @description Bypasses frequency caps, quiet hours and subscription topics, never the global opt-out of campaign pushes (default false; rule `frequency-caps`) */
                 critical: boolean;
                 /** @description Up to 10 distinct tags */
                 tags: string[];
@@ -1634,6 +1734,8 @@ export interface components {
                     mode: "window";
                     seconds: number;
                 };
+                /** @description The subscription topic (rule `subscription-topics`), or null */
+                topic: string | null;
                 /** Format: date-time */
                 created_at: string;
                 /** Format: date-time */
@@ -1673,7 +1775,7 @@ export interface components {
              * @example 6000
              */
             max_sends_per_minute?: number | null;
-            /** @description Bypasses frequency caps (default false; rule `frequency-caps`) */
+            /** @description Bypasses frequency caps, quiet hours and subscription topics, never the global opt-out of campaign pushes (default false; rule `frequency-caps`) */
             critical?: boolean;
             /** @description Up to 10 distinct tags */
             tags?: string[];
@@ -1693,6 +1795,8 @@ export interface components {
                 mode: "window";
                 seconds: number;
             };
+            /** @description A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none */
+            topic?: string | null;
         };
         /** TriggerCampaignResponse */
         TriggerCampaignResponse: {
@@ -1741,7 +1845,7 @@ export interface components {
                 in_segment: number;
                 eligible: number;
                 devices: number;
-                /** @description not_found, not_in_segment, audience_conditions, no_device, template_render_error, ... */
+                /** @description not_found, not_in_segment, audience_conditions, unsubscribed, no_device, template_render_error, ... */
                 skipped: {
                     [key: string]: number;
                 };
@@ -1871,7 +1975,7 @@ export interface components {
                 in_segment: number;
                 eligible: number;
                 devices: number;
-                /** @description not_found, not_in_segment, audience_conditions, no_device, template_render_error, ... */
+                /** @description not_found, not_in_segment, audience_conditions, unsubscribed, no_device, template_render_error, ... */
                 skipped: {
                     [key: string]: number;
                 };
@@ -1964,7 +2068,7 @@ export interface components {
                 in_segment: number;
                 eligible: number;
                 devices: number;
-                /** @description not_found, not_in_segment, audience_conditions, no_device, template_render_error, ... */
+                /** @description not_found, not_in_segment, audience_conditions, unsubscribed, no_device, template_render_error, ... */
                 skipped: {
                     [key: string]: number;
                 };
@@ -2350,6 +2454,77 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        /** CreateTopicRequest */
+        CreateTopicRequest: {
+            /** @description Unique in the project; a slug of up to 64 characters */
+            key: string;
+            name: string;
+            description?: string;
+            /** @description true: users are subscribed unless they opted out (opt-out topic); false: only users who opted in are (opt-in topic) */
+            default_subscribed?: boolean;
+        };
+        /** Topic */
+        Topic: {
+            key: string;
+            name: string;
+            description: string;
+            default_subscribed: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** TopicList */
+        TopicList: {
+            topics: {
+                key: string;
+                name: string;
+                description: string;
+                default_subscribed: boolean;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+            }[];
+        };
+        /** UpdateTopicRequest */
+        UpdateTopicRequest: {
+            name?: string;
+            description?: string;
+            /** @description true: users are subscribed unless they opted out (opt-out topic); false: only users who opted in are (opt-in topic) */
+            default_subscribed?: boolean;
+        };
+        /** UserPreferences */
+        UserPreferences: {
+            project_user_id: string;
+            campaign_pushes: "subscribed" | "unsubscribed";
+            /** @description Every topic of the project with the user's state: their choice, else the topic's default */
+            topics: {
+                [key: string]: "subscribed" | "unsubscribed";
+            };
+            /** @description When the user last changed a choice; null when they never did */
+            updated_at: string | null;
+        };
+        /** UpdatePreferencesRequest */
+        UpdatePreferencesRequest: {
+            /** @description `unsubscribed`: no campaign push reaches the user, whatever its topic (direct sends still do) */
+            campaign_pushes?: "subscribed" | "unsubscribed";
+            /** @description Topic key → state; merged into the stored choices (topics not named keep theirs) */
+            topics?: {
+                [key: string]: "subscribed" | "unsubscribed";
+            };
+        };
+        /** PreferenceLinkRequest */
+        PreferenceLinkRequest: {
+            /** @description Seconds the link stays valid: 60 to 2,592,000 (30 days), default 604,800 (7 days) */
+            expires_in?: number;
+        };
+        /** PreferenceLink */
+        PreferenceLink: {
+            url: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
         /**
          * ImportUsersArray
          * @description A JSON array of `{ project_user_id, properties }` objects
@@ -2432,6 +2607,14 @@ export type SchemaFrequencyCaps = components['schemas']['FrequencyCaps'];
 export type SchemaIdentityVerification = components['schemas']['IdentityVerification'];
 export type SchemaIdentityVerificationEnabled = components['schemas']['IdentityVerificationEnabled'];
 export type SchemaProject = components['schemas']['Project'];
+export type SchemaCreateTopicRequest = components['schemas']['CreateTopicRequest'];
+export type SchemaTopic = components['schemas']['Topic'];
+export type SchemaTopicList = components['schemas']['TopicList'];
+export type SchemaUpdateTopicRequest = components['schemas']['UpdateTopicRequest'];
+export type SchemaUserPreferences = components['schemas']['UserPreferences'];
+export type SchemaUpdatePreferencesRequest = components['schemas']['UpdatePreferencesRequest'];
+export type SchemaPreferenceLinkRequest = components['schemas']['PreferenceLinkRequest'];
+export type SchemaPreferenceLink = components['schemas']['PreferenceLink'];
 export type SchemaImportUsersArray = components['schemas']['ImportUsersArray'];
 export type SchemaImportUsersNdjson = components['schemas']['ImportUsersNdjson'];
 export type SchemaImportUsersResponse = components['schemas']['ImportUsersResponse'];
@@ -5072,6 +5255,7 @@ export interface operations {
                      *           "reeligibility": {
                      *             "mode": "always"
                      *           },
+                     *           "topic": null,
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:30:00.000Z"
                      *         }
@@ -5214,6 +5398,7 @@ export interface operations {
                      *       "reeligibility": {
                      *         "mode": "always"
                      *       },
+                     *       "topic": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -5399,6 +5584,7 @@ export interface operations {
                      *       "reeligibility": {
                      *         "mode": "always"
                      *       },
+                     *       "topic": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -5610,11 +5796,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "status": "paused"
-                 *     }
-                 */
                 "application/json": components["schemas"]["UpdateCampaignRequest"];
             };
         };
@@ -5652,6 +5833,7 @@ export interface operations {
                      *       "reeligibility": {
                      *         "mode": "always"
                      *       },
+                     *       "topic": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -10228,6 +10410,1141 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTopics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "topics": [
+                     *         {
+                     *           "key": "promotions",
+                     *           "name": "Promotions",
+                     *           "description": "Sales and offers",
+                     *           "default_subscribed": true,
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "updated_at": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TopicList"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createTopic: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateTopicRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "key": "promotions",
+                     *       "name": "Promotions",
+                     *       "description": "Sales and offers",
+                     *       "default_subscribed": true,
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Topic"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state, or an `Idempotency-Key` reused with another body. */
+            409: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTopic: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "key": "promotions",
+                     *       "name": "Promotions",
+                     *       "description": "Sales and offers",
+                     *       "default_subscribed": true,
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Topic"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteTopic: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; the body is an empty JSON object. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {} */
+                    "application/json": components["schemas"]["Empty"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state, or an `Idempotency-Key` reused with another body. */
+            409: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateTopic: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "default_subscribed": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateTopicRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "key": "promotions",
+                     *       "name": "Promotions",
+                     *       "description": "Sales and offers",
+                     *       "default_subscribed": true,
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Topic"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUserPreferences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "project_user_id": "user-42",
+                     *       "campaign_pushes": "subscribed",
+                     *       "topics": {
+                     *         "promotions": "unsubscribed",
+                     *         "product-news": "subscribed"
+                     *       },
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserPreferences"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description 403 error. */
+            403: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Bad request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateUserPreferences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdatePreferencesRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "project_user_id": "user-42",
+                     *       "campaign_pushes": "subscribed",
+                     *       "topics": {
+                     *         "promotions": "unsubscribed",
+                     *         "product-news": "subscribed"
+                     *       },
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserPreferences"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description 403 error. */
+            403: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Bad request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPreferenceLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "expires_in": 86400
+                 *     }
+                 */
+                "application/json": components["schemas"]["PreferenceLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "url": "https://herald.example.com/preferences?token=eyJhbGciOiJIUzI1NiJ9...",
+                     *       "expires_at": "2026-01-22T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PreferenceLink"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -134,6 +134,7 @@ async function fireTrigger(db: Db, campaign: Campaign, part: PendingSend[], now:
       // An event-triggered send has no trigger properties (save time refuses conditions needing them).
       audienceConditions: campaign.audienceConditions && resolveTriggerRefs(campaign.audienceConditions, {}),
       message: campaign.message,
+      topic: campaign.topic,
       eventsByUser,
       policy: sendPolicyToWire(campaign.sendPolicy),
     },

@@ -5,6 +5,7 @@ import { compileCondition } from '../../conditions/compile-condition.js';
 import { emptyCounters, type TriggerCounters } from '../triggers/trigger-counters.js';
 import type { TriggerDefinition } from '../triggers/triggers.repository.js';
 import type { Target } from '../triggers/trigger-body.js';
+import { unsubscribedUsers } from '../../preferences/subscription-gate.js';
 
 export type { AudienceUser } from './audience.repository.js';
 
@@ -14,7 +15,8 @@ export interface Recipient {
   devices: Device[];
 }
 
-export type TargetVerdict = 'eligible' | 'not_found' | 'not_in_segment' | 'audience_conditions' | 'no_device';
+export type TargetVerdict =
+  'eligible' | 'not_found' | 'not_in_segment' | 'audience_conditions' | 'unsubscribed' | 'no_device';
 
 export interface TargetResult {
   target: Target;
@@ -41,15 +43,20 @@ export interface WaveFilter {
   countsUnresolved: boolean;
 }
 
-/** The segment (always enforced) and the trigger's audience conditions, as SQL over `users`. */
+/**
+ * The segment (always enforced) and the trigger's audience conditions, as SQL over `users`, and the
+ * subscription gate its eligible users then pass (rule `subscription-topics`).
+ */
 export function compileTriggerConditions(
   db: Db,
-  definition: Pick<TriggerDefinition, 'segment' | 'audienceConditions'>,
+  definition: Pick<TriggerDefinition, 'segment' | 'audienceConditions' | 'topic' | 'policy'>,
   now: number,
 ) {
   return {
     segment: compileCondition(db, definition.segment, { now }),
     audience: compileCondition(db, definition.audienceConditions, { now }),
+    // A critical campaign (rule `frequency-caps`) reaches users whatever their topics, never past the global opt-out.
+    subscription: { topic: definition.topic ?? null, bypassTopics: definition.policy?.critical ?? false },
   };
 }
 
@@ -72,14 +79,22 @@ export async function broadcastSlice(
   // A local-time trigger's wave counts and sends to its own users only.
   const users = wave ? read.filter(wave.keep) : read;
   const eligible = users.filter((u) => u.eligible);
-  const devices = await activeDevicesOfUserIds(db, new Map(eligible.map((u) => [u.id, u.projectUserId])), snapshotAt);
-  const recipients = groupByUser(eligible, devices);
+  const unsubscribed = await unsubscribedUsers(
+    db,
+    projectId,
+    eligible.map((u) => u.id),
+    c.subscription,
+  );
+  const subscribed = eligible.filter((u) => !unsubscribed.has(u.id));
+  const devices = await activeDevicesOfUserIds(db, new Map(subscribed.map((u) => [u.id, u.projectUserId])), snapshotAt);
+  const recipients = groupByUser(subscribed, devices);
   const counters = emptyCounters();
   counters.in_segment = users.length;
   counters.eligible = eligible.length;
   counters.devices = recipients.reduce((n, r) => n + r.devices.length, 0);
   if (users.length > eligible.length) counters.skipped.audience_conditions = users.length - eligible.length;
-  if (eligible.length > recipients.length) counters.skipped.no_device = eligible.length - recipients.length;
+  if (unsubscribed.size > 0) counters.skipped.unsubscribed = unsubscribed.size;
+  if (subscribed.length > recipients.length) counters.skipped.no_device = subscribed.length - recipients.length;
   return { recipients, counters };
 }
 
@@ -109,7 +124,13 @@ export async function targetsSlice(
   );
   const byId = new Map(users.map((u) => [u.id, u]));
   const byProjectUserId = new Map(users.map((u) => [u.projectUserId, u]));
-  const eligible = users.filter((u) => u.eligible);
+  const unsubscribed = await unsubscribedUsers(
+    db,
+    projectId,
+    users.filter((u) => u.eligible).map((u) => u.id),
+    c.subscription,
+  );
+  const eligible = users.filter((u) => u.eligible && !unsubscribed.has(u.id));
   const devicesOf = new Map<string, Device[]>();
   for (const d of await activeDevicesOfUserIds(db, new Map(eligible.map((u) => [u.id, u.projectUserId]))))
     devicesOf.set(d.userId, [...(devicesOf.get(d.userId) ?? []), d]);
@@ -128,13 +149,14 @@ export async function targetsSlice(
     const verdict = (v: TargetVerdict, devices: Device[] = []): TargetResult[] => {
       if (v !== 'eligible') counters.skipped[v] = (counters.skipped[v] ?? 0) + 1;
       if (v !== 'not_found' && v !== 'not_in_segment') counters.in_segment += 1;
-      if (v === 'eligible' || v === 'no_device') counters.eligible += 1;
+      if (v === 'eligible' || v === 'no_device' || v === 'unsubscribed') counters.eligible += 1;
       for (const d of devices) chosen.set(d.deviceId, d);
       return [{ target, verdict: v, ...(user && { userId: user.id }), devices: devices.length }];
     };
     if (!user) return verdict('not_found');
     if (!user.inSegment) return verdict('not_in_segment');
     if (!user.eligible) return verdict('audience_conditions');
+    if (unsubscribed.has(user.id)) return verdict('unsubscribed');
     const all = devicesOf.get(user.id) ?? [];
     const devices = 'device_id' in target ? all.filter((d) => d.deviceId === target.device_id) : all;
     return devices.length === 0 ? verdict('no_device') : verdict('eligible', devices);

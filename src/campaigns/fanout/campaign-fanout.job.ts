@@ -205,14 +205,14 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
     const slice = await audienceOf(db, trigger, batch);
     const deviceIds = slice.recipients.flatMap((r) => r.devices.map((d) => d.deviceId));
     const done = await recordedDevices(db, triggerId, deviceIds);
-    // Rule `quiet-hours` (a critical campaign would pass `bypass: true`).
+    // Rule `quiet-hours`: a critical campaign (a login code, a security alert) is never held.
     const recipients = await holdQuietRecipients(db, deps.clock, {
       trigger,
       campaign,
       recipients: slice.recipients,
       done,
       counters: slice.counters,
-      bypass: false,
+      bypass: campaign.sendPolicy.critical,
     });
     const pacer = createPacer(db, deps.clock, campaign, {
       chunk: deps.sendChunk ?? 100,

@@ -51,7 +51,10 @@ const ReeligibilitySchema = Type.Union(
 
 /** The wire fields, spread into the campaign's create, update and response schemas. */
 export const sendPolicyFields = {
-  critical: Type.Boolean({ description: 'Bypasses frequency caps (default false; rule `frequency-caps`)' }),
+  critical: Type.Boolean({
+    description:
+      'Bypasses frequency caps, quiet hours and subscription topics, never the global opt-out of campaign pushes (default false; rule `frequency-caps`)',
+  }),
   tags: Type.Array(TagSchema, { maxItems: MAX_TAGS, uniqueItems: true, description: 'Up to 10 distinct tags' }),
   respect_caps: Type.Boolean({ description: "Checked against the project's frequency caps (default true)" }),
   counts_toward_caps: Type.Boolean({

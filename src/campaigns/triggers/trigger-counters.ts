@@ -2,7 +2,7 @@ import { DeliveryStatus } from '../../push/push.types.js';
 import type { DeliveryCount } from './trigger-deliveries.repository.js';
 
 /**
- * Why a target, user or device got nothing. The first four are decided per audience member (a
+ * Why a target, user or device got nothing. The first five are decided per audience member (a
  * target in targeted triggers, a user in broadcasts); the render reasons and the send policy's
  * (rules `re-eligibility` and `frequency-caps`) per device.
  */
@@ -10,6 +10,7 @@ export type SkipReason =
   | 'not_found'
   | 'not_in_segment'
   | 'audience_conditions'
+  | 'unsubscribed'
   | 'no_device'
   | 'template_render_error'
   | 'invalid_rendered_url'
@@ -21,7 +22,7 @@ export type SkipReason =
 /**
  * A trigger's counters (rule `trigger-status`). Targeted triggers count targets at each audience stage, broadcasts
  * count users: `in_segment` = `eligible` + `skipped.audience_conditions`; `eligible` = members with a
- * device + `skipped.no_device`. `devices` are the sends attempted, each ending `accepted`, `failed`
+ * device + `skipped.unsubscribed` (rule `subscription-topics`) + `skipped.no_device`. `devices` are the sends attempted, each ending `accepted`, `failed`
  * (by status in `failed_by_status`) or skipped for a render reason.
  */
 export interface TriggerCounters {

@@ -9,7 +9,7 @@ export const TriggerCountersSchema = Type.Object({
   eligible: Count,
   devices: Count,
   skipped: Type.Record(Type.String(), Count, {
-    description: 'not_found, not_in_segment, audience_conditions, no_device, template_render_error, ...',
+    description: 'not_found, not_in_segment, audience_conditions, unsubscribed, no_device, template_render_error, ...',
   }),
   accepted: Count,
   failed: Count,

@@ -90,6 +90,7 @@ async function prepareTrigger(
       campaign.audienceConditions && resolveTriggerRefs(campaign.audienceConditions, input.properties),
     message: campaign.message,
     policy: sendPolicyToWire(campaign.sendPolicy),
+    topic: campaign.topic,
   };
   return {
     campaign,

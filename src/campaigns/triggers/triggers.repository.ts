@@ -77,6 +77,8 @@ export interface TriggerDefinition {
   heldFrom?: string;
   /** The campaign's send policy (rules `frequency-caps`, `re-eligibility`); absent on older triggers: the defaults. */
   policy?: SendPolicyWire;
+  /** The campaign's topic when the trigger was made (rule `subscription-topics`); absent in older triggers. */
+  topic?: string | null;
 }
 
 export interface TriggerRecord {

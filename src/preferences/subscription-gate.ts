@@ -1,0 +1,39 @@
+import type { Db } from '../db/database.js';
+import { preferencesOfUsers } from './preferences.repository.js';
+import { effectiveTopicState } from './preferences.service.js';
+import { findTopic } from './topics.service.js';
+
+/** What a campaign's send asks of the gate. */
+export interface SubscriptionGate {
+  /** The campaign's topic key, or null/undefined for none. */
+  topic?: string | null | undefined;
+  /**
+   * Skip the topic check (a campaign that must reach people whatever their topics, such as a
+   * critical one); the global `campaign_pushes` opt-out still applies.
+   */
+  bypassTopics?: boolean | undefined;
+}
+
+/**
+ * Rule `subscription-topics`, at send time: of `userIds` (ids of one fan-out slice), those who get
+ * no campaign push: globally opted out, or not subscribed to the campaign's topic (their choice,
+ * else the topic's default). One query per thousand users on the preferences' primary key, and
+ * one for the topic; a topic deleted since the trigger was made gates nothing.
+ */
+export async function unsubscribedUsers(
+  db: Db,
+  projectId: string,
+  userIds: readonly string[],
+  gate: SubscriptionGate,
+): Promise<Set<string>> {
+  const out = new Set<string>();
+  if (userIds.length === 0) return out;
+  const topic = gate.topic && !gate.bypassTopics ? await findTopic(db, projectId, gate.topic) : undefined;
+  const stored = new Map((await preferencesOfUsers(db, userIds)).map((p) => [p.userId, p]));
+  for (const id of userIds) {
+    const p = stored.get(id);
+    if (p?.campaignPushes === 'unsubscribed') out.add(id);
+    else if (topic && effectiveTopicState(topic, p?.topics) === 'unsubscribed') out.add(id);
+  }
+  return out;
+}
