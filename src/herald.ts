@@ -12,7 +12,7 @@ import { createConfiguredTemplateRenderer, type TemplateRenderer } from './campa
 import { registerTriggerRoutes } from './campaigns/triggers/trigger.routes.js';
 import { registerTriggerControlRoutes } from './campaigns/triggers/trigger-cancel.routes.js';
 import { registerScheduleRoutes } from './campaigns/schedules/schedules.routes.js';
-import { registerFrequencyCapRoutes } from './campaigns/policy/frequency-caps.routes.js';
+import { registerFrequencyCapRoutes } from './campaigns/policies/frequency-caps.routes.js';
 import { createScheduleOccurrenceHandler } from './campaigns/schedules/schedule-occurrence.job.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';

@@ -6,7 +6,7 @@ import type { MessageTemplate } from './templates/templates.js';
 import type { Audience } from './triggers/trigger-body.js';
 import type { EventTrigger } from './event-triggers/event-trigger.js';
 import type { QuietWindow } from './policies/quiet-hours.js';
-import { DEFAULT_SEND_POLICY, readSendPolicy, sendPolicyToWire, type SendPolicy } from './policy/send-policy.js';
+import { DEFAULT_SEND_POLICY, readSendPolicy, sendPolicyToWire, type SendPolicy } from './policies/send-policy.js';
 
 export interface CampaignsTable {
   project_id: string;

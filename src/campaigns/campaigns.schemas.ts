@@ -1,6 +1,6 @@
 import { campaignPolicyFields } from './policies/campaign-policy.schemas.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { optionalSendPolicyFields, sendPolicyFields } from './policy/send-policy.js';
+import { optionalSendPolicyFields, sendPolicyFields } from './policies/send-policy.js';
 
 /** Campaign ids: given or generated; no `:` (the trigger path ends in `:trigger`) and nothing to escape. */
 export const CAMPAIGN_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$';

@@ -15,7 +15,7 @@ import { eventCampaignsChanged } from './event-triggers/event-matching.js';
 import { cancelCampaignPendingSends } from './event-triggers/pending-sends.repository.js';
 import { checkQuietHoursField } from './policies/quiet-hours.js';
 import { cancelCampaignHeldSends } from './policies/held-sends.repository.js';
-import { DEFAULT_SEND_POLICY, mergeSendPolicy, sendPolicyToWire } from './policy/send-policy.js';
+import { DEFAULT_SEND_POLICY, mergeSendPolicy, sendPolicyToWire } from './policies/send-policy.js';
 import { requireTopic } from '../preferences/topics.service.js';
 
 export type { Campaign } from './campaigns.repository.js';

@@ -1,4 +1,4 @@
-import { getFrequencyCaps, setFrequencyCaps } from '../campaigns/policy/frequency-caps.service.js';
+import { getFrequencyCaps, setFrequencyCaps } from '../campaigns/policies/frequency-caps.service.js';
 import { readJsonFile } from './json-file.js';
 import { print, requireFlag, withHerald, type CliCommand } from './cli-context.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createCampaignJobHandlers } from '../../src/campaigns/fanout/campaign-fanout.job.js';
-import { windowStart } from '../../src/campaigns/policy/frequency-caps.js';
+import { windowStart } from '../../src/campaigns/policies/frequency-caps.js';
 import { setProjectLocalTime } from '../../src/campaigns/triggers/local-time-settings.service.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
 import { useTestContext } from '../helpers/test-app.js';

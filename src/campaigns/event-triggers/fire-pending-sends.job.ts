@@ -10,7 +10,7 @@ import { BATCH_MAX_ATTEMPTS } from '../fanout/campaign-jobs.js';
 import type { EventScope } from '../templates/templates.js';
 import { addBatches, insertTrigger, markPlanningDone, startTrigger } from '../triggers/triggers.repository.js';
 import { DUE_CLAIM_BATCH, dueJobRunAt, enqueueDueJob } from './due-sends.js';
-import { sendPolicyToWire } from '../policy/send-policy.js';
+import { sendPolicyToWire } from '../policies/send-policy.js';
 import {
   cancelClaimedSends,
   claimDuePendingSends,

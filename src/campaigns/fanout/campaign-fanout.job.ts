@@ -20,8 +20,8 @@ import {
   type WaveFilter,
 } from './audience.js';
 import { waveMember } from './local-time-waves.js';
-import { gateRecipients } from '../policy/send-gate.js';
-import { releaseUnusedSlots } from '../policy/send-log.repository.js';
+import { gateRecipients } from '../policies/send-gate.js';
+import { releaseUnusedSlots } from '../policies/send-log.repository.js';
 import { listWaves, type Wave } from '../triggers/trigger-waves.repository.js';
 import { createPlanHandler } from './campaign-plan.job.js';
 import { createDueSendsHandler } from '../event-triggers/fire-pending-sends.job.js';

@@ -22,7 +22,7 @@ import { checkScheduleWindow, planJobKey, type TriggerSchedule } from './trigger
 import { checkLocalWindow, storedLocalSchedule, type LocalSchedule } from './local-time.js';
 import { projectLocalTime } from './local-time-settings.service.js';
 import { insertTrigger, type TriggerDefinition } from './triggers.repository.js';
-import { sendPolicyToWire } from '../policy/send-policy.js';
+import { sendPolicyToWire } from '../policies/send-policy.js';
 
 export interface TriggerDeps {
   db: Kysely<Database>;

@@ -6,7 +6,7 @@ import type { TriggerProperties } from '../../conditions/resolve-trigger-refs.js
 import type { EventScope, MessageTemplate } from '../templates/templates.js';
 import type { Audience } from './trigger-body.js';
 import type { LocalSchedule } from './local-time.js';
-import type { SendPolicyWire } from '../policy/send-policy.js';
+import type { SendPolicyWire } from '../policies/send-policy.js';
 
 export type TriggerState = 'scheduled' | 'queued' | 'running' | 'completed' | 'failed' | 'canceled';
 export type BatchState = 'queued' | 'done' | 'failed' | 'canceled';
