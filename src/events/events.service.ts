@@ -2,7 +2,7 @@ import type { Db } from '../db/database.js';
 import { writeJson } from '../db/json.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
-import { newId } from '../lib/ids.js';
+import { newTimeOrderedId } from '../lib/ids.js';
 import { assertValidProjectUserId, assertValidProperties, ensureUsers, getUser } from '../users/users.service.js';
 import * as repo from './events.repository.js';
 import { EVENT_NAME_PATTERN, type EventInput } from './events.schemas.js';
@@ -106,7 +106,8 @@ export function eventsToStore(
       events.map((e) => e.project_user_id),
     );
     const rows = events.map((e, i) => ({
-      id: newId(),
+      // Time-ordered, so each new event (and its pending sends) lands at the right edge of the id indexes (src/lib/ids.ts).
+      id: newTimeOrderedId(now),
       project_id: projectId,
       user_id: userIds.get(e.project_user_id)!,
       name: e.name,
