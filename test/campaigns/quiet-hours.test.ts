@@ -174,6 +174,23 @@ describe.each(TEST_DIALECTS)('quiet hours (rule `quiet-hours`) on %s', (dialect)
     expect(sentTo(w.token)).toBe(1);
   });
 
+  it('a critical campaign is never held, by its own window or a do-not-disturb one', async () => {
+    const w = await world('critical');
+    await put(ctx(), w.secret, '/api/v1/users/u1/quiet-hours', { quiet_hours: around(30) });
+    const campaignId = await createCampaign(ctx(), { quiet_hours: around(60), critical: true }, w.secret);
+    const triggerId = await triggerOk(
+      ctx(),
+      campaignId,
+      { audience: { targets: [{ project_user_id: 'u1' }] } },
+      w.secret,
+    );
+    await run();
+    const status = await triggerStatus(ctx(), campaignId, triggerId, w.secret);
+    expect(status.counters).toMatchObject({ eligible: 1, accepted: 1 });
+    expect(status.counters.held ?? 0).toBe(0);
+    expect(sentTo(w.token)).toBe(1);
+  });
+
   it("a user's do-not-disturb window holds only that user; a campaign with quiet_hours false ignores the project default", async () => {
     const w = await world('dnd-send');
     await put(ctx(), w.secret, '/api/v1/settings/quiet-hours', { quiet_hours: around(60) });

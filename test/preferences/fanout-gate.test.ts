@@ -76,6 +76,18 @@ describe.each(TEST_DIALECTS)('the subscription gate at fan-out on %s', (dialect)
     expect((await triggerStatus(ctx(), plain, plainTrigger, w.secret)).counters.skipped).toEqual({ unsubscribed: 1 });
   });
 
+  it('a critical campaign reaches users whatever their topics, never one who opted out of campaign pushes', async () => {
+    const w = await world('gate-critical');
+    const alert = await createCampaign(ctx(), { topic: 'promotions', critical: true }, w.secret);
+    const id = await triggerOk(ctx(), alert, { audience: { broadcast: true } }, w.secret);
+    await runFanout(ctx());
+    expect(accepted(w.all)).toEqual([w.tokens.plain!, w.tokens.nopromo!, w.tokens.news!].sort());
+    expect((await triggerStatus(ctx(), alert, id, w.secret)).counters).toMatchObject({
+      accepted: 3,
+      skipped: { unsubscribed: 1 },
+    });
+  });
+
   it('judges each target, answers its verdict, and leaves direct sends alone', async () => {
     const w = await world('gate-targets');
     const promo = await createCampaign(ctx(), { topic: 'promotions' }, w.secret);
