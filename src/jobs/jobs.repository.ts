@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database, Db } from '../db/database.js';
 import { sqlDialect } from '../db/dialect.js';
 import { readJson, writeJson } from '../db/json.js';
+import { preparedQuery } from '../db/prepared.js';
 import type { Job, JobState } from './job-types.js';
 
 /** Every statement on the `jobs` table. The claim is the only one that differs by dialect (a lock clause). */
@@ -157,15 +158,15 @@ export async function insertJob(db: Db, job: NewJob, tries = 3): Promise<{ id: s
   return { id: existing.id, inserted: false };
 }
 
+// Compiled once per dialect (src/db/prepared.ts): an event-triggered campaign asks it in every
+// matching event's transaction.
+const unfinishedJobWithKey = preparedQuery<{ jobKey: string }, { id: string }>(['jobKey'], (db: Db, p) =>
+  db.selectFrom('jobs').select('id').where('job_key', '=', p.jobKey).where(UNFINISHED).limit(1),
+);
+
 /** Whether an unfinished (pending or running) job holds `jobKey`: one read of the partial unique index. */
 export async function unfinishedJobKeyExists(db: Db, jobKey: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('jobs')
-    .select('id')
-    .where('job_key', '=', jobKey)
-    .where(UNFINISHED)
-    .executeTakeFirst();
-  return row !== undefined;
+  return (await unfinishedJobWithKey(db, { jobKey })).length > 0;
 }
 
 export async function findJob(db: Db, id: string): Promise<Job | undefined> {
