@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../../src/db/database.js';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCampaignJobHandlers } from '../../src/campaigns/fanout/campaign-fanout.job.js';
@@ -156,19 +157,21 @@ describe.each(TEST_DIALECTS)('re-eligibility (rule `re-eligibility`) and exact c
     const db = ctx().database.db;
     let unlock!: () => void;
     const held = new Promise<void>((resolve) => (unlock = resolve));
-    let locked!: () => void;
-    const ready = new Promise<void>((resolve) => (locked = resolve));
+    let locked!: (trx: Transaction<Database>) => void;
+    const ready = new Promise<Transaction<Database>>((resolve) => (locked = resolve));
     const holder = db.transaction().execute(async (trx) => {
       await sql`lock table user_sends in exclusive mode`.execute(trx);
-      locked();
+      locked(trx);
       await held;
     });
-    await ready;
+    // Watched through the holding transaction's own connection: the waiting batches may hold every
+    // other connection of the pool.
+    const watch = await ready;
     return async () => {
       await waitFor(
         async () =>
           Number(
-            (await sql<{ n: number }>`select count(*) as n from pg_locks where not granted`.execute(db)).rows[0]!.n,
+            (await sql<{ n: number }>`select count(*) as n from pg_locks where not granted`.execute(watch)).rows[0]!.n,
           ) >= 3,
         { timeoutMs: 30_000, what: 'batches waiting on the send log' },
       );
