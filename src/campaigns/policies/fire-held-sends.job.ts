@@ -8,6 +8,7 @@ import { resolveTriggerRefs } from '../../conditions/resolve-trigger-refs.js';
 import { findCampaign } from '../campaigns.repository.js';
 import type { EventScope } from '../templates/templates.js';
 import { BATCH_MAX_ATTEMPTS } from '../fanout/campaign-jobs.js';
+import { sendPolicyToWire } from './send-policy.js';
 import {
   addBatches,
   findTrigger,
@@ -74,6 +75,9 @@ async function fire(db: Db, group: HeldSend[], now: number): Promise<void> {
       audienceConditions:
         campaign.audienceConditions && resolveTriggerRefs(campaign.audienceConditions, source.properties),
       message: campaign.message,
+      // Rule `quiet-hours`: a held send passes the topic, caps and re-eligibility gates when it goes.
+      topic: campaign.topic,
+      policy: sendPolicyToWire(campaign.sendPolicy),
       ...(source.definition.event && { event: source.definition.event }),
       ...(source.definition.eventsByUser && { eventsByUser: eventsOf(source.definition.eventsByUser, group) }),
       heldFrom: source.id,
