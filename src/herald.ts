@@ -38,6 +38,8 @@ import { createSecretBox, resolveSecretKey, type SecretBoxSource } from './crypt
 import { registerPushCredentialRoutes } from './push/credentials/credentials.routes.js';
 import { createPushRuntime, type PushRuntime, type PushRuntimeOptions } from './push/push-runtime.js';
 import { registerPushRoutes } from './push/push.routes.js';
+import { registerMessageOpenRoutes } from './push/message-opens.routes.js';
+import { campaignMessageRecipient } from './campaigns/triggers/trigger-status.service.js';
 import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
 import { createRetentionJobHandler } from './retention/retention.job.js';
@@ -166,6 +168,12 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     registerDeviceRoutes(app, { ...identity, clock, writes, outbound });
     registerEventRoutes(app, { ...identity, clock, writes, observeEvents });
     registerPushRoutes(app, { db, clock, push: push() });
+    registerMessageOpenRoutes(app, {
+      ...identity,
+      clock,
+      notices: push().notices,
+      campaignRecipient: campaignMessageRecipient,
+    });
     registerPushCredentialRoutes(app, { db, clock, push: push() });
     registerA2aRoutes(app, {
       config,

@@ -15,6 +15,7 @@ export const NOTICE_TYPES = [
   'device.pruned',
   'trigger.completed',
   'preferences.updated',
+  'message.opened',
 ] as const;
 export type NoticeType = (typeof NOTICE_TYPES)[number];
 
@@ -77,12 +78,29 @@ export interface PreferencesUpdatedData {
   source: 'api' | 'link';
 }
 
+/**
+ * The recipient opened a message or tapped one of its actions (`POST /api/v1/messages/{message_id}:open`):
+ * sent once per message, for the first open.
+ */
+export interface MessageOpenedData {
+  project_id: string;
+  message_id: string;
+  /** Null when the message's device and campaign ledger row are gone. */
+  project_user_id: string | null;
+  /** The action id tapped; null for the notification itself. */
+  action: string | null;
+  opened_at: string;
+  campaign_id?: string;
+  trigger_id?: string;
+}
+
 /** An event as a feature reports it; `at` (epoch ms) is when the outcome happened. */
 export type Notice =
   | { type: 'delivery.sent' | 'delivery.failed'; at: number; data: DeliveryNoticeData }
   | { type: 'device.pruned'; at: number; data: DevicePrunedData }
   | { type: 'trigger.completed'; at: number; data: TriggerCompletedData }
-  | { type: 'preferences.updated'; at: number; data: PreferencesUpdatedData };
+  | { type: 'preferences.updated'; at: number; data: PreferencesUpdatedData }
+  | { type: 'message.opened'; at: number; data: MessageOpenedData };
 
 /**
  * How features report notices (push sends, token pruning, trigger ends). Notices are queued

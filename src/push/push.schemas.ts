@@ -158,6 +158,12 @@ export const MessageResponse = Type.Object(
     attempts: Type.Integer(),
     created_at: Type.String(),
     completed_at: Type.String(),
+    opened_at: Type.Optional(
+      Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+        description:
+          'When the recipient opened it (the first open reported through `POST /api/v1/messages/{message_id}:open`); null when none was. Shown by `GET /api/v1/messages/{message_id}`',
+      }),
+    ),
   },
   {
     title: 'Message',
@@ -178,5 +184,47 @@ export const MessageList = Type.Object(
   {
     title: 'MessageList',
     examples: [{ messages: [messageExample], next_cursor: null }],
+  },
+);
+
+/** The optional body of `POST /api/v1/messages/{message_id}:open`. */
+export const MessageOpenBody = Type.Object(
+  {
+    action: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description:
+          "The id of the action the user tapped (the service worker's `event.action`, an APNs category action identifier, an Android action); absent for a tap on the notification itself",
+      }),
+    ),
+    opened_at: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          'RFC 3339 date-time of the open (default: when the request arrives); held between the send and now, as device clocks drift',
+      }),
+    ),
+  },
+  {
+    title: 'MessageOpenRequest',
+    additionalProperties: false,
+    examples: [{ action: 'reply', opened_at: '2026-01-15T09:31:12Z' }],
+  },
+);
+
+export const MessageOpenResponse = Type.Object(
+  {
+    message_id: Type.String(),
+    opened_at: Type.String({ format: 'date-time', description: 'When it was first opened (a later report keeps it)' }),
+    action: Type.Union([Type.String(), Type.Null()], {
+      description: "The first open's action id; null for the notification itself",
+    }),
+  },
+  {
+    title: 'MessageOpen',
+    examples: [
+      { message_id: '0193b1d2-7c4e-7a51-9d0e-2f6c1a3b4c5d', opened_at: '2026-01-15T09:31:12.000Z', action: 'reply' },
+    ],
   },
 );

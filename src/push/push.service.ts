@@ -3,6 +3,7 @@ import { activeDevicesOfUsers, findDevices, type Device } from '../devices/devic
 import { AppError, notFound } from '../errors.js';
 import { newMessageId } from './message-id.js';
 import { existingProjectUserIds } from '../users/users.service.js';
+import { findOpen } from './message-opens.repository.js';
 import { deliveriesToUser, findDelivery, insertDeliveries, type DeliveriesTable } from './deliveries.repository.js';
 import { resolveDeadline, sendToDevices } from './push-dispatch.js';
 import type { PushRuntime } from './push-runtime.js';
@@ -173,7 +174,8 @@ export async function sendPushNotifications(
 export async function getMessage(db: Db, projectId: string, messageId: string) {
   const row = await findDelivery(db, projectId, messageId);
   if (!row) throw notFound('MESSAGE_NOT_FOUND', `Message ${messageId} does not exist`);
-  return messageToWire(row);
+  const open = await findOpen(db, projectId, messageId);
+  return { ...messageToWire(row), opened_at: open ? new Date(Number(open.opened_at)).toISOString() : null };
 }
 
 /**

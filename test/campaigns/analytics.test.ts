@@ -24,7 +24,7 @@ interface Analytics {
     by_provider: Record<string, Record<string, number>>;
     by_reason: Record<string, number>;
   };
-  series: Array<{ start: string; sent: number; failed: number }>;
+  series: Array<{ start: string; sent: number; failed: number; opened: number }>;
 }
 
 describe.each(TEST_DIALECTS)('delivery analytics on %s', (dialect) => {
@@ -66,6 +66,7 @@ describe.each(TEST_DIALECTS)('delivery analytics on %s', (dialect) => {
         apns: { [S('ACCEPTED')]: 1 },
       },
       by_reason: { UNREGISTERED: 1, TEMPLATE_RENDER_ERROR: 1 },
+      opened: 0,
     });
     const sent = out.series.reduce((n, b) => n + b.sent, 0);
     const failed = out.series.reduce((n, b) => n + b.failed, 0);
@@ -161,7 +162,7 @@ describe.each(TEST_DIALECTS)('delivery analytics on %s', (dialect) => {
     const windowed = await get(`${url}?since=2026-03-02T00:00:00%2B00:00`, secret);
     expect(windowed.totals.by_state).toEqual({ [S('ACCEPTED')]: 1 });
     const one = await get(`${url.replace('/analytics', `/triggers/${triggers[2]}/analytics`)}?bucket=minute`, secret);
-    expect(one.series).toEqual([{ start: '2026-03-01T11:30:00.000Z', sent: 1, failed: 0 }]);
+    expect(one.series).toEqual([{ start: '2026-03-01T11:30:00.000Z', sent: 1, failed: 0, opened: 0 }]);
   });
 
   it('refuses a bad bucket or dates with 400, and other projects and unknown ids with 404', async () => {

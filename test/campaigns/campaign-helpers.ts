@@ -120,6 +120,7 @@ export async function triggerStatus(
         failed_by_status: Record<string, number>;
         tokens_pruned: number;
         held?: number;
+        opened?: number;
       };
     } & Record<string, unknown>
   >();

@@ -97,6 +97,7 @@ describe.each(TEST_DIALECTS)('campaign fan-out on %s', (dialect) => {
       failed: 0,
       failed_by_status: {},
       tokens_pruned: 0,
+      opened: 0,
     });
     const ledger = await sql<{
       n: number;

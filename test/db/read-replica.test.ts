@@ -137,7 +137,9 @@ describe.each(TEST_DIALECTS)('read replica setting on %s', (dialect) => {
     ).toBe(true);
     const analytics = await json(ctx(), 'GET', `/api/v1/campaigns/${campaignId}/triggers/${triggerId}/analytics`);
     expect(analytics.statusCode).toBe(200);
-    expect((await readConnectionQueries(applicationName)).some((q) => /trigger_delivery_counts/.test(q))).toBe(true);
+    expect(
+      (await readConnectionQueries(applicationName)).some((q) => /trigger_delivery_counts|message_opens/.test(q)),
+    ).toBe(true);
 
     // The read connection only ever read, and it could not have written: its role is read-only.
     const queries = await readConnectionQueries(applicationName);

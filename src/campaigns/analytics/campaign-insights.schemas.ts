@@ -109,14 +109,23 @@ export const AnalyticsResponse = Type.Object(
       by_reason: Type.Record(Type.String(), Count, {
         description: "The provider's raw code or Herald's skip reason → outcomes",
       }),
+      opened: Type.Integer({
+        minimum: 0,
+        description:
+          'Messages whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once, by when it was opened',
+      }),
     }),
     series: Type.Array(
       Type.Object({
         start: Type.String({ format: 'date-time' }),
         sent: Count,
         failed: Count,
+        opened: Count,
       }),
-      { description: 'Buckets holding an outcome, oldest first; sent = accepted, failed = every other outcome' },
+      {
+        description:
+          'Buckets holding an outcome or an open, oldest first; sent = accepted, failed = every other outcome, opened = opens reported in the bucket (by `opened_at`)',
+      },
     ),
   },
   {
@@ -128,8 +137,12 @@ export const AnalyticsResponse = Type.Object(
           by_state: { DELIVERY_RESULT_STATUS_ACCEPTED: 2, DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED: 1 },
           by_provider: { fcm: { DELIVERY_RESULT_STATUS_ACCEPTED: 2, DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED: 1 } },
           by_reason: { UNREGISTERED: 1 },
+          opened: 1,
         },
-        series: [{ start: '2026-11-24T10:15:00.000Z', sent: 2, failed: 1 }],
+        series: [
+          { start: '2026-11-24T10:15:00.000Z', sent: 2, failed: 1, opened: 0 },
+          { start: '2026-11-24T10:17:00.000Z', sent: 0, failed: 0, opened: 1 },
+        ],
       },
     ],
   },

@@ -5,9 +5,11 @@ import { getCampaign } from '../campaigns.service.js';
 import { DeliveryStatus } from '../../push/push.types.js';
 import { countOutcomes, type AnalyticsScope, type AnalyticsWindow } from './delivery-analytics.repository.js';
 import { findCampaignTrigger } from '../triggers/triggers.repository.js';
+import { countOpens } from '../../push/message-opens.service.js';
 
 export const BUCKETS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
 export type Bucket = keyof typeof BUCKETS;
+const MINUTE = BUCKETS.minute;
 /** A series longer than this is refused (a finer bucket than the range needs): choose a coarser one or narrow the window. */
 export const MAX_SERIES_BUCKETS = 10_000;
 /** Groups read at most: (bucket, state, provider, reason) combinations; a bucket rarely holds more than a few dozen. */
@@ -27,8 +29,9 @@ export interface DeliveryAnalytics {
     by_state: Record<string, number>;
     by_provider: Record<string, Record<string, number>>;
     by_reason: Record<string, number>;
+    opened: number;
   };
-  series: Array<{ start: string; sent: number; failed: number }>;
+  series: Array<{ start: string; sent: number; failed: number; opened: number }>;
 }
 
 const invalid = (code: string, message: string) => new AppError('invalid', code, message);
@@ -64,7 +67,14 @@ async function analyticsOf(db: Db, scope: AnalyticsScope, query: AnalyticsQuery)
       `more than ${MAX_SERIES_BUCKETS} ${bucket} buckets: choose a coarser bucket or a narrower since/until`,
     );
   if (groups.length > MAX_GROUPS) throw tooMany();
-  const totals: DeliveryAnalytics['totals'] = { by_state: {}, by_provider: {}, by_reason: {} };
+  // Whole minutes, as the outcomes' rollup counts them.
+  const minutes = {
+    since: window.since === undefined ? undefined : Math.floor(window.since / MINUTE) * MINUTE,
+    until: window.until === undefined ? undefined : Math.ceil(window.until / MINUTE) * MINUTE,
+  };
+  const opens = await countOpens(db, scope, minutes, BUCKETS[bucket], MAX_SERIES_BUCKETS + 1);
+  if (opens.length > MAX_SERIES_BUCKETS) throw tooMany();
+  const totals: DeliveryAnalytics['totals'] = { by_state: {}, by_provider: {}, by_reason: {}, opened: 0 };
   const series: DeliveryAnalytics['series'] = [];
   let currentStart: number | undefined;
   // Groups come oldest bucket first, so each bucket's groups are adjacent.
@@ -75,13 +85,38 @@ async function analyticsOf(db: Db, scope: AnalyticsScope, query: AnalyticsQuery)
     if (currentStart !== g.start) {
       if (series.length >= MAX_SERIES_BUCKETS) throw tooMany();
       currentStart = g.start;
-      series.push({ start: new Date(g.start).toISOString(), sent: 0, failed: 0 });
+      series.push({ start: new Date(g.start).toISOString(), sent: 0, failed: 0, opened: 0 });
     }
     const last = series[series.length - 1]!;
     if (g.status === DeliveryStatus.ACCEPTED) last.sent += g.count;
     else last.failed += g.count;
   }
-  return { bucket, totals, series };
+  return { bucket, totals, series: withOpens(series, opens, totals, tooMany) };
+}
+
+/** Adds the opens per bucket into the series (both oldest first), with buckets of opens alone in place. */
+function withOpens(
+  series: DeliveryAnalytics['series'],
+  opens: Array<{ start: number; count: number }>,
+  totals: DeliveryAnalytics['totals'],
+  tooMany: () => Error,
+): DeliveryAnalytics['series'] {
+  if (opens.length === 0) return series;
+  const merged: DeliveryAnalytics['series'] = [];
+  let k = 0;
+  for (const o of opens) {
+    totals.opened += o.count;
+    const start = new Date(o.start).toISOString();
+    // ISO strings of one format order as their instants.
+    while (k < series.length && series[k]!.start < start) merged.push(series[k++]!);
+    if (k < series.length && series[k]!.start === start) {
+      series[k]!.opened = o.count;
+      merged.push(series[k++]!);
+    } else merged.push({ start, sent: 0, failed: 0, opened: o.count });
+  }
+  while (k < series.length) merged.push(series[k++]!);
+  if (merged.length > MAX_SERIES_BUCKETS) throw tooMany();
+  return merged;
 }
 
 /** Outcome counts and their time series over every trigger of a campaign (404 for another project's). */

@@ -38,6 +38,11 @@ export interface TriggerCounters {
   tokens_pruned: number;
   /** Recipients held by quiet hours (rule `quiet-hours`), sent by a later trigger; absent when none. */
   held?: number;
+  /**
+   * Messages whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), read from
+   * the opens when the status is read; batches never count it.
+   */
+  opened?: number;
 }
 
 export const emptyCounters = (): TriggerCounters => ({

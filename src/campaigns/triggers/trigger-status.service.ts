@@ -4,7 +4,8 @@ import { findCampaign, getCampaign } from '../campaigns.service.js';
 import { expectedEndAt } from '../policies/send-rate.js';
 import { decodeCursor, encodeCursor, parseLimit } from '../../lib/pagination.js';
 import { addCounters, emptyCounters, type TriggerCounters } from './trigger-counters.js';
-import { ledgerPage } from './trigger-deliveries.repository.js';
+import { ledgerPage, ledgerRecipient } from './trigger-deliveries.repository.js';
+import { triggerOpenCount } from '../../push/message-opens.service.js';
 import { localTimeStatus, type LocalTimeStatus } from './local-time-status.js';
 import { batchCounters, findCampaignTrigger, listCampaignTriggers, type TriggerRecord } from './triggers.repository.js';
 
@@ -71,6 +72,7 @@ export async function getTriggerStatus(
   counters.targets = trigger.targets;
   for (const b of batches)
     if (b.state !== 'queued') addCounters(counters, { ...(b.counters as Partial<TriggerCounters> | null), targets: 0 });
+  counters.opened = await triggerOpenCount(db, triggerId);
   return {
     ...summary(trigger),
     counters,
@@ -149,3 +151,6 @@ function decodeDeviceCursor(cursor: string | undefined): string | undefined {
     throw new AppError('invalid', 'INVALID_CURSOR', 'cursor is not one this server returned');
   return deviceId;
 }
+
+/** The campaign and recipient user of a trigger's send to a device (what an open of the message records). */
+export const campaignMessageRecipient = ledgerRecipient;

@@ -21,6 +21,13 @@ export const TriggerCountersSchema = Type.Object({
       description: 'Recipients held by quiet hours, sent when their window ends (rule `quiet-hours`)',
     }),
   ),
+  opened: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description:
+        "Messages of the trigger whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once; in the trigger's status",
+    }),
+  ),
 });
 
 export const TriggerSummarySchema = Type.Object({
