@@ -236,6 +236,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/messages/{message_id}:open": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report that a message was opened (public or secret key)
+         * @description The app reports that its user opened a push or tapped one of its actions (`@herald/web`'s service worker does on `notificationclick`; FCM and APNs apps with the `herald_message_id` of the payload's data). The first report of a message is stored and counted (the trigger's `opened` counter, campaign analytics, the `message.opened` webhook event); a later one answers the stored open and counts nothing. `opened_at` defaults to now and is held between the send and now. With identity verification on, the public key needs X-Service-User-Token signed for the message's recipient. An unknown message id and another project's answer the same 404.
+         */
+        post: operations["openMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/push-credentials": {
         parameters: {
             query?: never;
@@ -1062,7 +1082,7 @@ export interface components {
         CreateWebhookRequest: {
             /** @description http(s) URL on a public address; checked with the outbound-URL policy now and at every delivery */
             url: string;
-            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated")[];
+            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened")[];
             description?: string;
         };
         /**
@@ -1077,7 +1097,7 @@ export interface components {
         UpdateWebhookRequest: {
             /** @description http(s) URL on a public address; checked with the outbound-URL policy now and at every delivery */
             url?: string;
-            events?: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated")[];
+            events?: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened")[];
             description?: string | null;
             /** @description `true` re-enables a webhook disabled by the user or after failing deliveries */
             enabled?: boolean;
@@ -1101,7 +1121,7 @@ export interface components {
         Webhook: {
             webhook_id: string;
             url: string;
-            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated")[];
+            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened")[];
             description: string | null;
             enabled: boolean;
             disabled_reason: string | null;
@@ -1130,7 +1150,7 @@ export interface components {
         CreatedWebhook: {
             webhook_id: string;
             url: string;
-            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated")[];
+            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened")[];
             description: string | null;
             enabled: boolean;
             disabled_reason: string | null;
@@ -1451,6 +1471,8 @@ export interface components {
             attempts: number;
             created_at: string;
             completed_at: string;
+            /** @description When the recipient opened it (the first open reported through `POST /api/v1/messages/{message_id}:open`); null when none was. Shown by `GET /api/v1/messages/{message_id}` */
+            opened_at?: string | null;
         };
         /** MessageList */
         MessageList: {
@@ -1478,8 +1500,28 @@ export interface components {
                 attempts: number;
                 created_at: string;
                 completed_at: string;
+                /** @description When the recipient opened it (the first open reported through `POST /api/v1/messages/{message_id}:open`); null when none was. Shown by `GET /api/v1/messages/{message_id}` */
+                opened_at?: string | null;
             }[];
             next_cursor: string | null;
+        };
+        /** MessageOpenRequest */
+        MessageOpenRequest: {
+            /** @description The id of the action the user tapped (the service worker's `event.action`, an APNs category action identifier, an Android action); absent for a tap on the notification itself */
+            action?: string;
+            /** @description RFC 3339 date-time of the open (default: when the request arrives); held between the send and now, as device clocks drift */
+            opened_at?: string;
+        };
+        /** MessageOpen */
+        MessageOpen: {
+            message_id: string;
+            /**
+             * Format: date-time
+             * @description When it was first opened (a later report keeps it)
+             */
+            opened_at: string;
+            /** @description The first open's action id; null for the notification itself */
+            action: string | null;
         };
         /** PushCredentials */
         PushCredentials: {
@@ -1857,6 +1899,8 @@ export interface components {
                 tokens_pruned: number;
                 /** @description Recipients held by quiet hours, sent when their window ends (rule `quiet-hours`) */
                 held?: number;
+                /** @description Messages of the trigger whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once; in the trigger's status */
+                opened?: number;
             };
             progress: {
                 batches_planned: number;
@@ -1987,6 +2031,8 @@ export interface components {
                 tokens_pruned: number;
                 /** @description Recipients held by quiet hours, sent when their window ends (rule `quiet-hours`) */
                 held?: number;
+                /** @description Messages of the trigger whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once; in the trigger's status */
+                opened?: number;
             };
             progress: {
                 batches_planned: number;
@@ -2080,6 +2126,8 @@ export interface components {
                 tokens_pruned: number;
                 /** @description Recipients held by quiet hours, sent when their window ends (rule `quiet-hours`) */
                 held?: number;
+                /** @description Messages of the trigger whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once; in the trigger's status */
+                opened?: number;
             };
             progress: {
                 batches_planned: number;
@@ -2314,13 +2362,16 @@ export interface components {
                 by_reason: {
                     [key: string]: number;
                 };
+                /** @description Messages whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once, by when it was opened */
+                opened: number;
             };
-            /** @description Buckets holding an outcome, oldest first; sent = accepted, failed = every other outcome */
+            /** @description Buckets holding an outcome or an open, oldest first; sent = accepted, failed = every other outcome, opened = opens reported in the bucket (by `opened_at`) */
             series: {
                 /** Format: date-time */
                 start: string;
                 sent: number;
                 failed: number;
+                opened: number;
             }[];
         };
         /** TriggerDeliveryList */
@@ -2578,6 +2629,8 @@ export type SchemaSendMessagesResponse = components['schemas']['SendMessagesResp
 export type SchemaSendPushNotificationsResponse = components['schemas']['SendPushNotificationsResponse'];
 export type SchemaMessage = components['schemas']['Message'];
 export type SchemaMessageList = components['schemas']['MessageList'];
+export type SchemaMessageOpenRequest = components['schemas']['MessageOpenRequest'];
+export type SchemaMessageOpen = components['schemas']['MessageOpen'];
 export type SchemaPushCredentials = components['schemas']['PushCredentials'];
 export type SchemaWebPushPublicKey = components['schemas']['WebPushPublicKey'];
 export type SchemaSetFcmCredentialsRequest = components['schemas']['SetFcmCredentialsRequest'];
@@ -4411,6 +4464,161 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    openMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "action": "reply",
+                 *       "opened_at": "2026-01-15T09:31:12Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MessageOpenRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message_id": "0193b1d2-7c4e-7a51-9d0e-2f6c1a3b4c5d",
+                     *       "opened_at": "2026-01-15T09:31:12.000Z",
+                     *       "action": "reply"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MessageOpen"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7877,13 +8085,21 @@ export interface operations {
                      *         },
                      *         "by_reason": {
                      *           "UNREGISTERED": 1
-                     *         }
+                     *         },
+                     *         "opened": 1
                      *       },
                      *       "series": [
                      *         {
                      *           "start": "2026-11-24T10:15:00.000Z",
                      *           "sent": 2,
-                     *           "failed": 1
+                     *           "failed": 1,
+                     *           "opened": 0
+                     *         },
+                     *         {
+                     *           "start": "2026-11-24T10:17:00.000Z",
+                     *           "sent": 0,
+                     *           "failed": 0,
+                     *           "opened": 1
                      *         }
                      *       ]
                      *     }
@@ -8018,13 +8234,21 @@ export interface operations {
                      *         },
                      *         "by_reason": {
                      *           "UNREGISTERED": 1
-                     *         }
+                     *         },
+                     *         "opened": 1
                      *       },
                      *       "series": [
                      *         {
                      *           "start": "2026-11-24T10:15:00.000Z",
                      *           "sent": 2,
-                     *           "failed": 1
+                     *           "failed": 1,
+                     *           "opened": 0
+                     *         },
+                     *         {
+                     *           "start": "2026-11-24T10:17:00.000Z",
+                     *           "sent": 0,
+                     *           "failed": 0,
+                     *           "opened": 1
                      *         }
                      *       ]
                      *     }
