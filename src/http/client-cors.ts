@@ -19,12 +19,23 @@ const PREFLIGHT_MAX_AGE_S = 600;
  */
 export function registerClientCors(app: FastifyInstance, origins: CorsOrigins): void {
   const clientRoutes = new Map<string, Set<string>>();
+  /** Client routes with path parameters (`/api/v1/messages/{message_id}:open`), matched by pattern. */
+  const parametric: Array<{ pattern: RegExp; methods: Set<string> }> = [];
   app.addHook('onRoute', (route) => {
     if (route.config?.auth !== 'client') return;
-    const methods = clientRoutes.get(route.url) ?? new Set<string>();
+    const pattern = pathPattern(route.url);
+    const methods = pattern ? new Set<string>() : (clientRoutes.get(route.url) ?? new Set<string>());
     for (const method of [route.method].flat()) methods.add(method);
-    clientRoutes.set(route.url, methods);
+    if (pattern) parametric.push({ pattern, methods });
+    else clientRoutes.set(route.url, methods);
   });
+  const methodsOf = (path: string): Set<string> | undefined => {
+    const exact = clientRoutes.get(path);
+    if (exact || parametric.length === 0) return exact;
+    const found = new Set<string>();
+    for (const route of parametric) if (route.pattern.test(path)) for (const m of route.methods) found.add(m);
+    return found.size > 0 ? found : undefined;
+  };
 
   const allowedOrigin = (request: FastifyRequest): string | undefined => {
     const origin = request.headers.origin;
@@ -49,7 +60,7 @@ export function registerClientCors(app: FastifyInstance, origins: CorsOrigins): 
   // Preflights: one route answers them for every path; paths that are not client routes get the usual 404.
   app.options('*', { schema: { hide: true } }, async (request, reply) => {
     const path = request.url.split('?')[0]!;
-    const methods = clientRoutes.get(path);
+    const methods = methodsOf(path);
     const wanted = request.headers['access-control-request-method'];
     if (!methods) return sendError(request, reply, { status: 404, message: 'Not found', reason: 'ROUTE_NOT_FOUND' });
     const origin = allowedOrigin(request);
@@ -62,4 +73,37 @@ export function registerClientCors(app: FastifyInstance, origins: CorsOrigins): 
     // Without the headers above the browser refuses the call; the answer itself is always an empty 204.
     return reply.code(204).send();
   });
+}
+
+/**
+ * A Fastify route URL with parameters as an anchored RegExp: `:name` is one path segment,
+ * `:name(regex)` that regex, `::` a literal colon. Undefined for a URL without parameters. Route
+ * URLs are Herald's own; their regexes are single character classes, so matching a path is linear.
+ */
+export function pathPattern(url: string): RegExp | undefined {
+  let source = '';
+  let parameters = 0;
+  for (let k = 0; k < url.length;) {
+    const c = url[k]!;
+    if (c === ':' && url[k + 1] === ':') {
+      source += ':';
+      k += 2;
+    } else if (c === ':') {
+      parameters++;
+      k++;
+      while (k < url.length && /[A-Za-z0-9_]/.test(url[k]!)) k++;
+      if (url[k] === '(') {
+        const end = url.indexOf(')', k);
+        source += `(?:${url
+          .slice(k + 1, end)
+          .replace(/^\^/, '')
+          .replace(/\$$/, '')})`;
+        k = end + 1;
+      } else source += '[^/]+';
+    } else {
+      source += /[.*+?^${}()|[\]\\]/.test(c) ? `\\${c}` : c;
+      k++;
+    }
+  }
+  return parameters === 0 ? undefined : new RegExp(`^${source}$`);
 }

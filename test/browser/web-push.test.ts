@@ -23,7 +23,7 @@ import { startNotificationDaemon, type NotificationDaemon } from './notification
 // keys the page made (proof that Herald encrypted for this browser), delivers it into the page's
 // service worker through the DevTools protocol (ServiceWorker.deliverPushMessage), sees herald-sw.js
 // show the notification, and clicks it on the desktop's notification server, which makes Chromium
-// open the landing URL.
+// open the landing URL and herald-sw.js report the open to Herald.
 //
 // The one thing replaced in the page: Chromium cannot reach a real push service offline, so
 // PushManager.prototype.subscribe is replaced (examples/web-push/public/stand-in-push.js, loaded
@@ -289,6 +289,17 @@ describe.each(TEST_DIALECTS)('Web Push in Chromium, Herald on %s', (dialect) => 
       expect(landing.url()).toBe(landingUrl);
       expect(await landing.textContent('h1')).toBe('Landing page');
       await landing.close();
+
+      // herald-sw.js reported the click to Herald (public key, alice's token): the open is counted once.
+      const messageId = sent.delivery_results[0]!.message_id;
+      const openedAt = await withPageLog(
+        waitFor(
+          async () =>
+            ((await heraldCall('GET', `/api/v1/messages/${messageId}`)).body.opened_at as string | null) ?? undefined,
+          { timeoutMs: 20_000, intervalMs: 100, what: 'the open reported by the service worker' },
+        ),
+      );
+      expect(Date.parse(openedAt)).toBeGreaterThan(0);
     },
   );
 

@@ -26,6 +26,8 @@ describe.each(TEST_DIALECTS)('CORS on %s', (dialect) => {
         ['/api/v1/devices', 'POST'],
         ['/api/v1/events', 'POST'],
         ['/api/v1/push-credentials/webpush/public-key', 'GET'],
+        // A client route with a path parameter (what herald-sw.js calls on a click).
+        ['/api/v1/messages/0193b1d2-7c4e-7a51-9d0e-2f6c1a3b4c5d:open', 'POST'],
       ] as const) {
         const res = await ctx().inject(preflight(url, method));
         expect(res.statusCode, url).toBe(204);
@@ -46,6 +48,10 @@ describe.each(TEST_DIALECTS)('CORS on %s', (dialect) => {
         ['/api/v1/messages:send', 'POST'],
         ['/api/v1/devices/d1', 'DELETE'],
         ['/api/v1/users/alice/devices', 'GET'],
+        // The message read (secret key), and paths only near the open route's.
+        ['/api/v1/messages/m1', 'GET'],
+        ['/api/v1/messages/a/b:open', 'POST'],
+        ['/api/v1/messages/m1:open/x', 'POST'],
         ['/api/v1/push-credentials', 'GET'],
         ['/a2a', 'POST'],
         ['/nowhere', 'GET'],

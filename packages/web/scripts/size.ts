@@ -9,8 +9,8 @@ const gz = (files: string[]) =>
   gzipSync(Buffer.concat(files.map((f) => fs.readFileSync(path.join(dist, f)))), { level: 9 }).length;
 const helperFiles = fs.readdirSync(dist).filter((f) => f.endsWith('.js') && f !== 'herald-sw.js');
 const parts = [
-  { name: 'helper', bytes: gz(helperFiles), budget: 4096 },
-  { name: 'herald-sw.js', bytes: gz(['herald-sw.js']), budget: 2048 },
+  { name: 'helper', bytes: gz(helperFiles), budget: 4352 },
+  { name: 'herald-sw.js', bytes: gz(['herald-sw.js']), budget: 2560 },
 ];
 let over = false;
 for (const { name, bytes, budget } of parts) {

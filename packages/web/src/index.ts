@@ -85,6 +85,8 @@ export interface HeraldWeb {
 }
 
 const SUBSCRIPTION_CHANGE = 'herald:pushsubscriptionchange';
+/** Tells the service worker how to report a click as an open (src/sw/herald-sw.ts). */
+const OPEN_CONFIG = 'herald:open-config';
 
 export function createHeraldWeb(options: HeraldWebOptions): HeraldWeb {
   const connection: HeraldConnection = {
@@ -163,10 +165,29 @@ export function createHeraldWeb(options: HeraldWebOptions): HeraldWeb {
     };
   }
 
-  async function register(projectUserId: string, subscription: PushSubscription): Promise<StoredRegistration> {
+  /** Hands the worker what a notification click needs to report the open, the user's token included. */
+  function tellWorker(registration: ServiceWorkerRegistration, userToken: string | undefined): void {
+    const worker = registration.active ?? registration.waiting ?? registration.installing;
+    worker?.postMessage({
+      type: OPEN_CONFIG,
+      config: {
+        baseUrl: options.baseUrl,
+        projectId: options.projectId,
+        publicKey: options.publicKey,
+        ...(userToken ? { userToken } : {}),
+      },
+    });
+  }
+
+  async function register(
+    projectUserId: string,
+    subscription: PushSubscription,
+    worker: ServiceWorkerRegistration,
+  ): Promise<StoredRegistration> {
     const json = subscriptionJson(subscription);
     const stored = loadRegistration(options.projectId);
     const userToken = await options.userToken?.(projectUserId);
+    tellWorker(worker, userToken);
     let deviceId = stored?.deviceId ?? crypto.randomUUID();
     const attempt = () => registerWebDevice(connection, { deviceId, projectUserId, subscription: json, userToken });
     try {
@@ -198,7 +219,8 @@ export function createHeraldWeb(options: HeraldWebOptions): HeraldWeb {
     const permission = Notification.permission;
     if (permission !== 'granted')
       return { status: permission === 'denied' ? 'permission-denied' : 'permission-default' };
-    const subscription = await browserSubscription(await serviceWorker());
+    const worker = await serviceWorker();
+    const subscription = await browserSubscription(worker);
     const json = subscriptionJson(subscription);
     if (
       stored &&
@@ -206,9 +228,12 @@ export function createHeraldWeb(options: HeraldWebOptions): HeraldWeb {
       stored.endpoint === json.endpoint &&
       stored.p256dh === json.keys.p256dh &&
       stored.auth === json.keys.auth
-    )
+    ) {
+      // A fresh token for the worker's open reports (a token may expire; the registration did not need one).
+      tellWorker(worker, await options.userToken?.(user));
       return { status: 'unchanged', registration: stored };
-    return { status: 'registered', registration: await register(user, subscription) };
+    }
+    return { status: 'registered', registration: await register(user, subscription, worker) };
   }
 
   const refresh = (projectUserId?: string): Promise<RefreshResult> => {
@@ -240,8 +265,9 @@ export function createHeraldWeb(options: HeraldWebOptions): HeraldWeb {
       const answer = await permission;
       if (answer === 'denied') throw new HeraldWebError('permission-denied', 'Notifications are blocked for this site');
       if (answer !== 'granted') throw new HeraldWebError('permission-dismissed', 'The permission prompt was dismissed');
-      const subscription = await browserSubscription(await serviceWorker());
-      return register(projectUserId, subscription);
+      const worker = await serviceWorker();
+      const subscription = await browserSubscription(worker);
+      return register(projectUserId, subscription, worker);
     },
 
     refresh,

@@ -46,6 +46,11 @@ export class FakePushManager {
 
 export class FakeWorker extends EventTarget {
   state: string;
+  /** What pages posted to the worker (`herald:open-config`). */
+  readonly posted: unknown[] = [];
+  postMessage(message: unknown) {
+    this.posted.push(message);
+  }
   constructor(state: string) {
     super();
     this.state = state;

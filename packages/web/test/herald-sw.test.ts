@@ -16,6 +16,9 @@ let shown: { title: string; options: Record<string, unknown> }[];
 let clients: FakeClient[];
 let openWindow: ReturnType<typeof vi.fn>;
 let resubscribe: ReturnType<typeof vi.fn>;
+let cached: Map<string, string>;
+let fetched: { url: string; init: RequestInit }[];
+let fetchFails: boolean;
 
 const windowClient = (url: string): FakeClient => ({ url, focus: vi.fn(async () => undefined), postMessage: vi.fn() });
 
@@ -25,6 +28,21 @@ beforeEach(async () => {
   clients = [];
   openWindow = vi.fn(async () => null);
   resubscribe = vi.fn(async () => ({}));
+  cached = new Map();
+  fetched = [];
+  fetchFails = false;
+  // The Cache API as a map of bodies, and fetch as a recorder (Herald's side is tested through its app).
+  vi.stubGlobal('caches', {
+    open: async () => ({
+      put: async (key: string, response: Response) => void cached.set(key, await response.text()),
+      match: async (key: string) => (cached.has(key) ? new Response(cached.get(key)) : undefined),
+    }),
+  });
+  vi.stubGlobal('fetch', async (url: string, init: RequestInit) => {
+    if (fetchFails) throw new TypeError('Failed to fetch');
+    fetched.push({ url, init });
+    return new Response('{}', { status: 200 });
+  });
   vi.stubGlobal('self', {
     addEventListener: (type: string, listener: Listener) => listeners.set(type, listener),
     registration: {
@@ -145,5 +163,59 @@ describe('pushsubscriptionchange', () => {
       oldSubscription: { options: { applicationServerKey: new ArrayBuffer(65) } },
     });
     expect(page.postMessage).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('open reports', () => {
+  const config = { baseUrl: 'https://herald.test/', projectId: 'proj-1', publicKey: 'svc_pk_abc' };
+  const tell = (message: unknown) => fire('message', { data: message });
+  const click = (data: unknown, action = '') =>
+    fire('notificationclick', { notification: { data, close: vi.fn() }, action });
+
+  it("reports a click's open with the action tapped and opens the landing URL", async () => {
+    await tell({ type: 'herald:open-config', config: { ...config, userToken: 'tok-ada' } });
+    await click({ url: 'https://shop.example/orders/A-17', message_id: 'msg-1' }, 'reply');
+    expect(openWindow).toHaveBeenCalledWith('https://shop.example/orders/A-17');
+    expect(fetched).toHaveLength(1);
+    expect(fetched[0]!.url).toBe('https://herald.test/api/v1/messages/msg-1:open');
+    expect(fetched[0]!.init).toMatchObject({
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'X-Service-Project-ID': 'proj-1',
+        'X-Service-API-Key': 'svc_pk_abc',
+        'X-Service-User-Token': 'tok-ada',
+      },
+      body: '{"action":"reply"}',
+    });
+    // A tap on the notification itself sends no action; an odd message id is escaped into one path segment.
+    await click({ message_id: 'a/b?c' });
+    expect(fetched[1]!.url).toBe('https://herald.test/api/v1/messages/a%2Fb%3Fc:open');
+    expect(fetched[1]!.init.body).toBe('{}');
+  });
+
+  it('reports nothing without a config or a message id, and ignores malformed configs', async () => {
+    await click({ url: 'https://shop.example/', message_id: 'msg-1' });
+    expect(fetched).toEqual([]);
+    expect(openWindow).toHaveBeenCalledWith('https://shop.example/');
+    for (const message of [
+      null,
+      { type: 'other', config },
+      { type: 'herald:open-config', config: { ...config, baseUrl: 'javascript:alert(1)' } },
+      { type: 'herald:open-config', config: { ...config, publicKey: 7 } },
+    ])
+      await tell(message);
+    await click({ message_id: 'msg-1' });
+    expect(fetched).toEqual([]);
+    await tell({ type: 'herald:open-config', config });
+    await click({ url: 'https://shop.example/' });
+    expect(fetched).toEqual([]);
+  });
+
+  it('still opens the landing URL when Herald is unreachable', async () => {
+    await tell({ type: 'herald:open-config', config });
+    fetchFails = true;
+    await click({ url: 'https://shop.example/orders/A-17', message_id: 'msg-1' });
+    expect(openWindow).toHaveBeenCalledWith('https://shop.example/orders/A-17');
   });
 });

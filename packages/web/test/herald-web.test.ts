@@ -111,6 +111,32 @@ describe('subscribe', () => {
     expect(browser.requests.map((r) => `${r.method} ${new URL(r.url).pathname}`)).toEqual(['POST /api/v1/devices']);
     expect(devicePosts(browser)[0]!.headers.get('x-service-user-token')).toBe('token-for-bob');
     expect(browser.register).toHaveBeenCalledWith('/sw.js', { scope: '/app/' });
+    // The worker learns how to report a click as an open, with the user's token.
+    expect(browser.registration.active!.posted).toEqual([
+      {
+        type: 'herald:open-config',
+        config: {
+          baseUrl: 'https://herald.test/',
+          projectId: 'proj-1',
+          publicKey: 'svc_pk_abc',
+          userToken: 'token-for-bob',
+        },
+      },
+    ]);
+    // A refresh that registers nothing still hands the worker a fresh token.
+    userToken.mockResolvedValueOnce('token-2');
+    expect((await herald.refresh()).status).toBe('unchanged');
+    expect(browser.registration.active!.posted.at(-1)).toMatchObject({ config: { userToken: 'token-2' } });
+  });
+
+  it('tells the worker the connection (no token without identity verification) at subscribe', async () => {
+    await createHeraldWeb(OPTIONS).subscribe('alice');
+    expect(browser.registration.active!.posted).toEqual([
+      {
+        type: 'herald:open-config',
+        config: { baseUrl: 'https://herald.test/', projectId: 'proj-1', publicKey: 'svc_pk_abc' },
+      },
+    ]);
   });
 
   it('waits for a first-installed service worker to activate before subscribing', async () => {

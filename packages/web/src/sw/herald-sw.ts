@@ -23,6 +23,18 @@ interface HeraldSubscriptionChangeEvent extends ExtendableEvent {
 /** Posted to every window of the origin when the browser replaced the subscription; @herald/web re-registers. */
 const HERALD_SUBSCRIPTION_CHANGE = 'herald:pushsubscriptionchange';
 
+/** How a click reports the open: posted by @herald/web's pages, kept in the Cache API (memory dies with the worker). */
+interface HeraldOpenConfig {
+  baseUrl: string;
+  projectId: string;
+  publicKey: string;
+  userToken?: string;
+}
+const HERALD_OPEN_CONFIG = 'herald:open-config';
+const HERALD_CACHE = 'herald-web';
+/** A cache key only: nothing is fetched from it. */
+const HERALD_OPEN_CONFIG_KEY = 'https://herald-web.invalid/open-config';
+
 const heraldScope = self as unknown as ServiceWorkerGlobalScope;
 
 /** Only http(s) URLs are opened: a `javascript:` or `data:` landing URL must not run anything. */
@@ -68,11 +80,59 @@ async function heraldOpen(url: string): Promise<unknown> {
   return open ? open.focus() : heraldScope.clients.openWindow(url);
 }
 
+function heraldOpenConfigOf(raw: unknown): HeraldOpenConfig | undefined {
+  if (raw === null || typeof raw !== 'object') return undefined;
+  const { baseUrl, projectId, publicKey, userToken } = raw as Record<string, unknown>;
+  if (typeof baseUrl !== 'string' || typeof projectId !== 'string' || typeof publicKey !== 'string') return undefined;
+  if (!heraldWebUrl(baseUrl)) return undefined;
+  return { baseUrl, projectId, publicKey, ...(typeof userToken === 'string' && userToken ? { userToken } : {}) };
+}
+
+heraldScope.addEventListener('message', (event) => {
+  const data: unknown = event.data;
+  if (data === null || typeof data !== 'object' || (data as { type?: unknown }).type !== HERALD_OPEN_CONFIG) return;
+  const config = heraldOpenConfigOf((data as { config?: unknown }).config);
+  if (!config) return;
+  event.waitUntil(
+    caches.open(HERALD_CACHE).then((cache) => cache.put(HERALD_OPEN_CONFIG_KEY, new Response(JSON.stringify(config)))),
+  );
+});
+
+/** Herald counts a message's first report only; a failed report loses that open and nothing else. */
+async function heraldReportOpen(messageId: string, action: string): Promise<void> {
+  try {
+    const stored = await (await caches.open(HERALD_CACHE)).match(HERALD_OPEN_CONFIG_KEY);
+    const config = heraldOpenConfigOf(stored ? await stored.json() : undefined);
+    if (!config) return;
+    let base = config.baseUrl;
+    while (base.endsWith('/')) base = base.slice(0, -1);
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      'X-Service-Project-ID': config.projectId,
+      'X-Service-API-Key': config.publicKey,
+    };
+    if (config.userToken) headers['X-Service-User-Token'] = config.userToken;
+    await fetch(`${base}/api/v1/messages/${encodeURIComponent(messageId)}:open`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(action ? { action } : {}),
+    });
+  } catch {
+    // Offline or refused: not counted.
+  }
+}
+
 heraldScope.addEventListener('notificationclick', (event) => {
   event.notification.close();
   const data: unknown = event.notification.data;
-  const url = heraldWebUrl(data !== null && typeof data === 'object' ? (data as { url?: unknown }).url : undefined);
-  if (url) event.waitUntil(heraldOpen(url));
+  const fields = data !== null && typeof data === 'object' ? (data as { url?: unknown; message_id?: unknown }) : {};
+  const url = heraldWebUrl(fields.url);
+  const messageId = typeof fields.message_id === 'string' ? fields.message_id : '';
+  // The window opens at once, within the click (openWindow is allowed only then); the report goes beside it.
+  const pending: Promise<unknown>[] = [];
+  if (url) pending.push(heraldOpen(url));
+  if (messageId) pending.push(heraldReportOpen(messageId, event.action));
+  if (pending.length > 0) event.waitUntil(Promise.all(pending));
 });
 
 async function heraldResubscribe(event: HeraldSubscriptionChangeEvent): Promise<void> {
