@@ -173,6 +173,13 @@ describe.each(TEST_DIALECTS)('eligibility: why was this not sent, on %s', (diale
     // The fan-out agrees: the same users skipped for the same reasons.
     const counters = await send(secret, campaignId, ['free', 'bare', 'pro']);
     expect(counters.skipped).toMatchObject({ not_in_segment: 1, no_device: 1, unsubscribed: 1 });
+    // Analytics count them too, per audience member (no device was tried, so no ledger row holds them).
+    const analytics = await json(ctx(), 'GET', `/api/v1/campaigns/${campaignId}/analytics`, undefined, secret);
+    expect(analytics.json<{ totals: { users_by_reason: unknown } }>().totals.users_by_reason).toEqual({
+      NOT_IN_SEGMENT: 1,
+      NO_DEVICE: 1,
+      UNSUBSCRIBED: 1,
+    });
     // A critical campaign ignores topics, never the global opt-out.
     await json(ctx(), 'PATCH', `/api/v1/campaigns/${campaignId}`, { critical: true }, secret);
     await putPreferences(ctx(), 'pro', { campaign_pushes: 'subscribed', topics: { promo: 'unsubscribed' } }, secret);
@@ -229,6 +236,18 @@ describe.each(TEST_DIALECTS)('eligibility: why was this not sent, on %s', (diale
     const until = Date.parse(held.data.held_until);
     expect(until).toBeGreaterThan(now + 28 * MINUTE);
     expect(until).toBeLessThanOrEqual(now + 31 * MINUTE);
+    // The fan-out holds the user the same way; status and analytics count the hold.
+    const id = await triggerOk(ctx(), quiet, { audience: { targets: [{ project_user_id: 'u1' }] } }, secret);
+    await runFanout(ctx());
+    expect((await triggerStatus(ctx(), quiet, id, secret)).counters.held).toBe(1);
+    const analytics = await json(
+      ctx(),
+      'GET',
+      `/api/v1/campaigns/${quiet}/triggers/${id}/analytics`,
+      undefined,
+      secret,
+    );
+    expect(analytics.json<{ totals: { users_by_reason: unknown } }>().totals.users_by_reason).toEqual({ HELD: 1 });
     // A user's own window in their zone.
     const dnd = await createCampaign(ctx(), { quiet_hours: false }, secret);
     expect((await explain(secret, dnd, 'u1')).gate('quiet_hours').verdict).toBe('not_applicable');

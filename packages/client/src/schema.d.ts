@@ -2334,6 +2334,10 @@ export interface components {
                 by_reason: {
                     [key: string]: number;
                 };
+                /** @description Audience members (users; targets of a targeted trigger) sent nothing before any device was tried, by reason: NOT_FOUND, NOT_IN_SEGMENT, AUDIENCE_CONDITIONS, UNSUBSCRIBED, NO_DEVICE; and HELD, held by quiet hours for a later trigger. From batches closed in the window */
+                users_by_reason: {
+                    [key: string]: number;
+                };
             };
             /** @description Buckets holding an outcome, oldest first; sent = accepted, failed = every other outcome */
             series: {
@@ -7925,6 +7929,11 @@ export interface operations {
                      *         },
                      *         "by_reason": {
                      *           "UNREGISTERED": 1
+                     *         },
+                     *         "users_by_reason": {
+                     *           "UNSUBSCRIBED": 3,
+                     *           "NO_DEVICE": 1,
+                     *           "HELD": 2
                      *         }
                      *       },
                      *       "series": [
@@ -8066,6 +8075,11 @@ export interface operations {
                      *         },
                      *         "by_reason": {
                      *           "UNREGISTERED": 1
+                     *         },
+                     *         "users_by_reason": {
+                     *           "UNSUBSCRIBED": 3,
+                     *           "NO_DEVICE": 1,
+                     *           "HELD": 2
                      *         }
                      *       },
                      *       "series": [
