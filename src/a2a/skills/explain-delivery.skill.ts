@@ -61,7 +61,7 @@ export const explainDeliverySkill = defineSkill<ExplainDeliverySkillInput>({
         verdict: g.verdict,
         reason: g.reason,
         summary: g.summary,
-        data: g.data as JsonObject,
+        data: g.data,
       })),
     };
     return { artifactName: 'eligibility-result', data };
