@@ -19,7 +19,9 @@ import { waitFor } from '../helpers/wait-for.js';
 // (or writes to CONSOLE_SCREENSHOTS_DIR).
 
 const SCREENSHOTS =
-  process.env.CONSOLE_SCREENSHOTS === '1' ? (process.env.CONSOLE_SCREENSHOTS_DIR ?? path.join(REPO_ROOT, 'docs/console')) : null;
+  process.env.CONSOLE_SCREENSHOTS === '1'
+    ? (process.env.CONSOLE_SCREENSHOTS_DIR ?? path.join(REPO_ROOT, 'docs/console'))
+    : null;
 export const DESKTOP = { width: 1280, height: 860 };
 export const PHONE = { width: 390, height: 844 };
 

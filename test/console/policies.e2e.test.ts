@@ -144,7 +144,9 @@ describe.each(TEST_DIALECTS)('console: send policy, Herald on %s', (dialect) => 
     await page.fill('#policy-quiet-end', '21:00');
     await page.click('button:text-is("Save changes")');
     await step(page.waitForSelector('form.panel [role=alert]:has-text("quiet_hours")'));
-    expect(await api('GET', `/api/v1/campaigns/${promo}`)).toMatchObject({ quiet_hours: { start: '21:00', end: '08:00' } });
+    expect(await api('GET', `/api/v1/campaigns/${promo}`)).toMatchObject({
+      quiet_hours: { start: '21:00', end: '08:00' },
+    });
     await page.fill('#policy-quiet-end', '08:00');
     await h().shoot('campaign-policy', { viewport: true, scrollTo: 'legend:text-is("Send policy")' });
     // Back to no topic, no quiet hours: the sends below go out now and count.

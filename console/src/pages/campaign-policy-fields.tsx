@@ -95,7 +95,7 @@ export function PolicyFields(props: { api: Api; value: PolicyDraft; onChange: (p
         <span class="field-inline">
           <label for="policy-topic">Subscription topic</label>
           <select id="policy-topic" value={d.topic} onChange={(e) => set({ topic: valueOf(e) })}>
-            <option value="">none: every user in the audience</option>
+            <option value="">none</option>
             {(topics.data?.topics ?? []).map((t) => (
               <option key={t.key} value={t.key}>
                 {t.name} ({t.key})
@@ -139,10 +139,10 @@ export function PolicyFields(props: { api: Api; value: PolicyDraft; onChange: (p
             value={d.reeligible}
             onChange={(e) => set({ reeligible: valueOf(e) as ReeligibleUnit })}
           >
-            <option value="always">every time it is sent</option>
+            <option value="always">every time</option>
             <option value="once">once ever</option>
-            <option value="hours">again after some hours</option>
-            <option value="days">again after some days</option>
+            <option value="hours">again after hours</option>
+            <option value="days">again after days</option>
           </select>
         </span>
         {(d.reeligible === 'hours' || d.reeligible === 'days') && (
@@ -162,14 +162,14 @@ export function PolicyFields(props: { api: Api; value: PolicyDraft; onChange: (p
         <span class="field-inline">
           <label for="policy-quiet">Quiet hours</label>
           <select id="policy-quiet" value={d.quiet} onChange={(e) => set({ quiet: valueOf(e) as QuietMode })}>
-            <option value="default">the project's (Settings)</option>
-            <option value="own">this campaign's own</option>
-            <option value="none">none: send at any hour</option>
+            <option value="default">the project's</option>
+            <option value="own">its own</option>
+            <option value="none">none</option>
           </select>
         </span>
         {d.quiet === 'own' && (
           <>
-            <span class="field-inline narrow">
+            <span class="field-inline time">
               <label for="policy-quiet-start">From</label>
               <input
                 id="policy-quiet-start"
@@ -178,7 +178,7 @@ export function PolicyFields(props: { api: Api; value: PolicyDraft; onChange: (p
                 onInput={(e) => set({ quietStart: valueOf(e) })}
               />
             </span>
-            <span class="field-inline narrow">
+            <span class="field-inline time">
               <label for="policy-quiet-end">Until</label>
               <input
                 id="policy-quiet-end"
@@ -189,6 +189,8 @@ export function PolicyFields(props: { api: Api; value: PolicyDraft; onChange: (p
             </span>
           </>
         )}
+      </div>
+      <div class="row">
         <span class="field-inline">
           <label for="policy-rate">Sends per minute</label>
           <input

@@ -71,7 +71,7 @@ export function EligibilityPage(props: { api: Api; campaignId: string }) {
         Each check Herald makes before it sends this campaign to a user, in order, as it stands now
         {trigger ? ' with this trigger’s properties' : ''}.
       </p>
-      <form class="row" onSubmit={onSubmit(show)}>
+      <form class="row end" onSubmit={onSubmit(show)}>
         <Field id="eligibility-user" label="User">
           <input id="eligibility-user" required value={typed} onInput={(ev) => setTyped(valueOf(ev))} />
         </Field>
@@ -107,7 +107,7 @@ function Gates(props: { gates: Eligibility['gates'] }) {
           <tr>
             <th scope="col">Check</th>
             <th scope="col">Verdict</th>
-            <th scope="col">What it found</th>
+            <th scope="col">Found</th>
           </tr>
         </thead>
         <tbody>
@@ -119,7 +119,7 @@ function Gates(props: { gates: Eligibility['gates'] }) {
                 <td data-label="Verdict">
                   <span class={`badge ${v.tone}`}>{v.label}</span>
                 </td>
-                <td data-label="What it found">
+                <td data-label="Found">
                   {g.summary}
                   {g.reason && (
                     <div class="hint mono" title="The skip reason">

@@ -127,7 +127,7 @@ export function TopicsSettings(props: { api: Api }) {
       <ErrorNote error={save.error ?? remove.error} />
       <form onSubmit={onSubmit(create.run)} aria-labelledby="new-topic-heading">
         <h3 id="new-topic-heading">New topic</h3>
-        <div class="row">
+        <div class="row align-top">
           <div class="field-inline">
             <Field id="topic-key" label="Key" hint="a-z, 0-9, - and _">
               <input
@@ -200,8 +200,8 @@ export function TopicsSettings(props: { api: Api }) {
 function DefaultSelect(props: { id: string; value: boolean; onChange: (value: boolean) => void }) {
   return (
     <select id={props.id} value={String(props.value)} onChange={(e) => props.onChange(valueOf(e) === 'true')}>
-      <option value="true">subscribed (opt-out topic)</option>
-      <option value="false">not subscribed (opt-in topic)</option>
+      <option value="true">subscribed (opt-out)</option>
+      <option value="false">not subscribed (opt-in)</option>
     </select>
   );
 }

@@ -54,7 +54,7 @@ function QuietHoursSettings(props: { api: Api }) {
         </p>
       )}
       <div class="row">
-        <span class="field-inline narrow">
+        <span class="field-inline time">
           <label for="quiet-start">From</label>
           <input
             id="quiet-start"
@@ -67,7 +67,7 @@ function QuietHoursSettings(props: { api: Api }) {
             }}
           />
         </span>
-        <span class="field-inline narrow">
+        <span class="field-inline time">
           <label for="quiet-end">Until</label>
           <input
             id="quiet-end"

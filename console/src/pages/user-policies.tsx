@@ -186,7 +186,7 @@ function UserHeldSends(props: { api: Api; id: string }) {
                 <th scope="col">Campaign</th>
                 <th scope="col">State</th>
                 <th scope="col">Goes out</th>
-                <th scope="col">From trigger</th>
+                <th scope="col">Trigger</th>
               </tr>
             </thead>
             <tbody>
@@ -204,9 +204,9 @@ function UserHeldSends(props: { api: Api; id: string }) {
                     {h.reason && <div class="hint">{h.reason.replaceAll('_', ' ')}</div>}
                   </td>
                   <td data-label="Goes out">{formatTime(h.due_at)}</td>
-                  <td data-label="From trigger" class="mono wrap">
+                  <td data-label="Trigger" class="mono wrap">
                     <Link to={`/campaigns/${enc(h.campaign_id)}/triggers/${enc(h.trigger_id ?? h.source_trigger_id)}`}>
-                      {h.trigger_id ? 'sent by trigger' : 'trigger'}
+                      {h.trigger_id ? 'the send' : 'held from'}
                     </Link>
                   </td>
                 </tr>
