@@ -7,7 +7,8 @@ import type { Clock } from '../../lib/clock.js';
 import { newTimeOrderedId } from '../../lib/ids.js';
 import { propertiesSatisfy } from '../../conditions/evaluate-properties.js';
 import { delaySeconds, type EventMatcher, type EventTrigger } from './event-trigger.js';
-import { dueJobRunAt, enqueueDueJob } from './due-sends.js';
+import { dueJobRunAt } from '../../jobs/due-rows.js';
+import { enqueueDueJob } from './due-sends.js';
 import { cancelUserPendingSends, insertPendingSends, type NewPendingSend } from './pending-sends.repository.js';
 
 interface Entry {
