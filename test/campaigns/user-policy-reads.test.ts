@@ -47,7 +47,7 @@ describe.each(TEST_DIALECTS)('a user’s held sends and cap counters on %s', (di
 
     const res = await json(ctx(), 'GET', '/api/v1/users/u1/held-sends', undefined, w.secret);
     expect(res.statusCode, res.body).toBe(200);
-    const [held, ...rest] = (res.json() as { held_sends: Record<string, unknown>[] }).held_sends;
+    const [held, ...rest] = res.json<{ held_sends: Record<string, unknown>[] }>().held_sends;
     expect(rest).toEqual([]);
     expect(held).toMatchObject({ campaign_id: campaignId, source_trigger_id: triggerId, state: 'held', reason: null });
     // Due at the window's end (whole minutes, UTC: the user has no zone property the project reads).
@@ -92,7 +92,7 @@ describe.each(TEST_DIALECTS)('a user’s held sends and cap counters on %s', (di
 
     const res = await json(ctx(), 'GET', '/api/v1/users/u1/frequency-caps', undefined, w.secret);
     expect(res.statusCode, res.body).toBe(200);
-    const body = res.json() as {
+    const body = res.json<{
       time_zone: string;
       rules: {
         max: number;
@@ -102,7 +102,7 @@ describe.each(TEST_DIALECTS)('a user’s held sends and cap counters on %s', (di
         window_start: string;
         window_end: string;
       }[];
-    };
+    }>();
     expect(body.time_zone).toBe('Asia/Tokyo');
     expect(body.rules.map(({ max, per, tag, used }) => ({ max, per, tag, used }))).toEqual([
       { max: 3, per: 'day', tag: null, used: 2 },
@@ -137,15 +137,15 @@ describe.each(TEST_DIALECTS)('a user’s held sends and cap counters on %s', (di
       expect(missing.statusCode).toBe(404);
       expect(missing.json().error).toMatch(/nobody/);
       // u1 exists only in project a: project b's key does not see it.
-      const foreign = await json(ctx(), 'GET', `/api/v1/users/u1/${path}`, undefined, other as Headers);
+      const foreign = await json(ctx(), 'GET', `/api/v1/users/u1/${path}`, undefined, other);
       expect(foreign.statusCode).toBe(404);
       const noKey = await ctx().inject({ method: 'GET', url: `/api/v1/users/u1/${path}` });
       expect(noKey.statusCode).toBe(401);
     }
     await createUser(ctx(), 'u1', {}, other);
-    const theirs = await json(ctx(), 'GET', '/api/v1/users/u1/held-sends', undefined, other as Headers);
+    const theirs = await json(ctx(), 'GET', '/api/v1/users/u1/held-sends', undefined, other);
     expect(theirs.json()).toEqual({ held_sends: [] });
     const mine = await json(ctx(), 'GET', '/api/v1/users/u1/held-sends', undefined, a.secret);
-    expect((mine.json() as { held_sends: unknown[] }).held_sends).toHaveLength(1);
+    expect(mine.json<{ held_sends: unknown[] }>().held_sends).toHaveLength(1);
   });
 });
