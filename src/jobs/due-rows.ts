@@ -23,8 +23,9 @@ export const MIN_LEAD_MS = 2000;
 export const dueJobRunAt = (dueAt: number, now: number): number =>
   (Math.floor(Math.max(dueAt, now + MIN_LEAD_MS) / 1000) + 1) * 1000;
 
-export async function ensureDueJob(db: Db, clock: Clock, kind: DueRowsKind, runAt: number): Promise<void> {
-  await ensureKeyedJob(db, kind, {}, { clock, runAt, jobKey: `${kind}:${runAt}` });
+/** Makes sure the job of `kind` for second `runAt` exists; answers whether it existed before. */
+export async function ensureDueJob(db: Db, clock: Clock, kind: DueRowsKind, runAt: number): Promise<boolean> {
+  return ensureKeyedJob(db, kind, {}, { clock, runAt, jobKey: `${kind}:${runAt}` });
 }
 
 export interface DueRowsSource {

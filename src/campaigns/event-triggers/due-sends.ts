@@ -12,7 +12,10 @@ declare module '../../jobs/job-types.js' {
 /** Pending sends claimed per transaction by the due-sends job. */
 export const DUE_CLAIM_BATCH = 200;
 
-/** Makes sure the job of second `runAt` (`dueJobRunAt`) will fire the pending sends due by then. */
-export async function enqueueDueJob(db: Db, clock: Clock, runAt: number): Promise<void> {
-  await ensureDueJob(db, clock, 'campaign.event-sends-due', runAt);
+/**
+ * Makes sure the job of second `runAt` (`dueJobRunAt`) will fire the pending sends due by then;
+ * answers whether it existed before (committed by another transaction, or earlier in this one).
+ */
+export async function enqueueDueJob(db: Db, clock: Clock, runAt: number): Promise<boolean> {
+  return ensureDueJob(db, clock, 'campaign.event-sends-due', runAt);
 }
