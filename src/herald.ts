@@ -25,6 +25,7 @@ import { registerEventRoutes } from './events/events.routes.js';
 import { createEventTriggerObserver } from './campaigns/event-triggers/event-matching.js';
 import { registerPendingSendRoutes } from './campaigns/event-triggers/pending-sends.routes.js';
 import { registerQuietHoursRoutes } from './campaigns/policies/quiet-hours.routes.js';
+import { registerUserPolicyRoutes } from './campaigns/policies/user-policy.routes.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { registerIdentityRoutes } from './identity/identity.routes.js';
 import { createJobRunner, type JobRunner } from './jobs/jobs.js';
@@ -193,6 +194,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     registerQuietHoursRoutes(app, { db, clock });
     registerFrequencyCapRoutes(app, { db });
     registerEligibilityRoutes(app, { db, clock });
+    registerUserPolicyRoutes(app, { db, clock });
     registerIdentityRoutes(app, { ...identity, clock });
     registerProjectRoutes(app, { db });
     registerWebhookRoutes(app, { db, clock, outbound, secretBox, notices: push().notices });

@@ -828,6 +828,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users/{project_user_id}/held-sends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's sends held by quiet hours
+         * @description Sends still held come first (soonest due first), then those that went out or were canceled, latest first.
+         */
+        get: operations["listUserHeldSends"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{project_user_id}/frequency-caps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the project's frequency caps stand for a user
+         * @description For each project rule: its `max`, `per` and `tag`, the counted sends in the current window (`used`) and the window's bounds in the user's time zone. A user at `used >= max` is skipped with `FREQUENCY_CAPPED` by campaigns that respect the caps.
+         */
+        get: operations["getUserFrequencyCaps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/identity-verification": {
         parameters: {
             query?: never;
@@ -2486,6 +2526,53 @@ export interface components {
                 };
             }[];
         };
+        /** UserHeldSendList */
+        UserHeldSendList: {
+            held_sends: {
+                held_send_id: string;
+                campaign_id: string;
+                /** @description The trigger whose send fell inside quiet hours */
+                source_trigger_id: string;
+                /**
+                 * Format: date-time
+                 * @description When the quiet hours end and it goes out
+                 */
+                due_at: string;
+                state: "held" | "fired" | "canceled";
+                /** @description Why it was canceled */
+                reason: string | null;
+                /** @description Once fired, the trigger that sent it (its status says what was sent or skipped) */
+                trigger_id: string | null;
+                /** Format: date-time */
+                created_at: string;
+            }[];
+        };
+        /** UserFrequencyCaps */
+        UserFrequencyCaps: {
+            project_user_id: string;
+            /** @description The user's zone: the zone property when valid, else the default zone */
+            time_zone: string;
+            /** Format: date-time */
+            evaluated_at: string;
+            rules: {
+                max: number;
+                per: "day" | "week" | {
+                    minutes: number;
+                } | {
+                    hours: number;
+                };
+                tag: string | null;
+                /** @description Counted sends (of the tag) in the current window */
+                used: number;
+                /** Format: date-time */
+                window_start: string;
+                /**
+                 * Format: date-time
+                 * @description Calendar windows: the user's next midnight or Monday; rolling windows: now
+                 */
+                window_end: string;
+            }[];
+        };
         /** IdentityVerification */
         IdentityVerification: {
             enabled: boolean;
@@ -2656,6 +2743,8 @@ export type SchemaQuietHours = components['schemas']['QuietHours'];
 export type SchemaQuietHoursRequest = components['schemas']['QuietHoursRequest'];
 export type SchemaFrequencyCaps = components['schemas']['FrequencyCaps'];
 export type SchemaCampaignEligibility = components['schemas']['CampaignEligibility'];
+export type SchemaUserHeldSendList = components['schemas']['UserHeldSendList'];
+export type SchemaUserFrequencyCaps = components['schemas']['UserFrequencyCaps'];
 export type SchemaIdentityVerification = components['schemas']['IdentityVerification'];
 export type SchemaIdentityVerificationEnabled = components['schemas']['IdentityVerificationEnabled'];
 export type SchemaProject = components['schemas']['Project'];
@@ -9661,6 +9750,265 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["CampaignEligibility"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listUserHeldSends: {
+        parameters: {
+            query?: {
+                state?: "held" | "fired" | "canceled";
+                /** @description 1 to 100, default 50 */
+                limit?: string;
+            };
+            header?: never;
+            path: {
+                project_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "held_sends": [
+                     *         {
+                     *           "held_send_id": "0b9f1c52-6c1e-4a53-9a8e-3f7c1d2e4a10",
+                     *           "campaign_id": "weekly-digest",
+                     *           "source_trigger_id": "5b1d6f0e-2f1a-4c3b-8d9e-7a6b5c4d3e2f",
+                     *           "due_at": "2026-01-16T08:00:00.000Z",
+                     *           "state": "held",
+                     *           "reason": null,
+                     *           "trigger_id": null,
+                     *           "created_at": "2026-01-15T22:10:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserHeldSendList"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUserFrequencyCaps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "project_user_id": "user-42",
+                     *       "time_zone": "Europe/Paris",
+                     *       "evaluated_at": "2026-01-15T09:30:00.000Z",
+                     *       "rules": [
+                     *         {
+                     *           "max": 3,
+                     *           "per": "day",
+                     *           "tag": null,
+                     *           "used": 2,
+                     *           "window_start": "2026-01-14T23:00:00.000Z",
+                     *           "window_end": "2026-01-15T23:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "max": 1,
+                     *           "per": {
+                     *             "hours": 4
+                     *           },
+                     *           "tag": "promo",
+                     *           "used": 0,
+                     *           "window_start": "2026-01-15T05:30:00.000Z",
+                     *           "window_end": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserFrequencyCaps"];
                 };
             };
             /** @description The request is invalid; `error` says why. */
