@@ -170,48 +170,20 @@ describe.each(TEST_DIALECTS)('console: send policy, Herald on %s', (dialect) => 
     expect(await page.textContent('ul.skips')).toContain('frequency cap reached');
     await h().shoot('trigger-capped', { viewport: true, scrollTo: '#sends-heading' });
 
-    // The explanation endpoint answers as its shape says (stubbed here: the view is what is tested).
-    let asked = '';
-    await page.route('**/eligibility?*', async (route) => {
-      asked = route.request().url();
-      await route.fulfill({
-        contentType: 'application/json',
-        body: JSON.stringify({
-          campaign_id: promo,
-          project_user_id: ada,
-          eligible: false,
-          evaluated_at: new Date().toISOString(),
-          gates: [
-            { gate: 'segment', verdict: 'pass', reason: null, summary: 'No segment: every user', data: null },
-            { gate: 'audience', verdict: 'pass', reason: null, summary: 'No audience conditions', data: null },
-            { gate: 'devices', verdict: 'pass', reason: null, summary: '1 active device', data: { devices: 1 } },
-            { gate: 'topic', verdict: 'not_applicable', reason: null, summary: 'The campaign names no topic' },
-            { gate: 'global_opt_out', verdict: 'pass', reason: null, summary: 'Receives campaign pushes' },
-            { gate: 'reeligibility', verdict: 'pass', reason: null, summary: 'Always re-eligible' },
-            {
-              gate: 'frequency_caps',
-              verdict: 'fail',
-              reason: 'FREQUENCY_CAPPED',
-              summary: '1 of 1 per day used',
-              data: { rules: [{ max: 1, per: 'day', used: 1 }] },
-            },
-            { gate: 'quiet_hours', verdict: 'not_applicable', reason: null, summary: 'No quiet hours' },
-            { gate: 'rate_limit', verdict: 'not_applicable', reason: null, summary: 'No rate limit' },
-          ],
-        }),
-      });
-    });
+    // The real explanation endpoint: ada's second send of the day hit the cap.
+    const asked = page.waitForRequest('**/eligibility?*');
     await page.click(`[data-testid=sends] tr:has(a:text-is("${ada}")) a:text-is("Why?")`);
     await step(page.waitForSelector('h1:text-is("Why was this not sent?")'));
     await step(page.waitForSelector('[data-testid=gates] tbody tr'));
-    expect(asked).toContain(`/api/v1/campaigns/${promo}/eligibility?project_user_id=${ada}&trigger_id=${capped}`);
+    expect((await asked).url()).toContain(
+      `/api/v1/campaigns/${promo}/eligibility?project_user_id=${ada}&trigger_id=${capped}`,
+    );
     const rows = page.locator('[data-testid=gates] tbody tr');
     expect(await rows.count()).toBe(9);
     expect(await page.getAttribute('tr[data-gate=frequency_caps]', 'data-verdict')).toBe('fail');
     expect(await page.textContent('tr[data-gate=frequency_caps]')).toContain('Frequency caps');
     expect(await page.textContent('[data-testid=eligible]')).toContain('would not receive');
     await h().shoot('eligibility');
-    await page.unroute('**/eligibility?*');
   });
 
   it("shows a user's preferences (editable), cap counters and held sends", async () => {
