@@ -74,7 +74,7 @@ export interface PreferencesUpdatedData {
   project_user_id: string;
   campaign_pushes: 'subscribed' | 'unsubscribed';
   topics: Record<string, 'subscribed' | 'unsubscribed'>;
-  source: 'api' | 'link';
+  source: 'api' | 'link' | 'import';
 }
 
 /** An event as a feature reports it; `at` (epoch ms) is when the outcome happened. */
