@@ -49,6 +49,7 @@ import { registerTopicRoutes } from './preferences/topics.routes.js';
 import { registerPreferenceRoutes } from './preferences/preferences.routes.js';
 import { registerPreferenceLinkRoutes } from './preferences/preference-links.routes.js';
 import { preferencesImport } from './preferences/preferences-import.js';
+import { registerPreferencePageApiRoutes } from './preferences/preference-page-api.routes.js';
 
 /** What a caller swaps in place of what `createHerald` would make from the configuration. */
 export interface HeraldOverrides {
@@ -209,6 +210,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       notices: push().notices,
       publicUrl: config.publicUrl,
     });
+    registerPreferencePageApiRoutes(app, { ...identity, clock, notices: push().notices, outbound });
   };
 
   return {
