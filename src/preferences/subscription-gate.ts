@@ -1,4 +1,6 @@
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
+import { jsonKeyText } from '../db/dialect.js';
 import { preferencesOfUsers } from './preferences.repository.js';
 import { effectiveTopicState } from './preferences.service.js';
 import { findTopic } from './topics.service.js';
@@ -36,4 +38,23 @@ export async function unsubscribedUsers(
     else if (topic && effectiveTopicState(topic, p?.topics) === 'unsubscribed') out.add(id);
   }
   return out;
+}
+
+/**
+ * The same gate as SQL over `users.id` (a dry run counts a whole broadcast in the database): true
+ * for a user who gets no campaign push, globally opted out or not subscribed to the topic (their
+ * choice, else its default). One probe of `user_preferences`' primary key per user.
+ */
+export async function unsubscribedCondition(
+  db: Db,
+  projectId: string,
+  gate: SubscriptionGate,
+): Promise<RawBuilder<boolean>> {
+  const topic = gate.topic && !gate.bypassTopics ? await findTopic(db, projectId, gate.topic) : undefined;
+  const prefs = sql`select 1 from user_preferences p where p.user_id = users.id`;
+  if (!topic) return sql<boolean>`exists (${prefs} and p.campaign_pushes = 'unsubscribed')`;
+  const choice = jsonKeyText(db, 'p.topics', topic.topicId);
+  return topic.defaultSubscribed
+    ? sql<boolean>`exists (${prefs} and (p.campaign_pushes = 'unsubscribed' or ${choice} = 'unsubscribed'))`
+    : sql<boolean>`not exists (${prefs} and p.campaign_pushes = 'subscribed' and ${choice} = 'subscribed')`;
 }
