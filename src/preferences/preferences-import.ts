@@ -65,7 +65,7 @@ export function checkImportedPreferences(
     updatedAt = typeof v.updated_at === 'string' && DATE_TIME.test(v.updated_at) ? Date.parse(v.updated_at) : NaN;
     if (!Number.isFinite(updatedAt)) throw bad('updated_at must be an ISO 8601 date-time or null');
   }
-  return { campaignPushes: v.campaign_pushes as State | undefined, topics, updatedAt };
+  return { campaignPushes: v.campaign_pushes, topics, updatedAt };
 }
 
 const sameChoices = (a: repo.StoredPreferences, b: repo.StoredPreferences | undefined): boolean =>
