@@ -63,7 +63,9 @@ async function linkedUser(deps: PreferencePageApiDeps, request: FastifyRequest) 
 
 /**
  * The customer-hosted preference page: the project setting naming it, and the API its page calls
- * with the link's token (the same reads and writes as Herald's own page, in JSON).
+ * with the link's token (the same reads and writes as Herald's own page, in JSON). The token routes
+ * are left out of the OpenAPI document, as Herald's page is: every operation there takes a key
+ * (docs/campaigns.md describes them).
  */
 export function registerPreferencePageApiRoutes(fastify: FastifyInstance, deps: PreferencePageApiDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -96,7 +98,14 @@ export function registerPreferencePageApiRoutes(fastify: FastifyInstance, deps: 
         description:
           'An absolute https URL without credentials (the outbound-URL policy: no loopback or private address) and without a `token` parameter; null returns to Herald’s page. Herald never fetches it.',
         tags: settings.tags,
-        body: Type.Object({ url: Type.Unknown() }, { additionalProperties: false, title: 'PreferencePageRequest' }),
+        body: Type.Object(
+          { url: Type.Unknown({ description: 'An https URL, or null' }) },
+          {
+            additionalProperties: false,
+            title: 'PreferencePageRequest',
+            examples: [{ url: 'https://app.example.com/account/notifications' }, { url: null }],
+          },
+        ),
         response: settings.response,
       },
     },
@@ -130,6 +139,7 @@ export function registerPreferencePageApiRoutes(fastify: FastifyInstance, deps: 
     {
       config: linked.config,
       schema: {
+        hide: true,
         operationId: 'getLinkedPreferences',
         summary: 'Read the preferences a preference link opens',
         description:
@@ -150,6 +160,7 @@ export function registerPreferencePageApiRoutes(fastify: FastifyInstance, deps: 
     {
       config: linked.config,
       schema: {
+        hide: true,
         operationId: 'updateLinkedPreferences',
         summary: 'Change the preferences a preference link opens',
         description:
