@@ -13,6 +13,7 @@ import { registerTriggerRoutes } from './campaigns/triggers/trigger.routes.js';
 import { registerTriggerControlRoutes } from './campaigns/triggers/trigger-cancel.routes.js';
 import { registerScheduleRoutes } from './campaigns/schedules/schedules.routes.js';
 import { registerFrequencyCapRoutes } from './campaigns/policies/frequency-caps.routes.js';
+import { registerEligibilityRoutes } from './campaigns/eligibility/eligibility.routes.js';
 import { createScheduleOccurrenceHandler } from './campaigns/schedules/schedule-occurrence.job.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
@@ -199,6 +200,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     registerPendingSendRoutes(app, { db });
     registerQuietHoursRoutes(app, { db, clock });
     registerFrequencyCapRoutes(app, { db });
+    registerEligibilityRoutes(app, { db, clock });
     registerIdentityRoutes(app, { ...identity, clock });
     registerProjectRoutes(app, { db });
     registerWebhookRoutes(app, { db, clock, outbound, secretBox, notices: push().notices });

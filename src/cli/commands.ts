@@ -5,6 +5,7 @@ import { identityCommands } from './identity-commands.js';
 import { localTimeCommands } from './local-time-commands.js';
 import { quietHoursCommands } from './quiet-hours-commands.js';
 import { capsCommands } from './caps-commands.js';
+import { eligibilityCommands } from './eligibility-commands.js';
 import { pendingSendCommands } from './pending-send-commands.js';
 import { preferenceCommands } from './preference-commands.js';
 import { projectCommands } from './project-commands.js';
@@ -39,6 +40,7 @@ export const commands: Record<string, CliCommand> = {
   ...capsCommands,
   ...campaignCommands,
   ...pendingSendCommands,
+  ...eligibilityCommands,
   ...triggerCommands,
   ...scheduleCommands,
   ...identityCommands,

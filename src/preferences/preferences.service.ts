@@ -7,7 +7,10 @@ import * as repo from './preferences.repository.js';
 import { PutPreferencesBody } from './preferences.schemas.js';
 import { listTopics, type Topic } from './topics.service.js';
 
-export type { SubscriptionState } from './preferences.repository.js';
+export type { StoredPreferences, SubscriptionState } from './preferences.repository.js';
+
+/** What a user chose, by internal user id (undefined: nothing, so every default applies). */
+export const findStoredPreferences = repo.findPreferences;
 type State = repo.SubscriptionState;
 
 /** A user's preferences as the API shows them: every topic of the project with its effective state. */

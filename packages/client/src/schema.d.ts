@@ -808,6 +808,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/campaigns/{campaign_id}/eligibility": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Why a campaign would or would not reach one user
+         * @description Each gate a campaign send passes, in order (segment, audience, devices, topic, global_opt_out, reeligibility, frequency_caps, quiet_hours, rate_limit), with its verdict now, the skip reason a trigger records when it fails, and the data it read. The same checks the fan-out runs; read only (it takes no cap slot and no send-rate budget). With `trigger_id`, that trigger's segment, audience conditions, topic and policy; without, the campaign's current definition and no audience conditions. Unknown campaign, trigger or user: 404.
+         */
+        get: operations["getCampaignEligibility"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/identity-verification": {
         parameters: {
             query?: never;
@@ -2338,6 +2358,10 @@ export interface components {
                 by_reason: {
                     [key: string]: number;
                 };
+                /** @description Audience members (users; targets of a targeted trigger) sent nothing before any device was tried, by reason: NOT_FOUND, NOT_IN_SEGMENT, AUDIENCE_CONDITIONS, UNSUBSCRIBED, NO_DEVICE; and HELD, held by quiet hours for a later trigger. From batches closed in the window */
+                users_by_reason: {
+                    [key: string]: number;
+                };
             };
             /** @description Buckets holding an outcome, oldest first; sent = accepted, failed = every other outcome */
             series: {
@@ -2457,6 +2481,33 @@ export interface components {
                 };
                 /** @description 1-64 characters: letters, digits, `_.:-` */
                 tag?: string;
+            }[];
+        };
+        /** CampaignEligibility */
+        CampaignEligibility: {
+            campaign_id: string;
+            project_user_id: string;
+            /** @description No gate fails (a `hold` delays the send, it does not stop it) */
+            eligible: boolean;
+            /** Format: date-time */
+            evaluated_at: string;
+            /** @description Every gate, each evaluated whatever the others say */
+            gates: {
+                /**
+                 * @description The gate; the list is in this order: segment, audience, devices, topic, global_opt_out, reeligibility, frequency_caps, quiet_hours, rate_limit
+                 * @enum {string}
+                 */
+                gate: "segment" | "audience" | "devices" | "topic" | "global_opt_out" | "reeligibility" | "frequency_caps" | "quiet_hours" | "rate_limit";
+                /** @description `hold`: the send would wait (quiet hours, the rate limit), not be dropped */
+                verdict: "pass" | "fail" | "hold" | "not_applicable";
+                /** @description On `fail`, the skip reason the trigger records (its counters' `skipped` key, upper-cased): NOT_IN_SEGMENT, AUDIENCE_CONDITIONS, NO_DEVICE, UNSUBSCRIBED, NOT_REELIGIBLE, FREQUENCY_CAPPED; else null */
+                reason: string | null;
+                /** @description One readable sentence */
+                summary: string;
+                /** @description What the gate read and computed */
+                data: {
+                    [key: string]: unknown;
+                };
             }[];
         };
         /** IdentityVerification */
@@ -2638,6 +2689,7 @@ export type SchemaUserPendingSendList = components['schemas']['UserPendingSendLi
 export type SchemaQuietHours = components['schemas']['QuietHours'];
 export type SchemaQuietHoursRequest = components['schemas']['QuietHoursRequest'];
 export type SchemaFrequencyCaps = components['schemas']['FrequencyCaps'];
+export type SchemaCampaignEligibility = components['schemas']['CampaignEligibility'];
 export type SchemaIdentityVerification = components['schemas']['IdentityVerification'];
 export type SchemaIdentityVerificationEnabled = components['schemas']['IdentityVerificationEnabled'];
 export type SchemaProject = components['schemas']['Project'];
@@ -7908,6 +7960,11 @@ export interface operations {
                      *         },
                      *         "by_reason": {
                      *           "UNREGISTERED": 1
+                     *         },
+                     *         "users_by_reason": {
+                     *           "UNSUBSCRIBED": 3,
+                     *           "NO_DEVICE": 1,
+                     *           "HELD": 2
                      *         }
                      *       },
                      *       "series": [
@@ -8049,6 +8106,11 @@ export interface operations {
                      *         },
                      *         "by_reason": {
                      *           "UNREGISTERED": 1
+                     *         },
+                     *         "users_by_reason": {
+                     *           "UNSUBSCRIBED": 3,
+                     *           "NO_DEVICE": 1,
+                     *           "HELD": 2
                      *         }
                      *       },
                      *       "series": [
@@ -9435,6 +9497,246 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCampaignEligibility: {
+        parameters: {
+            query: {
+                /**
+                 * @description The user to explain
+                 * @example user-42
+                 */
+                project_user_id: string;
+                /** @description A trigger of the campaign: its segment, audience conditions, topic and policy as it stored them. Without it, the campaign's as they stand and no audience conditions */
+                trigger_id?: string;
+            };
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "campaign_id": "weekly-digest",
+                     *       "project_user_id": "user-42",
+                     *       "eligible": false,
+                     *       "evaluated_at": "2026-11-28T20:45:00.000Z",
+                     *       "gates": [
+                     *         {
+                     *           "gate": "segment",
+                     *           "verdict": "pass",
+                     *           "reason": null,
+                     *           "summary": "The user matches the campaign's segment.",
+                     *           "data": {
+                     *             "condition": {
+                     *               "property": "plan",
+                     *               "op": "eq",
+                     *               "value": "pro"
+                     *             },
+                     *             "user_properties": {
+                     *               "plan": "pro"
+                     *             },
+                     *             "events": []
+                     *           }
+                     *         },
+                     *         {
+                     *           "gate": "audience",
+                     *           "verdict": "not_applicable",
+                     *           "reason": null,
+                     *           "summary": "No audience conditions apply: they belong to a trigger (pass trigger_id to check one).",
+                     *           "data": {
+                     *             "condition": null
+                     *           }
+                     *         },
+                     *         {
+                     *           "gate": "devices",
+                     *           "verdict": "pass",
+                     *           "reason": null,
+                     *           "summary": "The user has 2 active device(s).",
+                     *           "data": {
+                     *             "active_devices": 2,
+                     *             "by_provider": {
+                     *               "fcm": 1,
+                     *               "apns": 1
+                     *             }
+                     *           }
+                     *         },
+                     *         {
+                     *           "gate": "topic",
+                     *           "verdict": "pass",
+                     *           "reason": null,
+                     *           "summary": "The user is subscribed to the topic \"digest\".",
+                     *           "data": {
+                     *             "topic": "digest",
+                     *             "default_subscribed": true,
+                     *             "user_choice": null,
+                     *             "state": "subscribed"
+                     *           }
+                     *         },
+                     *         {
+                     *           "gate": "global_opt_out",
+                     *           "verdict": "pass",
+                     *           "reason": null,
+                     *           "summary": "The user has not opted out of campaign pushes.",
+                     *           "data": {
+                     *             "campaign_pushes": "subscribed",
+                     *             "updated_at": null
+                     *           }
+                     *         },
+                     *         {
+                     *           "gate": "reeligibility",
+                     *           "verdict": "not_applicable",
+                     *           "reason": null,
+                     *           "summary": "The campaign may reach a user any number of times.",
+                     *           "data": {
+                     *             "mode": "always"
+                     *           }
+                     *         },
+                     *         {
+                     *           "gate": "frequency_caps",
+                     *           "verdict": "fail",
+                     *           "reason": "FREQUENCY_CAPPED",
+                     *           "summary": "The user is at a frequency cap (1 rule(s) reached).",
+                     *           "data": {
+                     *             "time_zone": "Europe/Paris",
+                     *             "tags": [],
+                     *             "rules": [
+                     *               {
+                     *                 "max": 3,
+                     *                 "per": "day",
+                     *                 "window_start": "2026-11-27T23:00:00.000Z",
+                     *                 "count": 3,
+                     *                 "reached": true
+                     *               }
+                     *             ]
+                     *           }
+                     *         },
+                     *         {
+                     *           "gate": "quiet_hours",
+                     *           "verdict": "hold",
+                     *           "reason": null,
+                     *           "summary": "It is 21:45 for the user (Europe/Paris), inside quiet hours: the send would be held until 2026-11-29T07:00:00.000Z.",
+                     *           "data": {
+                     *             "campaign_window": {
+                     *               "start": "21:00",
+                     *               "end": "08:00"
+                     *             },
+                     *             "user_window": null,
+                     *             "time_zone": "Europe/Paris",
+                     *             "local_time": "21:45",
+                     *             "held_until": "2026-11-29T07:00:00.000Z"
+                     *           }
+                     *         },
+                     *         {
+                     *           "gate": "rate_limit",
+                     *           "verdict": "pass",
+                     *           "reason": null,
+                     *           "summary": "The campaign is under its 6000 sends per minute: a send may go now.",
+                     *           "data": {
+                     *             "max_sends_per_minute": 6000,
+                     *             "wait_ms": 0,
+                     *             "next_send_at": "2026-11-28T20:45:00.000Z"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CampaignEligibility"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db, JsonColumn } from '../../db/database.js';
 import { sqlDialect } from '../../db/dialect.js';
 import { preparedInsert } from '../../db/prepared.js';
-import { readJson, writeJson } from '../../db/json.js';
+import { readJson } from '../../db/json.js';
 import { DeliveryStatus } from '../../push/push.types.js';
 
 export type PendingSendState = 'pending' | 'fired' | 'canceled';
@@ -68,7 +68,10 @@ export function rowToPendingSend(r: EventPendingSendsTable): PendingSend {
   };
 }
 
-export type NewPendingSend = Omit<PendingSend, 'state' | 'reason' | 'triggerId' | 'updatedAt'>;
+export type NewPendingSend = Omit<PendingSend, 'state' | 'reason' | 'triggerId' | 'updatedAt' | 'eventProperties'> & {
+  /** The event's properties as the events row stores them (serialized once for both). */
+  eventPropertiesJson: string;
+};
 
 /** Rows per INSERT statement (14 parameters a row): a 500-event batch takes a handful of statements. */
 const SENDS_PER_STATEMENT = 64;
@@ -111,7 +114,7 @@ export async function insertPendingSends(db: Db, rows: NewPendingSend[]): Promis
       user_id: p.userId,
       event_id: p.eventId,
       event_name: p.eventName,
-      event_properties: writeJson(p.eventProperties),
+      event_properties: p.eventPropertiesJson,
       event_timestamp: p.eventTimestamp,
       due_at: p.dueAt,
       state: 'pending',
@@ -219,10 +222,13 @@ export interface PendingSendFilter {
   userId?: string;
   state?: PendingSendState;
   limit: number;
-  after?: { createdAt: number; id: string } | undefined;
+  after?: { eventId: string; id: string } | undefined;
 }
 
-/** Newest first, with each user's `project_user_id`. */
+/**
+ * Newest first by event (time-ordered ids: the unique index on (project, campaign, event) serves a
+ * campaign's list), with each user's `project_user_id`. The send's id orders one event's sends.
+ */
 export async function listPendingSends(
   db: Db,
   f: PendingSendFilter,
@@ -240,11 +246,11 @@ export async function listPendingSends(
   if (after)
     query = query.where((eb) =>
       eb.or([
-        eb('p.created_at', '<', after.createdAt),
-        eb.and([eb('p.created_at', '=', after.createdAt), eb('p.id', '<', after.id)]),
+        eb('p.event_id', '<', after.eventId),
+        eb.and([eb('p.event_id', '=', after.eventId), eb('p.id', '<', after.id)]),
       ]),
     );
-  const rows = await query.orderBy('p.created_at', 'desc').orderBy('p.id', 'desc').limit(f.limit).execute();
+  const rows = await query.orderBy('p.event_id', 'desc').orderBy('p.id', 'desc').limit(f.limit).execute();
   return rows.map((r) => ({ ...rowToPendingSend(r), projectUserId: r.project_user_id }));
 }
 

@@ -161,3 +161,22 @@ export async function countBroadcastAudience(
     devices: Number(row.devices),
   };
 }
+
+/**
+ * One user's verdicts under a trigger's compiled segment and audience conditions (the SQL a batch
+ * runs), each on its own; undefined when the project has no such user.
+ */
+export async function userMatches(
+  db: Db,
+  projectId: string,
+  userId: string,
+  c: Conditions,
+): Promise<{ segment: boolean; audience: boolean } | undefined> {
+  const row = await db
+    .selectFrom('users')
+    .select([c.segment.as('in_segment'), sql<boolean>`${c.audience}`.as('in_audience')])
+    .where('users.project_id', '=', projectId)
+    .where('users.id', '=', userId)
+    .executeTakeFirst();
+  return row && { segment: truthy(row.in_segment), audience: truthy(row.in_audience) };
+}
