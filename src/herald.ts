@@ -50,6 +50,8 @@ import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
 import { registerTopicRoutes } from './preferences/topics.routes.js';
 import { registerPreferenceRoutes } from './preferences/preferences.routes.js';
 import { registerPreferenceLinkRoutes } from './preferences/preference-links.routes.js';
+import { preferencesImport } from './preferences/preferences-import.js';
+import { registerPreferencePageApiRoutes } from './preferences/preference-page-api.routes.js';
 
 /** What a caller swaps in place of what `createHerald` would make from the configuration. */
 export interface HeraldOverrides {
@@ -164,7 +166,13 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
   const registerRoutes = (app: FastifyInstance): void => {
     const identity = { db, secretBox };
     registerUserProfileRoutes(app, { db });
-    registerUserRoutes(app, { db, readDb, clock, writes });
+    registerUserRoutes(app, {
+      db,
+      readDb,
+      clock,
+      writes,
+      preferences: preferencesImport({ notices: push().notices }),
+    });
     registerDeviceRoutes(app, { ...identity, clock, writes, outbound });
     registerEventRoutes(app, { ...identity, clock, writes, observeEvents });
     registerPushRoutes(app, { db, clock, push: push() });
@@ -206,6 +214,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       notices: push().notices,
       publicUrl: config.publicUrl,
     });
+    registerPreferencePageApiRoutes(app, { ...identity, clock, notices: push().notices, outbound });
   };
 
   return {

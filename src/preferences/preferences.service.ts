@@ -23,7 +23,7 @@ export interface UserPreferences {
 }
 
 /** What changed the preferences, told in the `preferences.updated` notice. */
-export type PreferenceSource = 'api' | 'link';
+export type PreferenceSource = 'api' | 'link' | 'import';
 
 /**
  * The `preferences.updated` notice as this feature reports it. Structurally one of push's `Notice`s
@@ -61,7 +61,12 @@ async function requireUser(db: Db, projectId: string, projectUserId: string) {
   return user;
 }
 
-function present(projectUserId: string, topics: Topic[], stored: repo.StoredPreferences | undefined): UserPreferences {
+/** The API's view of what a user chose: every topic of the project, their choice else its default. */
+export function present(
+  projectUserId: string,
+  topics: Topic[],
+  stored: repo.StoredPreferences | undefined,
+): UserPreferences {
   return {
     projectUserId,
     campaignPushes: stored?.campaignPushes ?? 'subscribed',

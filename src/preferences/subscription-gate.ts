@@ -1,4 +1,6 @@
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
+import { jsonKeyText } from '../db/dialect.js';
 import { preferencesOfUsers, type StoredPreferences } from './preferences.repository.js';
 import { effectiveTopicState } from './preferences.service.js';
 import { findTopic, type Topic } from './topics.service.js';
@@ -32,6 +34,25 @@ export async function unsubscribedUsers(
   const stored = new Map((await preferencesOfUsers(db, userIds)).map((p) => [p.userId, p]));
   for (const id of userIds) if (unsubscribedBy(stored.get(id), topic) !== undefined) out.add(id);
   return out;
+}
+
+/**
+ * The same gate as SQL over `users.id` (a dry run counts a whole broadcast in the database): true
+ * for a user who gets no campaign push, globally opted out or not subscribed to the topic (their
+ * choice, else its default). One probe of `user_preferences`' primary key per user.
+ */
+export async function unsubscribedCondition(
+  db: Db,
+  projectId: string,
+  gate: SubscriptionGate,
+): Promise<RawBuilder<boolean>> {
+  const topic = gate.topic && !gate.bypassTopics ? await findTopic(db, projectId, gate.topic) : undefined;
+  const prefs = sql`select 1 from user_preferences p where p.user_id = users.id`;
+  if (!topic) return sql<boolean>`exists (${prefs} and p.campaign_pushes = 'unsubscribed')`;
+  const choice = jsonKeyText(db, 'p.topics', topic.topicId);
+  return topic.defaultSubscribed
+    ? sql<boolean>`exists (${prefs} and (p.campaign_pushes = 'unsubscribed' or ${choice} = 'unsubscribed'))`
+    : sql<boolean>`not exists (${prefs} and p.campaign_pushes = 'subscribed' and ${choice} = 'subscribed')`;
 }
 
 /**

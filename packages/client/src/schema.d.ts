@@ -419,7 +419,7 @@ export interface paths {
         put?: never;
         /**
          * Trigger an API-triggered campaign
-         * @description Starts one run of an active, API-triggered campaign for the given audience (or its default audience) with the given trigger properties. Answers {"trigger_id"} once the trigger is stored; deliveries follow on the job queue (`GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}` shows progress). `?dry_run=true` answers the audience it would reach instead, storing and sending nothing.
+         * @description Starts one run of an active, API-triggered campaign for the given audience (or its default audience) with the given trigger properties. Answers {"trigger_id"} once the trigger is stored; deliveries follow on the job queue (`GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}` shows progress). `?dry_run=true` answers the audience it would reach instead, storing and sending nothing: a broadcast's counters include those the send policy would skip as `unsubscribed` and `not_reeligible` (frequency caps depend on sends still to come and are not counted).
          */
         post: operations["triggerCampaign"];
         delete?: never;
@@ -1075,9 +1075,33 @@ export interface paths {
         put?: never;
         /**
          * Make a signed link to a user's preference page
-         * @description A URL that opens a page, served by Herald, where the user sees and changes their preferences (the campaign-push toggle and every topic) without logging in. The token in it is bound to the project and the user and expires after `expires_in` seconds (default 7 days, at most 30); anyone holding the URL can change that user's preferences until then.
+         * @description A URL that opens a page, served by Herald unless the project names its own (`PUT /api/v1/settings/preference-page`: then that URL with the token as `?token=`, and the page calls `GET`/`PUT /api/v1/me/preferences` with it), where the user sees and changes their preferences (the campaign-push toggle and every topic) without logging in. The token in it is bound to the project and the user and expires after `expires_in` seconds (default 7 days, at most 30); anyone holding the URL can change that user's preferences until then.
          */
         post: operations["createPreferenceLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/settings/preference-page": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where preference links point
+         * @description The customer's preference page URL, or null when links open Herald's own page.
+         */
+        get: operations["getPreferencePage"];
+        /**
+         * Point preference links at the customer’s own page
+         * @description An absolute https URL without credentials (the outbound-URL policy: no loopback or private address) and without a `token` parameter; null returns to Herald’s page. Herald never fetches it.
+         */
+        put: operations["setPreferencePage"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2663,6 +2687,16 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
         };
+        /** PreferencePageSetting */
+        PreferencePageSetting: {
+            /** @description The customer's preference page: links made by `POST /api/v1/users/{id}/preferences:link` open it with the signed token as `?token=`; null for Herald's own page */
+            url: string | null;
+        };
+        /** PreferencePageRequest */
+        PreferencePageRequest: {
+            /** @description An https URL, or null */
+            url: unknown;
+        };
         /**
          * ImportUsersArray
          * @description A JSON array of `{ project_user_id, properties }` objects
@@ -2756,6 +2790,8 @@ export type SchemaUserPreferences = components['schemas']['UserPreferences'];
 export type SchemaUpdatePreferencesRequest = components['schemas']['UpdatePreferencesRequest'];
 export type SchemaPreferenceLinkRequest = components['schemas']['PreferenceLinkRequest'];
 export type SchemaPreferenceLink = components['schemas']['PreferenceLink'];
+export type SchemaPreferencePageSetting = components['schemas']['PreferencePageSetting'];
+export type SchemaPreferencePageRequest = components['schemas']['PreferencePageRequest'];
 export type SchemaImportUsersArray = components['schemas']['ImportUsersArray'];
 export type SchemaImportUsersNdjson = components['schemas']['ImportUsersNdjson'];
 export type SchemaImportUsersResponse = components['schemas']['ImportUsersResponse'];
@@ -6166,11 +6202,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "trigger_id": "trg_9xK4"
-                     *     }
-                     */
                     "application/json": components["schemas"]["TriggerCampaignResponse"];
                 };
             };
@@ -12163,6 +12194,218 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPreferencePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreferencePageSetting"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setPreferencePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreferencePageRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreferencePageSetting"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
