@@ -3,7 +3,12 @@ import { AppError } from '../../errors.js';
 import { parseIsoTimestamp } from '../../events/events.service.js';
 import { getCampaign } from '../campaigns.service.js';
 import { DeliveryStatus } from '../../push/push.types.js';
-import { countOutcomes, type AnalyticsScope, type AnalyticsWindow } from './delivery-analytics.repository.js';
+import {
+  countAudienceSkips,
+  countOutcomes,
+  type AnalyticsScope,
+  type AnalyticsWindow,
+} from './delivery-analytics.repository.js';
 import { findCampaignTrigger } from '../triggers/triggers.repository.js';
 import { countOpens } from '../../push/message-opens.service.js';
 
@@ -29,6 +34,8 @@ export interface DeliveryAnalytics {
     by_state: Record<string, number>;
     by_provider: Record<string, Record<string, number>>;
     by_reason: Record<string, number>;
+    /** Audience members not sent to, by reason (rule `trigger-status`), and `HELD` by quiet hours. */
+    users_by_reason: Record<string, number>;
     opened: number;
   };
   series: Array<{ start: string; sent: number; failed: number; opened: number }>;
@@ -74,7 +81,13 @@ async function analyticsOf(db: Db, scope: AnalyticsScope, query: AnalyticsQuery)
   };
   const opens = await countOpens(db, scope, minutes, BUCKETS[bucket], MAX_SERIES_BUCKETS + 1);
   if (opens.length > MAX_SERIES_BUCKETS) throw tooMany();
-  const totals: DeliveryAnalytics['totals'] = { by_state: {}, by_provider: {}, by_reason: {}, opened: 0 };
+  const totals: DeliveryAnalytics['totals'] = {
+    by_state: {},
+    by_provider: {},
+    by_reason: {},
+    users_by_reason: await countAudienceSkips(db, scope, window),
+    opened: 0,
+  };
   const series: DeliveryAnalytics['series'] = [];
   let currentStart: number | undefined;
   // Groups come oldest bucket first, so each bucket's groups are adjacent.
