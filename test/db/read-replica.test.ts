@@ -138,7 +138,9 @@ describe.each(TEST_DIALECTS)('read replica setting on %s', (dialect) => {
     const analytics = await json(ctx(), 'GET', `/api/v1/campaigns/${campaignId}/triggers/${triggerId}/analytics`);
     expect(analytics.statusCode).toBe(200);
     expect(
-      (await readConnectionQueries(applicationName)).some((q) => /trigger_delivery_counts|message_opens/.test(q)),
+      (await readConnectionQueries(applicationName)).some((q) =>
+        /trigger_delivery_counts|message_opens|trigger_batches/.test(q),
+      ),
     ).toBe(true);
 
     // The read connection only ever read, and it could not have written: its role is read-only.
