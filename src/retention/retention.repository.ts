@@ -14,7 +14,14 @@ declare module '../db/database.js' {
 
 /** A table retention deletes from: its time column, the key a chunk is chosen by, and which rows may go. */
 export interface RetainedTable {
-  table: 'deliveries' | 'events' | 'trigger_deliveries' | 'a2a_tasks' | 'event_pending_sends' | 'held_sends';
+  table:
+    | 'deliveries'
+    | 'events'
+    | 'trigger_deliveries'
+    | 'a2a_tasks'
+    | 'event_pending_sends'
+    | 'held_sends'
+    | 'message_opens';
   kind: RetentionKind;
   time: string;
   key: readonly string[];
@@ -37,6 +44,8 @@ export const RETAINED_TABLES: readonly RetainedTable[] = [
     byTrigger: true,
   },
   { table: 'events', kind: 'events', time: 'received_at', key: ['seq'] },
+  // A message's open is part of its delivery record (it names the user): it goes with the deliveries' days.
+  { table: 'message_opens', kind: 'deliveries', time: 'received_at', key: ['message_id'] },
   {
     table: 'a2a_tasks',
     kind: 'tasks',

@@ -85,11 +85,31 @@ describe.each(TEST_DIALECTS)('retention on %s', (dialect) => {
     const newDone = randomUUID();
     await task(newDone, 'completed', clock.t);
 
-    clock.t = start + 31 * DAY_MS; // deliveries (30 days) and finished tasks (7) of day 0 expired; events (90) not
+    // Opens go with their deliveries' days (each stamped when it was reported).
+    const open = async (messageId: string) => {
+      const res = await ctx().inject({ method: 'POST', url: `/api/v1/messages/${messageId}:open`, headers: p.secret });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    clock.t = start + 2 * DAY_MS - 60_000;
+    await open(oldMessage);
+    clock.t = start + 2 * DAY_MS;
+    await open(newMessage);
+    const opens = async () =>
+      (
+        await ctx()
+          .database.db.selectFrom('message_opens')
+          .select('message_id')
+          .where('project_id', '=', p.projectId)
+          .execute()
+      ).map((r) => r.message_id);
+    expect((await opens()).sort()).toEqual([oldMessage, newMessage].sort());
+
+    clock.t = start + 32 * DAY_MS - 30_000; // deliveries (30 days) and finished tasks (7) of day 0 expired; events (90) not
     const run = await runRetentionJob(ctx(), clock);
     expect(run.succeeded).toBeGreaterThanOrEqual(1);
     expect(await messageStatus(ctx(), p.secret, oldMessage)).toBe(404);
     expect(await messageStatus(ctx(), p.secret, newMessage)).toBe(200);
+    expect(await opens()).toEqual([newMessage]);
     expect(await eventIds(ctx(), p.secret, 'u')).toEqual([oldEvent, newEvent].sort());
     const tasks = await ctx()
       .database.db.selectFrom('a2a_tasks')

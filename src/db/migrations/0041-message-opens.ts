@@ -7,7 +7,8 @@ import { columnTypes } from '../schema-helpers.js';
  * (`POST /api/v1/messages/{message_id}:open`). One row per message, the first report (later ones
  * change nothing), with the message's campaign, trigger and user copied in so counts read this
  * table alone. Two partial indexes serve the counts: opens of a trigger by time, and of a campaign
- * by time; an open of a direct send (no campaign) pays for neither.
+ * by time; an open of a direct send (no campaign) pays for neither. Retention deletes opens with
+ * their deliveries' days, chosen by `received_at` (its own index).
  */
 export async function up(db: AnyKysely): Promise<void> {
   const t = columnTypes(db);
@@ -34,4 +35,5 @@ export async function up(db: AnyKysely): Promise<void> {
     .columns(['project_id', 'campaign_id', 'opened_at'])
     .where(sql.ref('campaign_id'), 'is not', null)
     .execute();
+  await db.schema.createIndex('message_opens_received').on('message_opens').column('received_at').execute();
 }
