@@ -48,6 +48,13 @@ export async function holdQuietRecipients(
   if (window === null && own.size === 0 && already.size === 0) return recipients;
   const settings = await projectLocalTime(db, trigger.projectId);
   const now = clock.now();
+  // When a window holding `now` ends depends on the window and the zone only: once per pair, not per user.
+  const ends = new Map<string, number | undefined>();
+  const endOf = (w: QuietWindow, zone: string) => {
+    const key = `${w.start}-${w.end} ${zone}`;
+    if (!ends.has(key)) ends.set(key, quietUntil(w, zone, now));
+    return ends.get(key);
+  };
   const send: Recipient[] = [];
   const held: HeldSend[] = [];
   for (const r of recipients) {
@@ -61,7 +68,7 @@ export async function holdQuietRecipients(
     if (windows.length > 0) {
       const zone = userZone(r.user.properties, settings);
       for (const w of windows) {
-        const end = quietUntil(w, zone, now);
+        const end = endOf(w, zone);
         if (end !== undefined && (until === undefined || end > until)) until = end;
       }
     }

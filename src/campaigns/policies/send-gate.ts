@@ -80,16 +80,18 @@ export async function gateRecipients<R extends GatedRecipient>(
     const skipped: TriggerDeliveriesTable[] = [];
     const slots: UserSendsTable[] = [];
     const tags = writeJson(policy.tags);
+    const startOf = windowStarts(now);
     for (const r of recipients) {
       if (held.has(r.user.id)) {
         kept.push(r);
         continue;
       }
       const own = logs.get(r.user.id) ?? [];
+      let zone: string | undefined;
       const reason =
         checksReeligibility && own.some((s) => s.campaignId === trigger.campaignId && s.sentAt >= since)
           ? NOT_REELIGIBLE
-          : rules.some((rule) => capReached(rule, own, now, zoneOf(r.user.properties)))
+          : rules.some((rule) => capReached(rule, own, () => startOf(rule, (zone ??= zoneOf(r.user.properties)))))
             ? FREQUENCY_CAPPED
             : undefined;
       if (reason) {
@@ -116,14 +118,30 @@ export async function gateRecipients<R extends GatedRecipient>(
 }
 
 /** At least `max` counted sends (of the rule's tag, when it has one) since the window started. */
-function capReached(rule: CapRule, sends: LoggedSend[], now: number, zone: string): boolean {
+function capReached(rule: CapRule, sends: LoggedSend[], windowStartOf: () => number): boolean {
   if (sends.length < rule.max) return false;
-  const start = windowStart(rule, now, zone);
+  const start = windowStartOf();
   let n = 0;
   for (const s of sends)
     if (s.counts && s.sentAt >= start && (rule.tag === undefined || s.tags.includes(rule.tag)) && ++n >= rule.max)
       return true;
   return false;
+}
+
+/**
+ * Where each rule's window starts in a zone at `now` (the batch's instant): the same for every user
+ * of the zone, so worked out once per rule and zone (a calendar window reads the zone's clock, the
+ * costliest step of the check) rather than once per user. Zones are valid names: a few hundred at most.
+ */
+function windowStarts(now: number): (rule: CapRule, zone: string) => number {
+  const known = new Map<CapRule, Map<string, number>>();
+  return (rule, zone) => {
+    let byZone = known.get(rule);
+    if (!byZone) known.set(rule, (byZone = new Map()));
+    let start = byZone.get(zone);
+    if (start === undefined) byZone.set(zone, (start = windowStart(rule, now, zone)));
+    return start;
+  };
 }
 
 function groupByUser(sends: LoggedSend[]): Map<string, LoggedSend[]> {
