@@ -36,7 +36,7 @@ export const pendingSendCommands: Record<string, CliCommand> = {
       const limit = optionalFlag(args, 'limit');
       const cursor = optionalFlag(args, 'cursor');
       checkedOption('limit', limit, (value) => parseLimit(value));
-      checkedOption('cursor', cursor, (value) => decodeCursor(value));
+      checkedOption('cursor', cursor, (value) => decodeCursor(value, 'string'));
       const query = { limit, cursor, state: state as PendingSendState | undefined };
       const project = requireFlag(args, 'project');
       print(

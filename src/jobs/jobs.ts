@@ -45,16 +45,18 @@ export async function enqueueJob<K extends JobKind>(
 
 /**
  * `enqueueJob` with `jobKey` for a key usually taken already (many writers enqueueing one keyed job):
- * one read when an unfinished job holds the key, the insert only when none does.
+ * one read when an unfinished job holds the key, the insert only when none does. Returns whether
+ * the read found one.
  */
 export async function ensureKeyedJob<K extends JobKind>(
   db: Db,
   kind: K,
   payload: JobPayloads[K],
   options: EnqueueOptions & { jobKey: string },
-): Promise<void> {
-  if (await unfinishedJobKeyExists(db, options.jobKey)) return;
+): Promise<boolean> {
+  if (await unfinishedJobKeyExists(db, options.jobKey)) return true;
   await enqueueJob(db, kind, payload, options);
+  return false;
 }
 
 export function getJob(db: Db, id: string): Promise<Job | undefined> {

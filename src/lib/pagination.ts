@@ -5,11 +5,15 @@ export function encodeCursor(key: Array<string | number>): string {
   return Buffer.from(JSON.stringify(key)).toString('base64url');
 }
 
-export function decodeCursor(cursor: string | undefined): Array<string | number> | undefined {
+/** A cursor's key: its first part a number (a time) or a string (a time-ordered id), then a row id. */
+export function decodeCursor(
+  cursor: string | undefined,
+  first: 'number' | 'string' = 'number',
+): Array<string | number> | undefined {
   if (cursor === undefined || cursor === '') return undefined;
   try {
     const key: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(key) && key.length === 2 && typeof key[0] === 'number' && typeof key[1] === 'string')
+    if (Array.isArray(key) && key.length === 2 && typeof key[0] === first && typeof key[1] === 'string')
       return key as Array<string | number>;
   } catch {
     // fall through

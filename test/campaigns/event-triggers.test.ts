@@ -98,6 +98,57 @@ describe.each(TEST_DIALECTS)('event-triggered campaigns on %s', (dialect) => {
     }>();
   };
 
+  it('lists pending sends newest first by event, page by page, per campaign and per user; a bad cursor is a 400', async () => {
+    const w = await world('list-pages', 1);
+    const first = await createEventCampaign(w.secret);
+    const second = await createEventCampaign(w.secret);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const tracked = await track(w.secret, {
+        project_user_id: 'u0',
+        name: 'cart_abandoned',
+        properties: { total: 50 + i },
+      });
+      ids.push(tracked.event_id);
+    }
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await pendingSends(
+        w.secret,
+        first,
+        `?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
+      expect(page.pending_sends.length).toBeLessThanOrEqual(2);
+      seen.push(...page.pending_sends.map((p) => p.event.event_id));
+      cursor = page.next_cursor;
+    } while (cursor);
+    expect(seen).toEqual([...ids].reverse());
+    // Each event started a send of both campaigns: the user's list holds all ten, each once.
+    const byUser: Array<{ campaign_id: string; event: { event_id: string } }> = [];
+    cursor = null;
+    do {
+      const res = await json(
+        ctx(),
+        'GET',
+        `/api/v1/users/u0/pending-sends?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        undefined,
+        w.secret,
+      );
+      expect(res.statusCode, res.body).toBe(200);
+      const page = res.json<{ pending_sends: typeof byUser; next_cursor: string | null }>();
+      byUser.push(...page.pending_sends);
+      cursor = page.next_cursor;
+    } while (cursor);
+    expect(byUser).toHaveLength(10);
+    expect(new Set(byUser.map((p) => `${p.campaign_id}/${p.event.event_id}`)).size).toBe(10);
+    expect(byUser.map((p) => p.event.event_id)).toEqual([...ids].reverse().flatMap((id) => [id, id]));
+    expect(new Set(byUser.map((p) => p.campaign_id))).toEqual(new Set([first, second]));
+    const bad = await json(ctx(), 'GET', `/api/v1/campaigns/${first}/pending-sends?cursor=nope`, undefined, w.secret);
+    expect(bad.statusCode, bad.body).toBe(400);
+    expect(bad.json().error).toMatch(/cursor/);
+  });
+
   it('matches by name and property condition, waits the delay, then sends with event.* and user.* rendered', async () => {
     const w = await world('match', 2);
     const campaignId = await createEventCampaign(w.secret);

@@ -103,6 +103,18 @@ describe.each(TEST_DIALECTS)('campaign preview on %s', (dialect) => {
       const bad = await preview(campaignId, { project_user_id: 'eve', event });
       expect(bad.statusCode, JSON.stringify(event)).toBe(400);
     }
+    // A sample event's properties are bounded like a tracked event's: 64 KiB of JSON.
+    const fits = await preview(campaignId, {
+      project_user_id: 'eve',
+      event: { properties: { blob: 'x'.repeat(64 * 1024 - 20) } },
+    });
+    expect(fits.statusCode, fits.body).toBe(200);
+    const oversized = await preview(campaignId, {
+      project_user_id: 'eve',
+      event: { properties: { blob: 'x'.repeat(64 * 1024) } },
+    });
+    expect(oversized.statusCode, oversized.body).toBe(400);
+    expect(oversized.json().error).toMatch(/event\.properties must be at most 65536 characters of JSON/);
   });
 
   it('says which provider a message is too large for (fits: false)', async () => {

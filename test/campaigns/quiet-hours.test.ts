@@ -262,6 +262,41 @@ describe.each(TEST_DIALECTS)('quiet hours (rule `quiet-hours`) on %s', (dialect)
     expect(fired.counters).toMatchObject({ targets: 1, accepted: 0, skipped: { not_in_segment: 1 } });
   });
 
+  it("at the window end the user's topic choice and the caps are read again", async () => {
+    const w = await world('recheck-policy');
+    const topic = await json(ctx(), 'POST', '/api/v1/topics', { key: 'news', name: 'News' }, w.secret);
+    expect(topic.statusCode, topic.body).toBe(201);
+    const caps = await put(ctx(), w.secret, '/api/v1/project/frequency-caps', { rules: [{ max: 1, per: 'day' }] });
+    expect(caps.statusCode, caps.body).toBe(200);
+    const campaignId = await createCampaign(ctx(), { quiet_hours: around(45), topic: 'news' }, w.secret);
+    const triggerId = await triggerOk(
+      ctx(),
+      campaignId,
+      { audience: { targets: [{ project_user_id: 'u1' }, { project_user_id: 'u2' }] } },
+      w.secret,
+    );
+    await run();
+    expect((await triggerStatus(ctx(), campaignId, triggerId, w.secret)).counters).toMatchObject({ held: 2 });
+    // While they wait: u1 leaves the topic, u2 gets another campaign's push (its one push of the day).
+    const optOut = await put(ctx(), w.secret, '/api/v1/users/u1/preferences', { topics: { news: 'unsubscribed' } });
+    expect(optOut.statusCode, optOut.body).toBe(200);
+    const other = await createCampaign(ctx(), { quiet_hours: false }, w.secret);
+    await triggerOk(ctx(), other, { audience: { targets: [{ project_user_id: 'u2' }] } }, w.secret);
+    await run();
+    expect(sentTo(w.other)).toBe(1);
+    offset += 46 * MINUTE;
+    await run();
+    expect(sentTo(w.token)).toBe(0);
+    expect(sentTo(w.other)).toBe(1);
+    const held = await sql<{
+      trigger_id: string;
+    }>`select distinct trigger_id from held_sends where source_trigger_id = ${triggerId}`.execute(ctx().database.db);
+    expect(held.rows).toHaveLength(1);
+    const fired = await triggerStatus(ctx(), campaignId, held.rows[0]!.trigger_id, w.secret);
+    expect(fired.counters).toMatchObject({ targets: 2, accepted: 0 });
+    expect(fired.counters.skipped).toMatchObject({ unsubscribed: 1, frequency_capped: 1 });
+  });
+
   it('direct sends (messages:send) are not held, and accept ignore_quiet_hours', async () => {
     const w = await world('direct');
     await put(ctx(), w.secret, '/api/v1/users/u1/quiet-hours', { quiet_hours: around(60) });

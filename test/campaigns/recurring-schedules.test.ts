@@ -364,6 +364,37 @@ describe.each(TEST_DIALECTS)('recurring schedules on %s', (dialect) => {
     expect(await triggers(w)).toHaveLength(1);
   });
 
+  it('an occurrence whose job runs out of attempts is recorded as failed; the schedule goes on', async () => {
+    clock.set(Date.parse('2026-11-28T12:00:00Z'));
+    const w = await world('occurrence-failed');
+    const made = await create(w, { cron: '0 12 * * *', time_zone: 'UTC' });
+    // Its last attempt: the next failure spends it (a database outage longer than the retries).
+    await sql`update jobs set max_attempts = 1 where job_key like ${`campaign.schedule-occurrence:${made.schedule_id}:%`}`.execute(
+      ctx().database.db,
+    );
+    const failing = Object.assign(
+      async () => {
+        throw new Error('the database is away');
+      },
+      { finalise: handler().finalise! },
+    ) as JobHandler<'campaign.schedule-occurrence'>;
+    clock.set(Date.parse('2026-11-29T12:00:00Z'));
+    const outcome = await runJobsUntilIdle(ctx().database.db, { 'campaign.schedule-occurrence': failing }, { clock });
+    expect(outcome.runs).toBeGreaterThanOrEqual(1);
+    const after = await get(w, made.schedule_id);
+    expect(after).toMatchObject({
+      state: 'active',
+      next_occurrence_at: '2026-11-30T12:00:00.000Z',
+      occurrences: 0,
+      skipped: 1,
+      last_occurrence: { at: '2026-11-29T12:00:00.000Z', trigger_id: null },
+    });
+    expect(after.last_occurrence!.skipped_reason).toMatch(/^FAILED: /);
+    expect(await pendingJobs(made.schedule_id)).toHaveLength(1);
+    expect(await fireNext(w, made.schedule_id)).toMatchObject({ occurrences: 1, skipped: 1 });
+    expect(await triggers(w)).toHaveLength(1);
+  });
+
   it('an occurrence reached late fires within SCHEDULE_LATE_LIMIT_MS (1 h); later it is skipped as missed', async () => {
     clock.set(Date.parse('2026-11-28T12:00:00Z'));
     const w = await world('late');

@@ -7,7 +7,8 @@ import type { Clock } from '../../lib/clock.js';
 import { newTimeOrderedId } from '../../lib/ids.js';
 import { propertiesSatisfy } from '../../conditions/evaluate-properties.js';
 import { delaySeconds, type EventMatcher, type EventTrigger } from './event-trigger.js';
-import { dueJobRunAt, enqueueDueJob } from './due-sends.js';
+import { dueJobRunAt, MIN_LEAD_MS } from '../../jobs/due-rows.js';
+import { enqueueDueJob } from './due-sends.js';
 import { cancelUserPendingSends, insertPendingSends, type NewPendingSend } from './pending-sends.repository.js';
 
 interface Entry {
@@ -82,6 +83,23 @@ export function createEventTriggerObserver(deps: { db: Kysely<Database>; clock: 
   // events in one transaction (src/db/group-commit.ts) and rolls it back whole, so a job ensured
   // earlier in the same transaction commits with this unit's pending sends or not at all.
   const ensured = new WeakMap<Db, Set<number>>();
+  // The due jobs another transaction had committed when this process looked (it found their key).
+  // Such a job runs at its second, no sooner, so until `MIN_LEAD_MS` before it a row stored now is
+  // committed before that job claims: no need to read its key again.
+  const committed = new Set<number>();
+  const knownCommitted = (runAt: number, now: number): boolean => {
+    if (!committed.has(runAt)) return false;
+    if (now < runAt - MIN_LEAD_MS) return true;
+    committed.delete(runAt);
+    return false;
+  };
+  const remember = (runAt: number, now: number) => {
+    // Bounded: forgetting a second costs one read of its key. Seconds past their lead go first,
+    // then the oldest remembered (a delay of days makes a new second each second).
+    if (committed.size >= 1024) for (const at of committed) if (now >= at - MIN_LEAD_MS) committed.delete(at);
+    if (committed.size >= 1024) committed.delete(committed.values().next().value!);
+    committed.add(runAt);
+  };
   return async (db, projectId, events) => {
     const index = await projectIndex(deps.db, db, projectId);
     if (index.starts.size === 0 && index.cancels.size === 0) return;
@@ -122,8 +140,8 @@ export function createEventTriggerObserver(deps: { db: Kysely<Database>; clock: 
     let done = ensured.get(db);
     if (!done) ensured.set(db, (done = new Set()));
     for (const runAt of runAts) {
-      if (done.has(runAt)) continue;
-      await enqueueDueJob(db, deps.clock, runAt);
+      if (done.has(runAt) || knownCommitted(runAt, now)) continue;
+      if (await enqueueDueJob(db, deps.clock, runAt)) remember(runAt, now);
       done.add(runAt);
     }
   };

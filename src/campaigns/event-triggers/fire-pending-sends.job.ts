@@ -1,5 +1,5 @@
-import type { Kysely } from 'kysely';
-import type { Database, Db } from '../../db/database.js';
+import type { Db } from '../../db/database.js';
+import { createDueRowsHandler } from '../../jobs/due-rows.js';
 import { enqueueJob } from '../../jobs/jobs.js';
 import type { JobHandler } from '../../jobs/job-types.js';
 import type { Clock } from '../../lib/clock.js';
@@ -9,7 +9,7 @@ import { findCampaign, type Campaign } from '../campaigns.repository.js';
 import { BATCH_MAX_ATTEMPTS } from '../fanout/campaign-jobs.js';
 import type { EventScope } from '../templates/templates.js';
 import { addBatches, insertTrigger, markPlanningDone, startTrigger } from '../triggers/triggers.repository.js';
-import { DUE_CLAIM_BATCH, dueJobRunAt, enqueueDueJob } from './due-sends.js';
+import { DUE_CLAIM_BATCH } from './due-sends.js';
 import { sendPolicyToWire } from '../policies/send-policy.js';
 import {
   cancelClaimedSends,
@@ -41,33 +41,21 @@ export function createDueSendsHandler(deps: {
   clock: Clock;
   claimBatch?: number;
 }): JobHandler<'campaign.event-sends-due'> {
-  const limit = deps.claimBatch ?? DUE_CLAIM_BATCH;
-  return async (_payload, helpers) => {
-    for (;;) {
-      if (helpers.signal.aborted || helpers.stopping.aborted) throw new Error('stopped; the due sends stay claimable');
-      const claimed = await helpers.db.transaction().execute(async (trx) => {
-        const now = deps.clock.now();
+  return createDueRowsHandler('campaign.event-sends-due', {
+    clock: deps.clock,
+    limit: deps.claimBatch ?? DUE_CLAIM_BATCH,
+    source: {
+      async claimAndFire(trx, now, limit) {
         const due = await claimDuePendingSends(trx, now, limit);
         for (const sends of groupBy(due, (s) => `${s.projectId}\u0000${s.campaignId}`)) {
           const campaign = await findCampaign(trx, sends[0]!.projectId, sends[0]!.campaignId);
           await fireCampaignSends(trx, campaign, sends, now);
         }
         return due.length;
-      });
-      if (claimed < limit) break;
-      // SQLite answers synchronously: let requests and sends waiting on the event loop in between batches.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    // A send stored late (its job of that second already past its last claim) is taken by a next job.
-    await followUp(helpers.db, deps.clock);
-  };
-}
-
-async function followUp(db: Kysely<Database>, clock: Clock): Promise<void> {
-  const next = await nextDueAt(db);
-  if (next === undefined) return;
-  const now = clock.now();
-  if (next <= now) await enqueueDueJob(db, clock, dueJobRunAt(now, now));
+      },
+      nextDueAt,
+    },
+  });
 }
 
 function groupBy<T>(items: T[], key: (item: T) => string): T[][] {

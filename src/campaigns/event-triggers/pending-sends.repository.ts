@@ -219,10 +219,13 @@ export interface PendingSendFilter {
   userId?: string;
   state?: PendingSendState;
   limit: number;
-  after?: { createdAt: number; id: string } | undefined;
+  after?: { eventId: string; id: string } | undefined;
 }
 
-/** Newest first, with each user's `project_user_id`. */
+/**
+ * Newest first by event (time-ordered ids: the unique index on (project, campaign, event) serves a
+ * campaign's list), with each user's `project_user_id`. The send's id orders one event's sends.
+ */
 export async function listPendingSends(
   db: Db,
   f: PendingSendFilter,
@@ -240,11 +243,11 @@ export async function listPendingSends(
   if (after)
     query = query.where((eb) =>
       eb.or([
-        eb('p.created_at', '<', after.createdAt),
-        eb.and([eb('p.created_at', '=', after.createdAt), eb('p.id', '<', after.id)]),
+        eb('p.event_id', '<', after.eventId),
+        eb.and([eb('p.event_id', '=', after.eventId), eb('p.id', '<', after.id)]),
       ]),
     );
-  const rows = await query.orderBy('p.created_at', 'desc').orderBy('p.id', 'desc').limit(f.limit).execute();
+  const rows = await query.orderBy('p.event_id', 'desc').orderBy('p.id', 'desc').limit(f.limit).execute();
   return rows.map((r) => ({ ...rowToPendingSend(r), projectUserId: r.project_user_id }));
 }
 

@@ -1,5 +1,4 @@
 import type { Db } from '../../db/database.js';
-import { AppError } from '../../errors.js';
 import { decodeCursor, encodeCursor, parseLimit } from '../../lib/pagination.js';
 import { getUser } from '../../users/users.service.js';
 import { getCampaign } from '../campaigns.service.js';
@@ -35,19 +34,17 @@ function toWire(p: PendingSend & { projectUserId: string }) {
 
 async function page(db: Db, filter: Omit<PendingSendFilter, 'limit' | 'after'>, query: PendingSendQuery) {
   const limit = parseLimit(query.limit);
-  const after = decodeCursor(query.cursor);
-  if (after !== undefined && (typeof after[0] !== 'number' || typeof after[1] !== 'string'))
-    throw new AppError('invalid', 'INVALID_CURSOR', 'cursor: not a cursor this list answered');
+  const after = decodeCursor(query.cursor, 'string');
   const rows = await listPendingSends(db, {
     ...filter,
     limit: limit + 1,
-    after: after && { createdAt: after[0] as number, id: after[1] as string },
+    after: after && { eventId: after[0] as string, id: after[1] as string },
   });
   const shown = rows.slice(0, limit);
   const last = shown[shown.length - 1];
   return {
     pending_sends: shown.map(toWire),
-    next_cursor: rows.length > limit && last ? encodeCursor([last.createdAt, last.id]) : null,
+    next_cursor: rows.length > limit && last ? encodeCursor([last.eventId, last.id]) : null,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { createDueRowsHandler } from '../../jobs/due-rows.js';
 import { enqueueJob } from '../../jobs/jobs.js';
 import type { JobHandler } from '../../jobs/job-types.js';
 import type { Clock } from '../../lib/clock.js';
@@ -7,6 +8,7 @@ import { resolveTriggerRefs } from '../../conditions/resolve-trigger-refs.js';
 import { findCampaign } from '../campaigns.repository.js';
 import type { EventScope } from '../templates/templates.js';
 import { BATCH_MAX_ATTEMPTS } from '../fanout/campaign-jobs.js';
+import { sendPolicyToWire } from './send-policy.js';
 import {
   addBatches,
   findTrigger,
@@ -15,7 +17,6 @@ import {
   startTrigger,
 } from '../triggers/triggers.repository.js';
 import { claimDueHeldSends, finishHeldSends, nextHeldDueAt, type HeldSend } from './held-sends.repository.js';
-import { enqueueHeldSendsJob, heldJobRunAt } from './held-sends-jobs.js';
 
 /** Held sends claimed per transaction; they become at most this many targets of one trigger. */
 export const HELD_CLAIM_BATCH = 200;
@@ -33,25 +34,20 @@ export function createHeldSendsHandler(deps: {
   clock: Clock;
   claimBatch?: number;
 }): JobHandler<'campaign.held-sends-due'> {
-  const limit = deps.claimBatch ?? HELD_CLAIM_BATCH;
-  return async (_payload, helpers) => {
-    for (;;) {
-      if (helpers.signal.aborted || helpers.stopping.aborted) throw new Error('stopped; the held sends stay claimable');
-      const claimed = await helpers.db.transaction().execute(async (trx) => {
-        const now = deps.clock.now();
+  return createDueRowsHandler('campaign.held-sends-due', {
+    clock: deps.clock,
+    limit: deps.claimBatch ?? HELD_CLAIM_BATCH,
+    source: {
+      async claimAndFire(trx, now, limit) {
         const due = await claimDueHeldSends(trx, now, limit);
         const bySource = new Map<string, HeldSend[]>();
         for (const h of due) bySource.set(h.sourceTriggerId, [...(bySource.get(h.sourceTriggerId) ?? []), h]);
         for (const group of bySource.values()) await fire(trx, group, now);
         return due.length;
-      });
-      if (claimed < limit) break;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    const next = await nextHeldDueAt(helpers.db);
-    const now = deps.clock.now();
-    if (next !== undefined && next <= now) await enqueueHeldSendsJob(helpers.db, deps.clock, heldJobRunAt(now, now));
-  };
+      },
+      nextDueAt: nextHeldDueAt,
+    },
+  });
 }
 
 async function fire(db: Db, group: HeldSend[], now: number): Promise<void> {
@@ -79,6 +75,9 @@ async function fire(db: Db, group: HeldSend[], now: number): Promise<void> {
       audienceConditions:
         campaign.audienceConditions && resolveTriggerRefs(campaign.audienceConditions, source.properties),
       message: campaign.message,
+      // Rule `quiet-hours`: a held send passes the topic, caps and re-eligibility gates when it goes.
+      topic: campaign.topic,
+      policy: sendPolicyToWire(campaign.sendPolicy),
       ...(source.definition.event && { event: source.definition.event }),
       ...(source.definition.eventsByUser && { eventsByUser: eventsOf(source.definition.eventsByUser, group) }),
       heldFrom: source.id,

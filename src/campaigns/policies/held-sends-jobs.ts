@@ -1,7 +1,6 @@
 import type { Db } from '../../db/database.js';
-import { ensureKeyedJob } from '../../jobs/jobs.js';
+import { ensureDueJob } from '../../jobs/due-rows.js';
 import type { Clock } from '../../lib/clock.js';
-import { dueJobRunAt } from '../event-triggers/due-sends.js';
 
 declare module '../../jobs/job-types.js' {
   interface JobPayloads {
@@ -10,9 +9,7 @@ declare module '../../jobs/job-types.js' {
   }
 }
 
-/** When the job firing a held send due at `dueAt` runs: the same per-second rule as pending sends. */
-export const heldJobRunAt = dueJobRunAt;
-
+/** Makes sure the job of second `runAt` (`dueJobRunAt`) will fire the held sends due by then. */
 export async function enqueueHeldSendsJob(db: Db, clock: Clock, runAt: number): Promise<void> {
-  await ensureKeyedJob(db, 'campaign.held-sends-due', {}, { clock, runAt, jobKey: `campaign.held-sends-due:${runAt}` });
+  await ensureDueJob(db, clock, 'campaign.held-sends-due', runAt);
 }

@@ -7,7 +7,8 @@ import { projectLocalTime } from '../triggers/local-time-settings.service.js';
 import type { TriggerCounters } from '../triggers/trigger-counters.js';
 import type { TriggerRecord } from '../triggers/triggers.repository.js';
 import { heldUsersOf, insertHeldSends, type HeldSend } from './held-sends.repository.js';
-import { enqueueHeldSendsJob, heldJobRunAt } from './held-sends-jobs.js';
+import { dueJobRunAt } from '../../jobs/due-rows.js';
+import { enqueueHeldSendsJob } from './held-sends-jobs.js';
 import { quietUntil, userZone, type QuietWindow } from './quiet-hours.js';
 import { projectQuietHours, userWindows } from './quiet-hours-settings.service.js';
 
@@ -87,7 +88,7 @@ export async function holdQuietRecipients(
     await db.transaction().execute(async (trx) => {
       await insertHeldSends(trx, held, now);
       // One job per second with held sends due (few distinct seconds: one per zone and window end).
-      for (const runAt of new Set(held.map((h) => heldJobRunAt(h.dueAt, now))))
+      for (const runAt of new Set(held.map((h) => dueJobRunAt(h.dueAt, now))))
         await enqueueHeldSendsJob(trx, clock, runAt);
     });
   }

@@ -83,9 +83,51 @@ export interface OccurrenceDeps {
   lateLimitMs: number;
 }
 
+type StoreTrigger = Awaited<ReturnType<typeof checkTrigger>>;
+
+/**
+ * Records the occurrence `at` (its trigger stored, or skipped with the reason) and moves the schedule
+ * to its next one, in one transaction; false when the schedule moved under it (nothing committed).
+ */
+async function advance(
+  db: Db,
+  clock: Clock,
+  s: ScheduleRecord,
+  occurrence: { seq: number; at: number; next: number | undefined; store?: StoreTrigger; skipReason: string | null },
+): Promise<{ applied: boolean; triggerId: string | null }> {
+  const { seq, at, next, store, skipReason } = occurrence;
+  try {
+    const triggerId = await db.transaction().execute(async (trx) => {
+      // The schedule row first: on PostgreSQL a second instance waits on its lock here and then
+      // finds the sequence moved on, before it could insert a duplicate trigger.
+      const created = store ? newId() : null;
+      const applied = await updateScheduleIf(
+        trx,
+        s.id,
+        { states: ['active'], jobSeq: seq },
+        {
+          state: next === undefined ? 'ended' : 'active',
+          nextOccurrenceAt: next ?? null,
+          jobSeq: seq + 1,
+          occurrence: { at, triggerId: created, skipReason },
+          now: clock.now(),
+        },
+      );
+      if (!applied) throw new ScheduleMoved();
+      if (store && created !== null) await store(trx, created);
+      if (next !== undefined) await enqueueOccurrence(trx, clock, s, seq + 1, next);
+      return created;
+    });
+    return { applied: true, triggerId };
+  } catch (error) {
+    if (error instanceof ScheduleMoved) return { applied: false, triggerId: null }; // paused, deleted or fired elsewhere meanwhile
+    throw error;
+  }
+}
+
 export function createScheduleOccurrenceHandler(deps: OccurrenceDeps): JobHandler<'campaign.schedule-occurrence'> {
   const { clock } = deps;
-  return async ({ scheduleId, seq }, { db }) => {
+  const handler: JobHandler<'campaign.schedule-occurrence'> = async ({ scheduleId, seq }, { db }) => {
     const s = await findSchedule(db, scheduleId);
     // Deleted (with its campaign, or by itself), paused, ended, or this occurrence already handled.
     if (!s || s.state !== 'active' || s.jobSeq !== seq || s.nextOccurrenceAt === null) return;
@@ -97,7 +139,7 @@ export function createScheduleOccurrenceHandler(deps: OccurrenceDeps): JobHandle
     // Missed occurrences are not replayed: the next one is the first after now.
     const next = nextOccurrence(s, Math.max(at, now));
 
-    let store: Awaited<ReturnType<typeof checkTrigger>> | undefined;
+    let store: StoreTrigger | undefined;
     let skipReason: string | null = null;
     if (now - due > deps.lateLimitMs) {
       skipReason = `MISSED: reached ${Math.round((now - due) / 60_000)} min after its time, more than SCHEDULE_LATE_LIMIT_MS allows`;
@@ -110,41 +152,32 @@ export function createScheduleOccurrenceHandler(deps: OccurrenceDeps): JobHandle
         skipReason = `${error.code}: ${error.message}`;
       }
     }
-
-    try {
-      const triggerId = await db.transaction().execute(async (trx) => {
-        // The schedule row first: on PostgreSQL a second instance waits on its lock here and then
-        // finds the sequence moved on, before it could insert a duplicate trigger.
-        const created = store ? newId() : null;
-        const applied = await updateScheduleIf(
-          trx,
-          scheduleId,
-          { states: ['active'], jobSeq: seq },
-          {
-            state: next === undefined ? 'ended' : 'active',
-            nextOccurrenceAt: next ?? null,
-            jobSeq: seq + 1,
-            occurrence: { at, triggerId: created, skipReason },
-            now,
-          },
-        );
-        if (!applied) throw new ScheduleMoved();
-        if (store && created !== null) await store(trx, created);
-        if (next !== undefined) await enqueueOccurrence(trx, clock, s, seq + 1, next);
-        return created;
-      });
-      deps.logger.info(
-        {
-          schedule_id: scheduleId,
-          occurrence_at: new Date(at).toISOString(),
-          trigger_id: triggerId,
-          skipped: skipReason,
-        },
-        triggerId === null ? 'recurring schedule occurrence skipped' : 'recurring schedule occurrence triggered',
-      );
-    } catch (error) {
-      if (error instanceof ScheduleMoved) return; // paused, deleted or fired elsewhere meanwhile: nothing of ours committed
-      throw error;
-    }
+    const { applied, triggerId } = await advance(db, clock, s, { seq, at, next, ...(store && { store }), skipReason });
+    if (!applied) return;
+    deps.logger.info(
+      {
+        schedule_id: scheduleId,
+        occurrence_at: new Date(at).toISOString(),
+        trigger_id: triggerId,
+        skipped: skipReason,
+      },
+      triggerId === null ? 'recurring schedule occurrence skipped' : 'recurring schedule occurrence triggered',
+    );
   };
+  // An occurrence whose job ran out of attempts is recorded as failed and the schedule goes on:
+  // one bad occurrence (a database outage longer than the retries) does not end a recurring schedule.
+  handler.finalise = async ({ scheduleId, seq }, { db }) => {
+    const s = await findSchedule(db, scheduleId);
+    if (!s || s.state !== 'active' || s.jobSeq !== seq || s.nextOccurrenceAt === null) return;
+    const at = s.nextOccurrenceAt;
+    const next = nextOccurrence(s, Math.max(at, clock.now()));
+    const skipReason = 'FAILED: the occurrence could not be triggered within its attempts';
+    const { applied } = await advance(db, clock, s, { seq, at, next, skipReason });
+    if (applied)
+      deps.logger.warn(
+        { schedule_id: scheduleId, occurrence_at: new Date(at).toISOString() },
+        'recurring schedule occurrence failed',
+      );
+  };
+  return handler;
 }
