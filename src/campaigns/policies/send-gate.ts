@@ -137,7 +137,7 @@ function windowStarts(now: number): (rule: CapRule, zone: string) => number {
   const known = new Map<CapRule, Map<string, number>>();
   return (rule, zone) => {
     let byZone = known.get(rule);
-    if (!byZone) known.set(rule, (byZone = new Map()));
+    if (!byZone) known.set(rule, (byZone = new Map<string, number>()));
     let start = byZone.get(zone);
     if (start === undefined) byZone.set(zone, (start = windowStart(rule, now, zone)));
     return start;
