@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { sqlDialect } from '../../db/dialect.js';
+import { paddedList } from '../../db/statement-shapes.js';
 
 export type HeldSendState = 'held' | 'fired' | 'canceled';
 
@@ -64,7 +65,7 @@ export async function heldUsersOf(db: Db, sourceTriggerId: string, userIds: stri
       .selectFrom('held_sends')
       .select('user_id')
       .where('source_trigger_id', '=', sourceTriggerId)
-      .where('user_id', 'in', userIds.slice(i, i + 1000))
+      .where('user_id', 'in', paddedList(userIds.slice(i, i + 1000), Infinity))
       .execute();
     for (const r of rows) out.add(r.user_id);
   }
