@@ -13,6 +13,7 @@ import { registerTriggerRoutes } from './campaigns/triggers/trigger.routes.js';
 import { registerTriggerControlRoutes } from './campaigns/triggers/trigger-cancel.routes.js';
 import { registerScheduleRoutes } from './campaigns/schedules/schedules.routes.js';
 import { registerFrequencyCapRoutes } from './campaigns/policies/frequency-caps.routes.js';
+import { registerEligibilityRoutes } from './campaigns/eligibility/eligibility.routes.js';
 import { createScheduleOccurrenceHandler } from './campaigns/schedules/schedule-occurrence.job.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
@@ -24,6 +25,7 @@ import { registerEventRoutes } from './events/events.routes.js';
 import { createEventTriggerObserver } from './campaigns/event-triggers/event-matching.js';
 import { registerPendingSendRoutes } from './campaigns/event-triggers/pending-sends.routes.js';
 import { registerQuietHoursRoutes } from './campaigns/policies/quiet-hours.routes.js';
+import { registerUserPolicyRoutes } from './campaigns/policies/user-policy.routes.js';
 import { createMetrics, type Metrics } from './http/metrics.js';
 import { registerIdentityRoutes } from './identity/identity.routes.js';
 import { createJobRunner, type JobRunner } from './jobs/jobs.js';
@@ -48,6 +50,8 @@ import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
 import { registerTopicRoutes } from './preferences/topics.routes.js';
 import { registerPreferenceRoutes } from './preferences/preferences.routes.js';
 import { registerPreferenceLinkRoutes } from './preferences/preference-links.routes.js';
+import { preferencesImport } from './preferences/preferences-import.js';
+import { registerPreferencePageApiRoutes } from './preferences/preference-page-api.routes.js';
 
 /** What a caller swaps in place of what `createHerald` would make from the configuration. */
 export interface HeraldOverrides {
@@ -162,7 +166,13 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
   const registerRoutes = (app: FastifyInstance): void => {
     const identity = { db, secretBox };
     registerUserProfileRoutes(app, { db });
-    registerUserRoutes(app, { db, readDb, clock, writes });
+    registerUserRoutes(app, {
+      db,
+      readDb,
+      clock,
+      writes,
+      preferences: preferencesImport({ notices: push().notices }),
+    });
     registerDeviceRoutes(app, { ...identity, clock, writes, outbound });
     registerEventRoutes(app, { ...identity, clock, writes, observeEvents });
     registerPushRoutes(app, { db, clock, push: push() });
@@ -191,6 +201,8 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     registerPendingSendRoutes(app, { db });
     registerQuietHoursRoutes(app, { db, clock });
     registerFrequencyCapRoutes(app, { db });
+    registerEligibilityRoutes(app, { db, clock });
+    registerUserPolicyRoutes(app, { db, clock });
     registerIdentityRoutes(app, { ...identity, clock });
     registerProjectRoutes(app, { db });
     registerWebhookRoutes(app, { db, clock, outbound, secretBox, notices: push().notices });
@@ -202,6 +214,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       notices: push().notices,
       publicUrl: config.publicUrl,
     });
+    registerPreferencePageApiRoutes(app, { ...identity, clock, notices: push().notices, outbound });
   };
 
   return {

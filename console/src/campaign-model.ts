@@ -8,6 +8,8 @@ export interface EventTrigger extends EventMatcher {
   cancel_on?: EventMatcher[];
 }
 
+export type Reeligibility = { mode: 'always' } | { mode: 'once' } | { mode: 'window'; seconds: number };
+
 /** A campaign as Herald answers it, shared by the campaign pages and the trigger panel. */
 export interface Campaign {
   campaign_id: string;
@@ -20,6 +22,16 @@ export interface Campaign {
   /** Set when the campaign also sends on a user's event (null: it does not). */
   event_trigger?: EventTrigger | null;
   message: { title?: string; body?: string; image_url?: string; landing_url?: string };
+  /** The send policy (absent from an older Herald: the defaults then). */
+  critical?: boolean;
+  tags?: string[];
+  respect_caps?: boolean;
+  counts_toward_caps?: boolean;
+  reeligibility?: Reeligibility;
+  /** A window, null for the project's default, false for none. */
+  quiet_hours?: { start: string; end: string } | null | false;
+  max_sends_per_minute?: number | null;
+  topic?: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -3,7 +3,9 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { Api } from './api.js';
 import { CampaignPage, CampaignsPage, NewCampaignPage } from './pages/campaigns.js';
 import { CredentialsPage } from './pages/credentials.js';
+import { EligibilityPage } from './pages/eligibility.js';
 import { MessagesPage } from './pages/messages.js';
+import { SettingsPage } from './pages/settings.js';
 import { SignIn } from './pages/sign-in.js';
 import { TriggerPage } from './pages/trigger.js';
 import { UserPage } from './pages/user.js';
@@ -17,6 +19,7 @@ const NAV = [
   { to: '/campaigns', label: 'Campaigns' },
   { to: '/messages', label: 'Messages' },
   { to: '/credentials', label: 'Push credentials' },
+  { to: '/settings', label: 'Settings' },
 ];
 
 function route(path: string, api: Api) {
@@ -26,10 +29,12 @@ function route(path: string, api: Api) {
   if (path === '/campaigns') return <CampaignsPage api={api} />;
   if (path === '/campaigns/new') return <NewCampaignPage api={api} />;
   if ((p = match('/campaigns/:id', path))) return <CampaignPage api={api} id={p.id!} />;
+  if ((p = match('/campaigns/:id/eligibility', path))) return <EligibilityPage api={api} campaignId={p.id!} />;
   if ((p = match('/campaigns/:id/triggers/:trigger', path)))
     return <TriggerPage api={api} campaignId={p.id!} triggerId={p.trigger!} />;
   if (path === '/messages') return <MessagesPage api={api} />;
   if (path === '/credentials') return <CredentialsPage api={api} />;
+  if (path === '/settings') return <SettingsPage api={api} />;
   return (
     <section>
       <h1 tabIndex={-1}>Not found</h1>

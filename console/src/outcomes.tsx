@@ -14,9 +14,29 @@ const SKIP_LABELS: Record<string, string> = {
   template_output_too_large: 'rendered message too large',
   invalid_rendered_url: 'rendered URL not valid',
   empty_message: 'rendered message empty',
+  unsubscribed: 'unsubscribed (topic or all campaign pushes)',
+  frequency_capped: 'frequency cap reached',
+  not_reeligible: 'already received it (re-eligibility)',
+  held: 'held by quiet hours',
+  quiet_hours: 'held by quiet hours',
+  rate_limited: 'waiting for the send-rate limit',
 };
 
-/** A skip reason key (`audience_conditions`) as words; an unknown key with its underscores as spaces. */
+/** The skip reasons a campaign's send policy decides: a user skipped for one has an explanation to open. */
+const POLICY_REASONS = new Set([
+  'unsubscribed',
+  'frequency_capped',
+  'not_reeligible',
+  'not_in_segment',
+  'audience_conditions',
+  'no_device',
+]);
+export const isExplainable = (key: string): boolean => POLICY_REASONS.has(key.toLowerCase());
+
+/** Whether a code is one of the skip reasons above (the ledger's `FREQUENCY_CAPPED` included). */
+export const isSkipReason = (key: string): boolean => key.toLowerCase() in SKIP_LABELS;
+
+/** A skip reason key (`audience_conditions`, `FREQUENCY_CAPPED`) as words; an unknown key with its underscores as spaces. */
 export function skipLabel(key: string): string {
   return SKIP_LABELS[key.toLowerCase()] ?? key.toLowerCase().replaceAll('_', ' ');
 }

@@ -4,7 +4,8 @@ import { cliHerald, print, type CliCommand } from './cli-context.js';
 import { identityCommands } from './identity-commands.js';
 import { localTimeCommands } from './local-time-commands.js';
 import { quietHoursCommands } from './quiet-hours-commands.js';
-import { capsCommands } from './caps-commands.js';
+import { capsCommands, userPolicyCommands } from './caps-commands.js';
+import { eligibilityCommands } from './eligibility-commands.js';
 import { pendingSendCommands } from './pending-send-commands.js';
 import { preferenceCommands } from './preference-commands.js';
 import { projectCommands } from './project-commands.js';
@@ -37,8 +38,10 @@ export const commands: Record<string, CliCommand> = {
   ...localTimeCommands,
   ...quietHoursCommands,
   ...capsCommands,
+  ...userPolicyCommands,
   ...campaignCommands,
   ...pendingSendCommands,
+  ...eligibilityCommands,
   ...triggerCommands,
   ...scheduleCommands,
   ...identityCommands,

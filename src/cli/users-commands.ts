@@ -5,7 +5,10 @@ import type { Writable } from 'node:stream';
 import type { Config } from '../config.js';
 import { AppError, notFound } from '../errors.js';
 import type { Herald } from '../herald.js';
+import { preferencesImport } from '../preferences/preferences-import.js';
+import { preferencesOfUsers } from '../preferences/preferences-export.js';
 import { findProject } from '../projects/projects.service.js';
+import { createNoticeOutbox } from '../webhooks/notice-outbox.service.js';
 import {
   importUsers,
   IMPORT_TRANSACTION_ROWS,
@@ -42,7 +45,8 @@ async function runImport(path: string | undefined, projectId: string, config: Co
   const totals = { created: 0, updated: 0, failed: 0 };
   await withHerald(config, async (h) => {
     await assertProject(h, projectId);
-    const deps = { writes: h.writes, clock: h.clock };
+    const notices = createNoticeOutbox({ clock: h.clock });
+    const deps = { db: h.db, writes: h.writes, clock: h.clock, preferences: preferencesImport({ notices }) };
     let lines: ImportLine[] = [];
     const flush = async () => {
       const summary = await importUsers(deps, projectId, lines);
@@ -71,7 +75,10 @@ async function runImport(path: string | undefined, projectId: string, config: Co
     );
 }
 
-/** `users export`: every user (or those matching `--filter`) as NDJSON, page by page in id order. */
+/**
+ * `users export`: every user (or those matching `--filter`) as NDJSON, page by page in id order, each
+ * with their preferences as `GET /api/v1/users/{id}/preferences` answers them (one query per page).
+ */
 async function runExport(
   projectId: string,
   query: { filter?: string | undefined; prefix?: string | undefined },
@@ -79,10 +86,13 @@ async function runExport(
 ): Promise<void> {
   await withHerald(config, async (h) => {
     await assertProject(h, projectId);
+    const preferencesOf = await preferencesOfUsers(h.db, projectId);
     let cursor: string | undefined;
     do {
       const page = await listUsers(h.db, h.clock, projectId, { ...query, limit: EXPORT_PAGE, cursor });
-      for (const user of page.users) await writeLine(process.stdout, userToWire(user));
+      const preferences = await preferencesOf(page.users);
+      for (const [i, user] of page.users.entries())
+        await writeLine(process.stdout, { ...userToWire(user), preferences: preferences[i] });
       cursor = page.nextCursor ?? undefined;
     } while (cursor !== undefined);
   });
@@ -93,13 +103,14 @@ export const usersCommands: Record<string, CliCommand> = {
   'users import': {
     usage: 'users import --project P [--file F]',
     description:
-      'Creates users or merges their properties, from NDJSON lines { project_user_id, properties } (an export imports back as is), in bounded memory at any size. --file - or no --file reads stdin. Stdout: a result line per failed input line, then the totals; exit 1 when a line failed.',
+      "Creates users or merges their properties, from NDJSON lines { project_user_id, properties, preferences? } (an export imports back as is; preferences as GET /api/v1/users/{id}/preferences shows them, merged into the user's choices; an unknown topic key fails the line), in bounded memory at any size. --file - or no --file reads stdin. Stdout: a result line per failed input line, then the totals; exit 1 when a line failed.",
     options: { file: 'the NDJSON file, one user a line (- or no --file: stdin)' },
     example: {
       file: 'users.ndjson',
       content: [
         '{"project_user_id":"alice","properties":{"plan":"pro","age":31}}',
         '{"project_user_id":"bob","properties":{"plan":"free"},"created_at":"2025-01-31T09:00:00.000Z"}',
+        '{"project_user_id":"cy","properties":{},"preferences":{"campaign_pushes":"subscribed","topics":{"promotions":"unsubscribed"}}}',
       ].join('\n'),
     },
     run: (args, config) => runImport(optionalFlag(args, 'file'), requireFlag(args, 'project'), config),
@@ -107,7 +118,7 @@ export const usersCommands: Record<string, CliCommand> = {
   'users export': {
     usage: "users export --project P [--filter '<condition JSON>'] [--prefix ID]",
     description:
-      'Writes the users as NDJSON { project_user_id, properties, created_at, updated_at }, in project_user_id order, in bounded memory. --filter takes a condition in the campaign segment language.',
+      'Writes the users as NDJSON { project_user_id, properties, created_at, updated_at, preferences } (preferences as GET /api/v1/users/{id}/preferences answers them), in project_user_id order, in bounded memory. --filter takes a condition in the campaign segment language.',
     options: {
       filter: 'only users matching this condition (the campaign segment language, as JSON)',
       prefix: 'only users whose project_user_id starts with this',

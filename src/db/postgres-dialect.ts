@@ -37,6 +37,18 @@ export const postgresDialect: SqlDialect = {
   jsonKeyEquals: (column, key, value) =>
     sql<boolean>`(${sql.ref(column)} @> ${JSON.stringify({ [key]: value })}::jsonb)`,
   jsonKeyText: (column, key) => sql<string>`((${sql.ref(column)} ->> ${key}::text) collate "C")`,
+  jsonPathText(column, path) {
+    const col = sql.ref(column);
+    return sql<
+      string | null
+    >`(case when jsonb_typeof(${col} #> ${[...path]}::text[]) = 'string' then ${col} #>> ${[...path]}::text[] end)`;
+  },
+  jsonPathNumber(column, path) {
+    const col = sql.ref(column);
+    return sql<
+      number | null
+    >`(case when jsonb_typeof(${col} #> ${[...path]}::text[]) = 'number' then (${col} #>> ${[...path]}::text[])::numeric end)`;
+  },
   jsonKeyNumber(column, key) {
     const col = sql.ref(column);
     return sql<number>`(case when jsonb_typeof(${col} -> ${key}::text) = 'number' then (${col} ->> ${key}::text)::numeric end)`;

@@ -79,6 +79,10 @@ export interface SqlDialect {
   jsonKeyText(column: string, key: string): RawBuilder<string>;
   /** The number at `key`; NULL (never a cast error) when it holds something else. */
   jsonKeyNumber(column: string, key: string): RawBuilder<number>;
+  /** The string at a nested path of a JSON object column (keys without `"` or `\\`); NULL when absent or not a string. */
+  jsonPathText(column: string, path: readonly string[]): RawBuilder<string | null>;
+  /** The number at a nested path; NULL (never a cast error) when it holds something else. */
+  jsonPathNumber(column: string, path: readonly string[]): RawBuilder<number | null>;
 
   /** Case-sensitive substring test on text (no LIKE: its case rules and escapes differ). */
   textContains(text: RawBuilder<string>, needle: string): RawBuilder<boolean>;

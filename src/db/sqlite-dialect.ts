@@ -8,6 +8,7 @@ const JSON_TYPES: Record<JsonKind, string[]> = {
   null: ['null'],
 };
 const jsonPath = (key: string): string => `$."${key}"`;
+const nestedPath = (path: readonly string[]): string => `$${path.map((k) => `."${k}"`).join('')}`;
 
 function jsonKeyIsKind(column: string, key: string, kind: JsonKind): RawBuilder<boolean> {
   return sql<boolean>`coalesce(json_type(${sql.ref(column)}, ${jsonPath(key)}) in (${sql.join(JSON_TYPES[kind])}), false)`;
@@ -52,6 +53,18 @@ export const sqliteDialect: SqlDialect = {
     return sql<boolean>`coalesce(${jsonKeyIsKind(column, key, typeof value === 'string' ? 'string' : 'number')} and json_extract(${col}, ${path}) = ${value}, false)`;
   },
   jsonKeyText: (column, key) => sql<string>`json_extract(${sql.ref(column)}, ${jsonPath(key)})`,
+  jsonPathText(column, path) {
+    const col = sql.ref(column);
+    const at = nestedPath(path);
+    return sql<string | null>`(case when json_type(${col}, ${at}) = 'text' then json_extract(${col}, ${at}) end)`;
+  },
+  jsonPathNumber(column, path) {
+    const col = sql.ref(column);
+    const at = nestedPath(path);
+    return sql<
+      number | null
+    >`(case when json_type(${col}, ${at}) in ('integer', 'real') then json_extract(${col}, ${at}) end)`;
+  },
   jsonKeyNumber(column, key) {
     const col = sql.ref(column);
     return sql<number>`(case when json_type(${col}, ${jsonPath(key)}) in ('integer', 'real') then json_extract(${col}, ${jsonPath(key)}) end)`;

@@ -18,6 +18,8 @@ export interface TrackedEvent {
 export interface StoredEvent extends TrackedEvent {
   userId: string;
   properties: Record<string, unknown>;
+  /** `properties` as stored in the events row. */
+  propertiesJson: string;
   receivedAt: number;
 }
 
@@ -123,6 +125,7 @@ export function eventsToStore(
       timestamp: r.timestamp,
       userId: r.user_id,
       properties: events[i]!.properties ?? {},
+      propertiesJson: r.properties,
       receivedAt: now,
     }));
     if (observe) await observe(db, projectId, stored);

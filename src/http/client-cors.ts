@@ -3,7 +3,8 @@ import type { CorsOrigins } from '../settings/cors-origins.js';
 import { sendError } from './error-handler.js';
 
 /** What a browser may send to the client routes, and may read from their answers. */
-const ALLOWED_HEADERS = 'Content-Type, X-Service-Project-ID, X-Service-API-Key, X-Service-User-Token, X-Request-ID';
+const ALLOWED_HEADERS =
+  'Content-Type, Authorization, X-Service-Project-ID, X-Service-API-Key, X-Service-User-Token, X-Request-ID';
 const EXPOSED_HEADERS =
   'X-Request-ID, X-Error-Reason, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset';
 /** How long a browser may cache a preflight answer (seconds). */
@@ -11,7 +12,8 @@ const PREFLIGHT_MAX_AGE_S = 600;
 
 /**
  * Cross-origin browser calls (CORS) to the client-SDK routes only (`auth: 'client'`: device
- * registration, event tracking, the VAPID public key), so a web app on its own origin can use the
+ * registration, event tracking, the VAPID public key, and the `browserCallable` preference-link API,
+ * whose bearer token is no ambient credential either), so a web app on its own origin can use the
  * public key as `@herald/web` does. They carry no cookies or other ambient credentials, so allowing
  * any origin grants a page nothing a script with the public key lacks. Every other route sends no
  * CORS headers: browsers refuse to call them from another origin (the secret key stays server-side).
@@ -20,7 +22,7 @@ const PREFLIGHT_MAX_AGE_S = 600;
 export function registerClientCors(app: FastifyInstance, origins: CorsOrigins): void {
   const clientRoutes = new Map<string, Set<string>>();
   app.addHook('onRoute', (route) => {
-    if (route.config?.auth !== 'client') return;
+    if (route.config?.auth !== 'client' && route.config?.browserCallable !== true) return;
     const methods = clientRoutes.get(route.url) ?? new Set<string>();
     for (const method of [route.method].flat()) methods.add(method);
     clientRoutes.set(route.url, methods);
@@ -38,7 +40,8 @@ export function registerClientCors(app: FastifyInstance, origins: CorsOrigins): 
   };
 
   app.addHook('onRequest', (request, reply, done) => {
-    const origin = request.routeOptions.config.auth === 'client' ? allowedOrigin(request) : undefined;
+    const { auth, browserCallable } = request.routeOptions.config;
+    const origin = auth === 'client' || browserCallable === true ? allowedOrigin(request) : undefined;
     if (origin) {
       allowOrigin(reply, origin);
       reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS);

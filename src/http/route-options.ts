@@ -17,6 +17,8 @@ declare module 'fastify' {
      * fixed messages, rule `error-bodies`) and the precise cause in `X-Error-Reason`.
      */
     plainText400?: string;
+    /** Callable from a page on another origin (CORS), as client routes are: it takes no ambient credentials. */
+    browserCallable?: true;
   }
   interface FastifyRequest {
     /** Set by the auth hook on authenticated routes. */

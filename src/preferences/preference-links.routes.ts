@@ -6,6 +6,7 @@ import { PreferenceLinkBody, PreferenceLinkResponse } from './preferences.schema
 import * as links from './preference-links.service.js';
 import * as preferences from './preferences.service.js';
 import { listTopics } from './topics.service.js';
+import { customerPageLink, preferencePageUrl } from './preference-page-settings.js';
 import { PAGE_HEADERS, renderLinkRefusal, renderPreferencePage, topicField } from './preference-page.js';
 
 export interface PreferenceLinkRouteDeps extends links.LinkDeps, preferences.PreferenceDeps {
@@ -38,7 +39,7 @@ export function registerPreferenceLinkRoutes(fastify: FastifyInstance, deps: Pre
         operationId: 'createPreferenceLink',
         summary: "Make a signed link to a user's preference page",
         description:
-          "A URL that opens a page, served by Herald, where the user sees and changes their preferences (the campaign-push toggle and every topic) without logging in. The token in it is bound to the project and the user and expires after `expires_in` seconds (default 7 days, at most 30); anyone holding the URL can change that user's preferences until then.",
+          "A URL that opens a page, served by Herald unless the project names its own (`PUT /api/v1/settings/preference-page`: then that URL with the token as `?token=`, and the page calls `GET`/`PUT /api/v1/me/preferences` with it), where the user sees and changes their preferences (the campaign-push toggle and every topic) without logging in. The token in it is bound to the project and the user and expires after `expires_in` seconds (default 7 days, at most 30); anyone holding the URL can change that user's preferences until then.",
         tags: ['preferences'],
         body: PreferenceLinkBody,
         params: Type.Object({ project_user_id: Type.String({ minLength: 1, maxLength: 255 }) }),
@@ -52,9 +53,12 @@ export function registerPreferenceLinkRoutes(fastify: FastifyInstance, deps: Pre
         request.params.project_user_id,
         request.body.expires_in,
       );
+      const customerPage = await preferencePageUrl(db, request.auth!.projectId);
       const base = (deps.publicUrl ?? `${request.protocol}://${request.host}`).replace(/\/$/, '');
       return {
-        url: `${base}${link.path}?token=${encodeURIComponent(link.token)}`,
+        url: customerPage
+          ? customerPageLink(customerPage, link.token)
+          : `${base}${link.path}?token=${encodeURIComponent(link.token)}`,
         expires_at: new Date(link.expiresAt).toISOString(),
       };
     },

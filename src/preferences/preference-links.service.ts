@@ -1,4 +1,4 @@
-import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
+import { SignJWT, decodeJwt, errors as joseErrors, jwtVerify } from 'jose';
 import type { Db } from '../db/database.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { AppError } from '../errors.js';
@@ -95,4 +95,25 @@ export async function checkPreferenceToken(
   } catch (error) {
     return error instanceof joseErrors.JWTExpired ? 'expired' : 'invalid';
   }
+}
+
+/**
+ * A token on its own (the customer-hosted page has only the token): the project and user it names,
+ * once `checkPreferenceToken` has verified it against that project's key; else why it is refused.
+ */
+export async function verifyPreferenceToken(
+  deps: LinkDeps,
+  token: string | undefined,
+): Promise<{ projectId: string; projectUserId: string } | { refusal: LinkRefusal }> {
+  let claims: { pid?: unknown; sub?: unknown };
+  try {
+    claims = token && token.length <= 2048 ? decodeJwt(token) : {};
+  } catch {
+    claims = {};
+  }
+  const { pid, sub } = claims;
+  if (typeof pid !== 'string' || typeof sub !== 'string' || pid.length > 128 || sub.length > 255)
+    return { refusal: 'invalid' };
+  const refusal = await checkPreferenceToken(deps, pid, sub, token);
+  return refusal ? { refusal } : { projectId: pid, projectUserId: sub };
 }

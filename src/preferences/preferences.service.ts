@@ -7,7 +7,10 @@ import * as repo from './preferences.repository.js';
 import { PutPreferencesBody } from './preferences.schemas.js';
 import { listTopics, type Topic } from './topics.service.js';
 
-export type { SubscriptionState } from './preferences.repository.js';
+export type { StoredPreferences, SubscriptionState } from './preferences.repository.js';
+
+/** What a user chose, by internal user id (undefined: nothing, so every default applies). */
+export const findStoredPreferences = repo.findPreferences;
 type State = repo.SubscriptionState;
 
 /** A user's preferences as the API shows them: every topic of the project with its effective state. */
@@ -20,7 +23,7 @@ export interface UserPreferences {
 }
 
 /** What changed the preferences, told in the `preferences.updated` notice. */
-export type PreferenceSource = 'api' | 'link';
+export type PreferenceSource = 'api' | 'link' | 'import';
 
 /**
  * The `preferences.updated` notice as this feature reports it. Structurally one of push's `Notice`s
@@ -58,7 +61,12 @@ async function requireUser(db: Db, projectId: string, projectUserId: string) {
   return user;
 }
 
-function present(projectUserId: string, topics: Topic[], stored: repo.StoredPreferences | undefined): UserPreferences {
+/** The API's view of what a user chose: every topic of the project, their choice else its default. */
+export function present(
+  projectUserId: string,
+  topics: Topic[],
+  stored: repo.StoredPreferences | undefined,
+): UserPreferences {
   return {
     projectUserId,
     campaignPushes: stored?.campaignPushes ?? 'subscribed',

@@ -1,7 +1,9 @@
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
-import { preferencesOfUsers } from './preferences.repository.js';
+import { jsonKeyText } from '../db/dialect.js';
+import { preferencesOfUsers, type StoredPreferences } from './preferences.repository.js';
 import { effectiveTopicState } from './preferences.service.js';
-import { findTopic } from './topics.service.js';
+import { findTopic, type Topic } from './topics.service.js';
 
 /** What a campaign's send asks of the gate. */
 export interface SubscriptionGate {
@@ -30,10 +32,39 @@ export async function unsubscribedUsers(
   if (userIds.length === 0) return out;
   const topic = gate.topic && !gate.bypassTopics ? await findTopic(db, projectId, gate.topic) : undefined;
   const stored = new Map((await preferencesOfUsers(db, userIds)).map((p) => [p.userId, p]));
-  for (const id of userIds) {
-    const p = stored.get(id);
-    if (p?.campaignPushes === 'unsubscribed') out.add(id);
-    else if (topic && effectiveTopicState(topic, p?.topics) === 'unsubscribed') out.add(id);
-  }
+  for (const id of userIds) if (unsubscribedBy(stored.get(id), topic) !== undefined) out.add(id);
   return out;
+}
+
+/**
+ * The same gate as SQL over `users.id` (a dry run counts a whole broadcast in the database): true
+ * for a user who gets no campaign push, globally opted out or not subscribed to the topic (their
+ * choice, else its default). One probe of `user_preferences`' primary key per user.
+ */
+export async function unsubscribedCondition(
+  db: Db,
+  projectId: string,
+  gate: SubscriptionGate,
+): Promise<RawBuilder<boolean>> {
+  const topic = gate.topic && !gate.bypassTopics ? await findTopic(db, projectId, gate.topic) : undefined;
+  const prefs = sql`select 1 from user_preferences p where p.user_id = users.id`;
+  if (!topic) return sql<boolean>`exists (${prefs} and p.campaign_pushes = 'unsubscribed')`;
+  const choice = jsonKeyText(db, 'p.topics', topic.topicId);
+  return topic.defaultSubscribed
+    ? sql<boolean>`exists (${prefs} and (p.campaign_pushes = 'unsubscribed' or ${choice} = 'unsubscribed'))`
+    : sql<boolean>`not exists (${prefs} and p.campaign_pushes = 'subscribed' and ${choice} = 'subscribed')`;
+}
+
+/**
+ * Why one user gets no campaign push (rule `subscription-topics`): opted out of campaign pushes
+ * altogether, or not subscribed to the campaign's topic (`topic` undefined: none applies); undefined
+ * when they get it. The per-user step of the batch's gate, and of the eligibility explanation.
+ */
+export function unsubscribedBy(
+  stored: Pick<StoredPreferences, 'campaignPushes' | 'topics'> | undefined,
+  topic: Topic | undefined,
+): 'campaign_pushes' | 'topic' | undefined {
+  if (stored?.campaignPushes === 'unsubscribed') return 'campaign_pushes';
+  if (topic && effectiveTopicState(topic, stored?.topics) === 'unsubscribed') return 'topic';
+  return undefined;
 }

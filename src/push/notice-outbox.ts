@@ -67,14 +67,14 @@ export interface TriggerCompletedData {
 /**
  * A user's preferences changed (rule `subscription-topics`): their whole new state, as
  * `GET /api/v1/users/{project_user_id}/preferences` answers it, and what changed them (`api` for
- * either key, `link` for the signed preference page).
+ * either key, `link` for the signed preference page or its API, `import` for a users import).
  */
 export interface PreferencesUpdatedData {
   project_id: string;
   project_user_id: string;
   campaign_pushes: 'subscribed' | 'unsubscribed';
   topics: Record<string, 'subscribed' | 'unsubscribed'>;
-  source: 'api' | 'link';
+  source: 'api' | 'link' | 'import';
 }
 
 /** An event as a feature reports it; `at` (epoch ms) is when the outcome happened. */

@@ -34,6 +34,7 @@ import {
   type ChunkScope,
   type RetainedTable,
 } from './retention.repository.js';
+import { deleteOldSendLogChunk } from './send-log-retention.js';
 
 export interface RetentionDeps {
   settings: RetentionSettings;
@@ -142,6 +143,21 @@ export async function enforceRetention(db: Db, deps: RetentionDeps, signal?: Abo
         await drainLedger(ownPartitionsDrop ? defaultPartitionName(spec.table) : spec.table, project.id, before);
       else if (!ownPartitionsDrop) await drain(spec, { relation: spec.table, projectId: project.id, before });
     }
+  }
+  // The send log: what no frequency cap or re-eligibility rule can read any more.
+  for (;;) {
+    if (signal?.aborted) {
+      report.unfinished = true;
+      break;
+    }
+    const n = await deleteOldSendLogChunk(db, now, settings.chunkRows);
+    report.deleted.user_sends = (report.deleted.user_sends ?? 0) + n;
+    if (n < settings.chunkRows) break;
+    if (--budget <= 0) {
+      report.unfinished = true;
+      break;
+    }
+    await nextTick();
   }
   await deleteExpiredIdempotencyKeys(db, deps.clock);
   return report;

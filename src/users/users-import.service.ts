@@ -66,7 +66,34 @@ interface ValidUser {
   /** From the line's `created_at`/`updated_at` (epoch ms), when it gives them (an export's lines do). */
   createdAt: number | undefined;
   updatedAt: number | undefined;
+  /** The line's `preferences` as given (raw until checked), or, once checked, what to write. */
+  preferences?: unknown;
 }
+
+/**
+ * The `preferences` of an import line, owned by the preferences feature (a floor above this one, so
+ * it comes in as a dependency). `prepare` is called once per call, only when a line carries
+ * preferences; `check` throws an AppError for a bad value (the line's own error) or returns
+ * undefined when there is nothing to write; `write` runs in the transaction that wrote the users.
+ */
+export interface ImportPreferences {
+  prepare(
+    db: Db,
+    projectId: string,
+  ): Promise<{
+    check(value: unknown, projectUserId: string): unknown;
+    write(trx: Db, now: number, rows: { userId: string; projectUserId: string; preferences: never }[]): Promise<void>;
+  }>;
+}
+
+export interface ImportDeps {
+  db: Db;
+  writes: WriteCommitter;
+  clock: Clock;
+  preferences: ImportPreferences;
+}
+
+type Prepared = Awaited<ReturnType<ImportPreferences['prepare']>>;
 
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -84,6 +111,13 @@ function timestampField(value: object, name: 'created_at' | 'updated_at'): numbe
   return ms;
 }
 
+const lineError = (line: number, projectUserId: string | null, error: unknown): ImportResult => ({
+  line,
+  project_user_id: projectUserId,
+  status: 'error',
+  error: error instanceof Error ? error.message : String(error),
+});
+
 function validate(item: ImportLine): ValidUser | ImportResult {
   if ('error' in item) return { line: item.line, project_user_id: null, status: 'error', error: item.error };
   const value = item.value;
@@ -99,14 +133,17 @@ function validate(item: ImportLine): ValidUser | ImportResult {
     const updatedAt = timestampField(value, 'updated_at');
     if (createdAt !== undefined && updatedAt !== undefined && updatedAt < createdAt)
       throw new AppError('invalid', 'INVALID_TIMESTAMP', 'updated_at must not be before created_at');
-    return { line: item.line, projectUserId, propertiesJson: JSON.stringify(properties), createdAt, updatedAt };
-  } catch (error) {
-    return {
+    const user: ValidUser = {
       line: item.line,
-      project_user_id: typeof projectUserId === 'string' ? projectUserId : null,
-      status: 'error',
-      error: error instanceof Error ? error.message : String(error),
+      projectUserId,
+      propertiesJson: JSON.stringify(properties),
+      createdAt,
+      updatedAt,
     };
+    if ('preferences' in value) user.preferences = value.preferences;
+    return user;
+  } catch (error) {
+    return lineError(item.line, typeof projectUserId === 'string' ? projectUserId : null, error);
   }
 }
 
@@ -128,8 +165,15 @@ function distinctRuns(rows: ValidUser[]): ValidUser[][] {
   return runs;
 }
 
-async function writeUsers(db: Db, projectId: string, now: number, rows: ValidUser[]): Promise<ImportResult[]> {
+async function writeUsers(
+  db: Db,
+  projectId: string,
+  now: number,
+  rows: ValidUser[],
+  prepared: Prepared | undefined,
+): Promise<ImportResult[]> {
   const results: ImportResult[] = [];
+  const preferences: { userId: string; projectUserId: string; preferences: never }[] = [];
   for (const run of distinctRuns(rows)) {
     const ids = run.map(() => newTimeOrderedId());
     const written = await upsertUsersMerging(
@@ -156,23 +200,36 @@ async function writeUsers(db: Db, projectId: string, now: number, rows: ValidUse
             }
           : { line: r.line, project_user_id: r.projectUserId, status: id === ids[i] ? 'created' : 'updated' },
       );
+      if (id !== undefined && r.preferences !== undefined)
+        preferences.push({ userId: id, projectUserId: r.projectUserId, preferences: r.preferences as never });
     });
   }
+  if (prepared && preferences.length > 0) await prepared.write(db, now, preferences);
   return results;
+}
+
+/** Replaces a line's raw preferences with what to write; false (and the line's error result) when they are bad. */
+function checkPreferences(prepared: Prepared, user: ValidUser, byLine: Map<number, ImportResult>): boolean {
+  if (user.preferences === undefined) return true;
+  try {
+    user.preferences = prepared.check(user.preferences, user.projectUserId);
+    return true;
+  } catch (error) {
+    byLine.set(user.line, lineError(user.line, user.projectUserId, error));
+    return false;
+  }
 }
 
 /**
  * Imports users (create, or merge properties into an existing user, rule `create-merges`), each atomically: a bad
  * line gets its own error result and never fails the others. A line's `created_at` and `updated_at`
  * (an export's) are kept: a new user gets both, an existing one keeps its `created_at` and takes the
- * `updated_at`; without them, the time of the import. Valid users are written in
+ * `updated_at`; without them, the time of the import. A line's `preferences` (as an export writes them)
+ * are merged into the user's choices in the same transaction; a bad one (an unknown topic key) is
+ * that line's error and the line writes nothing. Valid users are written in
  * multi-row statements, `IMPORT_TRANSACTION_ROWS` per transaction. Results come in input order.
  */
-export async function importUsers(
-  deps: { writes: WriteCommitter; clock: Clock },
-  projectId: string,
-  lines: ImportLine[],
-): Promise<ImportSummary> {
+export async function importUsers(deps: ImportDeps, projectId: string, lines: ImportLine[]): Promise<ImportSummary> {
   const checked = lines.map(validate);
   const byLine = new Map<number, ImportResult>();
   const valid: ValidUser[] = [];
@@ -180,10 +237,15 @@ export async function importUsers(
     if ('status' in c) byLine.set(c.line, c);
     else valid.push(c);
   }
-  for (let i = 0; i < valid.length; i += IMPORT_TRANSACTION_ROWS) {
-    const part = valid.slice(i, i + IMPORT_TRANSACTION_ROWS);
+  // Lines without preferences cost nothing more: the topics are read only when a line has some.
+  const prepared = valid.some((v) => v.preferences !== undefined)
+    ? await deps.preferences.prepare(deps.db, projectId)
+    : undefined;
+  const writable = prepared ? valid.filter((v) => checkPreferences(prepared, v, byLine)) : valid;
+  for (let i = 0; i < writable.length; i += IMPORT_TRANSACTION_ROWS) {
+    const part = writable.slice(i, i + IMPORT_TRANSACTION_ROWS);
     const now = deps.clock.now();
-    const written = await deps.writes.run((trx) => writeUsers(trx, projectId, now, part));
+    const written = await deps.writes.run((trx) => writeUsers(trx, projectId, now, part, prepared));
     for (const r of written) byLine.set(r.line, r);
   }
   const results = lines.map((l) => byLine.get(l.line)!);

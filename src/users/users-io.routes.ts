@@ -6,7 +6,13 @@ import type { WriteCommitter } from '../db/group-commit.js';
 import { invalid } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { ImportBody, ImportResponse, IMPORT_DESCRIPTION } from './users-import.schemas.js';
-import { assertImportSize, importUsers, parseNdjson, type ImportLine } from './users-import.service.js';
+import {
+  assertImportSize,
+  importUsers,
+  parseNdjson,
+  type ImportLine,
+  type ImportPreferences,
+} from './users-import.service.js';
 import { ListUsersQuery, UserList } from './users-read.schemas.js';
 import { listUsers, userToWire } from './users-read.service.js';
 
@@ -25,6 +31,8 @@ export interface UserIoRouteDeps {
   readDb: Db;
   clock: Clock;
   writes: WriteCommitter;
+  /** The preferences feature's part of an import line (it sits a floor above users). */
+  preferences: ImportPreferences;
 }
 
 /** Listing users and bulk import: JSON `{"error"}` for every failure (`GET /users/{id}` is in src/profiles/). */

@@ -16,6 +16,7 @@ import {
 } from './users.schemas.js';
 import * as users from './users.service.js';
 import { registerUserIoRoutes } from './users-io.routes.js';
+import type { ImportPreferences } from './users-import.service.js';
 
 const MISSING_ID = 'Project User Id must be provided';
 const routeConfig = { auth: 'secret', rateLimitClass: 'management', plainText400: MISSING_ID } as const;
@@ -37,6 +38,8 @@ export interface UserRouteDeps {
   clock: Clock;
   /** User creates share commits on the embedded database. */
   writes: WriteCommitter;
+  /** The preferences part of imported lines (users-io.routes.ts). */
+  preferences: ImportPreferences;
 }
 
 export function registerUserRoutes(fastify: FastifyInstance, deps: UserRouteDeps): void {

@@ -13,7 +13,7 @@ const EventType = Type.Unsafe<NoticeType>({
   description:
     '`delivery.sent` (a provider accepted a send to a device), `delivery.failed` (a send to a device ended otherwise), ' +
     '`device.pruned` (token hygiene removed or disabled a device), `trigger.completed` (a campaign trigger ended: completed, failed or canceled), ' +
-    "`preferences.updated` (a user's subscription preferences changed, through the API or a preference link)",
+    "`preferences.updated` (a user's subscription preferences changed, through the API, a preference link or a users import)",
 });
 const Events = Type.Array(EventType, { minItems: 1, maxItems: NOTICE_TYPES.length, uniqueItems: true });
 const Url = Type.String({

@@ -36,6 +36,7 @@ describe.each(TEST_DIALECTS)('agent card on %s', (dialect) => {
       'send-push-notification',
       'trigger-campaign',
       'preview-campaign',
+      'explain-delivery',
       'cancel-trigger',
       'list-campaigns',
     ]);

@@ -334,6 +334,7 @@ describe.each(TEST_DIALECTS)('event-triggered campaigns on %s', (dialect) => {
       name: 'cart_abandoned',
       timestamp: clock.now(),
       properties: { total: 25, items: 1 },
+      propertiesJson: JSON.stringify({ total: 25, items: 1 }),
       receivedAt: clock.now(),
     };
     for (let i = 0; i < 2; i++)

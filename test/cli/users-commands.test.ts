@@ -78,6 +78,7 @@ describe.each(TEST_DIALECTS)('herald users import and export on %s', (dialect) =
       properties: { i: 7 },
       created_at: expect.any(String),
       updated_at: expect.any(String),
+      preferences: { project_user_id: 'cli-7', campaign_pushes: 'subscribed', topics: {}, updated_at: null },
     });
 
     const filtered = await runCli(
@@ -173,5 +174,52 @@ describe.each(TEST_DIALECTS)('herald users import and export on %s', (dialect) =
     );
     expect(noFile.code).toBe(2);
     expect(noFile.stderr).toMatch(/does not exist/);
+  });
+});
+
+describe.each(TEST_DIALECTS)('herald users export and import carry preferences on %s', (dialect) => {
+  const ctx = useTestContext(dialect);
+  const env = () => ctx().database.env;
+  const put = (secret: Record<string, string>, url: string, payload: unknown) =>
+    ctx().inject({ method: 'PUT', url, headers: secret, payload: payload as object });
+  const post = (secret: Record<string, string>, url: string, payload: unknown) =>
+    ctx().inject({ method: 'POST', url, headers: secret, payload: payload as object });
+
+  it("exports each user's preferences as GET .../preferences shows them, and they import back into another project", async () => {
+    const projects = [await ctx().newProject('prefs-src'), await ctx().newProject('prefs-dst')];
+    for (const p of projects) {
+      expect((await post(p.secret, '/api/v1/topics', { key: 'promotions', name: 'Deals' })).statusCode).toBe(201);
+      const news = { key: 'news', name: 'News', default_subscribed: false };
+      expect((await post(p.secret, '/api/v1/topics', news)).statusCode).toBe(201);
+    }
+    const [source, target] = projects as [(typeof projects)[0], (typeof projects)[0]];
+    for (const id of ['chooser', 'never']) {
+      expect((await post(source.secret, '/api/v1/users', { project_user_id: id })).statusCode).toBe(200);
+    }
+    const chosen = { campaign_pushes: 'unsubscribed', topics: { news: 'subscribed' } };
+    expect((await put(source.secret, '/api/v1/users/chooser/preferences', chosen)).statusCode).toBe(200);
+    const shown = (
+      await ctx().inject({ method: 'GET', url: '/api/v1/users/chooser/preferences', headers: source.secret })
+    ).json<unknown>();
+
+    const out = await runCli(['users', 'export', '--project', source.project.project_id], env());
+    expect(out.code, out.stderr).toBe(0);
+    const exported = lines(out.stdout);
+    expect(exported.map((u) => u.preferences)).toEqual([
+      shown,
+      {
+        project_user_id: 'never',
+        campaign_pushes: 'subscribed',
+        topics: { promotions: 'subscribed', news: 'unsubscribed' },
+        updated_at: null,
+      },
+    ]);
+
+    for (let round = 0; round < 2; round++) {
+      const back = await runCli(['users', 'import', '--project', target.project.project_id], env(), out.stdout);
+      expect(back.code, back.stderr).toBe(0);
+    }
+    const again = await runCli(['users', 'export', '--project', target.project.project_id], env());
+    expect(again.stdout).toBe(out.stdout);
   });
 });

@@ -15,9 +15,13 @@ import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers
 import { waitFor } from '../helpers/wait-for.js';
 
 // A real Herald process (API and worker) on a fresh database, the local FCM stand-in, and a headless
-// Chromium signed in to nothing yet. With CONSOLE_SCREENSHOTS=1 `shoot` refreshes docs/console/*.png.
+// Chromium signed in to nothing yet. With CONSOLE_SCREENSHOTS=1 `shoot` refreshes docs/console/*.png
+// (or writes to CONSOLE_SCREENSHOTS_DIR).
 
-const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS === '1' ? path.join(REPO_ROOT, 'docs/console') : null;
+const SCREENSHOTS =
+  process.env.CONSOLE_SCREENSHOTS === '1'
+    ? (process.env.CONSOLE_SCREENSHOTS_DIR ?? path.join(REPO_ROOT, 'docs/console'))
+    : null;
 export const DESKTOP = { width: 1280, height: 860 };
 export const PHONE = { width: 390, height: 844 };
 

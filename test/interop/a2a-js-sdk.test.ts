@@ -242,6 +242,7 @@ describe.each(TEST_DIALECTS)('official @a2a-js/sdk clients against a listening H
         'send-push-notification',
         'trigger-campaign',
         'preview-campaign',
+        'explain-delivery',
         'cancel-trigger',
         'list-campaigns',
       ]);

@@ -3,6 +3,7 @@ import { enc, type Api } from '../api.js';
 import { STATUSES, type Campaign } from '../campaign-model.js';
 import { conditionOf, ConditionEditor, draftOf, type ConditionDraft } from '../condition-editor.js';
 import { ErrorNote, Field, onSubmit, useAction, valueOf } from '../ui.js';
+import { PolicyFields, policyDraftOf, policyOf } from './campaign-policy-fields.js';
 import { eventTriggerDraftOf, eventTriggerOf, EventTriggerFields } from './event-trigger-fields.js';
 
 type MessageFields = { title: string; body: string; image_url: string; landing_url: string };
@@ -17,6 +18,7 @@ function fieldsOf(c: Campaign | undefined) {
     audience: draftOf(c?.audience_conditions ?? null),
     eventTrigger: eventTriggerDraftOf(c?.event_trigger),
     message: { title: '', body: '', image_url: '', landing_url: '', ...c?.message },
+    policy: policyDraftOf(c),
   };
 }
 
@@ -33,6 +35,10 @@ export function CampaignForm(props: { api: Api; campaign?: Campaign; onSaved: (c
     setSavedNote('');
     setFields((f) => ({ ...f, [key]: value }));
   };
+  const setPolicy = (patch: Partial<typeof fields.policy>) => {
+    setSavedNote('');
+    setFields((f) => ({ ...f, policy: { ...f.policy, ...patch } }));
+  };
   const save = useAction(async () => {
     setSavedNote('');
     const body = {
@@ -43,6 +49,7 @@ export function CampaignForm(props: { api: Api; campaign?: Campaign; onSaved: (c
       audience_conditions: conditionOf(fields.audience, 'Audience conditions'),
       event_trigger: eventTriggerOf(fields.eventTrigger),
       message: Object.fromEntries(Object.entries(fields.message).filter(([, v]) => v !== '')),
+      ...policyOf(fields.policy),
     };
     const result = c
       ? await props.api.call<Campaign>('PATCH', `/api/v1/campaigns/${enc(c.campaign_id)}`, body)
@@ -135,6 +142,7 @@ export function CampaignForm(props: { api: Api; campaign?: Campaign; onSaved: (c
         allowTrigger={true}
       />
       <EventTriggerFields value={fields.eventTrigger} onChange={(d) => set('eventTrigger', d)} />
+      <PolicyFields api={props.api} value={fields.policy} onChange={(patch) => setPolicy(patch)} />
       <div class="row">
         <button type="submit" disabled={save.busy}>
           {c ? 'Save changes' : 'Create campaign'}

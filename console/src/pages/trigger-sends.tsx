@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { enc, type Api } from '../api.js';
-import { AUTH_ERROR, statusLabel, statusTone } from '../outcomes.js';
+import { AUTH_ERROR, isExplainable, isSkipReason, skipLabel, statusLabel, statusTone } from '../outcomes.js';
 import { ErrorNote, Link, MessageLink, messageOf } from '../ui.js';
 
 export interface LedgerRow {
@@ -14,8 +14,17 @@ export interface LedgerRow {
   created_at: string;
 }
 
-/** The reason code, linked to the credentials page when the provider refused the project's credentials. */
+/**
+ * The reason: a skip reason in words (its code on hover), a provider's code as it is, linked to the
+ * credentials page when the provider refused the project's credentials.
+ */
 export function ReasonText(props: { reason: string; credentials: boolean }) {
+  if (isSkipReason(props.reason))
+    return (
+      <span class="reason-label" title={props.reason}>
+        {skipLabel(props.reason)}
+      </span>
+    );
   if (!props.credentials) return <code>{props.reason}</code>;
   return (
     <Link to="/credentials" class="mono" title="The provider refused the project's credentials: see Push credentials">
@@ -29,7 +38,14 @@ export function ReasonText(props: { reason: string; credentials: boolean }) {
  * `version` changes (the page bumps it as the trigger progresses). `onRows` hands the rows shown to
  * the page, which links their credential failures.
  */
-export function TriggerSends(props: { api: Api; base: string; version: number; onRows: (rows: LedgerRow[]) => void }) {
+export function TriggerSends(props: {
+  api: Api;
+  base: string;
+  version: number;
+  onRows: (rows: LedgerRow[]) => void;
+  /** The console address of the eligibility view for a user of this trigger. */
+  explain: (projectUserId: string) => string;
+}) {
   const [rows, setRows] = useState<LedgerRow[]>([]);
   const shown = useRef<LedgerRow[]>([]);
   const [next, setNext] = useState<string | null>(null);
@@ -101,6 +117,13 @@ export function TriggerSends(props: { api: Api; base: string; version: number; o
                       '—'
                     )}
                     {r.detail && <div class="hint">{r.detail}</div>}
+                    {r.failure_reason && r.project_user_id && isExplainable(r.failure_reason) && (
+                      <div>
+                        <Link to={props.explain(r.project_user_id)} title="Each check this user went through">
+                          Why?
+                        </Link>
+                      </div>
+                    )}
                   </td>
                   <td data-label="Provider">{r.provider ?? '—'}</td>
                   <td data-label="Message">{r.message_id ? <MessageLink id={r.message_id} /> : '— (not sent)'}</td>

@@ -25,6 +25,7 @@ interface TriggerStatus {
     failed: number;
     failed_by_status: Record<string, number>;
     tokens_pruned: number;
+    held?: number;
   };
   progress: { batches_planned: number; batches_finished: number; planning_done: boolean };
 }
@@ -197,6 +198,7 @@ export function TriggerPage(props: { api: Api; campaignId: string; triggerId: st
             <Stat label="Accepted" value={c!.accepted} testid="accepted" />
             <Stat label="Failed" value={c!.failed} testid="failed" />
             <Stat label="Tokens pruned" value={c!.tokens_pruned} />
+            {(c!.held ?? 0) > 0 && <Stat label="Held by quiet hours" value={c!.held!} testid="held" />}
           </dl>
           <p class="hint">
             Created {formatTime(status.created_at)}; started {formatTime(status.started_at)}; finished{' '}
@@ -242,7 +244,13 @@ export function TriggerPage(props: { api: Api; campaignId: string; triggerId: st
           </ul>
         </>
       )}
-      <TriggerSends api={api} base={base} version={progressTick} onRows={onRows} />
+      <TriggerSends
+        api={api}
+        base={base}
+        version={progressTick}
+        onRows={onRows}
+        explain={(user) => `/campaigns/${enc(campaignId)}/eligibility?user=${enc(user)}&trigger=${enc(triggerId)}`}
+      />
     </section>
   );
 }

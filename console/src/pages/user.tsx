@@ -3,6 +3,7 @@ import { enc, type Api } from '../api.js';
 import { statusLabel, statusTone } from '../outcomes.js';
 import { ErrorNote, formatTime, Link, MessageLink, messageOf, useLoad } from '../ui.js';
 import { PendingSends } from './pending-sends.js';
+import { UserPolicies } from './user-policies.js';
 import { summarize, type UserRow } from './users.js';
 
 interface Device {
@@ -65,6 +66,7 @@ export function UserPage(props: { api: Api; id: string }) {
           <h2>Devices ({u.devices.length})</h2>
           {u.devices.length === 0 ? <p>No devices.</p> : <Devices devices={u.devices} />}
           <UserMessages api={props.api} id={props.id} />
+          <UserPolicies api={props.api} id={props.id} />
           <PendingSends api={props.api} of="user" id={props.id} />
           <h2>Recent events ({u.recent_events.length})</h2>
           {u.recent_events.length === 0 ? <p>No events.</p> : <Events events={u.recent_events} />}

@@ -419,7 +419,7 @@ export interface paths {
         put?: never;
         /**
          * Trigger an API-triggered campaign
-         * @description Starts one run of an active, API-triggered campaign for the given audience (or its default audience) with the given trigger properties. Answers {"trigger_id"} once the trigger is stored; deliveries follow on the job queue (`GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}` shows progress). `?dry_run=true` answers the audience it would reach instead, storing and sending nothing.
+         * @description Starts one run of an active, API-triggered campaign for the given audience (or its default audience) with the given trigger properties. Answers {"trigger_id"} once the trigger is stored; deliveries follow on the job queue (`GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}` shows progress). `?dry_run=true` answers the audience it would reach instead, storing and sending nothing: a broadcast's counters include those the send policy would skip as `unsubscribed` and `not_reeligible` (frequency caps depend on sends still to come and are not counted).
          */
         post: operations["triggerCampaign"];
         delete?: never;
@@ -808,6 +808,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/campaigns/{campaign_id}/eligibility": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Why a campaign would or would not reach one user
+         * @description Each gate a campaign send passes, in order (segment, audience, devices, topic, global_opt_out, reeligibility, frequency_caps, quiet_hours, rate_limit), with its verdict now, the skip reason a trigger records when it fails, and the data it read. The same checks the fan-out runs; read only (it takes no cap slot and no send-rate budget). With `trigger_id`, that trigger's segment, audience conditions, topic and policy; without, the campaign's current definition and no audience conditions. Unknown campaign, trigger or user: 404.
+         */
+        get: operations["getCampaignEligibility"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{project_user_id}/held-sends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's sends held by quiet hours
+         * @description Sends still held come first (soonest due first), then those that went out or were canceled, latest first.
+         */
+        get: operations["listUserHeldSends"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{project_user_id}/frequency-caps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the project's frequency caps stand for a user
+         * @description For each project rule: its `max`, `per` and `tag`, the counted sends in the current window (`used`) and the window's bounds in the user's time zone. A user at `used >= max` is skipped with `FREQUENCY_CAPPED` by campaigns that respect the caps.
+         */
+        get: operations["getUserFrequencyCaps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/identity-verification": {
         parameters: {
             query?: never;
@@ -1015,9 +1075,33 @@ export interface paths {
         put?: never;
         /**
          * Make a signed link to a user's preference page
-         * @description A URL that opens a page, served by Herald, where the user sees and changes their preferences (the campaign-push toggle and every topic) without logging in. The token in it is bound to the project and the user and expires after `expires_in` seconds (default 7 days, at most 30); anyone holding the URL can change that user's preferences until then.
+         * @description A URL that opens a page, served by Herald unless the project names its own (`PUT /api/v1/settings/preference-page`: then that URL with the token as `?token=`, and the page calls `GET`/`PUT /api/v1/me/preferences` with it), where the user sees and changes their preferences (the campaign-push toggle and every topic) without logging in. The token in it is bound to the project and the user and expires after `expires_in` seconds (default 7 days, at most 30); anyone holding the URL can change that user's preferences until then.
          */
         post: operations["createPreferenceLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/settings/preference-page": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where preference links point
+         * @description The customer's preference page URL, or null when links open Herald's own page.
+         */
+        get: operations["getPreferencePage"];
+        /**
+         * Point preference links at the customer’s own page
+         * @description An absolute https URL without credentials (the outbound-URL policy: no loopback or private address) and without a `token` parameter; null returns to Herald’s page. Herald never fetches it.
+         */
+        put: operations["setPreferencePage"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2314,6 +2398,10 @@ export interface components {
                 by_reason: {
                     [key: string]: number;
                 };
+                /** @description Audience members (users; targets of a targeted trigger) sent nothing before any device was tried, by reason: NOT_FOUND, NOT_IN_SEGMENT, AUDIENCE_CONDITIONS, UNSUBSCRIBED, NO_DEVICE; and HELD, held by quiet hours for a later trigger. From batches closed in the window */
+                users_by_reason: {
+                    [key: string]: number;
+                };
             };
             /** @description Buckets holding an outcome, oldest first; sent = accepted, failed = every other outcome */
             series: {
@@ -2435,6 +2523,80 @@ export interface components {
                 tag?: string;
             }[];
         };
+        /** CampaignEligibility */
+        CampaignEligibility: {
+            campaign_id: string;
+            project_user_id: string;
+            /** @description No gate fails (a `hold` delays the send, it does not stop it) */
+            eligible: boolean;
+            /** Format: date-time */
+            evaluated_at: string;
+            /** @description Every gate, each evaluated whatever the others say */
+            gates: {
+                /**
+                 * @description The gate; the list is in this order: segment, audience, devices, topic, global_opt_out, reeligibility, frequency_caps, quiet_hours, rate_limit
+                 * @enum {string}
+                 */
+                gate: "segment" | "audience" | "devices" | "topic" | "global_opt_out" | "reeligibility" | "frequency_caps" | "quiet_hours" | "rate_limit";
+                /** @description `hold`: the send would wait (quiet hours, the rate limit), not be dropped */
+                verdict: "pass" | "fail" | "hold" | "not_applicable";
+                /** @description On `fail`, the skip reason the trigger records (its counters' `skipped` key, upper-cased): NOT_IN_SEGMENT, AUDIENCE_CONDITIONS, NO_DEVICE, UNSUBSCRIBED, NOT_REELIGIBLE, FREQUENCY_CAPPED; else null */
+                reason: string | null;
+                /** @description One readable sentence */
+                summary: string;
+                /** @description What the gate read and computed */
+                data: {
+                    [key: string]: unknown;
+                };
+            }[];
+        };
+        /** UserHeldSendList */
+        UserHeldSendList: {
+            held_sends: {
+                held_send_id: string;
+                campaign_id: string;
+                /** @description The trigger whose send fell inside quiet hours */
+                source_trigger_id: string;
+                /**
+                 * Format: date-time
+                 * @description When the quiet hours end and it goes out
+                 */
+                due_at: string;
+                state: "held" | "fired" | "canceled";
+                /** @description Why it was canceled */
+                reason: string | null;
+                /** @description Once fired, the trigger that sent it (its status says what was sent or skipped) */
+                trigger_id: string | null;
+                /** Format: date-time */
+                created_at: string;
+            }[];
+        };
+        /** UserFrequencyCaps */
+        UserFrequencyCaps: {
+            project_user_id: string;
+            /** @description The user's zone: the zone property when valid, else the default zone */
+            time_zone: string;
+            /** Format: date-time */
+            evaluated_at: string;
+            rules: {
+                max: number;
+                per: "day" | "week" | {
+                    minutes: number;
+                } | {
+                    hours: number;
+                };
+                tag: string | null;
+                /** @description Counted sends (of the tag) in the current window */
+                used: number;
+                /** Format: date-time */
+                window_start: string;
+                /**
+                 * Format: date-time
+                 * @description Calendar windows: the user's next midnight or Monday; rolling windows: now
+                 */
+                window_end: string;
+            }[];
+        };
         /** IdentityVerification */
         IdentityVerification: {
             enabled: boolean;
@@ -2525,6 +2687,16 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
         };
+        /** PreferencePageSetting */
+        PreferencePageSetting: {
+            /** @description The customer's preference page: links made by `POST /api/v1/users/{id}/preferences:link` open it with the signed token as `?token=`; null for Herald's own page */
+            url: string | null;
+        };
+        /** PreferencePageRequest */
+        PreferencePageRequest: {
+            /** @description An https URL, or null */
+            url: unknown;
+        };
         /**
          * ImportUsersArray
          * @description A JSON array of `{ project_user_id, properties }` objects
@@ -2604,6 +2776,9 @@ export type SchemaUserPendingSendList = components['schemas']['UserPendingSendLi
 export type SchemaQuietHours = components['schemas']['QuietHours'];
 export type SchemaQuietHoursRequest = components['schemas']['QuietHoursRequest'];
 export type SchemaFrequencyCaps = components['schemas']['FrequencyCaps'];
+export type SchemaCampaignEligibility = components['schemas']['CampaignEligibility'];
+export type SchemaUserHeldSendList = components['schemas']['UserHeldSendList'];
+export type SchemaUserFrequencyCaps = components['schemas']['UserFrequencyCaps'];
 export type SchemaIdentityVerification = components['schemas']['IdentityVerification'];
 export type SchemaIdentityVerificationEnabled = components['schemas']['IdentityVerificationEnabled'];
 export type SchemaProject = components['schemas']['Project'];
@@ -2615,6 +2790,8 @@ export type SchemaUserPreferences = components['schemas']['UserPreferences'];
 export type SchemaUpdatePreferencesRequest = components['schemas']['UpdatePreferencesRequest'];
 export type SchemaPreferenceLinkRequest = components['schemas']['PreferenceLinkRequest'];
 export type SchemaPreferenceLink = components['schemas']['PreferenceLink'];
+export type SchemaPreferencePageSetting = components['schemas']['PreferencePageSetting'];
+export type SchemaPreferencePageRequest = components['schemas']['PreferencePageRequest'];
 export type SchemaImportUsersArray = components['schemas']['ImportUsersArray'];
 export type SchemaImportUsersNdjson = components['schemas']['ImportUsersNdjson'];
 export type SchemaImportUsersResponse = components['schemas']['ImportUsersResponse'];
@@ -6025,11 +6202,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "trigger_id": "trg_9xK4"
-                     *     }
-                     */
                     "application/json": components["schemas"]["TriggerCampaignResponse"];
                 };
             };
@@ -7877,6 +8049,11 @@ export interface operations {
                      *         },
                      *         "by_reason": {
                      *           "UNREGISTERED": 1
+                     *         },
+                     *         "users_by_reason": {
+                     *           "UNSUBSCRIBED": 3,
+                     *           "NO_DEVICE": 1,
+                     *           "HELD": 2
                      *         }
                      *       },
                      *       "series": [
@@ -8018,6 +8195,11 @@ export interface operations {
                      *         },
                      *         "by_reason": {
                      *           "UNREGISTERED": 1
+                     *         },
+                     *         "users_by_reason": {
+                     *           "UNSUBSCRIBED": 3,
+                     *           "NO_DEVICE": 1,
+                     *           "HELD": 2
                      *         }
                      *       },
                      *       "series": [
@@ -9404,6 +9586,505 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCampaignEligibility: {
+        parameters: {
+            query: {
+                /**
+                 * @description The user to explain
+                 * @example user-42
+                 */
+                project_user_id: string;
+                /** @description A trigger of the campaign: its segment, audience conditions, topic and policy as it stored them. Without it, the campaign's as they stand and no audience conditions */
+                trigger_id?: string;
+            };
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "campaign_id": "weekly-digest",
+                     *       "project_user_id": "user-42",
+                     *       "eligible": false,
+                     *       "evaluated_at": "2026-11-28T20:45:00.000Z",
+                     *       "gates": [
+                     *         {
+                     *           "gate": "segment",
+                     *           "verdict": "pass",
+                     *           "reason": null,
+                     *           "summary": "The user matches the campaign's segment.",
+                     *           "data": {
+                     *             "condition": {
+                     *               "property": "plan",
+                     *               "op": "eq",
+                     *               "value": "pro"
+                     *             },
+                     *             "user_properties": {
+                     *               "plan": "pro"
+                     *             },
+                     *             "events": []
+                     *           }
+                     *         },
+                     *         {
+                     *           "gate": "audience",
+                     *           "verdict": "not_applicable",
+                     *           "reason": null,
+                     *           "summary": "No audience conditions apply: they belong to a trigger (pass trigger_id to check one).",
+                     *           "data": {
+                     *             "condition": null
+                     *           }
+                     *         },
+                     *         {
+                     *           "gate": "devices",
+                     *           "verdict": "pass",
+                     *           "reason": null,
+                     *           "summary": "The user has 2 active device(s).",
+                     *           "data": {
+                     *             "active_devices": 2,
+                     *             "by_provider": {
+                     *               "fcm": 1,
+                     *               "apns": 1
+                     *             }
+                     *           }
+                     *         },
+                     *         {
+                     *           "gate": "topic",
+                     *           "verdict": "pass",
+                     *           "reason": null,
+                     *           "summary": "The user is subscribed to the topic \"digest\".",
+                     *           "data": {
+                     *             "topic": "digest",
+                     *             "default_subscribed": true,
+                     *             "user_choice": null,
+                     *             "state": "subscribed"
+                     *           }
+                     *         },
+                     *         {
+                     *           "gate": "global_opt_out",
+                     *           "verdict": "pass",
+                     *           "reason": null,
+                     *           "summary": "The user has not opted out of campaign pushes.",
+                     *           "data": {
+                     *             "campaign_pushes": "subscribed",
+                     *             "updated_at": null
+                     *           }
+                     *         },
+                     *         {
+                     *           "gate": "reeligibility",
+                     *           "verdict": "not_applicable",
+                     *           "reason": null,
+                     *           "summary": "The campaign may reach a user any number of times.",
+                     *           "data": {
+                     *             "mode": "always"
+                     *           }
+                     *         },
+                     *         {
+                     *           "gate": "frequency_caps",
+                     *           "verdict": "fail",
+                     *           "reason": "FREQUENCY_CAPPED",
+                     *           "summary": "The user is at a frequency cap (1 rule(s) reached).",
+                     *           "data": {
+                     *             "time_zone": "Europe/Paris",
+                     *             "tags": [],
+                     *             "rules": [
+                     *               {
+                     *                 "max": 3,
+                     *                 "per": "day",
+                     *                 "window_start": "2026-11-27T23:00:00.000Z",
+                     *                 "count": 3,
+                     *                 "reached": true
+                     *               }
+                     *             ]
+                     *           }
+                     *         },
+                     *         {
+                     *           "gate": "quiet_hours",
+                     *           "verdict": "hold",
+                     *           "reason": null,
+                     *           "summary": "It is 21:45 for the user (Europe/Paris), inside quiet hours: the send would be held until 2026-11-29T07:00:00.000Z.",
+                     *           "data": {
+                     *             "campaign_window": {
+                     *               "start": "21:00",
+                     *               "end": "08:00"
+                     *             },
+                     *             "user_window": null,
+                     *             "time_zone": "Europe/Paris",
+                     *             "local_time": "21:45",
+                     *             "held_until": "2026-11-29T07:00:00.000Z"
+                     *           }
+                     *         },
+                     *         {
+                     *           "gate": "rate_limit",
+                     *           "verdict": "pass",
+                     *           "reason": null,
+                     *           "summary": "The campaign is under its 6000 sends per minute: a send may go now.",
+                     *           "data": {
+                     *             "max_sends_per_minute": 6000,
+                     *             "wait_ms": 0,
+                     *             "next_send_at": "2026-11-28T20:45:00.000Z"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CampaignEligibility"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listUserHeldSends: {
+        parameters: {
+            query?: {
+                state?: "held" | "fired" | "canceled";
+                /** @description 1 to 100, default 50 */
+                limit?: string;
+            };
+            header?: never;
+            path: {
+                project_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "held_sends": [
+                     *         {
+                     *           "held_send_id": "0b9f1c52-6c1e-4a53-9a8e-3f7c1d2e4a10",
+                     *           "campaign_id": "weekly-digest",
+                     *           "source_trigger_id": "5b1d6f0e-2f1a-4c3b-8d9e-7a6b5c4d3e2f",
+                     *           "due_at": "2026-01-16T08:00:00.000Z",
+                     *           "state": "held",
+                     *           "reason": null,
+                     *           "trigger_id": null,
+                     *           "created_at": "2026-01-15T22:10:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserHeldSendList"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUserFrequencyCaps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "project_user_id": "user-42",
+                     *       "time_zone": "Europe/Paris",
+                     *       "evaluated_at": "2026-01-15T09:30:00.000Z",
+                     *       "rules": [
+                     *         {
+                     *           "max": 3,
+                     *           "per": "day",
+                     *           "tag": null,
+                     *           "used": 2,
+                     *           "window_start": "2026-01-14T23:00:00.000Z",
+                     *           "window_end": "2026-01-15T23:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "max": 1,
+                     *           "per": {
+                     *             "hours": 4
+                     *           },
+                     *           "tag": "promo",
+                     *           "used": 0,
+                     *           "window_start": "2026-01-15T05:30:00.000Z",
+                     *           "window_end": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserFrequencyCaps"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -11513,6 +12194,218 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPreferencePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreferencePageSetting"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setPreferencePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreferencePageRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreferencePageSetting"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -3,6 +3,7 @@ import type { JsonObject, Message } from '../model.js';
 import { invalidParams } from '../versions/codec.js';
 import { cancelTriggerSkill } from './cancel-trigger.skill.js';
 import { createUserSkill } from './create-user.skill.js';
+import { explainDeliverySkill } from './explain-delivery.skill.js';
 import { listCampaignsSkill } from './list-campaigns.skill.js';
 import { previewCampaignSkill } from './preview-campaign.skill.js';
 import { sendPushNotificationSkill } from './send-push-notification.skill.js';
@@ -17,6 +18,7 @@ export const SKILLS: ReadonlyMap<string, AnySkill> = new Map(
     sendPushNotificationSkill,
     triggerCampaignSkill,
     previewCampaignSkill,
+    explainDeliverySkill,
     cancelTriggerSkill,
     listCampaignsSkill,
   ].map((s) => [s.descriptor.id, s]),

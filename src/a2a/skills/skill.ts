@@ -25,7 +25,13 @@ export interface SkillContext {
 /** A finished skill: one artifact. Failures are thrown as `AppError`s (see `task-runner.ts`). */
 export interface SkillResult {
   artifactName:
-    'user-result' | 'event-result' | 'delivery-results' | 'trigger-result' | 'preview-result' | 'campaign-list';
+    | 'user-result'
+    | 'event-result'
+    | 'delivery-results'
+    | 'trigger-result'
+    | 'preview-result'
+    | 'eligibility-result'
+    | 'campaign-list';
   data: JsonObject;
 }
 

@@ -109,6 +109,10 @@ export const AnalyticsResponse = Type.Object(
       by_reason: Type.Record(Type.String(), Count, {
         description: "The provider's raw code or Herald's skip reason → outcomes",
       }),
+      users_by_reason: Type.Record(Type.String(), Count, {
+        description:
+          'Audience members (users; targets of a targeted trigger) sent nothing before any device was tried, by reason: NOT_FOUND, NOT_IN_SEGMENT, AUDIENCE_CONDITIONS, UNSUBSCRIBED, NO_DEVICE; and HELD, held by quiet hours for a later trigger. From batches closed in the window',
+      }),
     }),
     series: Type.Array(
       Type.Object({
@@ -128,6 +132,7 @@ export const AnalyticsResponse = Type.Object(
           by_state: { DELIVERY_RESULT_STATUS_ACCEPTED: 2, DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED: 1 },
           by_provider: { fcm: { DELIVERY_RESULT_STATUS_ACCEPTED: 2, DELIVERY_RESULT_STATUS_TOKEN_UNREGISTERED: 1 } },
           by_reason: { UNREGISTERED: 1 },
+          users_by_reason: { UNSUBSCRIBED: 3, NO_DEVICE: 1, HELD: 2 },
         },
         series: [{ start: '2026-11-24T10:15:00.000Z', sent: 2, failed: 1 }],
       },

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { epochBucketStart, sqlDialect } from '../../db/dialect.js';
+import { readJson } from '../../db/json.js';
 
 /**
  * The per-minute rollup of the trigger ledger (migration 0015), kept by the database as ledger
@@ -123,4 +124,43 @@ export async function foldDeliveryCounts(db: Db, triggerId: string): Promise<voi
       insert into trigger_delivery_counts (trigger_id, minute, status, provider, reason, n)
       select trigger_id, minute, status, provider, reason, sum(n) from gone group by 1, 2, 3, 4, 5`.execute(trx);
   });
+}
+
+/** Skip reasons a trigger counts per audience member (a user, or a target), not per device: no ledger row holds them. */
+export const AUDIENCE_SKIPS = ['not_found', 'not_in_segment', 'audience_conditions', 'unsubscribed', 'no_device'];
+
+/**
+ * Audience members a scope's closed batches did not send to, by reason (upper-cased, as the ledger's
+ * reasons are), plus `HELD` (held by quiet hours for a later trigger): read from the batches'
+ * counters, those closed inside the window. One row per batch (about a thousand users each).
+ */
+export async function countAudienceSkips(
+  db: Db,
+  scope: AnalyticsScope,
+  window: AnalyticsWindow,
+): Promise<Record<string, number>> {
+  let query = db
+    .selectFrom('trigger_batches')
+    .innerJoin('campaign_triggers', 'campaign_triggers.id', 'trigger_batches.trigger_id')
+    .select('trigger_batches.counters')
+    .where('trigger_batches.state', '!=', 'queued');
+  query =
+    'triggerId' in scope
+      ? query.where('trigger_batches.trigger_id', '=', scope.triggerId)
+      : query
+          .where('campaign_triggers.project_id', '=', scope.projectId)
+          .where('campaign_triggers.campaign_id', '=', scope.campaignId);
+  if (window.since !== undefined) query = query.where('trigger_batches.updated_at', '>=', window.since);
+  if (window.until !== undefined) query = query.where('trigger_batches.updated_at', '<', window.until);
+  const out: Record<string, number> = {};
+  const add = (key: string, n: unknown) => {
+    if (typeof n === 'number' && n > 0) out[key] = (out[key] ?? 0) + n;
+  };
+  for (const row of await query.execute()) {
+    if (row.counters === null) continue;
+    const c = readJson<{ skipped?: Record<string, unknown>; held?: unknown }>(row.counters);
+    for (const reason of AUDIENCE_SKIPS) add(reason.toUpperCase(), c.skipped?.[reason]);
+    add('HELD', c.held);
+  }
+  return out;
 }

@@ -3,7 +3,12 @@ import { AppError } from '../../errors.js';
 import { parseIsoTimestamp } from '../../events/events.service.js';
 import { getCampaign } from '../campaigns.service.js';
 import { DeliveryStatus } from '../../push/push.types.js';
-import { countOutcomes, type AnalyticsScope, type AnalyticsWindow } from './delivery-analytics.repository.js';
+import {
+  countAudienceSkips,
+  countOutcomes,
+  type AnalyticsScope,
+  type AnalyticsWindow,
+} from './delivery-analytics.repository.js';
 import { findCampaignTrigger } from '../triggers/triggers.repository.js';
 
 export const BUCKETS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
@@ -27,6 +32,8 @@ export interface DeliveryAnalytics {
     by_state: Record<string, number>;
     by_provider: Record<string, Record<string, number>>;
     by_reason: Record<string, number>;
+    /** Audience members not sent to, by reason (rule `trigger-status`), and `HELD` by quiet hours. */
+    users_by_reason: Record<string, number>;
   };
   series: Array<{ start: string; sent: number; failed: number }>;
 }
@@ -64,7 +71,12 @@ async function analyticsOf(db: Db, scope: AnalyticsScope, query: AnalyticsQuery)
       `more than ${MAX_SERIES_BUCKETS} ${bucket} buckets: choose a coarser bucket or a narrower since/until`,
     );
   if (groups.length > MAX_GROUPS) throw tooMany();
-  const totals: DeliveryAnalytics['totals'] = { by_state: {}, by_provider: {}, by_reason: {} };
+  const totals: DeliveryAnalytics['totals'] = {
+    by_state: {},
+    by_provider: {},
+    by_reason: {},
+    users_by_reason: await countAudienceSkips(db, scope, window),
+  };
   const series: DeliveryAnalytics['series'] = [];
   let currentStart: number | undefined;
   // Groups come oldest bucket first, so each bucket's groups are adjacent.

@@ -129,7 +129,7 @@ export function createEventTriggerObserver(deps: { db: Kysely<Database>; clock: 
           userId: event.userId,
           eventId: event.eventId,
           eventName: event.name,
-          eventProperties: event.properties,
+          eventPropertiesJson: event.propertiesJson,
           eventTimestamp: event.timestamp,
           dueAt: event.receivedAt + start.delayMs,
           createdAt: now,

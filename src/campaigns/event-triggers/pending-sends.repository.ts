@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db, JsonColumn } from '../../db/database.js';
 import { sqlDialect } from '../../db/dialect.js';
 import { preparedInsert } from '../../db/prepared.js';
-import { readJson, writeJson } from '../../db/json.js';
+import { readJson } from '../../db/json.js';
 import { DeliveryStatus } from '../../push/push.types.js';
 
 export type PendingSendState = 'pending' | 'fired' | 'canceled';
@@ -68,7 +68,10 @@ export function rowToPendingSend(r: EventPendingSendsTable): PendingSend {
   };
 }
 
-export type NewPendingSend = Omit<PendingSend, 'state' | 'reason' | 'triggerId' | 'updatedAt'>;
+export type NewPendingSend = Omit<PendingSend, 'state' | 'reason' | 'triggerId' | 'updatedAt' | 'eventProperties'> & {
+  /** The event's properties as the events row stores them (serialized once for both). */
+  eventPropertiesJson: string;
+};
 
 /** Rows per INSERT statement (14 parameters a row): a 500-event batch takes a handful of statements. */
 const SENDS_PER_STATEMENT = 64;
@@ -111,7 +114,7 @@ export async function insertPendingSends(db: Db, rows: NewPendingSend[]): Promis
       user_id: p.userId,
       event_id: p.eventId,
       event_name: p.eventName,
-      event_properties: writeJson(p.eventProperties),
+      event_properties: p.eventPropertiesJson,
       event_timestamp: p.eventTimestamp,
       due_at: p.dueAt,
       state: 'pending',

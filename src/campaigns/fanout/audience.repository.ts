@@ -111,16 +111,43 @@ export async function rangeEnd(
   return row?.id;
 }
 
-/** Dry run of a broadcast: segment size, eligible users, those without a device, and their devices. */
-export async function countBroadcastAudience(db: Db, projectId: string, snapshotAt: number, c: Conditions) {
-  const result = await sql<{ in_segment: number; eligible: number; no_device: number; devices: number }>`
+/** What a broadcast dry run checks beyond the audience: as SQL over `users.id`, `false` when it does not apply. */
+export interface DryRunGates {
+  unsubscribed: RawBuilder<boolean>;
+  notReeligible: RawBuilder<boolean>;
+}
+
+/**
+ * Dry run of a broadcast, counted in one statement in the fan-out's order: segment size, eligible
+ * users, then of those the unsubscribed (rule `subscription-topics`), those without a device, those
+ * not re-eligible (rule `re-eligibility`), and the devices of the rest.
+ */
+export async function countBroadcastAudience(
+  db: Db,
+  projectId: string,
+  snapshotAt: number,
+  c: Conditions,
+  gates: DryRunGates,
+) {
+  const result = await sql<{
+    in_segment: number;
+    eligible: number;
+    unsubscribed: number;
+    no_device: number;
+    not_reeligible: number;
+    devices: number;
+  }>`
     select count(*) as in_segment,
       coalesce(sum(case when eligible then 1 else 0 end), 0) as eligible,
-      coalesce(sum(case when eligible and devices = 0 then 1 else 0 end), 0) as no_device,
-      coalesce(sum(case when eligible then devices else 0 end), 0) as devices
+      coalesce(sum(case when eligible and unsubscribed then 1 else 0 end), 0) as unsubscribed,
+      coalesce(sum(case when eligible and not unsubscribed and devices = 0 then 1 else 0 end), 0) as no_device,
+      coalesce(sum(case when eligible and not unsubscribed and devices > 0 and not_reeligible then 1 else 0 end), 0) as not_reeligible,
+      coalesce(sum(case when eligible and not unsubscribed and not not_reeligible then devices else 0 end), 0) as devices
     from (
       select ${c.audience} as eligible,
-        ${activeDeviceCountOf(sql.ref('users.id'), snapshotAt)} as devices
+        ${activeDeviceCountOf(sql.ref('users.id'), snapshotAt)} as devices,
+        ${gates.unsubscribed} as unsubscribed,
+        ${gates.notReeligible} as not_reeligible
       from ${wholeTable(db, 'users')}
       where users.project_id = ${projectId} and users.created_at <= ${snapshotAt} and ${c.segment}
     ) as audience`.execute(db);
@@ -128,7 +155,28 @@ export async function countBroadcastAudience(db: Db, projectId: string, snapshot
   return {
     inSegment: Number(row.in_segment),
     eligible: Number(row.eligible),
+    unsubscribed: Number(row.unsubscribed),
     noDevice: Number(row.no_device),
+    notReeligible: Number(row.not_reeligible),
     devices: Number(row.devices),
   };
+}
+
+/**
+ * One user's verdicts under a trigger's compiled segment and audience conditions (the SQL a batch
+ * runs), each on its own; undefined when the project has no such user.
+ */
+export async function userMatches(
+  db: Db,
+  projectId: string,
+  userId: string,
+  c: Conditions,
+): Promise<{ segment: boolean; audience: boolean } | undefined> {
+  const row = await db
+    .selectFrom('users')
+    .select([c.segment.as('in_segment'), sql<boolean>`${c.audience}`.as('in_audience')])
+    .where('users.project_id', '=', projectId)
+    .where('users.id', '=', userId)
+    .executeTakeFirst();
+  return row && { segment: truthy(row.in_segment), audience: truthy(row.in_audience) };
 }

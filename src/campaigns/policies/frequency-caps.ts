@@ -14,6 +14,11 @@ export const MAX_CAP_RULES = 10;
 export const MAX_CAP_SENDS = 10_000;
 const MAX_MINUTES = 43_200;
 const MAX_HOURS = 720;
+/**
+ * The longest a cap rule may look back, whatever the project's rules now: 30 days (a rolling window's
+ * bound; a calendar week reads at most 9). Send log rows older than this no cap will ever read.
+ */
+export const LONGEST_CAP_LOOKBACK_MS = Math.max(MAX_MINUTES * 60_000, MAX_HOURS * 3_600_000, 9 * 86_400_000);
 
 export const CapRuleSchema = Type.Object(
   {

@@ -9,7 +9,7 @@ import type { TriggerRecord } from '../triggers/triggers.repository.js';
 import { heldUsersOf, insertHeldSends, type HeldSend } from './held-sends.repository.js';
 import { dueJobRunAt } from '../../jobs/due-rows.js';
 import { enqueueHeldSendsJob } from './held-sends-jobs.js';
-import { quietUntil, userZone, type QuietWindow } from './quiet-hours.js';
+import { heldUntil, userZone, type QuietWindow } from './quiet-hours.js';
 import { projectQuietHours, userWindows } from './quiet-hours-settings.service.js';
 
 /** The window a campaign keeps: its own, none (`false`), or the project's default (`null`). */
@@ -49,13 +49,6 @@ export async function holdQuietRecipients(
   if (window === null && own.size === 0 && already.size === 0) return recipients;
   const settings = await projectLocalTime(db, trigger.projectId);
   const now = clock.now();
-  // When a window holding `now` ends depends on the window and the zone only: once per pair, not per user.
-  const ends = new Map<string, number | undefined>();
-  const endOf = (w: QuietWindow, zone: string) => {
-    const key = `${w.start}-${w.end} ${zone}`;
-    if (!ends.has(key)) ends.set(key, quietUntil(w, zone, now));
-    return ends.get(key);
-  };
   const send: Recipient[] = [];
   const held: HeldSend[] = [];
   for (const r of recipients) {
@@ -65,14 +58,7 @@ export async function holdQuietRecipients(
       continue;
     }
     const windows = [window, own.get(r.user.id)].filter((w): w is QuietWindow => !!w);
-    let until: number | undefined;
-    if (windows.length > 0) {
-      const zone = userZone(r.user.properties, settings);
-      for (const w of windows) {
-        const end = endOf(w, zone);
-        if (end !== undefined && (until === undefined || end > until)) until = end;
-      }
-    }
+    const until = windows.length > 0 ? heldUntil(windows, userZone(r.user.properties, settings), now) : undefined;
     if (until === undefined) send.push(r);
     else
       held.push({

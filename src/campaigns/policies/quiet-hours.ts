@@ -65,6 +65,20 @@ export function quietUntil(window: QuietWindow, zone: string, now: number): numb
   return last > now ? last : zonedWallTimeToInstant(addDays(day, 1), zone, { gap: 'next', fold: 'first' });
 }
 
+/**
+ * When a user in `zone` stops being held at `now` by these windows (a campaign's and their own):
+ * the latest end of the windows holding them, or undefined when none does. The per-user step of
+ * the batch's quiet-hours gate, and of the eligibility explanation.
+ */
+export function heldUntil(windows: readonly QuietWindow[], zone: string, now: number): number | undefined {
+  let until: number | undefined;
+  for (const w of windows) {
+    const end = quietUntil(w, zone, now);
+    if (end !== undefined && (until === undefined || end > until)) until = end;
+  }
+  return until;
+}
+
 /** A user's zone (rule `local-time-triggers`): the property when it names a valid zone, else the project's default. */
 export function userZone(
   properties: Record<string, unknown>,

@@ -1,10 +1,10 @@
 import type { Db } from '../../db/database.js';
 import { writeJson } from '../../db/json.js';
 import type { Clock } from '../../lib/clock.js';
-import { isValidTimeZone } from '../../lib/local-time.js';
 import { recordDeliveries, type TriggerDeliveriesTable } from '../triggers/trigger-deliveries.repository.js';
 import { projectLocalTime } from '../triggers/local-time-settings.service.js';
-import { earliestWindowStart, rulesFor, windowStart, type CapRule } from './frequency-caps.js';
+import { userZone } from './quiet-hours.js';
+import { capCheckOf, logScope, skipReasonOf, windowStarts } from './cap-check.js';
 import { getFrequencyCaps } from './frequency-caps.service.js';
 import {
   insertSlots,
@@ -16,8 +16,7 @@ import {
 } from './send-log.repository.js';
 import { readSendPolicy, type SendPolicyWire } from './send-policy.js';
 
-export const FREQUENCY_CAPPED = 'FREQUENCY_CAPPED';
-export const NOT_REELIGIBLE = 'NOT_REELIGIBLE';
+export { FREQUENCY_CAPPED, NOT_REELIGIBLE } from './cap-check.js';
 
 export interface GatedTrigger {
   id: string;
@@ -51,31 +50,18 @@ export async function gateRecipients<R extends GatedRecipient>(
   if (recipients.length === 0) return recipients;
   const policy = readSendPolicy(trigger.definition.policy ?? null);
   const caps = await getFrequencyCaps(db, trigger.projectId);
-  // `critical` and `respect_caps: false` campaigns are not checked; they still count when they do.
-  const rules = policy.respectCaps && !policy.critical ? rulesFor(caps, policy.tags) : [];
-  const reeligibility = policy.reeligibility;
-  const checksReeligibility = reeligibility.mode !== 'always';
-  const records = checksReeligibility || (policy.countsTowardCaps && caps.rules.length > 0);
-  if (rules.length === 0 && !records) return recipients;
+  const check = capCheckOf(policy, caps, trigger.campaignId, clock.now());
+  if (check.rules.length === 0 && !check.records) return recipients;
 
-  const zoneOf = rules.some((r) => r.per === 'day' || r.per === 'week')
-    ? zoneReader(await projectLocalTime(db, trigger.projectId))
-    : () => 'UTC';
-  const now = clock.now();
+  const zoneOf = check.readsZone ? zoneReader(await projectLocalTime(db, trigger.projectId)) : () => 'UTC';
+  const now = check.now;
   return db.transaction().execute(async (trx) => {
     const ids = recipients.map((r) => r.user.id);
     await lockUsers(trx, ids);
     const held = await slotsOfTrigger(trx, trigger.id, ids);
     const fresh = ids.filter((id) => !held.has(id));
-    const since = reeligibility.mode === 'window' ? now - reeligibility.seconds * 1000 : 0;
-    const logs = groupByUser(
-      await loggedSends(
-        trx,
-        fresh,
-        rules.length > 0 ? earliestWindowStart(rules, now) : undefined,
-        checksReeligibility ? { campaignId: trigger.campaignId, since } : undefined,
-      ),
-    );
+    const scope = logScope(check);
+    const logs = groupByUser(await loggedSends(trx, fresh, scope.since, scope.campaign));
     const kept: R[] = [];
     const skipped: TriggerDeliveriesTable[] = [];
     const slots: UserSendsTable[] = [];
@@ -86,20 +72,13 @@ export async function gateRecipients<R extends GatedRecipient>(
         kept.push(r);
         continue;
       }
-      const own = logs.get(r.user.id) ?? [];
-      let zone: string | undefined;
-      const reason =
-        checksReeligibility && own.some((s) => s.campaignId === trigger.campaignId && s.sentAt >= since)
-          ? NOT_REELIGIBLE
-          : rules.some((rule) => capReached(rule, own, () => startOf(rule, (zone ??= zoneOf(r.user.properties)))))
-            ? FREQUENCY_CAPPED
-            : undefined;
+      const reason = skipReasonOf(check, logs.get(r.user.id) ?? [], zoneOf(r.user.properties), startOf);
       if (reason) {
         skipped.push(...skipRows(r, reason));
         continue;
       }
       kept.push(r);
-      if (records)
+      if (check.records)
         slots.push({
           trigger_id: trigger.id,
           user_id: r.user.id,
@@ -117,33 +96,6 @@ export async function gateRecipients<R extends GatedRecipient>(
   });
 }
 
-/** At least `max` counted sends (of the rule's tag, when it has one) since the window started. */
-function capReached(rule: CapRule, sends: LoggedSend[], windowStartOf: () => number): boolean {
-  if (sends.length < rule.max) return false;
-  const start = windowStartOf();
-  let n = 0;
-  for (const s of sends)
-    if (s.counts && s.sentAt >= start && (rule.tag === undefined || s.tags.includes(rule.tag)) && ++n >= rule.max)
-      return true;
-  return false;
-}
-
-/**
- * Where each rule's window starts in a zone at `now` (the batch's instant): the same for every user
- * of the zone, so worked out once per rule and zone (a calendar window reads the zone's clock, the
- * costliest step of the check) rather than once per user. Zones are valid names: a few hundred at most.
- */
-function windowStarts(now: number): (rule: CapRule, zone: string) => number {
-  const known = new Map<CapRule, Map<string, number>>();
-  return (rule, zone) => {
-    let byZone = known.get(rule);
-    if (!byZone) known.set(rule, (byZone = new Map<string, number>()));
-    let start = byZone.get(zone);
-    if (start === undefined) byZone.set(zone, (start = windowStart(rule, now, zone)));
-    return start;
-  };
-}
-
 function groupByUser(sends: LoggedSend[]): Map<string, LoggedSend[]> {
   const map = new Map<string, LoggedSend[]>();
   for (const s of sends) {
@@ -154,10 +106,8 @@ function groupByUser(sends: LoggedSend[]): Map<string, LoggedSend[]> {
   return map;
 }
 
-/** A user's zone as local-time triggers read it: the zone property when valid, else the project's default. */
+/** A user's zone as local-time triggers read it (rule `local-time-triggers`). */
 const zoneReader =
   (settings: { timeZoneProperty: string; defaultTimeZone: string }) =>
-  (properties: Record<string, unknown>): string => {
-    const own = properties[settings.timeZoneProperty];
-    return isValidTimeZone(own) ? own : settings.defaultTimeZone;
-  };
+  (properties: Record<string, unknown>): string =>
+    userZone(properties, settings);

@@ -1,3 +1,4 @@
+import { sql, type RawBuilder } from 'kysely';
 import type { Db, JsonColumn } from '../../db/database.js';
 import { sqlDialect } from '../../db/dialect.js';
 import { readJson } from '../../db/json.js';
@@ -138,3 +139,10 @@ export async function releaseUnusedSlots(db: Db, triggerId: string, batchNo: num
     )
     .execute();
 }
+
+/**
+ * Rule `re-eligibility` as SQL over `users.id`: the user holds a logged send of the campaign since
+ * `since` (0: ever), through the `(user_id, campaign_id, sent_at)` index.
+ */
+export const sentSinceCondition = (campaignId: string, since: number): RawBuilder<boolean> =>
+  sql<boolean>`exists (select 1 from user_sends s where s.user_id = users.id and s.campaign_id = ${campaignId} and s.sent_at >= ${since})`;

@@ -27,6 +27,17 @@ export function rateShape(limit: number, chunk: number): RateShape {
 export type Grant = { granted: number } | { waitMs: number };
 
 /**
+ * How many sends the bucket lets go at `nowUs` given its pacing instant `tat` (both epoch µs), or
+ * how long until one may. Pure: what a claim decides, and what the eligibility explanation shows.
+ */
+export function roomAt(shape: RateShape, tat: number, nowUs: number): { room: number } | { waitMs: number } {
+  const base = Math.max(tat, nowUs);
+  const room = Math.floor((nowUs + shape.burst * shape.intervalUs - base) / shape.intervalUs + 1e-9);
+  if (room < 1) return { waitMs: Math.max(1, Math.ceil((base - (shape.burst - 1) * shape.intervalUs - nowUs) / 1000)) };
+  return { room };
+}
+
+/**
  * Claims up to `want` sends at `now` (ms): granted at once, or how long until one is. Rounds the
  * pacing instant up (never faster than the limit).
  */
@@ -40,11 +51,10 @@ export async function claimSends(
   const nowUs = now * 1000;
   for (let attempt = 0; attempt < 20; attempt++) {
     const tat = await readTat(db, campaign.projectId, campaign.campaignId, nowUs);
+    const room = roomAt(shape, tat, nowUs);
+    if ('waitMs' in room) return room;
+    const granted = Math.min(want, room.room);
     const base = Math.max(tat, nowUs);
-    const room = Math.floor((nowUs + shape.burst * shape.intervalUs - base) / shape.intervalUs + 1e-9);
-    if (room < 1)
-      return { waitMs: Math.max(1, Math.ceil((base - (shape.burst - 1) * shape.intervalUs - nowUs) / 1000)) };
-    const granted = Math.min(want, room);
     if (
       await advanceTat(db, campaign.projectId, campaign.campaignId, tat, Math.ceil(base + granted * shape.intervalUs))
     )

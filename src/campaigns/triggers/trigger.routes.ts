@@ -83,7 +83,7 @@ export function registerTriggerRoutes(
         description:
           'Starts one run of an active, API-triggered campaign for the given audience (or its default audience) with the given trigger properties. ' +
           'Answers {"trigger_id"} once the trigger is stored; deliveries follow on the job queue (`GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}` shows progress). ' +
-          '`?dry_run=true` answers the audience it would reach instead, storing and sending nothing.',
+          "`?dry_run=true` answers the audience it would reach instead, storing and sending nothing: a broadcast's counters include those the send policy would skip as `unsubscribed` and `not_reeligible` (frequency caps depend on sends still to come and are not counted).",
         tags,
         security,
         params: Type.Object({ campaign_id: CampaignIdParam }),
@@ -93,9 +93,34 @@ export function registerTriggerRoutes(
           200: Type.Union(
             [
               Type.Object({ trigger_id: Type.String() }),
-              Type.Object({ dry_run: Type.Literal(true) }, { additionalProperties: true }),
+              Type.Object(
+                { dry_run: Type.Literal(true) },
+                {
+                  additionalProperties: true,
+                  description:
+                    "A dry run: `campaign_id`, `campaign_status`, `audience` and `counters` (as a trigger status counts them: of `eligible`, `skipped.unsubscribed` by topic or global opt-out, `skipped.no_device`, and for a broadcast `skipped.not_reeligible`, counted in the database), and for targets each target's verdict",
+                },
+              ),
             ],
-            { title: 'TriggerCampaignResponse', examples: [{ trigger_id: 'trg_9xK4' }] },
+            {
+              title: 'TriggerCampaignResponse',
+              examples: [
+                { trigger_id: 'trg_9xK4' },
+                {
+                  dry_run: true,
+                  campaign_id: 'spring-sale',
+                  campaign_status: 'active',
+                  audience: 'broadcast',
+                  counters: {
+                    targets: 0,
+                    in_segment: 1200,
+                    eligible: 1000,
+                    devices: 830,
+                    skipped: { audience_conditions: 200, unsubscribed: 120, no_device: 40, not_reeligible: 60 },
+                  },
+                },
+              ],
+            },
           ),
           400: Type.Union([Type.Literal(CAMPAIGN_ID_MESSAGE), Type.Literal(FAILED)], {
             description: 'text/plain, the cause in X-Error-Reason',

@@ -4,7 +4,11 @@ import { AppError } from '../../errors.js';
 import { enqueueJob } from '../../jobs/jobs.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import { sql } from 'kysely';
+import { unsubscribedCondition } from '../../preferences/subscription-gate.js';
 import { countBroadcastAudience } from '../fanout/audience.repository.js';
+import { sentSinceCondition } from '../policies/send-log.repository.js';
+import { readSendPolicy } from '../policies/send-policy.js';
 import { compileTriggerConditions, targetsSlice, type TargetResult } from '../fanout/audience.js';
 import '../fanout/campaign-jobs.js';
 import { findCampaign, type Campaign } from '../campaigns.service.js';
@@ -225,10 +229,19 @@ export async function dryRunTrigger(
   const conditions = compileTriggerConditions(db, prepared.definition, now);
   const base = { dry_run: true as const, campaign_id: campaignId, campaign_status: prepared.campaign.status };
   if ('broadcast' in prepared.audience) {
-    const n = await countBroadcastAudience(db, projectId, now, conditions);
+    const reeligibility = readSendPolicy(prepared.definition.policy ?? null).reeligibility;
+    const n = await countBroadcastAudience(db, projectId, now, conditions, {
+      unsubscribed: await unsubscribedCondition(db, projectId, conditions.subscription),
+      notReeligible:
+        reeligibility.mode === 'always'
+          ? sql<boolean>`false`
+          : sentSinceCondition(campaignId, reeligibility.mode === 'window' ? now - reeligibility.seconds * 1000 : 0),
+    });
     const skipped = {
       ...(n.inSegment > n.eligible && { audience_conditions: n.inSegment - n.eligible }),
+      ...(n.unsubscribed > 0 && { unsubscribed: n.unsubscribed }),
       ...(n.noDevice > 0 && { no_device: n.noDevice }),
+      ...(n.notReeligible > 0 && { not_reeligible: n.notReeligible }),
     };
     return {
       ...base,
