@@ -1,11 +1,13 @@
 // bench:campaign, step 2 of a size: Herald's API and job runner in this process (as `HERALD_ROLE=all`)
 // on the file bench/campaign-prepare.ts filled, one `:trigger` broadcast, timed until the trigger is
 // finished. Prints one JSON line. The FCM stand-in is another process.
-// Usage: node --import tsx bench/campaign-run.ts --dir DIR --fakes FAKES_DIR --fcm-url URL
+// Usage: node --import tsx bench/campaign-run.ts --dir DIR --fakes FAKES_DIR --fcm-url URL [--database-url URL]
+//        (--database-url: PostgreSQL instead of the embedded file in DIR, as bench:campaign-policy runs it)
 import fs from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
 import pino from 'pino';
+import '../src/campaigns/policies/send-log.repository.js';
 import '../src/campaigns/triggers/triggers.repository.js';
 import { loadConfig } from '../src/config.js';
 import { createHerald } from '../src/herald.js';
@@ -94,8 +96,10 @@ function threadCpuDelta(before: Map<string, number>, after: Map<string, number>)
 async function main(): Promise<void> {
   const dir = arg('dir');
   const prepared = JSON.parse(fs.readFileSync(path.join(dir, 'prepared.json'), 'utf8')) as PreparedBench;
+  const databaseUrl = process.argv.includes('--database-url') ? arg('database-url') : undefined;
   const config = loadConfig({
     LOG_LEVEL: 'silent',
+    ...(databaseUrl && { DATABASE_URL: databaseUrl }),
     ...(process.env.JOB_CONCURRENCY && { JOB_CONCURRENCY: process.env.JOB_CONCURRENCY }),
     DATA_DIR: dir,
     HERALD_SECRET_KEY: '11'.repeat(32), // as campaign-prepare.ts sealed the credentials with
@@ -182,8 +186,21 @@ async function main(): Promise<void> {
   await profiler?.();
   const status = (await app.inject({ method: 'GET', url: `${campaignUrl}/triggers/${triggerId}`, headers })).json<{
     state: string;
-    counters: { accepted: number; devices: number; failed: number; failed_by_status: Record<string, number> };
+    counters: {
+      accepted: number;
+      devices: number;
+      failed: number;
+      failed_by_status: Record<string, number>;
+      skipped: Record<string, number>;
+      held?: number;
+    };
   }>();
+  // Slots the send policy took for this trigger (rules `frequency-caps`, `re-eligibility`): none without a policy.
+  const { slots } = await database.db
+    .selectFrom('user_sends')
+    .select((eb) => eb.fn.countAll<number>().as('slots'))
+    .where('trigger_id', '=', triggerId)
+    .executeTakeFirstOrThrow();
   // The segment query over the whole audience: a broadcast dry run (counts only), after the fan-out.
   const dryStarted = performance.now();
   const dry = await app.inject({
@@ -210,6 +227,9 @@ async function main(): Promise<void> {
       sends,
       devices: status.counters.devices,
       failed: status.counters.failed_by_status,
+      skipped: status.counters.skipped,
+      held: status.counters.held ?? 0,
+      slots: Number(slots),
       sendsPerSec: sends / (makespanMs / 1000),
       rssBeforeMb,
       peakRssMb: Math.round(peakRss / 1048576),

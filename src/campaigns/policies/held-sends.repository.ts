@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { sqlDialect } from '../../db/dialect.js';
+import { paddedList } from '../../db/statement-shapes.js';
 
 export type HeldSendState = 'held' | 'fired' | 'canceled';
 
@@ -59,12 +60,12 @@ export async function insertHeldSends(db: Db, rows: HeldSend[], now: number): Pr
 /** The users of `userIds` already held for this trigger (a batch run again holds them, never sends them). */
 export async function heldUsersOf(db: Db, sourceTriggerId: string, userIds: string[]): Promise<Set<string>> {
   const out = new Set<string>();
-  for (let i = 0; i < userIds.length; i += 500) {
+  for (let i = 0; i < userIds.length; i += 1000) {
     const rows = await db
       .selectFrom('held_sends')
       .select('user_id')
       .where('source_trigger_id', '=', sourceTriggerId)
-      .where('user_id', 'in', userIds.slice(i, i + 500))
+      .where('user_id', 'in', paddedList(userIds.slice(i, i + 1000), Infinity))
       .execute();
     for (const r of rows) out.add(r.user_id);
   }

@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.js';
 import { recordDeliveries, type TriggerDeliveriesTable } from '../triggers/trigger-deliveries.repository.js';
 import { projectLocalTime } from '../triggers/local-time-settings.service.js';
 import { userZone } from './quiet-hours.js';
-import { capCheckOf, logScope, skipReasonOf } from './cap-check.js';
+import { capCheckOf, logScope, skipReasonOf, windowStarts } from './cap-check.js';
 import { getFrequencyCaps } from './frequency-caps.service.js';
 import {
   insertSlots,
@@ -66,12 +66,13 @@ export async function gateRecipients<R extends GatedRecipient>(
     const skipped: TriggerDeliveriesTable[] = [];
     const slots: UserSendsTable[] = [];
     const tags = writeJson(policy.tags);
+    const startOf = windowStarts(now);
     for (const r of recipients) {
       if (held.has(r.user.id)) {
         kept.push(r);
         continue;
       }
-      const reason = skipReasonOf(check, logs.get(r.user.id) ?? [], zoneOf(r.user.properties));
+      const reason = skipReasonOf(check, logs.get(r.user.id) ?? [], zoneOf(r.user.properties), startOf);
       if (reason) {
         skipped.push(...skipRows(r, reason));
         continue;

@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Db, JsonColumn } from '../../db/database.js';
 import { sqlDialect } from '../../db/dialect.js';
 import { readJson } from '../../db/json.js';
+import { paddedList } from '../../db/statement-shapes.js';
 import { DeliveryStatus } from '../../push/push.types.js';
 
 /** The send log (migration 0031): one row per (trigger, user) holding a slot (rules `frequency-caps`, `re-eligibility`). */
@@ -33,7 +34,13 @@ export interface LoggedSend {
   sentAt: number;
 }
 
-const CHUNK = 500;
+/**
+ * Users (or rows) per statement: a batch's thousand in one round trip each (padded to 1,024: 8,192
+ * bound values for the widest insert, under both databases' limits). Lists of users are padded to a
+ * power of two (src/db/statement-shapes.ts): a batch's count varies, and each count would be a
+ * statement of its own, as long as its list, in SQLite's cache.
+ */
+const CHUNK = 1000;
 const chunks = <T>(items: readonly T[]): T[][] =>
   Array.from({ length: Math.ceil(items.length / CHUNK) }, (_, i) => items.slice(i * CHUNK, (i + 1) * CHUNK));
 
@@ -46,7 +53,7 @@ export const lockUsers = (trx: Db, userIds: readonly string[]): Promise<void> =>
 
 /**
  * The users' logged sends that a check may need: those since `since` (caps), and for re-eligibility
- * every send of `campaign` (`campaignSince`: its window start, or 0 for ever). Batched per 500 users.
+ * every send of `campaign` (`campaignSince`: its window start, or 0 for ever). Batched per 1000 users.
  */
 export async function loggedSends(
   db: Db,
@@ -60,7 +67,7 @@ export async function loggedSends(
     const rows = await db
       .selectFrom('user_sends')
       .select(['user_id', 'trigger_id', 'campaign_id', 'tags', 'counts', 'sent_at'])
-      .where('user_id', 'in', ids)
+      .where('user_id', 'in', paddedList(ids, Infinity))
       .where((eb) =>
         eb.or([
           ...(since !== undefined ? [eb.and([eb('sent_at', '>=', since), eb('counts', '=', 1)])] : []),
@@ -91,18 +98,23 @@ export async function slotsOfTrigger(db: Db, triggerId: string, userIds: readonl
       .selectFrom('user_sends')
       .select('user_id')
       .where('trigger_id', '=', triggerId)
-      .where('user_id', 'in', ids)
+      .where('user_id', 'in', paddedList(ids, Infinity))
       .execute();
     for (const r of rows) held.add(r.user_id);
   }
   return held;
 }
 
+/**
+ * Each statement's rows padded to a power of two by repeating its last (the repeat is a conflict,
+ * ignored), as every list of a batch's users is: one SQL text per size, not per count, in SQLite's
+ * statement cache (src/db/statement-shapes.ts).
+ */
 export async function insertSlots(db: Db, rows: UserSendsTable[]): Promise<void> {
   for (const part of chunks(rows))
     await db
       .insertInto('user_sends')
-      .values(part)
+      .values(paddedList(part, Infinity))
       .onConflict((oc) => oc.columns(['trigger_id', 'user_id']).doNothing())
       .execute();
 }
