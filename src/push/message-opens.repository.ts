@@ -43,6 +43,18 @@ export function findOpen(db: Db, projectId: string, messageId: string): Promise<
     .executeTakeFirst();
 }
 
+/** When each of these messages was first opened (those opened), by message id. */
+export async function openTimes(db: Db, projectId: string, messageIds: string[]): Promise<Map<string, number>> {
+  if (messageIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('message_opens')
+    .select(['message_id', 'opened_at'])
+    .where('project_id', '=', projectId)
+    .where('message_id', 'in', messageIds)
+    .execute();
+  return new Map(rows.map((r) => [r.message_id, Number(r.opened_at)]));
+}
+
 /** Whose opens to count: one trigger, or a campaign's (every trigger). */
 export type OpenScope = { triggerId: string } | { projectId: string; campaignId: string };
 

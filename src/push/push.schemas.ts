@@ -161,7 +161,7 @@ export const MessageResponse = Type.Object(
     opened_at: Type.Optional(
       Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
         description:
-          'When the recipient opened it (the first open reported through `POST /api/v1/messages/{message_id}:open`); null when none was. Shown by `GET /api/v1/messages/{message_id}`',
+          "When the recipient opened it (the first open reported through `POST /api/v1/messages/{message_id}:open`); null when none was. Shown by `GET /api/v1/messages/{message_id}` and a user's message list",
       }),
     ),
   },

@@ -3,7 +3,7 @@ import { activeDevicesOfUsers, findDevices, type Device } from '../devices/devic
 import { AppError, notFound } from '../errors.js';
 import { newMessageId } from './message-id.js';
 import { existingProjectUserIds } from '../users/users.service.js';
-import { findOpen } from './message-opens.repository.js';
+import { findOpen, openTimes } from './message-opens.repository.js';
 import { deliveriesToUser, findDelivery, insertDeliveries, type DeliveriesTable } from './deliveries.repository.js';
 import { resolveDeadline, sendToDevices } from './push-dispatch.js';
 import type { PushRuntime } from './push-runtime.js';
@@ -196,8 +196,16 @@ export async function listUserMessages(
   const before = query.cursor === undefined || query.cursor === '' ? undefined : decodeMessageCursor(query.cursor);
   const rows = await deliveriesToUser(db, projectId, projectUserId, limit + 1, before);
   const page = rows.slice(0, limit);
+  const opens = await openTimes(
+    db,
+    projectId,
+    page.map((r) => r.message_id),
+  );
   return {
-    messages: page.map(messageToWire),
+    messages: page.map((row) => {
+      const openedAt = opens.get(row.message_id);
+      return { ...messageToWire(row), opened_at: openedAt === undefined ? null : new Date(openedAt).toISOString() };
+    }),
     next_cursor: rows.length > limit ? Buffer.from(page[page.length - 1]!.message_id).toString('base64url') : null,
   };
 }

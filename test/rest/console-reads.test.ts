@@ -95,6 +95,15 @@ describe.each(TEST_DIALECTS)('console reads on %s', (dialect) => {
     // Each listed id is the one GET /messages/{id} answers.
     const one = await get<Message>(`/api/v1/messages/${sent[0]}`, secret);
     expect(one).toEqual(second.messages[0]);
+    // An open reported for it shows in both.
+    const opened = await json(ctx(), 'POST', `/api/v1/messages/${sent[0]}:open`, {}, secret);
+    expect(opened.statusCode, opened.body).toBe(200);
+    const listed = await get<{ messages: Message[] }>(
+      `/api/v1/users/ada/messages?limit=2&cursor=${first.next_cursor}`,
+      secret,
+    );
+    expect(listed.messages[0]).toMatchObject({ message_id: sent[0], opened_at: expect.any(String) });
+    expect(listed.messages[0]).toEqual(await get<Message>(`/api/v1/messages/${sent[0]}`, secret));
 
     // Another project sees none of them; an unknown user has none; bad paging is a 400.
     const other = await ctx().newProject('other');
