@@ -1555,7 +1555,7 @@ export interface components {
             attempts: number;
             created_at: string;
             completed_at: string;
-            /** @description When the recipient opened it (the first open reported through `POST /api/v1/messages/{message_id}:open`); null when none was. Shown by `GET /api/v1/messages/{message_id}` */
+            /** @description When the recipient opened it (the first open reported through `POST /api/v1/messages/{message_id}:open`); null when none was. Shown by `GET /api/v1/messages/{message_id}` and a user's message list */
             opened_at?: string | null;
         };
         /** MessageList */
@@ -1584,7 +1584,7 @@ export interface components {
                 attempts: number;
                 created_at: string;
                 completed_at: string;
-                /** @description When the recipient opened it (the first open reported through `POST /api/v1/messages/{message_id}:open`); null when none was. Shown by `GET /api/v1/messages/{message_id}` */
+                /** @description When the recipient opened it (the first open reported through `POST /api/v1/messages/{message_id}:open`); null when none was. Shown by `GET /api/v1/messages/{message_id}` and a user's message list */
                 opened_at?: string | null;
             }[];
             next_cursor: string | null;
