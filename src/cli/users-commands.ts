@@ -110,7 +110,7 @@ export const usersCommands: Record<string, CliCommand> = {
       content: [
         '{"project_user_id":"alice","properties":{"plan":"pro","age":31}}',
         '{"project_user_id":"bob","properties":{"plan":"free"},"created_at":"2025-01-31T09:00:00.000Z"}',
-        '{"project_user_id":"cy","properties":{},"preferences":{"campaign_pushes":"subscribed","topics":{"promotions":"unsubscribed"}}}',
+        '{"project_user_id":"cy","properties":{},"preferences":{"campaign_pushes":"unsubscribed","topics":{}}}',
       ].join('\n'),
     },
     run: (args, config) => runImport(optionalFlag(args, 'file'), requireFlag(args, 'project'), config),

@@ -101,7 +101,7 @@ describe.each(TEST_DIALECTS)('the help examples are accepted as shown, on %s', (
       ctx().database.env,
     );
     expect(imported.code, imported.stderr).toBe(0);
-    expect(JSON.parse(imported.stdout)).toEqual({ created: 2, updated: 0, failed: 0 });
+    expect(JSON.parse(imported.stdout)).toEqual({ created: 3, updated: 0, failed: 0 });
   });
 
   it('a bad option value is a usage mistake: one line naming the option, exit 2', async () => {
