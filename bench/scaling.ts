@@ -1,8 +1,8 @@
 // npm run bench:scaling: the measured inputs of docs/scaling.md, on a fresh PostgreSQL database each.
 //  1. Per send: a broadcast trigger to SEND_USERS users (one FCM device each, the stand-in in process),
 //     run to completion by Herald's job runner; rows written (pg_stat_user_tables), bytes added
-//     (pg_total_relation_size), transactions committed (pg_stat_database) and WAL written (the server's
-//     WAL position before and after: the whole server's, so run it with nothing else on that server),
+//     (pg_total_relation_size), transactions committed (pg_stat_database) and WAL written (this
+//     database's records between the WAL positions before and after, read back with pg_walinspect),
 //     divided by the sends. Per event the same, for EVENTS events sent through POST /api/v1/events
 //     (16 at a time, to SEND_USERS users, each with three properties).
 //  2. Per size (--sizes, default 1000000,10000000): users and devices generated in bulk with
@@ -56,6 +56,7 @@ async function freshDatabase(tag: string): Promise<{ url: string; drop: () => Pr
   await query(SERVER_URL, `create database ${name}`);
   const url = new URL(SERVER_URL);
   url.pathname = `/${name}`;
+  await query(url.toString(), 'create extension if not exists pg_walinspect');
   const handle = openDatabase({ url: url.toString(), poolSize: 1 });
   await migrateToLatest(handle.db);
   await handle.close();
@@ -97,8 +98,8 @@ interface Counters {
   rows: number;
   bytes: number;
   commits: number;
-  /** The server's WAL insert position, in bytes. */
-  wal: number;
+  /** The server's WAL position flushed to disk (an LSN). */
+  lsn: string;
 }
 async function counters(url: string): Promise<Counters> {
   const [t] = await query<{ rows: string; bytes: string }>(
@@ -110,8 +111,39 @@ async function counters(url: string): Promise<Counters> {
     url,
     'select xact_commit as commits from pg_stat_database where datname = current_database()',
   );
-  const [w] = await query<{ wal: string }>(url, "select pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0') as wal");
-  return { rows: Number(t!.rows), bytes: Number(t!.bytes), commits: Number(d!.commits), wal: Number(w!.wal) };
+  const [w] = await query<{ lsn: string }>(url, 'select pg_current_wal_flush_lsn()::text as lsn');
+  return { rows: Number(t!.rows), bytes: Number(t!.bytes), commits: Number(d!.commits), lsn: w!.lsn };
+}
+
+/**
+ * WAL bytes this database wrote between two positions, read back with pg_walinspect: the records
+ * that touch one of its relations, and the commit records of the transactions that wrote them. Other
+ * databases on the server (tests, other runs) write WAL in the same stream; they are not counted. A
+ * temporary replication slot keeps the segments until they are read.
+ */
+async function walOfDatabase(url: string, from: string, to: string): Promise<number> {
+  const [row] = await query<{ bytes: string }>(
+    url,
+    `with mine as (
+       select xid, record_length from pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
+       where block_ref like '%/' || (select oid from pg_database where datname = current_database()) || '/%'
+     )
+     select coalesce((select sum(record_length) from mine), 0)
+          + coalesce((select sum(r.record_length) from pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn) r
+                      where r.resource_manager = 'Transaction' and r.xid <> '0'::xid
+                        and r.xid in (select xid from mine where xid <> '0'::xid)), 0) as bytes`,
+    [from, to],
+  );
+  return Number(row!.bytes);
+}
+/** Keeps WAL from `lsn` on until released (a temporary physical slot that reserves at once). */
+async function holdWal(url: string): Promise<() => Promise<void>> {
+  const client = new pg.Client({ connectionString: url });
+  // Ended by the database's drop when a run fails before releasing it.
+  client.on('error', () => undefined);
+  await client.connect();
+  await client.query('select pg_create_physical_replication_slot($1, true, true)', [`herald_scaling_${process.pid}`]);
+  return () => client.end();
 }
 
 /** The difference of two counter readings per unit of work, and the tables written most. */
@@ -125,7 +157,7 @@ async function perUnit(url: string, before: Counters, after: Counters, units: nu
     rowsPer: (after.rows - before.rows) / units,
     bytesPer: (after.bytes - before.bytes) / units,
     commitsPer: (after.commits - before.commits) / units,
-    walPer: (after.wal - before.wal) / units,
+    walPer: (await walOfDatabase(url, before.lsn, after.lsn)) / units,
     perTable,
   };
 }
@@ -207,6 +239,7 @@ async function perSend(fcmUrl: string, ca: string) {
     const runner = h.herald.createJobRunner();
     await runner.start();
     await settle();
+    const releaseWal = await holdWal(db.url);
     const before = await counters(db.url);
     const started = performance.now();
     const { trigger_id: triggerId } = (await h.trigger(false)) as { trigger_id: string };
@@ -223,7 +256,9 @@ async function perSend(fcmUrl: string, ca: string) {
     const after = await counters(db.url);
     const sends = s.counters.accepted;
     if (s.state !== 'completed' || s.counters.failed > 0) throw new Error(`send run: ${JSON.stringify(s)}`);
-    return { sends, seconds, ...(await perUnit(db.url, before, after, sends)) };
+    const measured = await perUnit(db.url, before, after, sends);
+    await releaseWal();
+    return { sends, seconds, ...measured };
   } finally {
     await close();
     await db.drop();
@@ -236,6 +271,7 @@ async function perEvent(fcmUrl: string, ca: string) {
   try {
     await generateAudience(db.url, h.project.project_id, SEND_USERS);
     await settle();
+    const releaseWal = await holdWal(db.url);
     const before = await counters(db.url);
     let next = 0;
     const sender = async () => {
@@ -258,7 +294,9 @@ async function perEvent(fcmUrl: string, ca: string) {
     await h.herald.close();
     await settle();
     const after = await counters(db.url);
-    return { events: EVENTS, ...(await perUnit(db.url, before, after, EVENTS)) };
+    const measured = await perUnit(db.url, before, after, EVENTS);
+    await releaseWal();
+    return { events: EVENTS, ...measured };
   } finally {
     await h.app.close();
     await h.herald.close();
@@ -351,9 +389,9 @@ async function main(): Promise<void> {
     const report = [
       `Command: \`${command}\` (bench/scaling.ts). ${setting}`,
       '',
-      `**Per send** (a broadcast to ${send.sends} users with one FCM device each, run to completion by one job runner; counters of the fresh database before and after): ${send.rowsPer.toFixed(2)} rows written (inserts + updates + deletes), ${send.commitsPer.toFixed(3)} transactions committed, ${kib(send.bytesPer)} KiB of table and index size added, ${kib(send.walPer)} KiB of WAL written, per send. Rows written by table for the whole run: ${tables(send.perTable)} (users and devices are the bulk-generated audience). The same run's throughput on PostgreSQL, one process as API and worker (JOB_CONCURRENCY 4), trigger call to completion: ${(send.sends / send.seconds).toFixed(0)} sends/s.`,
+      `**Per send** (a broadcast to ${send.sends} users with one FCM device each, run to completion by one job runner; counters of the fresh database before and after, its WAL read back with pg_walinspect): ${send.rowsPer.toFixed(2)} rows written (inserts + updates + deletes), ${send.commitsPer.toFixed(3)} transactions committed, ${kib(send.bytesPer)} KiB of table and index size added, ${kib(send.walPer)} KiB of WAL written, per send. Rows written by table for the whole run: ${tables(send.perTable)} (users and devices are the bulk-generated audience). The same run's throughput on PostgreSQL, one process as API and worker (JOB_CONCURRENCY 4), trigger call to completion: ${(send.sends / send.seconds).toFixed(0)} sends/s.`,
       '',
-      `**Per event** (${event.events} events through \`POST /api/v1/events\`, 16 at a time, for ${SEND_USERS} users, three properties each, no event-triggered campaign): ${event.rowsPer.toFixed(2)} rows written, ${event.commitsPer.toFixed(2)} transactions committed, ${kib(event.bytesPer)} KiB of table and index size added, ${kib(event.walPer)} KiB of WAL written, per event. Rows written by table for the whole run: ${tables(event.perTable)} (users and devices are the bulk-generated audience).`,
+      `**Per event** (${event.events} events through \`POST /api/v1/events\`, 16 at a time, for ${SEND_USERS} users, three properties each, no event-triggered campaign; measured the same way): ${event.rowsPer.toFixed(2)} rows written, ${event.commitsPer.toFixed(2)} transactions committed, ${kib(event.bytesPer)} KiB of table and index size added, ${kib(event.walPer)} KiB of WAL written, per event. Rows written by table for the whole run: ${tables(event.perTable)} (users and devices are the bulk-generated audience).`,
       '',
       `Tables without a \`project_id\` column: ${noProject.map((t) => `\`${t}\``).join(', ') || 'none'}.`,
     ].join('\n');
