@@ -60,6 +60,12 @@ function checkCampaign(campaign: Campaign): Campaign {
   const experiment = checkExperiment(campaign.experiment, checkMessage);
   // A variant's message is sent like `message`, so it passes the same event-trigger checks.
   for (const v of experiment.variants) checkEventTriggerCampaign({ ...campaign, message: v.message });
+  if (experiment.winner && campaign.eventTrigger !== null)
+    throw new AppError(
+      'invalid',
+      'INVALID_EXPERIMENT',
+      'winner: an event-triggered campaign sends one user at a time, so it has no test to decide; remove winner or event_trigger',
+    );
   return {
     ...checkEventTriggerCampaign(campaign),
     quietHours: checkQuietHoursField(campaign.quietHours),

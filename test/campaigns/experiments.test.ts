@@ -105,6 +105,19 @@ describe.each(TEST_DIALECTS)('campaign experiments (rule `campaign-experiments`)
         { variants: VARIANTS, winner: { test_percent: 20, after: 'PT5M', metric: 'opened', fallback: 'none' } },
         /winner\.after: must be between 1 hour and 30 days/,
       ],
+      [
+        {
+          api_triggered: false,
+          event_trigger: { event: 'signup', delay: 0 },
+          variants: VARIANTS,
+          winner: { test_percent: 20, after: 'PT4H', metric: 'opened', fallback: 'none' },
+        },
+        /winner: an event-triggered campaign sends one user at a time/,
+      ],
+      [
+        { variants: [VARIANTS[0]], winner: { test_percent: 20, after: 'PT4H', metric: 'opened', fallback: 'none' } },
+        /winner: needs at least two variants/,
+      ],
     ];
     for (const [fields, message] of bad) {
       const res = await create(secret, fields);
@@ -121,13 +134,7 @@ describe.each(TEST_DIALECTS)('campaign experiments (rule `campaign-experiments`)
     expect(ok.json()).toMatchObject({ variants: VARIANTS, control_percent: 10, winner: null });
     const patched = await json(ctx(), 'PATCH', '/api/v1/campaigns/ab', { control_percent: 60 }, secret);
     expect(patched.statusCode).toBe(400);
-    const dup = await json(
-      ctx(),
-      'PATCH',
-      '/api/v1/campaigns/ab',
-      { variants: [VARIANTS[0], VARIANTS[0]] },
-      secret,
-    );
+    const dup = await json(ctx(), 'PATCH', '/api/v1/campaigns/ab', { variants: [VARIANTS[0], VARIANTS[0]] }, secret);
     expect(dup.statusCode).toBe(400);
     expect(dup.json<{ error: string }>().error).toMatch(/duplicate variant id "a"/);
     const winner = { test_percent: 20, after: 'P1D', metric: 'opened', fallback: 'a' };
@@ -268,5 +275,75 @@ describe.each(TEST_DIALECTS)('campaign experiments (rule `campaign-experiments`)
       if (variant === CONTROL) expect(got).toEqual([]);
       else expect(got.map((m) => m.data.herald_variant)).toEqual([variant]);
     }
+  });
+
+  it('a winner rule: the test slice gets the variants, the rest waits and then gets the variant opened more', async () => {
+    const w = await world('winner', 80);
+    const winner = { test_percent: 50, after: 'PT1H', metric: 'opened', fallback: 'none' };
+    const res = await create(w.secret, { variants: VARIANTS, winner });
+    expect(res.statusCode, res.body).toBe(201);
+    const campaignId = res.json<{ campaign_id: string }>().campaign_id;
+    const triggerId = await triggerOk(ctx(), campaignId, {}, w.secret);
+    await run();
+    const experiment = { variants: VARIANTS, control_percent: 0, winner } as Experiment;
+    const test = new Map<string, string>();
+    for (const token of w.tokens) {
+      const v = assignVariant(experiment, assignmentPoint(w.projectId, campaignId, w.users.get(token)!.id));
+      if (v !== 'awaiting_winner') test.set(token, v);
+    }
+    const status = await triggerStatus(ctx(), campaignId, triggerId, w.secret);
+    expect(status.counters).toMatchObject({ accepted: test.size, held: 80 - test.size });
+    // Every recipient of b opens, none of a: b wins by far.
+    const sent = (
+      await sql<{ message_id: string; variant: string }>`
+        select message_id, variant from trigger_deliveries where trigger_id = ${triggerId}`.execute(ctx().database.db)
+    ).rows;
+    expect(sent).toHaveLength(test.size);
+    for (const row of sent.filter((r) => r.variant === 'b')) {
+      const opened = await ctx().inject({
+        method: 'POST',
+        url: `/api/v1/messages/${row.message_id}:open`,
+        headers: w.secret,
+      });
+      expect(opened.statusCode, opened.body).toBe(200);
+    }
+    // Before the test ends nothing more goes; after it, the rest get b.
+    offset += 30 * MINUTE;
+    await run();
+    expect(w.tokens.filter((t) => !test.has(t) && received(t).length > 0)).toEqual([]);
+    offset += 31 * MINUTE;
+    await run();
+    for (const token of w.tokens) {
+      const got = received(token);
+      expect(got.map((m) => m.data.herald_variant)).toEqual([test.get(token) ?? 'b']);
+    }
+    const fired = (
+      await sql<{ definition: string | Record<string, unknown> }>`
+        select t.definition from campaign_triggers t join held_sends h on h.trigger_id = t.id
+        where h.source_trigger_id = ${triggerId} limit 1`.execute(ctx().database.db)
+    ).rows[0]!;
+    const definition = (typeof fired.definition === 'string' ? JSON.parse(fired.definition) : fired.definition) as {
+      winnerDecision: Record<string, unknown>;
+    };
+    expect(definition.winnerDecision).toMatchObject({ variant_id: 'b', basis: 'winner', best: 'b', metric: 'opened' });
+  });
+
+  it('no clear winner and fallback none: the rest is recorded and sent nothing', async () => {
+    const w = await world('no-winner', 30);
+    const winner = { test_percent: 50, after: 'PT1H', metric: 'opened', fallback: 'none' };
+    const res = await create(w.secret, { variants: VARIANTS, winner });
+    const campaignId = res.json<{ campaign_id: string }>().campaign_id;
+    const triggerId = await triggerOk(ctx(), campaignId, {}, w.secret);
+    await run();
+    offset += 61 * MINUTE;
+    await run();
+    const rows = (
+      await sql<{ failure_reason: string | null }>`
+        select d.failure_reason from trigger_deliveries d join held_sends h on h.trigger_id = d.trigger_id
+        and h.user_id = d.user_id where h.source_trigger_id = ${triggerId}`.execute(ctx().database.db)
+    ).rows;
+    expect(rows.length).toBeGreaterThan(5);
+    expect(new Set(rows.map((r) => r.failure_reason))).toEqual(new Set(['NO_WINNER']));
+    expect(w.tokens.filter((t) => received(t).length > 0).length).toBe(30 - rows.length);
   });
 });

@@ -6,15 +6,19 @@ export const VARIANT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$';
 
 const variantSchema = <M extends TSchema>(message: M) =>
   Type.Object(
-  {
-    variant_id: Type.String({
-      pattern: VARIANT_ID_PATTERN,
-      description: '1-32 letters, digits, `_` or `-`; `control` is reserved',
-    }),
-    weight: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Share of the non-control users, relative to the other weights' }),
-    message,
-  },
-  { additionalProperties: false, title: 'CampaignVariant' },
+    {
+      variant_id: Type.String({
+        pattern: VARIANT_ID_PATTERN,
+        description: '1-32 letters, digits, `_` or `-`; `control` is reserved',
+      }),
+      weight: Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        description: 'Share of the non-control users, relative to the other weights',
+      }),
+      message,
+    },
+    { additionalProperties: false, title: 'CampaignVariant' },
   );
 
 const WinnerSchema = Type.Object(
@@ -22,10 +26,12 @@ const WinnerSchema = Type.Object(
     test_percent: Type.Integer({
       minimum: 1,
       maximum: 100,
-      description: 'Share of the non-control users that get the variants during the test (the rest wait for the winner)',
+      description:
+        'Share of the non-control users that get the variants during the test (the rest wait for the winner)',
     }),
     after: Type.Union([Type.String({ maxLength: 40 }), Type.Integer({ minimum: 0 })], {
-      description: 'The test window from the first send: an ISO 8601 duration ("PT4H", "P1D") or seconds, 1 hour to 30 days',
+      description:
+        'The test window from the first send: an ISO 8601 duration ("PT4H", "P1D") or seconds, 1 hour to 30 days',
     }),
     metric: Type.Union([Type.Literal('opened'), Type.Literal('primary_conversion')]),
     min_confidence: Type.Optional(
@@ -51,7 +57,11 @@ export const experimentFields = <M extends TSchema>(message: M) => ({
     examples: [
       [
         { variant_id: 'a', weight: 50, message: { title: 'Spring sale', body: '20% off everything this week.' } },
-        { variant_id: 'b', weight: 50, message: { title: '20% off, this week only', body: 'Everything, until Sunday.' } },
+        {
+          variant_id: 'b',
+          weight: 50,
+          message: { title: '20% off, this week only', body: 'Everything, until Sunday.' },
+        },
       ],
     ],
   }),

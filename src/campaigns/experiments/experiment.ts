@@ -9,6 +9,8 @@ export const CONTROL = 'control';
 export const DEFAULT_VARIANT = 'default';
 /** The skip reason of a control-group user's devices in the trigger ledger (`skipped.control` in counters). */
 export const CONTROL_SKIP_REASON = 'CONTROL';
+/** The skip reason of users outside a winner rule's test slice when no variant won and the fallback is `none`. */
+export const NO_WINNER_SKIP_REASON = 'NO_WINNER';
 
 export interface Variant {
   variant_id: string;
@@ -30,6 +32,20 @@ export interface Experiment {
   variants: Variant[];
   control_percent: number;
   winner: WinnerRule | null;
+}
+
+/** The winner decision a trigger's definition carries when it sends to the rest of the audience. */
+export interface WinnerDecisionRecord {
+  /** The variant the rest gets, or null (no winner and fallback `none`). */
+  variant_id: string | null;
+  basis: 'winner' | 'fallback';
+  best: string | null;
+  confidence: number;
+  metric: 'opened' | 'primary_conversion';
+  /** Set when the metric cannot be read on this server (`primary_conversion` without conversions): the fallback. */
+  unavailable?: true;
+  results: Array<{ variant_id: string; sent: number; successes: number }>;
+  decided_at: number;
 }
 
 export const NO_EXPERIMENT: Experiment = { variants: [], control_percent: 0, winner: null };
@@ -78,7 +94,8 @@ export function checkExperiment(e: Experiment, checkMessage: (m: MessageTemplate
   e.variants.forEach((v, i) => {
     if (typeof v.variant_id !== 'string' || !variantIdRegExp.test(v.variant_id))
       throw invalid(`variants.${i}.variant_id: 1-32 letters, digits, _ or -`);
-    if (v.variant_id === CONTROL) throw invalid(`variants.${i}.variant_id: "control" is reserved for the control group`);
+    if (v.variant_id === CONTROL)
+      throw invalid(`variants.${i}.variant_id: "control" is reserved for the control group`);
     if (seen.has(v.variant_id)) throw invalid(`variants.${i}.variant_id: duplicate variant id "${v.variant_id}"`);
     seen.add(v.variant_id);
     if (!Number.isInteger(v.weight) || v.weight < 1)

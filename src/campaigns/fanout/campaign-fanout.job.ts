@@ -21,7 +21,8 @@ import {
 } from './audience.js';
 import { waveMember } from './local-time-waves.js';
 import { assignmentOf, splitRecipients } from '../experiments/experiment-split.js';
-import { CONTROL, CONTROL_SKIP_REASON } from '../experiments/experiment.js';
+import { CONTROL, CONTROL_SKIP_REASON, NO_WINNER_SKIP_REASON } from '../experiments/experiment.js';
+import { holdForWinner } from '../experiments/winner-send.js';
 import type { MessageTemplate } from '../templates/templates.js';
 import { gateRecipients } from '../policies/send-gate.js';
 import { releaseUnusedSlots } from '../policies/send-log.repository.js';
@@ -224,7 +225,14 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
     // Rule `campaign-experiments`: the control group is recorded (sent nothing) before any other gate,
     // so it is never held, capped or counted toward caps; everyone else keeps their variant.
     const split = splitRecipients(trigger, slice.recipients);
-    if (split) await recordDeliveries(db, controlRows(trigger, batchNo, split.control, done, deps.clock.now()));
+    if (split) {
+      const now = deps.clock.now();
+      await recordDeliveries(db, [
+        ...skipRows(trigger, batchNo, split.control, done, now, CONTROL_SKIP_REASON, CONTROL),
+        ...skipRows(trigger, batchNo, split.noWinner, done, now, NO_WINNER_SKIP_REASON, null),
+      ]);
+      await holdForWinner(db, deps.clock, trigger, split.waiting, slice.counters);
+    }
     // Rule `quiet-hours`: a critical campaign (a login code, a security alert) is never held.
     const recipients = await holdQuietRecipients(db, deps.clock, {
       trigger,
@@ -329,15 +337,17 @@ async function batchTotals(
   return addDeliveryCounts(totals, await countDeliveries(db, triggerId, batchNo), true);
 }
 
-/** The ledger rows of the control group's devices not yet recorded (rule `campaign-experiments`): skipped `CONTROL`. */
-function controlRows(
+/** Ledger rows of devices not yet recorded, skipped for `reason` (rule `campaign-experiments`: the control, no winner). */
+function skipRows(
   trigger: TriggerRecord,
   batchNo: number,
-  control: Recipient[],
+  recipients: Recipient[],
   done: Set<string>,
   now: number,
+  reason: string,
+  variant: string | null,
 ): TriggerDeliveriesTable[] {
-  return control.flatMap(({ user, devices }) =>
+  return recipients.flatMap(({ user, devices }) =>
     devices
       .filter((d) => !done.has(d.deviceId))
       .map((d) => ({
@@ -347,14 +357,14 @@ function controlRows(
         user_id: user.id,
         status: DeliveryStatus.SKIPPED,
         message_id: null,
-        failure_reason: CONTROL_SKIP_REASON,
+        failure_reason: reason,
         token_action: null,
         detail: null,
         provider: d.provider,
         created_at: now,
         project_id: trigger.projectId,
         trigger_created_at: trigger.createdAt,
-        variant: CONTROL,
+        variant,
       })),
   );
 }

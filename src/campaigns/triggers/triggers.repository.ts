@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Experiment } from '../experiments/experiment.js';
+import type { Experiment, WinnerDecisionRecord } from '../experiments/experiment.js';
 import type { Db, JsonColumn } from '../../db/database.js';
 import { readJson, writeJson } from '../../db/json.js';
 import type { Condition, ResolvedCondition } from '../../conditions/condition-types.js';
@@ -82,6 +82,8 @@ export interface TriggerDefinition {
   topic?: string | null;
   /** The campaign's variants and control group (rule `campaign-experiments`); absent without any. */
   experiment?: Experiment;
+  /** Sends to the rest of the audience after a winner rule's test: the decision they follow. */
+  winnerDecision?: WinnerDecisionRecord;
 }
 
 export interface TriggerRecord {
