@@ -141,7 +141,11 @@ export const CreateCampaignBody = Type.Object(
         message: { title: 'Spring sale', body: '20% off everything this week.' },
         variants: [
           { variant_id: 'a', weight: 50, message: { title: 'Spring sale', body: '20% off everything this week.' } },
-          { variant_id: 'b', weight: 50, message: { title: '20% off, this week only', body: 'Everything, until Sunday.' } },
+          {
+            variant_id: 'b',
+            weight: 50,
+            message: { title: '20% off, this week only', body: 'Everything, until Sunday.' },
+          },
         ],
         control_percent: 10,
       },

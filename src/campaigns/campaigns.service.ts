@@ -76,9 +76,9 @@ function checkCampaign(campaign: Campaign): Campaign {
 /** The experiment fields given (rule `campaign-experiments`) over `current`. */
 function experimentOf(current: Experiment, body: Pick<PatchCampaignBody, 'variants' | 'control_percent' | 'winner'>) {
   return {
-    variants: (body.variants ?? current.variants) as Experiment['variants'],
+    variants: body.variants ?? current.variants,
     control_percent: body.control_percent ?? current.control_percent,
-    winner: (body.winner === undefined ? current.winner : body.winner) as Experiment['winner'],
+    winner: body.winner === undefined ? current.winner : body.winner,
   };
 }
 

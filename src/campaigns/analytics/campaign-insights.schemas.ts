@@ -120,7 +120,7 @@ export const AnalyticsResponse = Type.Object(
       }),
       by_variant: Type.Record(Type.String(), Type.Object({ sent: Count, failed: Count, skipped: Count }), {
         description:
-          'Campaigns with variants or a control group (rule `campaign-experiments`): variant id (or `control`) → device outcomes; sent = accepted, skipped = not sent (the control group\'s devices, render skips, caps). Empty outside an experiment',
+          "Campaigns with variants or a control group (rule `campaign-experiments`): variant id (or `control`) → device outcomes; sent = accepted, skipped = not sent (the control group's devices, render skips, caps). Empty outside an experiment",
       }),
     }),
     series: Type.Array(

@@ -128,7 +128,9 @@ export async function foldDeliveryCounts(db: Db, triggerId: string): Promise<voi
           and c.provider = p.provider and c.reason = p.reason and c.variant = p.variant
         returning c.trigger_id, c.minute, c.status, c.provider, c.reason, c.variant, c.n)
       insert into trigger_delivery_counts (trigger_id, minute, status, provider, reason, variant, n)
-      select trigger_id, minute, status, provider, reason, variant, sum(n) from gone group by 1, 2, 3, 4, 5, 6`.execute(trx);
+      select trigger_id, minute, status, provider, reason, variant, sum(n) from gone group by 1, 2, 3, 4, 5, 6`.execute(
+      trx,
+    );
   });
 }
 

@@ -124,10 +124,7 @@ async function addToRollup(db: Db, inserted: Inserted[]): Promise<void> {
     last = groups.get(key);
     if (last) last.n++;
     else
-      groups.set(
-        key,
-        (last = { trigger_id: r.trigger_id, minute, status: r.status, provider, reason, variant, n: 1 }),
-      );
+      groups.set(key, (last = { trigger_id: r.trigger_id, minute, status: r.status, provider, reason, variant, n: 1 }));
   }
   if (groups.size === 0) return;
   await db
