@@ -1769,6 +1769,57 @@ export interface components {
             };
             /** @description A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none */
             topic?: string | null;
+            /**
+             * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
+             * @example [
+             *       {
+             *         "variant_id": "a",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "Spring sale",
+             *           "body": "20% off everything this week."
+             *         }
+             *       },
+             *       {
+             *         "variant_id": "b",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "20% off, this week only",
+             *           "body": "Everything, until Sunday."
+             *         }
+             *       }
+             *     ]
+             */
+            variants?: {
+                /** @description 1-32 letters, digits, `_` or `-`; `control` is reserved */
+                variant_id: string;
+                /** @description Share of the non-control users, relative to the other weights */
+                weight: number;
+                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                message: {
+                    title?: string;
+                    body?: string;
+                    image_url?: string;
+                    landing_url?: string;
+                };
+            }[];
+            /**
+             * @description 0-50: this share of the audience is the control group, which receives nothing and is recorded (`skipped.control`)
+             * @example 10
+             */
+            control_percent?: number;
+            /** @description Optional automatic winner for scheduled or recurring sends: after the test window, the rest of the audience gets the variant whose rate beats every other at min_confidence, else the fallback */
+            winner?: {
+                /** @description Share of the non-control users that get the variants during the test (the rest wait for the winner) */
+                test_percent: number;
+                /** @description The test window from the first send: an ISO 8601 duration ("PT4H", "P1D") or seconds, 1 hour to 30 days */
+                after: string | number;
+                metric: "opened" | "primary_conversion";
+                /** @description Default 0.95 (one-sided two-proportion z-test) */
+                min_confidence?: number;
+                /** @description A variant id sent when no variant wins, or "none" to send nothing more */
+                fallback: string;
+            } | null;
         };
         /** Campaign */
         Campaign: {
@@ -1825,6 +1876,57 @@ export interface components {
             };
             /** @description The subscription topic (rule `subscription-topics`), or null */
             topic: string | null;
+            /**
+             * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
+             * @example [
+             *       {
+             *         "variant_id": "a",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "Spring sale",
+             *           "body": "20% off everything this week."
+             *         }
+             *       },
+             *       {
+             *         "variant_id": "b",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "20% off, this week only",
+             *           "body": "Everything, until Sunday."
+             *         }
+             *       }
+             *     ]
+             */
+            variants: {
+                /** @description 1-32 letters, digits, `_` or `-`; `control` is reserved */
+                variant_id: string;
+                /** @description Share of the non-control users, relative to the other weights */
+                weight: number;
+                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                message: {
+                    title?: string;
+                    body?: string;
+                    image_url?: string;
+                    landing_url?: string;
+                };
+            }[];
+            /**
+             * @description 0-50: this share of the audience is the control group, which receives nothing and is recorded (`skipped.control`)
+             * @example 10
+             */
+            control_percent: number;
+            /** @description Optional automatic winner for scheduled or recurring sends: after the test window, the rest of the audience gets the variant whose rate beats every other at min_confidence, else the fallback */
+            winner: {
+                /** @description Share of the non-control users that get the variants during the test (the rest wait for the winner) */
+                test_percent: number;
+                /** @description The test window from the first send: an ISO 8601 duration ("PT4H", "P1D") or seconds, 1 hour to 30 days */
+                after: string | number;
+                metric: "opened" | "primary_conversion";
+                /** @description Default 0.95 (one-sided two-proportion z-test) */
+                min_confidence?: number;
+                /** @description A variant id sent when no variant wins, or "none" to send nothing more */
+                fallback: string;
+            } | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1886,6 +1988,57 @@ export interface components {
                 };
                 /** @description The subscription topic (rule `subscription-topics`), or null */
                 topic: string | null;
+                /**
+                 * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
+                 * @example [
+                 *       {
+                 *         "variant_id": "a",
+                 *         "weight": 50,
+                 *         "message": {
+                 *           "title": "Spring sale",
+                 *           "body": "20% off everything this week."
+                 *         }
+                 *       },
+                 *       {
+                 *         "variant_id": "b",
+                 *         "weight": 50,
+                 *         "message": {
+                 *           "title": "20% off, this week only",
+                 *           "body": "Everything, until Sunday."
+                 *         }
+                 *       }
+                 *     ]
+                 */
+                variants: {
+                    /** @description 1-32 letters, digits, `_` or `-`; `control` is reserved */
+                    variant_id: string;
+                    /** @description Share of the non-control users, relative to the other weights */
+                    weight: number;
+                    /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                    message: {
+                        title?: string;
+                        body?: string;
+                        image_url?: string;
+                        landing_url?: string;
+                    };
+                }[];
+                /**
+                 * @description 0-50: this share of the audience is the control group, which receives nothing and is recorded (`skipped.control`)
+                 * @example 10
+                 */
+                control_percent: number;
+                /** @description Optional automatic winner for scheduled or recurring sends: after the test window, the rest of the audience gets the variant whose rate beats every other at min_confidence, else the fallback */
+                winner: {
+                    /** @description Share of the non-control users that get the variants during the test (the rest wait for the winner) */
+                    test_percent: number;
+                    /** @description The test window from the first send: an ISO 8601 duration ("PT4H", "P1D") or seconds, 1 hour to 30 days */
+                    after: string | number;
+                    metric: "opened" | "primary_conversion";
+                    /** @description Default 0.95 (one-sided two-proportion z-test) */
+                    min_confidence?: number;
+                    /** @description A variant id sent when no variant wins, or "none" to send nothing more */
+                    fallback: string;
+                } | null;
                 /** Format: date-time */
                 created_at: string;
                 /** Format: date-time */
@@ -1947,6 +2100,57 @@ export interface components {
             };
             /** @description A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none */
             topic?: string | null;
+            /**
+             * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
+             * @example [
+             *       {
+             *         "variant_id": "a",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "Spring sale",
+             *           "body": "20% off everything this week."
+             *         }
+             *       },
+             *       {
+             *         "variant_id": "b",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "20% off, this week only",
+             *           "body": "Everything, until Sunday."
+             *         }
+             *       }
+             *     ]
+             */
+            variants?: {
+                /** @description 1-32 letters, digits, `_` or `-`; `control` is reserved */
+                variant_id: string;
+                /** @description Share of the non-control users, relative to the other weights */
+                weight: number;
+                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                message: {
+                    title?: string;
+                    body?: string;
+                    image_url?: string;
+                    landing_url?: string;
+                };
+            }[];
+            /**
+             * @description 0-50: this share of the audience is the control group, which receives nothing and is recorded (`skipped.control`)
+             * @example 10
+             */
+            control_percent?: number;
+            /** @description Optional automatic winner for scheduled or recurring sends: after the test window, the rest of the audience gets the variant whose rate beats every other at min_confidence, else the fallback */
+            winner?: {
+                /** @description Share of the non-control users that get the variants during the test (the rest wait for the winner) */
+                test_percent: number;
+                /** @description The test window from the first send: an ISO 8601 duration ("PT4H", "P1D") or seconds, 1 hour to 30 days */
+                after: string | number;
+                metric: "opened" | "primary_conversion";
+                /** @description Default 0.95 (one-sided two-proportion z-test) */
+                min_confidence?: number;
+                /** @description A variant id sent when no variant wins, or "none" to send nothing more */
+                fallback: string;
+            } | null;
         };
         /** TriggerCampaignResponse */
         TriggerCampaignResponse: {
@@ -2476,6 +2680,14 @@ export interface components {
                 };
                 /** @description Messages whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once, by when it was opened */
                 opened: number;
+                /** @description Campaigns with variants or a control group (rule `campaign-experiments`): variant id (or `control`) → device outcomes; sent = accepted, skipped = not sent (the control group's devices, render skips, caps). Empty outside an experiment */
+                by_variant: {
+                    [key: string]: {
+                        sent: number;
+                        failed: number;
+                        skipped: number;
+                    };
+                };
             };
             /** @description Buckets holding an outcome or an open, oldest first; sent = accepted, failed = every other outcome, opened = opens reported in the bucket (by `opened_at`) */
             series: {
@@ -5683,6 +5895,9 @@ export interface operations {
                      *             "mode": "always"
                      *           },
                      *           "topic": null,
+                     *           "variants": [],
+                     *           "control_percent": 0,
+                     *           "winner": null,
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:30:00.000Z"
                      *         }
@@ -5826,6 +6041,9 @@ export interface operations {
                      *         "mode": "always"
                      *       },
                      *       "topic": null,
+                     *       "variants": [],
+                     *       "control_percent": 0,
+                     *       "winner": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -6012,6 +6230,9 @@ export interface operations {
                      *         "mode": "always"
                      *       },
                      *       "topic": null,
+                     *       "variants": [],
+                     *       "control_percent": 0,
+                     *       "winner": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -6261,6 +6482,9 @@ export interface operations {
                      *         "mode": "always"
                      *       },
                      *       "topic": null,
+                     *       "variants": [],
+                     *       "control_percent": 0,
+                     *       "winner": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -8305,7 +8529,8 @@ export interface operations {
                      *           "NO_DEVICE": 1,
                      *           "HELD": 2
                      *         },
-                     *         "opened": 1
+                     *         "opened": 1,
+                     *         "by_variant": {}
                      *       },
                      *       "series": [
                      *         {
@@ -8459,7 +8684,8 @@ export interface operations {
                      *           "NO_DEVICE": 1,
                      *           "HELD": 2
                      *         },
-                     *         "opened": 1
+                     *         "opened": 1,
+                     *         "by_variant": {}
                      *       },
                      *       "series": [
                      *         {
