@@ -9,6 +9,7 @@ import { CreateCampaignBody, PatchCampaignBody, type CampaignStatus } from './ca
 import { validateCondition } from '../conditions/validate-condition.js';
 import { decodeCursor, encodeCursor, parseLimit } from '../lib/pagination.js';
 import { parseMessageTemplate, type MessageTemplate } from './templates/templates.js';
+import { checkMessageLocales, localizedMessage } from './templates/locales.js';
 import { parseAudience } from './triggers/trigger-body.js';
 import { checkEventTriggerCampaign } from './event-triggers/event-trigger-campaign.js';
 import { eventCampaignsChanged } from './event-triggers/event-matching.js';
@@ -38,16 +39,28 @@ function checkShape<T>(schema: TSchema, input: unknown): T {
 
 const hasMarkup = (source: string) => source.includes('{{') || source.includes('{%');
 
-/** At least a title or a body; every field parses as Liquid; literal URLs are absolute http(s). */
-function checkMessage(message: MessageTemplate): void {
-  if (!message.title?.trim() && !message.body?.trim())
-    throw new AppError('invalid', 'INVALID_TEMPLATE', 'message: give a title or a body');
+/**
+ * At least a title or a body; every field parses as Liquid; literal URLs are absolute http(s); locale
+ * keys are BCP 47 tags, stored canonical, and each locale's message (its fields over the chain's) holds
+ * a title or a body too (rule `message-locales`). Returns the message as stored.
+ */
+function checkMessage(input: MessageTemplate): MessageTemplate {
+  const message = checkMessageLocales(input);
   parseMessageTemplate(message);
+  checkPlainMessage(message, 'message');
+  for (const tag of Object.keys(message.locales ?? {}))
+    checkPlainMessage(localizedMessage(message, tag), `message.locales.${tag}`);
+  return message;
+}
+
+function checkPlainMessage(message: MessageTemplate, at: string): void {
+  if (!message.title?.trim() && !message.body?.trim())
+    throw new AppError('invalid', 'INVALID_TEMPLATE', `${at}: give a title or a body`);
   for (const field of ['image_url', 'landing_url'] as const) {
     const source = message[field]?.trim();
     if (!source || hasMarkup(source)) continue;
     if (!URL.canParse(source) || !['http:', 'https:'].includes(new URL(source).protocol))
-      throw new AppError('invalid', 'INVALID_TEMPLATE', `message.${field}: expected an absolute http(s) URL`);
+      throw new AppError('invalid', 'INVALID_TEMPLATE', `${at}.${field}: expected an absolute http(s) URL`);
   }
 }
 
@@ -55,9 +68,9 @@ function checkMessage(message: MessageTemplate): void {
 function checkCampaign(campaign: Campaign): Campaign {
   if (campaign.segment !== null) validateCondition(campaign.segment, 'segment');
   if (campaign.audienceConditions !== null) validateCondition(campaign.audienceConditions, 'audience_conditions');
-  checkMessage(campaign.message);
+  const message = checkMessage(campaign.message);
   return {
-    ...checkEventTriggerCampaign(campaign),
+    ...checkEventTriggerCampaign({ ...campaign, message }),
     quietHours: checkQuietHoursField(campaign.quietHours),
     defaultAudience: parseAudience(campaign.defaultAudience, 'default_audience', 'INVALID_DEFAULT_AUDIENCE'),
   };

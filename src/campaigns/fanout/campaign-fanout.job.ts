@@ -31,6 +31,8 @@ import { createPacer, type Pacer } from '../policies/send-rate.js';
 import { findCampaign } from '../campaigns.service.js';
 import type { TemplateRenderer } from '../templates/render-pool.js';
 import { messageReadsUser } from '../templates/template-reads.js';
+import { renderLocalized } from '../templates/render-localized.js';
+import type { RenderOutcome } from '../templates/render-chunk.js';
 import { parseMessageTemplate, type ParsedMessage } from '../templates/templates.js';
 import { foldDeliveryCounts } from '../analytics/delivery-analytics.repository.js';
 import { createOutcomeCommitter, GROUP_ROWS, type OutcomeCommitter } from './outcome-committer.js';
@@ -366,37 +368,42 @@ async function sendBatch(
   // read the analysis missed fails under strict variables, and never shows one recipient's data to another).
   // Sends of an event-triggered campaign each have their user's own event, so they render one by one.
   const once = !prepared.readsUser && !eventsByUser;
-  const rendered =
-    pendingRecipients.length === 0
-      ? []
-      : await deps.templates.render(
-          trigger.definition.message,
-          once
-            ? [{ trigger: trigger.properties, user: {}, campaign, ...(event && { event }) }]
-            : pendingRecipients.map(({ user }) => {
-                const own = eventsByUser ? eventsByUser[user.id] : event;
-                return {
-                  trigger: trigger.properties,
-                  user: { ...user.properties, project_user_id: user.projectUserId },
-                  campaign,
-                  ...(own && { event: own }),
-                };
-              }),
-          { projectId: trigger.projectId, triggerId: trigger.id },
-        );
-  let shared: DeviceSend['message'] | undefined;
+  // Rule `message-locales`: each recipient's fields in its language, chosen before rendering; a message
+  // rendered once is rendered once per message locale of the batch.
+  const { outcomes: rendered } = await renderLocalized(
+    deps.templates,
+    trigger.definition.message,
+    pendingRecipients.map(({ user }) => {
+      if (once) return { scope: { trigger: trigger.properties, user: {}, campaign, ...(event && { event }) }, properties: user.properties };
+      const own = eventsByUser ? eventsByUser[user.id] : event;
+      return {
+        scope: {
+          trigger: trigger.properties,
+          user: { ...user.properties, project_user_id: user.projectUserId },
+          campaign,
+          ...(own && { event: own }),
+        },
+        properties: user.properties,
+      };
+    }),
+    { projectId: trigger.projectId, triggerId: trigger.id },
+    once,
+  );
+  const shared = new Map<RenderOutcome, DeviceSend['message']>();
   pendingRecipients.forEach(({ pending }, i) => {
-    const outcome = rendered[once ? 0 : i]!;
+    const outcome = rendered[i]!;
     if (!outcome.ok) {
       for (const d of pending) skipped.push(row(d, DeliveryStatus.SKIPPED, null, outcome.reason, null, outcome.detail));
       return;
     }
     const { title, body, imageUrl, landingUrl } = outcome.message;
     // `data` and `refs` are the batch's, shared by its sends (the senders copy `data`, nothing writes to
-    // either); a message rendered once is one object for the batch (the FCM sender then reuses its body).
-    const message = once
-      ? (shared ??= { title, body, imageUrl, landingUrl, data })
-      : { title, body, imageUrl, landingUrl, data };
+    // either); a message rendered once is one object per message locale of the batch (the FCM sender then reuses its body).
+    let message = once ? shared.get(outcome) : undefined;
+    if (!message) {
+      message = { title, body, imageUrl, landingUrl, data };
+      if (once) shared.set(outcome, message);
+    }
     for (const device of pending) sends.push({ device, message, refs });
   });
   await recordDeliveries(db, skipped);
