@@ -26,7 +26,8 @@ const messageFields = {
 };
 const LocalizedFieldsSchema = Type.Object(messageFields, {
   additionalProperties: false,
-  description: 'Fields for users of this locale; a field left out falls back along the chain (`fr-CA`, `fr`, the default)',
+  description:
+    'Fields for users of this locale; a field left out falls back along the chain (`fr-CA`, `fr`, the default)',
 });
 export const MessageTemplateSchema = Type.Object(
   {
@@ -44,7 +45,7 @@ export const MessageTemplateSchema = Type.Object(
         minLength: 1,
         maxLength: 128,
         pattern: '^[^"\\\\\\u0000-\\u001f]+$',
-        description: 'The user property holding the user\'s BCP 47 locale (default `locale`)',
+        description: "The user property holding the user's BCP 47 locale (default `locale`)",
       }),
     ),
   },

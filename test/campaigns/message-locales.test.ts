@@ -130,7 +130,10 @@ describe.each(TEST_DIALECTS)('messages in the user’s language (rule `message-l
     await bad({ title: 'x', locales: { fr_CA: { title: 'y' } } }, /"fr_CA" is not a BCP 47/);
     await bad({ title: 'x', locales: { 'fr-ca': { title: 'a' }, 'fr-CA': { title: 'b' } } }, /both fr-CA/);
     await bad({ title: 'x', locales: { fr: {} } }, /message\.locales\.fr: give at least one field/);
-    await bad({ title: 'x', locales: { fr: { title: ' ', body: '' } } }, /message\.locales\.fr: give a title or a body/);
+    await bad(
+      { title: 'x', locales: { fr: { title: ' ', body: '' } } },
+      /message\.locales\.fr: give a title or a body/,
+    );
     await bad({ title: 'x', locales: { fr: { landing_url: 'ftp://x' } } }, /message\.locales\.fr\.landing_url/);
     await bad({ title: 'x', locales: { fr: { body: '{{ oops' } } }, /message\.locales\.fr\.body/);
     await bad({ title: 'x', locales: { fr: { subtitle: 'y' } } }, /message/);
@@ -322,7 +325,12 @@ describe.each(TEST_DIALECTS)('messages in the user’s language (rule `message-l
     });
     await createUser(ctx(), 'nodevice', { locale: 'fr' }, w.secret); // not a recipient
     const campaignId = await createCampaign(ctx(), { message: localized }, w.secret);
-    const res = await trigger(ctx(), campaignId, { audience: { broadcast: true } }, { dryRun: true, headers: w.secret });
+    const res = await trigger(
+      ctx(),
+      campaignId,
+      { audience: { broadcast: true } },
+      { dryRun: true, headers: w.secret },
+    );
     expect(res.statusCode, res.body).toBe(200);
     const locales = {
       property: 'locale',
@@ -367,7 +375,12 @@ describe.each(TEST_DIALECTS)('messages in the user’s language (rule `message-l
 
     // A message without locales reports none.
     const plain = await createCampaign(ctx(), {}, w.secret);
-    const plainRun = await trigger(ctx(), plain, { audience: { broadcast: true } }, { dryRun: true, headers: w.secret });
+    const plainRun = await trigger(
+      ctx(),
+      plain,
+      { audience: { broadcast: true } },
+      { dryRun: true, headers: w.secret },
+    );
     expect(plainRun.json()).not.toHaveProperty('locales');
   });
 });

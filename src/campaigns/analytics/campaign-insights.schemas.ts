@@ -79,7 +79,8 @@ export const PreviewResponse = Type.Object(
           description: "The locale previewed: the request's, else the user's (canonical); null when the user has none",
         }),
         message_locale: Type.Union([Type.String(), Type.Null()], {
-          description: 'The message locale whose fields were used (fields it lacks come from the next of the chain); null: the default fields',
+          description:
+            'The message locale whose fields were used (fields it lacks come from the next of the chain); null: the default fields',
         }),
       },
       { description: 'Rule `message-locales`' },

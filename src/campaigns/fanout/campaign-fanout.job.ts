@@ -374,7 +374,11 @@ async function sendBatch(
     deps.templates,
     trigger.definition.message,
     pendingRecipients.map(({ user }) => {
-      if (once) return { scope: { trigger: trigger.properties, user: {}, campaign, ...(event && { event }) }, properties: user.properties };
+      if (once)
+        return {
+          scope: { trigger: trigger.properties, user: {}, campaign, ...(event && { event }) },
+          properties: user.properties,
+        };
       const own = eventsByUser ? eventsByUser[user.id] : event;
       return {
         scope: {

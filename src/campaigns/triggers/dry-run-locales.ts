@@ -1,11 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { countBroadcastLocales, type DryRunGates } from '../fanout/audience.repository.js';
-import {
-  canonicalLocale,
-  DEFAULT_LOCALE_PROPERTY,
-  MAX_LOCALE_LENGTH,
-  messageLocaleFor,
-} from '../templates/locales.js';
+import { canonicalLocale, DEFAULT_LOCALE_PROPERTY, MAX_LOCALE_LENGTH, messageLocaleFor } from '../templates/locales.js';
 import type { MessageTemplate } from '../templates/templates.js';
 import type { CompiledConditions } from '../fanout/audience.js';
 
@@ -77,7 +72,10 @@ export async function broadcastLocales(
 }
 
 /** Targets' recipients by language: their properties are at hand. */
-export function targetLocales(message: MessageTemplate, users: { properties: Record<string, unknown> }[]): DryRunLocales {
+export function targetLocales(
+  message: MessageTemplate,
+  users: { properties: Record<string, unknown> }[],
+): DryRunLocales {
   const name = message.locale_property ?? DEFAULT_LOCALE_PROPERTY;
   const groups = users.map((u) => ({
     value: Object.hasOwn(u.properties, name) ? u.properties[name] : undefined,
