@@ -28,7 +28,7 @@ export const previewCampaignSkill = defineSkill<PreviewSkillInput>({
     id: 'preview-campaign',
     name: 'Preview campaign',
     description:
-      "Renders a campaign's message for one user with the given trigger properties, as a trigger would, and answers each push provider's payload with its size against that provider's limit, and the trigger properties the campaign reads but the preview lacks. Sends nothing.",
+      "Renders a campaign's message for one user with the given trigger properties, as a trigger would (in the user's locale, or in `locale` if given), and answers each push provider's payload with its size against that provider's limit, and the trigger properties the campaign reads but the preview lacks. Sends nothing.",
     tags: ['campaigns'],
     examples: [
       '{"skill":"preview-campaign","campaignId":"welcome","projectUserId":"user-42","properties":{"coupon":"SPRING"}}',
