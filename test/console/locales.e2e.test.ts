@@ -50,8 +50,9 @@ describe.each(TEST_DIALECTS)('console: messages in the user’s language, Herald
       'fr-CA': { title: 'Allô' },
       fr: { title: 'Bonjour', body: "Votre commande part aujourd'hui" },
     });
-    // The form shows what was stored: the tag canonical.
-    expect(await page.inputValue('#locale-0-tag')).toBe('fr-CA');
+    // The form shows what was stored: the tags canonical, in tag order.
+    expect(await page.inputValue('#locale-0-tag')).toBe('fr');
+    expect(await page.inputValue('#locale-1-tag')).toBe('fr-CA');
 
     // Preview as the user (their own locale), then in another.
     await page.fill('#preview-user', `claire-${run}`);

@@ -21,14 +21,17 @@ export interface LocalesDraft {
 
 export function localesDraftOf(message: Campaign['message'] | undefined): LocalesDraft {
   return {
-    locales: Object.entries(message?.locales ?? {}).map(([tag, fields]) => ({
-      tag,
-      title: '',
-      body: '',
-      image_url: '',
-      landing_url: '',
-      ...fields,
-    })),
+    // Sorted by tag: PostgreSQL (jsonb) does not keep the order the keys were saved in.
+    locales: Object.entries(message?.locales ?? {})
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([tag, fields]) => ({
+        tag,
+        title: '',
+        body: '',
+        image_url: '',
+        landing_url: '',
+        ...fields,
+      })),
     property: message?.locale_property ?? '',
   };
 }
