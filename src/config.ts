@@ -199,9 +199,10 @@ export function loadConfig(env: Env = process.env): Config {
   const jobConcurrency = int('JOB_CONCURRENCY', 4, 1, 256);
   const requestTimeoutMs = int('REQUEST_TIMEOUT_MS', 100_000, 1, 3_600_000);
   const roleName: HeraldRole = role === 'api' || role === 'worker' ? role : 'all';
-  // A statement timeout past the request timeout would never be seen: the request answers 503 first.
-  const statementTimeout = (name: string, fallback: number): number => {
-    const value = int(name, Math.min(fallback, Math.floor(requestTimeoutMs * 0.9)), 0, 3_600_000);
+  // A statement timeout past the request timeout would never be seen (the request answers 503
+  // first): the defaults stay below it, and a setting at or above it is refused.
+  const belowRequest = (fallback: number): number => Math.min(fallback, Math.floor(requestTimeoutMs * 0.9));
+  const statementTimeout = (name: string, value: number): number => {
     if (value >= requestTimeoutMs)
       problems.push(`${name} must be below REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${value}`);
     return value;
@@ -215,8 +216,14 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     databasePoolSize: int('DATABASE_POOL_SIZE', defaultPools.pool, 1, 1000),
     databaseReadPoolSize: int('DATABASE_READ_POOL_SIZE', defaultPools.readPool, 0, 1000),
-    databaseReadTimeoutMs: statementTimeout('DATABASE_READ_TIMEOUT_MS', 30_000),
-    databaseDryRunTimeoutMs: statementTimeout('DATABASE_DRY_RUN_TIMEOUT_MS', 90_000),
+    databaseReadTimeoutMs: statementTimeout(
+      'DATABASE_READ_TIMEOUT_MS',
+      int('DATABASE_READ_TIMEOUT_MS', belowRequest(30_000), 0, 3_600_000),
+    ),
+    databaseDryRunTimeoutMs: statementTimeout(
+      'DATABASE_DRY_RUN_TIMEOUT_MS',
+      int('DATABASE_DRY_RUN_TIMEOUT_MS', belowRequest(90_000), 0, 3_600_000),
+    ),
     databasePooler: databasePooler === 'transaction' ? 'transaction' : 'none',
     databaseListenUrl,
     databaseReadUrl,
