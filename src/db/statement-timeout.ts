@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 /** SQLSTATE query_canceled: a statement timeout (or a cancel request, which Herald never sends). */
 const QUERY_CANCELED = '57014';
 const TRANSACTION_START = /^\s*(begin|start transaction)\b/i;
-const TRANSACTION_END = /^\s*(commit|rollback|end)\s*;?\s*$/i;
+const isTransactionEnd = (text: string): boolean => /^(commit|rollback|end)$/i.test(text.trim());
 
 /**
  * A pool whose every statement runs under PostgreSQL's `statement_timeout = timeoutMs`. The setting
@@ -50,7 +50,7 @@ export function withStatementTimeout(pool: pg.Pool, timeoutMs: number, setting: 
           return result;
         }
         if (inTransaction) {
-          if (TRANSACTION_END.test(text)) inTransaction = false;
+          if (isTransactionEnd(text)) inTransaction = false;
           return run(text, parameters);
         }
         await run(`begin; ${setLocal}`);

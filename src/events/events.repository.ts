@@ -79,6 +79,6 @@ export function userEventsQuery(db: Db, projectId: string, userId: string, limit
 const toEvent = (r: { id: string; name: string; properties: unknown; timestamp: number }) => ({
   id: r.id,
   name: r.name,
-  properties: readJson<Record<string, unknown>>(r.properties as string),
+  properties: readJson<Record<string, unknown>>(r.properties),
   timestamp: Number(r.timestamp),
 });
