@@ -16,7 +16,7 @@ const isTransactionEnd = (text: string): boolean => /^(commit|rollback|end)$/i.t
  * begins gets the setting right after its `begin`. Reads only: the extra round trips are paid by
  * lists, analytics and dry runs, not by the request paths that write.
  *
- * A statement stopped by the timeout becomes a 422 `QUERY_TIMEOUT` naming `setting`: on a healthy
+ * Rule `query-timeout`: a statement stopped by the timeout becomes a 422 `QUERY_TIMEOUT` naming `setting`: on a healthy
  * database it means the caller asked for more than the operator allows (docs/decisions.md,
  * "Statement timeouts"), so it is neither a 500 nor a 503.
  */

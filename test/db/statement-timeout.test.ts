@@ -6,7 +6,7 @@ import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 
 /*
- * DATABASE_READ_TIMEOUT_MS and DATABASE_DRY_RUN_TIMEOUT_MS (PostgreSQL). A statement stopped by
+ * Rule `query-timeout`: DATABASE_READ_TIMEOUT_MS and DATABASE_DRY_RUN_TIMEOUT_MS (PostgreSQL). A statement stopped by
  * them answers 422 QUERY_TIMEOUT naming the setting: the database is healthy, the read was too
  * costly. A lock held on `users` stands in for an expensive read (statement_timeout counts the wait).
  */
