@@ -85,8 +85,9 @@ export interface Herald {
   /** `database.db`. */
   readonly db: Kysely<Database>;
   /**
-   * `database.readDb`: a replica (DATABASE_READ_URL) or `db`. For reads that may lag the primary
-   * (lists, audience counts, dry runs, analytics); never for a read after a write of the same flow.
+   * `database.readDb`: a replica (DATABASE_READ_URL) or the primary, under DATABASE_READ_TIMEOUT_MS on
+   * PostgreSQL. For reads that may lag the primary (lists, audience counts, analytics; dry runs use
+   * `database.dryRunDb`); never for a read after a write of the same flow.
    */
   readonly readDb: Kysely<Database>;
   readonly logger: Logger;

@@ -45,14 +45,15 @@ export interface DatabaseHandle {
   /** The raw pg pool of `db` (PostgreSQL only), for NOTIFY and other connection-level needs. */
   pgPool?: pg.Pool;
   /**
-   * The pool whose connections may LISTEN (PostgreSQL only): `pgPool` itself on a direct
-   * connection, a small pool on `listenUrl` behind a pooler, absent behind a pooler without one
+   * The pool whose connections may LISTEN (PostgreSQL only): a small pool of its own, on `listenUrl`
+   * or else on `url` (a direct connection), absent behind a pooler without a listen URL
    * (then job wake-ups and cross-instance A2A events are polled).
    */
   listenPool?: pg.Pool;
   /**
-   * Reads that may lag the primary (audience counts, dry runs, lists): a replica's handle when
-   * `readUrl` is set, else `db`. Never for a read that must see a write just made.
+   * Reads that may lag the primary (audience counts, lists, analytics): a replica's handle when
+   * `readUrl` is set, else the primary's pool; under `readTimeoutMs` when given (else `db` itself
+   * without a replica). Never for a read that must see a write just made.
    */
   readDb: Kysely<Database>;
   /** Dry runs' reads: where `readDb` reads, under their own, longer statement timeout. */
