@@ -1,6 +1,7 @@
 import { campaignPolicyFields } from './policies/campaign-policy.schemas.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { optionalSendPolicyFields, sendPolicyFields } from './policies/send-policy.js';
+import { experimentFields, optionalExperimentFields } from './experiments/experiment.schemas.js';
 
 /** Campaign ids: given or generated; no `:` (the trigger path ends in `:trigger`) and nothing to escape. */
 export const CAMPAIGN_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$';
@@ -18,17 +19,51 @@ export const CampaignStatus = Type.Union([
 export type CampaignStatus = Static<typeof CampaignStatus>;
 
 const Template = (maxLength: number) => Type.String({ maxLength });
+const messageFields = {
+  title: Type.Optional(Template(1024)),
+  body: Type.Optional(Template(4096)),
+  image_url: Type.Optional(Template(2048)),
+  landing_url: Type.Optional(Template(2048)),
+};
+const LocalizedFieldsSchema = Type.Object(messageFields, {
+  additionalProperties: false,
+  description:
+    'Fields for users of this locale; a field left out falls back along the chain (`fr-CA`, `fr`, the default)',
+});
 export const MessageTemplateSchema = Type.Object(
   {
-    title: Type.Optional(Template(1024)),
-    body: Type.Optional(Template(4096)),
-    image_url: Type.Optional(Template(2048)),
-    landing_url: Type.Optional(Template(2048)),
+    ...messageFields,
+    locales: Type.Optional(
+      Type.Record(Type.String(), LocalizedFieldsSchema, {
+        maxProperties: 50,
+        propertyNames: { maxLength: 64 },
+        description:
+          'Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales`',
+      }),
+    ),
+    locale_property: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        pattern: '^[^"\\\\\\u0000-\\u001f]+$',
+        description: "The user property holding the user's BCP 47 locale (default `locale`)",
+      }),
+    ),
   },
   {
     additionalProperties: false,
     description:
       'Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign',
+    examples: [
+      {
+        title: 'Your order shipped',
+        body: 'It arrives on {{ trigger.eta }}.',
+        locales: {
+          fr: { title: 'Votre commande est partie', body: 'Elle arrive le {{ trigger.eta }}.' },
+          'fr-CA': { title: 'Votre commande est en route' },
+        },
+      },
+    ],
   },
 );
 
@@ -70,6 +105,7 @@ const editable = {
   ...campaignPolicyFields,
   ...sendPolicyFields,
   topic: TopicSchema,
+  ...experimentFields(MessageTemplateSchema),
 };
 
 export const CreateCampaignBody = Type.Object(
@@ -87,6 +123,7 @@ export const CreateCampaignBody = Type.Object(
     max_sends_per_minute: Type.Optional(editable.max_sends_per_minute),
     ...optionalSendPolicyFields,
     topic: Type.Optional(editable.topic),
+    ...optionalExperimentFields(MessageTemplateSchema),
   },
   {
     additionalProperties: false,
@@ -130,6 +167,22 @@ export const CreateCampaignBody = Type.Object(
         topic: 'promotions',
         message: { title: 'Spring sale', body: '20% off everything this week.' },
       },
+      {
+        campaign_id: 'spring-sale-test',
+        name: 'Spring sale: which title works',
+        status: 'active',
+        api_triggered: true,
+        message: { title: 'Spring sale', body: '20% off everything this week.' },
+        variants: [
+          { variant_id: 'a', weight: 50, message: { title: 'Spring sale', body: '20% off everything this week.' } },
+          {
+            variant_id: 'b',
+            weight: 50,
+            message: { title: '20% off, this week only', body: 'Everything, until Sunday.' },
+          },
+        ],
+        control_percent: 10,
+      },
     ],
   },
 );
@@ -138,7 +191,12 @@ export type CreateCampaignBody = Static<typeof CreateCampaignBody>;
 export const PatchCampaignBody = Type.Partial(Type.Object(editable, { additionalProperties: false }), {
   additionalProperties: false,
   title: 'UpdateCampaignRequest',
-  examples: [{ status: 'paused' }, { topic: 'promotions' }],
+  examples: [
+    { status: 'paused' },
+    { topic: 'promotions' },
+    { control_percent: 5, variants: [{ variant_id: 'a', weight: 1, message: { title: 'Hi', body: 'Version A' } }] },
+    { variants: [], control_percent: 0 },
+  ],
 });
 export type PatchCampaignBody = Static<typeof PatchCampaignBody>;
 
@@ -160,6 +218,9 @@ const campaignExample = {
   counts_toward_caps: true,
   reeligibility: { mode: 'always' },
   topic: null,
+  variants: [],
+  control_percent: 0,
+  winner: null,
   created_at: '2026-01-15T09:30:00.000Z',
   updated_at: '2026-01-15T09:30:00.000Z',
 };
@@ -181,6 +242,7 @@ export const CampaignResponse = Type.Object(
     topic: Type.Union([Type.String(), Type.Null()], {
       description: 'The subscription topic (rule `subscription-topics`), or null',
     }),
+    ...experimentFields(MessageTemplateSchema),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
