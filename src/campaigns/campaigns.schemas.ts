@@ -58,6 +58,29 @@ const TopicSchema = Type.Union([Type.String({ maxLength: 64 }), Type.Null()], {
     'A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none',
 });
 
+const ConversionGoalsSchema = Type.Union(
+  [
+    Type.Array(Type.Unknown(), {
+      description:
+        'Up to four goals, the first primary: {"event": "<name>", "where"?: <property conditions over the event\'s properties>, "deadline": "<n>h" | "<n>d" | <seconds> (1 hour to 30 days), "counted_from"?: "send" (default) | "open", "revenue_property"?: "<property>"} (rule `conversion-goals`)',
+    }),
+    Type.Null(),
+  ],
+  {
+    examples: [
+      [
+        { event: 'purchase', deadline: '3d', revenue_property: 'amount' },
+        {
+          event: 'app_opened',
+          where: { property: 'screen', op: 'eq', value: 'cart' },
+          deadline: '24h',
+          counted_from: 'open',
+        },
+      ],
+    ],
+  },
+);
+
 const editable = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
   status: CampaignStatus,
@@ -70,6 +93,7 @@ const editable = {
   ...campaignPolicyFields,
   ...sendPolicyFields,
   topic: TopicSchema,
+  conversion_goals: ConversionGoalsSchema,
 };
 
 export const CreateCampaignBody = Type.Object(
@@ -87,6 +111,7 @@ export const CreateCampaignBody = Type.Object(
     max_sends_per_minute: Type.Optional(editable.max_sends_per_minute),
     ...optionalSendPolicyFields,
     topic: Type.Optional(editable.topic),
+    conversion_goals: Type.Optional(editable.conversion_goals),
   },
   {
     additionalProperties: false,
@@ -130,6 +155,17 @@ export const CreateCampaignBody = Type.Object(
         topic: 'promotions',
         message: { title: 'Spring sale', body: '20% off everything this week.' },
       },
+      {
+        campaign_id: 'winback',
+        name: 'Win back',
+        status: 'active',
+        api_triggered: true,
+        message: { title: 'We miss you', body: 'Your basket is still here.' },
+        conversion_goals: [
+          { event: 'purchase', deadline: '3d', revenue_property: 'amount' },
+          { event: 'app_opened', deadline: '24h', counted_from: 'open' },
+        ],
+      },
     ],
   },
 );
@@ -138,7 +174,11 @@ export type CreateCampaignBody = Static<typeof CreateCampaignBody>;
 export const PatchCampaignBody = Type.Partial(Type.Object(editable, { additionalProperties: false }), {
   additionalProperties: false,
   title: 'UpdateCampaignRequest',
-  examples: [{ status: 'paused' }, { topic: 'promotions' }],
+  examples: [
+    { status: 'paused' },
+    { topic: 'promotions' },
+    { conversion_goals: [{ event: 'purchase', where: { property: 'amount', op: 'gte', value: 10 }, deadline: 86400 }] },
+  ],
 });
 export type PatchCampaignBody = Static<typeof PatchCampaignBody>;
 
@@ -160,6 +200,7 @@ const campaignExample = {
   counts_toward_caps: true,
   reeligibility: { mode: 'always' },
   topic: null,
+  conversion_goals: [{ event: 'order_received', deadline: '7d', counted_from: 'send' }],
   created_at: '2026-01-15T09:30:00.000Z',
   updated_at: '2026-01-15T09:30:00.000Z',
 };
@@ -181,6 +222,16 @@ export const CampaignResponse = Type.Object(
     topic: Type.Union([Type.String(), Type.Null()], {
       description: 'The subscription topic (rule `subscription-topics`), or null',
     }),
+    conversion_goals: Type.Array(
+      Type.Object({
+        event: Type.String(),
+        where: Type.Optional(Type.Unknown()),
+        deadline: Type.Union([Type.String(), Type.Integer()]),
+        counted_from: Type.Union([Type.Literal('send'), Type.Literal('open')]),
+        revenue_property: Type.Optional(Type.String()),
+      }),
+      { description: 'The conversion goals, the first primary (rule `conversion-goals`); [] for none' },
+    ),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },

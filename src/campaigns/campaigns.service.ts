@@ -17,6 +17,8 @@ import { checkQuietHoursField } from './policies/quiet-hours.js';
 import { cancelCampaignHeldSends } from './policies/held-sends.repository.js';
 import { DEFAULT_SEND_POLICY, mergeSendPolicy, sendPolicyToWire } from './policies/send-policy.js';
 import { requireTopic } from '../preferences/topics.service.js';
+import { parseConversionGoals } from './conversions/conversion-goals.js';
+import { conversionGoalsChanged } from './conversions/goal-index.js';
 
 export type { Campaign } from './campaigns.repository.js';
 type Campaign = repo.Campaign;
@@ -60,6 +62,7 @@ function checkCampaign(campaign: Campaign): Campaign {
     ...checkEventTriggerCampaign(campaign),
     quietHours: checkQuietHoursField(campaign.quietHours),
     defaultAudience: parseAudience(campaign.defaultAudience, 'default_audience', 'INVALID_DEFAULT_AUDIENCE'),
+    conversionGoals: parseConversionGoals(campaign.conversionGoals),
   };
 }
 
@@ -81,13 +84,16 @@ export async function createCampaign(db: Db, clock: Clock, projectId: string, in
     maxSendsPerMinute: body.max_sends_per_minute ?? null,
     sendPolicy: mergeSendPolicy(DEFAULT_SEND_POLICY, body),
     topic: body.topic ?? null,
+    conversionGoals: (body.conversion_goals ?? []) as Campaign['conversionGoals'],
     createdAt: now,
     updatedAt: now,
   });
   if (campaign.topic !== null) await requireTopic(db, projectId, campaign.topic);
   eventCampaignsChanged();
+  conversionGoalsChanged();
   const inserted = await repo.insertCampaign(db, campaign);
   eventCampaignsChanged();
+  conversionGoalsChanged();
   if (!inserted) throw new AppError('conflict', 'CAMPAIGN_EXISTS', `Campaign ${campaign.campaignId} already exists`);
   return campaign;
 }
@@ -129,12 +135,17 @@ export async function updateCampaign(
       ...(patch.max_sends_per_minute !== undefined && { maxSendsPerMinute: patch.max_sends_per_minute }),
       sendPolicy: mergeSendPolicy(current.sendPolicy, patch),
       ...(patch.topic !== undefined && { topic: patch.topic }),
+      ...(patch.conversion_goals !== undefined && {
+        conversionGoals: (patch.conversion_goals ?? []) as Campaign['conversionGoals'],
+      }),
       updatedAt: clock.now(),
     });
     if (patch.topic !== undefined && patch.topic !== null) await requireTopic(trx, projectId, patch.topic);
     eventCampaignsChanged();
+    conversionGoalsChanged();
     if (!(await repo.updateCampaign(trx, next))) throw notFound(campaignId);
     eventCampaignsChanged();
+    conversionGoalsChanged();
     // Rule `event-triggered-campaigns`: a campaign no longer active, or no longer triggered by that
     // event, sends none of its pending sends (reactivating it does not bring them back).
     if (next.status !== 'active') {
@@ -159,8 +170,10 @@ export function setCampaignStatus(
 /** Deletes the campaign with its triggers, their delivery ledger and its pending sends; `false` when it did not exist. */
 export async function deleteCampaign(db: Db, projectId: string, campaignId: string): Promise<boolean> {
   eventCampaignsChanged();
+  conversionGoalsChanged();
   const deleted = await repo.deleteCampaign(db, projectId, campaignId);
   eventCampaignsChanged();
+  conversionGoalsChanged();
   return deleted;
 }
 
@@ -199,6 +212,7 @@ export function campaignToWire(c: Campaign) {
     max_sends_per_minute: c.maxSendsPerMinute,
     ...sendPolicyToWire(c.sendPolicy),
     topic: c.topic,
+    conversion_goals: c.conversionGoals,
     created_at: new Date(c.createdAt).toISOString(),
     updated_at: new Date(c.updatedAt).toISOString(),
   };

@@ -1166,7 +1166,7 @@ export interface components {
         CreateWebhookRequest: {
             /** @description http(s) URL on a public address; checked with the outbound-URL policy now and at every delivery */
             url: string;
-            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened")[];
+            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened" | "conversion")[];
             description?: string;
         };
         /**
@@ -1181,7 +1181,7 @@ export interface components {
         UpdateWebhookRequest: {
             /** @description http(s) URL on a public address; checked with the outbound-URL policy now and at every delivery */
             url?: string;
-            events?: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened")[];
+            events?: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened" | "conversion")[];
             description?: string | null;
             /** @description `true` re-enables a webhook disabled by the user or after failing deliveries */
             enabled?: boolean;
@@ -1205,7 +1205,7 @@ export interface components {
         Webhook: {
             webhook_id: string;
             url: string;
-            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened")[];
+            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened" | "conversion")[];
             description: string | null;
             enabled: boolean;
             disabled_reason: string | null;
@@ -1234,7 +1234,7 @@ export interface components {
         CreatedWebhook: {
             webhook_id: string;
             url: string;
-            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened")[];
+            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened" | "conversion")[];
             description: string | null;
             enabled: boolean;
             disabled_reason: string | null;
@@ -1745,6 +1745,26 @@ export interface components {
             };
             /** @description A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none */
             topic?: string | null;
+            /**
+             * @example [
+             *       {
+             *         "event": "purchase",
+             *         "deadline": "3d",
+             *         "revenue_property": "amount"
+             *       },
+             *       {
+             *         "event": "app_opened",
+             *         "where": {
+             *           "property": "screen",
+             *           "op": "eq",
+             *           "value": "cart"
+             *         },
+             *         "deadline": "24h",
+             *         "counted_from": "open"
+             *       }
+             *     ]
+             */
+            conversion_goals?: unknown[] | null;
         };
         /** Campaign */
         Campaign: {
@@ -1801,6 +1821,14 @@ export interface components {
             };
             /** @description The subscription topic (rule `subscription-topics`), or null */
             topic: string | null;
+            /** @description The conversion goals, the first primary (rule `conversion-goals`); [] for none */
+            conversion_goals: {
+                event: string;
+                where?: unknown;
+                deadline: string | number;
+                counted_from: "send" | "open";
+                revenue_property?: string;
+            }[];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1862,6 +1890,14 @@ export interface components {
                 };
                 /** @description The subscription topic (rule `subscription-topics`), or null */
                 topic: string | null;
+                /** @description The conversion goals, the first primary (rule `conversion-goals`); [] for none */
+                conversion_goals: {
+                    event: string;
+                    where?: unknown;
+                    deadline: string | number;
+                    counted_from: "send" | "open";
+                    revenue_property?: string;
+                }[];
                 /** Format: date-time */
                 created_at: string;
                 /** Format: date-time */
@@ -1923,6 +1959,26 @@ export interface components {
             };
             /** @description A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none */
             topic?: string | null;
+            /**
+             * @example [
+             *       {
+             *         "event": "purchase",
+             *         "deadline": "3d",
+             *         "revenue_property": "amount"
+             *       },
+             *       {
+             *         "event": "app_opened",
+             *         "where": {
+             *           "property": "screen",
+             *           "op": "eq",
+             *           "value": "cart"
+             *         },
+             *         "deadline": "24h",
+             *         "counted_from": "open"
+             *       }
+             *     ]
+             */
+            conversion_goals?: unknown[] | null;
         };
         /** TriggerCampaignResponse */
         TriggerCampaignResponse: {
@@ -1985,6 +2041,16 @@ export interface components {
                 held?: number;
                 /** @description Messages of the trigger whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once; in the trigger's status */
                 opened?: number;
+                /** @description Per conversion goal of the campaign (rule `conversion-goals`): the trigger's sends that converted and their revenue; in the trigger's status, absent when the campaign has no goals */
+                conversions?: {
+                    /** @description The goal's position in `conversion_goals` (0: primary) */
+                    goal_index: number;
+                    /** @description The goal's event; null for a goal since removed */
+                    event: string | null;
+                    converted: number;
+                    /** @description Sum of the goal's `revenue_property` over the conversions (0 when none) */
+                    revenue: number;
+                }[];
             };
             progress: {
                 batches_planned: number;
@@ -2117,6 +2183,16 @@ export interface components {
                 held?: number;
                 /** @description Messages of the trigger whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once; in the trigger's status */
                 opened?: number;
+                /** @description Per conversion goal of the campaign (rule `conversion-goals`): the trigger's sends that converted and their revenue; in the trigger's status, absent when the campaign has no goals */
+                conversions?: {
+                    /** @description The goal's position in `conversion_goals` (0: primary) */
+                    goal_index: number;
+                    /** @description The goal's event; null for a goal since removed */
+                    event: string | null;
+                    converted: number;
+                    /** @description Sum of the goal's `revenue_property` over the conversions (0 when none) */
+                    revenue: number;
+                }[];
             };
             progress: {
                 batches_planned: number;
@@ -2212,6 +2288,16 @@ export interface components {
                 held?: number;
                 /** @description Messages of the trigger whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once; in the trigger's status */
                 opened?: number;
+                /** @description Per conversion goal of the campaign (rule `conversion-goals`): the trigger's sends that converted and their revenue; in the trigger's status, absent when the campaign has no goals */
+                conversions?: {
+                    /** @description The goal's position in `conversion_goals` (0: primary) */
+                    goal_index: number;
+                    /** @description The goal's event; null for a goal since removed */
+                    event: string | null;
+                    converted: number;
+                    /** @description Sum of the goal's `revenue_property` over the conversions (0 when none) */
+                    revenue: number;
+                }[];
             };
             progress: {
                 batches_planned: number;
@@ -2452,6 +2538,16 @@ export interface components {
                 };
                 /** @description Messages whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once, by when it was opened */
                 opened: number;
+                /** @description Per conversion goal of the campaign (rule `conversion-goals`), the first primary: sends that converted (by the converting event's time, in the window) and their revenue; [] without goals */
+                conversions: {
+                    /** @description The goal's position in `conversion_goals` (0: primary) */
+                    goal_index: number;
+                    /** @description The goal's event; null for a goal since removed */
+                    event: string | null;
+                    converted: number;
+                    /** @description Sum of the goal's `revenue_property` over the conversions (0 when none) */
+                    revenue: number;
+                }[];
             };
             /** @description Buckets holding an outcome or an open, oldest first; sent = accepted, failed = every other outcome, opened = opens reported in the bucket (by `opened_at`) */
             series: {
@@ -5641,6 +5737,13 @@ export interface operations {
                      *             "mode": "always"
                      *           },
                      *           "topic": null,
+                     *           "conversion_goals": [
+                     *             {
+                     *               "event": "order_received",
+                     *               "deadline": "7d",
+                     *               "counted_from": "send"
+                     *             }
+                     *           ],
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:30:00.000Z"
                      *         }
@@ -5784,6 +5887,13 @@ export interface operations {
                      *         "mode": "always"
                      *       },
                      *       "topic": null,
+                     *       "conversion_goals": [
+                     *         {
+                     *           "event": "order_received",
+                     *           "deadline": "7d",
+                     *           "counted_from": "send"
+                     *         }
+                     *       ],
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -5970,6 +6080,13 @@ export interface operations {
                      *         "mode": "always"
                      *       },
                      *       "topic": null,
+                     *       "conversion_goals": [
+                     *         {
+                     *           "event": "order_received",
+                     *           "deadline": "7d",
+                     *           "counted_from": "send"
+                     *         }
+                     *       ],
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -6219,6 +6336,13 @@ export interface operations {
                      *         "mode": "always"
                      *       },
                      *       "topic": null,
+                     *       "conversion_goals": [
+                     *         {
+                     *           "event": "order_received",
+                     *           "deadline": "7d",
+                     *           "counted_from": "send"
+                     *         }
+                     *       ],
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -8263,7 +8387,15 @@ export interface operations {
                      *           "NO_DEVICE": 1,
                      *           "HELD": 2
                      *         },
-                     *         "opened": 1
+                     *         "opened": 1,
+                     *         "conversions": [
+                     *           {
+                     *             "goal_index": 0,
+                     *             "event": "purchase",
+                     *             "converted": 1,
+                     *             "revenue": 42.5
+                     *           }
+                     *         ]
                      *       },
                      *       "series": [
                      *         {
@@ -8417,7 +8549,15 @@ export interface operations {
                      *           "NO_DEVICE": 1,
                      *           "HELD": 2
                      *         },
-                     *         "opened": 1
+                     *         "opened": 1,
+                     *         "conversions": [
+                     *           {
+                     *             "goal_index": 0,
+                     *             "event": "purchase",
+                     *             "converted": 1,
+                     *             "revenue": 42.5
+                     *           }
+                     *         ]
                      *       },
                      *       "series": [
                      *         {
