@@ -97,7 +97,7 @@ export function createConversionObserver(deps: {
       const lookback = Math.max(
         ...goals.map((g) => g.deadlineMs + (g.goal.counted_from === 'open' ? OPEN_LOOKBACK_MS : 0)),
       );
-      const campaignIds = [...new Set(goals.map((g) => g.campaignId))];
+      const campaignIds = new Set(goals.map((g) => g.campaignId));
       const messages = await sentMessages(db, projectId, event.userId, campaignIds, at - lookback, at);
       if (messages.length === 0) continue;
       for (const entry of goals) {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
+import { preparedQuery } from '../../db/prepared.js';
 import { DeliveryStatus } from '../../push/push.types.js';
 
 /** A send's conversion on one goal (migration 0043): one row per (trigger, user, goal), never rewritten. */
@@ -38,37 +39,45 @@ export interface SentMessage {
 }
 
 /**
- * The user's accepted messages of these campaigns sent within [since, until], through
- * `trigger_deliveries_to_user` (partial on accepted rows: the literal lets SQLite use it).
+ * A user's accepted campaign messages sent within [since, until], through
+ * `trigger_deliveries_to_user` (partial on accepted rows: the literal lets SQLite use it). Compiled
+ * once (src/db/prepared.ts): it runs for every event a goal waits for.
  */
+const userSentMessages = preparedQuery(
+  ['projectId', 'userId', 'since', 'until'],
+  (db: Db, p: { projectId: string; userId: string; since: number; until: number }) =>
+    db
+      .selectFrom('trigger_deliveries as td')
+      .innerJoin('campaign_triggers as t', 't.id', 'td.trigger_id')
+      .leftJoin('message_opens as o', 'o.message_id', 'td.message_id')
+      .select(['td.trigger_id', 't.campaign_id', 'td.message_id', 'td.created_at', 'o.opened_at'])
+      .where('td.user_id', '=', p.userId)
+      .where(sql<boolean>`td.status = ${sql.lit(DeliveryStatus.ACCEPTED)}`)
+      .where('td.created_at', '>=', p.since)
+      .where('td.created_at', '<=', p.until)
+      .where('td.message_id', 'is not', null)
+      .where('t.project_id', '=', p.projectId),
+);
+
+/** The user's accepted messages of these campaigns sent within [since, until] (a user's few sends, filtered here). */
 export async function sentMessages(
   db: Db,
   projectId: string,
   userId: string,
-  campaignIds: string[],
+  campaignIds: ReadonlySet<string>,
   since: number,
   until: number,
 ): Promise<SentMessage[]> {
-  const rows = await db
-    .selectFrom('trigger_deliveries as td')
-    .innerJoin('campaign_triggers as t', 't.id', 'td.trigger_id')
-    .leftJoin('message_opens as o', 'o.message_id', 'td.message_id')
-    .select(['td.trigger_id', 't.campaign_id', 'td.message_id', 'td.created_at', 'o.opened_at'])
-    .where('td.user_id', '=', userId)
-    .where(sql<boolean>`td.status = ${sql.lit(DeliveryStatus.ACCEPTED)}`)
-    .where('td.created_at', '>=', since)
-    .where('td.created_at', '<=', until)
-    .where('td.message_id', 'is not', null)
-    .where('t.project_id', '=', projectId)
-    .where('t.campaign_id', 'in', campaignIds)
-    .execute();
-  return rows.map((r) => ({
-    triggerId: r.trigger_id,
-    campaignId: r.campaign_id,
-    messageId: r.message_id!,
-    sentAt: Number(r.created_at),
-    openedAt: r.opened_at === null ? null : Number(r.opened_at),
-  }));
+  const rows = await userSentMessages(db, { projectId, userId, since, until });
+  return rows
+    .filter((r) => campaignIds.has(r.campaign_id))
+    .map((r) => ({
+      triggerId: r.trigger_id,
+      campaignId: r.campaign_id,
+      messageId: r.message_id!,
+      sentAt: Number(r.created_at),
+      openedAt: r.opened_at === null ? null : Number(r.opened_at),
+    }));
 }
 
 /** Stores the conversion unless the send converted on that goal already; `true` when stored. */
