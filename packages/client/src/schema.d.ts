@@ -1128,6 +1128,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/me/preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the preferences a preference link opens
+         * @description For a customer-hosted preference page: `Authorization: Bearer <token>` with the `token` of the link; answers the user's preferences and the project's topics. An expired, tampered or other project's token is a 401.
+         */
+        get: operations["getLinkedPreferences"];
+        /**
+         * Change the preferences a preference link opens
+         * @description As `PUT /api/v1/users/{id}/preferences`, authorized by the link’s token (`Authorization: Bearer <token>`); the `preferences.updated` event says `source: link`.
+         */
+        put: operations["updateLinkedPreferences"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users:import": {
         parameters: {
             query?: never;
@@ -2844,6 +2868,23 @@ export interface components {
             /** @description An https URL, or null */
             url: unknown;
         };
+        /** LinkedUserPreferences */
+        LinkedUserPreferences: {
+            project_user_id: string;
+            campaign_pushes: "subscribed" | "unsubscribed";
+            /** @description Every topic of the project with the user's state: their choice, else the topic's default */
+            topics: {
+                [key: string]: "subscribed" | "unsubscribed";
+            };
+            /** @description When the user last changed a choice; null when they never did */
+            updated_at: string | null;
+            /** @description What to show per topic */
+            topic_list: {
+                key: string;
+                name: string;
+                description: string;
+            }[];
+        };
         /**
          * ImportUsersArray
          * @description A JSON array of `{ project_user_id, properties }` objects
@@ -2941,6 +2982,7 @@ export type SchemaPreferenceLinkRequest = components['schemas']['PreferenceLinkR
 export type SchemaPreferenceLink = components['schemas']['PreferenceLink'];
 export type SchemaPreferencePageSetting = components['schemas']['PreferencePageSetting'];
 export type SchemaPreferencePageRequest = components['schemas']['PreferencePageRequest'];
+export type SchemaLinkedUserPreferences = components['schemas']['LinkedUserPreferences'];
 export type SchemaImportUsersArray = components['schemas']['ImportUsersArray'];
 export type SchemaImportUsersNdjson = components['schemas']['ImportUsersNdjson'];
 export type SchemaImportUsersResponse = components['schemas']['ImportUsersResponse'];
@@ -12838,6 +12880,180 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLinkedPreferences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "project_user_id": "user-42",
+                     *       "campaign_pushes": "subscribed",
+                     *       "topics": {
+                     *         "promotions": "unsubscribed"
+                     *       },
+                     *       "updated_at": "2026-01-15T09:30:00.000Z",
+                     *       "topic_list": [
+                     *         {
+                     *           "key": "promotions",
+                     *           "name": "Deals",
+                     *           "description": "Offers, at most weekly"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LinkedUserPreferences"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description 401 error. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Bad request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateLinkedPreferences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdatePreferencesRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "project_user_id": "user-42",
+                     *       "campaign_pushes": "subscribed",
+                     *       "topics": {
+                     *         "promotions": "unsubscribed"
+                     *       },
+                     *       "updated_at": "2026-01-15T09:30:00.000Z",
+                     *       "topic_list": [
+                     *         {
+                     *           "key": "promotions",
+                     *           "name": "Deals",
+                     *           "description": "Offers, at most weekly"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LinkedUserPreferences"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description 401 error. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Bad request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
