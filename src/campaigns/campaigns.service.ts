@@ -19,6 +19,7 @@ import { DEFAULT_SEND_POLICY, mergeSendPolicy, sendPolicyToWire } from './polici
 import { requireTopic } from '../preferences/topics.service.js';
 import { parseConversionGoals } from './conversions/conversion-goals.js';
 import { conversionGoalsChanged } from './conversions/goal-index.js';
+import { deleteCampaignConversions } from './conversions/conversions.repository.js';
 
 export type { Campaign } from './campaigns.repository.js';
 type Campaign = repo.Campaign;
@@ -167,13 +168,15 @@ export function setCampaignStatus(
   return updateCampaign(db, clock, projectId, campaignId, { status });
 }
 
-/** Deletes the campaign with its triggers, their delivery ledger and its pending sends; `false` when it did not exist. */
+/** Deletes the campaign with its triggers, their delivery ledger, its conversions and its pending sends; `false` when it did not exist. */
 export async function deleteCampaign(db: Db, projectId: string, campaignId: string): Promise<boolean> {
   eventCampaignsChanged();
   conversionGoalsChanged();
   const deleted = await repo.deleteCampaign(db, projectId, campaignId);
   eventCampaignsChanged();
   conversionGoalsChanged();
+  // Its conversions go with its ledger (a campaign made again under the id starts from none).
+  if (deleted) await deleteCampaignConversions(db, projectId, campaignId);
   return deleted;
 }
 

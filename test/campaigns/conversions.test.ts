@@ -360,4 +360,19 @@ describe.each(TEST_DIALECTS)('conversion goals on %s', (dialect) => {
     await track(p.secret, [{ project_user_id: 'ada', name: 'purchase', properties: { amount: 10 } }]);
     expect(await conversionsOf(campaignId)).toEqual([]);
   });
+
+  it('deletes a campaign with its conversions', async () => {
+    const p = await world('goals-delete');
+    const campaignId = await createCampaign(
+      ctx(),
+      { conversion_goals: [{ event: 'purchase', deadline: '1d' }] },
+      p.secret,
+    );
+    await send(p.secret, campaignId);
+    await track(p.secret, [{ project_user_id: 'ada', name: 'purchase' }]);
+    expect(await conversionsOf(campaignId)).toHaveLength(1);
+    const deleted = await json(ctx(), 'DELETE', `/api/v1/campaigns/${campaignId}`, undefined, p.secret);
+    expect(deleted.statusCode, deleted.body).toBeLessThan(300);
+    expect(await conversionsOf(campaignId)).toEqual([]);
+  });
 });

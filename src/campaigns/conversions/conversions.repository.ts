@@ -141,3 +141,12 @@ export function goalConversions(goalEvents: string[], counts: GoalCount[]): Goal
   }
   return out.sort((a, b) => a.goal_index - b.goal_index);
 }
+
+/** A deleted campaign's conversions (through `conversions_by_campaign`). */
+export async function deleteCampaignConversions(db: Db, projectId: string, campaignId: string): Promise<void> {
+  await db
+    .deleteFrom('conversions')
+    .where('project_id', '=', projectId)
+    .where('campaign_id', '=', campaignId)
+    .execute();
+}
