@@ -7,6 +7,7 @@ import type { Audience } from './triggers/trigger-body.js';
 import type { EventTrigger } from './event-triggers/event-trigger.js';
 import type { QuietWindow } from './policies/quiet-hours.js';
 import type { ConversionGoal } from './conversions/conversion-goals.js';
+import { hasExperiment, NO_EXPERIMENT, type Experiment } from './experiments/experiment.js';
 import { DEFAULT_SEND_POLICY, readSendPolicy, sendPolicyToWire, type SendPolicy } from './policies/send-policy.js';
 
 export interface CampaignsTable {
@@ -31,6 +32,8 @@ export interface CampaignsTable {
   topic: string | null;
   /** Rule `conversion-goals` (migration 0043): the goals, or null for none. */
   conversion_goals: JsonColumn | null;
+  /** Rule `campaign-experiments` (migration 0044): variants, control group, winner rule; null for none. */
+  experiment: JsonColumn | null;
   created_at: number;
   updated_at: number;
 }
@@ -59,6 +62,8 @@ export interface Campaign {
   topic: string | null;
   /** Rule `conversion-goals`: up to four, the first primary; empty for none. */
   conversionGoals: ConversionGoal[];
+  /** Rule `campaign-experiments`: `NO_EXPERIMENT` when the campaign sends `message` to everyone. */
+  experiment: Experiment;
   createdAt: number;
   updatedAt: number;
 }
@@ -80,6 +85,7 @@ export function rowToCampaign(row: CampaignsTable): Campaign {
     sendPolicy: readSendPolicy(row.send_policy === null ? null : readJson(row.send_policy)),
     topic: row.topic ?? null,
     conversionGoals: row.conversion_goals == null ? [] : readJson<ConversionGoal[]>(row.conversion_goals),
+    experiment: row.experiment ? readJson<Experiment>(row.experiment) : NO_EXPERIMENT,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -102,6 +108,7 @@ function campaignToRow(c: Campaign): CampaignsTable {
     send_policy: c.sendPolicy === DEFAULT_SEND_POLICY ? null : writeJson(sendPolicyToWire(c.sendPolicy)),
     topic: c.topic,
     conversion_goals: c.conversionGoals.length === 0 ? null : writeJson(c.conversionGoals),
+    experiment: hasExperiment(c.experiment) ? writeJson(c.experiment) : null,
     created_at: c.createdAt,
     updated_at: c.updatedAt,
   };

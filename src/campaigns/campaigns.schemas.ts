@@ -1,6 +1,7 @@
 import { campaignPolicyFields } from './policies/campaign-policy.schemas.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { optionalSendPolicyFields, sendPolicyFields } from './policies/send-policy.js';
+import { experimentFields, optionalExperimentFields } from './experiments/experiment.schemas.js';
 
 /** Campaign ids: given or generated; no `:` (the trigger path ends in `:trigger`) and nothing to escape. */
 export const CAMPAIGN_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$';
@@ -18,17 +19,51 @@ export const CampaignStatus = Type.Union([
 export type CampaignStatus = Static<typeof CampaignStatus>;
 
 const Template = (maxLength: number) => Type.String({ maxLength });
+const messageFields = {
+  title: Type.Optional(Template(1024)),
+  body: Type.Optional(Template(4096)),
+  image_url: Type.Optional(Template(2048)),
+  landing_url: Type.Optional(Template(2048)),
+};
+const LocalizedFieldsSchema = Type.Object(messageFields, {
+  additionalProperties: false,
+  description:
+    'Fields for users of this locale; a field left out falls back along the chain (`fr-CA`, `fr`, the default)',
+});
 export const MessageTemplateSchema = Type.Object(
   {
-    title: Type.Optional(Template(1024)),
-    body: Type.Optional(Template(4096)),
-    image_url: Type.Optional(Template(2048)),
-    landing_url: Type.Optional(Template(2048)),
+    ...messageFields,
+    locales: Type.Optional(
+      Type.Record(Type.String(), LocalizedFieldsSchema, {
+        maxProperties: 50,
+        propertyNames: { maxLength: 64 },
+        description:
+          'Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales`',
+      }),
+    ),
+    locale_property: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        pattern: '^[^"\\\\\\u0000-\\u001f]+$',
+        description: "The user property holding the user's BCP 47 locale (default `locale`)",
+      }),
+    ),
   },
   {
     additionalProperties: false,
     description:
       'Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign',
+    examples: [
+      {
+        title: 'Your order shipped',
+        body: 'It arrives on {{ trigger.eta }}.',
+        locales: {
+          fr: { title: 'Votre commande est partie', body: 'Elle arrive le {{ trigger.eta }}.' },
+          'fr-CA': { title: 'Votre commande est en route' },
+        },
+      },
+    ],
   },
 );
 
@@ -94,6 +129,7 @@ const editable = {
   ...sendPolicyFields,
   topic: TopicSchema,
   conversion_goals: ConversionGoalsSchema,
+  ...experimentFields(MessageTemplateSchema),
 };
 
 export const CreateCampaignBody = Type.Object(
@@ -112,6 +148,7 @@ export const CreateCampaignBody = Type.Object(
     ...optionalSendPolicyFields,
     topic: Type.Optional(editable.topic),
     conversion_goals: Type.Optional(editable.conversion_goals),
+    ...optionalExperimentFields(MessageTemplateSchema),
   },
   {
     additionalProperties: false,
@@ -166,6 +203,22 @@ export const CreateCampaignBody = Type.Object(
           { event: 'app_opened', deadline: '24h', counted_from: 'open' },
         ],
       },
+      {
+        campaign_id: 'spring-sale-test',
+        name: 'Spring sale: which title works',
+        status: 'active',
+        api_triggered: true,
+        message: { title: 'Spring sale', body: '20% off everything this week.' },
+        variants: [
+          { variant_id: 'a', weight: 50, message: { title: 'Spring sale', body: '20% off everything this week.' } },
+          {
+            variant_id: 'b',
+            weight: 50,
+            message: { title: '20% off, this week only', body: 'Everything, until Sunday.' },
+          },
+        ],
+        control_percent: 10,
+      },
     ],
   },
 );
@@ -178,6 +231,8 @@ export const PatchCampaignBody = Type.Partial(Type.Object(editable, { additional
     { status: 'paused' },
     { topic: 'promotions' },
     { conversion_goals: [{ event: 'purchase', where: { property: 'amount', op: 'gte', value: 10 }, deadline: 86400 }] },
+    { control_percent: 5, variants: [{ variant_id: 'a', weight: 1, message: { title: 'Hi', body: 'Version A' } }] },
+    { variants: [], control_percent: 0 },
   ],
 });
 export type PatchCampaignBody = Static<typeof PatchCampaignBody>;
@@ -201,6 +256,9 @@ const campaignExample = {
   reeligibility: { mode: 'always' },
   topic: null,
   conversion_goals: [{ event: 'order_received', deadline: '7d', counted_from: 'send' }],
+  variants: [],
+  control_percent: 0,
+  winner: null,
   created_at: '2026-01-15T09:30:00.000Z',
   updated_at: '2026-01-15T09:30:00.000Z',
 };
@@ -232,6 +290,7 @@ export const CampaignResponse = Type.Object(
       }),
       { description: 'The conversion goals, the first primary (rule `conversion-goals`); [] for none' },
     ),
+    ...experimentFields(MessageTemplateSchema),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },

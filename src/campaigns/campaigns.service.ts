@@ -9,6 +9,7 @@ import { CreateCampaignBody, PatchCampaignBody, type CampaignStatus } from './ca
 import { validateCondition } from '../conditions/validate-condition.js';
 import { decodeCursor, encodeCursor, parseLimit } from '../lib/pagination.js';
 import { parseMessageTemplate, type MessageTemplate } from './templates/templates.js';
+import { checkMessageLocales, localizedMessage } from './templates/locales.js';
 import { parseAudience } from './triggers/trigger-body.js';
 import { checkEventTriggerCampaign } from './event-triggers/event-trigger-campaign.js';
 import { eventCampaignsChanged } from './event-triggers/event-matching.js';
@@ -20,6 +21,7 @@ import { requireTopic } from '../preferences/topics.service.js';
 import { parseConversionGoals } from './conversions/conversion-goals.js';
 import { conversionGoalsChanged } from './conversions/goal-index.js';
 import { deleteCampaignConversions } from './conversions/conversions.repository.js';
+import { checkExperiment, NO_EXPERIMENT, type Experiment } from './experiments/experiment.js';
 
 export type { Campaign } from './campaigns.repository.js';
 type Campaign = repo.Campaign;
@@ -41,16 +43,28 @@ function checkShape<T>(schema: TSchema, input: unknown): T {
 
 const hasMarkup = (source: string) => source.includes('{{') || source.includes('{%');
 
-/** At least a title or a body; every field parses as Liquid; literal URLs are absolute http(s). */
-function checkMessage(message: MessageTemplate): void {
-  if (!message.title?.trim() && !message.body?.trim())
-    throw new AppError('invalid', 'INVALID_TEMPLATE', 'message: give a title or a body');
+/**
+ * At least a title or a body; every field parses as Liquid; literal URLs are absolute http(s); locale
+ * keys are BCP 47 tags, stored canonical, and each locale's message (its fields over the chain's) holds
+ * a title or a body too (rule `message-locales`). Returns the message as stored.
+ */
+function checkMessage(input: MessageTemplate, path = 'message'): MessageTemplate {
+  const message = checkMessageLocales(input, path);
   parseMessageTemplate(message);
+  checkPlainMessage(message, path);
+  for (const tag of Object.keys(message.locales ?? {}))
+    checkPlainMessage(localizedMessage(message, tag), `${path}.locales.${tag}`);
+  return message;
+}
+
+function checkPlainMessage(message: MessageTemplate, at: string): void {
+  if (!message.title?.trim() && !message.body?.trim())
+    throw new AppError('invalid', 'INVALID_TEMPLATE', `${at}: give a title or a body`);
   for (const field of ['image_url', 'landing_url'] as const) {
     const source = message[field]?.trim();
     if (!source || hasMarkup(source)) continue;
     if (!URL.canParse(source) || !['http:', 'https:'].includes(new URL(source).protocol))
-      throw new AppError('invalid', 'INVALID_TEMPLATE', `message.${field}: expected an absolute http(s) URL`);
+      throw new AppError('invalid', 'INVALID_TEMPLATE', `${at}.${field}: expected an absolute http(s) URL`);
   }
 }
 
@@ -58,12 +72,30 @@ function checkMessage(message: MessageTemplate): void {
 function checkCampaign(campaign: Campaign): Campaign {
   if (campaign.segment !== null) validateCondition(campaign.segment, 'segment');
   if (campaign.audienceConditions !== null) validateCondition(campaign.audienceConditions, 'audience_conditions');
-  checkMessage(campaign.message);
+  const message = checkMessage(campaign.message);
+  const experiment = checkExperiment(campaign.experiment, checkMessage);
+  // A variant's message is sent like `message`, so it passes the same event-trigger checks.
+  for (const v of experiment.variants) checkEventTriggerCampaign({ ...campaign, message: v.message });
+  if (experiment.winner && campaign.eventTrigger !== null)
+    throw new AppError(
+      'invalid',
+      'INVALID_EXPERIMENT',
+      'winner: an event-triggered campaign sends one user at a time, so it has no test to decide; remove winner or event_trigger',
+    );
   return {
-    ...checkEventTriggerCampaign(campaign),
+    ...checkEventTriggerCampaign({ ...campaign, message, experiment }),
     quietHours: checkQuietHoursField(campaign.quietHours),
     defaultAudience: parseAudience(campaign.defaultAudience, 'default_audience', 'INVALID_DEFAULT_AUDIENCE'),
     conversionGoals: parseConversionGoals(campaign.conversionGoals),
+  };
+}
+
+/** The experiment fields given (rule `campaign-experiments`) over `current`. */
+function experimentOf(current: Experiment, body: Pick<PatchCampaignBody, 'variants' | 'control_percent' | 'winner'>) {
+  return {
+    variants: body.variants ?? current.variants,
+    control_percent: body.control_percent ?? current.control_percent,
+    winner: body.winner === undefined ? current.winner : body.winner,
   };
 }
 
@@ -86,6 +118,7 @@ export async function createCampaign(db: Db, clock: Clock, projectId: string, in
     sendPolicy: mergeSendPolicy(DEFAULT_SEND_POLICY, body),
     topic: body.topic ?? null,
     conversionGoals: (body.conversion_goals ?? []) as Campaign['conversionGoals'],
+    experiment: experimentOf(NO_EXPERIMENT, body),
     createdAt: now,
     updatedAt: now,
   });
@@ -139,6 +172,7 @@ export async function updateCampaign(
       ...(patch.conversion_goals !== undefined && {
         conversionGoals: (patch.conversion_goals ?? []) as Campaign['conversionGoals'],
       }),
+      experiment: experimentOf(current.experiment, patch),
       updatedAt: clock.now(),
     });
     if (patch.topic !== undefined && patch.topic !== null) await requireTopic(trx, projectId, patch.topic);
@@ -216,6 +250,9 @@ export function campaignToWire(c: Campaign) {
     ...sendPolicyToWire(c.sendPolicy),
     topic: c.topic,
     conversion_goals: c.conversionGoals,
+    variants: c.experiment.variants,
+    control_percent: c.experiment.control_percent,
+    winner: c.experiment.winner,
     created_at: new Date(c.createdAt).toISOString(),
     updated_at: new Date(c.updatedAt).toISOString(),
   };

@@ -69,6 +69,7 @@ describe.each(TEST_DIALECTS)('delivery analytics on %s', (dialect) => {
       users_by_reason: {},
       opened: 0,
       conversions: [],
+      by_variant: {},
     });
     const sent = out.series.reduce((n, b) => n + b.sent, 0);
     const failed = out.series.reduce((n, b) => n + b.failed, 0);

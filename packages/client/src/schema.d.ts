@@ -439,7 +439,7 @@ export interface paths {
         put?: never;
         /**
          * Trigger an API-triggered campaign
-         * @description Starts one run of an active, API-triggered campaign for the given audience (or its default audience) with the given trigger properties. Answers {"trigger_id"} once the trigger is stored; deliveries follow on the job queue (`GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}` shows progress). `?dry_run=true` answers the audience it would reach instead, storing and sending nothing: a broadcast's counters include those the send policy would skip as `unsubscribed` and `not_reeligible` (frequency caps depend on sends still to come and are not counted).
+         * @description Starts one run of an active, API-triggered campaign for the given audience (or its default audience) with the given trigger properties. Answers {"trigger_id"} once the trigger is stored; deliveries follow on the job queue (`GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}` shows progress). `?dry_run=true` answers the audience it would reach instead, storing and sending nothing: a broadcast's counters include those the send policy would skip as `unsubscribed` and `not_reeligible` (frequency caps depend on sends still to come and are not counted). For a message with `locales` it adds `locales`: recipients per message locale and the user locales that fall back, to what (rule `message-locales`).
          */
         post: operations["triggerCampaign"];
         delete?: never;
@@ -1724,12 +1724,38 @@ export interface components {
             audience_conditions?: unknown | null;
             /** @description {"broadcast": true} (the whole segment, default) or {"targets": [{project_user_id|device_id|user_id}]} */
             default_audience?: unknown;
-            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+            /**
+             * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+             * @example {
+             *       "title": "Your order shipped",
+             *       "body": "It arrives on {{ trigger.eta }}.",
+             *       "locales": {
+             *         "fr": {
+             *           "title": "Votre commande est partie",
+             *           "body": "Elle arrive le {{ trigger.eta }}."
+             *         },
+             *         "fr-CA": {
+             *           "title": "Votre commande est en route"
+             *         }
+             *       }
+             *     }
+             */
             message: {
                 title?: string;
                 body?: string;
                 image_url?: string;
                 landing_url?: string;
+                /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                locales?: {
+                    [key: string]: {
+                        title?: string;
+                        body?: string;
+                        image_url?: string;
+                        landing_url?: string;
+                    };
+                };
+                /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                locale_property?: string;
             };
             event_trigger?: unknown | null;
             /**
@@ -1789,6 +1815,83 @@ export interface components {
              *     ]
              */
             conversion_goals?: unknown[] | null;
+            /**
+             * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
+             * @example [
+             *       {
+             *         "variant_id": "a",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "Spring sale",
+             *           "body": "20% off everything this week."
+             *         }
+             *       },
+             *       {
+             *         "variant_id": "b",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "20% off, this week only",
+             *           "body": "Everything, until Sunday."
+             *         }
+             *       }
+             *     ]
+             */
+            variants?: {
+                /** @description 1-32 letters, digits, `_` or `-`; `control` is reserved */
+                variant_id: string;
+                /** @description Share of the non-control users, relative to the other weights */
+                weight: number;
+                /**
+                 * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+                 * @example {
+                 *       "title": "Your order shipped",
+                 *       "body": "It arrives on {{ trigger.eta }}.",
+                 *       "locales": {
+                 *         "fr": {
+                 *           "title": "Votre commande est partie",
+                 *           "body": "Elle arrive le {{ trigger.eta }}."
+                 *         },
+                 *         "fr-CA": {
+                 *           "title": "Votre commande est en route"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                message: {
+                    title?: string;
+                    body?: string;
+                    image_url?: string;
+                    landing_url?: string;
+                    /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                    locales?: {
+                        [key: string]: {
+                            title?: string;
+                            body?: string;
+                            image_url?: string;
+                            landing_url?: string;
+                        };
+                    };
+                    /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                    locale_property?: string;
+                };
+            }[];
+            /**
+             * @description 0-50: this share of the audience is the control group, which receives nothing and is recorded (`skipped.control`)
+             * @example 10
+             */
+            control_percent?: number;
+            /** @description Optional automatic winner for scheduled or recurring sends: after the test window, the rest of the audience gets the variant whose rate beats every other at min_confidence, else the fallback */
+            winner?: {
+                /** @description Share of the non-control users that get the variants during the test (the rest wait for the winner) */
+                test_percent: number;
+                /** @description The test window from the first send: an ISO 8601 duration ("PT4H", "P1D") or seconds, 1 hour to 30 days */
+                after: string | number;
+                metric: "opened" | "primary_conversion";
+                /** @description Default 0.95 (one-sided two-proportion z-test) */
+                min_confidence?: number;
+                /** @description A variant id sent when no variant wins, or "none" to send nothing more */
+                fallback: string;
+            } | null;
         };
         /** Campaign */
         Campaign: {
@@ -1799,12 +1902,38 @@ export interface components {
             segment: unknown;
             audience_conditions: unknown;
             default_audience: unknown;
-            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+            /**
+             * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+             * @example {
+             *       "title": "Your order shipped",
+             *       "body": "It arrives on {{ trigger.eta }}.",
+             *       "locales": {
+             *         "fr": {
+             *           "title": "Votre commande est partie",
+             *           "body": "Elle arrive le {{ trigger.eta }}."
+             *         },
+             *         "fr-CA": {
+             *           "title": "Votre commande est en route"
+             *         }
+             *       }
+             *     }
+             */
             message: {
                 title?: string;
                 body?: string;
                 image_url?: string;
                 landing_url?: string;
+                /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                locales?: {
+                    [key: string]: {
+                        title?: string;
+                        body?: string;
+                        image_url?: string;
+                        landing_url?: string;
+                    };
+                };
+                /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                locale_property?: string;
             };
             /** @description null, or the event trigger (rule `event-triggered-campaigns`) */
             event_trigger: unknown;
@@ -1853,6 +1982,83 @@ export interface components {
                 counted_from: "send" | "open";
                 revenue_property?: string;
             }[];
+            /**
+             * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
+             * @example [
+             *       {
+             *         "variant_id": "a",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "Spring sale",
+             *           "body": "20% off everything this week."
+             *         }
+             *       },
+             *       {
+             *         "variant_id": "b",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "20% off, this week only",
+             *           "body": "Everything, until Sunday."
+             *         }
+             *       }
+             *     ]
+             */
+            variants: {
+                /** @description 1-32 letters, digits, `_` or `-`; `control` is reserved */
+                variant_id: string;
+                /** @description Share of the non-control users, relative to the other weights */
+                weight: number;
+                /**
+                 * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+                 * @example {
+                 *       "title": "Your order shipped",
+                 *       "body": "It arrives on {{ trigger.eta }}.",
+                 *       "locales": {
+                 *         "fr": {
+                 *           "title": "Votre commande est partie",
+                 *           "body": "Elle arrive le {{ trigger.eta }}."
+                 *         },
+                 *         "fr-CA": {
+                 *           "title": "Votre commande est en route"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                message: {
+                    title?: string;
+                    body?: string;
+                    image_url?: string;
+                    landing_url?: string;
+                    /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                    locales?: {
+                        [key: string]: {
+                            title?: string;
+                            body?: string;
+                            image_url?: string;
+                            landing_url?: string;
+                        };
+                    };
+                    /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                    locale_property?: string;
+                };
+            }[];
+            /**
+             * @description 0-50: this share of the audience is the control group, which receives nothing and is recorded (`skipped.control`)
+             * @example 10
+             */
+            control_percent: number;
+            /** @description Optional automatic winner for scheduled or recurring sends: after the test window, the rest of the audience gets the variant whose rate beats every other at min_confidence, else the fallback */
+            winner: {
+                /** @description Share of the non-control users that get the variants during the test (the rest wait for the winner) */
+                test_percent: number;
+                /** @description The test window from the first send: an ISO 8601 duration ("PT4H", "P1D") or seconds, 1 hour to 30 days */
+                after: string | number;
+                metric: "opened" | "primary_conversion";
+                /** @description Default 0.95 (one-sided two-proportion z-test) */
+                min_confidence?: number;
+                /** @description A variant id sent when no variant wins, or "none" to send nothing more */
+                fallback: string;
+            } | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1868,12 +2074,38 @@ export interface components {
                 segment: unknown;
                 audience_conditions: unknown;
                 default_audience: unknown;
-                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                /**
+                 * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+                 * @example {
+                 *       "title": "Your order shipped",
+                 *       "body": "It arrives on {{ trigger.eta }}.",
+                 *       "locales": {
+                 *         "fr": {
+                 *           "title": "Votre commande est partie",
+                 *           "body": "Elle arrive le {{ trigger.eta }}."
+                 *         },
+                 *         "fr-CA": {
+                 *           "title": "Votre commande est en route"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 message: {
                     title?: string;
                     body?: string;
                     image_url?: string;
                     landing_url?: string;
+                    /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                    locales?: {
+                        [key: string]: {
+                            title?: string;
+                            body?: string;
+                            image_url?: string;
+                            landing_url?: string;
+                        };
+                    };
+                    /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                    locale_property?: string;
                 };
                 /** @description null, or the event trigger (rule `event-triggered-campaigns`) */
                 event_trigger: unknown;
@@ -1922,6 +2154,83 @@ export interface components {
                     counted_from: "send" | "open";
                     revenue_property?: string;
                 }[];
+                /**
+                 * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
+                 * @example [
+                 *       {
+                 *         "variant_id": "a",
+                 *         "weight": 50,
+                 *         "message": {
+                 *           "title": "Spring sale",
+                 *           "body": "20% off everything this week."
+                 *         }
+                 *       },
+                 *       {
+                 *         "variant_id": "b",
+                 *         "weight": 50,
+                 *         "message": {
+                 *           "title": "20% off, this week only",
+                 *           "body": "Everything, until Sunday."
+                 *         }
+                 *       }
+                 *     ]
+                 */
+                variants: {
+                    /** @description 1-32 letters, digits, `_` or `-`; `control` is reserved */
+                    variant_id: string;
+                    /** @description Share of the non-control users, relative to the other weights */
+                    weight: number;
+                    /**
+                     * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+                     * @example {
+                     *       "title": "Your order shipped",
+                     *       "body": "It arrives on {{ trigger.eta }}.",
+                     *       "locales": {
+                     *         "fr": {
+                     *           "title": "Votre commande est partie",
+                     *           "body": "Elle arrive le {{ trigger.eta }}."
+                     *         },
+                     *         "fr-CA": {
+                     *           "title": "Votre commande est en route"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    message: {
+                        title?: string;
+                        body?: string;
+                        image_url?: string;
+                        landing_url?: string;
+                        /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                        locales?: {
+                            [key: string]: {
+                                title?: string;
+                                body?: string;
+                                image_url?: string;
+                                landing_url?: string;
+                            };
+                        };
+                        /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                        locale_property?: string;
+                    };
+                }[];
+                /**
+                 * @description 0-50: this share of the audience is the control group, which receives nothing and is recorded (`skipped.control`)
+                 * @example 10
+                 */
+                control_percent: number;
+                /** @description Optional automatic winner for scheduled or recurring sends: after the test window, the rest of the audience gets the variant whose rate beats every other at min_confidence, else the fallback */
+                winner: {
+                    /** @description Share of the non-control users that get the variants during the test (the rest wait for the winner) */
+                    test_percent: number;
+                    /** @description The test window from the first send: an ISO 8601 duration ("PT4H", "P1D") or seconds, 1 hour to 30 days */
+                    after: string | number;
+                    metric: "opened" | "primary_conversion";
+                    /** @description Default 0.95 (one-sided two-proportion z-test) */
+                    min_confidence?: number;
+                    /** @description A variant id sent when no variant wins, or "none" to send nothing more */
+                    fallback: string;
+                } | null;
                 /** Format: date-time */
                 created_at: string;
                 /** Format: date-time */
@@ -1938,12 +2247,38 @@ export interface components {
             audience_conditions?: unknown | null;
             /** @description {"broadcast": true} (the whole segment, default) or {"targets": [{project_user_id|device_id|user_id}]} */
             default_audience?: unknown;
-            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+            /**
+             * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+             * @example {
+             *       "title": "Your order shipped",
+             *       "body": "It arrives on {{ trigger.eta }}.",
+             *       "locales": {
+             *         "fr": {
+             *           "title": "Votre commande est partie",
+             *           "body": "Elle arrive le {{ trigger.eta }}."
+             *         },
+             *         "fr-CA": {
+             *           "title": "Votre commande est en route"
+             *         }
+             *       }
+             *     }
+             */
             message?: {
                 title?: string;
                 body?: string;
                 image_url?: string;
                 landing_url?: string;
+                /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                locales?: {
+                    [key: string]: {
+                        title?: string;
+                        body?: string;
+                        image_url?: string;
+                        landing_url?: string;
+                    };
+                };
+                /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                locale_property?: string;
             };
             event_trigger?: unknown | null;
             /**
@@ -2003,6 +2338,83 @@ export interface components {
              *     ]
              */
             conversion_goals?: unknown[] | null;
+            /**
+             * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
+             * @example [
+             *       {
+             *         "variant_id": "a",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "Spring sale",
+             *           "body": "20% off everything this week."
+             *         }
+             *       },
+             *       {
+             *         "variant_id": "b",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "20% off, this week only",
+             *           "body": "Everything, until Sunday."
+             *         }
+             *       }
+             *     ]
+             */
+            variants?: {
+                /** @description 1-32 letters, digits, `_` or `-`; `control` is reserved */
+                variant_id: string;
+                /** @description Share of the non-control users, relative to the other weights */
+                weight: number;
+                /**
+                 * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+                 * @example {
+                 *       "title": "Your order shipped",
+                 *       "body": "It arrives on {{ trigger.eta }}.",
+                 *       "locales": {
+                 *         "fr": {
+                 *           "title": "Votre commande est partie",
+                 *           "body": "Elle arrive le {{ trigger.eta }}."
+                 *         },
+                 *         "fr-CA": {
+                 *           "title": "Votre commande est en route"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                message: {
+                    title?: string;
+                    body?: string;
+                    image_url?: string;
+                    landing_url?: string;
+                    /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                    locales?: {
+                        [key: string]: {
+                            title?: string;
+                            body?: string;
+                            image_url?: string;
+                            landing_url?: string;
+                        };
+                    };
+                    /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                    locale_property?: string;
+                };
+            }[];
+            /**
+             * @description 0-50: this share of the audience is the control group, which receives nothing and is recorded (`skipped.control`)
+             * @example 10
+             */
+            control_percent?: number;
+            /** @description Optional automatic winner for scheduled or recurring sends: after the test window, the rest of the audience gets the variant whose rate beats every other at min_confidence, else the fallback */
+            winner?: {
+                /** @description Share of the non-control users that get the variants during the test (the rest wait for the winner) */
+                test_percent: number;
+                /** @description The test window from the first send: an ISO 8601 duration ("PT4H", "P1D") or seconds, 1 hour to 30 days */
+                after: string | number;
+                metric: "opened" | "primary_conversion";
+                /** @description Default 0.95 (one-sided two-proportion z-test) */
+                min_confidence?: number;
+                /** @description A variant id sent when no variant wins, or "none" to send nothing more */
+                fallback: string;
+            } | null;
         };
         /** TriggerCampaignResponse */
         TriggerCampaignResponse: {
@@ -2512,6 +2924,8 @@ export interface components {
                 /** Format: date-time */
                 timestamp?: string;
             };
+            /** @description Preview as a user of this BCP 47 locale instead of the user's own (rule `message-locales`): its fields, falling back along the chain */
+            locale?: string;
         };
         /** CampaignPreview */
         CampaignPreview: {
@@ -2537,6 +2951,13 @@ export interface components {
                 property: string;
                 message: string;
             }[];
+            /** @description Rule `message-locales` */
+            locale: {
+                /** @description The locale previewed: the request's, else the user's (canonical); null when the user has none */
+                user_locale: string | null;
+                /** @description The message locale whose fields were used (fields it lacks come from the next of the chain); null: the default fields */
+                message_locale: string | null;
+            };
         };
         /** DeliveryAnalytics */
         DeliveryAnalytics: {
@@ -2572,6 +2993,14 @@ export interface components {
                     /** @description Sum of the goal's `revenue_property` over the conversions (0 when none) */
                     revenue: number;
                 }[];
+                /** @description Campaigns with variants or a control group (rule `campaign-experiments`): variant id (or `control`) → device outcomes; sent = accepted, skipped = not sent (the control group's devices, render skips, caps). Empty outside an experiment */
+                by_variant: {
+                    [key: string]: {
+                        sent: number;
+                        failed: number;
+                        skipped: number;
+                    };
+                };
             };
             /** @description Buckets holding an outcome or an open, oldest first; sent = accepted, failed = every other outcome, opened = opens reported in the bucket (by `opened_at`) */
             series: {
@@ -5786,6 +6215,9 @@ export interface operations {
                      *               "counted_from": "send"
                      *             }
                      *           ],
+                     *           "variants": [],
+                     *           "control_percent": 0,
+                     *           "winner": null,
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:30:00.000Z"
                      *         }
@@ -5936,6 +6368,9 @@ export interface operations {
                      *           "counted_from": "send"
                      *         }
                      *       ],
+                     *       "variants": [],
+                     *       "control_percent": 0,
+                     *       "winner": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -6129,6 +6564,9 @@ export interface operations {
                      *           "counted_from": "send"
                      *         }
                      *       ],
+                     *       "variants": [],
+                     *       "control_percent": 0,
+                     *       "winner": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -6385,6 +6823,9 @@ export interface operations {
                      *           "counted_from": "send"
                      *         }
                      *       ],
+                     *       "variants": [],
+                     *       "control_percent": 0,
+                     *       "winner": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -8259,7 +8700,11 @@ export interface operations {
                      *           "property": "trigger.coupon",
                      *           "message": "trigger property \"coupon\" was not given"
                      *         }
-                     *       ]
+                     *       ],
+                     *       "locale": {
+                     *         "user_locale": "fr-CA",
+                     *         "message_locale": "fr"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["CampaignPreview"];
@@ -8437,7 +8882,8 @@ export interface operations {
                      *             "converted": 1,
                      *             "revenue": 42.5
                      *           }
-                     *         ]
+                     *         ],
+                     *         "by_variant": {}
                      *       },
                      *       "series": [
                      *         {
@@ -8599,7 +9045,8 @@ export interface operations {
                      *             "converted": 1,
                      *             "revenue": 42.5
                      *           }
-                     *         ]
+                     *         ],
+                     *         "by_variant": {}
                      *       },
                      *       "series": [
                      *         {

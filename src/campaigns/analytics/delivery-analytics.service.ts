@@ -42,6 +42,8 @@ export interface DeliveryAnalytics {
     opened: number;
     /** Rule `conversion-goals`: per goal of the campaign, by `converted_at` in the window. */
     conversions: GoalConversions[];
+    /** Rule `campaign-experiments`: device outcomes per variant id (and `control`). */
+    by_variant: Record<string, { sent: number; failed: number; skipped: number }>;
   };
   series: Array<{ start: string; sent: number; failed: number; opened: number }>;
 }
@@ -98,6 +100,7 @@ async function analyticsOf(
     users_by_reason: await countAudienceSkips(db, scope, window),
     opened: 0,
     conversions: goalConversions(goalEvents, await countConversions(db, scope, window)),
+    by_variant: {},
   };
   const series: DeliveryAnalytics['series'] = [];
   let currentStart: number | undefined;
@@ -106,6 +109,12 @@ async function analyticsOf(
     add(totals.by_state, g.status, g.count);
     add((totals.by_provider[g.provider ?? UNKNOWN_PROVIDER] ??= {}), g.status, g.count);
     if (g.reason !== null) add(totals.by_reason, g.reason, g.count);
+    if (g.variant !== null) {
+      const v = (totals.by_variant[g.variant] ??= { sent: 0, failed: 0, skipped: 0 });
+      if (g.status === DeliveryStatus.ACCEPTED) v.sent += g.count;
+      else if (g.status === DeliveryStatus.SKIPPED) v.skipped += g.count;
+      else v.failed += g.count;
+    }
     if (currentStart !== g.start) {
       if (series.length >= MAX_SERIES_BUCKETS) throw tooMany();
       currentStart = g.start;
