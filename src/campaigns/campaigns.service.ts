@@ -18,6 +18,9 @@ import { checkQuietHoursField } from './policies/quiet-hours.js';
 import { cancelCampaignHeldSends } from './policies/held-sends.repository.js';
 import { DEFAULT_SEND_POLICY, mergeSendPolicy, sendPolicyToWire } from './policies/send-policy.js';
 import { requireTopic } from '../preferences/topics.service.js';
+import { parseConversionGoals } from './conversions/conversion-goals.js';
+import { conversionGoalsChanged } from './conversions/goal-index.js';
+import { deleteCampaignConversions } from './conversions/conversions.repository.js';
 import { checkExperiment, NO_EXPERIMENT, type Experiment } from './experiments/experiment.js';
 
 export type { Campaign } from './campaigns.repository.js';
@@ -83,6 +86,7 @@ function checkCampaign(campaign: Campaign): Campaign {
     ...checkEventTriggerCampaign({ ...campaign, message, experiment }),
     quietHours: checkQuietHoursField(campaign.quietHours),
     defaultAudience: parseAudience(campaign.defaultAudience, 'default_audience', 'INVALID_DEFAULT_AUDIENCE'),
+    conversionGoals: parseConversionGoals(campaign.conversionGoals),
   };
 }
 
@@ -113,14 +117,17 @@ export async function createCampaign(db: Db, clock: Clock, projectId: string, in
     maxSendsPerMinute: body.max_sends_per_minute ?? null,
     sendPolicy: mergeSendPolicy(DEFAULT_SEND_POLICY, body),
     topic: body.topic ?? null,
+    conversionGoals: (body.conversion_goals ?? []) as Campaign['conversionGoals'],
     experiment: experimentOf(NO_EXPERIMENT, body),
     createdAt: now,
     updatedAt: now,
   });
   if (campaign.topic !== null) await requireTopic(db, projectId, campaign.topic);
   eventCampaignsChanged();
+  conversionGoalsChanged();
   const inserted = await repo.insertCampaign(db, campaign);
   eventCampaignsChanged();
+  conversionGoalsChanged();
   if (!inserted) throw new AppError('conflict', 'CAMPAIGN_EXISTS', `Campaign ${campaign.campaignId} already exists`);
   return campaign;
 }
@@ -162,13 +169,18 @@ export async function updateCampaign(
       ...(patch.max_sends_per_minute !== undefined && { maxSendsPerMinute: patch.max_sends_per_minute }),
       sendPolicy: mergeSendPolicy(current.sendPolicy, patch),
       ...(patch.topic !== undefined && { topic: patch.topic }),
+      ...(patch.conversion_goals !== undefined && {
+        conversionGoals: (patch.conversion_goals ?? []) as Campaign['conversionGoals'],
+      }),
       experiment: experimentOf(current.experiment, patch),
       updatedAt: clock.now(),
     });
     if (patch.topic !== undefined && patch.topic !== null) await requireTopic(trx, projectId, patch.topic);
     eventCampaignsChanged();
+    conversionGoalsChanged();
     if (!(await repo.updateCampaign(trx, next))) throw notFound(campaignId);
     eventCampaignsChanged();
+    conversionGoalsChanged();
     // Rule `event-triggered-campaigns`: a campaign no longer active, or no longer triggered by that
     // event, sends none of its pending sends (reactivating it does not bring them back).
     if (next.status !== 'active') {
@@ -190,11 +202,15 @@ export function setCampaignStatus(
   return updateCampaign(db, clock, projectId, campaignId, { status });
 }
 
-/** Deletes the campaign with its triggers, their delivery ledger and its pending sends; `false` when it did not exist. */
+/** Deletes the campaign with its triggers, their delivery ledger, its conversions and its pending sends; `false` when it did not exist. */
 export async function deleteCampaign(db: Db, projectId: string, campaignId: string): Promise<boolean> {
   eventCampaignsChanged();
+  conversionGoalsChanged();
   const deleted = await repo.deleteCampaign(db, projectId, campaignId);
   eventCampaignsChanged();
+  conversionGoalsChanged();
+  // Its conversions go with its ledger (a campaign made again under the id starts from none).
+  if (deleted) await deleteCampaignConversions(db, projectId, campaignId);
   return deleted;
 }
 
@@ -233,6 +249,7 @@ export function campaignToWire(c: Campaign) {
     max_sends_per_minute: c.maxSendsPerMinute,
     ...sendPolicyToWire(c.sendPolicy),
     topic: c.topic,
+    conversion_goals: c.conversionGoals,
     variants: c.experiment.variants,
     control_percent: c.experiment.control_percent,
     winner: c.experiment.winner,

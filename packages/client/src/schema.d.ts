@@ -1190,7 +1190,7 @@ export interface components {
         CreateWebhookRequest: {
             /** @description http(s) URL on a public address; checked with the outbound-URL policy now and at every delivery */
             url: string;
-            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened")[];
+            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened" | "conversion")[];
             description?: string;
         };
         /**
@@ -1205,7 +1205,7 @@ export interface components {
         UpdateWebhookRequest: {
             /** @description http(s) URL on a public address; checked with the outbound-URL policy now and at every delivery */
             url?: string;
-            events?: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened")[];
+            events?: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened" | "conversion")[];
             description?: string | null;
             /** @description `true` re-enables a webhook disabled by the user or after failing deliveries */
             enabled?: boolean;
@@ -1229,7 +1229,7 @@ export interface components {
         Webhook: {
             webhook_id: string;
             url: string;
-            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened")[];
+            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened" | "conversion")[];
             description: string | null;
             enabled: boolean;
             disabled_reason: string | null;
@@ -1258,7 +1258,7 @@ export interface components {
         CreatedWebhook: {
             webhook_id: string;
             url: string;
-            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened")[];
+            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened" | "conversion")[];
             description: string | null;
             enabled: boolean;
             disabled_reason: string | null;
@@ -1796,6 +1796,26 @@ export interface components {
             /** @description A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none */
             topic?: string | null;
             /**
+             * @example [
+             *       {
+             *         "event": "purchase",
+             *         "deadline": "3d",
+             *         "revenue_property": "amount"
+             *       },
+             *       {
+             *         "event": "app_opened",
+             *         "where": {
+             *           "property": "screen",
+             *           "op": "eq",
+             *           "value": "cart"
+             *         },
+             *         "deadline": "24h",
+             *         "counted_from": "open"
+             *       }
+             *     ]
+             */
+            conversion_goals?: unknown[] | null;
+            /**
              * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
              * @example [
              *       {
@@ -1954,6 +1974,14 @@ export interface components {
             };
             /** @description The subscription topic (rule `subscription-topics`), or null */
             topic: string | null;
+            /** @description The conversion goals, the first primary (rule `conversion-goals`); [] for none */
+            conversion_goals: {
+                event: string;
+                where?: unknown;
+                deadline: string | number;
+                counted_from: "send" | "open";
+                revenue_property?: string;
+            }[];
             /**
              * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
              * @example [
@@ -2118,6 +2146,14 @@ export interface components {
                 };
                 /** @description The subscription topic (rule `subscription-topics`), or null */
                 topic: string | null;
+                /** @description The conversion goals, the first primary (rule `conversion-goals`); [] for none */
+                conversion_goals: {
+                    event: string;
+                    where?: unknown;
+                    deadline: string | number;
+                    counted_from: "send" | "open";
+                    revenue_property?: string;
+                }[];
                 /**
                  * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
                  * @example [
@@ -2283,6 +2319,26 @@ export interface components {
             /** @description A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none */
             topic?: string | null;
             /**
+             * @example [
+             *       {
+             *         "event": "purchase",
+             *         "deadline": "3d",
+             *         "revenue_property": "amount"
+             *       },
+             *       {
+             *         "event": "app_opened",
+             *         "where": {
+             *           "property": "screen",
+             *           "op": "eq",
+             *           "value": "cart"
+             *         },
+             *         "deadline": "24h",
+             *         "counted_from": "open"
+             *       }
+             *     ]
+             */
+            conversion_goals?: unknown[] | null;
+            /**
              * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
              * @example [
              *       {
@@ -2421,6 +2477,16 @@ export interface components {
                 held?: number;
                 /** @description Messages of the trigger whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once; in the trigger's status */
                 opened?: number;
+                /** @description Per conversion goal of the campaign (rule `conversion-goals`): the trigger's sends that converted and their revenue; in the trigger's status, absent when the campaign has no goals */
+                conversions?: {
+                    /** @description The goal's position in `conversion_goals` (0: primary) */
+                    goal_index: number;
+                    /** @description The goal's event; null for a goal since removed */
+                    event: string | null;
+                    converted: number;
+                    /** @description Sum of the goal's `revenue_property` over the conversions (0 when none) */
+                    revenue: number;
+                }[];
             };
             progress: {
                 batches_planned: number;
@@ -2553,6 +2619,16 @@ export interface components {
                 held?: number;
                 /** @description Messages of the trigger whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once; in the trigger's status */
                 opened?: number;
+                /** @description Per conversion goal of the campaign (rule `conversion-goals`): the trigger's sends that converted and their revenue; in the trigger's status, absent when the campaign has no goals */
+                conversions?: {
+                    /** @description The goal's position in `conversion_goals` (0: primary) */
+                    goal_index: number;
+                    /** @description The goal's event; null for a goal since removed */
+                    event: string | null;
+                    converted: number;
+                    /** @description Sum of the goal's `revenue_property` over the conversions (0 when none) */
+                    revenue: number;
+                }[];
             };
             progress: {
                 batches_planned: number;
@@ -2648,6 +2724,16 @@ export interface components {
                 held?: number;
                 /** @description Messages of the trigger whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once; in the trigger's status */
                 opened?: number;
+                /** @description Per conversion goal of the campaign (rule `conversion-goals`): the trigger's sends that converted and their revenue; in the trigger's status, absent when the campaign has no goals */
+                conversions?: {
+                    /** @description The goal's position in `conversion_goals` (0: primary) */
+                    goal_index: number;
+                    /** @description The goal's event; null for a goal since removed */
+                    event: string | null;
+                    converted: number;
+                    /** @description Sum of the goal's `revenue_property` over the conversions (0 when none) */
+                    revenue: number;
+                }[];
             };
             progress: {
                 batches_planned: number;
@@ -2897,6 +2983,16 @@ export interface components {
                 };
                 /** @description Messages whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once, by when it was opened */
                 opened: number;
+                /** @description Per conversion goal of the campaign (rule `conversion-goals`), the first primary: sends that converted (by the converting event's time, in the window) and their revenue; [] without goals */
+                conversions: {
+                    /** @description The goal's position in `conversion_goals` (0: primary) */
+                    goal_index: number;
+                    /** @description The goal's event; null for a goal since removed */
+                    event: string | null;
+                    converted: number;
+                    /** @description Sum of the goal's `revenue_property` over the conversions (0 when none) */
+                    revenue: number;
+                }[];
                 /** @description Campaigns with variants or a control group (rule `campaign-experiments`): variant id (or `control`) → device outcomes; sent = accepted, skipped = not sent (the control group's devices, render skips, caps). Empty outside an experiment */
                 by_variant: {
                     [key: string]: {
@@ -6112,6 +6208,13 @@ export interface operations {
                      *             "mode": "always"
                      *           },
                      *           "topic": null,
+                     *           "conversion_goals": [
+                     *             {
+                     *               "event": "order_received",
+                     *               "deadline": "7d",
+                     *               "counted_from": "send"
+                     *             }
+                     *           ],
                      *           "variants": [],
                      *           "control_percent": 0,
                      *           "winner": null,
@@ -6258,6 +6361,13 @@ export interface operations {
                      *         "mode": "always"
                      *       },
                      *       "topic": null,
+                     *       "conversion_goals": [
+                     *         {
+                     *           "event": "order_received",
+                     *           "deadline": "7d",
+                     *           "counted_from": "send"
+                     *         }
+                     *       ],
                      *       "variants": [],
                      *       "control_percent": 0,
                      *       "winner": null,
@@ -6447,6 +6557,13 @@ export interface operations {
                      *         "mode": "always"
                      *       },
                      *       "topic": null,
+                     *       "conversion_goals": [
+                     *         {
+                     *           "event": "order_received",
+                     *           "deadline": "7d",
+                     *           "counted_from": "send"
+                     *         }
+                     *       ],
                      *       "variants": [],
                      *       "control_percent": 0,
                      *       "winner": null,
@@ -6699,6 +6816,13 @@ export interface operations {
                      *         "mode": "always"
                      *       },
                      *       "topic": null,
+                     *       "conversion_goals": [
+                     *         {
+                     *           "event": "order_received",
+                     *           "deadline": "7d",
+                     *           "counted_from": "send"
+                     *         }
+                     *       ],
                      *       "variants": [],
                      *       "control_percent": 0,
                      *       "winner": null,
@@ -8751,6 +8875,14 @@ export interface operations {
                      *           "HELD": 2
                      *         },
                      *         "opened": 1,
+                     *         "conversions": [
+                     *           {
+                     *             "goal_index": 0,
+                     *             "event": "purchase",
+                     *             "converted": 1,
+                     *             "revenue": 42.5
+                     *           }
+                     *         ],
                      *         "by_variant": {}
                      *       },
                      *       "series": [
@@ -8906,6 +9038,14 @@ export interface operations {
                      *           "HELD": 2
                      *         },
                      *         "opened": 1,
+                     *         "conversions": [
+                     *           {
+                     *             "goal_index": 0,
+                     *             "event": "purchase",
+                     *             "converted": 1,
+                     *             "revenue": 42.5
+                     *           }
+                     *         ],
                      *         "by_variant": {}
                      *       },
                      *       "series": [

@@ -1,3 +1,4 @@
+import { GoalConversionsSchema } from '../triggers/trigger.schemas.js';
 import { Type } from '@sinclair/typebox';
 import { ProjectUserId } from '../../users/users.schemas.js';
 
@@ -139,6 +140,10 @@ export const AnalyticsResponse = Type.Object(
         description:
           'Messages whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once, by when it was opened',
       }),
+      conversions: Type.Array(GoalConversionsSchema, {
+        description:
+          "Per conversion goal of the campaign (rule `conversion-goals`), the first primary: sends that converted (by the converting event's time, in the window) and their revenue; [] without goals",
+      }),
       by_variant: Type.Record(Type.String(), Type.Object({ sent: Count, failed: Count, skipped: Count }), {
         description:
           "Campaigns with variants or a control group (rule `campaign-experiments`): variant id (or `control`) → device outcomes; sent = accepted, skipped = not sent (the control group's devices, render skips, caps). Empty outside an experiment",
@@ -168,6 +173,7 @@ export const AnalyticsResponse = Type.Object(
           by_reason: { UNREGISTERED: 1 },
           users_by_reason: { UNSUBSCRIBED: 3, NO_DEVICE: 1, HELD: 2 },
           opened: 1,
+          conversions: [{ goal_index: 0, event: 'purchase', converted: 1, revenue: 42.5 }],
           by_variant: {},
         },
         series: [
