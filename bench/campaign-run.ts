@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
 import pino from 'pino';
+import { countStatements } from './lib/statement-counter.js';
 import '../src/campaigns/policies/send-log.repository.js';
 import '../src/campaigns/triggers/triggers.repository.js';
 import { loadConfig } from '../src/config.js';
@@ -156,6 +157,7 @@ async function main(): Promise<void> {
   // Fastify loads its request injector on the first `inject`: load it now, so the trigger call is timed
   // as a client over the network would see it (no bench code on its path).
   await app.inject({ method: 'GET', url: '/healthz' });
+  const statements = process.env.CAMPAIGN_BENCH_STATEMENTS ? countStatements() : undefined;
   const cpuBefore = process.cpuUsage();
   const threadsBefore = process.platform === 'linux' ? threadCpuMs() : undefined;
   const started = performance.now();
@@ -183,6 +185,8 @@ async function main(): Promise<void> {
   const cpu = process.cpuUsage(cpuBefore);
   const threads = threadsBefore && threadCpuDelta(threadsBefore, threadCpuMs());
   clearInterval(sampler);
+  // One file per run (`FILE.PID`): a bench run starts several Herald processes.
+  if (statements) fs.writeFileSync(`${process.env.CAMPAIGN_BENCH_STATEMENTS!}.${process.pid}`, statements());
   await profiler?.();
   const status = (await app.inject({ method: 'GET', url: `${campaignUrl}/triggers/${triggerId}`, headers })).json<{
     state: string;
