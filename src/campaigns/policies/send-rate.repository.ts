@@ -62,7 +62,9 @@ export async function claimWhole(
 ): Promise<boolean> {
   const result = await db
     .updateTable('campaign_send_rates')
-    .set({ tat_us: sql<number>`(case when tat_us > ${claim.nowUs} then tat_us else ${claim.nowUs} end) + ${claim.step}` })
+    .set({
+      tat_us: sql<number>`(case when tat_us > ${claim.nowUs} then tat_us else ${claim.nowUs} end) + ${claim.step}`,
+    })
     .where('project_id', '=', projectId)
     .where('campaign_id', '=', campaignId)
     .where('tat_us', '<=', claim.upTo)
