@@ -1,7 +1,10 @@
 // npm run bench:scaling: the measured inputs of docs/scaling.md, on a fresh PostgreSQL database each.
 //  1. Per send: a broadcast trigger to SEND_USERS users (one FCM device each, the stand-in in process),
 //     run to completion by Herald's job runner; rows written (pg_stat_user_tables), bytes added
-//     (pg_total_relation_size) and transactions committed (pg_stat_database), divided by the sends.
+//     (pg_total_relation_size), transactions committed (pg_stat_database) and WAL written (this
+//     database's records between the WAL positions before and after, read back with pg_walinspect),
+//     divided by the sends. Per event the same, for EVENTS events sent through POST /api/v1/events
+//     (16 at a time, to SEND_USERS users, each with three properties).
 //  2. Per size (--sizes, default 1000000,10000000): users and devices generated in bulk with
 //     generate_series, then the dry-run audience count (the broadcast count query, through the API)
 //     and the fan-out plan (the `campaign.plan` job alone: keyset ranges and their batch jobs) timed.
@@ -32,7 +35,10 @@ const arg = (name: string, fallback: string): string => {
   return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
 };
 const SEND_USERS = Number(arg('send-users', '5000'));
-const SIZES = arg('sizes', '1000000,10000000').split(',').map(Number);
+const EVENTS = Number(arg('events', '20000'));
+// `--sizes none` measures per send and per event only.
+const SIZES =
+  arg('sizes', '1000000,10000000') === 'none' ? [] : arg('sizes', '1000000,10000000').split(',').map(Number);
 
 async function query<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });
@@ -50,6 +56,7 @@ async function freshDatabase(tag: string): Promise<{ url: string; drop: () => Pr
   await query(SERVER_URL, `create database ${name}`);
   const url = new URL(SERVER_URL);
   url.pathname = `/${name}`;
+  await query(url.toString(), 'create extension if not exists pg_walinspect');
   const handle = openDatabase({ url: url.toString(), poolSize: 1 });
   await migrateToLatest(handle.db);
   await handle.close();
@@ -91,6 +98,8 @@ interface Counters {
   rows: number;
   bytes: number;
   commits: number;
+  /** The server's WAL position flushed to disk (an LSN). */
+  lsn: string;
 }
 async function counters(url: string): Promise<Counters> {
   const [t] = await query<{ rows: string; bytes: string }>(
@@ -102,7 +111,55 @@ async function counters(url: string): Promise<Counters> {
     url,
     'select xact_commit as commits from pg_stat_database where datname = current_database()',
   );
-  return { rows: Number(t!.rows), bytes: Number(t!.bytes), commits: Number(d!.commits) };
+  const [w] = await query<{ lsn: string }>(url, 'select pg_current_wal_flush_lsn()::text as lsn');
+  return { rows: Number(t!.rows), bytes: Number(t!.bytes), commits: Number(d!.commits), lsn: w!.lsn };
+}
+
+/**
+ * WAL bytes this database wrote between two positions, read back with pg_walinspect: the records
+ * that touch one of its relations, and the commit records of the transactions that wrote them. Other
+ * databases on the server (tests, other runs) write WAL in the same stream; they are not counted. A
+ * temporary replication slot keeps the segments until they are read.
+ */
+async function walOfDatabase(url: string, from: string, to: string): Promise<number> {
+  const [row] = await query<{ bytes: string }>(
+    url,
+    `with mine as (
+       select xid, record_length from pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
+       where block_ref like '%/' || (select oid from pg_database where datname = current_database()) || '/%'
+     )
+     select coalesce((select sum(record_length) from mine), 0)
+          + coalesce((select sum(r.record_length) from pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn) r
+                      where r.resource_manager = 'Transaction' and r.xid <> '0'::xid
+                        and r.xid in (select xid from mine where xid <> '0'::xid)), 0) as bytes`,
+    [from, to],
+  );
+  return Number(row!.bytes);
+}
+/** Keeps WAL from `lsn` on until released (a temporary physical slot that reserves at once). */
+async function holdWal(url: string): Promise<() => Promise<void>> {
+  const client = new pg.Client({ connectionString: url });
+  // Ended by the database's drop when a run fails before releasing it.
+  client.on('error', () => undefined);
+  await client.connect();
+  await client.query('select pg_create_physical_replication_slot($1, true, true)', [`herald_scaling_${process.pid}`]);
+  return () => client.end();
+}
+
+/** The difference of two counter readings per unit of work, and the tables written most. */
+async function perUnit(url: string, before: Counters, after: Counters, units: number) {
+  const perTable = await query<{ relname: string; w: string; bytes: string }>(
+    url,
+    `select relname, n_tup_ins + n_tup_upd + n_tup_del as w, pg_total_relation_size(relid) as bytes
+     from pg_stat_user_tables where n_tup_ins + n_tup_upd + n_tup_del > 0 order by w desc limit 8`,
+  );
+  return {
+    rowsPer: (after.rows - before.rows) / units,
+    bytesPer: (after.bytes - before.bytes) / units,
+    commitsPer: (after.commits - before.commits) / units,
+    walPer: (await walOfDatabase(url, before.lsn, after.lsn)) / units,
+    perTable,
+  };
 }
 /** Statistics reach the views when backends report them (at most every second while busy, or on idle). */
 const settle = () => new Promise((r) => setTimeout(r, 2500));
@@ -162,7 +219,7 @@ async function heraldOn(url: string, fcmUrl: string, ca: string) {
       state: string;
       counters: { accepted: number; in_segment: number; failed: number };
     }>();
-  return { herald, app, project, trigger, status };
+  return { herald, app, project, headers, trigger, status };
 }
 
 let fakesRef: Awaited<ReturnType<typeof startFakeProviders>> | undefined;
@@ -182,6 +239,7 @@ async function perSend(fcmUrl: string, ca: string) {
     const runner = h.herald.createJobRunner();
     await runner.start();
     await settle();
+    const releaseWal = await holdWal(db.url);
     const before = await counters(db.url);
     const started = performance.now();
     const { trigger_id: triggerId } = (await h.trigger(false)) as { trigger_id: string };
@@ -198,20 +256,50 @@ async function perSend(fcmUrl: string, ca: string) {
     const after = await counters(db.url);
     const sends = s.counters.accepted;
     if (s.state !== 'completed' || s.counters.failed > 0) throw new Error(`send run: ${JSON.stringify(s)}`);
-    const perTable = await query<{ relname: string; w: string }>(
-      db.url,
-      `select relname, n_tup_ins + n_tup_upd + n_tup_del as w from pg_stat_user_tables where n_tup_ins + n_tup_upd + n_tup_del > 0 order by w desc limit 8`,
-    );
-    return {
-      sends,
-      seconds,
-      rowsPerSend: (after.rows - before.rows) / sends,
-      bytesPerSend: (after.bytes - before.bytes) / sends,
-      commitsPerSend: (after.commits - before.commits) / sends,
-      perTable,
-    };
+    const measured = await perUnit(db.url, before, after, sends);
+    await releaseWal();
+    return { sends, seconds, ...measured };
   } finally {
     await close();
+    await db.drop();
+  }
+}
+
+async function perEvent(fcmUrl: string, ca: string) {
+  const db = await freshDatabase('event');
+  const h = await heraldOn(db.url, fcmUrl, ca);
+  try {
+    await generateAudience(db.url, h.project.project_id, SEND_USERS);
+    await settle();
+    const releaseWal = await holdWal(db.url);
+    const before = await counters(db.url);
+    let next = 0;
+    const sender = async () => {
+      for (let i = next++; i < EVENTS; i = next++) {
+        const res = await h.app.inject({
+          method: 'POST',
+          url: '/api/v1/events',
+          headers: h.headers,
+          payload: JSON.stringify({
+            project_user_id: `u${(i % SEND_USERS) + 1}`,
+            name: i % 3 === 0 ? 'order_completed' : 'screen_viewed',
+            properties: { total: i % 100, currency: 'EUR', screen: `s${i % 20}` },
+          }),
+        });
+        if (res.statusCode >= 300) throw new Error(`event: ${res.statusCode} ${res.body}`);
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, sender));
+    await h.app.close();
+    await h.herald.close();
+    await settle();
+    const after = await counters(db.url);
+    const measured = await perUnit(db.url, before, after, EVENTS);
+    await releaseWal();
+    return { events: EVENTS, ...measured };
+  } finally {
+    await h.app.close();
+    await h.herald.close();
     await db.drop();
   }
 }
@@ -281,6 +369,8 @@ async function main(): Promise<void> {
     const [version] = await query<{ v: string }>(SERVER_URL, "select current_setting('server_version') as v");
     const send = await perSend(fakesRef.fcm.url, ca);
     console.log(JSON.stringify({ send }));
+    const event = await perEvent(fakesRef.fcm.url, ca);
+    console.log(JSON.stringify({ event }));
     const sizes = [];
     for (const n of SIZES) {
       const result = await atSize(n, fakesRef.fcm.url, ca);
@@ -289,15 +379,24 @@ async function main(): Promise<void> {
     }
     const noProject = await tablesWithoutProject();
     const mb = (b: number) => (b / 1048576).toFixed(0);
+    const kib = (b: number) => (b / 1024).toFixed(2);
+    const tables = (rows: { relname: string; w: string }[]) => rows.map((r) => `${r.relname} ${r.w}`).join(', ');
+    const command = `npm run bench:scaling -- ${process.argv
+      .slice(2)
+      .filter((a) => a !== '--write')
+      .join(' ')}`;
+    const setting = `PostgreSQL ${version!.v} on this machine (${os.cpus().length} cores shared with other work, ${Math.round(os.totalmem() / 2 ** 30)} GB RAM, default server settings), Herald in process, the FCM stand-in in process. Measured ${new Date().toISOString().slice(0, 10)}.`;
     const report = [
-      `Command: \`npm run bench:scaling -- ${process.argv
-        .slice(2)
-        .filter((a) => a !== '--write')
-        .join(
-          ' ',
-        )}\` (bench/scaling.ts). PostgreSQL ${version!.v} on this machine (${os.cpus().length} cores shared with other work, ${Math.round(os.totalmem() / 2 ** 30)} GB RAM, default server settings), Herald in process, the FCM stand-in in process. Measured ${new Date().toISOString().slice(0, 10)}.`,
+      `Command: \`${command}\` (bench/scaling.ts). ${setting}`,
       '',
-      `**Per send** (a broadcast to ${send.sends} users with one FCM device each, run to completion by one job runner; counters of the fresh database before and after): ${send.rowsPerSend.toFixed(2)} rows written (inserts + updates + deletes), ${send.commitsPerSend.toFixed(3)} transactions committed, ${(send.bytesPerSend / 1024).toFixed(2)} KiB of table and index size added, per send. Rows written by table for the whole run: ${send.perTable.map((r) => `${r.relname} ${r.w}`).join(', ')} (users and devices are the bulk-generated audience). The same run's throughput on PostgreSQL, one process as API and worker (JOB_CONCURRENCY 4), trigger call to completion: ${(send.sends / send.seconds).toFixed(0)} sends/s.`,
+      `**Per send** (a broadcast to ${send.sends} users with one FCM device each, run to completion by one job runner; counters of the fresh database before and after, its WAL read back with pg_walinspect): ${send.rowsPer.toFixed(2)} rows written (inserts + updates + deletes), ${send.commitsPer.toFixed(3)} transactions committed, ${kib(send.bytesPer)} KiB of table and index size added, ${kib(send.walPer)} KiB of WAL written, per send. Rows written by table for the whole run: ${tables(send.perTable)} (users and devices are the bulk-generated audience). The same run's throughput on PostgreSQL, one process as API and worker (JOB_CONCURRENCY 4), trigger call to completion: ${(send.sends / send.seconds).toFixed(0)} sends/s.`,
+      '',
+      `**Per event** (${event.events} events through \`POST /api/v1/events\`, 16 at a time, for ${SEND_USERS} users, three properties each, no event-triggered campaign; measured the same way): ${event.rowsPer.toFixed(2)} rows written, ${event.commitsPer.toFixed(2)} transactions committed, ${kib(event.bytesPer)} KiB of table and index size added, ${kib(event.walPer)} KiB of WAL written, per event. Rows written by table for the whole run: ${tables(event.perTable)} (users and devices are the bulk-generated audience).`,
+      '',
+      `Tables without a \`project_id\` column: ${noProject.map((t) => `\`${t}\``).join(', ') || 'none'}.`,
+    ].join('\n');
+    const sizesReport = [
+      `Command: \`${command}\` (bench/scaling.ts). ${setting}`,
       '',
       markdownTable(
         [
@@ -317,11 +416,14 @@ async function main(): Promise<void> {
           s.batches,
         ]),
       ),
-      '',
-      `Tables without a \`project_id\` column: ${noProject.map((t) => `\`${t}\``).join(', ') || 'none'}.`,
     ].join('\n');
     console.log(report);
-    if (write) writeBenchmarkSection('Measured figures', report, { file: SCALING_MD });
+    if (sizes.length > 0) console.log(`\n${sizesReport}`);
+    if (write) {
+      writeBenchmarkSection('Measured figures', report, { file: SCALING_MD });
+      // `--sizes none` leaves the sizes measured last in place.
+      if (sizes.length > 0) writeBenchmarkSection('Measured figures: audience size', sizesReport, { file: SCALING_MD });
+    }
   } finally {
     await fakesRef.close();
   }

@@ -1,6 +1,7 @@
 import { campaignPolicyFields } from './policies/campaign-policy.schemas.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { optionalSendPolicyFields, sendPolicyFields } from './policies/send-policy.js';
+import { experimentFields, optionalExperimentFields } from './experiments/experiment.schemas.js';
 
 /** Campaign ids: given or generated; no `:` (the trigger path ends in `:trigger`) and nothing to escape. */
 export const CAMPAIGN_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$';
@@ -70,6 +71,7 @@ const editable = {
   ...campaignPolicyFields,
   ...sendPolicyFields,
   topic: TopicSchema,
+  ...experimentFields(MessageTemplateSchema),
 };
 
 export const CreateCampaignBody = Type.Object(
@@ -87,6 +89,7 @@ export const CreateCampaignBody = Type.Object(
     max_sends_per_minute: Type.Optional(editable.max_sends_per_minute),
     ...optionalSendPolicyFields,
     topic: Type.Optional(editable.topic),
+    ...optionalExperimentFields(MessageTemplateSchema),
   },
   {
     additionalProperties: false,
@@ -130,6 +133,22 @@ export const CreateCampaignBody = Type.Object(
         topic: 'promotions',
         message: { title: 'Spring sale', body: '20% off everything this week.' },
       },
+      {
+        campaign_id: 'spring-sale-test',
+        name: 'Spring sale: which title works',
+        status: 'active',
+        api_triggered: true,
+        message: { title: 'Spring sale', body: '20% off everything this week.' },
+        variants: [
+          { variant_id: 'a', weight: 50, message: { title: 'Spring sale', body: '20% off everything this week.' } },
+          {
+            variant_id: 'b',
+            weight: 50,
+            message: { title: '20% off, this week only', body: 'Everything, until Sunday.' },
+          },
+        ],
+        control_percent: 10,
+      },
     ],
   },
 );
@@ -138,7 +157,12 @@ export type CreateCampaignBody = Static<typeof CreateCampaignBody>;
 export const PatchCampaignBody = Type.Partial(Type.Object(editable, { additionalProperties: false }), {
   additionalProperties: false,
   title: 'UpdateCampaignRequest',
-  examples: [{ status: 'paused' }, { topic: 'promotions' }],
+  examples: [
+    { status: 'paused' },
+    { topic: 'promotions' },
+    { control_percent: 5, variants: [{ variant_id: 'a', weight: 1, message: { title: 'Hi', body: 'Version A' } }] },
+    { variants: [], control_percent: 0 },
+  ],
 });
 export type PatchCampaignBody = Static<typeof PatchCampaignBody>;
 
@@ -160,6 +184,9 @@ const campaignExample = {
   counts_toward_caps: true,
   reeligibility: { mode: 'always' },
   topic: null,
+  variants: [],
+  control_percent: 0,
+  winner: null,
   created_at: '2026-01-15T09:30:00.000Z',
   updated_at: '2026-01-15T09:30:00.000Z',
 };
@@ -181,6 +208,7 @@ export const CampaignResponse = Type.Object(
     topic: Type.Union([Type.String(), Type.Null()], {
       description: 'The subscription topic (rule `subscription-topics`), or null',
     }),
+    ...experimentFields(MessageTemplateSchema),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },

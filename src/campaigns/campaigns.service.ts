@@ -17,6 +17,7 @@ import { checkQuietHoursField } from './policies/quiet-hours.js';
 import { cancelCampaignHeldSends } from './policies/held-sends.repository.js';
 import { DEFAULT_SEND_POLICY, mergeSendPolicy, sendPolicyToWire } from './policies/send-policy.js';
 import { requireTopic } from '../preferences/topics.service.js';
+import { checkExperiment, NO_EXPERIMENT, type Experiment } from './experiments/experiment.js';
 
 export type { Campaign } from './campaigns.repository.js';
 type Campaign = repo.Campaign;
@@ -39,15 +40,15 @@ function checkShape<T>(schema: TSchema, input: unknown): T {
 const hasMarkup = (source: string) => source.includes('{{') || source.includes('{%');
 
 /** At least a title or a body; every field parses as Liquid; literal URLs are absolute http(s). */
-function checkMessage(message: MessageTemplate): void {
+function checkMessage(message: MessageTemplate, path = 'message'): void {
   if (!message.title?.trim() && !message.body?.trim())
-    throw new AppError('invalid', 'INVALID_TEMPLATE', 'message: give a title or a body');
+    throw new AppError('invalid', 'INVALID_TEMPLATE', `${path}: give a title or a body`);
   parseMessageTemplate(message);
   for (const field of ['image_url', 'landing_url'] as const) {
     const source = message[field]?.trim();
     if (!source || hasMarkup(source)) continue;
     if (!URL.canParse(source) || !['http:', 'https:'].includes(new URL(source).protocol))
-      throw new AppError('invalid', 'INVALID_TEMPLATE', `message.${field}: expected an absolute http(s) URL`);
+      throw new AppError('invalid', 'INVALID_TEMPLATE', `${path}.${field}: expected an absolute http(s) URL`);
   }
 }
 
@@ -56,10 +57,28 @@ function checkCampaign(campaign: Campaign): Campaign {
   if (campaign.segment !== null) validateCondition(campaign.segment, 'segment');
   if (campaign.audienceConditions !== null) validateCondition(campaign.audienceConditions, 'audience_conditions');
   checkMessage(campaign.message);
+  const experiment = checkExperiment(campaign.experiment, checkMessage);
+  // A variant's message is sent like `message`, so it passes the same event-trigger checks.
+  for (const v of experiment.variants) checkEventTriggerCampaign({ ...campaign, message: v.message });
+  if (experiment.winner && campaign.eventTrigger !== null)
+    throw new AppError(
+      'invalid',
+      'INVALID_EXPERIMENT',
+      'winner: an event-triggered campaign sends one user at a time, so it has no test to decide; remove winner or event_trigger',
+    );
   return {
     ...checkEventTriggerCampaign(campaign),
     quietHours: checkQuietHoursField(campaign.quietHours),
     defaultAudience: parseAudience(campaign.defaultAudience, 'default_audience', 'INVALID_DEFAULT_AUDIENCE'),
+  };
+}
+
+/** The experiment fields given (rule `campaign-experiments`) over `current`. */
+function experimentOf(current: Experiment, body: Pick<PatchCampaignBody, 'variants' | 'control_percent' | 'winner'>) {
+  return {
+    variants: body.variants ?? current.variants,
+    control_percent: body.control_percent ?? current.control_percent,
+    winner: body.winner === undefined ? current.winner : body.winner,
   };
 }
 
@@ -81,6 +100,7 @@ export async function createCampaign(db: Db, clock: Clock, projectId: string, in
     maxSendsPerMinute: body.max_sends_per_minute ?? null,
     sendPolicy: mergeSendPolicy(DEFAULT_SEND_POLICY, body),
     topic: body.topic ?? null,
+    experiment: experimentOf(NO_EXPERIMENT, body),
     createdAt: now,
     updatedAt: now,
   });
@@ -129,6 +149,7 @@ export async function updateCampaign(
       ...(patch.max_sends_per_minute !== undefined && { maxSendsPerMinute: patch.max_sends_per_minute }),
       sendPolicy: mergeSendPolicy(current.sendPolicy, patch),
       ...(patch.topic !== undefined && { topic: patch.topic }),
+      experiment: experimentOf(current.experiment, patch),
       updatedAt: clock.now(),
     });
     if (patch.topic !== undefined && patch.topic !== null) await requireTopic(trx, projectId, patch.topic);
@@ -199,6 +220,9 @@ export function campaignToWire(c: Campaign) {
     max_sends_per_minute: c.maxSendsPerMinute,
     ...sendPolicyToWire(c.sendPolicy),
     topic: c.topic,
+    variants: c.experiment.variants,
+    control_percent: c.experiment.control_percent,
+    winner: c.experiment.winner,
     created_at: new Date(c.createdAt).toISOString(),
     updated_at: new Date(c.updatedAt).toISOString(),
   };

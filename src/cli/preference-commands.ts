@@ -1,4 +1,5 @@
 import { createNoticeOutbox } from '../webhooks/notice-outbox.service.js';
+import { preferencePageUrl, setPreferencePageUrl } from '../preferences/preference-page-settings.js';
 import { getPreferences, preferencesToWire, updatePreferences } from '../preferences/preferences.service.js';
 import { createTopic, deleteTopic, listTopics, topicToWire } from '../preferences/topics.service.js';
 import { optionalFlag, print, requireFlag, UsageError, withHerald, type CliCommand } from './cli-context.js';
@@ -103,6 +104,28 @@ export const preferenceCommands: Record<string, CliCommand> = {
         ),
       );
       print(JSON.stringify(preferencesToWire(prefs)));
+    },
+  },
+  'preferences page': {
+    usage: 'preferences page --project P [--url URL | --herald]',
+    description:
+      'Prints where preference links point (JSON {"url"}: the customer\'s own page, or null for Herald\'s), or sets it: links then open that page with the signed token as ?token=.',
+    options: {
+      url: "the customer's preference page: an absolute https URL without credentials or a token parameter",
+      herald: "point links back at Herald's own page",
+    },
+    run: async (args, config) => {
+      const projectId = requireFlag(args, 'project');
+      const url = optionalFlag(args, 'url');
+      const herald = args.flags.has('herald');
+      if (url !== undefined && herald) throw new UsageError('give --url or --herald, not both');
+      const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks };
+      const page = await withHerald(config, (h) =>
+        url === undefined && !herald
+          ? preferencePageUrl(h.db, projectId)
+          : setPreferencePageUrl(h.db, outbound, projectId, herald ? null : url),
+      );
+      print({ url: page });
     },
   },
 };

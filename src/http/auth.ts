@@ -13,7 +13,7 @@ export function registerRestAuth(app: FastifyInstance, db: Db): void {
   app.decorateRequest('auth', null);
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const mode = request.routeOptions.config.auth ?? 'none';
-    if (mode === 'none') return;
+    if (mode === 'none' || mode === 'preference-link') return;
     const projectId = header(request, 'x-service-project-id');
     const key = header(request, 'x-service-api-key');
     if (!projectId || !key) throw unauthenticated('X-Service-Project-ID and X-Service-API-Key headers are required');

@@ -28,6 +28,12 @@ export const SECURITY_SCHEMES = {
     name: 'X-Service-API-Key',
     description: "The project's public key (`svc_pk_...`): safe in apps and browsers, client operations only.",
   },
+  preferenceLink: {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      "The `token` of a preference link (`POST /api/v1/users/{id}/preferences:link`): opens that one user's preferences until it expires, for a customer-hosted preference page.",
+  },
 } as const;
 
 const SECRET = { projectId: [], secretKey: [] };
@@ -36,6 +42,7 @@ const PUBLIC = { projectId: [], publicKey: [] };
 export function securityFor(auth: FastifyContextConfig['auth']): Record<string, string[]>[] {
   if (auth === 'secret') return [SECRET];
   if (auth === 'client') return [PUBLIC, SECRET];
+  if (auth === 'preference-link') return [{ preferenceLink: [] }];
   return [];
 }
 

@@ -6,6 +6,8 @@ export type AuthMode =
   | 'secret'
   /** Public or secret key: the client-SDK surface (devices, events), rule `key-kinds`. */
   | 'client'
+  /** A preference link's token as a bearer credential, checked by the route itself (rule `preference-links`). */
+  | 'preference-link'
   | 'none';
 
 declare module 'fastify' {

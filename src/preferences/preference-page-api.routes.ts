@@ -64,8 +64,7 @@ async function linkedUser(deps: PreferencePageApiDeps, request: FastifyRequest) 
 /**
  * The customer-hosted preference page: the project setting naming it, and the API its page calls
  * with the link's token (the same reads and writes as Herald's own page, in JSON). The token routes
- * are left out of the OpenAPI document, as Herald's page is: every operation there takes a key
- * (docs/campaigns.md describes them).
+ * are in the OpenAPI document under the `preferenceLink` bearer scheme; Herald's HTML page is not.
  */
 export function registerPreferencePageApiRoutes(fastify: FastifyInstance, deps: PreferencePageApiDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -114,8 +113,12 @@ export function registerPreferencePageApiRoutes(fastify: FastifyInstance, deps: 
     }),
   );
 
+  // The token is checked on request, as keys are, so a request without one is a 401 before its body is read.
+  const verified = new WeakMap<FastifyRequest, Awaited<ReturnType<typeof linkedUser>>>();
+  const onRequest = async (request: FastifyRequest) => void verified.set(request, await linkedUser(deps, request));
+  const linkedOf = (request: FastifyRequest) => verified.get(request)!;
   const linked = {
-    config: { auth: 'none', browserCallable: true },
+    config: { auth: 'preference-link', browserCallable: true },
     tags: ['preferences'],
     headers: TOKEN_HEADER,
     response: { 200: TokenPreferences, 400: ErrorBody, 401: ErrorBody },
@@ -138,8 +141,8 @@ export function registerPreferencePageApiRoutes(fastify: FastifyInstance, deps: 
     '/api/v1/me/preferences',
     {
       config: linked.config,
+      onRequest,
       schema: {
-        hide: true,
         operationId: 'getLinkedPreferences',
         summary: 'Read the preferences a preference link opens',
         description:
@@ -150,7 +153,7 @@ export function registerPreferencePageApiRoutes(fastify: FastifyInstance, deps: 
       },
     },
     async (request) => {
-      const { projectId, projectUserId } = await linkedUser(deps, request);
+      const { projectId, projectUserId } = linkedOf(request);
       const prefs = await preferences.getPreferences(deps.db, projectId, projectUserId).catch(refuseGone);
       return answer(projectId, prefs);
     },
@@ -159,8 +162,8 @@ export function registerPreferencePageApiRoutes(fastify: FastifyInstance, deps: 
     '/api/v1/me/preferences',
     {
       config: linked.config,
+      onRequest,
       schema: {
-        hide: true,
         operationId: 'updateLinkedPreferences',
         summary: 'Change the preferences a preference link opens',
         description:
@@ -172,7 +175,7 @@ export function registerPreferencePageApiRoutes(fastify: FastifyInstance, deps: 
       },
     },
     async (request) => {
-      const { projectId, projectUserId } = await linkedUser(deps, request);
+      const { projectId, projectUserId } = linkedOf(request);
       const prefs = await preferences
         .updatePreferences(deps, projectId, projectUserId, request.body, 'link')
         .catch(refuseGone);

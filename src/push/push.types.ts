@@ -112,7 +112,7 @@ export interface DeviceSend {
   device: Device;
   message: PushMessage;
   /** `projectUserId`: the send answers a user target (recorded as such); `triggerId`, `campaignId`: a campaign trigger's send. */
-  refs?: { triggerId?: string; campaignId?: string; projectUserId?: string };
+  refs?: { triggerId?: string; campaignId?: string; projectUserId?: string; variant?: string };
 }
 
 /** Told about every finished batch of device sends (REST sends and campaign fan-out alike): the metrics hook, implemented in observability/. */

@@ -167,6 +167,7 @@ export function sendRecord(
       created_at: now,
       project_id: projectId,
       trigger_created_at: now,
+      variant: null,
     },
   };
 }

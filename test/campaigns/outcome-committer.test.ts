@@ -161,6 +161,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('send outcomes across a datab
         created_at: now,
         project_id: ctx().project.project_id,
         trigger_created_at: now,
+        variant: null,
       },
     });
     await expect(committer.drain()).rejects.toThrow(/foreign key/);

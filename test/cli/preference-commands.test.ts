@@ -97,4 +97,24 @@ describe.each(TEST_DIALECTS)('herald topics and preferences on %s', (dialect) =>
     );
     expect(both.code).toBe(2);
   });
+
+  it('shows and sets where preference links point; refuses a URL the outbound-URL policy would', async () => {
+    const page = (...flags: string[]) => runCli(['preferences', 'page', '--project', project(), ...flags], env());
+    const initial = await page();
+    expect(initial.code, initial.stderr).toBe(0);
+    expect(JSON.parse(initial.stdout)).toEqual({ url: null });
+    const set = await page('--url', 'https://app.example.com/account/notifications');
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(set.stdout)).toEqual({ url: 'https://app.example.com/account/notifications' });
+    expect(JSON.parse((await page()).stdout)).toEqual({ url: 'https://app.example.com/account/notifications' });
+    for (const refused of ['http://app.example.com/prefs', 'https://127.0.0.1/prefs', 'https://a.example/?token=x']) {
+      const res = await page('--url', refused);
+      expect(res.code, refused).toBe(1);
+      expect(res.stderr, refused).not.toBe('');
+    }
+    expect((await page('--url', 'https://a.example/', '--herald')).code).toBe(2);
+    const back = await page('--herald');
+    expect(back.code, back.stderr).toBe(0);
+    expect(JSON.parse(back.stdout)).toEqual({ url: null });
+  });
 });

@@ -98,7 +98,23 @@ describe.each(TEST_DIALECTS)('console: send policy, Herald on %s', (dialect) => 
     expect(await api('GET', '/api/v1/settings/quiet-hours')).toEqual({ quiet_hours: null });
     await page.fill('#quiet-start', '22:00');
     await page.fill('#quiet-end', '07:30');
+
+    // The preference page: a URL carrying Herald's `token` parameter is refused with Herald's message, an https
+    // page is kept.
+    await step(page.waitForSelector('[data-testid=prefpage-current]:text-is("Now: Herald’s page.")'));
+    await page.fill('#prefpage-url', 'https://app.example.com/prefs?token=mine');
+    await page.click('button:text-is("Save page")');
+    await step(page.waitForSelector('form[aria-labelledby=prefpage-heading] [role=alert]'));
+    await page.fill('#prefpage-url', 'https://app.example.com/account/notifications');
+    await page.click('button:text-is("Save page")');
+    await step(page.waitForSelector('[data-testid=prefpage-note]:text-is("Saved: links open your page.")'));
+    expect(await api('GET', '/api/v1/settings/preference-page')).toEqual({
+      url: 'https://app.example.com/account/notifications',
+    });
     await h().shoot('settings');
+    await page.click('button:text-is("Use Herald’s page")');
+    await step(page.waitForSelector('[data-testid=prefpage-current]:text-is("Now: Herald’s page.")'));
+    expect(await api('GET', '/api/v1/settings/preference-page')).toEqual({ url: null });
     await page.click('tr[data-key=promotions] button:text-is("Delete…")');
     await page.click('dialog[open] button:text-is("Cancel")');
   });

@@ -3,6 +3,7 @@ import { openApiPath } from '../../src/http/openapi-operations.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { HERALD_VERSION } from '../../src/lib/package-info.js';
+import { TEST_SECRET_KEY } from '../push/push-helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the document is read as untyped JSON, walked by the assertions
 type Json = Record<string, any>;
@@ -58,15 +59,36 @@ const mediaTypeOf = (header: unknown): string => String(header).split(';')[0]!.t
  * one it sends.
  */
 describe.each(TEST_DIALECTS)('OpenAPI document on %s', (dialect) => {
-  const ctx = useTestContext(dialect);
+  // A preference link is signed with the server's key, which PostgreSQL deployments must set.
+  const ctx = useTestContext(dialect, { env: { HERALD_SECRET_KEY: TEST_SECRET_KEY } });
   let doc: Json | undefined;
   const document = async (c: TestContext): Promise<Json> =>
     (doc ??= (await c.inject({ method: 'GET', url: '/openapi.json' })).json<Json>());
+  let linkToken: string | undefined;
+  /** The secret key, or under `/api/v1/me/` a preference link's token (its only credential). */
+  const credentialsFor = async (c: TestContext, path: string): Promise<Record<string, string>> => {
+    if (!path.startsWith('/api/v1/me/')) return c.secret;
+    if (linkToken === undefined) {
+      const user = { method: 'POST', url: '/api/v1/users', headers: c.secret, payload: { project_user_id: 'linked' } };
+      expect((await c.inject(user as never)).statusCode).toBeLessThan(300);
+      const made = await c.inject({ method: 'POST', url: '/api/v1/users/linked/preferences:link', headers: c.secret });
+      expect(made.statusCode, made.body).toBe(200);
+      linkToken = new URL(made.json<{ url: string }>().url).searchParams.get('token')!;
+    }
+    return { authorization: `Bearer ${linkToken}` };
+  };
 
-  it('is OpenAPI 3.1 with the two key schemes and named component schemas', async () => {
+  it('is OpenAPI 3.1 with the two key schemes, the preference-link bearer and named component schemas', async () => {
     const d = await document(ctx());
     expect(d.openapi).toMatch(/^3\.1\./);
-    expect(Object.keys(d.components.securitySchemes).sort()).toEqual(['projectId', 'publicKey', 'secretKey']);
+    expect(Object.keys(d.components.securitySchemes).sort()).toEqual([
+      'preferenceLink',
+      'projectId',
+      'publicKey',
+      'secretKey',
+    ]);
+    expect(d.components.securitySchemes.preferenceLink).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(Object.keys(d.paths['/api/v1/me/preferences']).sort()).toEqual(['get', 'put']);
     expect(Object.keys(d.components.schemas)).toEqual(
       expect.arrayContaining(['Error', 'Campaign', 'Device', 'CreateUserRequest', 'Webhook']),
     );
@@ -133,6 +155,13 @@ describe.each(TEST_DIALECTS)('OpenAPI document on %s', (dialect) => {
     for (const operation of operationsOf(await document(c))) {
       const { method, path, op } = operation;
       const schemes = (op.security as Json[]).flatMap((s) => Object.keys(s));
+      if (path.startsWith('/api/v1/me/')) {
+        // A preference link's token is the only credential there: even the secret key opens nothing.
+        expect(schemes, `${method} ${path}`).toEqual(['preferenceLink']);
+        const res = await c.inject({ method: method, url: urlOf(operation), headers: c.secret, payload: {} });
+        expect(res.statusCode, `${method} ${path} with the secret key`).toBe(401);
+        continue;
+      }
       expect(schemes, `${method} ${path}`).toContain('secretKey');
       const res = await c.inject({ method: method, url: urlOf(operation), headers: c.public, payload: {} });
       const publicAllowed = schemes.includes('publicKey');
@@ -151,7 +180,7 @@ describe.each(TEST_DIALECTS)('OpenAPI document on %s', (dialect) => {
       expect(anonymous.statusCode, where).toBe(401);
       expect(mediaTypeOf(anonymous.headers['content-type']), `${where} 401`).toBe(declaredType(op, 401));
       if (op.requestBody === undefined) continue;
-      const headers = { ...c.secret, 'content-type': 'application/json' };
+      const headers = { ...(await credentialsFor(c, path)), 'content-type': 'application/json' };
       const broken = await c.inject({ method: m, url, headers, payload: '{"unterminated' });
       expect(broken.statusCode, `${where} broken JSON`).toBe(400);
       expect(mediaTypeOf(broken.headers['content-type']), `${where} 400`).toBe(declaredType(op, 400));
@@ -162,7 +191,7 @@ describe.each(TEST_DIALECTS)('OpenAPI document on %s', (dialect) => {
       const xml = await c.inject({
         method: m,
         url,
-        headers: { ...c.secret, 'content-type': 'text/xml' },
+        headers: { ...(await credentialsFor(c, path)), 'content-type': 'text/xml' },
         payload: '<a/>',
       });
       expect(xml.statusCode, `${where} text/xml`).toBe(415);

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { ErrorNote, onSubmit, useAction, useLoad, valueOf } from '../ui.js';
 import { CapsSettings } from './settings-caps.js';
+import { PreferencePageSettings } from './settings-preference-page.js';
 import { TopicsSettings } from './settings-topics.js';
 
 export interface QuietWindow {
@@ -9,7 +10,7 @@ export interface QuietWindow {
   end: string;
 }
 
-/** Project settings that shape every campaign: subscription topics, frequency caps and quiet hours. */
+/** Project settings that shape every campaign: subscription topics, frequency caps, quiet hours and the preference page. */
 export function SettingsPage(props: { api: Api }) {
   return (
     <section>
@@ -20,6 +21,7 @@ export function SettingsPage(props: { api: Api }) {
       <TopicsSettings api={props.api} />
       <CapsSettings api={props.api} />
       <QuietHoursSettings api={props.api} />
+      <PreferencePageSettings api={props.api} />
     </section>
   );
 }

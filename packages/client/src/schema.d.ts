@@ -1128,6 +1128,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/me/preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the preferences a preference link opens
+         * @description For a customer-hosted preference page: `Authorization: Bearer <token>` with the `token` of the link; answers the user's preferences and the project's topics. An expired, tampered or other project's token is a 401.
+         */
+        get: operations["getLinkedPreferences"];
+        /**
+         * Change the preferences a preference link opens
+         * @description As `PUT /api/v1/users/{id}/preferences`, authorized by the link’s token (`Authorization: Bearer <token>`); the `preferences.updated` event says `source: link`.
+         */
+        put: operations["updateLinkedPreferences"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users:import": {
         parameters: {
             query?: never;
@@ -1745,6 +1769,57 @@ export interface components {
             };
             /** @description A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none */
             topic?: string | null;
+            /**
+             * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
+             * @example [
+             *       {
+             *         "variant_id": "a",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "Spring sale",
+             *           "body": "20% off everything this week."
+             *         }
+             *       },
+             *       {
+             *         "variant_id": "b",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "20% off, this week only",
+             *           "body": "Everything, until Sunday."
+             *         }
+             *       }
+             *     ]
+             */
+            variants?: {
+                /** @description 1-32 letters, digits, `_` or `-`; `control` is reserved */
+                variant_id: string;
+                /** @description Share of the non-control users, relative to the other weights */
+                weight: number;
+                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                message: {
+                    title?: string;
+                    body?: string;
+                    image_url?: string;
+                    landing_url?: string;
+                };
+            }[];
+            /**
+             * @description 0-50: this share of the audience is the control group, which receives nothing and is recorded (`skipped.control`)
+             * @example 10
+             */
+            control_percent?: number;
+            /** @description Optional automatic winner for scheduled or recurring sends: after the test window, the rest of the audience gets the variant whose rate beats every other at min_confidence, else the fallback */
+            winner?: {
+                /** @description Share of the non-control users that get the variants during the test (the rest wait for the winner) */
+                test_percent: number;
+                /** @description The test window from the first send: an ISO 8601 duration ("PT4H", "P1D") or seconds, 1 hour to 30 days */
+                after: string | number;
+                metric: "opened" | "primary_conversion";
+                /** @description Default 0.95 (one-sided two-proportion z-test) */
+                min_confidence?: number;
+                /** @description A variant id sent when no variant wins, or "none" to send nothing more */
+                fallback: string;
+            } | null;
         };
         /** Campaign */
         Campaign: {
@@ -1801,6 +1876,57 @@ export interface components {
             };
             /** @description The subscription topic (rule `subscription-topics`), or null */
             topic: string | null;
+            /**
+             * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
+             * @example [
+             *       {
+             *         "variant_id": "a",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "Spring sale",
+             *           "body": "20% off everything this week."
+             *         }
+             *       },
+             *       {
+             *         "variant_id": "b",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "20% off, this week only",
+             *           "body": "Everything, until Sunday."
+             *         }
+             *       }
+             *     ]
+             */
+            variants: {
+                /** @description 1-32 letters, digits, `_` or `-`; `control` is reserved */
+                variant_id: string;
+                /** @description Share of the non-control users, relative to the other weights */
+                weight: number;
+                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                message: {
+                    title?: string;
+                    body?: string;
+                    image_url?: string;
+                    landing_url?: string;
+                };
+            }[];
+            /**
+             * @description 0-50: this share of the audience is the control group, which receives nothing and is recorded (`skipped.control`)
+             * @example 10
+             */
+            control_percent: number;
+            /** @description Optional automatic winner for scheduled or recurring sends: after the test window, the rest of the audience gets the variant whose rate beats every other at min_confidence, else the fallback */
+            winner: {
+                /** @description Share of the non-control users that get the variants during the test (the rest wait for the winner) */
+                test_percent: number;
+                /** @description The test window from the first send: an ISO 8601 duration ("PT4H", "P1D") or seconds, 1 hour to 30 days */
+                after: string | number;
+                metric: "opened" | "primary_conversion";
+                /** @description Default 0.95 (one-sided two-proportion z-test) */
+                min_confidence?: number;
+                /** @description A variant id sent when no variant wins, or "none" to send nothing more */
+                fallback: string;
+            } | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1862,6 +1988,57 @@ export interface components {
                 };
                 /** @description The subscription topic (rule `subscription-topics`), or null */
                 topic: string | null;
+                /**
+                 * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
+                 * @example [
+                 *       {
+                 *         "variant_id": "a",
+                 *         "weight": 50,
+                 *         "message": {
+                 *           "title": "Spring sale",
+                 *           "body": "20% off everything this week."
+                 *         }
+                 *       },
+                 *       {
+                 *         "variant_id": "b",
+                 *         "weight": 50,
+                 *         "message": {
+                 *           "title": "20% off, this week only",
+                 *           "body": "Everything, until Sunday."
+                 *         }
+                 *       }
+                 *     ]
+                 */
+                variants: {
+                    /** @description 1-32 letters, digits, `_` or `-`; `control` is reserved */
+                    variant_id: string;
+                    /** @description Share of the non-control users, relative to the other weights */
+                    weight: number;
+                    /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                    message: {
+                        title?: string;
+                        body?: string;
+                        image_url?: string;
+                        landing_url?: string;
+                    };
+                }[];
+                /**
+                 * @description 0-50: this share of the audience is the control group, which receives nothing and is recorded (`skipped.control`)
+                 * @example 10
+                 */
+                control_percent: number;
+                /** @description Optional automatic winner for scheduled or recurring sends: after the test window, the rest of the audience gets the variant whose rate beats every other at min_confidence, else the fallback */
+                winner: {
+                    /** @description Share of the non-control users that get the variants during the test (the rest wait for the winner) */
+                    test_percent: number;
+                    /** @description The test window from the first send: an ISO 8601 duration ("PT4H", "P1D") or seconds, 1 hour to 30 days */
+                    after: string | number;
+                    metric: "opened" | "primary_conversion";
+                    /** @description Default 0.95 (one-sided two-proportion z-test) */
+                    min_confidence?: number;
+                    /** @description A variant id sent when no variant wins, or "none" to send nothing more */
+                    fallback: string;
+                } | null;
                 /** Format: date-time */
                 created_at: string;
                 /** Format: date-time */
@@ -1923,6 +2100,57 @@ export interface components {
             };
             /** @description A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none */
             topic?: string | null;
+            /**
+             * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
+             * @example [
+             *       {
+             *         "variant_id": "a",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "Spring sale",
+             *           "body": "20% off everything this week."
+             *         }
+             *       },
+             *       {
+             *         "variant_id": "b",
+             *         "weight": 50,
+             *         "message": {
+             *           "title": "20% off, this week only",
+             *           "body": "Everything, until Sunday."
+             *         }
+             *       }
+             *     ]
+             */
+            variants?: {
+                /** @description 1-32 letters, digits, `_` or `-`; `control` is reserved */
+                variant_id: string;
+                /** @description Share of the non-control users, relative to the other weights */
+                weight: number;
+                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                message: {
+                    title?: string;
+                    body?: string;
+                    image_url?: string;
+                    landing_url?: string;
+                };
+            }[];
+            /**
+             * @description 0-50: this share of the audience is the control group, which receives nothing and is recorded (`skipped.control`)
+             * @example 10
+             */
+            control_percent?: number;
+            /** @description Optional automatic winner for scheduled or recurring sends: after the test window, the rest of the audience gets the variant whose rate beats every other at min_confidence, else the fallback */
+            winner?: {
+                /** @description Share of the non-control users that get the variants during the test (the rest wait for the winner) */
+                test_percent: number;
+                /** @description The test window from the first send: an ISO 8601 duration ("PT4H", "P1D") or seconds, 1 hour to 30 days */
+                after: string | number;
+                metric: "opened" | "primary_conversion";
+                /** @description Default 0.95 (one-sided two-proportion z-test) */
+                min_confidence?: number;
+                /** @description A variant id sent when no variant wins, or "none" to send nothing more */
+                fallback: string;
+            } | null;
         };
         /** TriggerCampaignResponse */
         TriggerCampaignResponse: {
@@ -2452,6 +2680,14 @@ export interface components {
                 };
                 /** @description Messages whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once, by when it was opened */
                 opened: number;
+                /** @description Campaigns with variants or a control group (rule `campaign-experiments`): variant id (or `control`) → device outcomes; sent = accepted, skipped = not sent (the control group's devices, render skips, caps). Empty outside an experiment */
+                by_variant: {
+                    [key: string]: {
+                        sent: number;
+                        failed: number;
+                        skipped: number;
+                    };
+                };
             };
             /** @description Buckets holding an outcome or an open, oldest first; sent = accepted, failed = every other outcome, opened = opens reported in the bucket (by `opened_at`) */
             series: {
@@ -2748,6 +2984,23 @@ export interface components {
             /** @description An https URL, or null */
             url: unknown;
         };
+        /** LinkedUserPreferences */
+        LinkedUserPreferences: {
+            project_user_id: string;
+            campaign_pushes: "subscribed" | "unsubscribed";
+            /** @description Every topic of the project with the user's state: their choice, else the topic's default */
+            topics: {
+                [key: string]: "subscribed" | "unsubscribed";
+            };
+            /** @description When the user last changed a choice; null when they never did */
+            updated_at: string | null;
+            /** @description What to show per topic */
+            topic_list: {
+                key: string;
+                name: string;
+                description: string;
+            }[];
+        };
         /**
          * ImportUsersArray
          * @description A JSON array of `{ project_user_id, properties }` objects
@@ -2845,6 +3098,7 @@ export type SchemaPreferenceLinkRequest = components['schemas']['PreferenceLinkR
 export type SchemaPreferenceLink = components['schemas']['PreferenceLink'];
 export type SchemaPreferencePageSetting = components['schemas']['PreferencePageSetting'];
 export type SchemaPreferencePageRequest = components['schemas']['PreferencePageRequest'];
+export type SchemaLinkedUserPreferences = components['schemas']['LinkedUserPreferences'];
 export type SchemaImportUsersArray = components['schemas']['ImportUsersArray'];
 export type SchemaImportUsersNdjson = components['schemas']['ImportUsersNdjson'];
 export type SchemaImportUsersResponse = components['schemas']['ImportUsersResponse'];
@@ -5641,6 +5895,9 @@ export interface operations {
                      *             "mode": "always"
                      *           },
                      *           "topic": null,
+                     *           "variants": [],
+                     *           "control_percent": 0,
+                     *           "winner": null,
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:30:00.000Z"
                      *         }
@@ -5784,6 +6041,9 @@ export interface operations {
                      *         "mode": "always"
                      *       },
                      *       "topic": null,
+                     *       "variants": [],
+                     *       "control_percent": 0,
+                     *       "winner": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -5970,6 +6230,9 @@ export interface operations {
                      *         "mode": "always"
                      *       },
                      *       "topic": null,
+                     *       "variants": [],
+                     *       "control_percent": 0,
+                     *       "winner": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -6219,6 +6482,9 @@ export interface operations {
                      *         "mode": "always"
                      *       },
                      *       "topic": null,
+                     *       "variants": [],
+                     *       "control_percent": 0,
+                     *       "winner": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -8263,7 +8529,8 @@ export interface operations {
                      *           "NO_DEVICE": 1,
                      *           "HELD": 2
                      *         },
-                     *         "opened": 1
+                     *         "opened": 1,
+                     *         "by_variant": {}
                      *       },
                      *       "series": [
                      *         {
@@ -8417,7 +8684,8 @@ export interface operations {
                      *           "NO_DEVICE": 1,
                      *           "HELD": 2
                      *         },
-                     *         "opened": 1
+                     *         "opened": 1,
+                     *         "by_variant": {}
                      *       },
                      *       "series": [
                      *         {
@@ -12698,6 +12966,180 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLinkedPreferences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "project_user_id": "user-42",
+                     *       "campaign_pushes": "subscribed",
+                     *       "topics": {
+                     *         "promotions": "unsubscribed"
+                     *       },
+                     *       "updated_at": "2026-01-15T09:30:00.000Z",
+                     *       "topic_list": [
+                     *         {
+                     *           "key": "promotions",
+                     *           "name": "Deals",
+                     *           "description": "Offers, at most weekly"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LinkedUserPreferences"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description 401 error. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Bad request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateLinkedPreferences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdatePreferencesRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "project_user_id": "user-42",
+                     *       "campaign_pushes": "subscribed",
+                     *       "topics": {
+                     *         "promotions": "unsubscribed"
+                     *       },
+                     *       "updated_at": "2026-01-15T09:30:00.000Z",
+                     *       "topic_list": [
+                     *         {
+                     *           "key": "promotions",
+                     *           "name": "Deals",
+                     *           "description": "Offers, at most weekly"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LinkedUserPreferences"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description 401 error. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Bad request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over the size limit. */
+            413: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

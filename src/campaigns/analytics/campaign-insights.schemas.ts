@@ -118,6 +118,10 @@ export const AnalyticsResponse = Type.Object(
         description:
           'Messages whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once, by when it was opened',
       }),
+      by_variant: Type.Record(Type.String(), Type.Object({ sent: Count, failed: Count, skipped: Count }), {
+        description:
+          "Campaigns with variants or a control group (rule `campaign-experiments`): variant id (or `control`) → device outcomes; sent = accepted, skipped = not sent (the control group's devices, render skips, caps). Empty outside an experiment",
+      }),
     }),
     series: Type.Array(
       Type.Object({
@@ -143,6 +147,7 @@ export const AnalyticsResponse = Type.Object(
           by_reason: { UNREGISTERED: 1 },
           users_by_reason: { UNSUBSCRIBED: 3, NO_DEVICE: 1, HELD: 2 },
           opened: 1,
+          by_variant: {},
         },
         series: [
           { start: '2026-11-24T10:15:00.000Z', sent: 2, failed: 1, opened: 0 },

@@ -16,6 +16,8 @@ export interface TriggerDeliveryCountsTable {
   provider: string;
   /** `''`: no failure reason. */
   reason: string;
+  /** Rule `campaign-experiments` (migration 0044): the variant id, `control`, or `''` outside an experiment. */
+  variant: string;
   n: number;
 }
 
@@ -42,6 +44,8 @@ export interface OutcomeGroup {
   status: string;
   provider: string | null;
   reason: string | null;
+  /** The variant id or `control`; null outside an experiment. */
+  variant: string | null;
   count: number;
 }
 
@@ -77,9 +81,10 @@ export async function countOutcomes(
       'status',
       'provider',
       'reason',
+      'variant',
       sql<number>`sum(n)`.as('n'),
     ])
-    .groupBy([sql`1`, 'status', 'provider', 'reason'])
+    .groupBy([sql`1`, 'status', 'provider', 'reason', 'variant'])
     .orderBy(sql`1`)
     .limit(limit)
     .execute();
@@ -88,6 +93,7 @@ export async function countOutcomes(
     status: r.status,
     provider: r.provider === '' ? null : r.provider,
     reason: r.reason === '' ? null : r.reason,
+    variant: r.variant === '' ? null : r.variant,
     count: Number(r.n),
   }));
 }
@@ -114,15 +120,17 @@ export async function foldDeliveryCounts(db: Db, triggerId: string): Promise<voi
     // Only groups with partials are rewritten, so a fold's churn (dead rows until vacuum) is what
     // was appended since the last one, not the whole trigger's rollup.
     await sql`with partial as (
-        select minute, status, provider, reason from trigger_delivery_counts where trigger_id = ${triggerId}
-        group by minute, status, provider, reason having count(*) > 1),
+        select minute, status, provider, reason, variant from trigger_delivery_counts where trigger_id = ${triggerId}
+        group by minute, status, provider, reason, variant having count(*) > 1),
       gone as (
         delete from trigger_delivery_counts c using partial p
         where c.trigger_id = ${triggerId} and c.minute = p.minute and c.status = p.status
-          and c.provider = p.provider and c.reason = p.reason
-        returning c.trigger_id, c.minute, c.status, c.provider, c.reason, c.n)
-      insert into trigger_delivery_counts (trigger_id, minute, status, provider, reason, n)
-      select trigger_id, minute, status, provider, reason, sum(n) from gone group by 1, 2, 3, 4, 5`.execute(trx);
+          and c.provider = p.provider and c.reason = p.reason and c.variant = p.variant
+        returning c.trigger_id, c.minute, c.status, c.provider, c.reason, c.variant, c.n)
+      insert into trigger_delivery_counts (trigger_id, minute, status, provider, reason, variant, n)
+      select trigger_id, minute, status, provider, reason, variant, sum(n) from gone group by 1, 2, 3, 4, 5, 6`.execute(
+      trx,
+    );
   });
 }
 

@@ -37,6 +37,8 @@ export interface DeliveryAnalytics {
     /** Audience members not sent to, by reason (rule `trigger-status`), and `HELD` by quiet hours. */
     users_by_reason: Record<string, number>;
     opened: number;
+    /** Rule `campaign-experiments`: device outcomes per variant id (and `control`). */
+    by_variant: Record<string, { sent: number; failed: number; skipped: number }>;
   };
   series: Array<{ start: string; sent: number; failed: number; opened: number }>;
 }
@@ -87,6 +89,7 @@ async function analyticsOf(db: Db, scope: AnalyticsScope, query: AnalyticsQuery)
     by_reason: {},
     users_by_reason: await countAudienceSkips(db, scope, window),
     opened: 0,
+    by_variant: {},
   };
   const series: DeliveryAnalytics['series'] = [];
   let currentStart: number | undefined;
@@ -95,6 +98,12 @@ async function analyticsOf(db: Db, scope: AnalyticsScope, query: AnalyticsQuery)
     add(totals.by_state, g.status, g.count);
     add((totals.by_provider[g.provider ?? UNKNOWN_PROVIDER] ??= {}), g.status, g.count);
     if (g.reason !== null) add(totals.by_reason, g.reason, g.count);
+    if (g.variant !== null) {
+      const v = (totals.by_variant[g.variant] ??= { sent: 0, failed: 0, skipped: 0 });
+      if (g.status === DeliveryStatus.ACCEPTED) v.sent += g.count;
+      else if (g.status === DeliveryStatus.SKIPPED) v.skipped += g.count;
+      else v.failed += g.count;
+    }
     if (currentStart !== g.start) {
       if (series.length >= MAX_SERIES_BUCKETS) throw tooMany();
       currentStart = g.start;

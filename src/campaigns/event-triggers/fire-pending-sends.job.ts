@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { experimentDefinition } from '../experiments/experiment.js';
 import { createDueRowsHandler } from '../../jobs/due-rows.js';
 import { enqueueJob } from '../../jobs/jobs.js';
 import type { JobHandler } from '../../jobs/job-types.js';
@@ -125,6 +126,7 @@ async function fireTrigger(db: Db, campaign: Campaign, part: PendingSend[], now:
       topic: campaign.topic,
       eventsByUser,
       policy: sendPolicyToWire(campaign.sendPolicy),
+      ...experimentDefinition(campaign),
     },
     audience: { targets: sends.map((s) => ({ user_id: s.userId })) },
     properties: {},

@@ -20,6 +20,10 @@ import {
   type WaveFilter,
 } from './audience.js';
 import { waveMember } from './local-time-waves.js';
+import { assignmentOf, splitRecipients } from '../experiments/experiment-split.js';
+import { CONTROL, CONTROL_SKIP_REASON, NO_WINNER_SKIP_REASON } from '../experiments/experiment.js';
+import { holdForWinner } from '../experiments/winner-send.js';
+import type { MessageTemplate } from '../templates/templates.js';
 import { gateRecipients } from '../policies/send-gate.js';
 import { releaseUnusedSlots } from '../policies/send-log.repository.js';
 import { listWaves, type Wave } from '../triggers/trigger-waves.repository.js';
@@ -87,11 +91,17 @@ const DEFAULT_RETRY_WINDOW_MS = 3_600_000;
 /** Longest wait between two runs of a batch that retries passing failures. */
 const MAX_RETRY_DELAY_MS = 10 * 60_000;
 
-interface Prepared {
-  conditions: CompiledConditions;
-  message: ParsedMessage;
+interface PreparedMessage {
+  template: MessageTemplate;
   /** The message may read its recipient (`user.*`): rendered per recipient; otherwise once per batch. */
   readsUser: boolean;
+}
+
+interface Prepared extends PreparedMessage {
+  conditions: CompiledConditions;
+  message: ParsedMessage;
+  /** Rule `campaign-experiments`: each variant's message by variant id. */
+  variants: Map<string, PreparedMessage>;
 }
 
 /**
@@ -112,7 +122,14 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
       prepared = {
         conditions: compileTriggerConditions(db, trigger.definition, trigger.snapshotAt),
         message,
+        template: trigger.definition.message,
         readsUser: messageReadsUser(message),
+        variants: new Map(
+          (trigger.definition.experiment?.variants ?? []).map((v) => [
+            v.variant_id,
+            { template: v.message, readsUser: messageReadsUser(parseMessageTemplate(v.message)) },
+          ]),
+        ),
       };
       cache.set(trigger.id, prepared);
     }
@@ -205,11 +222,22 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
     const slice = await audienceOf(db, trigger, batch);
     const deviceIds = slice.recipients.flatMap((r) => r.devices.map((d) => d.deviceId));
     const done = await recordedDevices(db, triggerId, deviceIds);
+    // Rule `campaign-experiments`: the control group is recorded (sent nothing) before any other gate,
+    // so it is never held, capped or counted toward caps; everyone else keeps their variant.
+    const split = splitRecipients(trigger, slice.recipients);
+    if (split) {
+      const now = deps.clock.now();
+      await recordDeliveries(db, [
+        ...skipRows(trigger, batchNo, split.control, done, now, CONTROL_SKIP_REASON, CONTROL),
+        ...skipRows(trigger, batchNo, split.noWinner, done, now, NO_WINNER_SKIP_REASON, null),
+      ]);
+      await holdForWinner(db, deps.clock, trigger, split.waiting, slice.counters);
+    }
     // Rule `quiet-hours`: a critical campaign (a login code, a security alert) is never held.
     const recipients = await holdQuietRecipients(db, deps.clock, {
       trigger,
       campaign,
-      recipients: slice.recipients,
+      recipients: split ? split.rest : slice.recipients,
       done,
       counters: slice.counters,
       bypass: campaign.sendPolicy.critical,
@@ -230,6 +258,7 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
       recipients,
       done,
       pacer,
+      split?.assignments,
     );
     await close(db, trigger, batchNo, ended, await batchTotals(db, triggerId, batchNo, slice.counters));
   };
@@ -268,6 +297,7 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
         created_at: now,
         project_id: trigger.projectId,
         trigger_created_at: trigger.createdAt,
+        variant: assignmentOf(trigger, d.userId) ?? null,
       }));
       await notices.recordWithNotices(
         db,
@@ -307,6 +337,38 @@ async function batchTotals(
   return addDeliveryCounts(totals, await countDeliveries(db, triggerId, batchNo), true);
 }
 
+/** Ledger rows of devices not yet recorded, skipped for `reason` (rule `campaign-experiments`: the control, no winner). */
+function skipRows(
+  trigger: TriggerRecord,
+  batchNo: number,
+  recipients: Recipient[],
+  done: Set<string>,
+  now: number,
+  reason: string,
+  variant: string | null,
+): TriggerDeliveriesTable[] {
+  return recipients.flatMap(({ user, devices }) =>
+    devices
+      .filter((d) => !done.has(d.deviceId))
+      .map((d) => ({
+        trigger_id: trigger.id,
+        device_id: d.deviceId,
+        batch_no: batchNo,
+        user_id: user.id,
+        status: DeliveryStatus.SKIPPED,
+        message_id: null,
+        failure_reason: reason,
+        token_action: null,
+        detail: null,
+        provider: d.provider,
+        created_at: now,
+        project_id: trigger.projectId,
+        trigger_created_at: trigger.createdAt,
+        variant,
+      })),
+  );
+}
+
 async function sendBatch(
   deps: FanoutDeps,
   helpers: JobHelpers,
@@ -318,6 +380,7 @@ async function sendBatch(
   recipients: Recipient[],
   done: Set<string>,
   pacer: Pacer | undefined,
+  assignments: Map<string, string> | undefined,
 ): Promise<'done' | 'canceled'> {
   const { db } = helpers;
   const now = deps.clock.now();
@@ -329,6 +392,7 @@ async function sendBatch(
     failureReason: string | null,
     tokenAction: string | null,
     detail: string | null,
+    variant: string | null,
   ): TriggerDeliveriesTable => ({
     trigger_id: trigger.id,
     device_id: d.deviceId,
@@ -343,6 +407,7 @@ async function sendBatch(
     created_at: now,
     project_id: trigger.projectId,
     trigger_created_at: trigger.createdAt,
+    variant,
   });
   const sends: DeviceSend[] = [];
   const skipped: TriggerDeliveriesTable[] = [];
@@ -360,45 +425,62 @@ async function sendBatch(
     recipients
       .map(({ user, devices }) => ({ user, pending: devices.filter((d) => !done.has(d.deviceId)) }))
       .filter((r) => r.pending.length > 0),
-    ({ pending }, reason) => pending.map((d) => row(d, DeliveryStatus.SKIPPED, null, reason, null, null)),
+    ({ user, pending }, reason) =>
+      pending.map((d) => row(d, DeliveryStatus.SKIPPED, null, reason, null, null, assignments?.get(user.id) ?? null)),
   );
   // A message that reads no `user.*` is the same for everyone: one render, with an empty `user` (so a
   // read the analysis missed fails under strict variables, and never shows one recipient's data to another).
   // Sends of an event-triggered campaign each have their user's own event, so they render one by one.
-  const once = !prepared.readsUser && !eventsByUser;
-  const rendered =
-    pendingRecipients.length === 0
-      ? []
-      : await deps.templates.render(
-          trigger.definition.message,
-          once
-            ? [{ trigger: trigger.properties, user: {}, campaign, ...(event && { event }) }]
-            : pendingRecipients.map(({ user }) => {
-                const own = eventsByUser ? eventsByUser[user.id] : event;
-                return {
-                  trigger: trigger.properties,
-                  user: { ...user.properties, project_user_id: user.projectUserId },
-                  campaign,
-                  ...(own && { event: own }),
-                };
-              }),
-          { projectId: trigger.projectId, triggerId: trigger.id },
-        );
-  let shared: DeviceSend['message'] | undefined;
-  pendingRecipients.forEach(({ pending }, i) => {
-    const outcome = rendered[once ? 0 : i]!;
-    if (!outcome.ok) {
-      for (const d of pending) skipped.push(row(d, DeliveryStatus.SKIPPED, null, outcome.reason, null, outcome.detail));
-      return;
-    }
-    const { title, body, imageUrl, landingUrl } = outcome.message;
-    // `data` and `refs` are the batch's, shared by its sends (the senders copy `data`, nothing writes to
-    // either); a message rendered once is one object for the batch (the FCM sender then reuses its body).
-    const message = once
-      ? (shared ??= { title, body, imageUrl, landingUrl, data })
-      : { title, body, imageUrl, landingUrl, data };
-    for (const device of pending) sends.push({ device, message, refs });
+  // Rule `campaign-experiments`: recipients are grouped by variant, each group rendered with its message.
+  const groups = new Map<string | undefined, number[]>();
+  pendingRecipients.forEach(({ user }, i) => {
+    const key = assignments?.get(user.id);
+    const group = groups.get(key);
+    if (group) group.push(i);
+    else groups.set(key, [i]);
   });
+  const scopeOf = (user: Recipient['user']) => {
+    const own = eventsByUser ? eventsByUser[user.id] : event;
+    return {
+      trigger: trigger.properties,
+      user: { ...user.properties, project_user_id: user.projectUserId },
+      campaign,
+      ...(own && { event: own }),
+    };
+  };
+  await Promise.all(
+    [...groups].map(async ([variant, members]) => {
+      const chosen = (variant !== undefined && prepared.variants.get(variant)) || prepared;
+      const once = !chosen.readsUser && !eventsByUser;
+      const rendered = await deps.templates.render(
+        chosen.template,
+        once
+          ? [{ trigger: trigger.properties, user: {}, campaign, ...(event && { event }) }]
+          : members.map((i) => scopeOf(pendingRecipients[i]!.user)),
+        { projectId: trigger.projectId, triggerId: trigger.id },
+      );
+      const variantId = variant ?? null;
+      const sendData = variant === undefined ? data : { ...data, herald_variant: variant };
+      const sendRefs = variant === undefined ? refs : { ...refs, variant };
+      let shared: DeviceSend['message'] | undefined;
+      members.forEach((i, k) => {
+        const { pending } = pendingRecipients[i]!;
+        const outcome = rendered[once ? 0 : k]!;
+        if (!outcome.ok) {
+          for (const d of pending)
+            skipped.push(row(d, DeliveryStatus.SKIPPED, null, outcome.reason, null, outcome.detail, variantId));
+          return;
+        }
+        const { title, body, imageUrl, landingUrl } = outcome.message;
+        // `data` and `refs` are the group's, shared by its sends (the senders copy `data`, nothing writes to
+        // either); a message rendered once is one object for the group (the FCM sender then reuses its body).
+        const message = once
+          ? (shared ??= { title, body, imageUrl, landingUrl, data: sendData })
+          : { title, body, imageUrl, landingUrl, data: sendData };
+        for (const device of pending) sends.push({ device, message, refs: sendRefs });
+      });
+    }),
+  );
   await recordDeliveries(db, skipped);
 
   // A send that failed for a passing reason (retries exhausted, provider quota) is left out of the
@@ -420,7 +502,15 @@ async function sendBatch(
     if (retryLater) postponed++;
     const ledger = retryLater
       ? null
-      : row(send.device, o.status, o.messageId, o.failureReason ?? null, o.tokenAction ?? null, null);
+      : row(
+          send.device,
+          o.status,
+          o.messageId,
+          o.failureReason ?? null,
+          o.tokenAction ?? null,
+          null,
+          send.refs?.variant ?? null,
+        );
     // Only a recorded outcome is final (a postponed one is sent again): its notice commits with it.
     const told = ledger && wantsDeliveries ? [deliveryNotice(trigger.projectId, send, o)] : undefined;
     committer.add({ delivery: deliveryRow(trigger.projectId, send, o), ledger, ...(told && { notices: told }) });

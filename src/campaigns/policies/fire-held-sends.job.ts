@@ -1,4 +1,6 @@
 import type { Db } from '../../db/database.js';
+import { experimentDefinition } from '../experiments/experiment.js';
+import { winnerDefinition } from '../experiments/winner-send.js';
 import { createDueRowsHandler } from '../../jobs/due-rows.js';
 import { enqueueJob } from '../../jobs/jobs.js';
 import type { JobHandler } from '../../jobs/job-types.js';
@@ -78,6 +80,8 @@ async function fire(db: Db, group: HeldSend[], now: number): Promise<void> {
       // Rule `quiet-hours`: a held send passes the topic, caps and re-eligibility gates when it goes.
       topic: campaign.topic,
       policy: sendPolicyToWire(campaign.sendPolicy),
+      ...experimentDefinition(campaign),
+      ...(await winnerDefinition(db, source, now)), // rule `campaign-experiments`
       ...(source.definition.event && { event: source.definition.event }),
       ...(source.definition.eventsByUser && { eventsByUser: eventsOf(source.definition.eventsByUser, group) }),
       heldFrom: source.id,

@@ -4,7 +4,7 @@ import type { DeliveryCount } from './trigger-deliveries.repository.js';
 /**
  * Why a target, user or device got nothing. The first five are decided per audience member (a
  * target in targeted triggers, a user in broadcasts); the render reasons and the send policy's
- * (rules `re-eligibility` and `frequency-caps`) per device.
+ * (rules `re-eligibility` and `frequency-caps`) and the experiment's (rule `campaign-experiments`) per device.
  */
 export type SkipReason =
   | 'not_found'
@@ -17,6 +17,8 @@ export type SkipReason =
   | 'empty_message'
   | 'not_reeligible'
   | 'frequency_capped'
+  | 'control'
+  | 'no_winner'
   | (string & {});
 
 /**
@@ -36,7 +38,7 @@ export interface TriggerCounters {
   failed: number;
   failed_by_status: Record<string, number>;
   tokens_pruned: number;
-  /** Recipients held by quiet hours (rule `quiet-hours`), sent by a later trigger; absent when none. */
+  /** Recipients held by quiet hours (rule `quiet-hours`) or a winner rule's test (rule `campaign-experiments`), sent by a later trigger; absent when none. */
   held?: number;
   /**
    * Messages whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), read from

@@ -25,6 +25,8 @@ export interface TriggerDeliveriesTable {
   /** The trigger's project and start time: a trigger's rows expire together (and share a partition on PostgreSQL). */
   project_id: string;
   trigger_created_at: number;
+  /** Rule `campaign-experiments` (migration 0044): the user's variant id, `control`, or null outside an experiment. */
+  variant: string | null;
 }
 
 declare module '../../db/database.js' {
@@ -48,9 +50,13 @@ const COLUMNS = [
   'created_at',
   'project_id',
   'trigger_created_at',
+  'variant',
 ] as const satisfies readonly (keyof TriggerDeliveriesTable)[];
 
-type Inserted = Pick<TriggerDeliveriesTable, 'trigger_id' | 'status' | 'provider' | 'failure_reason' | 'created_at'>;
+type Inserted = Pick<
+  TriggerDeliveriesTable,
+  'trigger_id' | 'status' | 'provider' | 'failure_reason' | 'created_at' | 'variant'
+>;
 
 /**
  * Inserts rows (statements of up to 64 rows, powers of two; see `preparedInsert`); a device already
@@ -68,7 +74,7 @@ const insertIgnoringRecorded = preparedInsert<TriggerDeliveriesTable, Inserted>(
       .onConflict((oc) => oc.doNothing());
     return sqlDialect(db).supportsStatementTriggers
       ? insert
-      : insert.returning(['trigger_id', 'status', 'provider', 'failure_reason', 'created_at']);
+      : insert.returning(['trigger_id', 'status', 'provider', 'failure_reason', 'created_at', 'variant']);
   },
   100,
 );
@@ -101,21 +107,24 @@ async function addToRollup(db: Db, inserted: Inserted[]): Promise<void> {
     const minute = Math.floor(r.created_at / 60_000) * 60_000;
     const provider = r.provider ?? '';
     const reason = r.failure_reason ?? '';
+    const variant = r.variant ?? '';
     if (
       last &&
       last.minute === minute &&
       last.status === r.status &&
       last.trigger_id === r.trigger_id &&
       last.provider === provider &&
-      last.reason === reason
+      last.reason === reason &&
+      last.variant === variant
     ) {
       last.n++;
       continue;
     }
-    const key = `${r.trigger_id}\u0000${minute}\u0000${r.status}\u0000${provider}\u0000${reason}`;
+    const key = `${r.trigger_id}\u0000${minute}\u0000${r.status}\u0000${provider}\u0000${reason}\u0000${variant}`;
     last = groups.get(key);
     if (last) last.n++;
-    else groups.set(key, (last = { trigger_id: r.trigger_id, minute, status: r.status, provider, reason, n: 1 }));
+    else
+      groups.set(key, (last = { trigger_id: r.trigger_id, minute, status: r.status, provider, reason, variant, n: 1 }));
   }
   if (groups.size === 0) return;
   await db
@@ -123,7 +132,7 @@ async function addToRollup(db: Db, inserted: Inserted[]): Promise<void> {
     .values([...groups.values()])
     .onConflict((oc) =>
       oc
-        .columns(['trigger_id', 'minute', 'status', 'provider', 'reason'])
+        .columns(['trigger_id', 'minute', 'status', 'provider', 'reason', 'variant'])
         .doUpdateSet({ n: sql<number>`trigger_delivery_counts.n + excluded.n` }),
     )
     .execute();

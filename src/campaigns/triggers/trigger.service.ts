@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { experimentDefinition } from '../experiments/experiment.js';
 import type { Database, Db } from '../../db/database.js';
 import { AppError } from '../../errors.js';
 import { enqueueJob } from '../../jobs/jobs.js';
@@ -74,10 +75,11 @@ async function prepareTrigger(
   if (options.requireActive && campaign.status !== 'active')
     throw new AppError('refused', 'CAMPAIGN_NOT_ACTIVE', `Campaign ${campaignId} is ${campaign.status}, not active`);
   const message = parseMessageTemplate(campaign.message);
-  const required = triggerPropertiesRequiredBy(
-    campaign.audienceConditions,
-    triggerPropertiesRequiredByMessage(message),
-  );
+  // Each variant's message is sent to some users, so each must find its trigger properties.
+  const reads = triggerPropertiesRequiredByMessage(message);
+  for (const v of campaign.experiment.variants)
+    triggerPropertiesRequiredByMessage(parseMessageTemplate(v.message), reads);
+  const required = triggerPropertiesRequiredBy(campaign.audienceConditions, reads);
   const missing = [...required].filter((name) => !Object.hasOwn(input.properties, name)).sort();
   if (missing.length > 0) {
     throw new AppError(
@@ -95,6 +97,7 @@ async function prepareTrigger(
     message: campaign.message,
     policy: sendPolicyToWire(campaign.sendPolicy),
     topic: campaign.topic,
+    ...experimentDefinition(campaign),
   };
   return {
     campaign,

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { Experiment, WinnerDecisionRecord } from '../experiments/experiment.js';
 import type { Db, JsonColumn } from '../../db/database.js';
 import { readJson, writeJson } from '../../db/json.js';
 import type { Condition, ResolvedCondition } from '../../conditions/condition-types.js';
@@ -79,6 +80,10 @@ export interface TriggerDefinition {
   policy?: SendPolicyWire;
   /** The campaign's topic when the trigger was made (rule `subscription-topics`); absent in older triggers. */
   topic?: string | null;
+  /** The campaign's variants and control group (rule `campaign-experiments`); absent without any. */
+  experiment?: Experiment;
+  /** Sends to the rest of the audience after a winner rule's test: the decision they follow. */
+  winnerDecision?: WinnerDecisionRecord;
 }
 
 export interface TriggerRecord {
