@@ -35,10 +35,9 @@ export interface LoggedSend {
 }
 
 /**
- * Users (or rows) per statement: a batch's thousand in one round trip each (padded to 1,024: 8,192
- * bound values for the widest insert, under both databases' limits). Lists of users are padded to a
- * power of two (src/db/statement-shapes.ts): a batch's count varies, and each count would be a
- * statement of its own, as long as its list, in SQLite's cache.
+ * Rows per statement of `insertSlots` (any rows, as retention's tests write them): 1,000, padded to
+ * 1,024 (8,192 bound values, under both databases' limits) so that a count is one statement shape
+ * of a few (src/db/statement-shapes.ts). The send gate binds its users as one list instead.
  */
 const CHUNK = 1000;
 const chunks = <T>(items: readonly T[]): T[][] =>
