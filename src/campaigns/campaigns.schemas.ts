@@ -19,17 +19,51 @@ export const CampaignStatus = Type.Union([
 export type CampaignStatus = Static<typeof CampaignStatus>;
 
 const Template = (maxLength: number) => Type.String({ maxLength });
+const messageFields = {
+  title: Type.Optional(Template(1024)),
+  body: Type.Optional(Template(4096)),
+  image_url: Type.Optional(Template(2048)),
+  landing_url: Type.Optional(Template(2048)),
+};
+const LocalizedFieldsSchema = Type.Object(messageFields, {
+  additionalProperties: false,
+  description:
+    'Fields for users of this locale; a field left out falls back along the chain (`fr-CA`, `fr`, the default)',
+});
 export const MessageTemplateSchema = Type.Object(
   {
-    title: Type.Optional(Template(1024)),
-    body: Type.Optional(Template(4096)),
-    image_url: Type.Optional(Template(2048)),
-    landing_url: Type.Optional(Template(2048)),
+    ...messageFields,
+    locales: Type.Optional(
+      Type.Record(Type.String(), LocalizedFieldsSchema, {
+        maxProperties: 50,
+        propertyNames: { maxLength: 64 },
+        description:
+          'Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales`',
+      }),
+    ),
+    locale_property: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        pattern: '^[^"\\\\\\u0000-\\u001f]+$',
+        description: "The user property holding the user's BCP 47 locale (default `locale`)",
+      }),
+    ),
   },
   {
     additionalProperties: false,
     description:
       'Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign',
+    examples: [
+      {
+        title: 'Your order shipped',
+        body: 'It arrives on {{ trigger.eta }}.',
+        locales: {
+          fr: { title: 'Votre commande est partie', body: 'Elle arrive le {{ trigger.eta }}.' },
+          'fr-CA': { title: 'Votre commande est en route' },
+        },
+      },
+    ],
   },
 );
 

@@ -9,6 +9,7 @@ import { CreateCampaignBody, PatchCampaignBody, type CampaignStatus } from './ca
 import { validateCondition } from '../conditions/validate-condition.js';
 import { decodeCursor, encodeCursor, parseLimit } from '../lib/pagination.js';
 import { parseMessageTemplate, type MessageTemplate } from './templates/templates.js';
+import { checkMessageLocales, localizedMessage } from './templates/locales.js';
 import { parseAudience } from './triggers/trigger-body.js';
 import { checkEventTriggerCampaign } from './event-triggers/event-trigger-campaign.js';
 import { eventCampaignsChanged } from './event-triggers/event-matching.js';
@@ -39,16 +40,28 @@ function checkShape<T>(schema: TSchema, input: unknown): T {
 
 const hasMarkup = (source: string) => source.includes('{{') || source.includes('{%');
 
-/** At least a title or a body; every field parses as Liquid; literal URLs are absolute http(s). */
-function checkMessage(message: MessageTemplate, path = 'message'): void {
-  if (!message.title?.trim() && !message.body?.trim())
-    throw new AppError('invalid', 'INVALID_TEMPLATE', `${path}: give a title or a body`);
+/**
+ * At least a title or a body; every field parses as Liquid; literal URLs are absolute http(s); locale
+ * keys are BCP 47 tags, stored canonical, and each locale's message (its fields over the chain's) holds
+ * a title or a body too (rule `message-locales`). Returns the message as stored.
+ */
+function checkMessage(input: MessageTemplate, path = 'message'): MessageTemplate {
+  const message = checkMessageLocales(input, path);
   parseMessageTemplate(message);
+  checkPlainMessage(message, path);
+  for (const tag of Object.keys(message.locales ?? {}))
+    checkPlainMessage(localizedMessage(message, tag), `${path}.locales.${tag}`);
+  return message;
+}
+
+function checkPlainMessage(message: MessageTemplate, at: string): void {
+  if (!message.title?.trim() && !message.body?.trim())
+    throw new AppError('invalid', 'INVALID_TEMPLATE', `${at}: give a title or a body`);
   for (const field of ['image_url', 'landing_url'] as const) {
     const source = message[field]?.trim();
     if (!source || hasMarkup(source)) continue;
     if (!URL.canParse(source) || !['http:', 'https:'].includes(new URL(source).protocol))
-      throw new AppError('invalid', 'INVALID_TEMPLATE', `${path}.${field}: expected an absolute http(s) URL`);
+      throw new AppError('invalid', 'INVALID_TEMPLATE', `${at}.${field}: expected an absolute http(s) URL`);
   }
 }
 
@@ -56,7 +69,7 @@ function checkMessage(message: MessageTemplate, path = 'message'): void {
 function checkCampaign(campaign: Campaign): Campaign {
   if (campaign.segment !== null) validateCondition(campaign.segment, 'segment');
   if (campaign.audienceConditions !== null) validateCondition(campaign.audienceConditions, 'audience_conditions');
-  checkMessage(campaign.message);
+  const message = checkMessage(campaign.message);
   const experiment = checkExperiment(campaign.experiment, checkMessage);
   // A variant's message is sent like `message`, so it passes the same event-trigger checks.
   for (const v of experiment.variants) checkEventTriggerCampaign({ ...campaign, message: v.message });
@@ -67,7 +80,7 @@ function checkCampaign(campaign: Campaign): Campaign {
       'winner: an event-triggered campaign sends one user at a time, so it has no test to decide; remove winner or event_trigger',
     );
   return {
-    ...checkEventTriggerCampaign(campaign),
+    ...checkEventTriggerCampaign({ ...campaign, message, experiment }),
     quietHours: checkQuietHoursField(campaign.quietHours),
     defaultAudience: parseAudience(campaign.defaultAudience, 'default_audience', 'INVALID_DEFAULT_AUDIENCE'),
   };

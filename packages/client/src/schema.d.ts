@@ -439,7 +439,7 @@ export interface paths {
         put?: never;
         /**
          * Trigger an API-triggered campaign
-         * @description Starts one run of an active, API-triggered campaign for the given audience (or its default audience) with the given trigger properties. Answers {"trigger_id"} once the trigger is stored; deliveries follow on the job queue (`GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}` shows progress). `?dry_run=true` answers the audience it would reach instead, storing and sending nothing: a broadcast's counters include those the send policy would skip as `unsubscribed` and `not_reeligible` (frequency caps depend on sends still to come and are not counted).
+         * @description Starts one run of an active, API-triggered campaign for the given audience (or its default audience) with the given trigger properties. Answers {"trigger_id"} once the trigger is stored; deliveries follow on the job queue (`GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}` shows progress). `?dry_run=true` answers the audience it would reach instead, storing and sending nothing: a broadcast's counters include those the send policy would skip as `unsubscribed` and `not_reeligible` (frequency caps depend on sends still to come and are not counted). For a message with `locales` it adds `locales`: recipients per message locale and the user locales that fall back, to what (rule `message-locales`).
          */
         post: operations["triggerCampaign"];
         delete?: never;
@@ -1724,12 +1724,38 @@ export interface components {
             audience_conditions?: unknown | null;
             /** @description {"broadcast": true} (the whole segment, default) or {"targets": [{project_user_id|device_id|user_id}]} */
             default_audience?: unknown;
-            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+            /**
+             * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+             * @example {
+             *       "title": "Your order shipped",
+             *       "body": "It arrives on {{ trigger.eta }}.",
+             *       "locales": {
+             *         "fr": {
+             *           "title": "Votre commande est partie",
+             *           "body": "Elle arrive le {{ trigger.eta }}."
+             *         },
+             *         "fr-CA": {
+             *           "title": "Votre commande est en route"
+             *         }
+             *       }
+             *     }
+             */
             message: {
                 title?: string;
                 body?: string;
                 image_url?: string;
                 landing_url?: string;
+                /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                locales?: {
+                    [key: string]: {
+                        title?: string;
+                        body?: string;
+                        image_url?: string;
+                        landing_url?: string;
+                    };
+                };
+                /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                locale_property?: string;
             };
             event_trigger?: unknown | null;
             /**
@@ -1830,12 +1856,38 @@ export interface components {
             segment: unknown;
             audience_conditions: unknown;
             default_audience: unknown;
-            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+            /**
+             * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+             * @example {
+             *       "title": "Your order shipped",
+             *       "body": "It arrives on {{ trigger.eta }}.",
+             *       "locales": {
+             *         "fr": {
+             *           "title": "Votre commande est partie",
+             *           "body": "Elle arrive le {{ trigger.eta }}."
+             *         },
+             *         "fr-CA": {
+             *           "title": "Votre commande est en route"
+             *         }
+             *       }
+             *     }
+             */
             message: {
                 title?: string;
                 body?: string;
                 image_url?: string;
                 landing_url?: string;
+                /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                locales?: {
+                    [key: string]: {
+                        title?: string;
+                        body?: string;
+                        image_url?: string;
+                        landing_url?: string;
+                    };
+                };
+                /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                locale_property?: string;
             };
             /** @description null, or the event trigger (rule `event-triggered-campaigns`) */
             event_trigger: unknown;
@@ -1942,12 +1994,38 @@ export interface components {
                 segment: unknown;
                 audience_conditions: unknown;
                 default_audience: unknown;
-                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                /**
+                 * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+                 * @example {
+                 *       "title": "Your order shipped",
+                 *       "body": "It arrives on {{ trigger.eta }}.",
+                 *       "locales": {
+                 *         "fr": {
+                 *           "title": "Votre commande est partie",
+                 *           "body": "Elle arrive le {{ trigger.eta }}."
+                 *         },
+                 *         "fr-CA": {
+                 *           "title": "Votre commande est en route"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 message: {
                     title?: string;
                     body?: string;
                     image_url?: string;
                     landing_url?: string;
+                    /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                    locales?: {
+                        [key: string]: {
+                            title?: string;
+                            body?: string;
+                            image_url?: string;
+                            landing_url?: string;
+                        };
+                    };
+                    /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                    locale_property?: string;
                 };
                 /** @description null, or the event trigger (rule `event-triggered-campaigns`) */
                 event_trigger: unknown;
@@ -2055,12 +2133,38 @@ export interface components {
             audience_conditions?: unknown | null;
             /** @description {"broadcast": true} (the whole segment, default) or {"targets": [{project_user_id|device_id|user_id}]} */
             default_audience?: unknown;
-            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+            /**
+             * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+             * @example {
+             *       "title": "Your order shipped",
+             *       "body": "It arrives on {{ trigger.eta }}.",
+             *       "locales": {
+             *         "fr": {
+             *           "title": "Votre commande est partie",
+             *           "body": "Elle arrive le {{ trigger.eta }}."
+             *         },
+             *         "fr-CA": {
+             *           "title": "Votre commande est en route"
+             *         }
+             *       }
+             *     }
+             */
             message?: {
                 title?: string;
                 body?: string;
                 image_url?: string;
                 landing_url?: string;
+                /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                locales?: {
+                    [key: string]: {
+                        title?: string;
+                        body?: string;
+                        image_url?: string;
+                        landing_url?: string;
+                    };
+                };
+                /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                locale_property?: string;
             };
             event_trigger?: unknown | null;
             /**
@@ -2630,6 +2734,8 @@ export interface components {
                 /** Format: date-time */
                 timestamp?: string;
             };
+            /** @description Preview as a user of this BCP 47 locale instead of the user's own (rule `message-locales`): its fields, falling back along the chain */
+            locale?: string;
         };
         /** CampaignPreview */
         CampaignPreview: {
@@ -2655,6 +2761,13 @@ export interface components {
                 property: string;
                 message: string;
             }[];
+            /** @description Rule `message-locales` */
+            locale: {
+                /** @description The locale previewed: the request's, else the user's (canonical); null when the user has none */
+                user_locale: string | null;
+                /** @description The message locale whose fields were used (fields it lacks come from the next of the chain); null: the default fields */
+                message_locale: string | null;
+            };
         };
         /** DeliveryAnalytics */
         DeliveryAnalytics: {
@@ -8359,7 +8472,11 @@ export interface operations {
                      *           "property": "trigger.coupon",
                      *           "message": "trigger property \"coupon\" was not given"
                      *         }
-                     *       ]
+                     *       ],
+                     *       "locale": {
+                     *         "user_locale": "fr-CA",
+                     *         "message_locale": "fr"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["CampaignPreview"];

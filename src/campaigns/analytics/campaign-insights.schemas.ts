@@ -32,6 +32,13 @@ export const PreviewBody = Type.Object(
         },
       ),
     ),
+    locale: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "Preview as a user of this BCP 47 locale instead of the user's own (rule `message-locales`): its fields, falling back along the chain",
+      }),
+    ),
   },
   {
     title: 'PreviewCampaignRequest',
@@ -39,6 +46,7 @@ export const PreviewBody = Type.Object(
     examples: [
       { project_user_id: 'user-42', properties: { coupon: 'SPRING' } },
       { project_user_id: 'user-42', event: { properties: { items: 3 } } },
+      { project_user_id: 'user-42', locale: 'fr-CA' },
     ],
   },
 );
@@ -65,6 +73,18 @@ export const PreviewResponse = Type.Object(
     warnings: Type.Array(
       Type.Object({ code: Type.Literal('missing_property'), property: Type.String(), message: Type.String() }),
     ),
+    locale: Type.Object(
+      {
+        user_locale: Type.Union([Type.String(), Type.Null()], {
+          description: "The locale previewed: the request's, else the user's (canonical); null when the user has none",
+        }),
+        message_locale: Type.Union([Type.String(), Type.Null()], {
+          description:
+            'The message locale whose fields were used (fields it lacks come from the next of the chain); null: the default fields',
+        }),
+      },
+      { description: 'Rule `message-locales`' },
+    ),
   },
   {
     title: 'CampaignPreview',
@@ -84,6 +104,7 @@ export const PreviewResponse = Type.Object(
         warnings: [
           { code: 'missing_property', property: 'trigger.coupon', message: 'trigger property "coupon" was not given' },
         ],
+        locale: { user_locale: 'fr-CA', message_locale: 'fr' },
       },
     ],
   },
