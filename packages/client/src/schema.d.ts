@@ -1821,12 +1821,38 @@ export interface components {
                 variant_id: string;
                 /** @description Share of the non-control users, relative to the other weights */
                 weight: number;
-                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                /**
+                 * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+                 * @example {
+                 *       "title": "Your order shipped",
+                 *       "body": "It arrives on {{ trigger.eta }}.",
+                 *       "locales": {
+                 *         "fr": {
+                 *           "title": "Votre commande est partie",
+                 *           "body": "Elle arrive le {{ trigger.eta }}."
+                 *         },
+                 *         "fr-CA": {
+                 *           "title": "Votre commande est en route"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 message: {
                     title?: string;
                     body?: string;
                     image_url?: string;
                     landing_url?: string;
+                    /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                    locales?: {
+                        [key: string]: {
+                            title?: string;
+                            body?: string;
+                            image_url?: string;
+                            landing_url?: string;
+                        };
+                    };
+                    /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                    locale_property?: string;
                 };
             }[];
             /**
@@ -1954,12 +1980,38 @@ export interface components {
                 variant_id: string;
                 /** @description Share of the non-control users, relative to the other weights */
                 weight: number;
-                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                /**
+                 * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+                 * @example {
+                 *       "title": "Your order shipped",
+                 *       "body": "It arrives on {{ trigger.eta }}.",
+                 *       "locales": {
+                 *         "fr": {
+                 *           "title": "Votre commande est partie",
+                 *           "body": "Elle arrive le {{ trigger.eta }}."
+                 *         },
+                 *         "fr-CA": {
+                 *           "title": "Votre commande est en route"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 message: {
                     title?: string;
                     body?: string;
                     image_url?: string;
                     landing_url?: string;
+                    /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                    locales?: {
+                        [key: string]: {
+                            title?: string;
+                            body?: string;
+                            image_url?: string;
+                            landing_url?: string;
+                        };
+                    };
+                    /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                    locale_property?: string;
                 };
             }[];
             /**
@@ -2092,12 +2144,38 @@ export interface components {
                     variant_id: string;
                     /** @description Share of the non-control users, relative to the other weights */
                     weight: number;
-                    /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                    /**
+                     * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+                     * @example {
+                     *       "title": "Your order shipped",
+                     *       "body": "It arrives on {{ trigger.eta }}.",
+                     *       "locales": {
+                     *         "fr": {
+                     *           "title": "Votre commande est partie",
+                     *           "body": "Elle arrive le {{ trigger.eta }}."
+                     *         },
+                     *         "fr-CA": {
+                     *           "title": "Votre commande est en route"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     message: {
                         title?: string;
                         body?: string;
                         image_url?: string;
                         landing_url?: string;
+                        /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                        locales?: {
+                            [key: string]: {
+                                title?: string;
+                                body?: string;
+                                image_url?: string;
+                                landing_url?: string;
+                            };
+                        };
+                        /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                        locale_property?: string;
                     };
                 }[];
                 /**
@@ -2230,12 +2308,38 @@ export interface components {
                 variant_id: string;
                 /** @description Share of the non-control users, relative to the other weights */
                 weight: number;
-                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                /**
+                 * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+                 * @example {
+                 *       "title": "Your order shipped",
+                 *       "body": "It arrives on {{ trigger.eta }}.",
+                 *       "locales": {
+                 *         "fr": {
+                 *           "title": "Votre commande est partie",
+                 *           "body": "Elle arrive le {{ trigger.eta }}."
+                 *         },
+                 *         "fr-CA": {
+                 *           "title": "Votre commande est en route"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 message: {
                     title?: string;
                     body?: string;
                     image_url?: string;
                     landing_url?: string;
+                    /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                    locales?: {
+                        [key: string]: {
+                            title?: string;
+                            body?: string;
+                            image_url?: string;
+                            landing_url?: string;
+                        };
+                    };
+                    /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                    locale_property?: string;
                 };
             }[];
             /**
