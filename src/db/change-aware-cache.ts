@@ -22,6 +22,8 @@ export interface ChangeAwareCaches<V> {
   changed(): void;
   /** The cache of a database handle (made on first use), or undefined when it cannot have one. */
   cacheOf(db: object): ChangeAwareCache<V> | undefined;
+  /** The value kept for `key` in `db`'s cache, else `read()`'s, kept when nothing changed meanwhile. */
+  through(db: object, key: string, read: () => Promise<V>): Promise<V>;
 }
 
 /** One kind of cache (verified keys, identity settings), each database handle with its own. */
@@ -54,18 +56,28 @@ export function changeAwareCaches<V>(maxEntries: number): ChangeAwareCaches<V> {
     };
   }
 
+  const cacheOf = (db: object): ChangeAwareCache<V> | undefined => {
+    let cache = caches.get(db);
+    if (cache === undefined) {
+      const dataVersion = dataVersionOf(db);
+      cache = dataVersion ? create(dataVersion) : null;
+      caches.set(db, cache);
+    }
+    return cache ?? undefined;
+  };
   return {
     changed() {
       revision++;
     },
-    cacheOf(db) {
-      let cache = caches.get(db);
-      if (cache === undefined) {
-        const dataVersion = dataVersionOf(db);
-        cache = dataVersion ? create(dataVersion) : null;
-        caches.set(db, cache);
-      }
-      return cache ?? undefined;
+    cacheOf,
+    async through(db, key, read) {
+      const cache = cacheOf(db);
+      const cached = cache?.get(key);
+      if (cached !== undefined) return cached;
+      const stamp = cache?.stamp();
+      const value = await read();
+      cache?.set(key, value, stamp);
+      return value;
     },
   };
 }

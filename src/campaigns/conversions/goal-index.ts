@@ -53,11 +53,5 @@ async function readIndex(db: Db, projectId: string): Promise<ProjectGoalIndex> {
 
 /** The index through `base`'s cache, read in `db` (the storing transaction) on a miss. */
 export async function projectGoalIndex(base: Kysely<Database>, db: Db, projectId: string): Promise<ProjectGoalIndex> {
-  const cache = indexCaches.cacheOf(base);
-  const cached = cache?.get(projectId);
-  if (cached !== undefined) return cached;
-  const stamp = cache?.stamp();
-  const index = await readIndex(db, projectId);
-  cache?.set(projectId, index, stamp);
-  return index;
+  return indexCaches.through(base, projectId, () => readIndex(db, projectId));
 }

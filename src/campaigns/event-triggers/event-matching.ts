@@ -61,13 +61,7 @@ async function readIndex(db: Db, projectId: string): Promise<ProjectEventIndex> 
 
 /** The index through `base`'s cache, read in `db` (the storing transaction) on a miss. */
 async function projectIndex(base: Kysely<Database>, db: Db, projectId: string): Promise<ProjectEventIndex> {
-  const cache = indexCaches.cacheOf(base);
-  const cached = cache?.get(projectId);
-  if (cached !== undefined) return cached;
-  const stamp = cache?.stamp();
-  const index = await readIndex(db, projectId);
-  cache?.set(projectId, index, stamp);
-  return index;
+  return indexCaches.through(base, projectId, () => readIndex(db, projectId));
 }
 
 const matching = (entries: Entry[] | undefined, event: StoredEvent): Entry[] =>
