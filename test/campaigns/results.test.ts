@@ -88,7 +88,7 @@ describe.each(TEST_DIALECTS)('campaign results (rule `campaign-results`) on %s',
     expect(res.statusCode, res.body).toBe(201);
     const campaignId = res.json<{ campaign_id: string }>().campaign_id;
     const sentAt = clock.now();
-    const triggerId = await triggerOk(ctx(), campaignId, {}, secret as Headers);
+    const triggerId = await triggerOk(ctx(), campaignId, {}, secret);
     await run();
     const ledger = (
       await sql<{ message_id: string | null; variant: string; status: string }>`
@@ -96,7 +96,7 @@ describe.each(TEST_DIALECTS)('campaign results (rule `campaign-results`) on %s',
         order by device_id`.execute(ctx().database.db)
     ).rows;
     const of = (v: string) => ledger.filter((r) => r.variant === v);
-    return { secret: secret as Headers, campaignId, triggerId, sentAt, ledger, of, projectKey: project.secret_key };
+    return { secret, campaignId, triggerId, sentAt, ledger, of, projectKey: project.secret_key };
   }
 
   const open = async (secret: Headers, messageId: string, openedAt: number) => {

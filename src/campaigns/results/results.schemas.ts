@@ -2,7 +2,6 @@ import { Type } from '@sinclair/typebox';
 
 /** Schemas of `GET /api/v1/campaigns/{campaign_id}/results` (rule `campaign-results`). */
 
-const Count = Type.Integer({ minimum: 0 });
 const Share = Type.Number({ minimum: 0, maximum: 1 });
 
 export const ResultsQuery = Type.Object(

@@ -80,6 +80,9 @@ export function parseResultsQuery(query: ResultsQuery): { granularity: Granulari
   return { granularity: granularity as Granularity, window };
 }
 
+/** Counts per arm, keyed by variant. */
+type Cells = Map<string, ArmCounts & { variant: string | null }>;
+
 const empty = (): ArmCounts => ({ sent: 0, delivered: 0, skipped: 0, opened: 0 });
 /** `''` in the rollup, null in opens: outside an experiment. */
 const armKey = (variant: string | null) => (variant === '' ? null : variant);
@@ -102,7 +105,7 @@ const openRate = (c: ArmCounts) => wilson(Math.min(c.opened, c.delivered), c.del
  * a rate for the metric, else the first listed arm with one (the control receives nothing, so its
  * open rate is undefined; conversions, which control users can make, are measured against it).
  */
-function arms(counts: Map<string, ArmCounts & { variant: string | null }>, order: string[]): ArmResult[] {
+function arms(counts: Cells, order: string[]): ArmResult[] {
   const rank = (v: string | null) =>
     v === CONTROL
       ? order.length + 2
@@ -157,11 +160,11 @@ export async function campaignResults(
   const opens = await countOpensByVariant(db, scope, window, bucketMs, MAX_GROUPS + 1);
   if (outcomes.length > MAX_GROUPS || opens.length > MAX_GROUPS) throw tooMany(granularity);
 
-  const overall = new Map<string, ArmCounts & { variant: string | null }>();
-  const perTrigger = new Map<string, Map<string, ArmCounts & { variant: string | null }>>();
-  const buckets = new Map<number, Map<string, ArmCounts & { variant: string | null }>>();
+  const overall: Cells = new Map();
+  const perTrigger = new Map<string, Cells>();
+  const buckets = new Map<number, Cells>();
   const totals = empty();
-  const cell = (map: Map<string, ArmCounts & { variant: string | null }>, variant: string | null) => {
+  const cell = (map: Cells, variant: string | null) => {
     let c = map.get(keyOf(variant));
     if (!c) map.set(keyOf(variant), (c = { variant, ...empty() }));
     return c;
@@ -170,13 +173,17 @@ export async function campaignResults(
     let b = buckets.get(start);
     if (!b) {
       if (buckets.size >= MAX_RESULT_BUCKETS) throw tooMany(granularity);
-      buckets.set(start, (b = new Map()));
+      b = new Map();
+      buckets.set(start, b);
     }
     return b;
   };
   const triggerArms = (id: string) => {
     let t = perTrigger.get(id);
-    if (!t) perTrigger.set(id, (t = new Map()));
+    if (!t) {
+      t = new Map();
+      perTrigger.set(id, t);
+    }
     return t;
   };
   for (const o of outcomes) {
