@@ -83,7 +83,7 @@ const b = {
   skipped: 0,
   opened: 520,
   open_rate: { rate: 0.13, low: 0.1199, high: 0.1408 },
-  open_rate_lift: { baseline: 'a', difference: 0.03, low: 0.0158, high: 0.0443, relative: 0.3 },
+  open_rate_lift: { baseline: 'a', difference: 0.03, low: 0.016, high: 0.044, relative: 0.3 },
 };
 const control = {
   variant: 'control',
