@@ -24,6 +24,8 @@ import { writeCommitterFor, type WriteCommitter } from './db/group-commit.js';
 import { registerDeviceRoutes } from './devices/devices.routes.js';
 import { registerEventRoutes } from './events/events.routes.js';
 import { createEventTriggerObserver } from './campaigns/event-triggers/event-matching.js';
+import { createConversionObserver } from './campaigns/conversions/conversion-attribution.js';
+import { allObservers } from './events/events.service.js';
 import { registerPendingSendRoutes } from './campaigns/event-triggers/pending-sends.routes.js';
 import { registerQuietHoursRoutes } from './campaigns/policies/quiet-hours.routes.js';
 import { registerUserPolicyRoutes } from './campaigns/policies/user-policy.routes.js';
@@ -165,7 +167,10 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
   }));
   const instrumentedHandlers = onFirstUse(() => instrumentJobHandlers(jobHandlers(), metrics.registry));
 
-  const observeEvents = createEventTriggerObserver({ db, clock });
+  const observeEvents = allObservers(
+    createEventTriggerObserver({ db, clock }),
+    createConversionObserver({ db, clock, notices: () => push().notices }),
+  );
   const registerRoutes = (app: FastifyInstance): void => {
     const identity = { db, secretBox };
     registerUserProfileRoutes(app, { db });

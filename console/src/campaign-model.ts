@@ -10,6 +10,13 @@ export interface EventTrigger extends EventMatcher {
 
 export type Reeligibility = { mode: 'always' } | { mode: 'once' } | { mode: 'window'; seconds: number };
 
+export interface MessageFields {
+  title?: string;
+  body?: string;
+  image_url?: string;
+  landing_url?: string;
+}
+
 /** A campaign as Herald answers it, shared by the campaign pages and the trigger panel. */
 export interface Campaign {
   campaign_id: string;
@@ -21,7 +28,12 @@ export interface Campaign {
   default_audience: unknown;
   /** Set when the campaign also sends on a user's event (null: it does not). */
   event_trigger?: EventTrigger | null;
-  message: { title?: string; body?: string; image_url?: string; landing_url?: string };
+  message: MessageFields & {
+    /** Per-locale fields by BCP 47 tag (rule `message-locales`). */
+    locales?: Record<string, MessageFields>;
+    /** The user property holding the locale (absent: `locale`). */
+    locale_property?: string;
+  };
   /** The send policy (absent from an older Herald: the defaults then). */
   critical?: boolean;
   tags?: string[];

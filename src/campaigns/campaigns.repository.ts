@@ -6,6 +6,7 @@ import type { MessageTemplate } from './templates/templates.js';
 import type { Audience } from './triggers/trigger-body.js';
 import type { EventTrigger } from './event-triggers/event-trigger.js';
 import type { QuietWindow } from './policies/quiet-hours.js';
+import type { ConversionGoal } from './conversions/conversion-goals.js';
 import { hasExperiment, NO_EXPERIMENT, type Experiment } from './experiments/experiment.js';
 import { DEFAULT_SEND_POLICY, readSendPolicy, sendPolicyToWire, type SendPolicy } from './policies/send-policy.js';
 
@@ -29,6 +30,8 @@ export interface CampaignsTable {
   send_policy: JsonColumn | null;
   /** Rule `subscription-topics` (migration 0030): a topic key of the project, or null. */
   topic: string | null;
+  /** Rule `conversion-goals` (migration 0043): the goals, or null for none. */
+  conversion_goals: JsonColumn | null;
   /** Rule `campaign-experiments` (migration 0044): variants, control group, winner rule; null for none. */
   experiment: JsonColumn | null;
   created_at: number;
@@ -57,6 +60,8 @@ export interface Campaign {
   sendPolicy: SendPolicy;
   /** Rule `subscription-topics`: the topic whose unsubscribed users the campaign skips. */
   topic: string | null;
+  /** Rule `conversion-goals`: up to four, the first primary; empty for none. */
+  conversionGoals: ConversionGoal[];
   /** Rule `campaign-experiments`: `NO_EXPERIMENT` when the campaign sends `message` to everyone. */
   experiment: Experiment;
   createdAt: number;
@@ -79,6 +84,7 @@ export function rowToCampaign(row: CampaignsTable): Campaign {
     maxSendsPerMinute: row.max_sends_per_minute === null ? null : Number(row.max_sends_per_minute),
     sendPolicy: readSendPolicy(row.send_policy === null ? null : readJson(row.send_policy)),
     topic: row.topic ?? null,
+    conversionGoals: row.conversion_goals == null ? [] : readJson<ConversionGoal[]>(row.conversion_goals),
     experiment: row.experiment ? readJson<Experiment>(row.experiment) : NO_EXPERIMENT,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
@@ -101,6 +107,7 @@ function campaignToRow(c: Campaign): CampaignsTable {
     max_sends_per_minute: c.maxSendsPerMinute,
     send_policy: c.sendPolicy === DEFAULT_SEND_POLICY ? null : writeJson(sendPolicyToWire(c.sendPolicy)),
     topic: c.topic,
+    conversion_goals: c.conversionGoals.length === 0 ? null : writeJson(c.conversionGoals),
     experiment: hasExperiment(c.experiment) ? writeJson(c.experiment) : null,
     created_at: c.createdAt,
     updated_at: c.updatedAt,

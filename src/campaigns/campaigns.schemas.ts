@@ -19,17 +19,51 @@ export const CampaignStatus = Type.Union([
 export type CampaignStatus = Static<typeof CampaignStatus>;
 
 const Template = (maxLength: number) => Type.String({ maxLength });
+const messageFields = {
+  title: Type.Optional(Template(1024)),
+  body: Type.Optional(Template(4096)),
+  image_url: Type.Optional(Template(2048)),
+  landing_url: Type.Optional(Template(2048)),
+};
+const LocalizedFieldsSchema = Type.Object(messageFields, {
+  additionalProperties: false,
+  description:
+    'Fields for users of this locale; a field left out falls back along the chain (`fr-CA`, `fr`, the default)',
+});
 export const MessageTemplateSchema = Type.Object(
   {
-    title: Type.Optional(Template(1024)),
-    body: Type.Optional(Template(4096)),
-    image_url: Type.Optional(Template(2048)),
-    landing_url: Type.Optional(Template(2048)),
+    ...messageFields,
+    locales: Type.Optional(
+      Type.Record(Type.String(), LocalizedFieldsSchema, {
+        maxProperties: 50,
+        propertyNames: { maxLength: 64 },
+        description:
+          'Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales`',
+      }),
+    ),
+    locale_property: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        pattern: '^[^"\\\\\\u0000-\\u001f]+$',
+        description: "The user property holding the user's BCP 47 locale (default `locale`)",
+      }),
+    ),
   },
   {
     additionalProperties: false,
     description:
       'Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign',
+    examples: [
+      {
+        title: 'Your order shipped',
+        body: 'It arrives on {{ trigger.eta }}.',
+        locales: {
+          fr: { title: 'Votre commande est partie', body: 'Elle arrive le {{ trigger.eta }}.' },
+          'fr-CA': { title: 'Votre commande est en route' },
+        },
+      },
+    ],
   },
 );
 
@@ -59,6 +93,29 @@ const TopicSchema = Type.Union([Type.String({ maxLength: 64 }), Type.Null()], {
     'A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none',
 });
 
+const ConversionGoalsSchema = Type.Union(
+  [
+    Type.Array(Type.Unknown(), {
+      description:
+        'Up to four goals, the first primary: {"event": "<name>", "where"?: <property conditions over the event\'s properties>, "deadline": "<n>h" | "<n>d" | <seconds> (1 hour to 30 days), "counted_from"?: "send" (default) | "open", "revenue_property"?: "<property>"} (rule `conversion-goals`)',
+    }),
+    Type.Null(),
+  ],
+  {
+    examples: [
+      [
+        { event: 'purchase', deadline: '3d', revenue_property: 'amount' },
+        {
+          event: 'app_opened',
+          where: { property: 'screen', op: 'eq', value: 'cart' },
+          deadline: '24h',
+          counted_from: 'open',
+        },
+      ],
+    ],
+  },
+);
+
 const editable = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
   status: CampaignStatus,
@@ -71,6 +128,7 @@ const editable = {
   ...campaignPolicyFields,
   ...sendPolicyFields,
   topic: TopicSchema,
+  conversion_goals: ConversionGoalsSchema,
   ...experimentFields(MessageTemplateSchema),
 };
 
@@ -89,6 +147,7 @@ export const CreateCampaignBody = Type.Object(
     max_sends_per_minute: Type.Optional(editable.max_sends_per_minute),
     ...optionalSendPolicyFields,
     topic: Type.Optional(editable.topic),
+    conversion_goals: Type.Optional(editable.conversion_goals),
     ...optionalExperimentFields(MessageTemplateSchema),
   },
   {
@@ -134,6 +193,17 @@ export const CreateCampaignBody = Type.Object(
         message: { title: 'Spring sale', body: '20% off everything this week.' },
       },
       {
+        campaign_id: 'winback',
+        name: 'Win back',
+        status: 'active',
+        api_triggered: true,
+        message: { title: 'We miss you', body: 'Your basket is still here.' },
+        conversion_goals: [
+          { event: 'purchase', deadline: '3d', revenue_property: 'amount' },
+          { event: 'app_opened', deadline: '24h', counted_from: 'open' },
+        ],
+      },
+      {
         campaign_id: 'spring-sale-test',
         name: 'Spring sale: which title works',
         status: 'active',
@@ -160,6 +230,7 @@ export const PatchCampaignBody = Type.Partial(Type.Object(editable, { additional
   examples: [
     { status: 'paused' },
     { topic: 'promotions' },
+    { conversion_goals: [{ event: 'purchase', where: { property: 'amount', op: 'gte', value: 10 }, deadline: 86400 }] },
     { control_percent: 5, variants: [{ variant_id: 'a', weight: 1, message: { title: 'Hi', body: 'Version A' } }] },
     { variants: [], control_percent: 0 },
   ],
@@ -184,6 +255,7 @@ const campaignExample = {
   counts_toward_caps: true,
   reeligibility: { mode: 'always' },
   topic: null,
+  conversion_goals: [{ event: 'order_received', deadline: '7d', counted_from: 'send' }],
   variants: [],
   control_percent: 0,
   winner: null,
@@ -208,6 +280,16 @@ export const CampaignResponse = Type.Object(
     topic: Type.Union([Type.String(), Type.Null()], {
       description: 'The subscription topic (rule `subscription-topics`), or null',
     }),
+    conversion_goals: Type.Array(
+      Type.Object({
+        event: Type.String(),
+        where: Type.Optional(Type.Unknown()),
+        deadline: Type.Union([Type.String(), Type.Integer()]),
+        counted_from: Type.Union([Type.Literal('send'), Type.Literal('open')]),
+        revenue_property: Type.Optional(Type.String()),
+      }),
+      { description: 'The conversion goals, the first primary (rule `conversion-goals`); [] for none' },
+    ),
     ...experimentFields(MessageTemplateSchema),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),

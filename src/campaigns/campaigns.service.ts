@@ -9,6 +9,7 @@ import { CreateCampaignBody, PatchCampaignBody, type CampaignStatus } from './ca
 import { validateCondition } from '../conditions/validate-condition.js';
 import { decodeCursor, encodeCursor, parseLimit } from '../lib/pagination.js';
 import { parseMessageTemplate, type MessageTemplate } from './templates/templates.js';
+import { checkMessageLocales, localizedMessage } from './templates/locales.js';
 import { parseAudience } from './triggers/trigger-body.js';
 import { checkEventTriggerCampaign } from './event-triggers/event-trigger-campaign.js';
 import { eventCampaignsChanged } from './event-triggers/event-matching.js';
@@ -17,6 +18,9 @@ import { checkQuietHoursField } from './policies/quiet-hours.js';
 import { cancelCampaignHeldSends } from './policies/held-sends.repository.js';
 import { DEFAULT_SEND_POLICY, mergeSendPolicy, sendPolicyToWire } from './policies/send-policy.js';
 import { requireTopic } from '../preferences/topics.service.js';
+import { parseConversionGoals } from './conversions/conversion-goals.js';
+import { conversionGoalsChanged } from './conversions/goal-index.js';
+import { deleteCampaignConversions } from './conversions/conversions.repository.js';
 import { checkExperiment, NO_EXPERIMENT, type Experiment } from './experiments/experiment.js';
 
 export type { Campaign } from './campaigns.repository.js';
@@ -39,16 +43,28 @@ function checkShape<T>(schema: TSchema, input: unknown): T {
 
 const hasMarkup = (source: string) => source.includes('{{') || source.includes('{%');
 
-/** At least a title or a body; every field parses as Liquid; literal URLs are absolute http(s). */
-function checkMessage(message: MessageTemplate, path = 'message'): void {
-  if (!message.title?.trim() && !message.body?.trim())
-    throw new AppError('invalid', 'INVALID_TEMPLATE', `${path}: give a title or a body`);
+/**
+ * At least a title or a body; every field parses as Liquid; literal URLs are absolute http(s); locale
+ * keys are BCP 47 tags, stored canonical, and each locale's message (its fields over the chain's) holds
+ * a title or a body too (rule `message-locales`). Returns the message as stored.
+ */
+function checkMessage(input: MessageTemplate, path = 'message'): MessageTemplate {
+  const message = checkMessageLocales(input, path);
   parseMessageTemplate(message);
+  checkPlainMessage(message, path);
+  for (const tag of Object.keys(message.locales ?? {}))
+    checkPlainMessage(localizedMessage(message, tag), `${path}.locales.${tag}`);
+  return message;
+}
+
+function checkPlainMessage(message: MessageTemplate, at: string): void {
+  if (!message.title?.trim() && !message.body?.trim())
+    throw new AppError('invalid', 'INVALID_TEMPLATE', `${at}: give a title or a body`);
   for (const field of ['image_url', 'landing_url'] as const) {
     const source = message[field]?.trim();
     if (!source || hasMarkup(source)) continue;
     if (!URL.canParse(source) || !['http:', 'https:'].includes(new URL(source).protocol))
-      throw new AppError('invalid', 'INVALID_TEMPLATE', `${path}.${field}: expected an absolute http(s) URL`);
+      throw new AppError('invalid', 'INVALID_TEMPLATE', `${at}.${field}: expected an absolute http(s) URL`);
   }
 }
 
@@ -56,7 +72,7 @@ function checkMessage(message: MessageTemplate, path = 'message'): void {
 function checkCampaign(campaign: Campaign): Campaign {
   if (campaign.segment !== null) validateCondition(campaign.segment, 'segment');
   if (campaign.audienceConditions !== null) validateCondition(campaign.audienceConditions, 'audience_conditions');
-  checkMessage(campaign.message);
+  const message = checkMessage(campaign.message);
   const experiment = checkExperiment(campaign.experiment, checkMessage);
   // A variant's message is sent like `message`, so it passes the same event-trigger checks.
   for (const v of experiment.variants) checkEventTriggerCampaign({ ...campaign, message: v.message });
@@ -67,9 +83,10 @@ function checkCampaign(campaign: Campaign): Campaign {
       'winner: an event-triggered campaign sends one user at a time, so it has no test to decide; remove winner or event_trigger',
     );
   return {
-    ...checkEventTriggerCampaign(campaign),
+    ...checkEventTriggerCampaign({ ...campaign, message, experiment }),
     quietHours: checkQuietHoursField(campaign.quietHours),
     defaultAudience: parseAudience(campaign.defaultAudience, 'default_audience', 'INVALID_DEFAULT_AUDIENCE'),
+    conversionGoals: parseConversionGoals(campaign.conversionGoals),
   };
 }
 
@@ -100,14 +117,17 @@ export async function createCampaign(db: Db, clock: Clock, projectId: string, in
     maxSendsPerMinute: body.max_sends_per_minute ?? null,
     sendPolicy: mergeSendPolicy(DEFAULT_SEND_POLICY, body),
     topic: body.topic ?? null,
+    conversionGoals: (body.conversion_goals ?? []) as Campaign['conversionGoals'],
     experiment: experimentOf(NO_EXPERIMENT, body),
     createdAt: now,
     updatedAt: now,
   });
   if (campaign.topic !== null) await requireTopic(db, projectId, campaign.topic);
   eventCampaignsChanged();
+  conversionGoalsChanged();
   const inserted = await repo.insertCampaign(db, campaign);
   eventCampaignsChanged();
+  conversionGoalsChanged();
   if (!inserted) throw new AppError('conflict', 'CAMPAIGN_EXISTS', `Campaign ${campaign.campaignId} already exists`);
   return campaign;
 }
@@ -149,13 +169,18 @@ export async function updateCampaign(
       ...(patch.max_sends_per_minute !== undefined && { maxSendsPerMinute: patch.max_sends_per_minute }),
       sendPolicy: mergeSendPolicy(current.sendPolicy, patch),
       ...(patch.topic !== undefined && { topic: patch.topic }),
+      ...(patch.conversion_goals !== undefined && {
+        conversionGoals: (patch.conversion_goals ?? []) as Campaign['conversionGoals'],
+      }),
       experiment: experimentOf(current.experiment, patch),
       updatedAt: clock.now(),
     });
     if (patch.topic !== undefined && patch.topic !== null) await requireTopic(trx, projectId, patch.topic);
     eventCampaignsChanged();
+    conversionGoalsChanged();
     if (!(await repo.updateCampaign(trx, next))) throw notFound(campaignId);
     eventCampaignsChanged();
+    conversionGoalsChanged();
     // Rule `event-triggered-campaigns`: a campaign no longer active, or no longer triggered by that
     // event, sends none of its pending sends (reactivating it does not bring them back).
     if (next.status !== 'active') {
@@ -177,11 +202,15 @@ export function setCampaignStatus(
   return updateCampaign(db, clock, projectId, campaignId, { status });
 }
 
-/** Deletes the campaign with its triggers, their delivery ledger and its pending sends; `false` when it did not exist. */
+/** Deletes the campaign with its triggers, their delivery ledger, its conversions and its pending sends; `false` when it did not exist. */
 export async function deleteCampaign(db: Db, projectId: string, campaignId: string): Promise<boolean> {
   eventCampaignsChanged();
+  conversionGoalsChanged();
   const deleted = await repo.deleteCampaign(db, projectId, campaignId);
   eventCampaignsChanged();
+  conversionGoalsChanged();
+  // Its conversions go with its ledger (a campaign made again under the id starts from none).
+  if (deleted) await deleteCampaignConversions(db, projectId, campaignId);
   return deleted;
 }
 
@@ -220,6 +249,7 @@ export function campaignToWire(c: Campaign) {
     max_sends_per_minute: c.maxSendsPerMinute,
     ...sendPolicyToWire(c.sendPolicy),
     topic: c.topic,
+    conversion_goals: c.conversionGoals,
     variants: c.experiment.variants,
     control_percent: c.experiment.control_percent,
     winner: c.experiment.winner,

@@ -29,6 +29,13 @@ export interface StoredEvent extends TrackedEvent {
  */
 export type EventObserver = (db: Db, projectId: string, events: StoredEvent[]) => Promise<void>;
 
+/** Observers run in turn, in the events' transaction (event-triggered campaigns, then conversions). */
+export const allObservers =
+  (...observers: EventObserver[]): EventObserver =>
+  async (db, projectId, events) => {
+    for (const observe of observers) await observe(db, projectId, events);
+  };
+
 /** How far ahead of the server clock an event's timestamp may lie (client clocks drift). */
 const MAX_FUTURE_SKEW_MS = 24 * 60 * 60 * 1000;
 const EARLIEST_TIMESTAMP = Date.UTC(2000, 0, 1);

@@ -16,6 +16,7 @@ export const NOTICE_TYPES = [
   'trigger.completed',
   'preferences.updated',
   'message.opened',
+  'conversion',
 ] as const;
 export type NoticeType = (typeof NOTICE_TYPES)[number];
 
@@ -94,13 +95,33 @@ export interface MessageOpenedData {
   trigger_id?: string;
 }
 
+/**
+ * A user's event met a campaign's conversion goal (rule `conversion-goals`): sent once per goal per
+ * send, when the conversion is stored with the event.
+ */
+export interface ConversionData {
+  project_id: string;
+  campaign_id: string;
+  trigger_id: string;
+  /** The goal's position in the campaign's `conversion_goals` (0: the primary one). */
+  goal_index: number;
+  goal_event: string;
+  project_user_id: string;
+  /** The send's message credited (the opened one when the goal counts from the open). */
+  message_id: string;
+  event_id: string;
+  converted_at: string;
+  revenue: number | null;
+}
+
 /** An event as a feature reports it; `at` (epoch ms) is when the outcome happened. */
 export type Notice =
   | { type: 'delivery.sent' | 'delivery.failed'; at: number; data: DeliveryNoticeData }
   | { type: 'device.pruned'; at: number; data: DevicePrunedData }
   | { type: 'trigger.completed'; at: number; data: TriggerCompletedData }
   | { type: 'preferences.updated'; at: number; data: PreferencesUpdatedData }
-  | { type: 'message.opened'; at: number; data: MessageOpenedData };
+  | { type: 'message.opened'; at: number; data: MessageOpenedData }
+  | { type: 'conversion'; at: number; data: ConversionData };
 
 /**
  * How features report notices (push sends, token pruning, trigger ends). Notices are queued

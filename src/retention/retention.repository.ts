@@ -21,7 +21,8 @@ export interface RetainedTable {
     | 'a2a_tasks'
     | 'event_pending_sends'
     | 'held_sends'
-    | 'message_opens';
+    | 'message_opens'
+    | 'conversions';
   kind: RetentionKind;
   time: string;
   key: readonly string[];
@@ -46,6 +47,8 @@ export const RETAINED_TABLES: readonly RetainedTable[] = [
   { table: 'events', kind: 'events', time: 'received_at', key: ['seq'] },
   // A message's open is part of its delivery record (it names the user): it goes with the deliveries' days.
   { table: 'message_opens', kind: 'deliveries', time: 'received_at', key: ['message_id'] },
+  // So is a send's conversion (it names the user and the event): chosen by when it was stored (`conversions_received`).
+  { table: 'conversions', kind: 'deliveries', time: 'received_at', key: ['trigger_id', 'user_id', 'goal_index'] },
   {
     table: 'a2a_tasks',
     kind: 'tasks',

@@ -14,7 +14,8 @@ const EventType = Type.Unsafe<NoticeType>({
     '`delivery.sent` (a provider accepted a send to a device), `delivery.failed` (a send to a device ended otherwise), ' +
     '`device.pruned` (token hygiene removed or disabled a device), `trigger.completed` (a campaign trigger ended: completed, failed or canceled), ' +
     "`preferences.updated` (a user's subscription preferences changed, through the API, a preference link or a users import), " +
-    '`message.opened` (the recipient opened a message or tapped one of its actions; once per message)',
+    '`message.opened` (the recipient opened a message or tapped one of its actions; once per message), ' +
+    "`conversion` (a user's event met a campaign's conversion goal; once per goal per send)",
 });
 const Events = Type.Array(EventType, { minItems: 1, maxItems: NOTICE_TYPES.length, uniqueItems: true });
 const Url = Type.String({

@@ -35,7 +35,19 @@ describe.each(TEST_DIALECTS)('preview-campaign skill on %s', (dialect) => {
       landingUrl: 'https://example.com/x',
       payloads: rest.payloads,
       warnings: [],
+      locale: { userLocale: null, messageLocale: null },
     });
+    // Rule `message-locales`: a locale asked for renders its fields, falling back along the chain.
+    const localized = await createCampaign(ctx(), {
+      message: { title: 'Hello', locales: { fr: { title: 'Bonjour {{ user.first_name }}' } } },
+    });
+    const fr = (await send({ campaignId: localized, projectUserId: 'ada', locale: 'fr-CA' })).json().result.task;
+    expect(fr.artifacts[0].parts[0].data).toMatchObject({
+      title: 'Bonjour Ada',
+      locale: { userLocale: 'fr-CA', messageLocale: 'fr' },
+    });
+    const bad = (await send({ campaignId: localized, projectUserId: 'ada', locale: 'not a tag' })).json();
+    expect(JSON.stringify(bad)).toMatch(/BCP 47/);
     const legacy = await rpc(ctx(), 'message/send', {
       message: v03Message({ skill: 'preview-campaign', campaignId, projectUserId: 'ada' }),
     });

@@ -68,6 +68,7 @@ describe.each(TEST_DIALECTS)('delivery analytics on %s', (dialect) => {
       by_reason: { UNREGISTERED: 1, TEMPLATE_RENDER_ERROR: 1 },
       users_by_reason: {},
       opened: 0,
+      conversions: [],
       by_variant: {},
     });
     const sent = out.series.reduce((n, b) => n + b.sent, 0);

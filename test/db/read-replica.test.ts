@@ -139,7 +139,7 @@ describe.each(TEST_DIALECTS)('read replica setting on %s', (dialect) => {
     expect(analytics.statusCode).toBe(200);
     expect(
       (await readConnectionQueries(applicationName)).some((q) =>
-        /trigger_delivery_counts|message_opens|trigger_batches/.test(q),
+        /trigger_delivery_counts|message_opens|trigger_batches|conversions/.test(q),
       ),
     ).toBe(true);
 

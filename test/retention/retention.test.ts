@@ -132,6 +132,36 @@ describe.each(TEST_DIALECTS)('retention on %s', (dialect) => {
     }
   });
 
+  it("deletes conversions with the deliveries' days, by when they were received", async () => {
+    clock.t = start;
+    const { project } = await ctx().newProject('conversions');
+    const row = (n: number, receivedAt: number) => ({
+      trigger_id: `t-${project.project_id}-${n}`,
+      user_id: 'u',
+      goal_index: 0,
+      project_id: project.project_id,
+      campaign_id: 'c',
+      message_id: `m-${n}`,
+      event_id: `e-${n}`,
+      converted_at: receivedAt,
+      received_at: receivedAt,
+      revenue: null,
+      variant: null,
+    });
+    await ctx()
+      .database.db.insertInto('conversions')
+      .values([row(1, start), row(2, start + 2 * DAY_MS)])
+      .execute();
+    clock.t = start + 32 * DAY_MS - 30_000;
+    await runRetentionJob(ctx(), clock);
+    const left = await ctx()
+      .database.db.selectFrom('conversions')
+      .select('message_id')
+      .where('project_id', '=', project.project_id)
+      .execute();
+    expect(left.map((r) => r.message_id)).toEqual(['m-2']);
+  });
+
   it('deletes fired and canceled pending sends (event-triggered) and held sends (quiet hours) with the deliveries; waiting ones stay', async () => {
     clock.t = start;
     const p = await projectWithDevice('pending-sends');

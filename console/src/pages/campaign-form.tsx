@@ -4,6 +4,7 @@ import { STATUSES, type Campaign } from '../campaign-model.js';
 import { conditionOf, ConditionEditor, draftOf, type ConditionDraft } from '../condition-editor.js';
 import { ErrorNote, Field, onSubmit, useAction, valueOf } from '../ui.js';
 import { PolicyFields, policyDraftOf, policyOf } from './campaign-policy-fields.js';
+import { LocaleFields, localesDraftOf, localesOf } from './message-locales.js';
 import { eventTriggerDraftOf, eventTriggerOf, EventTriggerFields } from './event-trigger-fields.js';
 
 type MessageFields = { title: string; body: string; image_url: string; landing_url: string };
@@ -17,7 +18,13 @@ function fieldsOf(c: Campaign | undefined) {
     segment: draftOf(c?.segment ?? null),
     audience: draftOf(c?.audience_conditions ?? null),
     eventTrigger: eventTriggerDraftOf(c?.event_trigger),
-    message: { title: '', body: '', image_url: '', landing_url: '', ...c?.message },
+    message: {
+      title: c?.message.title ?? '',
+      body: c?.message.body ?? '',
+      image_url: c?.message.image_url ?? '',
+      landing_url: c?.message.landing_url ?? '',
+    },
+    locales: localesDraftOf(c?.message),
     policy: policyDraftOf(c),
   };
 }
@@ -48,7 +55,10 @@ export function CampaignForm(props: { api: Api; campaign?: Campaign; onSaved: (c
       segment: conditionOf(fields.segment, 'Segment'),
       audience_conditions: conditionOf(fields.audience, 'Audience conditions'),
       event_trigger: eventTriggerOf(fields.eventTrigger),
-      message: Object.fromEntries(Object.entries(fields.message).filter(([, v]) => v !== '')),
+      message: {
+        ...Object.fromEntries(Object.entries(fields.message).filter(([, v]) => v !== '')),
+        ...localesOf(fields.locales),
+      },
       ...policyOf(fields.policy),
     };
     const result = c
@@ -125,6 +135,7 @@ export function CampaignForm(props: { api: Api; campaign?: Campaign; onSaved: (c
         {text('image_url', 'Image URL')}
         {text('landing_url', 'Landing URL', false, 'Opened on tap')}
       </fieldset>
+      <LocaleFields value={fields.locales} onChange={(d) => set('locales', d)} />
       <ConditionEditor
         id="segment"
         legend="Segment"

@@ -4,6 +4,45 @@ export interface DryRun {
   audience: 'broadcast' | 'targets';
   counters: { targets: number; in_segment: number; eligible: number; devices: number; skipped: Record<string, number> };
   targets?: { target: Record<string, string>; eligible: boolean; reason: string; devices: number; detail?: string }[];
+  /** For a message with locales (rule `message-locales`). */
+  locales?: {
+    property: string;
+    recipients: { locale: string | null; users: number }[];
+    fallbacks: { user_locale: string; users: number; falls_back_to: string | null }[];
+    without_locale: number;
+    other: number;
+  };
+}
+
+/** Recipients per language, and the locales that fall back. */
+function LocaleSummary(props: { locales: NonNullable<DryRun['locales']> }) {
+  const l = props.locales;
+  return (
+    <div data-testid="dry-run-locales">
+      <p class="hint">By language (user property {l.property}):</p>
+      <ul>
+        {l.recipients.map((r) => (
+          <li key={r.locale ?? ''}>
+            {r.locale ?? 'default message'}: {plural(r.users, 'user', 'users')}
+          </li>
+        ))}
+      </ul>
+      {(l.fallbacks.length > 0 || l.without_locale > 0) && (
+        <ul class="hint">
+          {l.fallbacks.map((f) => (
+            <li key={f.user_locale}>
+              {f.user_locale} ({plural(f.users, 'user', 'users')}) falls back to{' '}
+              {f.falls_back_to ?? 'the default message'}
+            </li>
+          ))}
+          {l.without_locale > 0 && (
+            <li>{plural(l.without_locale, 'user has', 'users have')} no locale: default message</li>
+          )}
+          {l.other > 0 && <li>{plural(l.other, 'user', 'users')} with rarer locales not broken down</li>}
+        </ul>
+      )}
+    </div>
+  );
 }
 
 /**
@@ -54,6 +93,7 @@ export function DryRunResult(props: { result: DryRun; brief?: boolean }) {
         {anySkipped ? ' Not reached:' : ''}
       </p>
       <SkipSummary skipped={skipped} />
+      {result.locales && <LocaleSummary locales={result.locales} />}
       {result.targets && (
         <ul class="targets">
           {result.targets.map((t, i) => (

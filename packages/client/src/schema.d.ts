@@ -439,7 +439,7 @@ export interface paths {
         put?: never;
         /**
          * Trigger an API-triggered campaign
-         * @description Starts one run of an active, API-triggered campaign for the given audience (or its default audience) with the given trigger properties. Answers {"trigger_id"} once the trigger is stored; deliveries follow on the job queue (`GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}` shows progress). `?dry_run=true` answers the audience it would reach instead, storing and sending nothing: a broadcast's counters include those the send policy would skip as `unsubscribed` and `not_reeligible` (frequency caps depend on sends still to come and are not counted).
+         * @description Starts one run of an active, API-triggered campaign for the given audience (or its default audience) with the given trigger properties. Answers {"trigger_id"} once the trigger is stored; deliveries follow on the job queue (`GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}` shows progress). `?dry_run=true` answers the audience it would reach instead, storing and sending nothing: a broadcast's counters include those the send policy would skip as `unsubscribed` and `not_reeligible` (frequency caps depend on sends still to come and are not counted). For a message with `locales` it adds `locales`: recipients per message locale and the user locales that fall back, to what (rule `message-locales`).
          */
         post: operations["triggerCampaign"];
         delete?: never;
@@ -1210,7 +1210,7 @@ export interface components {
         CreateWebhookRequest: {
             /** @description http(s) URL on a public address; checked with the outbound-URL policy now and at every delivery */
             url: string;
-            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened")[];
+            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened" | "conversion")[];
             description?: string;
         };
         /**
@@ -1225,7 +1225,7 @@ export interface components {
         UpdateWebhookRequest: {
             /** @description http(s) URL on a public address; checked with the outbound-URL policy now and at every delivery */
             url?: string;
-            events?: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened")[];
+            events?: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened" | "conversion")[];
             description?: string | null;
             /** @description `true` re-enables a webhook disabled by the user or after failing deliveries */
             enabled?: boolean;
@@ -1249,7 +1249,7 @@ export interface components {
         Webhook: {
             webhook_id: string;
             url: string;
-            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened")[];
+            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened" | "conversion")[];
             description: string | null;
             enabled: boolean;
             disabled_reason: string | null;
@@ -1278,7 +1278,7 @@ export interface components {
         CreatedWebhook: {
             webhook_id: string;
             url: string;
-            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened")[];
+            events: ("delivery.sent" | "delivery.failed" | "device.pruned" | "trigger.completed" | "preferences.updated" | "message.opened" | "conversion")[];
             description: string | null;
             enabled: boolean;
             disabled_reason: string | null;
@@ -1744,12 +1744,38 @@ export interface components {
             audience_conditions?: unknown | null;
             /** @description {"broadcast": true} (the whole segment, default) or {"targets": [{project_user_id|device_id|user_id}]} */
             default_audience?: unknown;
-            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+            /**
+             * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+             * @example {
+             *       "title": "Your order shipped",
+             *       "body": "It arrives on {{ trigger.eta }}.",
+             *       "locales": {
+             *         "fr": {
+             *           "title": "Votre commande est partie",
+             *           "body": "Elle arrive le {{ trigger.eta }}."
+             *         },
+             *         "fr-CA": {
+             *           "title": "Votre commande est en route"
+             *         }
+             *       }
+             *     }
+             */
             message: {
                 title?: string;
                 body?: string;
                 image_url?: string;
                 landing_url?: string;
+                /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                locales?: {
+                    [key: string]: {
+                        title?: string;
+                        body?: string;
+                        image_url?: string;
+                        landing_url?: string;
+                    };
+                };
+                /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                locale_property?: string;
             };
             event_trigger?: unknown | null;
             /**
@@ -1790,6 +1816,26 @@ export interface components {
             /** @description A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none */
             topic?: string | null;
             /**
+             * @example [
+             *       {
+             *         "event": "purchase",
+             *         "deadline": "3d",
+             *         "revenue_property": "amount"
+             *       },
+             *       {
+             *         "event": "app_opened",
+             *         "where": {
+             *           "property": "screen",
+             *           "op": "eq",
+             *           "value": "cart"
+             *         },
+             *         "deadline": "24h",
+             *         "counted_from": "open"
+             *       }
+             *     ]
+             */
+            conversion_goals?: unknown[] | null;
+            /**
              * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
              * @example [
              *       {
@@ -1815,12 +1861,38 @@ export interface components {
                 variant_id: string;
                 /** @description Share of the non-control users, relative to the other weights */
                 weight: number;
-                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                /**
+                 * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+                 * @example {
+                 *       "title": "Your order shipped",
+                 *       "body": "It arrives on {{ trigger.eta }}.",
+                 *       "locales": {
+                 *         "fr": {
+                 *           "title": "Votre commande est partie",
+                 *           "body": "Elle arrive le {{ trigger.eta }}."
+                 *         },
+                 *         "fr-CA": {
+                 *           "title": "Votre commande est en route"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 message: {
                     title?: string;
                     body?: string;
                     image_url?: string;
                     landing_url?: string;
+                    /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                    locales?: {
+                        [key: string]: {
+                            title?: string;
+                            body?: string;
+                            image_url?: string;
+                            landing_url?: string;
+                        };
+                    };
+                    /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                    locale_property?: string;
                 };
             }[];
             /**
@@ -1850,12 +1922,38 @@ export interface components {
             segment: unknown;
             audience_conditions: unknown;
             default_audience: unknown;
-            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+            /**
+             * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+             * @example {
+             *       "title": "Your order shipped",
+             *       "body": "It arrives on {{ trigger.eta }}.",
+             *       "locales": {
+             *         "fr": {
+             *           "title": "Votre commande est partie",
+             *           "body": "Elle arrive le {{ trigger.eta }}."
+             *         },
+             *         "fr-CA": {
+             *           "title": "Votre commande est en route"
+             *         }
+             *       }
+             *     }
+             */
             message: {
                 title?: string;
                 body?: string;
                 image_url?: string;
                 landing_url?: string;
+                /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                locales?: {
+                    [key: string]: {
+                        title?: string;
+                        body?: string;
+                        image_url?: string;
+                        landing_url?: string;
+                    };
+                };
+                /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                locale_property?: string;
             };
             /** @description null, or the event trigger (rule `event-triggered-campaigns`) */
             event_trigger: unknown;
@@ -1896,6 +1994,14 @@ export interface components {
             };
             /** @description The subscription topic (rule `subscription-topics`), or null */
             topic: string | null;
+            /** @description The conversion goals, the first primary (rule `conversion-goals`); [] for none */
+            conversion_goals: {
+                event: string;
+                where?: unknown;
+                deadline: string | number;
+                counted_from: "send" | "open";
+                revenue_property?: string;
+            }[];
             /**
              * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
              * @example [
@@ -1922,12 +2028,38 @@ export interface components {
                 variant_id: string;
                 /** @description Share of the non-control users, relative to the other weights */
                 weight: number;
-                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                /**
+                 * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+                 * @example {
+                 *       "title": "Your order shipped",
+                 *       "body": "It arrives on {{ trigger.eta }}.",
+                 *       "locales": {
+                 *         "fr": {
+                 *           "title": "Votre commande est partie",
+                 *           "body": "Elle arrive le {{ trigger.eta }}."
+                 *         },
+                 *         "fr-CA": {
+                 *           "title": "Votre commande est en route"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 message: {
                     title?: string;
                     body?: string;
                     image_url?: string;
                     landing_url?: string;
+                    /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                    locales?: {
+                        [key: string]: {
+                            title?: string;
+                            body?: string;
+                            image_url?: string;
+                            landing_url?: string;
+                        };
+                    };
+                    /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                    locale_property?: string;
                 };
             }[];
             /**
@@ -1962,12 +2094,38 @@ export interface components {
                 segment: unknown;
                 audience_conditions: unknown;
                 default_audience: unknown;
-                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                /**
+                 * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+                 * @example {
+                 *       "title": "Your order shipped",
+                 *       "body": "It arrives on {{ trigger.eta }}.",
+                 *       "locales": {
+                 *         "fr": {
+                 *           "title": "Votre commande est partie",
+                 *           "body": "Elle arrive le {{ trigger.eta }}."
+                 *         },
+                 *         "fr-CA": {
+                 *           "title": "Votre commande est en route"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 message: {
                     title?: string;
                     body?: string;
                     image_url?: string;
                     landing_url?: string;
+                    /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                    locales?: {
+                        [key: string]: {
+                            title?: string;
+                            body?: string;
+                            image_url?: string;
+                            landing_url?: string;
+                        };
+                    };
+                    /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                    locale_property?: string;
                 };
                 /** @description null, or the event trigger (rule `event-triggered-campaigns`) */
                 event_trigger: unknown;
@@ -2008,6 +2166,14 @@ export interface components {
                 };
                 /** @description The subscription topic (rule `subscription-topics`), or null */
                 topic: string | null;
+                /** @description The conversion goals, the first primary (rule `conversion-goals`); [] for none */
+                conversion_goals: {
+                    event: string;
+                    where?: unknown;
+                    deadline: string | number;
+                    counted_from: "send" | "open";
+                    revenue_property?: string;
+                }[];
                 /**
                  * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
                  * @example [
@@ -2034,12 +2200,38 @@ export interface components {
                     variant_id: string;
                     /** @description Share of the non-control users, relative to the other weights */
                     weight: number;
-                    /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                    /**
+                     * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+                     * @example {
+                     *       "title": "Your order shipped",
+                     *       "body": "It arrives on {{ trigger.eta }}.",
+                     *       "locales": {
+                     *         "fr": {
+                     *           "title": "Votre commande est partie",
+                     *           "body": "Elle arrive le {{ trigger.eta }}."
+                     *         },
+                     *         "fr-CA": {
+                     *           "title": "Votre commande est en route"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     message: {
                         title?: string;
                         body?: string;
                         image_url?: string;
                         landing_url?: string;
+                        /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                        locales?: {
+                            [key: string]: {
+                                title?: string;
+                                body?: string;
+                                image_url?: string;
+                                landing_url?: string;
+                            };
+                        };
+                        /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                        locale_property?: string;
                     };
                 }[];
                 /**
@@ -2075,12 +2267,38 @@ export interface components {
             audience_conditions?: unknown | null;
             /** @description {"broadcast": true} (the whole segment, default) or {"targets": [{project_user_id|device_id|user_id}]} */
             default_audience?: unknown;
-            /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+            /**
+             * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+             * @example {
+             *       "title": "Your order shipped",
+             *       "body": "It arrives on {{ trigger.eta }}.",
+             *       "locales": {
+             *         "fr": {
+             *           "title": "Votre commande est partie",
+             *           "body": "Elle arrive le {{ trigger.eta }}."
+             *         },
+             *         "fr-CA": {
+             *           "title": "Votre commande est en route"
+             *         }
+             *       }
+             *     }
+             */
             message?: {
                 title?: string;
                 body?: string;
                 image_url?: string;
                 landing_url?: string;
+                /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                locales?: {
+                    [key: string]: {
+                        title?: string;
+                        body?: string;
+                        image_url?: string;
+                        landing_url?: string;
+                    };
+                };
+                /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                locale_property?: string;
             };
             event_trigger?: unknown | null;
             /**
@@ -2121,6 +2339,26 @@ export interface components {
             /** @description A topic key of the project (rule `subscription-topics`): users not subscribed to it are skipped (`skipped.unsubscribed`); null for none */
             topic?: string | null;
             /**
+             * @example [
+             *       {
+             *         "event": "purchase",
+             *         "deadline": "3d",
+             *         "revenue_property": "amount"
+             *       },
+             *       {
+             *         "event": "app_opened",
+             *         "where": {
+             *           "property": "screen",
+             *           "op": "eq",
+             *           "value": "cart"
+             *         },
+             *         "deadline": "24h",
+             *         "counted_from": "open"
+             *       }
+             *     ]
+             */
+            conversion_goals?: unknown[] | null;
+            /**
              * @description Up to 8 message variants; a user's variant is fixed per campaign (a hash). [] for none: every recipient gets `message`
              * @example [
              *       {
@@ -2146,12 +2384,38 @@ export interface components {
                 variant_id: string;
                 /** @description Share of the non-control users, relative to the other weights */
                 weight: number;
-                /** @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign */
+                /**
+                 * @description Liquid templates; `trigger`, `user` and `campaign` are in scope, and `event` in an event-triggered campaign
+                 * @example {
+                 *       "title": "Your order shipped",
+                 *       "body": "It arrives on {{ trigger.eta }}.",
+                 *       "locales": {
+                 *         "fr": {
+                 *           "title": "Votre commande est partie",
+                 *           "body": "Elle arrive le {{ trigger.eta }}."
+                 *         },
+                 *         "fr-CA": {
+                 *           "title": "Votre commande est en route"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 message: {
                     title?: string;
                     body?: string;
                     image_url?: string;
                     landing_url?: string;
+                    /** @description Per-locale fields keyed by BCP 47 tag (at most 50; keys compared without case and stored canonical, `fr-ca` as `fr-CA`); rule `message-locales` */
+                    locales?: {
+                        [key: string]: {
+                            title?: string;
+                            body?: string;
+                            image_url?: string;
+                            landing_url?: string;
+                        };
+                    };
+                    /** @description The user property holding the user's BCP 47 locale (default `locale`) */
+                    locale_property?: string;
                 };
             }[];
             /**
@@ -2233,6 +2497,16 @@ export interface components {
                 held?: number;
                 /** @description Messages of the trigger whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once; in the trigger's status */
                 opened?: number;
+                /** @description Per conversion goal of the campaign (rule `conversion-goals`): the trigger's sends that converted and their revenue; in the trigger's status, absent when the campaign has no goals */
+                conversions?: {
+                    /** @description The goal's position in `conversion_goals` (0: primary) */
+                    goal_index: number;
+                    /** @description The goal's event; null for a goal since removed */
+                    event: string | null;
+                    converted: number;
+                    /** @description Sum of the goal's `revenue_property` over the conversions (0 when none) */
+                    revenue: number;
+                }[];
             };
             progress: {
                 batches_planned: number;
@@ -2365,6 +2639,16 @@ export interface components {
                 held?: number;
                 /** @description Messages of the trigger whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once; in the trigger's status */
                 opened?: number;
+                /** @description Per conversion goal of the campaign (rule `conversion-goals`): the trigger's sends that converted and their revenue; in the trigger's status, absent when the campaign has no goals */
+                conversions?: {
+                    /** @description The goal's position in `conversion_goals` (0: primary) */
+                    goal_index: number;
+                    /** @description The goal's event; null for a goal since removed */
+                    event: string | null;
+                    converted: number;
+                    /** @description Sum of the goal's `revenue_property` over the conversions (0 when none) */
+                    revenue: number;
+                }[];
             };
             progress: {
                 batches_planned: number;
@@ -2460,6 +2744,16 @@ export interface components {
                 held?: number;
                 /** @description Messages of the trigger whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once; in the trigger's status */
                 opened?: number;
+                /** @description Per conversion goal of the campaign (rule `conversion-goals`): the trigger's sends that converted and their revenue; in the trigger's status, absent when the campaign has no goals */
+                conversions?: {
+                    /** @description The goal's position in `conversion_goals` (0: primary) */
+                    goal_index: number;
+                    /** @description The goal's event; null for a goal since removed */
+                    event: string | null;
+                    converted: number;
+                    /** @description Sum of the goal's `revenue_property` over the conversions (0 when none) */
+                    revenue: number;
+                }[];
             };
             progress: {
                 batches_planned: number;
@@ -2650,6 +2944,8 @@ export interface components {
                 /** Format: date-time */
                 timestamp?: string;
             };
+            /** @description Preview as a user of this BCP 47 locale instead of the user's own (rule `message-locales`): its fields, falling back along the chain */
+            locale?: string;
         };
         /** CampaignPreview */
         CampaignPreview: {
@@ -2675,6 +2971,13 @@ export interface components {
                 property: string;
                 message: string;
             }[];
+            /** @description Rule `message-locales` */
+            locale: {
+                /** @description The locale previewed: the request's, else the user's (canonical); null when the user has none */
+                user_locale: string | null;
+                /** @description The message locale whose fields were used (fields it lacks come from the next of the chain); null: the default fields */
+                message_locale: string | null;
+            };
         };
         /** DeliveryAnalytics */
         DeliveryAnalytics: {
@@ -2700,6 +3003,16 @@ export interface components {
                 };
                 /** @description Messages whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once, by when it was opened */
                 opened: number;
+                /** @description Per conversion goal of the campaign (rule `conversion-goals`), the first primary: sends that converted (by the converting event's time, in the window) and their revenue; [] without goals */
+                conversions: {
+                    /** @description The goal's position in `conversion_goals` (0: primary) */
+                    goal_index: number;
+                    /** @description The goal's event; null for a goal since removed */
+                    event: string | null;
+                    converted: number;
+                    /** @description Sum of the goal's `revenue_property` over the conversions (0 when none) */
+                    revenue: number;
+                }[];
                 /** @description Campaigns with variants or a control group (rule `campaign-experiments`): variant id (or `control`) → device outcomes; sent = accepted, skipped = not sent (the control group's devices, render skips, caps). Empty outside an experiment */
                 by_variant: {
                     [key: string]: {
@@ -6026,6 +6339,13 @@ export interface operations {
                      *             "mode": "always"
                      *           },
                      *           "topic": null,
+                     *           "conversion_goals": [
+                     *             {
+                     *               "event": "order_received",
+                     *               "deadline": "7d",
+                     *               "counted_from": "send"
+                     *             }
+                     *           ],
                      *           "variants": [],
                      *           "control_percent": 0,
                      *           "winner": null,
@@ -6172,6 +6492,13 @@ export interface operations {
                      *         "mode": "always"
                      *       },
                      *       "topic": null,
+                     *       "conversion_goals": [
+                     *         {
+                     *           "event": "order_received",
+                     *           "deadline": "7d",
+                     *           "counted_from": "send"
+                     *         }
+                     *       ],
                      *       "variants": [],
                      *       "control_percent": 0,
                      *       "winner": null,
@@ -6361,6 +6688,13 @@ export interface operations {
                      *         "mode": "always"
                      *       },
                      *       "topic": null,
+                     *       "conversion_goals": [
+                     *         {
+                     *           "event": "order_received",
+                     *           "deadline": "7d",
+                     *           "counted_from": "send"
+                     *         }
+                     *       ],
                      *       "variants": [],
                      *       "control_percent": 0,
                      *       "winner": null,
@@ -6613,6 +6947,13 @@ export interface operations {
                      *         "mode": "always"
                      *       },
                      *       "topic": null,
+                     *       "conversion_goals": [
+                     *         {
+                     *           "event": "order_received",
+                     *           "deadline": "7d",
+                     *           "counted_from": "send"
+                     *         }
+                     *       ],
                      *       "variants": [],
                      *       "control_percent": 0,
                      *       "winner": null,
@@ -8490,7 +8831,11 @@ export interface operations {
                      *           "property": "trigger.coupon",
                      *           "message": "trigger property \"coupon\" was not given"
                      *         }
-                     *       ]
+                     *       ],
+                     *       "locale": {
+                     *         "user_locale": "fr-CA",
+                     *         "message_locale": "fr"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["CampaignPreview"];
@@ -8661,6 +9006,14 @@ export interface operations {
                      *           "HELD": 2
                      *         },
                      *         "opened": 1,
+                     *         "conversions": [
+                     *           {
+                     *             "goal_index": 0,
+                     *             "event": "purchase",
+                     *             "converted": 1,
+                     *             "revenue": 42.5
+                     *           }
+                     *         ],
                      *         "by_variant": {}
                      *       },
                      *       "series": [
@@ -8816,6 +9169,14 @@ export interface operations {
                      *           "HELD": 2
                      *         },
                      *         "opened": 1,
+                     *         "conversions": [
+                     *           {
+                     *             "goal_index": 0,
+                     *             "event": "purchase",
+                     *             "converted": 1,
+                     *             "revenue": 42.5
+                     *           }
+                     *         ],
                      *         "by_variant": {}
                      *       },
                      *       "series": [
@@ -9125,8 +9486,8 @@ export interface operations {
                      *           "open_rate_lift": {
                      *             "baseline": "a",
                      *             "difference": 0.03,
-                     *             "low": 0.0158,
-                     *             "high": 0.0443,
+                     *             "low": 0.016,
+                     *             "high": 0.044,
                      *             "relative": 0.3
                      *           }
                      *         },
@@ -9174,8 +9535,8 @@ export interface operations {
                      *               "open_rate_lift": {
                      *                 "baseline": "a",
                      *                 "difference": 0.03,
-                     *                 "low": 0.0158,
-                     *                 "high": 0.0443,
+                     *                 "low": 0.016,
+                     *                 "high": 0.044,
                      *                 "relative": 0.3
                      *               }
                      *             },

@@ -9,17 +9,18 @@ const Input = Type.Object({
   campaignId: Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F]+$' }),
   projectUserId: Type.String({ minLength: 1, maxLength: 255 }),
   properties: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  locale: Type.Optional(Type.String({ maxLength: 64 })),
 });
 const check = paramsValidator(Input);
 
 export interface PreviewSkillInput {
   campaignId: string;
-  body: { project_user_id: string; properties?: unknown };
+  body: { project_user_id: string; properties?: unknown; locale?: string };
 }
 
 /**
- * `preview-campaign` {campaignId, projectUserId, properties?} → `preview-result` {title, body,
- * imageUrl?, landingUrl?, payloads, warnings}: the REST `:preview` answer in camelCase (the
+ * `preview-campaign` {campaignId, projectUserId, properties?, locale?} → `preview-result` {title, body,
+ * imageUrl?, landingUrl?, payloads, warnings, locale}: the REST `:preview` answer in camelCase (the
  * provider payloads are the providers' own JSON and stay as they are). Nothing is stored or sent.
  */
 export const previewCampaignSkill = defineSkill<PreviewSkillInput>({
@@ -27,7 +28,7 @@ export const previewCampaignSkill = defineSkill<PreviewSkillInput>({
     id: 'preview-campaign',
     name: 'Preview campaign',
     description:
-      "Renders a campaign's message for one user with the given trigger properties, as a trigger would, and answers each push provider's payload with its size against that provider's limit, and the trigger properties the campaign reads but the preview lacks. Sends nothing.",
+      "Renders a campaign's message for one user with the given trigger properties, as a trigger would (in the user's locale, or in `locale` if given), and answers each push provider's payload with its size against that provider's limit, and the trigger properties the campaign reads but the preview lacks. Sends nothing.",
     tags: ['campaigns'],
     examples: [
       '{"skill":"preview-campaign","campaignId":"welcome","projectUserId":"user-42","properties":{"coupon":"SPRING"}}',
@@ -38,6 +39,7 @@ export const previewCampaignSkill = defineSkill<PreviewSkillInput>({
     const body = {
       project_user_id: input.projectUserId,
       ...(input.properties !== undefined ? { properties: input.properties } : {}),
+      ...(input.locale !== undefined ? { locale: input.locale } : {}),
     };
     try {
       parsePreviewInput(body); // the REST rules, so a malformed preview never becomes a task
@@ -62,6 +64,7 @@ export const previewCampaignSkill = defineSkill<PreviewSkillInput>({
       ...(preview.landing_url !== undefined && { landingUrl: preview.landing_url }),
       payloads: preview.payloads,
       warnings: preview.warnings,
+      locale: { userLocale: preview.locale.user_locale, messageLocale: preview.locale.message_locale },
     };
     return { artifactName: 'preview-result', data };
   },

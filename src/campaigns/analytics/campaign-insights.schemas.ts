@@ -1,3 +1,4 @@
+import { GoalConversionsSchema } from '../triggers/trigger.schemas.js';
 import { Type } from '@sinclair/typebox';
 import { ProjectUserId } from '../../users/users.schemas.js';
 
@@ -32,6 +33,13 @@ export const PreviewBody = Type.Object(
         },
       ),
     ),
+    locale: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "Preview as a user of this BCP 47 locale instead of the user's own (rule `message-locales`): its fields, falling back along the chain",
+      }),
+    ),
   },
   {
     title: 'PreviewCampaignRequest',
@@ -39,6 +47,7 @@ export const PreviewBody = Type.Object(
     examples: [
       { project_user_id: 'user-42', properties: { coupon: 'SPRING' } },
       { project_user_id: 'user-42', event: { properties: { items: 3 } } },
+      { project_user_id: 'user-42', locale: 'fr-CA' },
     ],
   },
 );
@@ -65,6 +74,18 @@ export const PreviewResponse = Type.Object(
     warnings: Type.Array(
       Type.Object({ code: Type.Literal('missing_property'), property: Type.String(), message: Type.String() }),
     ),
+    locale: Type.Object(
+      {
+        user_locale: Type.Union([Type.String(), Type.Null()], {
+          description: "The locale previewed: the request's, else the user's (canonical); null when the user has none",
+        }),
+        message_locale: Type.Union([Type.String(), Type.Null()], {
+          description:
+            'The message locale whose fields were used (fields it lacks come from the next of the chain); null: the default fields',
+        }),
+      },
+      { description: 'Rule `message-locales`' },
+    ),
   },
   {
     title: 'CampaignPreview',
@@ -84,6 +105,7 @@ export const PreviewResponse = Type.Object(
         warnings: [
           { code: 'missing_property', property: 'trigger.coupon', message: 'trigger property "coupon" was not given' },
         ],
+        locale: { user_locale: 'fr-CA', message_locale: 'fr' },
       },
     ],
   },
@@ -118,6 +140,10 @@ export const AnalyticsResponse = Type.Object(
         description:
           'Messages whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once, by when it was opened',
       }),
+      conversions: Type.Array(GoalConversionsSchema, {
+        description:
+          "Per conversion goal of the campaign (rule `conversion-goals`), the first primary: sends that converted (by the converting event's time, in the window) and their revenue; [] without goals",
+      }),
       by_variant: Type.Record(Type.String(), Type.Object({ sent: Count, failed: Count, skipped: Count }), {
         description:
           "Campaigns with variants or a control group (rule `campaign-experiments`): variant id (or `control`) → device outcomes; sent = accepted, skipped = not sent (the control group's devices, render skips, caps). Empty outside an experiment",
@@ -147,6 +173,7 @@ export const AnalyticsResponse = Type.Object(
           by_reason: { UNREGISTERED: 1 },
           users_by_reason: { UNSUBSCRIBED: 3, NO_DEVICE: 1, HELD: 2 },
           opened: 1,
+          conversions: [{ goal_index: 0, event: 'purchase', converted: 1, revenue: 42.5 }],
           by_variant: {},
         },
         series: [

@@ -9,6 +9,7 @@ import { triggerPropertiesRequiredBy } from '../../conditions/resolve-trigger-re
 import type { TemplateRenderer } from '../templates/render-pool.js';
 import { parseTriggerProperties } from '../triggers/trigger-body.js';
 import { parseMessageTemplate, triggerPropertiesRequiredByMessage } from '../templates/templates.js';
+import { canonicalLocale, localizedMessage, messageLocaleFor, userLocale } from '../templates/locales.js';
 
 export interface PreviewDeps {
   db: Db;
@@ -31,6 +32,11 @@ export interface CampaignPreview {
   landing_url?: string;
   payloads: MeasuredPayload[];
   warnings: PreviewWarning[];
+  /**
+   * Rule `message-locales`: the locale previewed (the body's `locale`, else the user's, canonical; null for
+   * none) and the message locale whose fields were used (null: the default fields).
+   */
+  locale: { user_locale: string | null; message_locale: string | null };
 }
 
 /** A trigger id as long as a real one: the message's `data` carries it, so the sizes are a real send's. */
@@ -53,14 +59,21 @@ export function parsePreviewInput(input: unknown): {
   projectUserId: string;
   properties: Record<string, string | number | boolean>;
   event?: PreviewEvent;
+  locale?: string;
 } {
   const code = 'INVALID_PREVIEW_BODY';
   if (!isObject(input)) throw new AppError('invalid', code, 'The body must be a JSON object');
-  const extra = Object.keys(input).find((k) => k !== 'project_user_id' && k !== 'properties' && k !== 'event');
+  const extra = Object.keys(input).find(
+    (k) => k !== 'project_user_id' && k !== 'properties' && k !== 'event' && k !== 'locale',
+  );
   if (extra !== undefined) throw new AppError('invalid', code, `Unexpected field "${extra}"`);
   if (!isValidProjectUserId(input.project_user_id))
     throw new AppError('invalid', code, 'project_user_id must be 1 to 255 characters without control characters');
+  const locale = input.locale === undefined ? undefined : canonicalLocale(input.locale);
+  if (input.locale !== undefined && locale === undefined)
+    throw new AppError('invalid', code, 'locale must be a BCP 47 language tag such as "fr" or "fr-CA"');
   return {
+    ...(locale !== undefined && { locale }),
     projectUserId: input.project_user_id,
     properties: parseTriggerProperties(input.properties, 'properties', code),
     ...(input.event !== undefined && { event: parsePreviewEvent(input.event, code) }),
@@ -99,7 +112,7 @@ export async function previewCampaign(
   campaignId: string,
   input: unknown,
 ): Promise<CampaignPreview> {
-  const { projectUserId, properties, event } = parsePreviewInput(input);
+  const { projectUserId, properties, event, locale } = parsePreviewInput(input);
   const campaign = await findCampaign(deps.db, projectId, campaignId);
   if (!campaign) throw new AppError('not_found', 'CAMPAIGN_NOT_FOUND', `Campaign ${campaignId} does not exist`);
   if (event && !campaign.eventTrigger)
@@ -123,8 +136,11 @@ export async function previewCampaign(
   const trigger = { ...properties };
   for (const name of missing) trigger[name] = `{{trigger.${name}}}`;
 
+  // Rule `message-locales`: the fields of the locale asked for, else of the user's own, as a send chooses them.
+  const userLocaleTag = locale ?? userLocale(campaign.message, user.properties) ?? null;
+  const messageLocale = messageLocaleFor(campaign.message, userLocaleTag ?? undefined);
   const [outcome] = await deps.templates.render(
-    campaign.message,
+    localizedMessage(campaign.message, messageLocale),
     [
       {
         trigger,
@@ -153,5 +169,6 @@ export async function previewCampaign(
       property,
       message: `The campaign reads trigger.${property}, which the preview does not supply; a trigger without it is refused`,
     })),
+    locale: { user_locale: userLocaleTag, message_locale: messageLocale },
   };
 }

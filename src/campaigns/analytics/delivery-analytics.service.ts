@@ -1,7 +1,10 @@
 import type { Db } from '../../db/database.js';
 import { AppError } from '../../errors.js';
 import { parseIsoTimestamp } from '../../events/events.service.js';
-import { getCampaign } from '../campaigns.service.js';
+import { findCampaign, getCampaign, type Campaign } from '../campaigns.service.js';
+import { countConversions, goalConversions, type GoalConversions } from '../conversions/conversions.repository.js';
+
+const goalEventsOf = (campaign: Campaign) => campaign.conversionGoals.map((g) => g.event);
 import { DeliveryStatus } from '../../push/push.types.js';
 import {
   countAudienceSkips,
@@ -37,6 +40,8 @@ export interface DeliveryAnalytics {
     /** Audience members not sent to, by reason (rule `trigger-status`), and `HELD` by quiet hours. */
     users_by_reason: Record<string, number>;
     opened: number;
+    /** Rule `conversion-goals`: per goal of the campaign, by `converted_at` in the window. */
+    conversions: GoalConversions[];
     /** Rule `campaign-experiments`: device outcomes per variant id (and `control`). */
     by_variant: Record<string, { sent: number; failed: number; skipped: number }>;
   };
@@ -67,7 +72,12 @@ const add = (into: Record<string, number>, key: string, n: number) => {
   into[key] = (into[key] ?? 0) + n;
 };
 
-async function analyticsOf(db: Db, scope: AnalyticsScope, query: AnalyticsQuery): Promise<DeliveryAnalytics> {
+async function analyticsOf(
+  db: Db,
+  scope: AnalyticsScope,
+  query: AnalyticsQuery,
+  goalEvents: string[],
+): Promise<DeliveryAnalytics> {
   const { bucket, window } = parseAnalyticsQuery(query);
   const groups = await countOutcomes(db, scope, window, BUCKETS[bucket], MAX_GROUPS + 1);
   const tooMany = () =>
@@ -89,6 +99,7 @@ async function analyticsOf(db: Db, scope: AnalyticsScope, query: AnalyticsQuery)
     by_reason: {},
     users_by_reason: await countAudienceSkips(db, scope, window),
     opened: 0,
+    conversions: goalConversions(goalEvents, await countConversions(db, scope, window)),
     by_variant: {},
   };
   const series: DeliveryAnalytics['series'] = [];
@@ -149,8 +160,8 @@ export async function campaignAnalytics(
   query: AnalyticsQuery,
 ): Promise<DeliveryAnalytics> {
   parseAnalyticsQuery(query);
-  await getCampaign(db, projectId, campaignId);
-  return analyticsOf(db, { projectId, campaignId }, query);
+  const campaign = await getCampaign(db, projectId, campaignId);
+  return analyticsOf(db, { projectId, campaignId }, query, goalEventsOf(campaign));
 }
 
 /** The same for one trigger of the campaign. */
@@ -171,5 +182,6 @@ export async function triggerAnalytics(
       `Trigger ${triggerId} does not exist for campaign ${campaignId}`,
     );
   }
-  return analyticsOf(db, { triggerId }, query);
+  const campaign = await findCampaign(db, projectId, campaignId);
+  return analyticsOf(db, { triggerId }, query, campaign ? goalEventsOf(campaign) : []);
 }

@@ -86,7 +86,11 @@ export function testWindowSeconds(after: unknown): number {
  * variants, ids unique and not `control`, weights positive integers, `control_percent` 0-50, the
  * winner rule's fields. Each variant's message is checked by `checkMessage` like the campaign's.
  */
-export function checkExperiment(e: Experiment, checkMessage: (m: MessageTemplate, path: string) => void): Experiment {
+/** Checks an experiment; `checkMessage` checks a variant's message and returns it as stored (canonical locales). */
+export function checkExperiment(
+  e: Experiment,
+  checkMessage: (m: MessageTemplate, path: string) => MessageTemplate,
+): Experiment {
   if (!Array.isArray(e.variants)) throw invalid('variants: expected an array');
   if (e.variants.length > MAX_VARIANTS)
     throw invalid(`variants: at most ${MAX_VARIANTS} variants, got ${e.variants.length}`);
@@ -100,8 +104,8 @@ export function checkExperiment(e: Experiment, checkMessage: (m: MessageTemplate
     seen.add(v.variant_id);
     if (!Number.isInteger(v.weight) || v.weight < 1)
       throw invalid(`variants.${i}.weight: expected a positive integer, got ${JSON.stringify(v.weight)}`);
-    checkMessage(v.message, `variants.${i}.message`);
   });
+  const variants = e.variants.map((v, i) => ({ ...v, message: checkMessage(v.message, `variants.${i}.message`) }));
   const c = e.control_percent;
   if (typeof c !== 'number' || !Number.isInteger(c) || c < 0 || c > MAX_CONTROL_PERCENT)
     throw invalid(`control_percent: expected an integer from 0 to ${MAX_CONTROL_PERCENT}, got ${JSON.stringify(c)}`);
@@ -119,7 +123,7 @@ export function checkExperiment(e: Experiment, checkMessage: (m: MessageTemplate
     if (w.fallback !== 'none' && !seen.has(w.fallback))
       throw invalid(`winner.fallback: expected "none" or one of the variant ids, got "${w.fallback}"`);
   }
-  return e;
+  return { ...e, variants };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/database.js';
-import { wholeTable } from '../../db/dialect.js';
+import { sqlDialect, wholeTable } from '../../db/dialect.js';
 import { readJson } from '../../db/json.js';
 import { activeDeviceCountOf } from '../../devices/devices.service.js';
 
@@ -179,4 +179,35 @@ export async function userMatches(
     .where('users.id', '=', userId)
     .executeTakeFirst();
   return row && { segment: truthy(row.in_segment), audience: truthy(row.in_audience) };
+}
+
+/** Distinct locale values a broadcast dry run reports one by one; the rest are counted together (`other`). */
+export const DRY_RUN_LOCALE_VALUES = 1000;
+
+/**
+ * The recipients of a broadcast dry run (those it would send to, as `countBroadcastAudience` counts
+ * them) grouped by their locale property (rule `message-locales`): the string value lowercased
+ * (tags compare without case), `null` for a missing, non-string or over-long value. At most
+ * `DRY_RUN_LOCALE_VALUES` groups, the largest; the caller counts the rest from the total.
+ */
+export async function countBroadcastLocales(
+  db: Db,
+  projectId: string,
+  snapshotAt: number,
+  c: Conditions,
+  gates: DryRunGates,
+  property: string,
+  maxLength: number,
+): Promise<{ value: string | null; users: number }[]> {
+  const raw = sqlDialect(db).jsonPathText('users.properties', [property]);
+  const result = await sql<{ value: string | null; users: number }>`
+    select value, count(*) as users from (
+      select case when length(${raw}) <= ${maxLength} then lower(${raw}) end as value
+      from ${wholeTable(db, 'users')}
+      where users.project_id = ${projectId} and users.created_at <= ${snapshotAt} and ${c.segment}
+        and ${c.audience} and not (${gates.unsubscribed}) and not (${gates.notReeligible})
+        and ${activeDeviceCountOf(sql.ref('users.id'), snapshotAt)} > 0
+    ) as recipients
+    group by value order by users desc, value limit ${DRY_RUN_LOCALE_VALUES}`.execute(db);
+  return result.rows.map((r) => ({ value: r.value, users: Number(r.users) }));
 }

@@ -35,6 +35,8 @@ import { createPacer, type Pacer } from '../policies/send-rate.js';
 import { findCampaign } from '../campaigns.service.js';
 import type { TemplateRenderer } from '../templates/render-pool.js';
 import { messageReadsUser } from '../templates/template-reads.js';
+import { renderLocalized } from '../templates/render-localized.js';
+import type { RenderOutcome } from '../templates/render-chunk.js';
 import { parseMessageTemplate, type ParsedMessage } from '../templates/templates.js';
 import { foldDeliveryCounts } from '../analytics/delivery-analytics.repository.js';
 import { createOutcomeCommitter, GROUP_ROWS, type OutcomeCommitter } from './outcome-committer.js';
@@ -452,20 +454,28 @@ async function sendBatch(
     [...groups].map(async ([variant, members]) => {
       const chosen = (variant !== undefined && prepared.variants.get(variant)) || prepared;
       const once = !chosen.readsUser && !eventsByUser;
-      const rendered = await deps.templates.render(
+      // Rule `message-locales`: each recipient's fields in its language, chosen before rendering; a
+      // message rendered once is rendered once per message locale of the group.
+      const { outcomes: rendered } = await renderLocalized(
+        deps.templates,
         chosen.template,
-        once
-          ? [{ trigger: trigger.properties, user: {}, campaign, ...(event && { event }) }]
-          : members.map((i) => scopeOf(pendingRecipients[i]!.user)),
+        members.map((i) => {
+          const { user } = pendingRecipients[i]!;
+          return {
+            scope: once ? { trigger: trigger.properties, user: {}, campaign, ...(event && { event }) } : scopeOf(user),
+            properties: user.properties,
+          };
+        }),
         { projectId: trigger.projectId, triggerId: trigger.id },
+        once,
       );
       const variantId = variant ?? null;
       const sendData = variant === undefined ? data : { ...data, herald_variant: variant };
       const sendRefs = variant === undefined ? refs : { ...refs, variant };
-      let shared: DeviceSend['message'] | undefined;
+      const shared = new Map<RenderOutcome, DeviceSend['message']>();
       members.forEach((i, k) => {
         const { pending } = pendingRecipients[i]!;
-        const outcome = rendered[once ? 0 : k]!;
+        const outcome = rendered[k]!;
         if (!outcome.ok) {
           for (const d of pending)
             skipped.push(row(d, DeliveryStatus.SKIPPED, null, outcome.reason, null, outcome.detail, variantId));
@@ -473,10 +483,13 @@ async function sendBatch(
         }
         const { title, body, imageUrl, landingUrl } = outcome.message;
         // `data` and `refs` are the group's, shared by its sends (the senders copy `data`, nothing writes to
-        // either); a message rendered once is one object for the group (the FCM sender then reuses its body).
-        const message = once
-          ? (shared ??= { title, body, imageUrl, landingUrl, data: sendData })
-          : { title, body, imageUrl, landingUrl, data: sendData };
+        // either); a message rendered once is one object per message locale of the group (the FCM sender
+        // then reuses its body).
+        let message = once ? shared.get(outcome) : undefined;
+        if (!message) {
+          message = { title, body, imageUrl, landingUrl, data: sendData };
+          if (once) shared.set(outcome, message);
+        }
         for (const device of pending) sends.push({ device, message, refs: sendRefs });
       });
     }),

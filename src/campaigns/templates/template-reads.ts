@@ -11,6 +11,7 @@ import { finishSync, type FilterLike, type ParsedMessage } from './templates.js'
  */
 export function messageReadsUser(parsed: ParsedMessage): boolean {
   for (const templates of Object.values(parsed)) {
+    if (!templates) continue;
     // liquidjs reports `[trigger.k].x` as `trigger.k.x`: a root computed at render time could be `user`.
     if (hasComputedRoot(templates)) return true;
     const { variables } = engine.analyzeSync(templates, { partials: false });
@@ -53,6 +54,7 @@ function mentionsUser(variable: Variable): boolean {
 /** Whether any field reads a variable rooted at `root` by name (`{{ event.name }}`): what save-time checks of a scope ask. */
 export function messageReadsScope(parsed: ParsedMessage, root: string): boolean {
   for (const templates of Object.values(parsed)) {
+    if (!templates) continue;
     const { variables } = engine.analyzeSync(templates, { partials: false });
     for (const list of Object.values(variables))
       for (const variable of list) if (variable.segments[0] === root) return true;

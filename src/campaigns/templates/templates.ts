@@ -4,17 +4,31 @@ import type { PushMessage } from '../../push/push.types.js';
 import { BoundedEmitter, engine, OUTPUT_TOO_LARGE, REFUSED_TAG } from './template-engine.js';
 import { applyCaps, DEFAULT_FILTER_CAPS, InputTooLarge, type FilterCaps } from './template-guards.js';
 
-/** A campaign's message (rule `campaign-management`): every field is a Liquid template (rule `templates`). */
-export interface MessageTemplate {
+/** The fields a message locale may replace: Liquid templates like the default ones. */
+export interface LocalizedFields {
   title?: string;
   body?: string;
   image_url?: string;
   landing_url?: string;
 }
 
+/**
+ * A campaign's message (rule `campaign-management`): every field is a Liquid template (rule `templates`);
+ * `locales` replace fields for users of a locale (rule `message-locales`, ./locales.ts).
+ */
+export interface MessageTemplate extends LocalizedFields {
+  locales?: Record<string, LocalizedFields>;
+  /** The user property holding the user's locale (default `locale`). */
+  locale_property?: string;
+}
+
 const FIELDS = ['title', 'body', 'image_url', 'landing_url'] as const;
 type Field = (typeof FIELDS)[number];
-export type ParsedMessage = Partial<Record<Field, Template[]>>;
+/**
+ * Every field parsed: the default ones under their names, a locale's as `locales.<tag>.<field>` (so the
+ * walkers over all templates see them; rendering takes the default names of a localized message).
+ */
+export type ParsedMessage = Partial<Record<string, Template[]>>;
 
 /** What a template sees: `trigger.*`, `user.*` (properties and `project_user_id`), `campaign.*`, and for a send an event started, `event.*`. */
 export interface RenderScope {
@@ -65,21 +79,26 @@ export class RenderFailure extends Error {
 /** Parses every field once; a syntax error names the field and its position (line, col). */
 export function parseMessageTemplate(message: MessageTemplate): ParsedMessage {
   const parsed: ParsedMessage = {};
+  parseFields(message, '', parsed);
+  for (const [tag, fields] of Object.entries(message.locales ?? {})) parseFields(fields, `locales.${tag}.`, parsed);
+  return parsed;
+}
+
+function parseFields(message: LocalizedFields, prefix: string, into: ParsedMessage): void {
   for (const field of FIELDS) {
     const source = message[field];
     if (source === undefined) continue;
     try {
-      parsed[field] = engine.parse(source);
+      into[prefix + field] = engine.parse(source);
     } catch (error) {
       const text = error instanceof Error ? error.message : String(error);
       throw new AppError(
         'invalid',
         text.includes(REFUSED_TAG) ? 'TEMPLATE_TAG_NOT_ALLOWED' : 'INVALID_TEMPLATE',
-        `message.${field}: ${text}`,
+        `message.${prefix}${field}: ${text}`,
       );
     }
   }
-  return parsed;
 }
 
 /**
@@ -87,7 +106,7 @@ export function parseMessageTemplate(message: MessageTemplate): ParsedMessage {
  * found by walking the parsed templates, except reads whose first filter is `default`.
  */
 export function triggerPropertiesRequiredByMessage(parsed: ParsedMessage, into = new Set<string>()): Set<string> {
-  for (const templates of Object.values(parsed)) walkTemplates(templates, into);
+  for (const templates of Object.values(parsed)) if (templates) walkTemplates(templates, into);
   return into;
 }
 

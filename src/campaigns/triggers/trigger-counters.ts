@@ -1,3 +1,4 @@
+import type { GoalConversions } from '../conversions/conversions.repository.js';
 import { DeliveryStatus } from '../../push/push.types.js';
 import type { DeliveryCount } from './trigger-deliveries.repository.js';
 
@@ -45,6 +46,8 @@ export interface TriggerCounters {
    * the opens when the status is read; batches never count it.
    */
   opened?: number;
+  /** Rule `conversion-goals`: per goal, read from the conversions when the status is read; absent for a campaign without goals. */
+  conversions?: GoalConversions[];
 }
 
 export const emptyCounters = (): TriggerCounters => ({

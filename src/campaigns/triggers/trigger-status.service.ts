@@ -6,6 +6,7 @@ import { decodeCursor, encodeCursor, parseLimit } from '../../lib/pagination.js'
 import { addCounters, emptyCounters, type TriggerCounters } from './trigger-counters.js';
 import { ledgerPage, ledgerRecipient } from './trigger-deliveries.repository.js';
 import { triggerOpenCount } from '../../push/message-opens.service.js';
+import { countConversions, goalConversions } from '../conversions/conversions.repository.js';
 import { localTimeStatus, type LocalTimeStatus } from './local-time-status.js';
 import { batchCounters, findCampaignTrigger, listCampaignTriggers, type TriggerRecord } from './triggers.repository.js';
 
@@ -47,6 +48,13 @@ export type TriggerStatus = TriggerSummary & {
   progress: { batches_planned: number; batches_finished: number; planning_done: boolean };
 } & Partial<LocalTimeStatus> & { expected_end_at?: string };
 
+/** Rule `conversion-goals`: the trigger's conversions per goal of the campaign (none when it has no goals and no conversions). */
+async function triggerConversions(db: Db, projectId: string, campaignId: string, triggerId: string) {
+  const campaign = await findCampaign(db, projectId, campaignId);
+  const goals = (campaign?.conversionGoals ?? []).map((g) => g.event);
+  return goalConversions(goals, await countConversions(db, { triggerId }));
+}
+
 /** Rule `send-rate-limits`: a rate-limited trigger under way says when it should end. */
 async function rateStatus(db: Db, trigger: TriggerRecord, counters: TriggerCounters) {
   if (!['queued', 'running', 'scheduled'].includes(trigger.state)) return {};
@@ -73,6 +81,8 @@ export async function getTriggerStatus(
   for (const b of batches)
     if (b.state !== 'queued') addCounters(counters, { ...(b.counters as Partial<TriggerCounters> | null), targets: 0 });
   counters.opened = await triggerOpenCount(db, triggerId);
+  const conversions = await triggerConversions(db, projectId, campaignId, triggerId);
+  if (conversions.length > 0) counters.conversions = conversions;
   return {
     ...summary(trigger),
     counters,

@@ -83,7 +83,8 @@ export function registerTriggerRoutes(
         description:
           'Starts one run of an active, API-triggered campaign for the given audience (or its default audience) with the given trigger properties. ' +
           'Answers {"trigger_id"} once the trigger is stored; deliveries follow on the job queue (`GET /api/v1/campaigns/{campaign_id}/triggers/{trigger_id}` shows progress). ' +
-          "`?dry_run=true` answers the audience it would reach instead, storing and sending nothing: a broadcast's counters include those the send policy would skip as `unsubscribed` and `not_reeligible` (frequency caps depend on sends still to come and are not counted).",
+          "`?dry_run=true` answers the audience it would reach instead, storing and sending nothing: a broadcast's counters include those the send policy would skip as `unsubscribed` and `not_reeligible` (frequency caps depend on sends still to come and are not counted). " +
+          'For a message with `locales` it adds `locales`: recipients per message locale and the user locales that fall back, to what (rule `message-locales`).',
         tags,
         security,
         params: Type.Object({ campaign_id: CampaignIdParam }),
@@ -98,7 +99,7 @@ export function registerTriggerRoutes(
                 {
                   additionalProperties: true,
                   description:
-                    "A dry run: `campaign_id`, `campaign_status`, `audience` and `counters` (as a trigger status counts them: of `eligible`, `skipped.unsubscribed` by topic or global opt-out, `skipped.no_device`, and for a broadcast `skipped.not_reeligible`, counted in the database), and for targets each target's verdict",
+                    "A dry run: `campaign_id`, `campaign_status`, `audience` and `counters` (as a trigger status counts them: of `eligible`, `skipped.unsubscribed` by topic or global opt-out, `skipped.no_device`, and for a broadcast `skipped.not_reeligible`, counted in the database), for targets each target's verdict (and `locale`), and for a message with `locales` the recipients per locale (rule `message-locales`)",
                 },
               ),
             ],
@@ -117,6 +118,20 @@ export function registerTriggerRoutes(
                     eligible: 1000,
                     devices: 830,
                     skipped: { audience_conditions: 200, unsubscribed: 120, no_device: 40, not_reeligible: 60 },
+                  },
+                  locales: {
+                    property: 'locale',
+                    recipients: [
+                      { locale: null, users: 580 },
+                      { locale: 'fr', users: 300 },
+                      { locale: 'fr-CA', users: 120 },
+                    ],
+                    fallbacks: [
+                      { user_locale: 'fr-BE', users: 40, falls_back_to: 'fr' },
+                      { user_locale: 'de', users: 30, falls_back_to: null },
+                    ],
+                    without_locale: 550,
+                    other: 0,
                   },
                 },
               ],

@@ -1,6 +1,13 @@
 import { Type } from '@sinclair/typebox';
 
 const Count = Type.Integer({ minimum: 0 });
+
+export const GoalConversionsSchema = Type.Object({
+  goal_index: Type.Integer({ minimum: 0, description: "The goal's position in `conversion_goals` (0: primary)" }),
+  event: Type.Union([Type.String(), Type.Null()], { description: "The goal's event; null for a goal since removed" }),
+  converted: Count,
+  revenue: Type.Number({ description: "Sum of the goal's `revenue_property` over the conversions (0 when none)" }),
+});
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
 export const TriggerCountersSchema = Type.Object({
@@ -26,6 +33,12 @@ export const TriggerCountersSchema = Type.Object({
       minimum: 0,
       description:
         "Messages of the trigger whose recipient reported an open (`POST /api/v1/messages/{message_id}:open`), each once; in the trigger's status",
+    }),
+  ),
+  conversions: Type.Optional(
+    Type.Array(GoalConversionsSchema, {
+      description:
+        "Per conversion goal of the campaign (rule `conversion-goals`): the trigger's sends that converted and their revenue; in the trigger's status, absent when the campaign has no goals",
     }),
   ),
 });

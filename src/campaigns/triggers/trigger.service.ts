@@ -16,6 +16,9 @@ import { findCampaign, type Campaign } from '../campaigns.service.js';
 import { isValidCampaignId } from '../campaigns.schemas.js';
 import { resolveTriggerRefs, triggerPropertiesRequiredBy } from '../../conditions/resolve-trigger-refs.js';
 import type { TemplateRenderer } from '../templates/render-pool.js';
+import { renderLocalized } from '../templates/render-localized.js';
+import { isLocalized } from '../templates/locales.js';
+import { broadcastLocales, targetLocales, type DryRunLocales } from './dry-run-locales.js';
 import {
   parseMessageTemplate,
   triggerPropertiesRequiredByMessage,
@@ -200,6 +203,8 @@ export interface DryRunTarget {
     | 'empty_message';
   devices: number;
   detail?: string;
+  /** Rule `message-locales`: the message locale an eligible target's fields come from (`null`: the default ones). */
+  locale?: string | null;
 }
 
 export interface DryRunResult {
@@ -209,6 +214,8 @@ export interface DryRunResult {
   audience: 'broadcast' | 'targets';
   counters: Pick<TriggerCounters, 'targets' | 'in_segment' | 'eligible' | 'devices' | 'skipped'>;
   targets?: DryRunTarget[];
+  /** Only for a message with `locales`. */
+  locales?: DryRunLocales;
 }
 
 /**
@@ -233,39 +240,55 @@ export async function dryRunTrigger(
   const base = { dry_run: true as const, campaign_id: campaignId, campaign_status: prepared.campaign.status };
   if ('broadcast' in prepared.audience) {
     const reeligibility = readSendPolicy(prepared.definition.policy ?? null).reeligibility;
-    const n = await countBroadcastAudience(db, projectId, now, conditions, {
+    const gates = {
       unsubscribed: await unsubscribedCondition(db, projectId, conditions.subscription),
       notReeligible:
         reeligibility.mode === 'always'
           ? sql<boolean>`false`
           : sentSinceCondition(campaignId, reeligibility.mode === 'window' ? now - reeligibility.seconds * 1000 : 0),
-    });
+    };
+    const n = await countBroadcastAudience(db, projectId, now, conditions, gates);
     const skipped = {
       ...(n.inSegment > n.eligible && { audience_conditions: n.inSegment - n.eligible }),
       ...(n.unsubscribed > 0 && { unsubscribed: n.unsubscribed }),
       ...(n.noDevice > 0 && { no_device: n.noDevice }),
       ...(n.notReeligible > 0 && { not_reeligible: n.notReeligible }),
     };
+    const recipients = n.eligible - n.unsubscribed - n.noDevice - n.notReeligible;
+    const message = prepared.campaign.message;
     return {
       ...base,
       audience: 'broadcast',
       counters: { targets: 0, in_segment: n.inSegment, eligible: n.eligible, devices: n.devices, skipped },
+      ...(isLocalized(message) && {
+        locales: await broadcastLocales(db, projectId, now, conditions, gates, message, recipients),
+      }),
     };
   }
   const slice = await targetsSlice(db, projectId, prepared.audience.targets, conditions);
-  // Rendered in the worker pool like a real send, so a hostile template cannot stall the API.
-  const rendered = await deps.templates.render(
-    prepared.campaign.message,
+  // Rendered in the worker pool like a real send, so a hostile template cannot stall the API; each
+  // recipient in its language (rule `message-locales`).
+  const message = prepared.campaign.message;
+  const rendered = await renderLocalized(
+    deps.templates,
+    message,
     slice.recipients.map(({ user }) => ({
-      trigger: prepared.properties,
-      user: { ...user.properties, project_user_id: user.projectUserId },
-      campaign: { campaign_id: prepared.campaign.campaignId, name: prepared.campaign.name },
+      scope: {
+        trigger: prepared.properties,
+        user: { ...user.properties, project_user_id: user.projectUserId },
+        campaign: { campaign_id: prepared.campaign.campaignId, name: prepared.campaign.name },
+      },
+      properties: user.properties,
     })),
     { projectId, interactive: true },
   );
-  const failures = new Map(slice.recipients.map((r, i) => [r.user.id, rendered[i]!]));
+  const outcomes = new Map(
+    slice.recipients.map((r, i) => [r.user.id, { outcome: rendered.outcomes[i]!, locale: rendered.locales[i]! }]),
+  );
+  const localized = isLocalized(message);
   const targets = slice.targets!.map((t): DryRunTarget => {
-    const failure = t.verdict === 'eligible' && t.userId !== undefined ? failures.get(t.userId) : undefined;
+    const own = t.verdict === 'eligible' && t.userId !== undefined ? outcomes.get(t.userId) : undefined;
+    const failure = own?.outcome;
     if (failure && !failure.ok)
       return {
         target: t.target,
@@ -274,7 +297,13 @@ export async function dryRunTrigger(
         devices: t.devices,
         detail: failure.detail,
       };
-    return { target: t.target, eligible: t.verdict === 'eligible', reason: t.verdict, devices: t.devices };
+    return {
+      target: t.target,
+      eligible: t.verdict === 'eligible',
+      reason: t.verdict,
+      devices: t.devices,
+      ...(localized && own && { locale: own.locale }),
+    };
   });
   const { targets: count, in_segment, eligible, devices, skipped } = slice.counters;
   return {
@@ -282,5 +311,11 @@ export async function dryRunTrigger(
     audience: 'targets',
     counters: { targets: count, in_segment, eligible, devices, skipped },
     targets,
+    ...(localized && {
+      locales: targetLocales(
+        message,
+        slice.recipients.filter(({ user }) => outcomes.get(user.id)?.outcome.ok).map(({ user }) => user),
+      ),
+    }),
   };
 }
