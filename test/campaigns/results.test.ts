@@ -62,7 +62,7 @@ describe.each(TEST_DIALECTS)('campaign results (rule `campaign-results`) on %s',
     );
 
   /** A campaign with variants a, b and a 20% control sent to `n` users of one FCM device each. */
-  async function sentExperiment(tag: string, n: number) {
+  async function sentExperiment(tag: string, n: number, goals?: unknown[]) {
     const { project, secret } = await ctx().newProject(tag);
     await configureProviders(ctx(), secret, fakes());
     await insertFcmAudience(ctx().database.db, project.project_id, n, {
@@ -82,6 +82,7 @@ describe.each(TEST_DIALECTS)('campaign results (rule `campaign-results`) on %s',
         message: { title: 'Base' },
         variants: VARIANTS,
         control_percent: 20,
+        ...(goals && { conversion_goals: goals }),
       },
       secret,
     );
@@ -231,6 +232,47 @@ describe.each(TEST_DIALECTS)('campaign results (rule `campaign-results`) on %s',
     const to = new Date(w.sentAt + HOUR).toISOString();
     const before = await results(w.secret, w.campaignId, `?to=${to}`);
     expect(before.variants.find((v) => v.variant === 'a')).toMatchObject({ sent: a.length, opened: 1 });
+  });
+
+  it('counts conversions per goal with their revenue, rate and interval beside the opens', async () => {
+    const w = await sentExperiment('results-conversions', 20, [
+      { event: 'purchase', deadline: '1d', revenue_property: 'amount' },
+      { event: 'signup', deadline: '1d' },
+    ]);
+    const at = new Date(w.sentAt + MINUTE).toISOString();
+    offset += 2 * MINUTE;
+    // Two users a send reached (a control user has no send to convert from).
+    const [first, second] = (
+      await sql<{ project_user_id: string }>`
+        select u.project_user_id from trigger_deliveries d join users u on u.id = d.user_id
+        where d.trigger_id = ${w.triggerId} and d.status = 'DELIVERY_RESULT_STATUS_ACCEPTED'
+        order by u.project_user_id limit 2`.execute(ctx().database.db)
+    ).rows.map((r) => r.project_user_id);
+    const res = await json(
+      ctx(),
+      'POST',
+      '/api/v1/events',
+      {
+        events: [
+          { project_user_id: first, name: 'purchase', properties: { amount: 30 }, timestamp: at },
+          { project_user_id: second, name: 'purchase', properties: { amount: 12.5 }, timestamp: at },
+        ],
+      },
+      w.secret,
+    );
+    expect(res.statusCode, res.body).toBe(200);
+    const body = await results(w.secret, w.campaignId);
+    expect(body.totals.conversions).toEqual([
+      { goal_index: 0, event: 'purchase', converted: 2, revenue: 42.5 },
+      { goal_index: 1, event: 'signup', converted: 0, revenue: 0 },
+    ]);
+    // Each arm lists every goal; the conversions land in the arm their row records.
+    for (const arm of body.variants) expect(arm.conversions.map((g) => g.event)).toEqual(['purchase', 'signup']);
+    const converted = body.variants.reduce((n, a) => n + a.conversions[0]!.converted, 0);
+    expect(converted).toBe(2);
+    const withRate = body.variants.find((a) => a.delivered > 0)!;
+    const goal = withRate.conversions[0]!;
+    expect(goal.rate).toEqual(wilson(Math.min(goal.converted, withRate.delivered), withRate.delivered));
   });
 
   it('refuses a bad granularity or window with 400, an unknown trigger or campaign with 404', async () => {

@@ -1,3 +1,4 @@
+import { Fragment } from 'preact';
 import { enc, type Api } from '../api.js';
 import type { Campaign } from '../campaign-model.js';
 import { navigate, useLocation } from '../router.js';
@@ -16,7 +17,22 @@ interface Arm {
   skipped: number;
   opened: number;
   open_rate: Rate | null;
-  open_rate_lift: { baseline: string; difference: number; low: number; high: number; relative: number | null } | null;
+  open_rate_lift: Lift | null;
+  conversions: {
+    goal_index: number;
+    event: string | null;
+    converted: number;
+    revenue: number;
+    rate: Rate | null;
+    lift: Lift | null;
+  }[];
+}
+interface Lift {
+  baseline: string;
+  difference: number;
+  low: number;
+  high: number;
+  relative: number | null;
 }
 interface Results {
   trigger_id: string | null;
@@ -136,6 +152,22 @@ function ArmCard(props: { arm: Arm }) {
             <span class="muted">{a.control ? 'receives nothing' : 'baseline'}</span>
           )}
         </dd>
+        {a.conversions.map((g) => (
+          <Fragment key={g.goal_index}>
+            <dt>{g.event ?? `goal ${g.goal_index}`}</dt>
+            <dd data-field={`goal-${g.goal_index}`}>
+              {g.converted.toLocaleString()}
+              {g.rate && ` (${pct(g.rate.rate)}, ${pct(g.rate.low)} – ${pct(g.rate.high)})`}
+              {g.revenue > 0 && `, revenue ${g.revenue.toLocaleString()}`}
+              {g.lift && (
+                <span class="muted">
+                  {' '}
+                  {pp(g.lift.difference)} vs {g.lift.baseline}
+                </span>
+              )}
+            </dd>
+          </Fragment>
+        ))}
       </dl>
     </section>
   );

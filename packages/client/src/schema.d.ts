@@ -3075,6 +3075,17 @@ export interface components {
                     low: number;
                     high: number;
                 } | null;
+                /** @description Per conversion goal of the campaign (rule `conversion-goals`), every current goal included */
+                conversions: {
+                    /** @description The goal's position in the campaign's `conversion_goals` (0: primary) */
+                    goal_index: number;
+                    /** @description The goal's event; null for a goal since removed */
+                    event: string | null;
+                    /** @description Sends that converted on the goal, by `converted_at` */
+                    converted: number;
+                    /** @description Sum of the conversions' revenue (0 without a revenue property) */
+                    revenue: number;
+                }[];
             };
             /** @description Per arm: the variants as the campaign lists them, `default`, sends outside an experiment, `control` last */
             variants: {
@@ -3107,6 +3118,35 @@ export interface components {
                     /** @description difference / baseline rate; null when the baseline rate is 0 */
                     relative: number | null;
                 } | null;
+                /** @description Per conversion goal: counts, rate and lift over the baseline, as for opens */
+                conversions: {
+                    /** @description The goal's position in the campaign's `conversion_goals` (0: primary) */
+                    goal_index: number;
+                    /** @description The goal's event; null for a goal since removed */
+                    event: string | null;
+                    /** @description Sends that converted on the goal, by `converted_at` */
+                    converted: number;
+                    /** @description Sum of the conversions' revenue (0 without a revenue property) */
+                    revenue: number;
+                    /** @description converted / delivered with its 95% Wilson interval; null without deliveries */
+                    rate: {
+                        rate: number;
+                        low: number;
+                        high: number;
+                    } | null;
+                    /** @description Null for the baseline itself, outside an experiment, and without a rate */
+                    lift: {
+                        /** @description `control`, or the first variant when the control has no rate */
+                        baseline: string;
+                        /** @description rate − baseline rate */
+                        difference: number;
+                        /** @description 95% interval of the difference (Newcombe's hybrid score) */
+                        low: number;
+                        high: number;
+                        /** @description difference / baseline rate; null when the baseline rate is 0 */
+                        relative: number | null;
+                    } | null;
+                }[];
             }[];
             /** @description The same per trigger with outcomes or opens in the window */
             triggers: {
@@ -3141,6 +3181,35 @@ export interface components {
                         /** @description difference / baseline rate; null when the baseline rate is 0 */
                         relative: number | null;
                     } | null;
+                    /** @description Per conversion goal: counts, rate and lift over the baseline, as for opens */
+                    conversions: {
+                        /** @description The goal's position in the campaign's `conversion_goals` (0: primary) */
+                        goal_index: number;
+                        /** @description The goal's event; null for a goal since removed */
+                        event: string | null;
+                        /** @description Sends that converted on the goal, by `converted_at` */
+                        converted: number;
+                        /** @description Sum of the conversions' revenue (0 without a revenue property) */
+                        revenue: number;
+                        /** @description converted / delivered with its 95% Wilson interval; null without deliveries */
+                        rate: {
+                            rate: number;
+                            low: number;
+                            high: number;
+                        } | null;
+                        /** @description Null for the baseline itself, outside an experiment, and without a rate */
+                        lift: {
+                            /** @description `control`, or the first variant when the control has no rate */
+                            baseline: string;
+                            /** @description rate − baseline rate */
+                            difference: number;
+                            /** @description 95% interval of the difference (Newcombe's hybrid score) */
+                            low: number;
+                            high: number;
+                            /** @description difference / baseline rate; null when the baseline rate is 0 */
+                            relative: number | null;
+                        } | null;
+                    }[];
                 }[];
             }[];
             /** @description Buckets holding an outcome or an open, oldest first */
@@ -3158,6 +3227,17 @@ export interface components {
                     skipped: number;
                     /** @description Opens reported (`POST /api/v1/messages/{message_id}:open`), by `opened_at` */
                     opened: number;
+                    /** @description Per conversion goal of the campaign (rule `conversion-goals`), every current goal included */
+                    conversions: {
+                        /** @description The goal's position in the campaign's `conversion_goals` (0: primary) */
+                        goal_index: number;
+                        /** @description The goal's event; null for a goal since removed */
+                        event: string | null;
+                        /** @description Sends that converted on the goal, by `converted_at` */
+                        converted: number;
+                        /** @description Sum of the conversions' revenue (0 without a revenue property) */
+                        revenue: number;
+                    }[];
                 }[];
             }[];
         };
@@ -9454,7 +9534,15 @@ export interface operations {
                      *           "rate": 0.115,
                      *           "low": 0.1082,
                      *           "high": 0.1221
-                     *         }
+                     *         },
+                     *         "conversions": [
+                     *           {
+                     *             "goal_index": 0,
+                     *             "event": "purchase",
+                     *             "converted": 200,
+                     *             "revenue": 6300
+                     *           }
+                     *         ]
                      *       },
                      *       "variants": [
                      *         {
@@ -9469,7 +9557,21 @@ export interface operations {
                      *             "low": 0.0911,
                      *             "high": 0.1097
                      *           },
-                     *           "open_rate_lift": null
+                     *           "open_rate_lift": null,
+                     *           "conversions": [
+                     *             {
+                     *               "goal_index": 0,
+                     *               "event": "purchase",
+                     *               "converted": 80,
+                     *               "revenue": 2400,
+                     *               "rate": {
+                     *                 "rate": 0.02,
+                     *                 "low": 0.0161,
+                     *                 "high": 0.0248
+                     *               },
+                     *               "lift": null
+                     *             }
+                     *           ]
                      *         },
                      *         {
                      *           "variant": "b",
@@ -9489,7 +9591,27 @@ export interface operations {
                      *             "low": 0.016,
                      *             "high": 0.044,
                      *             "relative": 0.3
-                     *           }
+                     *           },
+                     *           "conversions": [
+                     *             {
+                     *               "goal_index": 0,
+                     *               "event": "purchase",
+                     *               "converted": 120,
+                     *               "revenue": 3900,
+                     *               "rate": {
+                     *                 "rate": 0.03,
+                     *                 "low": 0.0252,
+                     *                 "high": 0.0357
+                     *               },
+                     *               "lift": {
+                     *                 "baseline": "a",
+                     *                 "difference": 0.01,
+                     *                 "low": 0.0032,
+                     *                 "high": 0.017,
+                     *                 "relative": 0.5
+                     *               }
+                     *             }
+                     *           ]
                      *         },
                      *         {
                      *           "variant": "control",
@@ -9499,7 +9621,17 @@ export interface operations {
                      *           "skipped": 910,
                      *           "opened": 0,
                      *           "open_rate": null,
-                     *           "open_rate_lift": null
+                     *           "open_rate_lift": null,
+                     *           "conversions": [
+                     *             {
+                     *               "goal_index": 0,
+                     *               "event": "purchase",
+                     *               "converted": 0,
+                     *               "revenue": 0,
+                     *               "rate": null,
+                     *               "lift": null
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "triggers": [
@@ -9518,7 +9650,21 @@ export interface operations {
                      *                 "low": 0.0911,
                      *                 "high": 0.1097
                      *               },
-                     *               "open_rate_lift": null
+                     *               "open_rate_lift": null,
+                     *               "conversions": [
+                     *                 {
+                     *                   "goal_index": 0,
+                     *                   "event": "purchase",
+                     *                   "converted": 80,
+                     *                   "revenue": 2400,
+                     *                   "rate": {
+                     *                     "rate": 0.02,
+                     *                     "low": 0.0161,
+                     *                     "high": 0.0248
+                     *                   },
+                     *                   "lift": null
+                     *                 }
+                     *               ]
                      *             },
                      *             {
                      *               "variant": "b",
@@ -9538,7 +9684,27 @@ export interface operations {
                      *                 "low": 0.016,
                      *                 "high": 0.044,
                      *                 "relative": 0.3
-                     *               }
+                     *               },
+                     *               "conversions": [
+                     *                 {
+                     *                   "goal_index": 0,
+                     *                   "event": "purchase",
+                     *                   "converted": 120,
+                     *                   "revenue": 3900,
+                     *                   "rate": {
+                     *                     "rate": 0.03,
+                     *                     "low": 0.0252,
+                     *                     "high": 0.0357
+                     *                   },
+                     *                   "lift": {
+                     *                     "baseline": "a",
+                     *                     "difference": 0.01,
+                     *                     "low": 0.0032,
+                     *                     "high": 0.017,
+                     *                     "relative": 0.5
+                     *                   }
+                     *                 }
+                     *               ]
                      *             },
                      *             {
                      *               "variant": "control",
@@ -9548,7 +9714,17 @@ export interface operations {
                      *               "skipped": 910,
                      *               "opened": 0,
                      *               "open_rate": null,
-                     *               "open_rate_lift": null
+                     *               "open_rate_lift": null,
+                     *               "conversions": [
+                     *                 {
+                     *                   "goal_index": 0,
+                     *                   "event": "purchase",
+                     *                   "converted": 0,
+                     *                   "revenue": 0,
+                     *                   "rate": null,
+                     *                   "lift": null
+                     *                 }
+                     *               ]
                      *             }
                      *           ]
                      *         }
@@ -9562,21 +9738,45 @@ export interface operations {
                      *               "sent": 4100,
                      *               "delivered": 4000,
                      *               "skipped": 0,
-                     *               "opened": 400
+                     *               "opened": 400,
+                     *               "conversions": [
+                     *                 {
+                     *                   "goal_index": 0,
+                     *                   "event": "purchase",
+                     *                   "converted": 80,
+                     *                   "revenue": 2400
+                     *                 }
+                     *               ]
                      *             },
                      *             {
                      *               "variant": "b",
                      *               "sent": 4080,
                      *               "delivered": 4000,
                      *               "skipped": 0,
-                     *               "opened": 520
+                     *               "opened": 520,
+                     *               "conversions": [
+                     *                 {
+                     *                   "goal_index": 0,
+                     *                   "event": "purchase",
+                     *                   "converted": 120,
+                     *                   "revenue": 3900
+                     *                 }
+                     *               ]
                      *             },
                      *             {
                      *               "variant": "control",
                      *               "sent": 0,
                      *               "delivered": 0,
                      *               "skipped": 910,
-                     *               "opened": 0
+                     *               "opened": 0,
+                     *               "conversions": [
+                     *                 {
+                     *                   "goal_index": 0,
+                     *                   "event": "purchase",
+                     *                   "converted": 0,
+                     *                   "revenue": 0
+                     *                 }
+                     *               ]
                      *             }
                      *           ]
                      *         }

@@ -114,3 +114,54 @@ export async function countOpensByVariant(
     count: Number(r.n),
   }));
 }
+
+/** Conversions of one (trigger, bucket, goal, variant) with their revenue; variant null outside an experiment. */
+export interface ConversionCount {
+  triggerId: string;
+  start: number;
+  goalIndex: number;
+  variant: string | null;
+  count: number;
+  revenue: number;
+}
+
+/**
+ * Conversions (rule `conversion-goals`) per (trigger, bucket, goal, variant), oldest bucket first, by
+ * `converted_at`, through the primary key's trigger prefix. At most `limit`.
+ */
+export async function countConversionsByVariant(
+  db: Db,
+  scope: ResultsScope,
+  window: ResultsWindow,
+  bucketMs: number,
+  limit: number,
+): Promise<ConversionCount[]> {
+  let query = db.selectFrom('conversions');
+  query =
+    scope.triggerId !== undefined
+      ? query.where('trigger_id', '=', scope.triggerId)
+      : query.where('trigger_id', 'in', campaignTriggerIds(db, scope));
+  if (window.from !== undefined) query = query.where('converted_at', '>=', window.from);
+  if (window.to !== undefined) query = query.where('converted_at', '<', window.to);
+  const rows = await query
+    .select([
+      'trigger_id',
+      epochBucketStart(db, 'converted_at', bucketMs).as('start'),
+      'goal_index',
+      'variant',
+      sql<number>`count(*)`.as('n'),
+      sql<number | null>`sum(revenue)`.as('revenue'),
+    ])
+    .groupBy(['trigger_id', sql`2`, 'goal_index', 'variant'])
+    .orderBy(sql`2`)
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({
+    triggerId: r.trigger_id,
+    start: Number(r.start),
+    goalIndex: Number(r.goal_index),
+    variant: r.variant,
+    count: Number(r.n),
+    revenue: Number(r.revenue ?? 0),
+  }));
+}

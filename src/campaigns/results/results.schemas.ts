@@ -53,6 +53,20 @@ const counts = {
     description: 'Opens reported (`POST /api/v1/messages/{message_id}:open`), by `opened_at`',
   }),
 };
+const goalCounts = {
+  goal_index: Type.Integer({
+    minimum: 0,
+    description: "The goal's position in the campaign's `conversion_goals` (0: primary)",
+  }),
+  event: Type.Union([Type.String(), Type.Null()], { description: "The goal's event; null for a goal since removed" }),
+  converted: Type.Integer({ minimum: 0, description: 'Sends that converted on the goal, by `converted_at`' }),
+  revenue: Type.Number({ description: "Sum of the conversions' revenue (0 without a revenue property)" }),
+};
+const GoalCounts = Type.Object(goalCounts);
+const Conversions = Type.Array(GoalCounts, {
+  description: 'Per conversion goal of the campaign (rule `conversion-goals`), every current goal included',
+});
+
 const Variant = Type.Union([Type.String(), Type.Null()], {
   description: 'A variant id, `default` (a control group without variants), `control`, or null outside an experiment',
 });
@@ -63,6 +77,16 @@ const Arm = Type.Object({
   ...counts,
   open_rate: Rate,
   open_rate_lift: Lift,
+  conversions: Type.Array(
+    Type.Object({
+      ...goalCounts,
+      rate: Type.Union([Type.Object({ rate: Share, low: Share, high: Share }), Type.Null()], {
+        description: 'converted / delivered with its 95% Wilson interval; null without deliveries',
+      }),
+      lift: Lift,
+    }),
+    { description: 'Per conversion goal: counts, rate and lift over the baseline, as for opens' },
+  ),
 });
 
 const a = {
@@ -74,6 +98,16 @@ const a = {
   opened: 400,
   open_rate: { rate: 0.1, low: 0.0911, high: 0.1097 },
   open_rate_lift: null,
+  conversions: [
+    {
+      goal_index: 0,
+      event: 'purchase',
+      converted: 80,
+      revenue: 2400,
+      rate: { rate: 0.02, low: 0.0161, high: 0.0248 },
+      lift: null,
+    },
+  ],
 };
 const b = {
   variant: 'b',
@@ -84,6 +118,16 @@ const b = {
   opened: 520,
   open_rate: { rate: 0.13, low: 0.1199, high: 0.1408 },
   open_rate_lift: { baseline: 'a', difference: 0.03, low: 0.016, high: 0.044, relative: 0.3 },
+  conversions: [
+    {
+      goal_index: 0,
+      event: 'purchase',
+      converted: 120,
+      revenue: 3900,
+      rate: { rate: 0.03, low: 0.0252, high: 0.0357 },
+      lift: { baseline: 'a', difference: 0.01, low: 0.0032, high: 0.017, relative: 0.5 },
+    },
+  ],
 };
 const control = {
   variant: 'control',
@@ -94,6 +138,7 @@ const control = {
   opened: 0,
   open_rate: null,
   open_rate_lift: null,
+  conversions: [{ goal_index: 0, event: 'purchase', converted: 0, revenue: 0, rate: null, lift: null }],
 };
 
 export const ResultsResponse = Type.Object(
@@ -104,7 +149,7 @@ export const ResultsResponse = Type.Object(
     from: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     to: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     confidence_level: Type.Number({ description: 'Of every interval: 0.95' }),
-    totals: Type.Object({ ...counts, open_rate: Rate }),
+    totals: Type.Object({ ...counts, open_rate: Rate, conversions: Conversions }),
     variants: Type.Array(Arm, {
       description:
         'Per arm: the variants as the campaign lists them, `default`, sends outside an experiment, `control` last',
@@ -115,7 +160,7 @@ export const ResultsResponse = Type.Object(
     series: Type.Array(
       Type.Object({
         start: Type.String({ format: 'date-time' }),
-        variants: Type.Array(Type.Object({ variant: Variant, ...counts })),
+        variants: Type.Array(Type.Object({ variant: Variant, ...counts, conversions: Conversions })),
       }),
       { description: 'Buckets holding an outcome or an open, oldest first' },
     ),
@@ -136,6 +181,7 @@ export const ResultsResponse = Type.Object(
           skipped: 910,
           opened: 920,
           open_rate: { rate: 0.115, low: 0.1082, high: 0.1221 },
+          conversions: [{ goal_index: 0, event: 'purchase', converted: 200, revenue: 6300 }],
         },
         variants: [a, b, control],
         triggers: [{ trigger_id: '01JQ3W6N8B6V2K1T7J5Y4X3R2A', variants: [a, b, control] }],
@@ -143,9 +189,30 @@ export const ResultsResponse = Type.Object(
           {
             start: '2026-03-02T00:00:00.000Z',
             variants: [
-              { variant: 'a', sent: 4100, delivered: 4000, skipped: 0, opened: 400 },
-              { variant: 'b', sent: 4080, delivered: 4000, skipped: 0, opened: 520 },
-              { variant: 'control', sent: 0, delivered: 0, skipped: 910, opened: 0 },
+              {
+                variant: 'a',
+                sent: 4100,
+                delivered: 4000,
+                skipped: 0,
+                opened: 400,
+                conversions: [{ goal_index: 0, event: 'purchase', converted: 80, revenue: 2400 }],
+              },
+              {
+                variant: 'b',
+                sent: 4080,
+                delivered: 4000,
+                skipped: 0,
+                opened: 520,
+                conversions: [{ goal_index: 0, event: 'purchase', converted: 120, revenue: 3900 }],
+              },
+              {
+                variant: 'control',
+                sent: 0,
+                delivered: 0,
+                skipped: 910,
+                opened: 0,
+                conversions: [{ goal_index: 0, event: 'purchase', converted: 0, revenue: 0 }],
+              },
             ],
           },
         ],

@@ -7,6 +7,7 @@ import { CONTROL } from '../experiments/experiment.js';
 import { findCampaignTrigger } from '../triggers/triggers.repository.js';
 import { CONFIDENCE_LEVEL, lift, wilson, type Lift, type RateInterval } from './interval.js';
 import {
+  countConversionsByVariant,
   countOpensByVariant,
   countOutcomesByVariant,
   type ResultsScope,
@@ -35,6 +36,22 @@ export interface ArmCounts {
   /** Recorded `SKIPPED` (the control group's devices: reason `CONTROL`). */
   skipped: number;
   opened: number;
+  /** Per conversion goal of the campaign (rule `conversion-goals`), by `converted_at`. */
+  conversions: GoalCounts[];
+}
+
+export interface GoalCounts {
+  goal_index: number;
+  /** The goal's event; null for a goal since removed from the campaign. */
+  event: string | null;
+  converted: number;
+  revenue: number;
+}
+
+/** A goal of one arm: converted / delivered with its interval, and the lift over the baseline as for opens. */
+export interface GoalResult extends GoalCounts {
+  rate: RateInterval | null;
+  lift: Lift | null;
 }
 
 /** One arm of the experiment: a variant id, `default`, `control`, or null (sent outside an experiment). */
@@ -45,6 +62,7 @@ export interface ArmResult extends ArmCounts {
   open_rate: RateInterval | null;
   /** Difference from the baseline arm's open rate (Newcombe interval) and relative lift; null for the baseline and outside an experiment. */
   open_rate_lift: Lift | null;
+  conversions: GoalResult[];
 }
 
 export interface CampaignResults {
@@ -83,7 +101,26 @@ export function parseResultsQuery(query: ResultsQuery): { granularity: Granulari
 /** Counts per arm, keyed by variant. */
 type Cells = Map<string, ArmCounts & { variant: string | null }>;
 
-const empty = (): ArmCounts => ({ sent: 0, delivered: 0, skipped: 0, opened: 0 });
+const empty = (): ArmCounts => ({ sent: 0, delivered: 0, skipped: 0, opened: 0, conversions: [] });
+
+function addConversion(into: ArmCounts, goalIndex: number, n: number, revenue: number, goals: string[]) {
+  let g = into.conversions.find((c) => c.goal_index === goalIndex);
+  if (!g) {
+    g = { goal_index: goalIndex, event: goals[goalIndex] ?? null, converted: 0, revenue: 0 };
+    into.conversions.push(g);
+  }
+  g.converted += n;
+  g.revenue += revenue;
+}
+
+/** Every current goal (zeros included) and any counted goal since removed, by index. */
+function withAllGoals(counts: GoalCounts[], goals: string[]): GoalCounts[] {
+  const out = goals.map(
+    (event, i) => counts.find((c) => c.goal_index === i) ?? { goal_index: i, event, converted: 0, revenue: 0 },
+  );
+  for (const c of counts) if (c.goal_index >= goals.length) out.push(c);
+  return out.sort((a, b) => a.goal_index - b.goal_index);
+}
 /** `''` in the rollup, null in opens: outside an experiment. */
 const armKey = (variant: string | null) => (variant === '' ? null : variant);
 const keyOf = (variant: string | null) => variant ?? '\u0000';
@@ -105,7 +142,7 @@ const openRate = (c: ArmCounts) => wilson(Math.min(c.opened, c.delivered), c.del
  * a rate for the metric, else the first listed arm with one (the control receives nothing, so its
  * open rate is undefined; conversions, which control users can make, are measured against it).
  */
-function arms(counts: Cells, order: string[]): ArmResult[] {
+function arms(counts: Cells, order: string[], goals: string[]): ArmResult[] {
   const rank = (v: string | null) =>
     v === CONTROL
       ? order.length + 2
@@ -116,14 +153,33 @@ function arms(counts: Cells, order: string[]): ArmResult[] {
           : order.indexOf(v);
   const list = [...counts.values()].sort((a, b) => rank(a.variant) - rank(b.variant));
   const withRates = list.map((c) => ({ ...c, control: c.variant === CONTROL, open_rate: openRate(c) }));
-  const control = withRates.find((a) => a.control && a.open_rate);
-  const baseline = control ?? withRates.find((a) => a.variant !== null && a.open_rate);
-  return withRates.map((a) => ({
-    ...a,
-    open_rate_lift:
-      baseline && a !== baseline && a.variant !== null && a.open_rate
-        ? lift(a.open_rate, baseline.open_rate!, baseline.variant!)
+  const liftOver = <A extends { variant: string | null; control: boolean }>(
+    arms: A[],
+    rate: (a: A) => RateInterval | null,
+  ): Array<Lift | null> => {
+    const baseline = arms.find((a) => a.control && rate(a)) ?? arms.find((a) => a.variant !== null && rate(a));
+    return arms.map((a) =>
+      baseline && a !== baseline && a.variant !== null && rate(a)
+        ? lift(rate(a)!, rate(baseline)!, baseline.variant!)
         : null,
+    );
+  };
+  const openLifts = liftOver(withRates, (a) => a.open_rate);
+  // Conversions: each goal's rate over the arm's deliveries (capped, as opens), lift as for opens.
+  const goalsOf = withRates.map((a) =>
+    withAllGoals(a.conversions, goals).map((g) => ({
+      ...g,
+      rate: wilson(Math.min(g.converted, a.delivered), a.delivered),
+    })),
+  );
+  const goalLifts = goals.map((_, i) => liftOver(withRates, (a) => goalsOf[withRates.indexOf(a)]![i]!.rate));
+  return withRates.map((a, k) => ({
+    ...a,
+    open_rate_lift: openLifts[k]!,
+    conversions: goalsOf[k]!.map((g) => ({
+      ...g,
+      lift: g.goal_index < goals.length ? goalLifts[g.goal_index]![k]! : null,
+    })),
   }));
 }
 
@@ -158,7 +214,10 @@ export async function campaignResults(
   const bucketMs = GRANULARITIES[granularity];
   const outcomes = await countOutcomesByVariant(db, scope, window, bucketMs, MAX_GROUPS + 1);
   const opens = await countOpensByVariant(db, scope, window, bucketMs, MAX_GROUPS + 1);
-  if (outcomes.length > MAX_GROUPS || opens.length > MAX_GROUPS) throw tooMany(granularity);
+  const conversions = await countConversionsByVariant(db, scope, window, bucketMs, MAX_GROUPS + 1);
+  if (outcomes.length > MAX_GROUPS || opens.length > MAX_GROUPS || conversions.length > MAX_GROUPS)
+    throw tooMany(granularity);
+  const goals = campaign.conversionGoals.map((g) => g.event);
 
   const overall: Cells = new Map();
   const perTrigger = new Map<string, Cells>();
@@ -196,6 +255,11 @@ export async function campaignResults(
     for (const c of [cell(overall, v), cell(triggerArms(o.triggerId), v), cell(bucket(o.start), v), totals])
       c.opened += o.count;
   }
+  for (const o of conversions) {
+    const v = armKey(o.variant);
+    for (const c of [cell(overall, v), cell(triggerArms(o.triggerId), v), cell(bucket(o.start), v), totals])
+      addConversion(c, o.goalIndex, o.count, o.revenue, goals);
+  }
 
   const order = [...campaign.experiment.variants.map((v) => v.variant_id), 'default'];
   const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
@@ -206,19 +270,25 @@ export async function campaignResults(
     from: iso(window.from),
     to: iso(window.to),
     confidence_level: CONFIDENCE_LEVEL,
-    totals: { ...totals, open_rate: openRate(totals) },
-    variants: arms(overall, order),
-    triggers: [...perTrigger].map(([id, m]) => ({ trigger_id: id, variants: arms(m, order) })),
+    totals: { ...totals, conversions: withAllGoals(totals.conversions, goals), open_rate: openRate(totals) },
+    variants: arms(overall, order, goals),
+    triggers: [...perTrigger].map(([id, m]) => ({ trigger_id: id, variants: arms(m, order, goals) })),
     series: [...buckets]
       .sort(([a], [b]) => a - b)
       .map(([start, m]) => ({
         start: new Date(start).toISOString(),
-        variants: arms(m, order).map(({ variant, sent, delivered, skipped, opened }) => ({
+        variants: arms(m, order, goals).map(({ variant, sent, delivered, skipped, opened, conversions }) => ({
           variant,
           sent,
           delivered,
           skipped,
           opened,
+          conversions: conversions.map(({ goal_index, event, converted, revenue }) => ({
+            goal_index,
+            event,
+            converted,
+            revenue,
+          })),
         })),
       })),
   };
