@@ -41,6 +41,7 @@ describe.each(TEST_DIALECTS)('console: campaign results, Herald on %s', (dialect
         { variant_id: 'b', weight: 1, message: { title: '20% off, this week only' } },
       ],
       control_percent: 20,
+      conversion_goals: [{ event: 'purchase', deadline: '7d', revenue_property: 'amount' }],
     });
     const { trigger_id: triggerId } = await api<{ trigger_id: string }>(
       'POST',
@@ -84,6 +85,7 @@ describe.each(TEST_DIALECTS)('console: campaign results, Herald on %s', (dialect
         expect(await text('lift')).toContain(`${Math.abs(arm.open_rate_lift.difference * 100).toFixed(1)} pp`);
     }
     expect(await page.textContent('[data-variant=control] h2')).toContain('Control');
+    expect(await page.textContent('[data-variant=a] [data-field=goal-0]')).toMatch(/^\d+/);
     await h().shoot('campaign-results');
 
     // One trigger: the same figures (the campaign has only this one).
