@@ -1,11 +1,13 @@
 // bench:users — POST /api/v1/users (a new user with 3 properties per request) on Herald against a bare
-// Fastify hello at the same log level, rounds alternated in one run (bench/lib/ab.ts). On SQLite a third
-// server runs in the same rounds: the durable-write floor (bench/floor-users-server.ts), what a
-// create-user with no feature but the durable upsert costs on the same stack. A device registration
+// Fastify hello at the same log level, rounds alternated in one run (bench/lib/ab.ts). A third server
+// runs in the same rounds: the durable-write floor (bench/floor-users-server.ts on SQLite,
+// bench/floor-users-pg-server.ts on PostgreSQL), what a create-user with no feature but the durable
+// upsert costs on the same stack. `--instances 1,2` runs Herald with one instance and, in the same
+// rounds, with two (each on its own database), to show whether a second instance adds throughput. A device registration
 // row runs in the same rounds too: POST /api/v1/devices with the public key (a new user and FCM token per
 // request), as an app registers on first launch, against create-user (target: at least 0.8 of it).
 // Usage: npm run bench:users [-- --duration 5 --rounds 3 --connections 32 --dialect sqlite|postgres
-//        --instances 1 --profile DIR (CPU profile of Herald) --no-write]
+//        --instances 1[,2] --profile DIR (CPU profile of Herald) --no-write]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +26,7 @@ import { median, numberArg } from './lib/bench-args.js';
 import { commandLine, markdownTable, recordSummary, today, writeBenchmarkSection } from './lib/bench-report.js';
 import {
   checkoutRef,
+  createBenchDatabase,
   createBenchProject,
   LOG_LEVEL,
   startBaseline,
@@ -34,7 +37,10 @@ import {
 const DURATION = numberArg('duration', 5);
 const ROUNDS = numberArg('rounds', 3);
 const CONNECTIONS = numberArg('connections', 32);
-const INSTANCES = numberArg('instances', 1);
+const instancesAt = process.argv.indexOf('--instances');
+/** Herald instance counts to run in the same rounds; the first is the headline row. */
+const INSTANCE_COUNTS = (instancesAt > 0 ? process.argv[instancesAt + 1]! : '1').split(',').map(Number);
+const INSTANCES = INSTANCE_COUNTS[0]!;
 const dialectAt = process.argv.indexOf('--dialect');
 const DIALECT: BenchDialect = dialectAt > 0 && process.argv[dialectAt + 1] === 'postgres' ? 'postgres' : 'sqlite';
 /** `--redis`: rate-limit buckets in Redis (REDIS_URL) instead of the database (PostgreSQL's default). */
@@ -50,6 +56,8 @@ const BODY = JSON.stringify({ project_user_id: 'bench-[<id>]', properties: { pla
 const DEVICE_BODY = JSON.stringify({ project_user_id: 'app-[<id>]', platform: 'android', fcm_token: 'fcm-[<id>]' });
 /** Device registrations per second against create-user's, same rounds. */
 const DEVICE_TARGET = 0.8;
+/** Create-user req/s against its durable-write floor's, same rounds. */
+const FLOOR_TARGET = DIALECT === 'sqlite' ? 0.9 : 0.8;
 
 async function main(): Promise<void> {
   const herald = await startHerald({
@@ -58,16 +66,31 @@ async function main(): Promise<void> {
     nodeArgs: PROFILE,
     ...(REDIS ? { env: { REDIS_URL: 'redis://127.0.0.1:6379' } } : {}),
   });
+  // Other instance counts (`--instances 1,2`), each on its own database, in the same rounds.
+  const more = [];
+  for (const instances of INSTANCE_COUNTS.slice(1))
+    more.push(
+      await startHerald({
+        dialect: DIALECT,
+        instances,
+        ...(REDIS ? { env: { REDIS_URL: 'redis://127.0.0.1:6379' } } : {}),
+      }),
+    );
   const hello = await startBaseline('bench/hello-fastify.ts', '/');
-  // The durable-write floor (bench/floor-users-server.ts), on the embedded default only.
-  const floorDir = DIALECT === 'sqlite' ? fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-floor-')) : undefined;
-  const floor =
-    floorDir === undefined
-      ? undefined
-      : await startBaseline('bench/floor-users-server.ts', '/', {
-          FLOOR_DATA_DIR: floorDir,
-          FLOOR_PROJECT_ID: createBenchProject(process.cwd(), { DATA_DIR: floorDir }).project_id,
-        });
+  // The durable-write floor: bench/floor-users-server.ts on SQLite, bench/floor-users-pg-server.ts on
+  // PostgreSQL, each on Herald's schema migrated by the CLI into a database of its own.
+  const floorDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-floor-'));
+  const floorDb = DIALECT === 'postgres' ? await createBenchDatabase() : undefined;
+  const floor = floorDb
+    ? await startBaseline('bench/floor-users-pg-server.ts', '/', {
+        FLOOR_DATABASE_URL: floorDb.url,
+        FLOOR_PROJECT_ID: createBenchProject(process.cwd(), { DATA_DIR: floorDir, DATABASE_URL: floorDb.url })
+          .project_id,
+      })
+    : await startBaseline('bench/floor-users-server.ts', '/', {
+        FLOOR_DATA_DIR: floorDir,
+        FLOOR_PROJECT_ID: createBenchProject(process.cwd(), { DATA_DIR: floorDir }).project_id,
+      });
   const ref = BEFORE === undefined ? undefined : checkoutRef(BEFORE);
   const before = ref && (await startHerald({ dialect: DIALECT, instances: INSTANCES, cwd: ref.dir }));
   try {
@@ -95,8 +118,15 @@ async function main(): Promise<void> {
       urls: before.urls('/api/v1/users'),
       headers: { 'x-service-project-id': before.projectId, 'x-service-api-key': before.secretKey },
     };
+    const moreTargets = more.map((m, i) => ({
+      ...target,
+      name: `Herald create-user (PostgreSQL, ${INSTANCE_COUNTS[i + 1]} instance(s))`,
+      procs: m.procs,
+      urls: m.urls('/api/v1/users'),
+      headers: { 'x-service-project-id': m.projectId, 'x-service-api-key': m.secretKey },
+    }));
     const floorTarget = floor && {
-      name: 'durable-write floor (Fastify + the same upsert, no features)',
+      name: `durable-write floor (Fastify + the same upsert, no features${DIALECT === 'postgres' ? ', pg pool of 10' : ''})`,
       procs: [floor.proc],
       urls: [floor.url('/api/v1/users')],
       body: BODY,
@@ -123,6 +153,7 @@ async function main(): Promise<void> {
       ...(beforeDeviceTarget ? [beforeDeviceTarget] : []),
       deviceTarget,
       target,
+      ...moreTargets,
     ];
     const samples = await alternateAll(order, {
       connections: CONNECTIONS,
@@ -171,13 +202,37 @@ async function main(): Promise<void> {
       floorRun && floorVsHello && heraldVsFloor
         ? [
             '',
-            `Durable-write floor in this run: bench/floor-users-server.ts, a bare Fastify route that runs Herald's user upsert on Herald's own schema with better-sqlite3 and one commit per event-loop turn, and nothing else (no authentication, rate limit, validation, metrics, request id or timeout). What it spends above the hello is the durable write with Herald's schema and group commit, so floor/hello is about the most a create-user with that write can reach against the hello here.`,
+            DIALECT === 'sqlite'
+              ? `Durable-write floor in this run: bench/floor-users-server.ts, a bare Fastify route that runs Herald's user upsert on Herald's own schema with better-sqlite3 and one commit per event-loop turn, and nothing else (no authentication, rate limit, validation, metrics, request id or timeout). What it spends above the hello is the durable write with Herald's schema and group commit, so floor/hello is about the most a create-user with that write can reach against the hello here.`
+              : `Durable-write floor in this run: bench/floor-users-pg-server.ts, a bare Fastify route that runs the upsert Herald compiles for PostgreSQL (JSONB merge on the same unique key, RETURNING) on Herald's own schema through a \`pg\` pool of 10 (Herald's default), one statement and one commit per request, and nothing else (no authentication, rate limit, validation, metrics, request id or timeout). CPU per request counts the server process only, not PostgreSQL's.`,
             '',
             markdownTable(SAMPLE_HEADERS, [floorRun.row]),
             '',
-            `Floor / hello: **${fixed(floorVsHello.ratio)} in req/s**, **${fixed(floorVsHello.cpuRatio)} in CPU per request**; Herald / floor: ${fixed(heraldVsFloor.ratio)} in req/s, ${fixed(heraldVsFloor.cpuRatio)} in CPU per request. CPU µs per request above the hello: floor ${aboveHello(floorRun.samples)}, Herald ${aboveHello(heraldSamples)}.`,
+            `Floor / hello: **${fixed(floorVsHello.ratio)} in req/s**, **${fixed(floorVsHello.cpuRatio)} in CPU per request**; **Herald / floor: ${fixed(heraldVsFloor.ratio)} in req/s** (per round ${heraldVsFloor.ratios.map((r) => fixed(r)).join(', ')}; target >= ${FLOOR_TARGET}), ${fixed(heraldVsFloor.cpuRatio)} in CPU per request. CPU µs per request above the hello: floor ${aboveHello(floorRun.samples)}, Herald ${aboveHello(heraldSamples)}.`,
           ].join('\n')
         : '';
+    const moreRuns = moreTargets.map((t) => {
+      const vsOne = paired(heraldSamples, samplesOf(t));
+      const vsFloor = floorRun && paired(floorRun.samples, samplesOf(t));
+      return { t, vsOne, vsFloor, row: sampleRows(t.name, samplesOf(t)) };
+    });
+    const instancesLines =
+      moreRuns.length === 0
+        ? ''
+        : [
+            '',
+            `More instances in the same rounds (each Herald on its own database; the ${CONNECTIONS} connections split evenly over the instances):`,
+            '',
+            markdownTable(
+              SAMPLE_HEADERS,
+              moreRuns.map((m) => m.row),
+            ),
+            '',
+            ...moreRuns.map(
+              (m) =>
+                `${m.t.name} / ${INSTANCES} instance(s): **${fixed(m.vsOne.ratio)} in req/s** (per round ${m.vsOne.ratios.map((r) => fixed(r)).join(', ')}; target >= 1), ${fixed(m.vsOne.cpuRatio)} in CPU per request${m.vsFloor ? `; / floor: ${fixed(m.vsFloor.ratio)} in req/s` : ''}.`,
+            ),
+          ].join('\n');
     const report = [
       `Command: \`${commandLine('bench:users')}\`, run ${today()} (Node ${process.version}, ${os.cpus().length} cores shared with the load generator and other work).`,
       '',
@@ -195,6 +250,7 @@ async function main(): Promise<void> {
       '',
       `**Device registration / create-user: ${fixed(deviceVsUser.ratio)} in req/s** (per round ${deviceVsUser.ratios.map((r) => fixed(r)).join(', ')}), **${fixed(deviceVsUser.cpuRatio)} in CPU per request** (create-user µs ÷ registration µs). Target >= ${DEVICE_TARGET}.`,
       floorLines,
+      instancesLines,
       effect ?? '',
     ].join('\n');
     console.log(report);
@@ -222,19 +278,44 @@ async function main(): Promise<void> {
         cpuRatio: deviceVsUser.cpuRatio,
         target: DIALECT === 'sqlite' ? DEVICE_TARGET : null,
       });
-    if (floorRun && floorVsHello && !before)
+    if (floorRun && floorVsHello && heraldVsFloor && !before) {
       recordSummary({
-        path: 'durable-write floor of POST /api/v1/users: bare Fastify + the same upsert, no features (embedded SQLite)',
+        path: `durable-write floor of POST /api/v1/users: bare Fastify + the same upsert, no features (${DIALECT === 'sqlite' ? 'embedded SQLite' : 'PostgreSQL'})`,
         herald: `${floorRun.row[1]} req/s`,
         baseline: `bare Fastify hello: ${b[1]} req/s`,
         ratio: floorVsHello.ratio,
         cpuRatio: floorVsHello.cpuRatio,
         target: null,
-        targetNote: 'bound for the row above',
+        targetNote: 'bound for the row below',
+      });
+      recordSummary({
+        path: `POST /api/v1/users (${store}) against its durable-write floor`,
+        herald: `${h[1]} req/s`,
+        baseline: `floor: ${floorRun.row[1]} req/s`,
+        ratio: heraldVsFloor.ratio,
+        cpuRatio: heraldVsFloor.cpuRatio,
+        target: FLOOR_TARGET,
+      });
+    }
+    for (const m of before ? [] : moreRuns)
+      recordSummary({
+        path: `POST /api/v1/users: ${m.t.name.replace('Herald create-user ', '')} against ${INSTANCES}`,
+        herald: `${m.row[1]} req/s`,
+        baseline: `${INSTANCES} instance(s): ${h[1]} req/s`,
+        ratio: m.vsOne.ratio,
+        cpuRatio: m.vsOne.cpuRatio,
+        target: 1,
       });
   } finally {
-    await Promise.all([herald.stop(), hello.proc.stop(), floor?.proc.stop(), before?.stop()]);
-    if (floorDir) fs.rmSync(floorDir, { recursive: true, force: true });
+    await Promise.all([
+      herald.stop(),
+      ...more.map((m) => m.stop()),
+      hello.proc.stop(),
+      floor.proc.stop(),
+      before?.stop(),
+    ]);
+    await floorDb?.drop();
+    fs.rmSync(floorDir, { recursive: true, force: true });
     ref?.remove();
   }
 }

@@ -6,6 +6,8 @@ import { parseCorsOrigins, type CorsOrigins } from './settings/cors-origins.js';
 import { parseRateLimitDefaults, type RateLimits } from './settings/rate-limit-settings.js';
 import { DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, type RetentionSettings } from './settings/retention-settings.js';
 import { vapidSubjectProblem } from './settings/vapid-subject.js';
+import { defaultPoolSizes } from './settings/connection-budget.js';
+import { DEFAULT_QUOTAS_PER_MINUTE } from './settings/provider-quotas.js';
 
 /** Which parts of Herald this process runs (rule `instances`). */
 export type HeraldRole = 'api' | 'worker' | 'all';
@@ -19,7 +21,13 @@ export interface Config {
   readonly dataDir: string;
   /** `undefined` selects the embedded SQLite file `${dataDir}/herald.sqlite`. */
   readonly databaseUrl: string | undefined;
+  /** The primary's query pool of this process; default by role (`connection-budget.ts`). */
   readonly databasePoolSize: number;
+  /** The replica's pool (DATABASE_READ_URL); default by role, 0 for a worker (it reads no replica). */
+  readonly databaseReadPoolSize: number;
+  /** PostgreSQL `statement_timeout` of the API's lag-tolerant reads (lists, analytics), and of dry runs; 0: none. */
+  readonly databaseReadTimeoutMs: number;
+  readonly databaseDryRunTimeoutMs: number;
   /** `transaction`: DATABASE_URL is a pooler in transaction mode (PgBouncer), so no session state and no LISTEN through it. */
   readonly databasePooler: DatabasePooler;
   /** A direct PostgreSQL connection for LISTEN (job wake-ups, cross-instance A2A events) when DATABASE_URL is a pooler. */
@@ -60,6 +68,9 @@ export interface Config {
   readonly apnsSandboxApiUrl: string;
   readonly apnsQuotaPerMinute: number;
   readonly pushTimeoutMs: number;
+  /** Long-lived HTTP/2 connections per provider origin (and APNs team and key), and streams in flight on each. */
+  readonly pushHttp2Sessions: number;
+  readonly pushHttp2Streams: number;
   /** OUTBOUND_ALLOW_PRIVATE_NETWORKS (or its alias WEBHOOK_ALLOW_PRIVATE_NETWORKS): tenant URLs may reach private addresses (local development only). */
   readonly outboundAllowPrivateNetworks: boolean;
   /** Hosts (`host` or `host:port`) an FCM service account's token_uri may name besides Google's, from FCM_TOKEN_URI_HOSTS. */
@@ -185,18 +196,40 @@ export function loadConfig(env: Env = process.env): Config {
       if (str(name) !== undefined && str(name) !== 'none')
         problems.push(`${name} applies to PostgreSQL only: set DATABASE_URL too, or unset ${name} for SQLite`);
 
+  const jobConcurrency = int('JOB_CONCURRENCY', 4, 1, 256);
+  const requestTimeoutMs = int('REQUEST_TIMEOUT_MS', 100_000, 1, 3_600_000);
+  const roleName: HeraldRole = role === 'api' || role === 'worker' ? role : 'all';
+  // A statement timeout past the request timeout would never be seen (the request answers 503
+  // first): the defaults stay below it, and a setting at or above it is refused.
+  const belowRequest = (fallback: number): number => Math.min(fallback, Math.floor(requestTimeoutMs * 0.9));
+  const statementTimeout = (name: string, value: number): number => {
+    if (value >= requestTimeoutMs)
+      problems.push(`${name} must be below REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${value}`);
+    return value;
+  };
+  const defaultPools = defaultPoolSizes(roleName, jobConcurrency);
+
   const config: Config = {
     port: int('PORT', 8080, 0, 65535),
     host: str('HOST') ?? '0.0.0.0',
     dataDir: resolveDataDir(str('DATA_DIR')),
     databaseUrl,
-    databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 1000),
+    databasePoolSize: int('DATABASE_POOL_SIZE', defaultPools.pool, 1, 1000),
+    databaseReadPoolSize: int('DATABASE_READ_POOL_SIZE', defaultPools.readPool, 0, 1000),
+    databaseReadTimeoutMs: statementTimeout(
+      'DATABASE_READ_TIMEOUT_MS',
+      int('DATABASE_READ_TIMEOUT_MS', belowRequest(30_000), 0, 3_600_000),
+    ),
+    databaseDryRunTimeoutMs: statementTimeout(
+      'DATABASE_DRY_RUN_TIMEOUT_MS',
+      int('DATABASE_DRY_RUN_TIMEOUT_MS', belowRequest(90_000), 0, 3_600_000),
+    ),
     databasePooler: databasePooler === 'transaction' ? 'transaction' : 'none',
     databaseListenUrl,
     databaseReadUrl,
     logLevel: str('LOG_LEVEL') ?? 'info',
     logFormat: str('LOG_FORMAT') === 'pretty' ? 'pretty' : 'json',
-    role: role === 'api' || role === 'worker' ? role : 'all',
+    role: roleName,
     tlsCertFile,
     tlsKeyFile,
     behindTlsProxy: bool('BEHIND_TLS_PROXY', false),
@@ -204,11 +237,11 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: parseCorsOrigins(str('CORS_ORIGINS'), problems),
     redisUrl: url('REDIS_URL', undefined, ['redis:', 'rediss:']),
     rateLimitDefaults: parseRateLimitDefaults(str('RATE_LIMIT_DEFAULTS'), problems),
-    requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 100_000, 1, 3_600_000),
+    requestTimeoutMs,
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 30_000, 0, 3_600_000),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     secretKey,
-    jobConcurrency: int('JOB_CONCURRENCY', 4, 1, 256),
+    jobConcurrency,
     jobPollIntervalMs: int('JOB_POLL_INTERVAL_MS', 1000, 10, 60_000),
     jobLeaseMs: int('JOB_LEASE_MS', 60_000, 1000, 3_600_000),
     templateWorkers: int('TEMPLATE_WORKERS', Math.min(64, os.availableParallelism()), 1, 64),
@@ -217,11 +250,13 @@ export function loadConfig(env: Env = process.env): Config {
     templateOutputLimitBytes: int('TEMPLATE_OUTPUT_LIMIT_BYTES', 65_536, 1024, 16 * 1024 * 1024),
     templateTimeoutsPerTrigger: int('TEMPLATE_TIMEOUTS_PER_TRIGGER', 10, 1, 1_000_000),
     fcmApiUrl: url('FCM_API_URL', 'https://fcm.googleapis.com', ['https:', 'http:']) ?? '',
-    fcmQuotaPerMinute: int('FCM_QUOTA_PER_MINUTE', 600_000, 1, 100_000_000),
+    fcmQuotaPerMinute: int('FCM_QUOTA_PER_MINUTE', DEFAULT_QUOTAS_PER_MINUTE.fcm, 1, 100_000_000),
     apnsApiUrl: url('APNS_API_URL', 'https://api.push.apple.com', ['https:', 'http:']) ?? '',
     apnsSandboxApiUrl: url('APNS_SANDBOX_API_URL', 'https://api.sandbox.push.apple.com', ['https:', 'http:']) ?? '',
-    apnsQuotaPerMinute: int('APNS_QUOTA_PER_MINUTE', 300_000, 1, 100_000_000),
+    apnsQuotaPerMinute: int('APNS_QUOTA_PER_MINUTE', DEFAULT_QUOTAS_PER_MINUTE.apns, 1, 100_000_000),
     pushTimeoutMs: int('PUSH_TIMEOUT_MS', 10_000, 100, 100_000),
+    pushHttp2Sessions: int('PUSH_HTTP2_SESSIONS', 4, 1, 64),
+    pushHttp2Streams: int('PUSH_HTTP2_STREAMS', 100, 1, 1000),
     outboundAllowPrivateNetworks: bool(
       'OUTBOUND_ALLOW_PRIVATE_NETWORKS',
       bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),

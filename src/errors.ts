@@ -11,6 +11,7 @@ export type ErrorKind =
   | 'forbidden' // this key may not do this (a public key on a project without identity verification)
   | 'rate_limited'
   | 'too_large'
+  | 'too_expensive' // the database stopped the caller's read at the operator's statement timeout (a healthy database)
   | 'unavailable' // a dependency (database, provider) cannot be reached; retry later
   | 'internal';
 

@@ -37,6 +37,7 @@ import { systemClock, type Clock } from './lib/clock.js';
 import { createLogger } from './logger.js';
 import { instrumentJobHandlers } from './observability/job-metrics.js';
 import { createPushMetrics } from './observability/push-metrics.js';
+import { createPartitionMetrics } from './observability/partition-metrics.js';
 import { registerUserProfileRoutes } from './profiles/user-profile.routes.js';
 import { registerProjectRoutes } from './projects/projects.routes.js';
 import { createSecretBox, resolveSecretKey, type SecretBoxSource } from './crypto/secret-box.js';
@@ -87,8 +88,9 @@ export interface Herald {
   /** `database.db`. */
   readonly db: Kysely<Database>;
   /**
-   * `database.readDb`: a replica (DATABASE_READ_URL) or `db`. For reads that may lag the primary
-   * (lists, audience counts, dry runs, analytics); never for a read after a write of the same flow.
+   * `database.readDb`: a replica (DATABASE_READ_URL) or the primary, under DATABASE_READ_TIMEOUT_MS on
+   * PostgreSQL. For reads that may lag the primary (lists, audience counts, analytics; dry runs use
+   * `database.dryRunDb`); never for a read after a write of the same flow.
    */
   readonly readDb: Kysely<Database>;
   readonly logger: Logger;
@@ -150,7 +152,11 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
   const jobHandlers = onFirstUse((): JobHandlers => ({
     'a2a.webhook': createCallbackJobHandler({ clock, outbound, secrets: secretBox }),
     'webhooks.deliver': createWebhookDeliveryHandler({ clock, outbound, secrets: secretBox, notices: push().notices }),
-    'retention.enforce': createRetentionJobHandler({ settings: config.retention, clock }),
+    'retention.enforce': createRetentionJobHandler({
+      settings: config.retention,
+      clock,
+      observeDefaultRows: defaultRows(),
+    }),
     ...createCampaignJobHandlers({
       push: push(),
       templates: templates(),
@@ -165,6 +171,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       lateLimitMs: config.scheduleLateLimitMs,
     }),
   }));
+  const defaultRows = onFirstUse(() => createPartitionMetrics(metrics.registry));
   const instrumentedHandlers = onFirstUse(() => instrumentJobHandlers(jobHandlers(), metrics.registry));
 
   const observeEvents = allObservers(
@@ -173,7 +180,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
   );
   const registerRoutes = (app: FastifyInstance): void => {
     const identity = { db, secretBox };
-    registerUserProfileRoutes(app, { db });
+    registerUserProfileRoutes(app, { db, clock });
     registerUserRoutes(app, {
       db,
       readDb,
@@ -208,7 +215,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       readDb,
     });
     registerCampaignRoutes(app, { db, readDb, clock });
-    registerTriggerRoutes(app, { db, readDb, clock, templates: templates() });
+    registerTriggerRoutes(app, { db, readDb, dryRunDb: database.dryRunDb, clock, templates: templates() });
     registerTriggerControlRoutes(app, { db, clock, notices: push().notices });
     registerScheduleRoutes(app, { db, clock, minIntervalMs: config.scheduleMinIntervalMs });
     registerCampaignInsightRoutes(app, { db, readDb, templates: templates(), clock });

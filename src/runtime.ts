@@ -1,4 +1,5 @@
 import type { App } from './app.js';
+import { connectionBudget } from './settings/connection-budget.js';
 import type { Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { sealLegacyPushConfigSecrets } from './a2a/push-configs/push-config-secrets.js';
@@ -50,6 +51,21 @@ export async function startRuntime(config: Config, overrides: HeraldOverrides = 
   // Campaign templates render in worker threads (dry runs in the API, fan-out in the workers), started at boot.
   const herald = createHerald(config, { warmTemplates: true, ...overrides });
   const { database, logger, clock } = herald;
+  if (!database.dialect.embedded) {
+    // What this process may open, so an operator adds up max_connections (docs/operations.md, "Connections").
+    const budget = connectionBudget(config);
+    logger.info(
+      {
+        role: budget.role,
+        pool: budget.pool,
+        listen: budget.listen,
+        read_pool: budget.readPool,
+        primary: budget.primary,
+        total: budget.total,
+      },
+      `database connections: at most ${budget.total} (query pool ${budget.pool}, LISTEN ${budget.listen}, replica pool ${budget.readPool})`,
+    );
+  }
   const applied = await migrateToLatest(database.db);
   if (applied.length > 0) logger.info({ migrations: applied }, 'applied migrations');
   await createDefaultProjectIfEmpty(herald);

@@ -50,6 +50,31 @@ const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:
 
 export const LOG_LEVEL = 'warn';
 
+export interface BenchDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+let databases = 0;
+
+/** A fresh, empty PostgreSQL database on the benchmark server (BENCH_PG_URL), dropped by `drop()`. */
+export async function createBenchDatabase(): Promise<BenchDatabase> {
+  const name = `herald_bench_${process.pid}_${Date.now()}_${databases++}`;
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
 export async function startHerald(options: {
   dialect: BenchDialect;
   instances?: number;
@@ -60,7 +85,6 @@ export async function startHerald(options: {
 }): Promise<HeraldServers> {
   const cwd = options.cwd ?? process.cwd();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-'));
-  let dbName: string | undefined;
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
     HOST: '127.0.0.1',
@@ -69,15 +93,10 @@ export async function startHerald(options: {
     RATE_LIMIT_DEFAULTS: 'management=1000000,client=1000000,a2a=1000000',
     ...options.env,
   };
+  let database: BenchDatabase | undefined;
   if (options.dialect === 'postgres') {
-    dbName = `herald_bench_${process.pid}_${Date.now()}`;
-    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${dbName}`);
-    await admin.end();
-    const url = new URL(PG_ADMIN_URL);
-    url.pathname = `/${dbName}`;
-    env.DATABASE_URL = url.toString();
+    database = await createBenchDatabase();
+    env.DATABASE_URL = database.url;
   }
   const created = createBenchProject(cwd, env);
   const ports: number[] = [];
@@ -112,12 +131,7 @@ export async function startHerald(options: {
     async stop() {
       await Promise.all(procs.map((p) => p.stop()));
       fs.rmSync(dataDir, { recursive: true, force: true });
-      if (dbName) {
-        const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-        await admin.connect();
-        await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-        await admin.end();
-      }
+      await database?.drop();
     },
   };
 }

@@ -39,6 +39,7 @@ const BY_KIND: Record<ErrorKind, { name: RpcErrorName; http?: number }> = {
   forbidden: { name: 'UNSUPPORTED_OPERATION' },
   rate_limited: { name: 'RATE_LIMITED' },
   too_large: { name: 'INVALID_REQUEST', http: 413 },
+  too_expensive: { name: 'INVALID_PARAMS' },
   unavailable: { name: 'INTERNAL_ERROR', http: 503 },
   internal: { name: 'INTERNAL_ERROR' },
 };

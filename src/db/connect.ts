@@ -10,6 +10,8 @@ import type { Database } from './database.js';
 import { postgresDialect, sqliteDialect, type SqlDialect } from './dialect.js';
 import { ensureDataDir } from '../lib/data-dir.js';
 import { registerDataVersion } from './data-version.js';
+import { listenersOf } from '../settings/connection-budget.js';
+import { withStatementTimeout } from './statement-timeout.js';
 import { createWriteGate, ImmediateSqliteDialect, type WriteGate } from './sqlite-writer.js';
 
 export interface DatabaseTarget {
@@ -24,6 +26,13 @@ export interface DatabaseTarget {
   listenUrl?: string | undefined;
   /** A read-only PostgreSQL connection string (a replica) for reads that may lag the primary. */
   readUrl?: string | undefined;
+  /** The replica pool's size (default `poolSize`). */
+  readPoolSize?: number;
+  /** LISTEN connections (default 2: the job runner's and the A2A event listener). */
+  listenPoolSize?: number;
+  /** `statement_timeout` of `readDb` and of `dryRunDb` (0 or absent: none). */
+  readTimeoutMs?: number;
+  dryRunTimeoutMs?: number;
   /** PostgreSQL schema to use as `search_path` (tests isolate files this way). */
   schema?: string;
   onPoolError?: (error: Error) => void;
@@ -36,16 +45,19 @@ export interface DatabaseHandle {
   /** The raw pg pool of `db` (PostgreSQL only), for NOTIFY and other connection-level needs. */
   pgPool?: pg.Pool;
   /**
-   * The pool whose connections may LISTEN (PostgreSQL only): `pgPool` itself on a direct
-   * connection, a small pool on `listenUrl` behind a pooler, absent behind a pooler without one
+   * The pool whose connections may LISTEN (PostgreSQL only): a small pool of its own, on `listenUrl`
+   * or else on `url` (a direct connection), absent behind a pooler without a listen URL
    * (then job wake-ups and cross-instance A2A events are polled).
    */
   listenPool?: pg.Pool;
   /**
-   * Reads that may lag the primary (audience counts, dry runs, lists): a replica's handle when
-   * `readUrl` is set, else `db`. Never for a read that must see a write just made.
+   * Reads that may lag the primary (audience counts, lists, analytics): a replica's handle when
+   * `readUrl` is set, else the primary's pool; under `readTimeoutMs` when given (else `db` itself
+   * without a replica). Never for a read that must see a write just made.
    */
   readDb: Kysely<Database>;
+  /** Dry runs' reads: where `readDb` reads, under their own, longer statement timeout. */
+  dryRunDb: Kysely<Database>;
   /**
    * The connection of an embedded database file (not `:memory:`) and its write gate, for its
    * checkpointer (checkpointer.ts, sqlite-writer.ts).
@@ -66,28 +78,39 @@ function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: droppingReadOnlySessions(pool) }) });
   // LISTEN holds one connection for as long as it listens: through a transaction-mode pooler the
   // NOTIFYs would go to whichever client borrowed the server connection, so only a direct one will do.
-  const listenPool = target.listenUrl
-    ? openPool(target.listenUrl, LISTEN_POOL_SIZE, target)
-    : target.pooler === 'transaction'
-      ? undefined
-      : pool;
-  const replica = target.readUrl
-    ? new Kysely<Database>({
-        dialect: new PostgresDialect({ pool: openPool(target.readUrl, target.poolSize ?? 10, target) }),
-      })
-    : undefined;
+  // A pool of its own, so a listener never takes a connection the queries count on.
+  const listenTo = target.listenUrl ?? (target.pooler === 'transaction' ? undefined : url);
+  const listenPool = listenTo ? openPool(listenTo, target.listenPoolSize ?? LISTEN_POOL_SIZE, target) : undefined;
+  const readPoolSize = target.readPoolSize ?? target.poolSize ?? 10;
+  const replicaPool = target.readUrl && readPoolSize > 0 ? openPool(target.readUrl, readPoolSize, target) : undefined;
+  const readPool = replicaPool ?? pool;
+  /** `db` itself when reads share it without a timeout, else a handle on the read pool. */
+  const reader = (timeoutMs: number | undefined, setting: string): Kysely<Database> => {
+    if (!timeoutMs && !replicaPool) return db;
+    const handlePool = timeoutMs ? withStatementTimeout(readPool, timeoutMs, setting) : sharedPool(readPool);
+    return new Kysely<Database>({ dialect: new PostgresDialect({ pool: handlePool }) });
+  };
+  const readDb = reader(target.readTimeoutMs, 'DATABASE_READ_TIMEOUT_MS');
+  const dryRunDb = reader(target.dryRunTimeoutMs, 'DATABASE_DRY_RUN_TIMEOUT_MS');
   return {
     db,
     dialect: postgresDialect,
     pgPool: pool,
     ...(listenPool ? { listenPool } : {}),
-    readDb: replica ?? db,
+    readDb,
+    dryRunDb,
     async close() {
-      await replica?.destroy();
-      if (listenPool && listenPool !== pool) await listenPool.end();
+      for (const handle of new Set([readDb, dryRunDb])) if (handle !== db) await handle.destroy();
+      await replicaPool?.end();
+      await listenPool?.end();
       await db.destroy();
     },
   };
+}
+
+/** A pool shared by several handles: only the handle that owns it ends it. */
+function sharedPool(pool: pg.Pool): PostgresPool {
+  return { connect: () => pool.connect(), end: async () => undefined };
 }
 
 /** SQLSTATE read_only_sql_transaction. */
@@ -197,6 +220,8 @@ function openSqlite(file: string): DatabaseHandle {
     db,
     dialect: sqliteDialect,
     readDb: db,
+    // SQLite has no statement timeout: a dry run there is bounded by the request timeout alone.
+    dryRunDb: db,
     ...(file === ':memory:' ? {} : { sqlite: { file, connection: sqlite, writeGate } }),
     close: () => db.destroy(),
   };
@@ -249,7 +274,16 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
 export function openConfiguredDatabase(
   config: Pick<
     Config,
-    'databaseUrl' | 'dataDir' | 'databasePoolSize' | 'databasePooler' | 'databaseListenUrl' | 'databaseReadUrl'
+    | 'role'
+    | 'databaseUrl'
+    | 'dataDir'
+    | 'databasePoolSize'
+    | 'databaseReadPoolSize'
+    | 'databasePooler'
+    | 'databaseListenUrl'
+    | 'databaseReadUrl'
+    | 'databaseReadTimeoutMs'
+    | 'databaseDryRunTimeoutMs'
   >,
   logger?: Pick<Logger, 'warn' | 'info'>,
 ): DatabaseHandle {
@@ -262,6 +296,10 @@ export function openConfiguredDatabase(
     pooler: config.databasePooler,
     listenUrl: config.databaseListenUrl,
     readUrl: config.databaseReadUrl,
+    readPoolSize: config.databaseReadPoolSize,
+    listenPoolSize: listenersOf(config.role),
+    readTimeoutMs: config.databaseReadTimeoutMs,
+    dryRunTimeoutMs: config.databaseDryRunTimeoutMs,
     onPoolError: (error) => logger?.warn({ err: error }, 'database connection lost'),
   });
 }

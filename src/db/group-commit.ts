@@ -1,10 +1,15 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from './database.js';
+import type { Database, Db } from './database.js';
 import type { Dialect } from './dialect.js';
 
 /** Runs a unit of database work in a transaction, possibly shared with other units. */
 export interface WriteCommitter {
   run<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /**
+   * A unit that is one statement, atomic on its own: it shares a commit on SQLite like `run`, and runs
+   * without BEGIN and COMMIT on PostgreSQL (its own implicit transaction: one round trip, not three).
+   */
+  runStatement<T>(work: (db: Db) => Promise<T>): Promise<T>;
 }
 
 interface Pending {
@@ -16,6 +21,7 @@ interface Pending {
 /** Each unit in its own transaction (PostgreSQL, where the server groups concurrent commits itself). */
 export const separateTransactions = (db: Kysely<Database>): WriteCommitter => ({
   run: (work) => db.transaction().execute(work),
+  runStatement: (work) => work(db),
 });
 
 const MAX_GROUP = 64;
@@ -62,14 +68,13 @@ export function createGroupCommit(db: Kysely<Database>): WriteCommitter {
     running = false;
   }
 
-  return {
-    run<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-      return new Promise<T>((resolve, reject) => {
-        queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-        if (running) return;
-        running = true;
-        setImmediate(() => void drain());
-      });
-    },
-  };
+  function run<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (running) return;
+      running = true;
+      setImmediate(() => void drain());
+    });
+  }
+  return { run, runStatement: run };
 }

@@ -33,9 +33,11 @@ export async function migrateToLatest(db: AnyKysely): Promise<string[]> {
     const migrator = await migratorFor(db);
     const { error, results } = await migrator.migrateToLatest();
     if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-    // Kysely's catalog scan on PostgreSQL fails (3F000) when another schema of the database is being
-    // dropped at that moment; nothing was applied (migrations run in one transaction), so look again.
-    if ((error as { code?: unknown }).code === '3F000' && attempt < 3) continue;
+    // Kysely's catalog scan on PostgreSQL fails when another schema of the database is being dropped
+    // at that moment (3F000), or a table of it, such as a day partition retention drops (42P01);
+    // nothing was applied (migrations run in one transaction), so look again.
+    const code = (error as { code?: unknown }).code;
+    if ((code === '3F000' || code === '42P01') && attempt < 3) continue;
     throw error instanceof Error ? error : new Error('migration failed', { cause: error });
   }
 }

@@ -46,15 +46,16 @@ export async function createDefaultPartition(db: AnyKysely, table: PartitionedTa
 }
 
 /**
- * Creates the partition of the UTC day holding `day`: `exists` when it is there already or when the
- * default partition holds rows of that day (then they stay there and retention deletes them in
- * chunks); `busy` when the table's lock was not granted within the lock timeout (try again later).
+ * Creates the partition of the UTC day holding `day`: `exists` when it is there already (or another
+ * pass made it meanwhile); `in-default` when the default partition holds rows of that day (then
+ * `moveDayOutOfDefault` makes it); `busy` when the table's lock was not granted within the lock
+ * timeout (try again later).
  */
 export async function createDayPartition(
   db: AnyKysely,
   table: PartitionedTable,
   day: number,
-): Promise<'created' | 'exists' | 'busy'> {
+): Promise<'created' | 'exists' | 'in-default' | 'busy'> {
   const from = dayStart(day);
   const name = partitionName(table, from);
   try {
@@ -68,10 +69,66 @@ export async function createDayPartition(
   } catch (error) {
     // 23514: the default partition holds rows of this day; 42P07: another pass made it meanwhile.
     const code = (error as { code?: unknown }).code;
-    if (code === '23514' || code === '42P07') return 'exists';
+    if (code === '23514') return 'in-default';
+    if (code === '42P07') return 'exists';
     if (code === LOCK_NOT_AVAILABLE) return 'busy';
     throw error;
   }
+}
+
+/**
+ * Makes the partition of a day whose rows went to the default partition (retention did not run for
+ * longer than the days it makes ahead): in one transaction, a table of the parent's shape gets the
+ * day's rows, they leave the default partition, and the table is attached as the day's partition
+ * (PostgreSQL builds its indexes, constraints and row triggers at ATTACH). Statement triggers on the
+ * parent (the delivery rollup) see none of it: the rows were counted when first inserted. Holds the
+ * default partition for the copy, so later rows of that day wait for it rather than land there too.
+ */
+export async function moveDayOutOfDefault(
+  db: AnyKysely,
+  table: PartitionedTable,
+  day: number,
+): Promise<{ outcome: 'moved' | 'busy'; rows: number }> {
+  const from = dayStart(day);
+  const to = from + DAY_MS;
+  const name = partitionName(table, from);
+  const key = sql.id(PARTITIONED_TABLES[table]);
+  const fallback = sql.id(defaultPartitionName(table));
+  try {
+    return await db.transaction().execute(async (trx) => {
+      await LOCK_TIMEOUT.execute(trx);
+      // First the default partition's lock, so no row of the day lands there between the copy and the attach.
+      await sql`lock table ${fallback} in share row exclusive mode`.execute(trx);
+      await sql`create table ${sql.id(name)} (like ${sql.id(table)} including defaults)`.execute(trx);
+      const moved = await sql`with gone as (
+          delete from ${fallback} where ${key} >= ${sql.lit(from)} and ${key} < ${sql.lit(to)} returning *)
+        insert into ${sql.id(name)} select * from gone`.execute(trx);
+      await sql`alter table ${sql.id(table)} attach partition ${sql.id(name)}
+        for values from (${sql.lit(from)}) to (${sql.lit(to)})`.execute(trx);
+      return { outcome: 'moved' as const, rows: Number(moved.numAffectedRows ?? 0) };
+    });
+  } catch (error) {
+    if ((error as { code?: unknown }).code === LOCK_NOT_AVAILABLE) return { outcome: 'busy', rows: 0 };
+    throw error;
+  }
+}
+
+/**
+ * Rows in `table`'s default partition from `since` on: rows of days that had no partition when
+ * written. Older ones are expired rows the retention pass deletes in chunks. Reads at most `cap`.
+ */
+export async function rowsInDefaultPartition(
+  db: AnyKysely,
+  table: PartitionedTable,
+  since: number,
+  cap = 1000,
+): Promise<number> {
+  const key = sql.id(PARTITIONED_TABLES[table]);
+  const { rows } = await sql<{ n: number | string }>`select count(*) as n from (
+      select 1 from ${sql.id(defaultPartitionName(table))} where ${key} >= ${sql.lit(since)} limit ${sql.lit(cap)}) found`.execute(
+    db,
+  );
+  return Number(rows[0]?.n ?? 0);
 }
 
 /** The DDL alone, for a caller already in a transaction (migration 0016). */

@@ -128,6 +128,7 @@ export function registerEventRoutes(fastify: FastifyInstance, deps: EventRouteDe
       const limit = request.query.limit === undefined ? 100 : Number(request.query.limit);
       const found = await events.listUserEvents(
         deps.db,
+        deps.clock,
         request.auth!.projectId,
         request.params.project_user_id,
         limit,

@@ -152,12 +152,12 @@ export async function trackEvents(
   return db.isTransaction ? store(db) : db.transaction().execute(store);
 }
 
-export async function listUserEvents(db: Db, projectId: string, projectUserId: string, limit = 100) {
+export async function listUserEvents(db: Db, clock: Clock, projectId: string, projectUserId: string, limit = 100) {
   const user = await getUser(db, projectId, projectUserId);
-  return repo.listUserEvents(db, projectId, user.id, limit);
+  return repo.listUserEvents(db, projectId, user.id, limit, { now: clock.now(), maxFutureSkewMs: MAX_FUTURE_SKEW_MS });
 }
 
 /** A user's latest events by internal user id, newest first (the caller already holds the user). */
-export function recentEventsOfUserId(db: Db, projectId: string, userId: string, limit: number) {
-  return repo.listUserEvents(db, projectId, userId, limit);
+export function recentEventsOfUserId(db: Db, clock: Clock, projectId: string, userId: string, limit: number) {
+  return repo.listUserEvents(db, projectId, userId, limit, { now: clock.now(), maxFutureSkewMs: MAX_FUTURE_SKEW_MS });
 }

@@ -11,6 +11,8 @@ const STATUS_BY_KIND: Record<ErrorKind, number> = {
   forbidden: 403,
   rate_limited: 429,
   too_large: 413,
+  // A statement timeout on a healthy database: the request asked for more than allowed, not an outage (docs/decisions.md).
+  too_expensive: 422,
   unavailable: 503,
   internal: 500,
 };

@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js';
 import { changeAwareCaches } from '../db/change-aware-cache.js';
+import { freshReads } from '../lib/fresh-reads.js';
 
 export interface IdentityVerificationTable {
   project_id: string;
@@ -27,10 +28,27 @@ export function findSetting(db: Db, projectId: string): Promise<IdentityVerifica
   return db.selectFrom('identity_verification').selectAll().where('project_id', '=', projectId).executeTakeFirst();
 }
 
-/** `findSetting` through this process's cache where it has one (`settingCaches`): the public-key hot path. */
+const sharedReads = new WeakMap<object, (projectId: string) => Promise<IdentityVerificationTable | undefined>>();
+
+/**
+ * `findSetting` shared by the concurrent requests of one project on a handle without a cache
+ * (PostgreSQL): each is answered by a read that began after it arrived (lib/fresh-reads.ts), so a
+ * setting turned on before a request still applies to it.
+ */
+function findSettingShared(db: Db, projectId: string): Promise<IdentityVerificationTable | undefined> {
+  let reads = sharedReads.get(db);
+  if (!reads) sharedReads.set(db, (reads = freshReads((id: string) => findSetting(db, id))));
+  return reads(projectId);
+}
+
+/**
+ * `findSetting` through this process's cache where it has one (`settingCaches`), else through a
+ * shared read outside transactions: the public-key hot path.
+ */
 export async function findSettingCached(db: Db, projectId: string): Promise<IdentityVerificationTable | undefined> {
-  const cache = db.isTransaction ? undefined : settingCaches.cacheOf(db);
-  if (!cache) return findSetting(db, projectId);
+  if (db.isTransaction) return findSetting(db, projectId);
+  const cache = settingCaches.cacheOf(db);
+  if (!cache) return findSettingShared(db, projectId);
   const cached = cache.get(projectId);
   if (cached !== undefined) return cached ?? undefined;
   const stamp = cache.stamp();

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/database.js';
+import type { Clock } from '../lib/clock.js';
 import { invalid } from '../errors.js';
 import { UserParams, isValidProjectUserId } from '../users/users.schemas.js';
 import { UserDetail } from './user-profile.schemas.js';
@@ -15,12 +16,13 @@ const errorResponses = { 400: ErrorBody, 401: ErrorBody };
 
 export interface UserProfileRouteDeps {
   db: Db;
+  clock: Clock;
 }
 
 /** `GET /api/v1/users/{id}`: the user profile, JSON `{"error"}` for every failure. */
 export function registerUserProfileRoutes(fastify: FastifyInstance, deps: UserProfileRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { db } = deps;
+  const { db, clock } = deps;
 
   app.get(
     '/api/v1/users/:project_user_id',
@@ -44,7 +46,7 @@ export function registerUserProfileRoutes(fastify: FastifyInstance, deps: UserPr
           'INVALID_PROJECT_USER_ID',
           'project_user_id must be 1 to 255 characters without control characters',
         );
-      return userProfileToWire(await getUserProfile(db, request.auth!.projectId, projectUserId));
+      return userProfileToWire(await getUserProfile(db, clock, request.auth!.projectId, projectUserId));
     },
   );
 }

@@ -1,6 +1,7 @@
 import type { Db } from '../db/database.js';
 import { devicesOfUserId, deviceToResponse, type Device } from '../devices/devices.service.js';
 import { AppError } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
 import { recentEventsOfUserId } from '../events/events.service.js';
 import { findStoredUser, userToWire, type StoredUser } from '../users/users-read.service.js';
 
@@ -14,12 +15,17 @@ export interface UserProfile {
 }
 
 /** A user with its devices (without push addresses or keys) and its latest events. */
-export async function getUserProfile(db: Db, projectId: string, projectUserId: string): Promise<UserProfile> {
+export async function getUserProfile(
+  db: Db,
+  clock: Clock,
+  projectId: string,
+  projectUserId: string,
+): Promise<UserProfile> {
   const user = await findStoredUser(db, projectId, projectUserId);
   if (!user) throw new AppError('not_found', 'USER_NOT_FOUND', `User ${projectUserId} does not exist`);
   const [devices, recentEvents] = await Promise.all([
     devicesOfUserId(db, projectId, user.id),
-    recentEventsOfUserId(db, projectId, user.id, RECENT_EVENTS),
+    recentEventsOfUserId(db, clock, projectId, user.id, RECENT_EVENTS),
   ]);
   return { user, devices, recentEvents };
 }

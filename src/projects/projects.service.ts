@@ -1,6 +1,7 @@
 import type { Db } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
+import { freshReads } from '../lib/fresh-reads.js';
 import { newId, randomBase62 } from '../lib/ids.js';
 import { digestKey, digestsEqual, generateKey, lookupPrefix, type KeyKind } from './api-keys.js';
 import { keyCacheOf } from './key-cache.js';
@@ -51,10 +52,25 @@ export async function createProject(db: Db, clock: Clock, name: string): Promise
   return { project_id: projectId, name, public_key: pub.key, secret_key: secret.key };
 }
 
+type KeyRows = Awaited<ReturnType<typeof repo.findActiveKeysByPrefix>>;
+const keyReads = new WeakMap<object, (prefix: string) => Promise<KeyRows>>();
+
+/**
+ * Key lookups of a handle without a key cache (PostgreSQL, where another instance may revoke unseen),
+ * shared by the requests that carry the same key (lib/fresh-reads.ts): each request is answered by a
+ * read that began after it arrived, so a revocation still holds from the next request.
+ */
+function sharedKeyReads(db: Db): (prefix: string) => Promise<KeyRows> {
+  let reads = keyReads.get(db);
+  if (!reads) keyReads.set(db, (reads = freshReads((prefix: string) => repo.findActiveKeysByPrefix(db, prefix))));
+  return reads;
+}
+
 /**
  * Finds the live key matching `key`. Rows are found by their clear prefix and the digests are
  * compared in constant time. On the embedded database verified keys are cached (key-cache.ts) and
- * any revocation empties the cache first, so a revocation holds from the next request.
+ * any revocation empties the cache first, so a revocation holds from the next request; on PostgreSQL
+ * concurrent lookups of one key share a read that began after each of them arrived.
  */
 export async function authenticateKey(db: Db, key: string): Promise<AuthenticatedKey | undefined> {
   if (!API_KEY_SHAPE.test(key)) return undefined;
@@ -63,7 +79,9 @@ export async function authenticateKey(db: Db, key: string): Promise<Authenticate
   const cached = cache?.get(digest);
   if (cached) return cached;
   const stamp = cache?.stamp();
-  const candidates = await repo.findActiveKeysByPrefix(db, lookupPrefix(key));
+  const candidates = await (cache
+    ? repo.findActiveKeysByPrefix(db, lookupPrefix(key))
+    : sharedKeyReads(db)(lookupPrefix(key)));
   const match = candidates.find((row) => digestsEqual(row.digest, digest));
   const found = match && { projectId: match.project_id, kind: match.kind, keyId: match.id };
   if (found) cache?.set(digest, found, stamp);

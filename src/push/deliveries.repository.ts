@@ -1,7 +1,10 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Db } from '../db/database.js';
 import { sqlDialect } from '../db/dialect.js';
+import { dayStart } from '../db/partitions.js';
 import { statementSizes } from '../db/statement-shapes.js';
+import { DAY_MS } from '../lib/clock.js';
+import { messageIdTime } from './message-id.js';
 import type { DeliveryStatus, Provider } from './push.types.js';
 
 /** One message: a send to one device, or an item that reached no device (every send is stored, rule `one-data-layer`). */
@@ -112,20 +115,55 @@ async function insertInStatements(db: Db, rows: readonly DeliveriesTable[], size
   }
 }
 
+/**
+ * The UTC days (`created_at` bounds) the messages `messageIds` were made in, read from their ids: on
+ * PostgreSQL the partitions to read. `undefined` when an id does not carry its time (every partition).
+ */
+function createdDays(messageIds: readonly string[]): { from: number; to: number } | undefined {
+  let from = Infinity;
+  let to = -Infinity;
+  for (const id of messageIds) {
+    const at = messageIdTime(id);
+    if (at === undefined) return undefined;
+    from = Math.min(from, dayStart(at));
+    to = Math.max(to, dayStart(at) + DAY_MS);
+  }
+  return { from, to };
+}
+
 /** Which of `messageIds` are stored already. */
 export async function storedMessageIds(db: Db, messageIds: string[]): Promise<Set<string>> {
   if (messageIds.length === 0) return new Set();
-  const rows = await db.selectFrom('deliveries').select('message_id').where('message_id', 'in', messageIds).execute();
+  const rows = await storedMessageIdsQuery(db, messageIds).execute();
   return new Set(rows.map((r) => r.message_id));
 }
 
+/** The statement of `storedMessageIds` (a test reads its plan). */
+export function storedMessageIdsQuery(db: Db, messageIds: string[]) {
+  const days = createdDays(messageIds);
+  let query = db.selectFrom('deliveries').select('message_id').where('message_id', 'in', messageIds);
+  if (days) query = query.where('created_at', '>=', days.from).where('created_at', '<', days.to);
+  return query;
+}
+
 export function findDelivery(db: Db, projectId: string, messageId: string): Promise<DeliveriesTable | undefined> {
-  return db
+  return findDeliveryQuery(db, projectId, messageId).executeTakeFirst();
+}
+
+/**
+ * The statement of `findDelivery` (a test reads its plan): the id's day bounds `created_at`, the
+ * partition key, so PostgreSQL probes one day's partition instead of every kept day's (31 at the
+ * default retention) and the default partition.
+ */
+export function findDeliveryQuery(db: Db, projectId: string, messageId: string) {
+  const days = createdDays([messageId]);
+  let query = db
     .selectFrom('deliveries')
     .selectAll()
     .where('project_id', '=', projectId)
-    .where('message_id', '=', messageId)
-    .executeTakeFirst();
+    .where('message_id', '=', messageId);
+  if (days) query = query.where('created_at', '>=', days.from).where('created_at', '<', days.to);
+  return query;
 }
 
 /**

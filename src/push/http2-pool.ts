@@ -13,9 +13,9 @@ export interface Http2Response {
 export interface Http2PoolOptions {
   /** Trusted CA (PEM) in addition to nothing else; default: Node's store plus NODE_EXTRA_CA_CERTS. */
   ca?: string | Buffer | undefined;
-  /** Long-lived connections per origin (default 2). */
+  /** Long-lived connections per origin (default 2; Herald passes PUSH_HTTP2_SESSIONS). */
   sessionsPerOrigin?: number;
-  /** Concurrent streams per connection, also capped by the server's SETTINGS (default 100). */
+  /** Concurrent streams per connection, also capped by the server's SETTINGS (default 100; Herald passes PUSH_HTTP2_STREAMS). */
   streamsPerSession?: number;
 }
 

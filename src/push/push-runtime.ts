@@ -35,6 +35,7 @@ export interface PushRuntimeOptions {
   retry?: Partial<RetryPolicy>;
   /** Override the quota buckets (default: the configured per-minute quota as capacity, refilled per second). */
   quotas?: { fcm?: BucketSpec; apns?: BucketSpec };
+  /** Default PUSH_HTTP2_SESSIONS and PUSH_HTTP2_STREAMS. */
   sessionsPerOrigin?: number;
   streamsPerSession?: number;
   /** How long decrypted credentials are cached per project (default 30 s; changes made here apply at once). */
@@ -90,8 +91,8 @@ export function createPushRuntime(
   const store = options.bucketStore ?? createTokenBucketStore(config, database, { logger: options.logger });
   const pool = new Http2Pool({
     ca: options.ca,
-    sessionsPerOrigin: options.sessionsPerOrigin,
-    streamsPerSession: options.streamsPerSession,
+    sessionsPerOrigin: options.sessionsPerOrigin ?? config.pushHttp2Sessions,
+    streamsPerSession: options.streamsPerSession ?? config.pushHttp2Streams,
   });
   const outbound = {
     allowPrivateNetworks: config.outboundAllowPrivateNetworks,

@@ -11,8 +11,10 @@ import {
   listDayPartitions,
   listDetachedDayTables,
   LOCK_NOT_AVAILABLE,
+  moveDayOutOfDefault,
   PARTITIONED_TABLES,
   partitionName,
+  rowsInDefaultPartition,
   type PartitionedTable,
 } from '../db/partitions.js';
 import { deleteExpiredIdempotencyKeys } from '../idempotency/idempotency.service.js';
@@ -49,6 +51,13 @@ export interface RetentionReport {
   deleted: Record<string, number>;
   created: string[];
   dropped: string[];
+  /** PostgreSQL: rows moved out of the default partition into a new day partition, by partition. */
+  moved: Record<string, number>;
+  /**
+   * PostgreSQL: rows of kept days still in each table's default partition after the pass (read up
+   * to 1000): above 0 means partitions could not be made for them (see the pass's warnings).
+   */
+  inDefault: Partial<Record<PartitionedTable, number>>;
   /** True when the chunk budget or a stop ended the run before every expired row was gone. */
   unfinished: boolean;
 }
@@ -68,7 +77,14 @@ const nextTick = (): Promise<void> => new Promise((resolve) => setImmediate(reso
 export async function enforceRetention(db: Db, deps: RetentionDeps, signal?: AbortSignal): Promise<RetentionReport> {
   const { settings } = deps;
   const now = deps.clock.now();
-  const report: RetentionReport = { deleted: {}, created: [], dropped: [], unfinished: false };
+  const report: RetentionReport = {
+    deleted: {},
+    created: [],
+    dropped: [],
+    moved: {},
+    inDefault: {},
+    unfinished: false,
+  };
   let budget = deps.maxChunksPerRun ?? 1000;
   const partitions = sqlDialect(db).supportsPartitions;
 
@@ -125,7 +141,7 @@ export async function enforceRetention(db: Db, deps: RetentionDeps, signal?: Abo
     const partitioned = partitions && isPartitionedTable(spec.table) && (await isPartitioned(db, spec.table));
     if (partitioned) {
       const table = spec.table as PartitionedTable;
-      await makePartitionsAhead(db, table, now, settings.partitionsAheadDays, report, deps.logger);
+      await makePartitionsAhead(db, table, now, settings, defaultDays, report, deps.logger);
       const cutoff = cutoffFor(now, defaultDays);
       if (cutoff !== undefined) {
         await dropExpiredPartitions(db, table, cutoff, report, deps.logger);
@@ -163,25 +179,51 @@ export async function enforceRetention(db: Db, deps: RetentionDeps, signal?: Abo
   return report;
 }
 
+/**
+ * Makes every missing day partition from the newest existing one (or the oldest day still kept,
+ * whichever is later) to today plus `aheadDays`, however long no pass ran. A day whose rows went to
+ * the default partition meanwhile has them moved into its new partition. Then any row left in the
+ * default partition from the kept days is reported (`report.inDefault`), which the job logs at error
+ * level and `herald_partition_default_rows` shows.
+ */
 async function makePartitionsAhead(
   db: Db,
   table: PartitionedTable,
   now: number,
-  aheadDays: number,
+  settings: RetentionSettings,
+  defaultDays: number,
   report: RetentionReport,
   logger: Logger | undefined,
 ): Promise<void> {
-  const existing = new Set((await listDayPartitions(db, table)).map((p) => p.from));
-  for (let day = dayStart(now); day <= dayStart(now) + aheadDays * DAY_MS; day += DAY_MS) {
+  const parts = await listDayPartitions(db, table);
+  const existing = new Set(parts.map((p) => p.from));
+  const today = dayStart(now);
+  const cutoff = cutoffFor(now, defaultDays);
+  const kept = cutoff === undefined ? -Infinity : dayStart(cutoff);
+  const newest = parts.length > 0 ? parts[parts.length - 1]!.to : today;
+  const first = Math.max(Math.min(newest, today), kept);
+  for (let day = first; day <= today + settings.partitionsAheadDays * DAY_MS; day += DAY_MS) {
     if (existing.has(day)) continue;
-    const outcome = await createDayPartition(db, table, day);
+    let outcome = await createDayPartition(db, table, day);
+    if (outcome === 'in-default') {
+      const moved = await moveDayOutOfDefault(db, table, day);
+      if (moved.outcome === 'moved') {
+        report.moved[partitionName(table, day)] = moved.rows;
+        logger?.warn(
+          { partition: partitionName(table, day), rows: moved.rows },
+          'moved rows out of the default partition into their day partition (no retention pass made it in time)',
+        );
+      }
+      outcome = moved.outcome === 'moved' ? 'created' : 'busy';
+    }
     if (outcome === 'created') report.created.push(partitionName(table, day));
     if (outcome === 'busy') {
       // A long query holds the table: rows go to the default partition meanwhile; the next pass tries again.
       logger?.warn({ table }, 'making partitions ahead waited too long for the lock; retrying next run');
-      return;
+      break;
     }
   }
+  report.inDefault[table] = await rowsInDefaultPartition(db, table, Math.max(kept, first));
 }
 
 async function dropExpiredPartitions(

@@ -14,9 +14,20 @@ declare module '../jobs/job-types.js' {
 const JOB_KEY = 'retention.enforce';
 
 /** The retention pass as a job: it stops between chunks when its worker shuts down. */
-export function createRetentionJobHandler(deps: RetentionDeps): JobHandler<'retention.enforce'> {
+export function createRetentionJobHandler(
+  deps: RetentionDeps & { observeDefaultRows?: (table: string, rows: number) => void },
+): JobHandler<'retention.enforce'> {
   return async (_payload, helpers) => {
     const report = await enforceRetention(helpers.db, { ...deps, logger: helpers.logger }, helpers.stopping);
+    for (const [table, rows] of Object.entries(report.inDefault)) {
+      deps.observeDefaultRows?.(table, rows);
+      // Loud: such rows defeat partition pruning and whole-partition drops until a pass moves them.
+      if (rows > 0)
+        helpers.logger.error(
+          { table, rows, partition: `${table}_default` },
+          'rows of kept days are in the default partition: their day partitions could not be made (see the warnings above; the next pass tries again)',
+        );
+    }
     const deleted = Object.values(report.deleted).reduce((a, b) => a + b, 0);
     if (deleted > 0 || report.created.length > 0 || report.dropped.length > 0)
       helpers.logger.info(report, 'retention pass done');

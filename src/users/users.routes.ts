@@ -65,9 +65,9 @@ export function registerUserRoutes(fastify: FastifyInstance, deps: UserRouteDeps
     async (request, reply) => {
       const body = request.body;
       return replyIdempotently(deps, request, reply, 'create-user', async () => {
-        // Through the shared-commit writer: on SQLite concurrent creates share one commit.
-        const user = await deps.writes.run((trx) =>
-          users.upsertUser(trx, clock, request.auth!.projectId, body.project_user_id, body.properties),
+        // One statement: on SQLite concurrent creates share one commit, on PostgreSQL it runs without BEGIN/COMMIT.
+        const user = await deps.writes.runStatement((db) =>
+          users.upsertUser(db, clock, request.auth!.projectId, body.project_user_id, body.properties),
         );
         return { status: 200, body: { properties: user.properties } };
       });

@@ -226,6 +226,40 @@ describe.each(TEST_DIALECTS)('campaign experiments (rule `campaign-experiments`)
     expect(analytics.json().totals.by_variant).toEqual({});
   });
 
+  it("a variant's message is localized like the campaign's (rule `message-locales`), its locale keys stored canonical", async () => {
+    // 20 of 40 users in fr-CA: each side then holds both variants but for a chance of 2 in 2^20.
+    const w = await world('variant-locales', 40);
+    const frenchUsers = Array.from({ length: 20 }, (_, i) => `u${i}`);
+    await sql`update users set properties = ${'{"locale":"fr-CA"}'} where project_id = ${w.projectId}
+      and project_user_id in (${sql.join(frenchUsers)})`.execute(ctx().database.db);
+    const res = await create(w.secret, {
+      variants: [
+        { variant_id: 'a', weight: 1, message: { title: 'A', body: 'en', locales: { FR: { title: 'A-fr' } } } },
+        { variant_id: 'b', weight: 1, message: { title: 'B', body: 'en', locales: { fr: { title: 'B-fr' } } } },
+      ],
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const campaign = res.json<{ campaign_id: string; variants: { message: { locales: object } }[] }>();
+    expect(Object.keys(campaign.variants[0]!.message.locales)).toEqual(['fr']);
+    const bad = await create(w.secret, {
+      variants: [{ variant_id: 'a', weight: 1, message: { title: 'A', locales: { 'not a tag': { title: 'x' } } } }],
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toMatch(/^variants\.0\.message\.locales: "not a tag" is not a BCP 47 language tag/);
+    await triggerOk(ctx(), campaign.campaign_id, {}, w.secret);
+    await run();
+    const titles = new Set<string>();
+    for (const token of w.tokens) {
+      const [m] = received(token);
+      const variant = m!.data.herald_variant!;
+      const french = frenchUsers.includes(w.users.get(token)!.puid);
+      const title = `${variant.toUpperCase()}${french ? '-fr' : ''}`;
+      expect(m?.notification?.title, token).toBe(title);
+      titles.add(title);
+    }
+    expect([...titles].sort()).toEqual(['A', 'A-fr', 'B', 'B-fr']);
+  });
+
   it('a control group without variants: the others get the message, recorded as `default`', async () => {
     const w = await world('control-only', 40);
     const res = await create(w.secret, { control_percent: 50 });

@@ -119,6 +119,28 @@ describe.each(backends)('%s bucket store', (_name, setup) => {
     expect(results.filter((r) => r.allowed)).toHaveLength(10);
   });
 
+  it('answers concurrent takes from one instance as if taken in turn', async () => {
+    const k = nextKey();
+    const slow = { capacity: 5, refillPerSecond: 0.001 };
+    const results = await Promise.all(Array.from({ length: 8 }, () => store.take(k, slow)));
+    const granted = results.filter((r) => r.allowed);
+    expect(granted.map((r) => r.remaining).sort()).toEqual([0, 1, 2, 3, 4]);
+    for (const refused of results.filter((r) => !r.allowed)) {
+      expect(refused).toMatchObject({ remaining: 0 });
+      expect(refused.retryAfterMs).toBeGreaterThan(900_000);
+    }
+    // Takes of different costs at once never spend more than the bucket holds.
+    const k2 = nextKey();
+    const mixed = await Promise.all(
+      [3, 1, 3, 1, 0].map(async (cost) => ({
+        cost,
+        ...(await store.take(k2, { capacity: 5, refillPerSecond: 0.001 }, cost)),
+      })),
+    );
+    expect(mixed.filter((r) => r.allowed).reduce((n, r) => n + r.cost, 0)).toBeLessThanOrEqual(5);
+    expect(mixed.find((r) => r.cost === 0)!.allowed).toBe(true);
+  });
+
   it('shares one bucket between instances, on the server clock', async () => {
     const k = nextKey();
     const a = backend.open();

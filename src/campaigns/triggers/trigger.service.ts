@@ -36,6 +36,8 @@ export interface TriggerDeps {
   db: Kysely<Database>;
   /** Dry runs count the audience here: a replica (DATABASE_READ_URL) when there is one, else `db`. */
   readDb: Kysely<Database>;
+  /** Where dry runs count: `readDb`'s database under the longer DATABASE_DRY_RUN_TIMEOUT_MS (default `readDb`). */
+  dryRunDb?: Kysely<Database>;
   clock: Clock;
 }
 
@@ -232,7 +234,7 @@ export async function dryRunTrigger(
   // The campaign is read on the primary (a dry run right after creating it must find it); the
   // audience, the costly part, may be counted on a replica that lags behind by a little.
   const prepared = await prepareTrigger(deps.db, projectId, campaignId, body, { requireActive: false });
-  const db = deps.readDb;
+  const db = deps.dryRunDb ?? deps.readDb;
   const now = deps.clock.now();
   if (prepared.schedule?.local) checkLocalWindow(prepared.schedule.local, now);
   else if (prepared.schedule) checkScheduleWindow(prepared.schedule.at, now);
