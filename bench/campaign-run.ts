@@ -7,6 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
 import pino from 'pino';
+import { residentByKind } from './lib/resident-memory.js';
+import { countStatements } from './lib/statement-counter.js';
 import '../src/campaigns/policies/send-log.repository.js';
 import '../src/campaigns/triggers/triggers.repository.js';
 import { loadConfig } from '../src/config.js';
@@ -135,7 +137,7 @@ async function main(): Promise<void> {
       const mb = (bytes: number) => Math.round(bytes / 1048576);
       fs.appendFileSync(
         traceFile,
-        `${Math.round(performance.now())} ms: rss ${mb(m.rss)} heapUsed ${mb(m.heapUsed)} heapTotal ${mb(m.heapTotal)} external ${mb(m.external)}\n`,
+        `${Math.round(performance.now())} ms: rss ${mb(m.rss)} heapUsed ${mb(m.heapUsed)} heapTotal ${mb(m.heapTotal)} external ${mb(m.external)}${residentByKind()}\n`,
       );
     }
     peakRss = Math.max(peakRss, m.rss);
@@ -156,6 +158,7 @@ async function main(): Promise<void> {
   // Fastify loads its request injector on the first `inject`: load it now, so the trigger call is timed
   // as a client over the network would see it (no bench code on its path).
   await app.inject({ method: 'GET', url: '/healthz' });
+  const statements = process.env.CAMPAIGN_BENCH_STATEMENTS ? countStatements() : undefined;
   const cpuBefore = process.cpuUsage();
   const threadsBefore = process.platform === 'linux' ? threadCpuMs() : undefined;
   const started = performance.now();
@@ -183,6 +186,8 @@ async function main(): Promise<void> {
   const cpu = process.cpuUsage(cpuBefore);
   const threads = threadsBefore && threadCpuDelta(threadsBefore, threadCpuMs());
   clearInterval(sampler);
+  // One file per run (`FILE.PID`): a bench run starts several Herald processes.
+  if (statements) fs.writeFileSync(`${process.env.CAMPAIGN_BENCH_STATEMENTS!}.${process.pid}`, statements());
   await profiler?.();
   const status = (await app.inject({ method: 'GET', url: `${campaignUrl}/triggers/${triggerId}`, headers })).json<{
     state: string;

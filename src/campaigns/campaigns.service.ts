@@ -82,11 +82,18 @@ function checkCampaign(campaign: Campaign): Campaign {
       'INVALID_EXPERIMENT',
       'winner: an event-triggered campaign sends one user at a time, so it has no test to decide; remove winner or event_trigger',
     );
+  const conversionGoals = parseConversionGoals(campaign.conversionGoals);
+  if (experiment.winner?.metric === 'primary_conversion' && (conversionGoals ?? []).length === 0)
+    throw new AppError(
+      'invalid',
+      'INVALID_EXPERIMENT',
+      'winner.metric: "primary_conversion" needs a conversion goal (conversion_goals); add one or use "opened"',
+    );
   return {
     ...checkEventTriggerCampaign({ ...campaign, message, experiment }),
     quietHours: checkQuietHoursField(campaign.quietHours),
     defaultAudience: parseAudience(campaign.defaultAudience, 'default_audience', 'INVALID_DEFAULT_AUDIENCE'),
-    conversionGoals: parseConversionGoals(campaign.conversionGoals),
+    conversionGoals,
   };
 }
 

@@ -22,6 +22,7 @@ export const postgresDialect: SqlDialect = {
       db,
     );
   },
+  textList: (values, alias) => sql`unnest(${[...values]}::text[]) as ${sql.id(alias)}(value)`,
   async notifyOnCommit(db, channel) {
     await sql`select pg_notify(${channel}, '')`.execute(db);
     return true;

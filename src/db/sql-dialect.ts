@@ -97,4 +97,10 @@ export interface SqlDialect {
    * division, no date functions (`date_trunc` and `strftime` differ and cost more).
    */
   epochBucketStart(column: string, bucketMs: number): RawBuilder<number>;
+  /**
+   * A list of strings as a table `alias(value)` bound as ONE parameter (`unnest` of a text array,
+   * `json_each` of a JSON array): one statement text and a handful of bound values whatever the
+   * list's length, where an IN list or a multi-row VALUES binds one value per item.
+   */
+  textList(values: readonly string[], alias: string): RawBuilder<{ value: string }>;
 }

@@ -28,6 +28,7 @@ export const sqliteDialect: SqlDialect = {
   skipLocked: (query) => query,
   lockRows: () => Promise.resolve(),
   lockKeys: () => Promise.resolve(),
+  textList: (values, alias) => sql`json_each(${JSON.stringify(values)}) as ${sql.id(alias)}`,
   notifyOnCommit: () => Promise.resolve(false),
 
   // `json_patch` is not used: it follows RFC 7396, where a null deletes the key.

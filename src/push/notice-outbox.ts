@@ -107,11 +107,13 @@ export interface ConversionData {
   goal_index: number;
   goal_event: string;
   project_user_id: string;
-  /** The send's message credited (the opened one when the goal counts from the open). */
-  message_id: string;
+  /** The send's message credited (the opened one when the goal counts from the open); null for the control group. */
+  message_id: string | null;
   event_id: string;
   converted_at: string;
   revenue: number | null;
+  /** The send's variant (rule `campaign-experiments`): its id, `control`, or null without an experiment. */
+  variant: string | null;
 }
 
 /** An event as a feature reports it; `at` (epoch ms) is when the outcome happened. */

@@ -260,6 +260,7 @@ describe.each(TEST_DIALECTS)('conversion goals on %s', (dialect) => {
         event_id: rows[0]!.event_id,
         converted_at: iso(now + 60_000),
         revenue: 42.5,
+        variant: null,
       },
     });
   });

@@ -362,6 +362,59 @@ describe.each(TEST_DIALECTS)('campaign experiments (rule `campaign-experiments`)
     expect(definition.winnerDecision).toMatchObject({ variant_id: 'b', basis: 'winner', best: 'b', metric: 'opened' });
   });
 
+  it('a winner on the primary conversion goal; conversions carry their variant, the control group converts too', async () => {
+    const w = await world('winner-conversion', 120);
+    const goals = [{ event: 'purchase', deadline: '1d' }];
+    const winner = { test_percent: 50, after: 'PT1H', metric: 'primary_conversion', fallback: 'none' };
+    const noGoal = await create(w.secret, { variants: VARIANTS, winner });
+    expect(noGoal.statusCode).toBe(400);
+    expect(noGoal.json().error).toMatch(/primary_conversion" needs a conversion goal/);
+    const res = await create(w.secret, { variants: VARIANTS, control_percent: 20, winner, conversion_goals: goals });
+    expect(res.statusCode, res.body).toBe(201);
+    const campaignId = res.json<{ campaign_id: string }>().campaign_id;
+    const triggerId = await triggerOk(ctx(), campaignId, {}, w.secret);
+    await run();
+    const experiment = { variants: VARIANTS, control_percent: 20, winner } as Experiment;
+    const groupOf = new Map<string, string>();
+    for (const token of w.tokens)
+      groupOf.set(token, assignVariant(experiment, assignmentPoint(w.projectId, campaignId, w.users.get(token)!.id)));
+    // Everyone sent `a` in the test buys, and everyone in the control group; nobody sent `b`.
+    const buyers = w.tokens.filter((t) => groupOf.get(t) === 'a' || groupOf.get(t) === CONTROL);
+    for (const token of buyers) {
+      const event = { project_user_id: w.users.get(token)!.puid, name: 'purchase' };
+      const posted = await json(ctx(), 'POST', '/api/v1/events', event, w.secret);
+      expect(posted.statusCode, posted.body).toBeLessThan(300);
+    }
+    const conversions = (
+      await sql<{ variant: string | null; message_id: string | null }>`
+        select variant, message_id from conversions where trigger_id = ${triggerId}`.execute(ctx().database.db)
+    ).rows;
+    const inA = w.tokens.filter((t) => groupOf.get(t) === 'a').length;
+    const inControl = w.tokens.filter((t) => groupOf.get(t) === CONTROL).length;
+    expect(inA).toBeGreaterThan(0);
+    expect(inControl).toBeGreaterThan(0);
+    expect(conversions.filter((c) => c.variant === 'a' && c.message_id !== null)).toHaveLength(inA);
+    expect(conversions.filter((c) => c.variant === CONTROL && c.message_id === null)).toHaveLength(inControl);
+    expect(conversions).toHaveLength(inA + inControl);
+    // After the test the rest (not control) get `a`, decided on conversions.
+    offset += 61 * MINUTE;
+    await run();
+    for (const token of w.tokens) {
+      const group = groupOf.get(token)!;
+      const got = received(token).map((m) => m.data.herald_variant);
+      expect(got, token).toEqual(group === CONTROL ? [] : [group === 'awaiting_winner' ? 'a' : group]);
+    }
+    const fired = (
+      await sql<{ definition: string | Record<string, unknown> }>`
+        select t.definition from campaign_triggers t join held_sends h on h.trigger_id = t.id
+        where h.source_trigger_id = ${triggerId} limit 1`.execute(ctx().database.db)
+    ).rows[0]!;
+    const definition = (typeof fired.definition === 'string' ? JSON.parse(fired.definition) : fired.definition) as {
+      winnerDecision: Record<string, unknown>;
+    };
+    expect(definition.winnerDecision).toMatchObject({ variant_id: 'a', basis: 'winner', metric: 'primary_conversion' });
+  });
+
   it('no clear winner and fallback none: the rest is recorded and sent nothing', async () => {
     const w = await world('no-winner', 30);
     const winner = { test_percent: 50, after: 'PT1H', metric: 'opened', fallback: 'none' };

@@ -15,9 +15,11 @@ export const OPEN_LOOKBACK_MS = 30 * 86_400_000;
 interface Send {
   triggerId: string;
   sentAt: number;
-  messageId: string;
+  /** Null for a record in the control group, which was sent nothing. */
+  messageId: string | null;
   openedAt: number | null;
   openedMessageId: string | null;
+  variant: string | null;
 }
 
 function sendsOf(messages: SentMessage[], campaignId: string): Send[] {
@@ -32,6 +34,7 @@ function sendsOf(messages: SentMessage[], campaignId: string): Send[] {
         messageId: m.messageId,
         openedAt: m.openedAt,
         openedMessageId: m.openedAt === null ? null : m.messageId,
+        variant: m.variant,
       });
       continue;
     }
@@ -46,7 +49,7 @@ function sendsOf(messages: SentMessage[], campaignId: string): Send[] {
  * Rule `conversion-goals`, last touch: of the campaign's sends to the user whose goal window (from
  * the send, or from its first open) holds the event's time, the most recently sent one.
  */
-function lastTouch(sends: Send[], entry: GoalEntry, at: number): { send: Send; messageId: string } | undefined {
+function lastTouch(sends: Send[], entry: GoalEntry, at: number): { send: Send; messageId: string | null } | undefined {
   let best: Send | undefined;
   for (const send of sends) {
     const start = entry.goal.counted_from === 'open' ? send.openedAt : send.sentAt;
@@ -70,6 +73,7 @@ export function conversionNoticeData(row: ConversionsTable, event: StoredEvent, 
     event_id: row.event_id,
     converted_at: new Date(row.converted_at).toISOString(),
     revenue: row.revenue,
+    variant: row.variant,
   };
 }
 
@@ -114,7 +118,7 @@ export function createConversionObserver(deps: {
           converted_at: at,
           received_at: event.receivedAt,
           revenue: revenueOf(entry.goal, event.properties),
-          variant: null,
+          variant: touch.send.variant,
         };
         if (await recordConversion(db, row))
           notices.push({ type: 'conversion', at, data: conversionNoticeData(row, event, entry.goal.event) });

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { preparedQuery } from '../../db/prepared.js';
 import { DeliveryStatus } from '../../push/push.types.js';
+import { CONTROL_SKIP_REASON } from '../experiments/experiment.js';
 
 /** A send's conversion on one goal (migration 0043): one row per (trigger, user, goal), never rewritten. */
 export interface ConversionsTable {
@@ -12,14 +13,14 @@ export interface ConversionsTable {
   goal_index: number;
   project_id: string;
   campaign_id: string;
-  /** The send's message the conversion is credited to (the opened one when counted from the open). */
-  message_id: string;
+  /** The send's message the conversion is credited to (the opened one when counted from the open); null for the control group. */
+  message_id: string | null;
   event_id: string;
   /** The converting event's timestamp. */
   converted_at: number;
   received_at: number;
   revenue: number | null;
-  /** The send's variant; null until campaigns have variants. */
+  /** The send's variant (rule `campaign-experiments`): its id, `control`, or null without an experiment. */
   variant: string | null;
 }
 
@@ -29,13 +30,14 @@ declare module '../../db/database.js' {
   }
 }
 
-/** A user's campaign message that a provider accepted, with its first open. */
+/** A user's campaign message that a provider accepted, with its first open; or their record in a control group (no message). */
 export interface SentMessage {
   triggerId: string;
   campaignId: string;
-  messageId: string;
+  messageId: string | null;
   sentAt: number;
   openedAt: number | null;
+  variant: string | null;
 }
 
 /**
@@ -50,7 +52,7 @@ const userSentMessages = preparedQuery(
       .selectFrom('trigger_deliveries as td')
       .innerJoin('campaign_triggers as t', 't.id', 'td.trigger_id')
       .leftJoin('message_opens as o', 'o.message_id', 'td.message_id')
-      .select(['td.trigger_id', 't.campaign_id', 'td.message_id', 'td.created_at', 'o.opened_at'])
+      .select(['td.trigger_id', 't.campaign_id', 'td.message_id', 'td.created_at', 'td.variant', 'o.opened_at'])
       .where('td.user_id', '=', p.userId)
       .where(sql<boolean>`td.status = ${sql.lit(DeliveryStatus.ACCEPTED)}`)
       .where('td.created_at', '>=', p.since)
@@ -59,7 +61,25 @@ const userSentMessages = preparedQuery(
       .where('t.project_id', '=', p.projectId),
 );
 
-/** The user's accepted messages of these campaigns sent within [since, until] (a user's few sends, filtered here). */
+/** The user's records in a control group within [since, until], through `trigger_deliveries_control_to_user`. */
+const userControlRecords = preparedQuery(
+  ['projectId', 'userId', 'since', 'until'],
+  (db: Db, p: { projectId: string; userId: string; since: number; until: number }) =>
+    db
+      .selectFrom('trigger_deliveries as td')
+      .innerJoin('campaign_triggers as t', 't.id', 'td.trigger_id')
+      .select(['td.trigger_id', 't.campaign_id', 'td.created_at', 'td.variant'])
+      .where('td.user_id', '=', p.userId)
+      .where(sql<boolean>`td.failure_reason = ${sql.lit(CONTROL_SKIP_REASON)}`)
+      .where('td.created_at', '>=', p.since)
+      .where('td.created_at', '<=', p.until)
+      .where('t.project_id', '=', p.projectId),
+);
+
+/**
+ * The user's accepted messages of these campaigns sent within [since, until], and their records in
+ * those campaigns' control groups (a user's few sends, filtered here).
+ */
 export async function sentMessages(
   db: Db,
   projectId: string,
@@ -68,16 +88,30 @@ export async function sentMessages(
   since: number,
   until: number,
 ): Promise<SentMessage[]> {
-  const rows = await userSentMessages(db, { projectId, userId, since, until });
-  return rows
-    .filter((r) => campaignIds.has(r.campaign_id))
-    .map((r) => ({
-      triggerId: r.trigger_id,
-      campaignId: r.campaign_id,
-      messageId: r.message_id!,
-      sentAt: Number(r.created_at),
-      openedAt: r.opened_at === null ? null : Number(r.opened_at),
-    }));
+  const p = { projectId, userId, since, until };
+  const [sent, control] = [await userSentMessages(db, p), await userControlRecords(db, p)];
+  const out: SentMessage[] = [];
+  for (const r of sent)
+    if (campaignIds.has(r.campaign_id))
+      out.push({
+        triggerId: r.trigger_id,
+        campaignId: r.campaign_id,
+        messageId: r.message_id,
+        sentAt: Number(r.created_at),
+        openedAt: r.opened_at === null ? null : Number(r.opened_at),
+        variant: r.variant,
+      });
+  for (const r of control)
+    if (campaignIds.has(r.campaign_id))
+      out.push({
+        triggerId: r.trigger_id,
+        campaignId: r.campaign_id,
+        messageId: null,
+        sentAt: Number(r.created_at),
+        openedAt: null,
+        variant: r.variant,
+      });
+  return out;
 }
 
 /** Stores the conversion unless the send converted on that goal already; `true` when stored. */

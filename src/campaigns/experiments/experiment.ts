@@ -42,8 +42,6 @@ export interface WinnerDecisionRecord {
   best: string | null;
   confidence: number;
   metric: 'opened' | 'primary_conversion';
-  /** Set when the metric cannot be read on this server (`primary_conversion` without conversions): the fallback. */
-  unavailable?: true;
   results: Array<{ variant_id: string; sent: number; successes: number }>;
   decided_at: number;
 }

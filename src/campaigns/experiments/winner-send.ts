@@ -51,8 +51,7 @@ export async function holdForWinner(
 
 /**
  * The winner of a trigger's test (pure rule in `winner.ts`): per variant, the accepted sends of the
- * trigger and those opened. `primary_conversion` needs conversions this server does not record yet:
- * the fallback, marked `unavailable`.
+ * trigger and those opened, or the users sent to and those converted on the campaign's primary goal.
  */
 export async function decideWinner(db: Db, source: TriggerRecord, now: number): Promise<WinnerDecisionRecord> {
   const e = source.definition.experiment!;
@@ -60,29 +59,33 @@ export async function decideWinner(db: Db, source: TriggerRecord, now: number): 
   const counts = new Map<string, VariantResult>(
     e.variants.map((v) => [v.variant_id, { variantId: v.variant_id, sent: 0, successes: 0 }]),
   );
-  if (rule.metric === 'opened') {
-    const rows = await sql<{ variant: string; sent: number; opened: number }>`
-      select d.variant, count(*) as sent, count(o.message_id) as opened
+  // Per variant: users sent to in the trigger's test, and those who opened (`opened`) or converted on
+  // the primary goal (`primary_conversion`, rule `conversion-goals`).
+  const rows =
+    rule.metric === 'opened'
+      ? await sql<{ variant: string; sent: number; successes: number }>`
+      select d.variant, count(*) as sent, count(o.message_id) as successes
       from trigger_deliveries d left join message_opens o on o.message_id = d.message_id
       where d.trigger_id = ${source.id} and d.status = ${DeliveryStatus.ACCEPTED} and d.variant is not null
-      group by d.variant`.execute(db);
-    for (const r of rows.rows) {
-      const c = counts.get(r.variant);
-      if (c) Object.assign(c, { sent: Number(r.sent), successes: Number(r.opened) });
-    }
+      group by d.variant`.execute(db)
+      : await sql<{ variant: string; sent: number; successes: number }>`
+      select s.variant, count(*) as sent, count(c.user_id) as successes
+      from (select distinct d.variant, d.user_id from trigger_deliveries d
+            where d.trigger_id = ${source.id} and d.status = ${DeliveryStatus.ACCEPTED} and d.variant is not null) s
+      left join conversions c on c.trigger_id = ${source.id} and c.user_id = s.user_id and c.goal_index = 0
+      group by s.variant`.execute(db);
+  for (const r of rows.rows) {
+    const c = counts.get(r.variant);
+    if (c) Object.assign(c, { sent: Number(r.sent), successes: Number(r.successes) });
   }
   const results = [...counts.values()];
-  const decision =
-    rule.metric === 'opened'
-      ? chooseWinner(results, { minConfidence: rule.min_confidence, fallback: rule.fallback })
-      : chooseWinner([], { fallback: rule.fallback });
+  const decision = chooseWinner(results, { minConfidence: rule.min_confidence, fallback: rule.fallback });
   return {
     variant_id: decision.variantId,
     basis: decision.basis,
     best: decision.best,
     confidence: decision.confidence,
     metric: rule.metric,
-    ...(rule.metric !== 'opened' && { unavailable: true as const }),
     results: results.map((r) => ({ variant_id: r.variantId, sent: r.sent, successes: r.successes })),
     decided_at: now,
   };

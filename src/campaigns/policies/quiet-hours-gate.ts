@@ -51,14 +51,24 @@ export async function holdQuietRecipients(
   const now = clock.now();
   const send: Recipient[] = [];
   const held: HeldSend[] = [];
+  // The same for every user of a zone with the same own window, at the batch's one `now`: worked
+  // out once per zone and window (reading a zone's clock is the costly step), not once per user.
+  const known = new Map<string, number | undefined>();
+  const untilOf = (zone: string, ownWindow: QuietWindow | undefined): number | undefined => {
+    const key = ownWindow ? `${zone} ${ownWindow.start} ${ownWindow.end}` : zone;
+    if (known.has(key)) return known.get(key);
+    const windows = [window, ownWindow].filter((w): w is QuietWindow => !!w);
+    const until = windows.length > 0 ? heldUntil(windows, zone, now) : undefined;
+    known.set(key, until);
+    return until;
+  };
   for (const r of recipients) {
     if (already.has(r.user.id)) continue;
     if (r.devices.some((d) => done.has(d.deviceId))) {
       send.push(r);
       continue;
     }
-    const windows = [window, own.get(r.user.id)].filter((w): w is QuietWindow => !!w);
-    const until = windows.length > 0 ? heldUntil(windows, userZone(r.user.properties, settings), now) : undefined;
+    const until = untilOf(userZone(r.user.properties, settings), own.get(r.user.id));
     if (until === undefined) send.push(r);
     else
       held.push({

@@ -6,14 +6,7 @@ import { projectLocalTime } from '../triggers/local-time-settings.service.js';
 import { userZone } from './quiet-hours.js';
 import { capCheckOf, logScope, skipReasonOf, windowStarts } from './cap-check.js';
 import { getFrequencyCaps } from './frequency-caps.service.js';
-import {
-  insertSlots,
-  lockUsers,
-  loggedSends,
-  slotsOfTrigger,
-  type LoggedSend,
-  type UserSendsTable,
-} from './send-log.repository.js';
+import { lockUsers, loggedSends, takeSlots, type LoggedSend } from './send-log.repository.js';
 import { readSendPolicy, type SendPolicyWire } from './send-policy.js';
 
 export { FREQUENCY_CAPPED, NOT_REELIGIBLE } from './cap-check.js';
@@ -58,14 +51,19 @@ export async function gateRecipients<R extends GatedRecipient>(
   return db.transaction().execute(async (trx) => {
     const ids = recipients.map((r) => r.user.id);
     await lockUsers(trx, ids);
-    const held = await slotsOfTrigger(trx, trigger.id, ids);
-    const fresh = ids.filter((id) => !held.has(id));
+    // One read: the slots this trigger holds already (an earlier run of the batch) and the send log the check reads.
     const scope = logScope(check);
-    const logs = groupByUser(await loggedSends(trx, fresh, scope.since, scope.campaign));
+    const held = new Set<string>();
+    const logs = new Map<string, LoggedSend[]>();
+    for (const s of await loggedSends(trx, ids, scope.since, scope.campaign, trigger.id)) {
+      if (s.triggerId === trigger.id) held.add(s.userId);
+      const list = logs.get(s.userId);
+      if (list) list.push(s);
+      else logs.set(s.userId, [s]);
+    }
     const kept: R[] = [];
     const skipped: TriggerDeliveriesTable[] = [];
-    const slots: UserSendsTable[] = [];
-    const tags = writeJson(policy.tags);
+    const slots: string[] = [];
     const startOf = windowStarts(now);
     for (const r of recipients) {
       if (held.has(r.user.id)) {
@@ -78,32 +76,24 @@ export async function gateRecipients<R extends GatedRecipient>(
         continue;
       }
       kept.push(r);
-      if (check.records)
-        slots.push({
-          trigger_id: trigger.id,
-          user_id: r.user.id,
-          project_id: trigger.projectId,
-          campaign_id: trigger.campaignId,
-          batch_no: batchNo,
-          tags,
-          counts: policy.countsTowardCaps ? 1 : 0,
-          sent_at: now,
-        });
+      if (check.records) slots.push(r.user.id);
     }
-    await insertSlots(trx, slots);
+    await takeSlots(
+      trx,
+      {
+        trigger_id: trigger.id,
+        project_id: trigger.projectId,
+        campaign_id: trigger.campaignId,
+        batch_no: batchNo,
+        tags: writeJson(policy.tags),
+        counts: policy.countsTowardCaps ? 1 : 0,
+        sent_at: now,
+      },
+      slots,
+    );
     await recordDeliveries(trx, skipped, true);
     return kept;
   });
-}
-
-function groupByUser(sends: LoggedSend[]): Map<string, LoggedSend[]> {
-  const map = new Map<string, LoggedSend[]>();
-  for (const s of sends) {
-    const list = map.get(s.userId);
-    if (list) list.push(s);
-    else map.set(s.userId, [s]);
-  }
-  return map;
 }
 
 /** A user's zone as local-time triggers read it (rule `local-time-triggers`). */

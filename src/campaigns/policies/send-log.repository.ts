@@ -35,10 +35,9 @@ export interface LoggedSend {
 }
 
 /**
- * Users (or rows) per statement: a batch's thousand in one round trip each (padded to 1,024: 8,192
- * bound values for the widest insert, under both databases' limits). Lists of users are padded to a
- * power of two (src/db/statement-shapes.ts): a batch's count varies, and each count would be a
- * statement of its own, as long as its list, in SQLite's cache.
+ * Rows per statement of `insertSlots` (any rows, as retention's tests write them): 1,000, padded to
+ * 1,024 (8,192 bound values, under both databases' limits) so that a count is one statement shape
+ * of a few (src/db/statement-shapes.ts). The send gate binds its users as one list instead.
  */
 const CHUNK = 1000;
 const chunks = <T>(items: readonly T[]): T[][] =>
@@ -53,56 +52,70 @@ export const lockUsers = (trx: Db, userIds: readonly string[]): Promise<void> =>
 
 /**
  * The users' logged sends that a check may need: those since `since` (caps), and for re-eligibility
- * every send of `campaign` (`campaignSince`: its window start, or 0 for ever). Batched per 1000 users.
+ * every send of `campaign` (`campaign.since`: its window start, or 0 for ever); with `triggerId`,
+ * also every slot of that trigger (a batch run again finds the slots its earlier run took), all in
+ * one statement. The users are bound as one list (`textList`), not one value each.
  */
 export async function loggedSends(
   db: Db,
   userIds: readonly string[],
   since: number | undefined,
   campaign: { campaignId: string; since: number } | undefined,
+  triggerId?: string,
 ): Promise<LoggedSend[]> {
-  const out: LoggedSend[] = [];
-  if (since === undefined && !campaign) return out;
-  for (const ids of chunks(userIds)) {
-    const rows = await db
-      .selectFrom('user_sends')
-      .select(['user_id', 'trigger_id', 'campaign_id', 'tags', 'counts', 'sent_at'])
-      .where('user_id', 'in', paddedList(ids, Infinity))
-      .where((eb) =>
-        eb.or([
-          ...(since !== undefined ? [eb.and([eb('sent_at', '>=', since), eb('counts', '=', 1)])] : []),
-          ...(campaign
-            ? [eb.and([eb('campaign_id', '=', campaign.campaignId), eb('sent_at', '>=', campaign.since)])]
-            : []),
-        ]),
-      )
-      .execute();
-    for (const r of rows)
-      out.push({
-        userId: r.user_id,
-        triggerId: r.trigger_id,
-        campaignId: r.campaign_id,
-        tags: readJson<string[]>(r.tags),
-        counts: Number(r.counts) === 1,
-        sentAt: Number(r.sent_at),
-      });
-  }
-  return out;
+  if ((since === undefined && !campaign && triggerId === undefined) || userIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('user_sends')
+    .select(['user_id', 'trigger_id', 'campaign_id', 'tags', 'counts', 'sent_at'])
+    .where(sql<boolean>`user_id in (select list.value from ${sqlDialect(db).textList(userIds, 'list')})`)
+    .where((eb) =>
+      eb.or([
+        ...(triggerId !== undefined ? [eb('trigger_id', '=', triggerId)] : []),
+        ...(since !== undefined ? [eb.and([eb('sent_at', '>=', since), eb('counts', '=', 1)])] : []),
+        ...(campaign
+          ? [eb.and([eb('campaign_id', '=', campaign.campaignId), eb('sent_at', '>=', campaign.since)])]
+          : []),
+      ]),
+    )
+    .execute();
+  // Tags stored as text (SQLite) are few distinct lists (one per campaign): parsed once each, and
+  // shared (read only).
+  const tagLists = new Map<string, string[]>();
+  const tagsOf = (stored: unknown): string[] => {
+    if (typeof stored !== 'string') return readJson<string[]>(stored);
+    let tags = tagLists.get(stored);
+    if (!tags) tagLists.set(stored, (tags = readJson<string[]>(stored)));
+    return tags;
+  };
+  return rows.map((r) => {
+    const tags = tagsOf(r.tags);
+    return {
+      userId: r.user_id,
+      triggerId: r.trigger_id,
+      campaignId: r.campaign_id,
+      tags,
+      counts: Number(r.counts) === 1,
+      sentAt: Number(r.sent_at),
+    };
+  });
 }
 
-/** Which of these users already hold a slot of this trigger (an earlier run of the batch took it). */
-export async function slotsOfTrigger(db: Db, triggerId: string, userIds: readonly string[]): Promise<Set<string>> {
-  const held = new Set<string>();
-  for (const ids of chunks(userIds)) {
-    const rows = await db
-      .selectFrom('user_sends')
-      .select('user_id')
-      .where('trigger_id', '=', triggerId)
-      .where('user_id', 'in', paddedList(ids, Infinity))
-      .execute();
-    for (const r of rows) held.add(r.user_id);
-  }
-  return held;
+/**
+ * Slots of one trigger's batch for these users, every column but the user the same: one statement
+ * over the bound list (`textList`), whatever its length. A user holding one already keeps it.
+ */
+export async function takeSlots(
+  db: Db,
+  slot: Omit<UserSendsTable, 'user_id'>,
+  userIds: readonly string[],
+): Promise<void> {
+  if (userIds.length === 0) return;
+  // `where true`: SQLite reads `on conflict` after a bare `from` as a join's `on` otherwise.
+  await sql`insert into user_sends (trigger_id, user_id, project_id, campaign_id, batch_no, tags, counts, sent_at)
+    select ${slot.trigger_id}, list.value, ${slot.project_id}, ${slot.campaign_id}, ${slot.batch_no}, ${slot.tags},
+      ${slot.counts}, ${slot.sent_at}
+    from ${sqlDialect(db).textList(userIds, 'list')} where true
+    on conflict (trigger_id, user_id) do nothing`.execute(db);
 }
 
 /**

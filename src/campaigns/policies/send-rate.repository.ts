@@ -49,6 +49,29 @@ export async function advanceTat(
   return Number(result.numUpdatedRows) > 0;
 }
 
+/**
+ * Moves the pacing instant from `max(tat, nowUs)` on by `step` if it is at most `upTo` (the bucket
+ * has room for the claim), in one statement (atomic on both databases: PostgreSQL rechecks the
+ * condition on the row's latest version); whether it did. False too when the row does not exist yet.
+ */
+export async function claimWhole(
+  db: Db,
+  projectId: string,
+  campaignId: string,
+  claim: { nowUs: number; upTo: number; step: number },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('campaign_send_rates')
+    .set({
+      tat_us: sql<number>`(case when tat_us > ${claim.nowUs} then tat_us else ${claim.nowUs} end) + ${claim.step}`,
+    })
+    .where('project_id', '=', projectId)
+    .where('campaign_id', '=', campaignId)
+    .where('tat_us', '<=', claim.upTo)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
 /** The campaign's pacing instant (epoch µs), if it was ever paced. */
 export async function findTat(db: Db, projectId: string, campaignId: string): Promise<number | undefined> {
   const row = await db

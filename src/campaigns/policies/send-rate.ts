@@ -4,7 +4,7 @@ import type { Campaign } from '../campaigns.repository.js';
 import { BATCH_USERS } from '../fanout/campaign-jobs.js';
 import type { TriggerCounters } from '../triggers/trigger-counters.js';
 import type { TriggerRecord } from '../triggers/triggers.repository.js';
-import { advanceTat, findTat, openBatchUsers, readTat, recordedCount } from './send-rate.repository.js';
+import { advanceTat, claimWhole, findTat, openBatchUsers, readTat, recordedCount } from './send-rate.repository.js';
 
 /**
  * Rule `send-rate-limits`: a campaign's `max_sends_per_minute` holds over every instance and batch
@@ -49,6 +49,17 @@ export async function claimSends(
   now: number,
 ): Promise<Grant> {
   const nowUs = now * 1000;
+  // The usual case, a bucket with room for all `want`: one statement moves the pacing instant
+  // exactly as the read and compare-and-set below would (room >= want, then base + want intervals).
+  if (
+    Number.isInteger(nowUs) &&
+    (await claimWhole(db, campaign.projectId, campaign.campaignId, {
+      nowUs,
+      upTo: Math.floor(nowUs + (shape.burst - want + 1e-9) * shape.intervalUs),
+      step: Math.ceil(want * shape.intervalUs),
+    }))
+  )
+    return { granted: want };
   for (let attempt = 0; attempt < 20; attempt++) {
     const tat = await readTat(db, campaign.projectId, campaign.campaignId, nowUs);
     const room = roomAt(shape, tat, nowUs);
