@@ -7,6 +7,7 @@ import { buildApp, type App } from './app.js';
 import { createCampaignJobHandlers, type FanoutDeps } from './campaigns/fanout/campaign-fanout.job.js';
 import { registerCampaignRoutes } from './campaigns/campaigns.routes.js';
 import { registerCampaignInsightRoutes } from './campaigns/analytics/campaign-insights.routes.js';
+import { registerCampaignResultsRoutes } from './campaigns/results/results.routes.js';
 import { registerTriggerStreamRoute } from './campaigns/triggers/trigger-stream.routes.js';
 import { createConfiguredTemplateRenderer, type TemplateRenderer } from './campaigns/templates/render-pool.js';
 import { registerTriggerRoutes } from './campaigns/triggers/trigger.routes.js';
@@ -211,12 +212,14 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       push: push(),
       templates: templates(),
       observeEvents,
+      readDb,
     });
     registerCampaignRoutes(app, { db, readDb, clock });
     registerTriggerRoutes(app, { db, readDb, dryRunDb: database.dryRunDb, clock, templates: templates() });
     registerTriggerControlRoutes(app, { db, clock, notices: push().notices });
     registerScheduleRoutes(app, { db, clock, minIntervalMs: config.scheduleMinIntervalMs });
     registerCampaignInsightRoutes(app, { db, readDb, templates: templates(), clock });
+    registerCampaignResultsRoutes(app, { readDb });
     registerTriggerStreamRoute(app, { db, config });
     registerPendingSendRoutes(app, { db });
     registerQuietHoursRoutes(app, { db, clock });

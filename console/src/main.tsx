@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { Api } from './api.js';
+import { CampaignResultsPage } from './pages/campaign-results.js';
 import { CampaignPage, CampaignsPage, NewCampaignPage } from './pages/campaigns.js';
 import { CredentialsPage } from './pages/credentials.js';
 import { EligibilityPage } from './pages/eligibility.js';
@@ -29,6 +30,7 @@ function route(path: string, api: Api) {
   if (path === '/campaigns') return <CampaignsPage api={api} />;
   if (path === '/campaigns/new') return <NewCampaignPage api={api} />;
   if ((p = match('/campaigns/:id', path))) return <CampaignPage api={api} id={p.id!} />;
+  if ((p = match('/campaigns/:id/results', path))) return <CampaignResultsPage api={api} campaignId={p.id!} />;
   if ((p = match('/campaigns/:id/eligibility', path))) return <EligibilityPage api={api} campaignId={p.id!} />;
   if ((p = match('/campaigns/:id/triggers/:trigger', path)))
     return <TriggerPage api={api} campaignId={p.id!} triggerId={p.trigger!} />;

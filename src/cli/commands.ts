@@ -6,6 +6,7 @@ import { localTimeCommands } from './local-time-commands.js';
 import { quietHoursCommands } from './quiet-hours-commands.js';
 import { capsCommands, userPolicyCommands } from './caps-commands.js';
 import { eligibilityCommands } from './eligibility-commands.js';
+import { resultsCommands } from './results-commands.js';
 import { pendingSendCommands } from './pending-send-commands.js';
 import { preferenceCommands } from './preference-commands.js';
 import { projectCommands } from './project-commands.js';
@@ -42,6 +43,7 @@ export const commands: Record<string, CliCommand> = {
   ...campaignCommands,
   ...pendingSendCommands,
   ...eligibilityCommands,
+  ...resultsCommands,
   ...triggerCommands,
   ...scheduleCommands,
   ...identityCommands,

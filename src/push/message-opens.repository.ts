@@ -10,6 +10,8 @@ export interface MessageOpensTable {
   project_user_id: string | null;
   campaign_id: string | null;
   trigger_id: string | null;
+  /** The ledger row's experiment variant (migration 0050); null outside an experiment. */
+  variant: string | null;
   /** The action id the user tapped; null for a tap on the notification itself. */
   action: string | null;
   opened_at: number;

@@ -18,7 +18,7 @@ export type CampaignMessageRecipient = (
   db: Db,
   triggerId: string,
   deviceId: string,
-) => Promise<{ campaignId: string; projectUserId: string | null } | undefined>;
+) => Promise<{ campaignId: string; projectUserId: string | null; variant: string | null } | undefined>;
 
 export interface MessageOpenDeps {
   db: Db;
@@ -35,6 +35,8 @@ export interface MessageRecipient {
   projectUserId: string | null;
   campaignId: string | null;
   triggerId: string | null;
+  /** The ledger row's experiment variant (rule `campaign-results` counts opens per variant). */
+  variant: string | null;
 }
 
 const notFound = (messageId: string) =>
@@ -66,6 +68,7 @@ export async function messageRecipient(
     projectUserId,
     campaignId: campaign?.campaignId ?? null,
     triggerId: row.trigger_id,
+    variant: campaign?.variant ?? null,
   };
 }
 
@@ -102,6 +105,7 @@ export async function openMessage(
     project_user_id: recipient.projectUserId,
     campaign_id: recipient.campaignId,
     trigger_id: recipient.triggerId,
+    variant: recipient.variant,
     action: body.action ?? null,
     opened_at: openedAt(body, recipient.createdAt, now),
     received_at: now,

@@ -39,6 +39,7 @@ describe.each(TEST_DIALECTS)('agent card on %s', (dialect) => {
       'explain-delivery',
       'cancel-trigger',
       'list-campaigns',
+      'get-campaign-stats',
     ]);
     for (const skill of card.skills)
       expect(skill).toMatchObject({

@@ -143,6 +143,15 @@ describe.each(TEST_DIALECTS)('read replica setting on %s', (dialect) => {
       ),
     ).toBe(true);
 
+    // Rule `campaign-results`: the results read the rollup and the opens through the read connection.
+    const results = await json(ctx(), 'GET', `/api/v1/campaigns/${campaignId}/results`);
+    expect(results.statusCode).toBe(200);
+    expect(
+      (await readConnectionQueries(applicationName)).some((q) =>
+        /select "trigger_id", .* from "(trigger_delivery_counts|message_opens|conversions)"/s.test(q),
+      ),
+    ).toBe(true);
+
     // The read connection only ever read, and it could not have written: its role is read-only.
     const queries = await readConnectionQueries(applicationName);
     expect(queries.length).toBeGreaterThan(0);

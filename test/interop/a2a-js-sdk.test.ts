@@ -245,6 +245,7 @@ describe.each(TEST_DIALECTS)('official @a2a-js/sdk clients against a listening H
         'explain-delivery',
         'cancel-trigger',
         'list-campaigns',
+        'get-campaign-stats',
       ]);
       expect(Object.keys(card.securitySchemes)).toEqual(['apiKey']);
       const c = await clientFor(legacy);

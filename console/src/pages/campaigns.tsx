@@ -101,7 +101,8 @@ export function CampaignPage(props: { api: Api; id: string }) {
       <h1 tabIndex={-1}>{c ? c.name : 'Campaign'}</h1>
       {c && (
         <p class="subtitle">
-          <span class={`badge ${c.status}`}>{c.status}</span> <code>{c.campaign_id}</code>
+          <span class={`badge ${c.status}`}>{c.status}</span> <code>{c.campaign_id}</code> ·{' '}
+          <Link to={`/campaigns/${enc(c.campaign_id)}/results`}>Results</Link>
         </p>
       )}
       <ErrorNote error={campaign.error} />

@@ -696,6 +696,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/campaigns/{campaign_id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Did it work: sends, deliveries and opens per variant, with intervals and lift
+         * @description Per campaign (or one trigger), per trigger and per variant (the control group included): devices sent to, delivered (accepted), opened, and the open rate (opened / delivered) with its 95% Wilson score interval; for each variant the difference from the baseline (the control when it has a rate, else the first variant) with its 95% Newcombe interval and the relative lift; and the same counts per UTC time bucket. Read from the delivery rollup and the opens' index (the read replica when DATABASE_READ_URL is set). docs/campaigns.md, "Measurement: results", gives the formulas.
+         */
+        get: operations["getCampaignResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/campaigns/{campaign_id}/triggers/{trigger_id}/stream": {
         parameters: {
             query?: never;
@@ -3031,6 +3051,196 @@ export interface components {
             }[];
             next_cursor: string | null;
         };
+        /** CampaignResults */
+        CampaignResults: {
+            campaign_id: string;
+            trigger_id: string | null;
+            granularity: "minute" | "hour" | "day";
+            from: string | null;
+            to: string | null;
+            /** @description Of every interval: 0.95 */
+            confidence_level: number;
+            totals: {
+                /** @description Devices handed to a provider (every outcome but SKIPPED) */
+                sent: number;
+                /** @description Of those, accepted by the provider */
+                delivered: number;
+                /** @description Devices recorded SKIPPED (the control group's: reason CONTROL) */
+                skipped: number;
+                /** @description Opens reported (`POST /api/v1/messages/{message_id}:open`), by `opened_at` */
+                opened: number;
+                /** @description opened / delivered with its 95% Wilson score interval [low, high]; null without deliveries */
+                open_rate: {
+                    rate: number;
+                    low: number;
+                    high: number;
+                } | null;
+                /** @description Per conversion goal of the campaign (rule `conversion-goals`), every current goal included */
+                conversions: {
+                    /** @description The goal's position in the campaign's `conversion_goals` (0: primary) */
+                    goal_index: number;
+                    /** @description The goal's event; null for a goal since removed */
+                    event: string | null;
+                    /** @description Sends that converted on the goal, by `converted_at` */
+                    converted: number;
+                    /** @description Sum of the conversions' revenue (0 without a revenue property) */
+                    revenue: number;
+                }[];
+            };
+            /** @description Per arm: the variants as the campaign lists them, `default`, sends outside an experiment, `control` last */
+            variants: {
+                /** @description A variant id, `default` (a control group without variants), `control`, or null outside an experiment */
+                variant: string | null;
+                control: boolean;
+                /** @description Devices handed to a provider (every outcome but SKIPPED) */
+                sent: number;
+                /** @description Of those, accepted by the provider */
+                delivered: number;
+                /** @description Devices recorded SKIPPED (the control group's: reason CONTROL) */
+                skipped: number;
+                /** @description Opens reported (`POST /api/v1/messages/{message_id}:open`), by `opened_at` */
+                opened: number;
+                /** @description opened / delivered with its 95% Wilson score interval [low, high]; null without deliveries */
+                open_rate: {
+                    rate: number;
+                    low: number;
+                    high: number;
+                } | null;
+                /** @description Null for the baseline itself, outside an experiment, and without a rate */
+                open_rate_lift: {
+                    /** @description `control`, or the first variant when the control has no rate */
+                    baseline: string;
+                    /** @description rate − baseline rate */
+                    difference: number;
+                    /** @description 95% interval of the difference (Newcombe's hybrid score) */
+                    low: number;
+                    high: number;
+                    /** @description difference / baseline rate; null when the baseline rate is 0 */
+                    relative: number | null;
+                } | null;
+                /** @description Per conversion goal: counts, rate and lift over the baseline, as for opens */
+                conversions: {
+                    /** @description The goal's position in the campaign's `conversion_goals` (0: primary) */
+                    goal_index: number;
+                    /** @description The goal's event; null for a goal since removed */
+                    event: string | null;
+                    /** @description Sends that converted on the goal, by `converted_at` */
+                    converted: number;
+                    /** @description Sum of the conversions' revenue (0 without a revenue property) */
+                    revenue: number;
+                    /** @description converted / delivered with its 95% Wilson interval; null without deliveries */
+                    rate: {
+                        rate: number;
+                        low: number;
+                        high: number;
+                    } | null;
+                    /** @description Null for the baseline itself, outside an experiment, and without a rate */
+                    lift: {
+                        /** @description `control`, or the first variant when the control has no rate */
+                        baseline: string;
+                        /** @description rate − baseline rate */
+                        difference: number;
+                        /** @description 95% interval of the difference (Newcombe's hybrid score) */
+                        low: number;
+                        high: number;
+                        /** @description difference / baseline rate; null when the baseline rate is 0 */
+                        relative: number | null;
+                    } | null;
+                }[];
+            }[];
+            /** @description The same per trigger with outcomes or opens in the window */
+            triggers: {
+                trigger_id: string;
+                variants: {
+                    /** @description A variant id, `default` (a control group without variants), `control`, or null outside an experiment */
+                    variant: string | null;
+                    control: boolean;
+                    /** @description Devices handed to a provider (every outcome but SKIPPED) */
+                    sent: number;
+                    /** @description Of those, accepted by the provider */
+                    delivered: number;
+                    /** @description Devices recorded SKIPPED (the control group's: reason CONTROL) */
+                    skipped: number;
+                    /** @description Opens reported (`POST /api/v1/messages/{message_id}:open`), by `opened_at` */
+                    opened: number;
+                    /** @description opened / delivered with its 95% Wilson score interval [low, high]; null without deliveries */
+                    open_rate: {
+                        rate: number;
+                        low: number;
+                        high: number;
+                    } | null;
+                    /** @description Null for the baseline itself, outside an experiment, and without a rate */
+                    open_rate_lift: {
+                        /** @description `control`, or the first variant when the control has no rate */
+                        baseline: string;
+                        /** @description rate − baseline rate */
+                        difference: number;
+                        /** @description 95% interval of the difference (Newcombe's hybrid score) */
+                        low: number;
+                        high: number;
+                        /** @description difference / baseline rate; null when the baseline rate is 0 */
+                        relative: number | null;
+                    } | null;
+                    /** @description Per conversion goal: counts, rate and lift over the baseline, as for opens */
+                    conversions: {
+                        /** @description The goal's position in the campaign's `conversion_goals` (0: primary) */
+                        goal_index: number;
+                        /** @description The goal's event; null for a goal since removed */
+                        event: string | null;
+                        /** @description Sends that converted on the goal, by `converted_at` */
+                        converted: number;
+                        /** @description Sum of the conversions' revenue (0 without a revenue property) */
+                        revenue: number;
+                        /** @description converted / delivered with its 95% Wilson interval; null without deliveries */
+                        rate: {
+                            rate: number;
+                            low: number;
+                            high: number;
+                        } | null;
+                        /** @description Null for the baseline itself, outside an experiment, and without a rate */
+                        lift: {
+                            /** @description `control`, or the first variant when the control has no rate */
+                            baseline: string;
+                            /** @description rate − baseline rate */
+                            difference: number;
+                            /** @description 95% interval of the difference (Newcombe's hybrid score) */
+                            low: number;
+                            high: number;
+                            /** @description difference / baseline rate; null when the baseline rate is 0 */
+                            relative: number | null;
+                        } | null;
+                    }[];
+                }[];
+            }[];
+            /** @description Buckets holding an outcome or an open, oldest first */
+            series: {
+                /** Format: date-time */
+                start: string;
+                variants: {
+                    /** @description A variant id, `default` (a control group without variants), `control`, or null outside an experiment */
+                    variant: string | null;
+                    /** @description Devices handed to a provider (every outcome but SKIPPED) */
+                    sent: number;
+                    /** @description Of those, accepted by the provider */
+                    delivered: number;
+                    /** @description Devices recorded SKIPPED (the control group's: reason CONTROL) */
+                    skipped: number;
+                    /** @description Opens reported (`POST /api/v1/messages/{message_id}:open`), by `opened_at` */
+                    opened: number;
+                    /** @description Per conversion goal of the campaign (rule `conversion-goals`), every current goal included */
+                    conversions: {
+                        /** @description The goal's position in the campaign's `conversion_goals` (0: primary) */
+                        goal_index: number;
+                        /** @description The goal's event; null for a goal since removed */
+                        event: string | null;
+                        /** @description Sends that converted on the goal, by `converted_at` */
+                        converted: number;
+                        /** @description Sum of the conversions' revenue (0 without a revenue property) */
+                        revenue: number;
+                    }[];
+                }[];
+            }[];
+        };
         /** CampaignPendingSendList */
         CampaignPendingSendList: {
             pending_sends: {
@@ -3390,6 +3600,7 @@ export type SchemaPreviewCampaignRequest = components['schemas']['PreviewCampaig
 export type SchemaCampaignPreview = components['schemas']['CampaignPreview'];
 export type SchemaDeliveryAnalytics = components['schemas']['DeliveryAnalytics'];
 export type SchemaTriggerDeliveryList = components['schemas']['TriggerDeliveryList'];
+export type SchemaCampaignResults = components['schemas']['CampaignResults'];
 export type SchemaCampaignPendingSendList = components['schemas']['CampaignPendingSendList'];
 export type SchemaUserPendingSendList = components['schemas']['UserPendingSendList'];
 export type SchemaQuietHours = components['schemas']['QuietHours'];
@@ -9192,6 +9403,387 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["TriggerDeliveryList"];
+                };
+            };
+            /** @description The request is invalid; `error` says why. */
+            400: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid request: body must have required property"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project id or key is missing, unknown or revoked, or the operation needs the secret key. */
+            401: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid API key or project id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The project's rate limit for this class of request is spent. */
+            429: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable; retry after `Retry-After`. */
+            503: {
+                headers: {
+                    /** @description A stable UPPER_SNAKE cause (`VALIDATION_FAILED`, `UNAUTHENTICATED`, ...), for programs to read. */
+                    "X-Error-Reason"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Database unavailable, retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCampaignResults: {
+        parameters: {
+            query?: {
+                /** @description One trigger of the campaign (404 when it is not one) */
+                trigger_id?: string;
+                /** @description minute | hour | day (default): the UTC buckets of `series` */
+                granularity?: string;
+                /** @description ISO 8601 date-time, inclusive */
+                from?: string;
+                /** @description ISO 8601 date-time, exclusive */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "campaign_id": "spring-sale-test",
+                     *       "trigger_id": null,
+                     *       "granularity": "day",
+                     *       "from": null,
+                     *       "to": null,
+                     *       "confidence_level": 0.95,
+                     *       "totals": {
+                     *         "sent": 8180,
+                     *         "delivered": 8000,
+                     *         "skipped": 910,
+                     *         "opened": 920,
+                     *         "open_rate": {
+                     *           "rate": 0.115,
+                     *           "low": 0.1082,
+                     *           "high": 0.1221
+                     *         },
+                     *         "conversions": [
+                     *           {
+                     *             "goal_index": 0,
+                     *             "event": "purchase",
+                     *             "converted": 200,
+                     *             "revenue": 6300
+                     *           }
+                     *         ]
+                     *       },
+                     *       "variants": [
+                     *         {
+                     *           "variant": "a",
+                     *           "control": false,
+                     *           "sent": 4100,
+                     *           "delivered": 4000,
+                     *           "skipped": 0,
+                     *           "opened": 400,
+                     *           "open_rate": {
+                     *             "rate": 0.1,
+                     *             "low": 0.0911,
+                     *             "high": 0.1097
+                     *           },
+                     *           "open_rate_lift": null,
+                     *           "conversions": [
+                     *             {
+                     *               "goal_index": 0,
+                     *               "event": "purchase",
+                     *               "converted": 80,
+                     *               "revenue": 2400,
+                     *               "rate": {
+                     *                 "rate": 0.02,
+                     *                 "low": 0.0161,
+                     *                 "high": 0.0248
+                     *               },
+                     *               "lift": null
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "variant": "b",
+                     *           "control": false,
+                     *           "sent": 4080,
+                     *           "delivered": 4000,
+                     *           "skipped": 0,
+                     *           "opened": 520,
+                     *           "open_rate": {
+                     *             "rate": 0.13,
+                     *             "low": 0.1199,
+                     *             "high": 0.1408
+                     *           },
+                     *           "open_rate_lift": {
+                     *             "baseline": "a",
+                     *             "difference": 0.03,
+                     *             "low": 0.016,
+                     *             "high": 0.044,
+                     *             "relative": 0.3
+                     *           },
+                     *           "conversions": [
+                     *             {
+                     *               "goal_index": 0,
+                     *               "event": "purchase",
+                     *               "converted": 120,
+                     *               "revenue": 3900,
+                     *               "rate": {
+                     *                 "rate": 0.03,
+                     *                 "low": 0.0252,
+                     *                 "high": 0.0357
+                     *               },
+                     *               "lift": {
+                     *                 "baseline": "a",
+                     *                 "difference": 0.01,
+                     *                 "low": 0.0032,
+                     *                 "high": 0.017,
+                     *                 "relative": 0.5
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "variant": "control",
+                     *           "control": true,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "skipped": 910,
+                     *           "opened": 0,
+                     *           "open_rate": null,
+                     *           "open_rate_lift": null,
+                     *           "conversions": [
+                     *             {
+                     *               "goal_index": 0,
+                     *               "event": "purchase",
+                     *               "converted": 0,
+                     *               "revenue": 0,
+                     *               "rate": null,
+                     *               "lift": null
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "triggers": [
+                     *         {
+                     *           "trigger_id": "01JQ3W6N8B6V2K1T7J5Y4X3R2A",
+                     *           "variants": [
+                     *             {
+                     *               "variant": "a",
+                     *               "control": false,
+                     *               "sent": 4100,
+                     *               "delivered": 4000,
+                     *               "skipped": 0,
+                     *               "opened": 400,
+                     *               "open_rate": {
+                     *                 "rate": 0.1,
+                     *                 "low": 0.0911,
+                     *                 "high": 0.1097
+                     *               },
+                     *               "open_rate_lift": null,
+                     *               "conversions": [
+                     *                 {
+                     *                   "goal_index": 0,
+                     *                   "event": "purchase",
+                     *                   "converted": 80,
+                     *                   "revenue": 2400,
+                     *                   "rate": {
+                     *                     "rate": 0.02,
+                     *                     "low": 0.0161,
+                     *                     "high": 0.0248
+                     *                   },
+                     *                   "lift": null
+                     *                 }
+                     *               ]
+                     *             },
+                     *             {
+                     *               "variant": "b",
+                     *               "control": false,
+                     *               "sent": 4080,
+                     *               "delivered": 4000,
+                     *               "skipped": 0,
+                     *               "opened": 520,
+                     *               "open_rate": {
+                     *                 "rate": 0.13,
+                     *                 "low": 0.1199,
+                     *                 "high": 0.1408
+                     *               },
+                     *               "open_rate_lift": {
+                     *                 "baseline": "a",
+                     *                 "difference": 0.03,
+                     *                 "low": 0.016,
+                     *                 "high": 0.044,
+                     *                 "relative": 0.3
+                     *               },
+                     *               "conversions": [
+                     *                 {
+                     *                   "goal_index": 0,
+                     *                   "event": "purchase",
+                     *                   "converted": 120,
+                     *                   "revenue": 3900,
+                     *                   "rate": {
+                     *                     "rate": 0.03,
+                     *                     "low": 0.0252,
+                     *                     "high": 0.0357
+                     *                   },
+                     *                   "lift": {
+                     *                     "baseline": "a",
+                     *                     "difference": 0.01,
+                     *                     "low": 0.0032,
+                     *                     "high": 0.017,
+                     *                     "relative": 0.5
+                     *                   }
+                     *                 }
+                     *               ]
+                     *             },
+                     *             {
+                     *               "variant": "control",
+                     *               "control": true,
+                     *               "sent": 0,
+                     *               "delivered": 0,
+                     *               "skipped": 910,
+                     *               "opened": 0,
+                     *               "open_rate": null,
+                     *               "open_rate_lift": null,
+                     *               "conversions": [
+                     *                 {
+                     *                   "goal_index": 0,
+                     *                   "event": "purchase",
+                     *                   "converted": 0,
+                     *                   "revenue": 0,
+                     *                   "rate": null,
+                     *                   "lift": null
+                     *                 }
+                     *               ]
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "series": [
+                     *         {
+                     *           "start": "2026-03-02T00:00:00.000Z",
+                     *           "variants": [
+                     *             {
+                     *               "variant": "a",
+                     *               "sent": 4100,
+                     *               "delivered": 4000,
+                     *               "skipped": 0,
+                     *               "opened": 400,
+                     *               "conversions": [
+                     *                 {
+                     *                   "goal_index": 0,
+                     *                   "event": "purchase",
+                     *                   "converted": 80,
+                     *                   "revenue": 2400
+                     *                 }
+                     *               ]
+                     *             },
+                     *             {
+                     *               "variant": "b",
+                     *               "sent": 4080,
+                     *               "delivered": 4000,
+                     *               "skipped": 0,
+                     *               "opened": 520,
+                     *               "conversions": [
+                     *                 {
+                     *                   "goal_index": 0,
+                     *                   "event": "purchase",
+                     *                   "converted": 120,
+                     *                   "revenue": 3900
+                     *                 }
+                     *               ]
+                     *             },
+                     *             {
+                     *               "variant": "control",
+                     *               "sent": 0,
+                     *               "delivered": 0,
+                     *               "skipped": 910,
+                     *               "opened": 0,
+                     *               "conversions": [
+                     *                 {
+                     *                   "goal_index": 0,
+                     *                   "event": "purchase",
+                     *                   "converted": 0,
+                     *                   "revenue": 0
+                     *                 }
+                     *               ]
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CampaignResults"];
                 };
             };
             /** @description The request is invalid; `error` says why. */

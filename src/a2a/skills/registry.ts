@@ -4,6 +4,7 @@ import { invalidParams } from '../versions/codec.js';
 import { cancelTriggerSkill } from './cancel-trigger.skill.js';
 import { createUserSkill } from './create-user.skill.js';
 import { explainDeliverySkill } from './explain-delivery.skill.js';
+import { getCampaignStatsSkill } from './get-campaign-stats.skill.js';
 import { listCampaignsSkill } from './list-campaigns.skill.js';
 import { previewCampaignSkill } from './preview-campaign.skill.js';
 import { sendPushNotificationSkill } from './send-push-notification.skill.js';
@@ -21,6 +22,7 @@ export const SKILLS: ReadonlyMap<string, AnySkill> = new Map(
     explainDeliverySkill,
     cancelTriggerSkill,
     listCampaignsSkill,
+    getCampaignStatsSkill,
   ].map((s) => [s.descriptor.id, s]),
 );
 

@@ -13,6 +13,8 @@ export interface SkillDeps {
   templates: TemplateRenderer;
   /** Event-triggered campaigns, run with `track-event`'s events as with REST's (rule `event-triggered-campaigns`). */
   observeEvents?: EventObserver;
+  /** Where analytics read (`get-campaign-stats`): the replica when DATABASE_READ_URL is set, else the primary. */
+  readDb?: Db;
 }
 
 /** What a skill needs to run: its dependencies, the database (or the task's transaction) and the caller's project. */
@@ -31,7 +33,8 @@ export interface SkillResult {
     | 'trigger-result'
     | 'preview-result'
     | 'eligibility-result'
-    | 'campaign-list';
+    | 'campaign-list'
+    | 'campaign-results';
   data: JsonObject;
 }
 

@@ -232,21 +232,23 @@ export function ledgerPage(
 
 /**
  * The campaign and recipient user of a trigger's send to a device (an open names its message's),
- * through the ledger's (trigger, device) key; the user is null once deleted.
+ * and its experiment variant, through the ledger's (trigger, device) key; the user is null once deleted.
  */
 export async function ledgerRecipient(
   db: Db,
   triggerId: string,
   deviceId: string,
-): Promise<{ campaignId: string; projectUserId: string | null } | undefined> {
+): Promise<{ campaignId: string; projectUserId: string | null; variant: string | null } | undefined> {
   const row = await db
     .selectFrom('campaign_triggers as t')
     .leftJoin('trigger_deliveries as td', (join) =>
       join.onRef('td.trigger_id', '=', 't.id').on('td.device_id', '=', deviceId),
     )
     .leftJoin('users as u', 'u.id', 'td.user_id')
-    .select(['t.campaign_id', 'u.project_user_id'])
+    .select(['t.campaign_id', 'u.project_user_id', 'td.variant'])
     .where('t.id', '=', triggerId)
     .executeTakeFirst();
-  return row && { campaignId: row.campaign_id, projectUserId: row.project_user_id ?? null };
+  return (
+    row && { campaignId: row.campaign_id, projectUserId: row.project_user_id ?? null, variant: row.variant ?? null }
+  );
 }

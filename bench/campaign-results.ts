@@ -1,0 +1,173 @@
+// bench:campaign-results: the campaign results queries (rule `campaign-results`) over a bulk-generated
+// experiment on both databases. Per dialect: a fresh migrated database, one campaign with variants a
+// and b and a 10% control group whose trigger has N ledger rows spread over an hour (control rows
+// SKIPPED/CONTROL; of the rest 95% accepted, 5% failed) and opens for 10% of the accepted sends,
+// spread over the next day; plus a second campaign's trigger with N/5 rows and its opens beside them.
+// Each query runs once to warm up, then `--runs` times; the median and slowest are printed (nothing written).
+// Usage: npm run bench:campaign-results -- [--deliveries 1000000] [--runs 7] [--dialects sqlite,postgres]
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import { sql } from 'kysely';
+import { foldDeliveryCounts } from '../src/campaigns/analytics/delivery-analytics.repository.js';
+import { createCampaign } from '../src/campaigns/campaigns.service.js';
+import { campaignResults } from '../src/campaigns/results/results.service.js';
+import { insertTrigger } from '../src/campaigns/triggers/triggers.repository.js';
+import type { Db } from '../src/db/database.js';
+import { dialectOf, type Dialect } from '../src/db/dialect.js';
+import { systemClock } from '../src/lib/clock.js';
+import { createProject } from '../src/projects/projects.service.js';
+import { createTestDatabase } from '../test/helpers/test-db.js';
+import { median, numberArg } from './lib/bench-args.js';
+import { commandLine } from './lib/bench-report.js';
+
+const deliveries = numberArg('deliveries', 1_000_000);
+const runs = numberArg('runs', 7);
+const dialectsArg = process.argv.indexOf('--dialects');
+const dialects = (dialectsArg > 0 ? process.argv[dialectsArg + 1]! : 'sqlite,postgres').split(',') as Dialect[];
+const START = Date.UTC(2026, 10, 1, 9, 0, 0);
+const HOUR = 3_600_000;
+const STEP = 50_000;
+
+async function newTrigger(db: Db, projectId: string, campaignId: string): Promise<string> {
+  const id = randomUUID();
+  await insertTrigger(db, {
+    id,
+    projectId,
+    campaignId,
+    definition: { campaignName: campaignId, segment: null, audienceConditions: null, message: { title: 'x' } },
+    audience: { broadcast: true },
+    properties: {},
+    targets: 0,
+    createdAt: START,
+  });
+  return id;
+}
+
+/**
+ * `n` ledger rows and their opens, generated inside the database. Row i: control when i % 10 = 0,
+ * else variant a or b by parity; of the sent, 5% fail. Opens: the accepted rows with i % 10 = 3 (a)
+ * or i % 20 in (4, 6) (b, so b opens more), opened up to a day after the hour of sends.
+ */
+async function fill(db: Db, projectId: string, campaignId: string, triggerId: string, n: number): Promise<void> {
+  const pg = dialectOf(db) === 'postgres';
+  const tag = triggerId.slice(0, 8);
+  for (let from = 0; from < n; from += STEP) {
+    const to = Math.min(n, from + STEP) - 1;
+    const series = pg
+      ? sql`(select generate_series(${from}::int, ${to}::int) as i) s`
+      : sql`(with recursive seq(i) as (select ${from} union all select i + 1 from seq where i < ${to}) select i from seq) s`;
+    await sql`insert into trigger_deliveries
+        (trigger_id, device_id, batch_no, user_id, status, message_id, failure_reason, token_action, detail, provider, created_at, variant)
+      select ${triggerId}, 'd' || i, i / 400, 'u' || i,
+        case when i % 10 = 0 then 'DELIVERY_RESULT_STATUS_SKIPPED'
+             when i % 20 = 1 then 'DELIVERY_RESULT_STATUS_FAILED'
+             else 'DELIVERY_RESULT_STATUS_ACCEPTED' end,
+        case when i % 10 <> 0 then ${tag} || 'm' || i end,
+        case when i % 10 = 0 then 'CONTROL' when i % 20 = 1 then 'UNAVAILABLE' end,
+        null, null, 'fcm',
+        ${sql.lit(START)} + (cast(i as bigint) * ${sql.lit(HOUR)}) / ${sql.lit(n)},
+        case when i % 10 = 0 then 'control' when i % 2 = 1 then 'a' else 'b' end
+      from ${series}`.execute(db);
+    await sql`insert into message_opens
+        (message_id, project_id, project_user_id, campaign_id, trigger_id, variant, action, opened_at, received_at)
+      select ${tag} || 'm' || i, ${projectId}, 'u' || i, ${campaignId}, ${triggerId},
+        case when i % 2 = 1 then 'a' else 'b' end, null,
+        ${sql.lit(START + HOUR)} + (cast(i as bigint) * ${sql.lit(24 * HOUR)}) / ${sql.lit(n)},
+        ${sql.lit(START + HOUR)} + (cast(i as bigint) * ${sql.lit(24 * HOUR)}) / ${sql.lit(n)}
+      from ${series} where i % 10 = 3 or i % 20 in (4, 6)`.execute(db);
+  }
+  // PostgreSQL's statement trigger left partial rollup rows: folded as the fan-out does after each batch.
+  if (pg) await foldDeliveryCounts(db, triggerId);
+  else
+    await sql`insert into trigger_delivery_counts (trigger_id, minute, status, provider, reason, variant, n)
+      select trigger_id, (created_at / 60000) * 60000, status, coalesce(provider, ''), coalesce(failure_reason, ''),
+        coalesce(variant, ''), count(*)
+      from trigger_deliveries where trigger_id = ${triggerId} group by 1, 2, 3, 4, 5, 6`.execute(db);
+}
+
+async function time(fn: () => Promise<unknown>): Promise<{ median: number; max: number }> {
+  await fn();
+  const ms: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn();
+    ms.push(performance.now() - t0);
+  }
+  return { median: median(ms), max: Math.max(...ms) };
+}
+
+async function benchDialect(dialect: Dialect): Promise<string[]> {
+  const database = await createTestDatabase(dialect);
+  const db = database.db;
+  try {
+    const project = await createProject(db, systemClock, 'bench');
+    const projectId = project.project_id;
+    const campaign = async (name: string) =>
+      (
+        await createCampaign(db, systemClock, projectId, {
+          name,
+          status: 'active',
+          api_triggered: true,
+          message: { title: 'Hi' },
+          variants: [
+            { variant_id: 'a', weight: 1, message: { title: 'A' } },
+            { variant_id: 'b', weight: 1, message: { title: 'B' } },
+          ],
+          control_percent: 10,
+        })
+      ).campaignId;
+    const [main, other] = [await campaign('main'), await campaign('other')];
+    const [trigger, noise] = [await newTrigger(db, projectId, main), await newTrigger(db, projectId, other)];
+    const t0 = performance.now();
+    await fill(db, projectId, main, trigger, deliveries);
+    await fill(db, projectId, other, noise, Math.floor(deliveries / 5));
+    if (dialect === 'postgres')
+      for (const table of ['trigger_deliveries', 'trigger_delivery_counts', 'message_opens'])
+        await sql`vacuum analyze ${sql.table(table)}`.execute(db);
+    const loadSeconds = (performance.now() - t0) / 1000;
+    const check = await campaignResults(db, projectId, main, {});
+    const total = check.totals.sent + check.totals.skipped;
+    if (total !== deliveries) throw new Error(`counted ${total} deliveries, generated ${deliveries}`);
+    const lines = [
+      `${dialect}: load ${loadSeconds.toFixed(0)} s; opens ${check.totals.opened}; arms ${check.variants
+        .map((a) => `${a.variant} ${a.delivered}/${a.opened}`)
+        .join(', ')}`,
+    ];
+    const queries: Array<[string, () => Promise<unknown>]> = [
+      ['campaign, granularity=day', () => campaignResults(db, projectId, main, { granularity: 'day' })],
+      ['campaign, granularity=hour', () => campaignResults(db, projectId, main, { granularity: 'hour' })],
+      [
+        'trigger, granularity=hour',
+        () => campaignResults(db, projectId, main, { trigger_id: trigger, granularity: 'hour' }),
+      ],
+      [
+        'trigger, granularity=minute',
+        () => campaignResults(db, projectId, main, { trigger_id: trigger, granularity: 'minute' }),
+      ],
+      [
+        'campaign, hour, 6-hour window',
+        () =>
+          campaignResults(db, projectId, main, {
+            granularity: 'hour',
+            from: new Date(START).toISOString(),
+            to: new Date(START + 6 * HOUR).toISOString(),
+          }),
+      ],
+    ];
+    for (const [name, fn] of queries) {
+      const t = await time(fn);
+      lines.push(`${dialect}: ${name}: median ${t.median.toFixed(1)} ms, slowest ${t.max.toFixed(1)} ms`);
+      console.log(lines[lines.length - 1]);
+    }
+    return lines;
+  } finally {
+    await database.destroy();
+  }
+}
+
+const out: string[] = [];
+for (const dialect of dialects) out.push(...(await benchDialect(dialect)));
+const cpu = os.cpus();
+console.log(
+  `\n${commandLine('bench:campaign-results')} (Node ${process.version}, ${cpu.length} x ${cpu[0]?.model.trim() ?? 'CPU'}, load ${os.loadavg()[0]!.toFixed(1)}), ${deliveries} deliveries + ${Math.floor(deliveries / 5)} beside, ${runs} runs:\n${out.join('\n')}`,
+);
