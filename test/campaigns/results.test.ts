@@ -248,6 +248,13 @@ describe.each(TEST_DIALECTS)('campaign results (rule `campaign-results`) on %s',
         where d.trigger_id = ${w.triggerId} and d.status = 'DELIVERY_RESULT_STATUS_ACCEPTED'
         order by u.project_user_id limit 2`.execute(ctx().database.db)
     ).rows.map((r) => r.project_user_id);
+    // And one user of the control group, who converts on their record (rule `conversion-goals`).
+    const [held] = (
+      await sql<{ project_user_id: string }>`
+        select u.project_user_id from trigger_deliveries d join users u on u.id = d.user_id
+        where d.trigger_id = ${w.triggerId} and d.failure_reason = 'CONTROL'
+        order by u.project_user_id limit 1`.execute(ctx().database.db)
+    ).rows.map((r) => r.project_user_id);
     const res = await json(
       ctx(),
       'POST',
@@ -256,6 +263,7 @@ describe.each(TEST_DIALECTS)('campaign results (rule `campaign-results`) on %s',
         events: [
           { project_user_id: first, name: 'purchase', properties: { amount: 30 }, timestamp: at },
           { project_user_id: second, name: 'purchase', properties: { amount: 12.5 }, timestamp: at },
+          { project_user_id: held, name: 'purchase', properties: {}, timestamp: at },
         ],
       },
       w.secret,
@@ -263,16 +271,20 @@ describe.each(TEST_DIALECTS)('campaign results (rule `campaign-results`) on %s',
     expect(res.statusCode, res.body).toBe(200);
     const body = await results(w.secret, w.campaignId);
     expect(body.totals.conversions).toEqual([
-      { goal_index: 0, event: 'purchase', converted: 2, revenue: 42.5 },
+      { goal_index: 0, event: 'purchase', converted: 3, revenue: 42.5 },
       { goal_index: 1, event: 'signup', converted: 0, revenue: 0 },
     ]);
     // Each arm lists every goal; the conversions land in the arm their row records.
     for (const arm of body.variants) expect(arm.conversions.map((g) => g.event)).toEqual(['purchase', 'signup']);
     const converted = body.variants.reduce((n, a) => n + a.conversions[0]!.converted, 0);
-    expect(converted).toBe(2);
+    expect(converted).toBe(3);
     const withRate = body.variants.find((a) => a.delivered > 0)!;
     const goal = withRate.conversions[0]!;
     expect(goal.rate).toEqual(wilson(Math.min(goal.converted, withRate.delivered), withRate.delivered));
+    // The control's rate is over its recorded devices, and it is the baseline of the variants' lift.
+    const control = body.variants.find((a) => a.variant === 'control')!;
+    expect(control.conversions[0]).toMatchObject({ converted: 1, rate: wilson(1, control.skipped) });
+    expect(goal.lift).toMatchObject({ baseline: 'control' });
   });
 
   it('refuses a bad granularity or window with 400, an unknown trigger or campaign with 404', async () => {

@@ -165,13 +165,16 @@ function arms(counts: Cells, order: string[], goals: string[]): ArmResult[] {
     );
   };
   const openLifts = liftOver(withRates, (a) => a.open_rate);
-  // Conversions: each goal's rate over the arm's deliveries (capped, as opens), lift as for opens.
-  const goalsOf = withRates.map((a) =>
-    withAllGoals(a.conversions, goals).map((g) => ({
+  // Conversions: each goal's rate over the arm's deliveries, or for the control over its recorded
+  // devices (sent nothing, they convert on their record: rule `conversion-goals`), capped as opens;
+  // lift as for opens, so the control is the baseline where it exists.
+  const goalsOf = withRates.map((a) => {
+    const exposed = a.control ? a.skipped : a.delivered;
+    return withAllGoals(a.conversions, goals).map((g) => ({
       ...g,
-      rate: wilson(Math.min(g.converted, a.delivered), a.delivered),
-    })),
-  );
+      rate: wilson(Math.min(g.converted, exposed), exposed),
+    }));
+  });
   const goalLifts = goals.map((_, i) => liftOver(withRates, (a) => goalsOf[withRates.indexOf(a)]![i]!.rate));
   return withRates.map((a, k) => ({
     ...a,
