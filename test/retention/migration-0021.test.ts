@@ -49,8 +49,13 @@ describe.each(TEST_DIALECTS)('migration 0021 and the ledger retention by trigger
 
     await migrateToLatest(db);
 
-    // Only the batch index is left besides the primary key: one b-tree insert fewer per send.
-    expect(await ledgerIndexes(db, dialect)).toEqual(['trigger_deliveries_batch']);
+    // The retention index is gone: besides the primary key, the batch index and the two partial
+    // indexes by user that conversions read (migration 0043: accepted rows, and the control group's).
+    expect(await ledgerIndexes(db, dialect)).toEqual([
+      'trigger_deliveries_batch',
+      'trigger_deliveries_control_to_user',
+      'trigger_deliveries_to_user',
+    ]);
     expect(await countRows(db, 'trigger_deliveries')).toBe(5);
     await addTrigger(db, 'done-2', 'canceled', old + 1, 4);
     await addTrigger(db, 'running', 'running', old + 2, 3); // an unfinished trigger keeps its ledger
