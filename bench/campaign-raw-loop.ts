@@ -3,6 +3,9 @@
 // sessions). Herald's fan-out is reported as a ratio to this, measured in the same run.
 import http2 from 'node:http2';
 import { importPKCS8, SignJWT } from 'jose';
+import { loadConfig } from '../src/config.js';
+
+const POOL = loadConfig({});
 
 export interface ServiceAccount {
   project_id: string;
@@ -16,7 +19,7 @@ export interface RawLoopOptions {
   ca: string;
   serviceAccount: ServiceAccount;
   count: number;
-  /** Same shape as Herald's pool defaults: 2 sessions x 100 streams. */
+  /** Herald's pool defaults when not given (`PUSH_HTTP2_SESSIONS` x `PUSH_HTTP2_STREAMS`). */
   sessions?: number;
   streamsPerSession?: number;
 }
@@ -63,11 +66,13 @@ async function accessToken(session: http2.ClientHttp2Session, sa: ServiceAccount
 export async function rawSendLoop(
   options: RawLoopOptions,
 ): Promise<{ accepted: number; seconds: number; sendsPerSec: number }> {
-  const sessions = Array.from({ length: options.sessions ?? 2 }, () => http2.connect(options.url, { ca: options.ca }));
+  const sessions = Array.from({ length: options.sessions ?? POOL.pushHttp2Sessions }, () =>
+    http2.connect(options.url, { ca: options.ca }),
+  );
   try {
     const token = await accessToken(sessions[0]!, options.serviceAccount);
     const path = `/v1/projects/${options.serviceAccount.project_id}/messages:send`;
-    const concurrency = sessions.length * (options.streamsPerSession ?? 100);
+    const concurrency = sessions.length * (options.streamsPerSession ?? POOL.pushHttp2Streams);
     let next = 0;
     let accepted = 0;
     const started = performance.now();

@@ -15,6 +15,7 @@ import { median, numberArg } from './lib/bench-args.js';
 import { commandLine, markdownTable, recordSummary, writeBenchmarkSection } from './lib/bench-report.js';
 import { checkoutRef, startHerald, type HeraldServers } from './lib/herald-server.js';
 import { freePort, startProcess, type BenchProcess } from './lib/processes.js';
+import { loadConfig } from '../src/config.js';
 import { systemClock } from '../src/lib/clock.js';
 import type { FcmCredentials } from '../src/push/credentials/credentials.service.js';
 import { HttpsClient } from '../src/push/https-client.js';
@@ -24,9 +25,8 @@ const ROUNDS = numberArg('rounds', 3);
 const SENDS = numberArg('sends', 10_000);
 const BATCH = 500;
 const REQUESTS_IN_FLIGHT = 4;
-/** Herald's default pool: 2 sessions x 100 streams per provider origin; the raw loop gets the same. */
-const SESSIONS = 2;
-const STREAMS = 100;
+/** Herald's default pool per provider origin (`PUSH_HTTP2_SESSIONS` x `PUSH_HTTP2_STREAMS`); the raw loop gets the same. */
+const { pushHttp2Sessions: SESSIONS, pushHttp2Streams: STREAMS } = loadConfig({});
 
 /** Waits for a JSON file another process writes, and returns it once it is complete (parses). */
 async function waitForJsonFile<T>(file: string, timeoutMs = 60_000): Promise<T> {

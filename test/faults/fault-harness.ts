@@ -10,10 +10,15 @@ import { useTestContext } from '../helpers/test-app.js';
 import { configureProviders, pushOverrides, TEST_SECRET_KEY, useFakeProviders } from '../push/push-helpers.js';
 import { createCampaign, triggerOk } from '../campaigns/campaign-helpers.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { loadConfig } from '../../src/config.js';
 
 const WORKER = path.join(REPO_ROOT, 'test', 'campaigns', 'fixtures', 'campaign-worker.ts');
-/** Streams one worker may have at the provider: the HTTP/2 pool's 2 sessions x 100 streams. */
-export const HTTP2_IN_FLIGHT = 200;
+/**
+ * Streams one worker may have at the provider: the HTTP/2 pool's default sessions x streams per
+ * session (`PUSH_HTTP2_SESSIONS`, `PUSH_HTTP2_STREAMS`), so the bound follows the settings' defaults.
+ */
+const pool = loadConfig({});
+export const HTTP2_IN_FLIGHT = pool.pushHttp2Sessions * pool.pushHttp2Streams;
 /** Outcomes one worker may hold uncommitted besides those in flight: one group (a send chunk). */
 export const GROUP_COMMIT = 100;
 
