@@ -332,12 +332,16 @@ describe.each(TEST_DIALECTS)('templates cannot read files or stall the server on
       await runFanout(tight());
       const status = await triggerStatus(tight(), campaignId, triggerId, secret);
       expect(status.state).toBe('completed');
-      expect(status.counters).toMatchObject({
-        devices: 4,
-        accepted: 1,
-        failed: 0,
-        skipped: { template_memory_exceeded: 2, template_input_too_large: 1 },
-      });
+      expect(status.counters).toMatchObject({ devices: 4, accepted: 1, failed: 0 });
+      // The array is refused by the concat guard before it is built, or, when the worker's heap is
+      // already fuller (other recipients' garbage, a loaded machine), by the heap check first: either
+      // way a memory refusal, and the range and the capture always by the heap check.
+      const skipped = status.counters.skipped;
+      expect((skipped.template_memory_exceeded ?? 0) + (skipped.template_input_too_large ?? 0)).toBe(3);
+      expect(skipped.template_memory_exceeded).toBeGreaterThanOrEqual(2);
+      expect(
+        Object.keys(skipped).every((k) => k === 'template_memory_exceeded' || k === 'template_input_too_large'),
+      ).toBe(true);
       expect(sentBodies(tokens)).toEqual(['Plain plain']);
     });
   });
