@@ -51,10 +51,36 @@ export const lockUsers = (trx: Db, userIds: readonly string[]): Promise<void> =>
   );
 
 /**
+ * The statement of `loggedSends`. The bound list of users is the outer loop (`cross join`: SQLite
+ * keeps that order, PostgreSQL plans the join as usual) and each user's rows are found through an
+ * index that starts with `user_id`. Written as a plain `in (list)` with the three conditions or-ed,
+ * SQLite's planner (no statistics) read every send since the window's start through
+ * `user_sends_sent_at` for each batch instead: a cost that grew with the whole log, not the batch.
+ */
+export function loggedSendsQuery(
+  db: Db,
+  userIds: readonly string[],
+  since: number | undefined,
+  campaign: { campaignId: string; since: number } | undefined,
+  triggerId?: string,
+) {
+  const terms: RawBuilder<boolean>[] = [
+    ...(triggerId !== undefined ? [sql<boolean>`s.trigger_id = ${triggerId}`] : []),
+    ...(since !== undefined ? [sql<boolean>`(s.sent_at >= ${since} and s.counts = 1)`] : []),
+    ...(campaign ? [sql<boolean>`(s.campaign_id = ${campaign.campaignId} and s.sent_at >= ${campaign.since})`] : []),
+  ];
+  // Distinct users: the join yields a user's rows once per time the list names them.
+  return sql<Pick<UserSendsTable, 'user_id' | 'trigger_id' | 'campaign_id' | 'tags' | 'counts' | 'sent_at'>>`
+    select s.user_id, s.trigger_id, s.campaign_id, s.tags, s.counts, s.sent_at
+    from ${sqlDialect(db).textList([...new Set(userIds)], 'list')} cross join user_sends s
+    where s.user_id = list.value and (${sql.join(terms, sql` or `)})`;
+}
+
+/**
  * The users' logged sends that a check may need: those since `since` (caps), and for re-eligibility
  * every send of `campaign` (`campaign.since`: its window start, or 0 for ever); with `triggerId`,
  * also every slot of that trigger (a batch run again finds the slots its earlier run took), all in
- * one statement. The users are bound as one list (`textList`), not one value each.
+ * one statement (`loggedSendsQuery`).
  */
 export async function loggedSends(
   db: Db,
@@ -64,20 +90,7 @@ export async function loggedSends(
   triggerId?: string,
 ): Promise<LoggedSend[]> {
   if ((since === undefined && !campaign && triggerId === undefined) || userIds.length === 0) return [];
-  const rows = await db
-    .selectFrom('user_sends')
-    .select(['user_id', 'trigger_id', 'campaign_id', 'tags', 'counts', 'sent_at'])
-    .where(sql<boolean>`user_id in (select list.value from ${sqlDialect(db).textList(userIds, 'list')})`)
-    .where((eb) =>
-      eb.or([
-        ...(triggerId !== undefined ? [eb('trigger_id', '=', triggerId)] : []),
-        ...(since !== undefined ? [eb.and([eb('sent_at', '>=', since), eb('counts', '=', 1)])] : []),
-        ...(campaign
-          ? [eb.and([eb('campaign_id', '=', campaign.campaignId), eb('sent_at', '>=', campaign.since)])]
-          : []),
-      ]),
-    )
-    .execute();
+  const { rows } = await loggedSendsQuery(db, userIds, since, campaign, triggerId).execute(db);
   // Tags stored as text (SQLite) are few distinct lists (one per campaign): parsed once each, and
   // shared (read only).
   const tagLists = new Map<string, string[]>();
