@@ -1,14 +1,18 @@
 // bench:campaign-results: the campaign results queries (rule `campaign-results`) over a bulk-generated
 // experiment on both databases. Per dialect: a fresh migrated database, one campaign with variants a
 // and b and a 10% control group whose trigger has N ledger rows spread over an hour (control rows
-// SKIPPED/CONTROL; of the rest 95% accepted, 5% failed) and opens for 10% of the accepted sends,
-// spread over the next day; plus a second campaign's trigger with N/5 rows and its opens beside them.
+// SKIPPED/CONTROL; of the rest 95% accepted, 5% failed), opens for 10% of the accepted sends and
+// conversions for 2% of all rows (accepted sends; two goals, the first with revenue), both spread over
+// the next day and inserted as the app's are, so the database's triggers fill their per-minute rollups
+// (migration 0051); plus a second campaign's trigger with N/5 rows and its opens and conversions beside.
+// Checks that the rollups count what the rows hold.
 // Each query runs once to warm up, then `--runs` times; the median and slowest are printed (nothing written).
 // Usage: npm run bench:campaign-results -- [--deliveries 1000000] [--runs 7] [--dialects sqlite,postgres]
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { sql } from 'kysely';
 import { foldDeliveryCounts } from '../src/campaigns/analytics/delivery-analytics.repository.js';
+import { foldOutcomeCounts } from '../src/campaigns/results/outcome-rollups.repository.js';
 import { createCampaign } from '../src/campaigns/campaigns.service.js';
 import { campaignResults } from '../src/campaigns/results/results.service.js';
 import { insertTrigger } from '../src/campaigns/triggers/triggers.repository.js';
@@ -75,10 +79,22 @@ async function fill(db: Db, projectId: string, campaignId: string, triggerId: st
         ${sql.lit(START + HOUR)} + (cast(i as bigint) * ${sql.lit(24 * HOUR)}) / ${sql.lit(n)},
         ${sql.lit(START + HOUR)} + (cast(i as bigint) * ${sql.lit(24 * HOUR)}) / ${sql.lit(n)}
       from ${series} where i % 10 = 3 or i % 20 in (4, 6)`.execute(db);
+    // i % 50 = 7: accepted sends of a (odd i); goal 0 with revenue when i % 100 = 7, else goal 1.
+    await sql`insert into conversions
+        (trigger_id, user_id, goal_index, project_id, campaign_id, message_id, event_id, converted_at, received_at, revenue, variant)
+      select ${triggerId}, 'u' || i, case when i % 100 = 7 then 0 else 1 end, ${projectId}, ${campaignId},
+        ${tag} || 'm' || i, 'e' || i,
+        ${sql.lit(START + HOUR)} + (cast(i as bigint) * ${sql.lit(24 * HOUR)}) / ${sql.lit(n)},
+        ${sql.lit(START + HOUR)} + (cast(i as bigint) * ${sql.lit(24 * HOUR)}) / ${sql.lit(n)},
+        case when i % 100 = 7 then (i % 997) / 4.0 end, 'a'
+      from ${series} where i % 50 = 7`.execute(db);
   }
   // PostgreSQL's statement trigger left partial rollup rows: folded as the fan-out does after each batch.
-  if (pg) await foldDeliveryCounts(db, triggerId);
-  else
+  // The open and conversion rollups' partials (one per statement and group) as the retention pass folds them.
+  if (pg) {
+    await foldDeliveryCounts(db, triggerId);
+    await foldOutcomeCounts(db, triggerId);
+  } else
     await sql`insert into trigger_delivery_counts (trigger_id, minute, status, provider, reason, variant, n)
       select trigger_id, (created_at / 60000) * 60000, status, coalesce(provider, ''), coalesce(failure_reason, ''),
         coalesce(variant, ''), count(*)
@@ -114,6 +130,10 @@ async function benchDialect(dialect: Dialect): Promise<string[]> {
             { variant_id: 'b', weight: 1, message: { title: 'B' } },
           ],
           control_percent: 10,
+          conversion_goals: [
+            { event: 'purchase', deadline: '1d', revenue_property: 'amount' },
+            { event: 'signup', deadline: '1d' },
+          ],
         })
       ).campaignId;
     const [main, other] = [await campaign('main'), await campaign('other')];
@@ -122,14 +142,35 @@ async function benchDialect(dialect: Dialect): Promise<string[]> {
     await fill(db, projectId, main, trigger, deliveries);
     await fill(db, projectId, other, noise, Math.floor(deliveries / 5));
     if (dialect === 'postgres')
-      for (const table of ['trigger_deliveries', 'trigger_delivery_counts', 'message_opens'])
+      for (const table of [
+        'trigger_deliveries',
+        'trigger_delivery_counts',
+        'message_opens',
+        'trigger_open_counts',
+        'conversions',
+        'trigger_conversion_counts',
+      ])
         await sql`vacuum analyze ${sql.table(table)}`.execute(db);
     const loadSeconds = (performance.now() - t0) / 1000;
     const check = await campaignResults(db, projectId, main, {});
     const total = check.totals.sent + check.totals.skipped;
     if (total !== deliveries) throw new Error(`counted ${total} deliveries, generated ${deliveries}`);
+    const raw = (
+      await sql<{ opens: number; conversions: number; revenue: number }>`select
+          (select count(*) from message_opens where trigger_id = ${trigger}) as opens,
+          (select count(*) from conversions where trigger_id = ${trigger}) as conversions,
+          (select coalesce(sum(revenue), 0) from conversions where trigger_id = ${trigger}) as revenue`.execute(db)
+    ).rows[0]!;
+    const converted = check.totals.conversions.reduce((n, g) => n + g.converted, 0);
+    const revenue = check.totals.conversions.reduce((n, g) => n + g.revenue, 0);
+    if (check.totals.opened !== Number(raw.opens) || converted !== Number(raw.conversions))
+      throw new Error(
+        `rollups counted ${check.totals.opened} opens, ${converted} conversions; rows hold ${raw.opens}, ${raw.conversions}`,
+      );
+    if (Math.abs(revenue - Number(raw.revenue)) > 1e-6 * Math.max(1, Number(raw.revenue)))
+      throw new Error(`rollup revenue ${revenue}, rows ${raw.revenue}`);
     const lines = [
-      `${dialect}: load ${loadSeconds.toFixed(0)} s; opens ${check.totals.opened}; arms ${check.variants
+      `${dialect}: load ${loadSeconds.toFixed(0)} s; opens ${check.totals.opened}; conversions ${converted}; arms ${check.variants
         .map((a) => `${a.variant} ${a.delivered}/${a.opened}`)
         .join(', ')}`,
     ];

@@ -17,6 +17,7 @@ import {
   rowsInDefaultPartition,
   type PartitionedTable,
 } from '../db/partitions.js';
+import { foldOutcomeCounts } from '../campaigns/results/outcome-rollups.repository.js';
 import { deleteExpiredIdempotencyKeys } from '../idempotency/idempotency.service.js';
 import { DAY_MS, type Clock } from '../lib/clock.js';
 import {
@@ -176,6 +177,9 @@ export async function enforceRetention(db: Db, deps: RetentionDeps, signal?: Abo
     await nextTick();
   }
   await deleteExpiredIdempotencyKeys(db, deps.clock);
+  // Not retention, but the periodic pass of a worker: PostgreSQL's partial rows of the open and
+  // conversion rollups (one per open) are folded here, as results read a replica that cannot fold.
+  await foldOutcomeCounts(db);
   return report;
 }
 

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { createCampaignJobHandlers } from '../../src/campaigns/fanout/campaign-fanout.job.js';
 import { lift, wilson } from '../../src/campaigns/results/interval.js';
+import { foldOutcomeCounts } from '../../src/campaigns/results/outcome-rollups.repository.js';
 import type { CampaignResults } from '../../src/campaigns/results/results.service.js';
 import { rpc, v03Message, v1Message } from '../a2a/a2a-helpers.js';
 import { insertFcmAudience } from '../helpers/bulk-audience.js';
@@ -347,5 +348,211 @@ describe.each(TEST_DIALECTS)('campaign results (rule `campaign-results`) on %s',
       { version: '1.0', key: w.projectKey },
     );
     expect(bad.json().error.code).toBe(-32602);
+  });
+});
+
+// Migration 0051: opens and conversions are read from per-minute rollups the database keeps; they
+// must count exactly what the rows hold, however the question is cut.
+describe.each(TEST_DIALECTS)('campaign results from the open and conversion rollups on %s', (dialect) => {
+  const fakes = useFakeProviders();
+  let offset = 0;
+  const clock = { now: () => Date.now() + offset };
+  const ctx = useTestContext(dialect, {
+    overrides: async (database) => ({ ...pushOverrides(fakes)(database), clock }),
+  });
+  const run = () =>
+    runJobsUntilIdle(
+      ctx().database.db,
+      createCampaignJobHandlers({ push: ctx().herald.push, templates: ctx().herald.templates, clock }),
+      { clock },
+    );
+
+  it('opens (a repeated one once) and conversions with revenue equal the rows, per variant, trigger and window', async () => {
+    const db = ctx().database.db;
+    const { project, secret } = await ctx().newProject('rollups');
+    await configureProviders(ctx(), secret, fakes());
+    await insertFcmAudience(db, project.project_id, 40, {
+      tokenPrefix: 'rollups-',
+      userPrefix: 'u',
+      properties: '{}',
+      at: clock.now() - 1000,
+    });
+    const created = await json(
+      ctx(),
+      'POST',
+      '/api/v1/campaigns',
+      {
+        name: 'Rollups',
+        status: 'active',
+        api_triggered: true,
+        message: { title: 'Base' },
+        variants: VARIANTS,
+        control_percent: 20,
+        conversion_goals: [
+          { event: 'purchase', deadline: '1d', revenue_property: 'amount' },
+          { event: 'signup', deadline: '1d' },
+        ],
+      },
+      secret,
+    );
+    expect(created.statusCode, created.body).toBe(201);
+    const campaignId = created.json<{ campaign_id: string }>().campaign_id;
+    const sentAt = clock.now();
+    const first = await triggerOk(ctx(), campaignId, {}, secret);
+    const second = await triggerOk(ctx(), campaignId, {}, secret);
+    await run();
+    offset += 3 * HOUR;
+    const accepted = (
+      await sql<{ trigger_id: string; message_id: string; project_user_id: string }>`
+        select d.trigger_id, d.message_id, u.project_user_id from trigger_deliveries d join users u on u.id = d.user_id
+        where d.trigger_id in (${first}, ${second}) and d.status = 'DELIVERY_RESULT_STATUS_ACCEPTED'
+        order by d.trigger_id, d.device_id`.execute(db)
+    ).rows;
+    expect(accepted.length).toBeGreaterThan(40);
+    const open = async (messageId: string, openedAt: number) => {
+      const res = await ctx().inject({
+        method: 'POST',
+        url: `/api/v1/messages/${messageId}:open`,
+        headers: { ...secret, 'content-type': 'application/json' },
+        payload: { opened_at: new Date(openedAt).toISOString() },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    // Opens of both triggers, early and two hours on; the first one reported twice (counted once).
+    for (const [i, r] of accepted.entries())
+      if (i % 3 !== 2) await open(r.message_id, sentAt + (i % 2 === 0 ? 5 * MINUTE : 2 * HOUR));
+    await open(accepted[0]!.message_id, sentAt + 7 * MINUTE);
+    // Conversions: purchases with revenue early and late, signups; the same purchase again counts once.
+    const purchase = (user: string, amount: number, at: number) => ({
+      project_user_id: user,
+      name: 'purchase',
+      properties: { amount },
+      timestamp: new Date(at).toISOString(),
+    });
+    const buyers = [...new Set(accepted.filter((_, i) => i % 4 === 1).map((r) => r.project_user_id))];
+    const events = [
+      ...buyers.map((u, i) => purchase(u, 2.5 * (i + 1), sentAt + (i % 2 === 0 ? MINUTE : 90 * MINUTE))),
+      ...buyers
+        .slice(0, 3)
+        .map((u) => ({ project_user_id: u, name: 'signup', timestamp: new Date(sentAt + 2 * MINUTE).toISOString() })),
+    ];
+    for (const batch of [events, [purchase(buyers[0]!, 100, sentAt + 3 * MINUTE)]]) {
+      const res = await json(ctx(), 'POST', '/api/v1/events', { events: batch }, secret);
+      expect(res.statusCode, res.body).toBe(200);
+    }
+    // Rows as the app stored them: the repeated open and purchase left none of their own.
+    const stored = async (query: ReturnType<typeof sql<{ n: number }>>) => Number((await query.execute(db)).rows[0]!.n);
+    expect(await stored(sql`select count(*) as n from conversions where campaign_id = ${campaignId}`)).toBeGreaterThan(
+      3,
+    );
+    expect(await stored(sql`select count(*) as n from conversions where revenue = 100`)).toBe(0);
+    expect(
+      await stored(sql`select count(*) as n from message_opens where message_id = ${accepted[0]!.message_id}`),
+    ).toBe(1);
+
+    /** Opens and conversions per arm as the rows hold them, in the scope and [from, to). */
+    const fromRows = async (triggerId: string | null, from: number, to: number) => {
+      const inTriggers = triggerId ? [triggerId] : [first, second];
+      const opens = (
+        await sql<{ variant: string | null; n: number }>`select variant, count(*) as n from message_opens
+          where trigger_id in (${sql.join(inTriggers)}) and opened_at >= ${from} and opened_at < ${to} group by variant`.execute(
+          db,
+        )
+      ).rows;
+      const conversions = (
+        await sql<{ variant: string | null; goal_index: number; n: number; revenue: number | null }>`
+          select variant, goal_index, count(*) as n, sum(revenue) as revenue from conversions
+          where trigger_id in (${sql.join(inTriggers)}) and converted_at >= ${from} and converted_at < ${to}
+          group by variant, goal_index`.execute(db)
+      ).rows;
+      const arms = new Map<string, { opened: number; goals: Array<[number, number]> }>();
+      const arm = (v: string | null) => {
+        const key = String(v);
+        if (!arms.has(key))
+          arms.set(key, {
+            opened: 0,
+            goals: [
+              [0, 0],
+              [0, 0],
+            ],
+          });
+        return arms.get(key)!;
+      };
+      for (const o of opens) arm(o.variant).opened = Number(o.n);
+      for (const c of conversions) arm(c.variant).goals[Number(c.goal_index)] = [Number(c.n), Number(c.revenue ?? 0)];
+      return arms;
+    };
+    const fromResults = (variants: CampaignResults['variants']) =>
+      new Map(
+        variants
+          .filter((v) => v.opened > 0 || v.conversions.some((g) => g.converted > 0))
+          .map((v) => [
+            String(v.variant),
+            { opened: v.opened, goals: v.conversions.map((g): [number, number] => [g.converted, g.revenue]) },
+          ]),
+      );
+    const expectSame = async (triggerId: string | null, from: number, to: number) => {
+      const query = new URLSearchParams({ from: new Date(from).toISOString(), to: new Date(to).toISOString() });
+      if (triggerId) query.set('trigger_id', triggerId);
+      const res = await json(
+        ctx(),
+        'GET',
+        `/api/v1/campaigns/${campaignId}/results?${query.toString()}`,
+        undefined,
+        secret,
+      );
+      expect(res.statusCode, res.body).toBe(200);
+      const body = res.json<CampaignResults>();
+      const want = await fromRows(triggerId, from, to);
+      expect(fromResults(body.variants), `${triggerId} ${from}-${to}`).toEqual(want);
+      return { body, want };
+    };
+    const dayStart = Math.floor(sentAt / (24 * HOUR)) * 24 * HOUR;
+    const all = await expectSame(null, dayStart - 24 * HOUR, dayStart + 2 * 24 * HOUR);
+    expect([...all.want.keys()].sort()).toEqual(['a', 'b']);
+    expect(all.body.totals.opened).toBe(accepted.filter((_, i) => i % 3 !== 2).length);
+    expect(all.body.totals.conversions[0]!.revenue).toBeGreaterThan(0);
+    expect(all.body.totals.conversions[1]!.converted).toBeGreaterThanOrEqual(3);
+    for (const t of [first, second]) await expectSame(t, dayStart - 24 * HOUR, dayStart + 2 * 24 * HOUR);
+    // Minute-aligned windows: only the late opens and purchases; only the early ones.
+    const hourOn = Math.floor((sentAt + HOUR) / MINUTE) * MINUTE;
+    const late = await expectSame(null, hourOn, dayStart + 2 * 24 * HOUR);
+    expect(late.body.totals.opened).toBeGreaterThan(0);
+    expect(late.body.totals.opened).toBeLessThan(all.body.totals.opened);
+    await expectSame(first, dayStart - 24 * HOUR, hourOn);
+
+    // PostgreSQL appended one partial row per open; folding leaves one row per group and the same answer.
+    if (dialect === 'postgres') {
+      const groups = async () =>
+        (
+          await sql<{ rows: number; groups: number }>`select count(*) as rows,
+            (select count(*) from (select distinct trigger_id, minute, variant from trigger_open_counts) g) as groups
+            from trigger_open_counts`.execute(db)
+        ).rows[0]!;
+      const before = await groups();
+      expect(Number(before.rows)).toBeGreaterThan(Number(before.groups));
+      await foldOutcomeCounts(db);
+      const after = await groups();
+      expect(Number(after.rows)).toBe(Number(after.groups));
+      await expectSame(null, dayStart - 24 * HOUR, dayStart + 2 * 24 * HOUR);
+      await expectSame(second, hourOn, dayStart + 2 * 24 * HOUR);
+    }
+
+    // A deleted campaign's triggers take their rollup rows with them.
+    const rollupRows = async () =>
+      Promise.all(
+        ['trigger_open_counts', 'trigger_conversion_counts'].map(async (table) =>
+          Number(
+            (
+              await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}
+                where trigger_id in (${first}, ${second})`.execute(db)
+            ).rows[0]!.n,
+          ),
+        ),
+      );
+    expect((await rollupRows()).every((n) => n > 0)).toBe(true);
+    const deleted = await json(ctx(), 'DELETE', `/api/v1/campaigns/${campaignId}`, undefined, secret);
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    expect(await rollupRows()).toEqual([0, 0]);
   });
 });

@@ -705,7 +705,7 @@ export interface paths {
         };
         /**
          * Did it work: sends, deliveries and opens per variant, with intervals and lift
-         * @description Per campaign (or one trigger), per trigger and per variant (the control group included): devices sent to, delivered (accepted), opened, and the open rate (opened / delivered) with its 95% Wilson score interval; for each variant the difference from the baseline (the control when it has a rate, else the first variant) with its 95% Newcombe interval and the relative lift; and the same counts per UTC time bucket. Read from the delivery rollup and the opens' index (the read replica when DATABASE_READ_URL is set). docs/campaigns.md, "Measurement: results", gives the formulas.
+         * @description Per campaign (or one trigger), per trigger and per variant (the control group included): devices sent to, delivered (accepted), opened, and the open rate (opened / delivered) with its 95% Wilson score interval; for each variant the difference from the baseline (the control when it has a rate, else the first variant) with its 95% Newcombe interval and the relative lift; and the same counts per UTC time bucket. Read from the per-minute rollups of deliveries, opens and conversions (the read replica when DATABASE_READ_URL is set). docs/campaigns.md, "Measurement: results", gives the formulas.
          */
         get: operations["getCampaignResults"];
         put?: never;

@@ -39,6 +39,7 @@ import { renderLocalized } from '../templates/render-localized.js';
 import type { RenderOutcome } from '../templates/render-chunk.js';
 import { parseMessageTemplate, type ParsedMessage } from '../templates/templates.js';
 import { foldDeliveryCounts } from '../analytics/delivery-analytics.repository.js';
+import { foldOutcomeCounts } from '../results/outcome-rollups.repository.js';
 import { createOutcomeCommitter, GROUP_ROWS, type OutcomeCommitter } from './outcome-committer.js';
 import { addCounters, addDeliveryCounts, emptyCounters, type TriggerCounters } from '../triggers/trigger-counters.js';
 import { triggerCanceled } from '../triggers/trigger-schedule.repository.js';
@@ -201,6 +202,10 @@ export function createSendBatchHandler(deps: FanoutDeps): JobHandler<'campaign.s
     // Analytics only: a failure to fold leaves partial rows the reads still sum correctly.
     await foldDeliveryCounts(db, trigger.id).catch((error: unknown) =>
       deps.logger?.warn({ err: error, triggerId: trigger.id }, 'folding the delivery rollup failed'),
+    );
+    // Opens (and conversions) of the trigger's first sends arrive while later batches go out.
+    await foldOutcomeCounts(db, trigger.id).catch((error: unknown) =>
+      deps.logger?.warn({ err: error, triggerId: trigger.id }, 'folding the open and conversion rollups failed'),
     );
   };
 

@@ -5,7 +5,7 @@ import { epochBucketStart } from '../../db/dialect.js';
 /** Whose results to read: the campaign's triggers, or one of them (already checked to be the campaign's). */
 export type ResultsScope = { projectId: string; campaignId: string; triggerId?: string | undefined };
 
-/** Inclusive `from`, exclusive `to`, epoch ms; minute precision for outcomes (the rollup's grain). */
+/** Inclusive `from`, exclusive `to`, epoch ms; minute precision for outcomes, opens and conversions (the rollups' grain). */
 export interface ResultsWindow {
   from?: number | undefined;
   to?: number | undefined;
@@ -38,6 +38,22 @@ const campaignTriggerIds = (db: Db, scope: ResultsScope) =>
     .where('campaign_id', '=', scope.campaignId);
 
 /**
+ * The scope and window as one condition over a table with `trigger_id` and the time column `at`
+ * (epoch ms): the trigger (or the campaign's triggers), and the minutes from the one holding `from`
+ * to those starting before `to` (the rollups' grain).
+ */
+function inScope(db: Db, scope: ResultsScope, window: ResultsWindow, at: string) {
+  const conditions = [
+    scope.triggerId !== undefined
+      ? sql`trigger_id = ${scope.triggerId}`
+      : sql`trigger_id in (${campaignTriggerIds(db, scope)})`,
+  ];
+  if (window.from !== undefined) conditions.push(sql`${sql.ref(at)} >= ${Math.floor(window.from / MINUTE) * MINUTE}`);
+  if (window.to !== undefined) conditions.push(sql`${sql.ref(at)} < ${window.to}`);
+  return sql<boolean>`${sql.join(conditions, sql` and `)}`;
+}
+
+/**
  * Outcome counts per (trigger, bucket, status, variant), oldest bucket first, from the rollup
  * `trigger_delivery_counts` (migration 0015): its rows per trigger are minutes × states × providers ×
  * reasons × variants, so the read is independent of how many devices were sent to. At most `limit`.
@@ -49,14 +65,9 @@ export async function countOutcomesByVariant(
   bucketMs: number,
   limit: number,
 ): Promise<OutcomeCount[]> {
-  let query = db.selectFrom('trigger_delivery_counts');
-  query =
-    scope.triggerId !== undefined
-      ? query.where('trigger_id', '=', scope.triggerId)
-      : query.where('trigger_id', 'in', campaignTriggerIds(db, scope));
-  if (window.from !== undefined) query = query.where('minute', '>=', Math.floor(window.from / MINUTE) * MINUTE);
-  if (window.to !== undefined) query = query.where('minute', '<', window.to);
-  const rows = await query
+  const rows = await db
+    .selectFrom('trigger_delivery_counts')
+    .where(inScope(db, scope, window, 'minute'))
     .select([
       'trigger_id',
       epochBucketStart(db, 'minute', bucketMs).as('start'),
@@ -77,10 +88,13 @@ export async function countOutcomesByVariant(
   }));
 }
 
+/** The rollups' `''` is no variant: opens and conversions answer null for it, as their rows hold. */
+const variantOf = (v: string): string | null => (v === '' ? null : v);
+
 /**
- * Opens per (trigger, bucket, variant), oldest bucket first, by when they happened, through the
- * index `message_opens_by_trigger` (trigger, opened_at, variant: migration 0050), which holds every
- * column read. At most `limit`.
+ * Opens per (trigger, bucket, variant), oldest bucket first, by the minute they happened, from the
+ * rollup `trigger_open_counts` (migration 0051; PostgreSQL's partial rows summed): minutes ×
+ * variants per trigger, however many opens. At most `limit`.
  */
 export async function countOpensByVariant(
   db: Db,
@@ -89,28 +103,23 @@ export async function countOpensByVariant(
   bucketMs: number,
   limit: number,
 ): Promise<OpenCount[]> {
-  let query = db.selectFrom('message_opens').where('trigger_id', 'is not', null);
-  query =
-    scope.triggerId !== undefined
-      ? query.where('trigger_id', '=', scope.triggerId)
-      : query.where('trigger_id', 'in', campaignTriggerIds(db, scope));
-  if (window.from !== undefined) query = query.where('opened_at', '>=', window.from);
-  if (window.to !== undefined) query = query.where('opened_at', '<', window.to);
-  const rows = await query
+  const rows = await db
+    .selectFrom('trigger_open_counts')
+    .where(inScope(db, scope, window, 'minute'))
     .select([
       'trigger_id',
-      epochBucketStart(db, 'opened_at', bucketMs).as('start'),
+      epochBucketStart(db, 'minute', bucketMs).as('start'),
       'variant',
-      sql<number>`count(*)`.as('n'),
+      sql<number>`sum(n)`.as('n'),
     ])
     .groupBy(['trigger_id', sql`2`, 'variant'])
     .orderBy(sql`2`)
     .limit(limit)
     .execute();
   return rows.map((r) => ({
-    triggerId: r.trigger_id!,
+    triggerId: r.trigger_id,
     start: Number(r.start),
-    variant: r.variant,
+    variant: variantOf(r.variant),
     count: Number(r.n),
   }));
 }
@@ -127,7 +136,7 @@ export interface ConversionCount {
 
 /**
  * Conversions (rule `conversion-goals`) per (trigger, bucket, goal, variant), oldest bucket first, by
- * `converted_at`, through the primary key's trigger prefix. At most `limit`.
+ * the minute of `converted_at`, from the rollup `trigger_conversion_counts` (migration 0051). At most `limit`.
  */
 export async function countConversionsByVariant(
   db: Db,
@@ -136,21 +145,16 @@ export async function countConversionsByVariant(
   bucketMs: number,
   limit: number,
 ): Promise<ConversionCount[]> {
-  let query = db.selectFrom('conversions');
-  query =
-    scope.triggerId !== undefined
-      ? query.where('trigger_id', '=', scope.triggerId)
-      : query.where('trigger_id', 'in', campaignTriggerIds(db, scope));
-  if (window.from !== undefined) query = query.where('converted_at', '>=', window.from);
-  if (window.to !== undefined) query = query.where('converted_at', '<', window.to);
-  const rows = await query
+  const rows = await db
+    .selectFrom('trigger_conversion_counts')
+    .where(inScope(db, scope, window, 'minute'))
     .select([
       'trigger_id',
-      epochBucketStart(db, 'converted_at', bucketMs).as('start'),
+      epochBucketStart(db, 'minute', bucketMs).as('start'),
       'goal_index',
       'variant',
-      sql<number>`count(*)`.as('n'),
-      sql<number | null>`sum(revenue)`.as('revenue'),
+      sql<number>`sum(n)`.as('n'),
+      sql<number>`sum(revenue)`.as('revenue'),
     ])
     .groupBy(['trigger_id', sql`2`, 'goal_index', 'variant'])
     .orderBy(sql`2`)
@@ -160,8 +164,8 @@ export async function countConversionsByVariant(
     triggerId: r.trigger_id,
     start: Number(r.start),
     goalIndex: Number(r.goal_index),
-    variant: r.variant,
+    variant: variantOf(r.variant),
     count: Number(r.n),
-    revenue: Number(r.revenue ?? 0),
+    revenue: Number(r.revenue),
   }));
 }

@@ -195,8 +195,8 @@ const tooMany = (granularity: Granularity) =>
 /**
  * Rule `campaign-results`: per campaign (or one of its triggers), per trigger and per variant
  * (control included), the sends, deliveries and opens with the open rate's 95% interval and the
- * lift over the baseline, and their series per time bucket; read from the delivery rollup and the
- * opens' index, never the ledger. 404 for another project's campaign or a trigger not of it.
+ * lift over the baseline, and their series per time bucket; read from the per-minute rollups of
+ * deliveries, opens and conversions, never the ledger. 404 for another project's campaign or a trigger not of it.
  */
 export async function campaignResults(
   db: Db,
