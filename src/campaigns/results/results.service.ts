@@ -136,13 +136,8 @@ function addOutcome(into: ArmCounts, status: string, n: number) {
 /** An open may fall in the window while its send does not: the rate counts at most the deliveries. */
 const openRate = (c: ArmCounts) => wilson(Math.min(c.opened, c.delivered), c.delivered);
 
-/**
- * The arms in the campaign's order (its variants as listed, `default`, others seen, outside an
- * experiment, `control` last), with rates and the lift over the baseline: the control when it has
- * a rate for the metric, else the first listed arm with one (the control receives nothing, so its
- * open rate is undefined; conversions, which control users can make, are measured against it).
- */
-function arms(counts: Cells, order: string[], goals: string[]): ArmResult[] {
+/** The arms in the campaign's order (its variants as listed, `default`, others seen, outside an experiment, `control` last). */
+function orderedArms(counts: Cells, order: string[]): Array<ArmCounts & { variant: string | null }> {
   const rank = (v: string | null) =>
     v === CONTROL
       ? order.length + 2
@@ -151,8 +146,20 @@ function arms(counts: Cells, order: string[], goals: string[]): ArmResult[] {
         : order.indexOf(v) < 0
           ? order.length
           : order.indexOf(v);
-  const list = [...counts.values()].sort((a, b) => rank(a.variant) - rank(b.variant));
-  const withRates = list.map((c) => ({ ...c, control: c.variant === CONTROL, open_rate: openRate(c) }));
+  return [...counts.values()].sort((a, b) => rank(a.variant) - rank(b.variant));
+}
+
+/**
+ * The arms in the campaign's order (`orderedArms`) with rates and the lift over the baseline: the control when it has
+ * a rate for the metric, else the first listed arm with one (the control receives nothing, so its
+ * open rate is undefined; conversions, which control users can make, are measured against it).
+ */
+function arms(counts: Cells, order: string[], goals: string[]): ArmResult[] {
+  const withRates = orderedArms(counts, order).map((c) => ({
+    ...c,
+    control: c.variant === CONTROL,
+    open_rate: openRate(c),
+  }));
   const liftOver = <A extends { variant: string | null; control: boolean }>(
     arms: A[],
     rate: (a: A) => RateInterval | null,
@@ -280,18 +287,14 @@ export async function campaignResults(
       .sort(([a], [b]) => a - b)
       .map(([start, m]) => ({
         start: new Date(start).toISOString(),
-        variants: arms(m, order, goals).map(({ variant, sent, delivered, skipped, opened, conversions }) => ({
+        // Counts only: a series point carries no interval, so none is computed for its (up to 10,000) buckets.
+        variants: orderedArms(m, order).map(({ variant, sent, delivered, skipped, opened, conversions }) => ({
           variant,
           sent,
           delivered,
           skipped,
           opened,
-          conversions: conversions.map(({ goal_index, event, converted, revenue }) => ({
-            goal_index,
-            event,
-            converted,
-            revenue,
-          })),
+          conversions: withAllGoals(conversions, goals),
         })),
       })),
   };
