@@ -12,7 +12,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { median, numberArg } from './lib/bench-args.js';
 import { commandLine, markdownTable, writeBenchmarkSection } from './lib/bench-report.js';
-import { compileCacheEnv, heraldNodeFlags } from './lib/herald-server.js';
+import { heraldNodeFlags, heraldStartEnv } from './lib/herald-server.js';
 import { startProcess } from './lib/processes.js';
 
 type Dialect = 'sqlite' | 'postgres';
@@ -91,7 +91,7 @@ async function runOnce(dialect: Dialect, side: Side, size: number, fcmUrl: strin
         'bench/campaign-run.ts',
         ...['--dir', dir, '--fakes', fakes, '--fcm-url', fcmUrl, ...db],
       ],
-      compileCacheEnv(),
+      heraldStartEnv(),
     );
     const line = out.split('\n').find((l) => l.startsWith('{'));
     if (!line) throw new Error(`${dialect} ${side} printed no result:\n${out}`);

@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { commandLine, markdownTable, recordSummary, writeBenchmarkSection } from './lib/bench-report.js';
-import { checkoutRef, compileCacheEnv, heraldNodeFlags } from './lib/herald-server.js';
+import { checkoutRef, heraldNodeFlags, heraldStartEnv } from './lib/herald-server.js';
 import { startProcess } from './lib/processes.js';
 import { rawSendLoop, type ServiceAccount } from './campaign-raw-loop.js';
 import { loadConfig } from '../src/config.js';
@@ -133,7 +133,7 @@ async function runSize(
         fcmUrl,
       ],
       variant.cwd,
-      compileCacheEnv(variant.cwd),
+      heraldStartEnv(variant.cwd),
     );
     const line = out.split('\n').find((l) => l.startsWith('{'));
     if (!line) throw new Error(`size ${size} printed no result:\n${out}`);

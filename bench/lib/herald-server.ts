@@ -33,6 +33,22 @@ export function compileCacheEnv(cwd?: string): Record<string, string> {
     : { NODE_DISABLE_COMPILE_CACHE: '1' };
 }
 
+/**
+ * The environment bin/herald starts Herald with: its compile cache and its C library defaults
+ * (`ENV_DEFAULTS`, read from bin/herald as `heraldNodeFlags` reads its V8 flags); a value already in
+ * this environment wins, as it does for bin/herald.
+ */
+export function heraldStartEnv(cwd?: string): Record<string, string> {
+  const source = fs.readFileSync(path.join(cwd ?? process.cwd(), 'bin', 'herald'), 'utf8');
+  const list = /const ENV_DEFAULTS = \{([^}]*)\}/.exec(source)?.[1] ?? '';
+  const defaults = list
+    .split(',')
+    .filter((entry) => entry.includes(':'))
+    .map((entry) => entry.split(':').map((part) => part.trim().replaceAll("'", '')) as [string, string])
+    .filter(([name]) => process.env[name] === undefined);
+  return { ...Object.fromEntries(defaults), ...compileCacheEnv(cwd) };
+}
+
 export type BenchDialect = 'sqlite' | 'postgres';
 
 export interface HeraldServers {
@@ -108,7 +124,7 @@ export async function startHerald(options: {
       startProcess(
         [...heraldNodeFlags(cwd), ...(options.nodeArgs ?? []), '--import', './src/boot/ts-resolve.ts', 'src/main.ts'],
         {
-          ...compileCacheEnv(cwd),
+          ...heraldStartEnv(cwd),
           ...env,
           PORT: String(port),
         },

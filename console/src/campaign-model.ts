@@ -17,6 +17,31 @@ export interface MessageFields {
   landing_url?: string;
 }
 
+/** One message variant of an experiment (rule `campaign-experiments`). */
+export interface Variant {
+  variant_id: string;
+  weight: number;
+  message: Campaign['message'];
+}
+
+/** An experiment's automatic winner: `after` an ISO 8601 duration or seconds. */
+export interface WinnerRule {
+  test_percent: number;
+  after: string | number;
+  metric: 'opened' | 'primary_conversion';
+  min_confidence?: number;
+  fallback: string;
+}
+
+/** A conversion goal (rule `conversion-goals`): `deadline` `"<n>h"`, `"<n>d"` or seconds, as saved. */
+export interface ConversionGoal {
+  event: string;
+  where?: unknown;
+  deadline: string | number;
+  counted_from: 'send' | 'open';
+  revenue_property?: string;
+}
+
 /** A campaign as Herald answers it, shared by the campaign pages and the trigger panel. */
 export interface Campaign {
   campaign_id: string;
@@ -44,6 +69,12 @@ export interface Campaign {
   quiet_hours?: { start: string; end: string } | null | false;
   max_sends_per_minute?: number | null;
   topic?: string | null;
+  /** The experiment (absent from an older Herald: none). */
+  variants?: Variant[];
+  control_percent?: number;
+  winner?: WinnerRule | null;
+  /** The first is the primary goal; [] for none. */
+  conversion_goals?: ConversionGoal[];
   created_at: string;
   updated_at: string;
 }

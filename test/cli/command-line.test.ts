@@ -24,6 +24,7 @@ const INHERITED_OUT = [
   'HOST',
   'HERALD_ROLE',
   'NODE_COMPILE_CACHE',
+  'MALLOC_ARENA_MAX',
 ];
 
 /** `herald api` in `cwd` on a free port, once it says where it listens; the caller stops it. */
@@ -258,6 +259,22 @@ describe.runIf(process.platform === 'linux')('bin/herald V8 defaults', () => {
     } finally {
       server.kill('SIGTERM');
       await new Promise((resolve) => server.once('close', resolve));
+    }
+  });
+
+  it('glibc gets two malloc arenas by default; a value in the environment wins', async () => {
+    const environOf = (pid: number | undefined) => fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    for (const [env, expected] of [
+      [{}, 'MALLOC_ARENA_MAX=2'],
+      [{ MALLOC_ARENA_MAX: '4' }, 'MALLOC_ARENA_MAX=4'],
+    ] as const) {
+      const { server } = await startApi(emptyDir(), env);
+      try {
+        expect(environOf(server.pid).filter((v) => v.startsWith('MALLOC_ARENA_MAX='))).toEqual([expected]);
+      } finally {
+        server.kill('SIGTERM');
+        await new Promise((resolve) => server.once('close', resolve));
+      }
     }
   });
 });

@@ -6,6 +6,8 @@ import { ErrorNote, Field, onSubmit, useAction, valueOf } from '../ui.js';
 import { PolicyFields, policyDraftOf, policyOf } from './campaign-policy-fields.js';
 import { LocaleFields, localesDraftOf, localesOf } from './message-locales.js';
 import { eventTriggerDraftOf, eventTriggerOf, EventTriggerFields } from './event-trigger-fields.js';
+import { ExperimentFields, experimentDraftOf, experimentOf } from './experiment-fields.js';
+import { ConversionGoalFields, goalsDraftOf, goalsOf } from './conversion-goal-fields.js';
 
 type MessageFields = { title: string; body: string; image_url: string; landing_url: string };
 
@@ -26,6 +28,8 @@ function fieldsOf(c: Campaign | undefined) {
     },
     locales: localesDraftOf(c?.message),
     policy: policyDraftOf(c),
+    experiment: experimentDraftOf(c),
+    goals: goalsDraftOf(c?.conversion_goals),
   };
 }
 
@@ -60,6 +64,8 @@ export function CampaignForm(props: { api: Api; campaign?: Campaign; onSaved: (c
         ...localesOf(fields.locales),
       },
       ...policyOf(fields.policy),
+      ...experimentOf(fields.experiment),
+      conversion_goals: goalsOf(fields.goals),
     };
     const result = c
       ? await props.api.call<Campaign>('PATCH', `/api/v1/campaigns/${enc(c.campaign_id)}`, body)
@@ -136,6 +142,8 @@ export function CampaignForm(props: { api: Api; campaign?: Campaign; onSaved: (c
         {text('landing_url', 'Landing URL', false, 'Opened on tap')}
       </fieldset>
       <LocaleFields value={fields.locales} onChange={(d) => set('locales', d)} />
+      <ExperimentFields value={fields.experiment} onChange={(d) => set('experiment', d)} />
+      <ConversionGoalFields value={fields.goals} onChange={(d) => set('goals', d)} />
       <ConditionEditor
         id="segment"
         legend="Segment"
