@@ -148,7 +148,7 @@ async function runSize(
   }
 }
 
-/** One floor run of `count` sends, in a fresh process run as Herald's (campaign-run.ts) is. */
+/** One floor run of `count` sends, in a fresh process started as Herald's (campaign-run.ts) is: V8 flags and environment. */
 async function runFloor(count: number, fcmUrl: string, fakes: string): Promise<FloorResult> {
   const out = await child(
     [
@@ -164,7 +164,7 @@ async function runFloor(count: number, fcmUrl: string, fakes: string): Promise<F
       fcmUrl,
     ],
     undefined,
-    compileCacheEnv(),
+    heraldStartEnv(),
   );
   const line = out.split('\n').find((l) => l.startsWith('{'));
   if (!line) throw new Error(`the floor printed no result:\n${out}`);
