@@ -1,9 +1,11 @@
 // The baseline of bench:campaign: the least a Node process must do to push N messages to the FCM
 // stand-in over HTTP/2 (one OAuth exchange, then N POSTs at a fixed concurrency over a few
-// sessions). Herald's fan-out is reported as a ratio to this, measured in the same run.
+// sessions), and with a `recorder` the sends of the campaign floor (bench/campaign-floor.ts).
+// Herald's fan-out is reported as a ratio to the floor, measured in the same run, this loop as context.
 import http2 from 'node:http2';
 import { importPKCS8, SignJWT } from 'jose';
 import { loadConfig } from '../src/config.js';
+import type { SendRecorder } from './lib/floor-recorders.js';
 
 const POOL = loadConfig({});
 
@@ -22,6 +24,8 @@ export interface RawLoopOptions {
   /** Herald's pool defaults when not given (`PUSH_HTTP2_SESSIONS` x `PUSH_HTTP2_STREAMS`). */
   sessions?: number;
   streamsPerSession?: number;
+  /** Records each send (the floor); its last commit is inside the timed span. */
+  recorder?: SendRecorder;
 }
 
 function request(
@@ -76,6 +80,7 @@ export async function rawSendLoop(
     let next = 0;
     let accepted = 0;
     const started = performance.now();
+    const recorder = options.recorder;
     const worker = async (w: number) => {
       const session = sessions[w % sessions.length]!;
       while (next < options.count) {
@@ -84,7 +89,7 @@ export async function rawSendLoop(
           message: {
             token: `raw${i}x${w}`,
             notification: { title: 'Sale', body: `Hi user-${i}` },
-            data: { herald_message_id: String(i) },
+            data: { herald_message_id: recorder ? recorder.start(i) : String(i) },
           },
         });
         const res = await request(
@@ -93,9 +98,11 @@ export async function rawSendLoop(
           body,
         );
         if (res.status === 200) accepted++;
+        recorder?.ended(i, res.status, res.body);
       }
     };
     await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)));
+    await recorder?.flush();
     const seconds = (performance.now() - started) / 1000;
     return { accepted, seconds, sendsPerSec: accepted / seconds };
   } finally {
