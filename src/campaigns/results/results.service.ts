@@ -222,9 +222,12 @@ export async function campaignResults(
     );
   const scope: ResultsScope = { projectId, campaignId, triggerId };
   const bucketMs = GRANULARITIES[granularity];
-  const outcomes = await countOutcomesByVariant(db, scope, window, bucketMs, MAX_GROUPS + 1);
-  const opens = await countOpensByVariant(db, scope, window, bucketMs, MAX_GROUPS + 1);
-  const conversions = await countConversionsByVariant(db, scope, window, bucketMs, MAX_GROUPS + 1);
+  // Three independent reads: on PostgreSQL they run at once on the pool's connections.
+  const [outcomes, opens, conversions] = await Promise.all([
+    countOutcomesByVariant(db, scope, window, bucketMs, MAX_GROUPS + 1),
+    countOpensByVariant(db, scope, window, bucketMs, MAX_GROUPS + 1),
+    countConversionsByVariant(db, scope, window, bucketMs, MAX_GROUPS + 1),
+  ]);
   if (outcomes.length > MAX_GROUPS || opens.length > MAX_GROUPS || conversions.length > MAX_GROUPS)
     throw tooMany(granularity);
   const goals = campaign.conversionGoals.map((g) => g.event);
