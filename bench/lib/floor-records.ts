@@ -10,6 +10,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type SQLite from 'better-sqlite3';
 import { createCampaign } from '../../src/campaigns/campaigns.service.js';
+import { LEDGER_COLUMNS } from '../../src/campaigns/triggers/trigger-deliveries.repository.js';
 import { insertTrigger } from '../../src/campaigns/triggers/triggers.repository.js';
 import { startCheckpointer, type Checkpointer } from '../../src/db/checkpointer.js';
 import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
@@ -18,41 +19,7 @@ import { statementSizes } from '../../src/db/statement-shapes.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
 import { createProject } from '../../src/projects/projects.service.js';
-
-/** Columns of `deliveries`, in src/push/deliveries.repository.ts's order. */
-const DELIVERY_COLUMNS = [
-  'message_id',
-  'project_id',
-  'target_type',
-  'target_id',
-  'device_id',
-  'provider',
-  'status',
-  'failure_reason',
-  'provider_message_id',
-  'trigger_id',
-  'attempts',
-  'created_at',
-  'completed_at',
-] as const;
-
-/** Columns of `trigger_deliveries` (the ledger), in src/campaigns/triggers/trigger-deliveries.repository.ts's order. */
-const LEDGER_COLUMNS = [
-  'trigger_id',
-  'device_id',
-  'batch_no',
-  'user_id',
-  'status',
-  'message_id',
-  'failure_reason',
-  'token_action',
-  'detail',
-  'provider',
-  'created_at',
-  'project_id',
-  'trigger_created_at',
-  'variant',
-] as const;
+import { DELIVERY_COLUMNS } from '../../src/push/deliveries.repository.js';
 
 /** Both repositories cut inserts into statements of powers of two up to 64 rows (max 100, src/db/statement-shapes.ts). */
 const ROWS_PER_STATEMENT = 100;

@@ -31,7 +31,8 @@ declare module '../db/database.js' {
   }
 }
 
-const COLUMNS = [
+/** The delivery record's columns in the order its inserts bind them (bench/lib/floor-records.ts writes the same). */
+export const DELIVERY_COLUMNS = [
   'message_id',
   'project_id',
   'target_type',
@@ -60,17 +61,17 @@ function insertStatement(db: Db, rowCount: number): CompiledQuery {
   if (compiled) return compiled;
   const marker = (k: number) => `${MARKER}${k}`;
   const rows = Array.from({ length: rowCount }, (_, r) =>
-    Object.fromEntries(COLUMNS.map((column, c) => [column, marker(r * COLUMNS.length + c)])),
+    Object.fromEntries(DELIVERY_COLUMNS.map((column, c) => [column, marker(r * DELIVERY_COLUMNS.length + c)])),
   ) as unknown as DeliveriesTable[];
   compiled = db.insertInto('deliveries').values(rows).compile();
-  // `valuesOf` fills the parameters by position: they must be the markers, row by row, in COLUMNS order.
+  // `valuesOf` fills the parameters by position: they must be the markers, row by row, in DELIVERY_COLUMNS order.
   if (compiled.parameters.some((value, k) => value !== marker(k)))
     throw new Error('deliveries insert: the compiled parameters are not row by row');
   statements.set(key, compiled);
   return compiled;
 }
 
-/** A row's values in COLUMNS order, each read by name (not a keyed read per column: this runs for every row sent). */
+/** A row's values in DELIVERY_COLUMNS order, each read by name (not a keyed read per column: this runs for every row sent). */
 function valuesOf(rows: readonly DeliveriesTable[], from: number, to: number): unknown[] {
   const values: unknown[] = [];
   for (let k = from; k < to; k++) {

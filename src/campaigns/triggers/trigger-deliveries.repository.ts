@@ -36,7 +36,8 @@ declare module '../../db/database.js' {
 }
 
 const INSERT_CHUNK = 500;
-const COLUMNS = [
+/** The ledger's columns in the order its inserts bind them (bench/lib/floor-records.ts writes the same). */
+export const LEDGER_COLUMNS = [
   'trigger_id',
   'device_id',
   'batch_no',
@@ -66,7 +67,7 @@ type Inserted = Pick<
  * statement trigger adds it there).
  */
 const insertIgnoringRecorded = preparedInsert<TriggerDeliveriesTable, Inserted>(
-  COLUMNS,
+  LEDGER_COLUMNS,
   (db: Db, rows: TriggerDeliveriesTable[]) => {
     const insert = db
       .insertInto('trigger_deliveries')
