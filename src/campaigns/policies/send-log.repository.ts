@@ -52,8 +52,8 @@ export const lockUsers = (trx: Db, userIds: readonly string[]): Promise<void> =>
 
 /**
  * The statement of `loggedSends`. The bound list of users is the outer loop (`cross join`: SQLite
- * keeps that order, PostgreSQL plans the join as usual) and each user's rows are found through an
- * index that starts with `user_id`. Written as a plain `in (list)` with the three conditions or-ed,
+ * keeps that order, PostgreSQL plans the join as usual) and each user's rows are found through
+ * `user_sends_campaign`, the log's one index that starts with `user_id` (migration 0052). Written as a plain `in (list)` with the three conditions or-ed,
  * SQLite's planner (no statistics) read every send since the window's start through
  * `user_sends_sent_at` for each batch instead: a cost that grew with the whole log, not the batch.
  */
