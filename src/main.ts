@@ -43,6 +43,21 @@ async function main(): Promise<void> {
     fail(error, undefined);
   }
   const logger = createLogger(config.logLevel, await logDestination(config.logFormat));
+  // Signals are heard from before the start: the API listens before the runtime has finished starting
+  // (the job runner, the metrics port), and a SIGTERM then would otherwise end the process mid-request.
+  // One that comes early is acted on as soon as the runtime is up; a start that hangs (a database that
+  // does not answer) still ends within SHUTDOWN_TIMEOUT_MS of it.
+  const signals: { shutdown?: (signal: string) => void; early?: string } = {};
+  const onSignal = (signal: string): void => {
+    if (signals.shutdown) return signals.shutdown(signal);
+    signals.early ??= signal;
+    setTimeout(
+      () => fail(new Error(`${signal} while starting; the start did not finish in time`), config),
+      config.shutdownTimeoutMs,
+    ).unref();
+  };
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
   const runtime = await startRuntime(config, { logger }).catch((error: unknown) => fail(error, config));
   for (const warning of startupWarnings(config)) logger.warn(warning.fields, warning.message);
   // Every module is loaded now: write the compile cache (bin/herald) at once, not only at a clean exit.
@@ -67,8 +82,8 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  signals.shutdown = shutdown;
+  if (signals.early !== undefined) shutdown(signals.early);
 }
 
 main().catch((error: unknown) => fail(error, undefined));
