@@ -1,4 +1,5 @@
-import { campaignResults, type ArmResult, type CampaignResults } from '../campaigns/results/results.service.js';
+import type { ArmResult } from '../campaigns/results/results-tally.js';
+import { campaignResults, type CampaignResults } from '../campaigns/results/results.service.js';
 import { optionalFlag, print, requireFlag, withHerald, type CliCommand } from './cli-context.js';
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;

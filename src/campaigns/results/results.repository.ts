@@ -54,7 +54,7 @@ function inScope(db: Db, scope: ResultsScope, window: ResultsWindow, at: string)
 }
 
 /**
- * Outcome counts per (trigger, bucket, status, variant), oldest bucket first, from the rollup
+ * Outcome counts per (trigger, bucket, status, variant), from the rollup
  * `trigger_delivery_counts` (migration 0015): its rows per trigger are minutes × states × providers ×
  * reasons × variants, so the read is independent of how many devices were sent to. At most `limit`.
  */
@@ -76,7 +76,6 @@ export async function countOutcomesByVariant(
       sql<number>`sum(n)`.as('n'),
     ])
     .groupBy(['trigger_id', sql`2`, 'status', 'variant'])
-    .orderBy(sql`2`)
     .limit(limit)
     .execute();
   return rows.map((r) => ({
@@ -92,7 +91,7 @@ export async function countOutcomesByVariant(
 const variantOf = (v: string): string | null => (v === '' ? null : v);
 
 /**
- * Opens per (trigger, bucket, variant), oldest bucket first, by the minute they happened, from the
+ * Opens per (trigger, bucket, variant), by the minute they happened, from the
  * rollup `trigger_open_counts` (migration 0051; PostgreSQL's partial rows summed): minutes ×
  * variants per trigger, however many opens. At most `limit`.
  */
@@ -113,7 +112,6 @@ export async function countOpensByVariant(
       sql<number>`sum(n)`.as('n'),
     ])
     .groupBy(['trigger_id', sql`2`, 'variant'])
-    .orderBy(sql`2`)
     .limit(limit)
     .execute();
   return rows.map((r) => ({
@@ -135,7 +133,7 @@ export interface ConversionCount {
 }
 
 /**
- * Conversions (rule `conversion-goals`) per (trigger, bucket, goal, variant), oldest bucket first, by
+ * Conversions (rule `conversion-goals`) per (trigger, bucket, goal, variant), by
  * the minute of `converted_at`, from the rollup `trigger_conversion_counts` (migration 0051). At most `limit`.
  */
 export async function countConversionsByVariant(
@@ -157,7 +155,6 @@ export async function countConversionsByVariant(
       sql<number>`sum(revenue)`.as('revenue'),
     ])
     .groupBy(['trigger_id', sql`2`, 'goal_index', 'variant'])
-    .orderBy(sql`2`)
     .limit(limit)
     .execute();
   return rows.map((r) => ({
