@@ -24,7 +24,7 @@ interface GatedRecipient {
 
 /**
  * The send-time gate of rules `re-eligibility` and `frequency-caps`, applied to one batch's
- * recipients before anything is rendered or sent. Under a lock on each user (held to the commit),
+ * recipients before anything is rendered or sent. Under a lock on each user's stripe (held to the commit),
  * it reads the users' logged sends, keeps those still eligible and under every applicable cap, takes
  * a slot for each of them (so no concurrent send, on any instance, can take the same last slot) and
  * records the others as skipped (`NOT_REELIGIBLE`, `FREQUENCY_CAPPED`), all in one transaction. A
@@ -50,7 +50,7 @@ export async function gateRecipients<R extends GatedRecipient>(
   const now = check.now;
   return db.transaction().execute(async (trx) => {
     const ids = recipients.map((r) => r.user.id);
-    await lockUsers(trx, ids);
+    await lockUsers(trx, trigger.projectId, ids);
     // One read: the slots this trigger holds already (an earlier run of the batch) and the send log the check reads.
     const scope = logScope(check);
     const held = new Set<string>();
