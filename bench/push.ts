@@ -310,7 +310,14 @@ async function main(): Promise<void> {
 
     // The floor records to the devices Herald sends to (the same ids in its rows), in requests of BATCH.
     const floorLoop = (ids: string[]) =>
-      rawLoop(fcmUrl, ca, sa.project_id, accessToken, tokens, directPushRecorder(floorDb, ids, BATCH));
+      rawLoop(
+        fcmUrl,
+        ca,
+        sa.project_id,
+        accessToken,
+        tokens.slice(0, ids.length),
+        directPushRecorder(floorDb, ids, BATCH),
+      );
     // Warm-up of every path (connections, JIT, statement cache), then interleaved measured rounds.
     await rawLoop(fcmUrl, ca, sa.project_id, accessToken, tokens.slice(0, 2000));
     await floorLoop(herald.deviceIds.slice(0, 2000));
