@@ -86,9 +86,8 @@ export function tallyResults(
   const arms: Array<string | null> = [];
   const armIds = new Map<string | null, number>();
   const armOf = (variant: string | null) => {
-    const v = variant === '' ? null : variant; // '' in the rollups, null in opens: outside an experiment
-    let id = armIds.get(v);
-    if (id === undefined) armIds.set(v, (id = arms.push(v) - 1));
+    let id = armIds.get(variant);
+    if (id === undefined) armIds.set(variant, (id = arms.push(variant) - 1));
     return id;
   };
   const totals = newCell();

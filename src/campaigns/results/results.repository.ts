@@ -11,12 +11,12 @@ export interface ResultsWindow {
   to?: number | undefined;
 }
 
-/** Outcomes of one (trigger, bucket, status, variant) from the per-minute rollup; variant `''` outside an experiment. */
+/** Outcomes of one (trigger, bucket, status, variant) from the per-minute rollup; variant null outside an experiment. */
 export interface OutcomeCount {
   triggerId: string;
   start: number;
   status: string;
-  variant: string;
+  variant: string | null;
   count: number;
 }
 
@@ -29,6 +29,9 @@ export interface OpenCount {
 }
 
 const MINUTE = 60_000;
+
+/** The rollups' `''` is no variant: every count answers null for it, as opens' and conversions' rows hold. */
+const variantOf = (v: string): string | null => (v === '' ? null : v);
 
 const campaignTriggerIds = (db: Db, scope: ResultsScope) =>
   db
@@ -82,13 +85,10 @@ export async function countOutcomesByVariant(
     triggerId: r.trigger_id,
     start: Number(r.start),
     status: r.status,
-    variant: r.variant,
+    variant: variantOf(r.variant),
     count: Number(r.n),
   }));
 }
-
-/** The rollups' `''` is no variant: opens and conversions answer null for it, as their rows hold. */
-const variantOf = (v: string): string | null => (v === '' ? null : v);
 
 /**
  * Opens per (trigger, bucket, variant), by the minute they happened, from the
