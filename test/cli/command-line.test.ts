@@ -240,7 +240,7 @@ describe('the data directory', () => {
       // bin/herald started Node again, in the same process, with its memory-conscious V8 defaults.
       if (process.platform === 'linux') {
         const argv = fs.readFileSync(`/proc/${server.pid}/cmdline`, 'utf8').split('\0');
-        expect(argv).toEqual(expect.arrayContaining(['--max-semi-space-size=8', '--heap-growing-percent=50']));
+        expect(argv).toEqual(expect.arrayContaining(['--max-semi-space-size=4', '--heap-growing-percent=50']));
       }
     } finally {
       server.kill('SIGTERM');
