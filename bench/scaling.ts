@@ -9,7 +9,9 @@
 //     generate_series, then the dry-run audience count (the broadcast count query, through the API)
 //     and the fan-out plan (the `campaign.plan` job alone: keyset ranges and their batch jobs) timed.
 //  3. Which tables have no project_id column (the sharding key a distributed PostgreSQL would use).
-// Prints the report; `-- --write` puts it in docs/scaling.md ("Measured figures").
+// Prints the report; `-- --write` puts it in docs/scaling.md ("Measured figures"). `--wal-compression
+// lz4` (or any value of the setting) sets it on each fresh database (`alter database ... set`, so every
+// connection Herald opens there compresses its full-page images), to size the WAL with it on.
 import os from 'node:os';
 import pg from 'pg';
 import pino from 'pino';
@@ -37,6 +39,9 @@ const arg = (name: string, fallback: string): string => {
 const SEND_USERS = Number(arg('send-users', '5000'));
 const EVENTS = Number(arg('events', '20000'));
 // `--sizes none` measures per send and per event only.
+const WAL_COMPRESSION = arg('wal-compression', '');
+if (WAL_COMPRESSION !== '' && !/^[a-z0-9]+$/.test(WAL_COMPRESSION))
+  throw new Error('--wal-compression: a setting value');
 const SIZES =
   arg('sizes', '1000000,10000000') === 'none' ? [] : arg('sizes', '1000000,10000000').split(',').map(Number);
 
@@ -57,6 +62,8 @@ async function freshDatabase(tag: string): Promise<{ url: string; drop: () => Pr
   const url = new URL(SERVER_URL);
   url.pathname = `/${name}`;
   await query(url.toString(), 'create extension if not exists pg_walinspect');
+  if (WAL_COMPRESSION !== '')
+    await query(SERVER_URL, `alter database ${name} set wal_compression = ${WAL_COMPRESSION}`);
   const handle = openDatabase({ url: url.toString(), poolSize: 1 });
   await migrateToLatest(handle.db);
   await handle.close();
@@ -385,7 +392,7 @@ async function main(): Promise<void> {
       .slice(2)
       .filter((a) => a !== '--write')
       .join(' ')}`;
-    const setting = `PostgreSQL ${version!.v} on this machine (${os.cpus().length} cores shared with other work, ${Math.round(os.totalmem() / 2 ** 30)} GB RAM, default server settings), Herald in process, the FCM stand-in in process. Measured ${new Date().toISOString().slice(0, 10)}.`;
+    const setting = `PostgreSQL ${version!.v} on this machine (${os.cpus().length} cores shared with other work, ${Math.round(os.totalmem() / 2 ** 30)} GB RAM, default server settings${WAL_COMPRESSION === '' ? '' : ` but \`wal_compression = ${WAL_COMPRESSION}\` on the measured database`}), Herald in process, the FCM stand-in in process. Measured ${new Date().toISOString().slice(0, 10)}.`;
     const report = [
       `Command: \`${command}\` (bench/scaling.ts). ${setting}`,
       '',
