@@ -226,7 +226,15 @@ async function heraldOn(url: string, fcmUrl: string, ca: string) {
       state: string;
       counters: { accepted: number; in_segment: number; failed: number };
     }>();
-  return { herald, app, project, headers, trigger, status };
+  let closed = false;
+  /** Closes the app and Herald once (a run closes them early so its backends report their statistics). */
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await app.close();
+    await herald.close();
+  };
+  return { herald, app, project, headers, trigger, status, close };
 }
 
 let fakesRef: Awaited<ReturnType<typeof startFakeProviders>> | undefined;
@@ -234,13 +242,6 @@ let fakesRef: Awaited<ReturnType<typeof startFakeProviders>> | undefined;
 async function perSend(fcmUrl: string, ca: string) {
   const db = await freshDatabase('send');
   const h = await heraldOn(db.url, fcmUrl, ca);
-  let closed = false;
-  const close = async () => {
-    if (closed) return;
-    closed = true;
-    await h.app.close();
-    await h.herald.close();
-  };
   try {
     await generateAudience(db.url, h.project.project_id, SEND_USERS);
     const runner = h.herald.createJobRunner();
@@ -258,7 +259,7 @@ async function perSend(fcmUrl: string, ca: string) {
     const seconds = (performance.now() - started) / 1000;
     await runner.stop();
     // A backend reports its table statistics when idle for a while or when it ends: close Herald's connections.
-    await close();
+    await h.close();
     await settle();
     const after = await counters(db.url);
     const sends = s.counters.accepted;
@@ -267,7 +268,7 @@ async function perSend(fcmUrl: string, ca: string) {
     await releaseWal();
     return { sends, seconds, ...measured };
   } finally {
-    await close();
+    await h.close();
     await db.drop();
   }
 }
@@ -297,16 +298,14 @@ async function perEvent(fcmUrl: string, ca: string) {
       }
     };
     await Promise.all(Array.from({ length: 16 }, sender));
-    await h.app.close();
-    await h.herald.close();
+    await h.close();
     await settle();
     const after = await counters(db.url);
     const measured = await perUnit(db.url, before, after, EVENTS);
     await releaseWal();
     return { events: EVENTS, ...measured };
   } finally {
-    await h.app.close();
-    await h.herald.close();
+    await h.close();
     await db.drop();
   }
 }
@@ -345,8 +344,7 @@ async function atSize(n: number, fcmUrl: string, ca: string) {
       batches: Number(batches!.n),
     };
   } finally {
-    await h.app.close();
-    await h.herald.close();
+    await h.close();
     await db.drop();
   }
 }
