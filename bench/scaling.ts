@@ -12,6 +12,9 @@
 // Prints the report; `-- --write` puts it in docs/scaling.md ("Measured figures"). `--wal-compression
 // lz4` (or any value of the setting) sets it on each fresh database (`alter database ... set`, so every
 // connection Herald opens there compresses its full-page images), to size the WAL with it on.
+// `--checkpoint-first` runs a CHECKPOINT once the counters are read, so every page a run touches
+// writes its full-page image: the WAL of a run that straddles checkpoints, where a short run between
+// two (PostgreSQL's default 5 minutes) writes almost none.
 import os from 'node:os';
 import pg from 'pg';
 import pino from 'pino';
@@ -42,6 +45,7 @@ const EVENTS = Number(arg('events', '20000'));
 const WAL_COMPRESSION = arg('wal-compression', '');
 if (WAL_COMPRESSION !== '' && !/^[a-z0-9]+$/.test(WAL_COMPRESSION))
   throw new Error('--wal-compression: a setting value');
+const CHECKPOINT_FIRST = process.argv.includes('--checkpoint-first');
 const SIZES =
   arg('sizes', '1000000,10000000') === 'none' ? [] : arg('sizes', '1000000,10000000').split(',').map(Number);
 
@@ -249,6 +253,7 @@ async function perSend(fcmUrl: string, ca: string) {
     await settle();
     const releaseWal = await holdWal(db.url);
     const before = await counters(db.url);
+    if (CHECKPOINT_FIRST) await query(db.url, 'checkpoint');
     const started = performance.now();
     const { trigger_id: triggerId } = (await h.trigger(false)) as { trigger_id: string };
     let s = await h.status(triggerId);
@@ -281,6 +286,7 @@ async function perEvent(fcmUrl: string, ca: string) {
     await settle();
     const releaseWal = await holdWal(db.url);
     const before = await counters(db.url);
+    if (CHECKPOINT_FIRST) await query(db.url, 'checkpoint');
     let next = 0;
     const sender = async () => {
       for (let i = next++; i < EVENTS; i = next++) {
@@ -390,7 +396,7 @@ async function main(): Promise<void> {
       .slice(2)
       .filter((a) => a !== '--write')
       .join(' ')}`;
-    const setting = `PostgreSQL ${version!.v} on this machine (${os.cpus().length} cores shared with other work, ${Math.round(os.totalmem() / 2 ** 30)} GB RAM, default server settings${WAL_COMPRESSION === '' ? '' : ` but \`wal_compression = ${WAL_COMPRESSION}\` on the measured database`}), Herald in process, the FCM stand-in in process. Measured ${new Date().toISOString().slice(0, 10)}.`;
+    const setting = `PostgreSQL ${version!.v} on this machine (${os.cpus().length} cores shared with other work, ${Math.round(os.totalmem() / 2 ** 30)} GB RAM, default server settings${WAL_COMPRESSION === '' ? '' : ` but \`wal_compression = ${WAL_COMPRESSION}\` on the measured database`}${CHECKPOINT_FIRST ? ', a CHECKPOINT right after the counters were read (every page touched writes its full-page image)' : ''}), Herald in process, the FCM stand-in in process. Measured ${new Date().toISOString().slice(0, 10)}.`;
     const report = [
       `Command: \`${command}\` (bench/scaling.ts). ${setting}`,
       '',
