@@ -12,7 +12,7 @@ import { freePort, startProcess, waitForHttp, type BenchProcess } from './proces
 /**
  * The V8 flags `bin/herald` starts the server roles with (its `V8_DEFAULTS`), read from the tree being
  * measured, so each variant runs as a user's `bin/herald serve` would; none for trees older than them.
- * BENCH_NODE_FLAGS (space-separated) replaces them for experiments, e.g. `--max-semi-space-size=4`.
+ * BENCH_NODE_FLAGS (space-separated) replaces them for experiments, e.g. `--max-semi-space-size=8`.
  */
 export function heraldNodeFlags(cwd?: string): string[] {
   if (process.env.BENCH_NODE_FLAGS) return process.env.BENCH_NODE_FLAGS.split(' ');
