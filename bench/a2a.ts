@@ -183,7 +183,7 @@ async function main(): Promise<void> {
         baseline: `@a2a-js/sdk Express peer: ${b[1]} req/s`,
         ratio: ab.ratio,
         cpuRatio: ab.cpuRatio,
-        // Issue targets: 2x the peer on SQLite, 1x on PostgreSQL with one instance (two are context).
+        // 2x the peer on SQLite, 1x on PostgreSQL with one instance; two instances are context.
         target: DIALECT === 'sqlite' ? 2 : INSTANCES === 1 ? 1 : null,
         ...(DIALECT !== 'sqlite' && INSTANCES > 1 && { targetNote: 'context (the target is for one instance)' }),
       });
