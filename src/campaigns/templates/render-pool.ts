@@ -47,16 +47,22 @@ const TRIGGERS_REMEMBERED = 1024;
 /**
  * The sources are TypeScript that Node strips itself; a worker thread does not inherit the module
  * hooks of its parent, so it registers the `.js`-to-`.ts` resolve hook (src/boot/ts-resolve.ts) itself.
+ * piscina loads the entry with `require()` and falls back to `import()`. Node 22 and 24 abort the
+ * whole process when a worker is terminated (the watchdog, `close()`) inside `require()` of an ES
+ * module; without require of ES modules in the worker, the `import()` that is used instead stops
+ * cleanly (test/campaigns/render-worker-entry.test.ts).
  */
-function workerEntry(): { filename: string; execArgv: string[] } {
+export function renderWorkerEntry(): { filename: string; execArgv: string[] } {
   const typescript = import.meta.url.endsWith('.ts');
   const filename = new URL(`./render-worker.${typescript ? 'ts' : 'js'}`, import.meta.url).href;
   // A profiled process (`--cpu-prof`, bench:campaign --profile) profiles its render workers too.
   const profiling = process.execArgv.filter(
     (a, i, all) => a.startsWith('--cpu-prof') || all[i - 1] === '--cpu-prof-dir',
   );
-  if (!typescript) return { filename, execArgv: profiling };
-  return { filename, execArgv: ['--import', new URL('../../boot/ts-resolve.ts', import.meta.url).href, ...profiling] };
+  const loading = ['--no-experimental-require-module'];
+  if (!typescript) return { filename, execArgv: [...loading, ...profiling] };
+  const resolveHook = new URL('../../boot/ts-resolve.ts', import.meta.url).href;
+  return { filename, execArgv: [...loading, '--import', resolveHook, ...profiling] };
 }
 
 /**
@@ -75,7 +81,7 @@ function workerEntry(): { filename: string; execArgv: string[] } {
  * its renders) the rest of the trigger is skipped unrendered.
  */
 export function createTemplateRenderer(options: TemplateRendererOptions): TemplateRenderer {
-  const { filename, execArgv } = workerEntry();
+  const { filename, execArgv } = renderWorkerEntry();
   const workers = options.workers;
   const pool = new Piscina<RenderChunk, RenderOutcome[]>({
     filename,
