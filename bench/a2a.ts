@@ -1,8 +1,10 @@
 // bench:a2a — A2A SendMessage with the create-user skill: Herald (durable task store) against a minimal
 // @a2a-js/sdk Express server (bench/a2a-sdk-peer.ts, in-memory store) doing the same work, rounds
-// alternated in one run (bench/lib/ab.ts).
+// alternated in one run (bench/lib/ab.ts). On PostgreSQL the create-user durable-write floor
+// (bench/floor-users-pg-server.ts: one upsert, one commit, no task) runs in the same rounds as a bound.
 // Usage: npm run bench:a2a [-- --duration 5 --rounds 3 --connections 32 --dialect sqlite|postgres
 //        --instances 1 --profile DIR (CPU profile of Herald) --before REF [--together] --no-write]
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -20,7 +22,15 @@ import {
 } from './lib/ab.js';
 import { numberArg } from './lib/bench-args.js';
 import { commandLine, markdownTable, recordSummary, today, writeBenchmarkSection } from './lib/bench-report.js';
-import { checkoutRef, LOG_LEVEL, startBaseline, startHerald, type BenchDialect } from './lib/herald-server.js';
+import {
+  checkoutRef,
+  createBenchDatabase,
+  createBenchProject,
+  LOG_LEVEL,
+  startBaseline,
+  startHerald,
+  type BenchDialect,
+} from './lib/herald-server.js';
 
 const DURATION = numberArg('duration', 5);
 const ROUNDS = numberArg('rounds', 3);
@@ -87,6 +97,17 @@ async function main(): Promise<void> {
     ...(REDIS ? { env: { REDIS_URL: 'redis://127.0.0.1:6379' } } : {}),
   });
   const sdk = await startBaseline('bench/a2a-sdk-peer.ts', '/.well-known/agent-card.json');
+  // What one durable user write reaches on this PostgreSQL, with no task, JSON-RPC or feature.
+  const floorDb = DIALECT === 'postgres' && BEFORE === undefined ? await createBenchDatabase() : undefined;
+  const floor =
+    floorDb &&
+    (await startBaseline('bench/floor-users-pg-server.ts', '/', {
+      FLOOR_DATABASE_URL: floorDb.url,
+      FLOOR_PROJECT_ID: createBenchProject(process.cwd(), {
+        DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-floor-')),
+        DATABASE_URL: floorDb.url,
+      }).project_id,
+    }));
   const ref = BEFORE === undefined ? undefined : checkoutRef(BEFORE);
   const before = ref && (await startHerald({ dialect: DIALECT, instances: INSTANCES, cwd: ref.dir }));
   try {
@@ -114,8 +135,15 @@ async function main(): Promise<void> {
       urls: before.urls('/a2a'),
       headers: { ...target.headers, 'x-api-key': before.secretKey },
     };
-    const targets = beforeTarget && !TOGETHER ? [baseline, beforeTarget, target] : [baseline, target];
-    for (const t of [...targets, ...(beforeTarget ? [beforeTarget] : [])])
+    const floorTarget = floor && {
+      name: 'durable-write floor of create-user (Fastify + the same upsert, no task, pg pool of 10)',
+      procs: [floor.proc],
+      urls: [floor.url('/api/v1/users')],
+      body: JSON.stringify({ project_user_id: 'floor-[<id>]', properties: { plan: 'pro', score: 42, vip: true } }),
+    };
+    const middle = beforeTarget && !TOGETHER ? [beforeTarget] : floorTarget ? [floorTarget] : [];
+    const targets = [baseline, ...middle, target];
+    for (const t of [baseline, target, ...(beforeTarget ? [beforeTarget] : [])])
       for (const url of t.urls) await checkOnce(url, t.headers);
     // Together rounds come first, so before and after have served the same requests when they start
     // (after's alternated rounds would otherwise give it a longer warm-up and a bigger database).
@@ -157,6 +185,20 @@ async function main(): Promise<void> {
           `After / before: **${fixed(vs.ratio)} in req/s**, **${fixed(vs.cpuRatio)} in CPU per request** (before µs ÷ after µs; above 1 = cheaper now); before / SDK peer: ${fixed(vsPeer.ratio)} in req/s, ${fixed(vsPeer.cpuRatio)} in CPU per request.`,
         ].join('\n');
       })();
+    const floorSamples = floorTarget && samples[1]!;
+    const floorVsPeer = floorSamples && paired(peerSamples, floorSamples);
+    const heraldVsFloor = floorSamples && paired(floorSamples, heraldSamples);
+    const floorLines =
+      floorSamples && floorVsPeer && heraldVsFloor
+        ? [
+            '',
+            `The bound in the same rounds: bench/floor-users-pg-server.ts, a bare Fastify route running Herald's user upsert on Herald's schema through a \`pg\` pool of 10, one statement and one commit per request, with no task row, JSON-RPC, authentication or any other feature (it answers POST /api/v1/users with a new user per request).`,
+            '',
+            markdownTable(SAMPLE_HEADERS, [sampleRows(floorTarget.name, floorSamples)]),
+            '',
+            `Floor / SDK peer: **${fixed(floorVsPeer.ratio)} in req/s** (per round ${floorVsPeer.ratios.map((r) => fixed(r)).join(', ')})${floorVsPeer.ratio < 1 ? ': one durable write on this PostgreSQL answers fewer requests than the in-memory peer, so no durable A2A task reaches the target here' : ''}; Herald / floor: **${fixed(heraldVsFloor.ratio)} in req/s** (per round ${heraldVsFloor.ratios.map((r) => fixed(r)).join(', ')}), ${fixed(heraldVsFloor.cpuRatio)} in CPU per request (Herald also stores the task: 5 statements and one commit per request against 1 and 1).`,
+          ].join('\n')
+        : '';
     const report = [
       `Command: \`${commandLine('bench:a2a')}\`, run ${today()} (Node ${process.version}, ${os.cpus().length} cores shared with the load generator and other work).`,
       '',
@@ -164,9 +206,10 @@ async function main(): Promise<void> {
       '',
       markdownTable(SAMPLE_HEADERS, [b, h]),
       '',
-      `**Ratio Herald / SDK peer: ${fixed(ab.ratio)} in req/s** (median of the per-round ratios ${ab.ratios.map((r) => fixed(r)).join(', ')}), **${fixed(ab.cpuRatio)} in CPU per request** (peer µs ÷ Herald µs). Target >= 2.`,
+      `**Ratio Herald / SDK peer: ${fixed(ab.ratio)} in req/s** (median of the per-round ratios ${ab.ratios.map((r) => fixed(r)).join(', ')}), **${fixed(ab.cpuRatio)} in CPU per request** (peer µs ÷ Herald µs). Target >= ${DIALECT === 'sqlite' ? 2 : 1}.`,
       '',
       generatorLine('SDK peer', check),
+      floorLines,
       effect ?? '',
     ].join('\n');
     console.log(report);
@@ -187,8 +230,19 @@ async function main(): Promise<void> {
         target: DIALECT === 'sqlite' ? 2 : INSTANCES === 1 ? 1 : null,
         ...(DIALECT !== 'sqlite' && INSTANCES > 1 && { targetNote: 'context (the target is for one instance)' }),
       });
+    if (floorSamples && floorVsPeer && INSTANCES === 1)
+      recordSummary({
+        path: 'durable-write floor of create-user (PostgreSQL) against the A2A SDK peer, same rounds',
+        herald: `${sampleRows(floorTarget.name, floorSamples)[1]} req/s`,
+        baseline: `@a2a-js/sdk Express peer: ${b[1]} req/s`,
+        ratio: floorVsPeer.ratio,
+        cpuRatio: floorVsPeer.cpuRatio,
+        target: null,
+        targetNote: 'bound for the A2A PostgreSQL row (one upsert, no task)',
+      });
   } finally {
-    await Promise.all([herald.stop(), sdk.proc.stop(), before?.stop()]);
+    await Promise.all([herald.stop(), sdk.proc.stop(), floor?.proc.stop(), before?.stop()]);
+    await floorDb?.drop();
     ref?.remove();
   }
 }
