@@ -4,7 +4,6 @@
 // (bench/floor-users-pg-server.ts: one upsert, one commit, no task) runs in the same rounds as a bound.
 // Usage: npm run bench:a2a [-- --duration 5 --rounds 3 --connections 32 --dialect sqlite|postgres
 //        --instances 1 --profile DIR (CPU profile of Herald) --before REF [--together] --no-write]
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -22,15 +21,8 @@ import {
 } from './lib/ab.js';
 import { numberArg } from './lib/bench-args.js';
 import { commandLine, markdownTable, recordSummary, today, writeBenchmarkSection } from './lib/bench-report.js';
-import {
-  checkoutRef,
-  createBenchDatabase,
-  createBenchProject,
-  LOG_LEVEL,
-  startBaseline,
-  startHerald,
-  type BenchDialect,
-} from './lib/herald-server.js';
+import { checkoutRef, LOG_LEVEL, startBaseline, startHerald, type BenchDialect } from './lib/herald-server.js';
+import { CREATE_USER_BODY, startUsersFloor } from './lib/users-floor.js';
 
 const DURATION = numberArg('duration', 5);
 const ROUNDS = numberArg('rounds', 3);
@@ -98,16 +90,7 @@ async function main(): Promise<void> {
   });
   const sdk = await startBaseline('bench/a2a-sdk-peer.ts', '/.well-known/agent-card.json');
   // What one durable user write reaches on this PostgreSQL, with no task, JSON-RPC or feature.
-  const floorDb = DIALECT === 'postgres' && BEFORE === undefined ? await createBenchDatabase() : undefined;
-  const floor =
-    floorDb &&
-    (await startBaseline('bench/floor-users-pg-server.ts', '/', {
-      FLOOR_DATABASE_URL: floorDb.url,
-      FLOOR_PROJECT_ID: createBenchProject(process.cwd(), {
-        DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-floor-')),
-        DATABASE_URL: floorDb.url,
-      }).project_id,
-    }));
+  const floor = DIALECT === 'postgres' && BEFORE === undefined ? await startUsersFloor(DIALECT) : undefined;
   const ref = BEFORE === undefined ? undefined : checkoutRef(BEFORE);
   const before = ref && (await startHerald({ dialect: DIALECT, instances: INSTANCES, cwd: ref.dir }));
   try {
@@ -139,7 +122,7 @@ async function main(): Promise<void> {
       name: 'durable-write floor of create-user (Fastify + the same upsert, no task, pg pool of 10)',
       procs: [floor.proc],
       urls: [floor.url('/api/v1/users')],
-      body: JSON.stringify({ project_user_id: 'floor-[<id>]', properties: { plan: 'pro', score: 42, vip: true } }),
+      body: CREATE_USER_BODY,
     };
     const middle = beforeTarget && !TOGETHER ? [beforeTarget] : floorTarget ? [floorTarget] : [];
     const targets = [baseline, ...middle, target];
@@ -186,6 +169,7 @@ async function main(): Promise<void> {
         ].join('\n');
       })();
     const floorSamples = floorTarget && samples[1]!;
+    const floorRow = floorTarget && floorSamples && sampleRows(floorTarget.name, floorSamples);
     const floorVsPeer = floorSamples && paired(peerSamples, floorSamples);
     const heraldVsFloor = floorSamples && paired(floorSamples, heraldSamples);
     const floorLines =
@@ -194,7 +178,7 @@ async function main(): Promise<void> {
             '',
             `The bound in the same rounds: bench/floor-users-pg-server.ts, a bare Fastify route running Herald's user upsert on Herald's schema through a \`pg\` pool of 10, one statement and one commit per request, with no task row, JSON-RPC, authentication or any other feature (it answers POST /api/v1/users with a new user per request).`,
             '',
-            markdownTable(SAMPLE_HEADERS, [sampleRows(floorTarget.name, floorSamples)]),
+            markdownTable(SAMPLE_HEADERS, [floorRow!]),
             '',
             `Floor / SDK peer: **${fixed(floorVsPeer.ratio)} in req/s** (per round ${floorVsPeer.ratios.map((r) => fixed(r)).join(', ')})${floorVsPeer.ratio < 1 ? ': one durable write on this PostgreSQL answers fewer requests than the in-memory peer, so no durable A2A task reaches the target here' : ''}; Herald / floor: **${fixed(heraldVsFloor.ratio)} in req/s** (per round ${heraldVsFloor.ratios.map((r) => fixed(r)).join(', ')}), ${fixed(heraldVsFloor.cpuRatio)} in CPU per request (Herald also stores the task: 5 statements and one commit per request against 1 and 1).`,
           ].join('\n')
@@ -233,7 +217,7 @@ async function main(): Promise<void> {
     if (floorSamples && floorVsPeer && INSTANCES === 1)
       recordSummary({
         path: 'durable-write floor of create-user (PostgreSQL) against the A2A SDK peer, same rounds',
-        herald: `${sampleRows(floorTarget.name, floorSamples)[1]} req/s`,
+        herald: `${floorRow![1]} req/s`,
         baseline: `@a2a-js/sdk Express peer: ${b[1]} req/s`,
         ratio: floorVsPeer.ratio,
         cpuRatio: floorVsPeer.cpuRatio,
@@ -241,8 +225,7 @@ async function main(): Promise<void> {
         targetNote: 'bound for the A2A PostgreSQL row (one upsert, no task)',
       });
   } finally {
-    await Promise.all([herald.stop(), sdk.proc.stop(), floor?.proc.stop(), before?.stop()]);
-    await floorDb?.drop();
+    await Promise.all([herald.stop(), sdk.proc.stop(), floor?.stop(), before?.stop()]);
     ref?.remove();
   }
 }

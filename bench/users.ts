@@ -8,7 +8,6 @@
 // request), as an app registers on first launch, against create-user (target: at least 0.8 of it).
 // Usage: npm run bench:users [-- --duration 5 --rounds 3 --connections 32 --dialect sqlite|postgres
 //        --instances 1[,2] --profile DIR (CPU profile of Herald) --no-write]
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -24,15 +23,8 @@ import {
 } from './lib/ab.js';
 import { median, numberArg } from './lib/bench-args.js';
 import { commandLine, markdownTable, recordSummary, today, writeBenchmarkSection } from './lib/bench-report.js';
-import {
-  checkoutRef,
-  createBenchDatabase,
-  createBenchProject,
-  LOG_LEVEL,
-  startBaseline,
-  startHerald,
-  type BenchDialect,
-} from './lib/herald-server.js';
+import { checkoutRef, LOG_LEVEL, startBaseline, startHerald, type BenchDialect } from './lib/herald-server.js';
+import { CREATE_USER_BODY, startUsersFloor } from './lib/users-floor.js';
 
 const DURATION = numberArg('duration', 5);
 const ROUNDS = numberArg('rounds', 3);
@@ -52,7 +44,6 @@ const beforeAt = process.argv.indexOf('--before');
 /** `--before REF`: also run Herald at that git ref, alternated with the others, to show a change's effect. */
 const BEFORE = beforeAt > 0 ? process.argv[beforeAt + 1] : undefined;
 
-const BODY = JSON.stringify({ project_user_id: 'bench-[<id>]', properties: { plan: 'pro', score: 42, vip: true } });
 const DEVICE_BODY = JSON.stringify({ project_user_id: 'app-[<id>]', platform: 'android', fcm_token: 'fcm-[<id>]' });
 /** Device registrations per second against create-user's, same rounds. */
 const DEVICE_TARGET = 0.8;
@@ -77,20 +68,7 @@ async function main(): Promise<void> {
       }),
     );
   const hello = await startBaseline('bench/hello-fastify.ts', '/');
-  // The durable-write floor: bench/floor-users-server.ts on SQLite, bench/floor-users-pg-server.ts on
-  // PostgreSQL, each on Herald's schema migrated by the CLI into a database of its own.
-  const floorDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bench-floor-'));
-  const floorDb = DIALECT === 'postgres' ? await createBenchDatabase() : undefined;
-  const floor = floorDb
-    ? await startBaseline('bench/floor-users-pg-server.ts', '/', {
-        FLOOR_DATABASE_URL: floorDb.url,
-        FLOOR_PROJECT_ID: createBenchProject(process.cwd(), { DATA_DIR: floorDir, DATABASE_URL: floorDb.url })
-          .project_id,
-      })
-    : await startBaseline('bench/floor-users-server.ts', '/', {
-        FLOOR_DATA_DIR: floorDir,
-        FLOOR_PROJECT_ID: createBenchProject(process.cwd(), { DATA_DIR: floorDir }).project_id,
-      });
+  const floor = await startUsersFloor(DIALECT);
   const ref = BEFORE === undefined ? undefined : checkoutRef(BEFORE);
   const before = ref && (await startHerald({ dialect: DIALECT, instances: INSTANCES, cwd: ref.dir }));
   try {
@@ -108,7 +86,7 @@ async function main(): Promise<void> {
       procs: herald.procs,
       urls: herald.urls('/api/v1/users'),
       headers: { 'x-service-project-id': herald.projectId, 'x-service-api-key': herald.secretKey },
-      body: BODY,
+      body: CREATE_USER_BODY,
     };
     const check = await checkGenerator(baseline, [CONNECTIONS, CONNECTIONS * 2], DURATION);
     const beforeTarget = before && {
@@ -129,7 +107,7 @@ async function main(): Promise<void> {
       name: `durable-write floor (Fastify + the same upsert, no features${DIALECT === 'postgres' ? ', pg pool of 10' : ''})`,
       procs: [floor.proc],
       urls: [floor.url('/api/v1/users')],
-      body: BODY,
+      body: CREATE_USER_BODY,
     };
     const deviceTarget = {
       name: `Herald device registration, public key (${store})`,
@@ -308,15 +286,7 @@ async function main(): Promise<void> {
         target: 1,
       });
   } finally {
-    await Promise.all([
-      herald.stop(),
-      ...more.map((m) => m.stop()),
-      hello.proc.stop(),
-      floor.proc.stop(),
-      before?.stop(),
-    ]);
-    await floorDb?.drop();
-    fs.rmSync(floorDir, { recursive: true, force: true });
+    await Promise.all([herald.stop(), ...more.map((m) => m.stop()), hello.proc.stop(), floor.stop(), before?.stop()]);
     ref?.remove();
   }
 }
