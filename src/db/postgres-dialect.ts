@@ -11,6 +11,7 @@ export const postgresDialect: SqlDialect = {
   embedded: false,
   supportsPartitions: true,
   supportsStatementTriggers: true,
+  supportsWritesInWith: true,
 
   skipLocked: (query) => query.forUpdate().skipLocked(),
   async lockRows(query) {

@@ -30,6 +30,12 @@ export interface SqlDialect {
    * row triggers, so the code adds the rollup as it writes the ledger.
    */
   readonly supportsStatementTriggers: boolean;
+  /**
+   * A write may sit in a statement's WITH and the statement use what it returns (PostgreSQL), so a
+   * write and the rows that record it commit in one round trip without BEGIN and COMMIT. SQLite
+   * allows only SELECT there; its transactions cost no round trips anyway.
+   */
+  readonly supportsWritesInWith: boolean;
 
   /**
    * Locks the rows a subquery picks and skips rows another transaction holds (`FOR UPDATE SKIP

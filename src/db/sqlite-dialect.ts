@@ -24,6 +24,7 @@ export const sqliteDialect: SqlDialect = {
   embedded: true,
   supportsPartitions: false,
   supportsStatementTriggers: false,
+  supportsWritesInWith: false,
 
   skipLocked: (query) => query,
   lockRows: () => Promise.resolve(),

@@ -30,30 +30,48 @@ export async function upsertUserMerging(
   );
 }
 
+type UpsertParams = {
+  id: string;
+  projectId: string;
+  projectUserId: string;
+  propertiesJson: string;
+  now: number;
+  maxKeys: number;
+};
+
+const upsertMergingWrite = (db: Db, p: UpsertParams) =>
+  db
+    .insertInto('users')
+    .values({
+      id: p.id,
+      project_id: p.projectId,
+      project_user_id: p.projectUserId,
+      properties: p.propertiesJson,
+      created_at: p.now,
+      updated_at: p.now,
+    })
+    .onConflict((oc) =>
+      oc
+        .columns(['project_id', 'project_user_id'])
+        .doUpdateSet({ properties: mergeJsonObject(db, 'users.properties', p.propertiesJson), updated_at: p.now })
+        .where(mergedJsonKeyCount(db, 'users.properties', p.propertiesJson), '<=', p.maxKeys),
+    );
+
 const upsertMerging = preparedQuery(
   ['id', 'projectId', 'projectUserId', 'propertiesJson', 'now', 'maxKeys'],
-  (
-    db: Db,
-    p: { id: string; projectId: string; projectUserId: string; propertiesJson: string; now: number; maxKeys: number },
-  ) =>
-    db
-      .insertInto('users')
-      .values({
-        id: p.id,
-        project_id: p.projectId,
-        project_user_id: p.projectUserId,
-        properties: p.propertiesJson,
-        created_at: p.now,
-        updated_at: p.now,
-      })
-      .onConflict((oc) =>
-        oc
-          .columns(['project_id', 'project_user_id'])
-          .doUpdateSet({ properties: mergeJsonObject(db, 'users.properties', p.propertiesJson), updated_at: p.now })
-          .where(mergedJsonKeyCount(db, 'users.properties', p.propertiesJson), '<=', p.maxKeys),
-      )
-      .returning(['id', 'project_user_id', 'properties']),
+  (db: Db, p: UpsertParams) => upsertMergingWrite(db, p).returning(['id', 'project_user_id', 'properties']),
 );
+
+/**
+ * `upsertUserMerging` as a statement not yet run, returning the user as A2A's `user-result` names it
+ * (`userId`, `projectUserId`, `properties`), for a statement that stores what it returns (`SkillWrite`).
+ */
+export const upsertUserMergingStatement = (db: Db, row: Omit<UpsertParams, 'maxKeys'>, maxKeys: number) =>
+  upsertMergingWrite(db, { ...row, maxKeys }).returning([
+    'id as userId',
+    'project_user_id as projectUserId',
+    'properties',
+  ]);
 
 /** Merges into an existing user only; `undefined` when no row changed (absent user or key limit). */
 export async function mergeUserProperties(

@@ -85,6 +85,26 @@ export async function upsertUser(
   return user;
 }
 
+/**
+ * `upsertUser` as a statement not yet run (checked as `upsertUser` checks): it returns the user as
+ * `userId`, `projectUserId` and `properties`, or no row when the merge would pass the key limit.
+ */
+export function upsertUserStatement(
+  db: Db,
+  clock: Clock,
+  projectId: string,
+  projectUserId: string,
+  properties: Properties = {},
+) {
+  assertValidProjectUserId(projectUserId);
+  assertValidProperties(properties);
+  return repo.upsertUserMergingStatement(
+    db,
+    { id: newTimeOrderedId(), projectId, projectUserId, propertiesJson: writeJson(properties), now: clock.now() },
+    MAX_PROPERTIES,
+  );
+}
+
 /** Merges `properties` into an existing user (PATCH); returns only the supplied keys (rule `patch-response`). */
 export async function patchUser(
   db: Db,

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { upsertUser } from '../../users/users.service.js';
+import { upsertUser, upsertUserStatement } from '../../users/users.service.js';
 import { Properties, ProjectUserId } from '../../users/users.schemas.js';
 import { paramsValidator } from '../versions/codec.js';
 import { defineSkill } from './skill.js';
@@ -26,4 +26,8 @@ export const createUserSkill = defineSkill({
       data: { userId: user.id, projectUserId: user.projectUserId, properties: user.properties },
     };
   },
+  write: ({ deps, db, projectId }, input) => ({
+    artifactName: 'user-result',
+    statement: upsertUserStatement(db, deps.clock, projectId, input.projectUserId, input.properties ?? {}),
+  }),
 });

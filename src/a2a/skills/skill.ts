@@ -1,3 +1,4 @@
+import type { OperationNodeSource } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TemplateRenderer } from '../../campaigns/templates/render-pool.js';
@@ -38,6 +39,17 @@ export interface SkillResult {
   data: JsonObject;
 }
 
+/**
+ * An atomic skill's write as one statement not yet run (`INSERT ... RETURNING`, built on the handle
+ * it was given). Its one returned row, column by column, is the artifact's `data`; no row means the
+ * skill would fail. Where a write can sit inside another statement (PostgreSQL), the task's insert
+ * stores that row as it is written: one round trip instead of a transaction's four.
+ */
+export interface SkillWrite {
+  artifactName: SkillResult['artifactName'];
+  statement: OperationNodeSource;
+}
+
 /** Card entry (rule `agent-card`): `id`, `name`, `description`, `tags`, `examples`. */
 export interface SkillDescriptor {
   id: string;
@@ -61,6 +73,8 @@ export interface Skill<I> {
   atomic?: boolean;
   parse(data: JsonObject, field: string): I;
   run(ctx: SkillContext, input: I): Promise<SkillResult>;
+  /** An atomic skill's `run` as one statement; throws what `run` would for input it refuses. */
+  write?(ctx: SkillContext, input: I): SkillWrite;
 }
 
 /** Erases the input type so skills of different inputs sit in one table. */
@@ -69,6 +83,7 @@ export interface AnySkill {
   atomic?: boolean;
   parse(data: JsonObject, field: string): unknown;
   run(ctx: SkillContext, input: unknown): Promise<SkillResult>;
+  write?(ctx: SkillContext, input: unknown): SkillWrite;
 }
 
 export const defineSkill = <I>(skill: Skill<I>): AnySkill => skill;

@@ -6,6 +6,8 @@ import type { Artifact, Message, StatusUpdate, Task, TaskStatus } from '../model
 import type { StoredPushConfig } from '../push-configs/push-configs.service.js';
 import type { SkillInvocation } from '../skills/registry.js';
 import type { SkillContext } from '../skills/skill.js';
+import { sqlDialect } from '../../db/dialect.js';
+import { insertTaskWithWrite } from './task-with-write.repository.js';
 import { advanceTask, recordTask, startTask, type StoreContext } from './task-store.js';
 import { keepTaskLease, TASK_LEASE_MS } from './task-leases.js';
 import type { TaskKey } from './tasks.repository.js';
@@ -77,6 +79,46 @@ async function execute(ctx: RunContext, skillCtx: SkillContext, invocation: Skil
 }
 
 /**
+ * An atomic skill with a one-statement `write`, where the database nests writes (PostgreSQL), and no
+ * push config to store: the task is stored `completed` by the write's own statement. In every other
+ * case (the skill refusing its input, the write returning no row, a held key, any database error)
+ * nothing was stored and `undefined` sends the task the usual way, which reaches that outcome itself.
+ */
+async function runAsOneStatement(
+  ctx: RunContext,
+  request: RunRequest,
+  task: Task,
+  submitted: TaskStatus,
+): Promise<{ task: Task; events: StatusUpdate[] } | undefined> {
+  const { skill, input } = request.invocation;
+  if (!skill.write || request.pushConfig || !sqlDialect(ctx.db).supportsWritesInWith) return undefined;
+  const completed: TaskStatus = { state: 'completed', timestamp: ctx.clock.now() };
+  const statuses = [submitted, task.status, completed];
+  const record = { id: task.id, projectId: ctx.projectId, contextId: task.contextId, skill: skill.descriptor.id };
+  let artifacts: Artifact[] | undefined;
+  try {
+    artifacts = await ctx.writes.runStatement((db) => {
+      const write = skill.write!({ ...ctx.skill, db }, input);
+      const artifact = { artifactId: newId(), name: write.artifactName };
+      return insertTaskWithWrite(
+        db,
+        { ...record, createdAt: submitted.timestamp },
+        statuses,
+        task.history,
+        artifact,
+        write.statement,
+        request.key,
+      );
+    });
+  } catch {
+    return undefined;
+  }
+  if (!artifacts) return undefined;
+  const events = statuses.map((status, i) => ({ taskId: task.id, contextId: task.contextId, seq: i + 1, status }));
+  return { task: { ...task, status: completed, artifacts }, events };
+}
+
+/**
  * An atomic skill's write and the task's whole life commit in one transaction, so the task is
  * completed exactly when the write is (with its key: the key commits with the task or not at all).
  * A failure rolls the write back and records the task failed. `TaskKeyHeld` records nothing.
@@ -87,6 +129,8 @@ async function runAtomic(
   task: Task,
   submitted: TaskStatus,
 ): Promise<{ task: Task; events: StatusUpdate[] }> {
+  const joined = await runAsOneStatement(ctx, request, task, submitted);
+  if (joined) return joined;
   const skill = request.invocation.skill.descriptor.id;
   const record = async (trx: Db, outcome: Outcome) => {
     const final = { ...task, status: outcome.status, artifacts: outcome.artifacts };
