@@ -5,7 +5,8 @@ import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { newTimeOrderedId } from '../lib/ids.js';
 import type { WriteCommitter } from '../db/group-commit.js';
-import { ensureUser, getUser } from '../users/users.service.js';
+import { sqlDialect } from '../db/dialect.js';
+import { ensureUser, getUser, withEnsuredUser } from '../users/users.service.js';
 import * as repo from './devices.repository.js';
 import * as registration from './registration.repository.js';
 import type { RegisterDeviceBody } from './devices.schemas.js';
@@ -123,20 +124,64 @@ export async function writeDevice(
   let createdAt = row.created_at;
   if (options.newDeviceId) await registration.insertNewDevice(db, row);
   else createdAt = Number((await registration.upsertDevice(db, row))[0]!.created_at);
-  // Built from what was written (no row read back); the keys are still parsed, as from a stored row.
+  return registeredDevice(input, userId, { ...row, created_at: createdAt });
+}
+
+/** The device as registered, built from what was written (no row read back); the keys are still parsed, as from a stored row. */
+function registeredDevice(
+  input: RegisterDeviceBody & { device_id: string },
+  userId: string,
+  row: Pick<registration.DeviceUpsert, 'provider' | 'push_address' | 'push_keys' | 'created_at' | 'updated_at'>,
+): Device {
   return {
-    deviceId,
+    deviceId: input.device_id,
     projectUserId: input.project_user_id,
     userId,
     platform: input.platform,
-    provider,
-    pushAddress: address,
-    webPushKeys: keys === null ? null : readJson(keys),
+    provider: row.provider,
+    pushAddress: row.push_address,
+    webPushKeys: row.push_keys === null ? null : readJson(row.push_keys),
     status: 'active',
     disabledReason: null,
-    createdAt,
-    updatedAt: now,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   };
+}
+
+/**
+ * A device id Herald just generated, where a statement may hold a write in WITH (PostgreSQL): the
+ * user is ensured and the device inserted in one statement, one round trip instead of a transaction's
+ * four. `undefined`, with nothing written, when that statement failed for any reason (the user's
+ * concurrent insert, bad input, the database): `writeDevice` then decides as it always does.
+ */
+async function writeNewDeviceInOneStatement(
+  writes: WriteCommitter,
+  clock: Clock,
+  projectId: string,
+  input: RegisterDeviceBody & { device_id: string },
+): Promise<Device | undefined> {
+  try {
+    return await writes.runStatement(async (db) => {
+      if (!sqlDialect(db).supportsWritesInWith) return undefined;
+      const { provider, address, keys } = pushAddressOf(input);
+      const now = clock.now();
+      const row = {
+        project_id: projectId,
+        device_id: input.device_id,
+        platform: input.platform,
+        provider,
+        push_address: address,
+        push_keys: keys,
+        created_at: now,
+        updated_at: now,
+      };
+      const withUser = withEnsuredUser(db, clock, projectId, input.project_user_id);
+      const userId = await registration.insertNewDeviceOfEnsuredUser(withUser, row);
+      return registeredDevice(input, userId, row);
+    });
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -155,6 +200,10 @@ export async function registerDevice(
   // right edge of the primary-key index instead of dirtying a random page (src/lib/ids.ts).
   const withId = { ...input, device_id: input.device_id ?? newTimeOrderedId() };
   const writeOptions = { ...options, newDeviceId: input.device_id === undefined };
+  if (writeOptions.newDeviceId) {
+    const device = await writeNewDeviceInOneStatement(writes, clock, projectId, withId);
+    if (device) return device;
+  }
   for (let attempt = 1; ; attempt++) {
     try {
       return await writes.run((trx) => writeDevice(trx, clock, projectId, withId, writeOptions));

@@ -1,5 +1,7 @@
 import type { Db, DevicesTable } from '../db/database.js';
+import { sql, type RawBuilder } from 'kysely';
 import { preparedCommand, preparedQuery } from '../db/prepared.js';
+import type { withEnsuredUser } from '../users/users.service.js';
 
 /*
  * The statements of a device registration, compiled once per dialect (src/db/prepared.ts): a
@@ -51,14 +53,15 @@ const upsertColumns = [
  * queue on that row instead of failing. The row keeps its creation time only when it already was
  * this device.
  */
-function upsert(db: Db, row: DeviceUpsert) {
+function upsert(db: Pick<Db, 'insertInto'>, row: DeviceUpsert | DeviceOfEnsuredUser) {
   return db
     .insertInto('devices')
     .values({ ...row, status: 'active', disabled_reason: null })
     .onConflict((oc) =>
       oc.columns(['project_id', 'provider', 'push_address']).doUpdateSet((eb) => ({
         device_id: row.device_id,
-        user_id: row.user_id,
+        // The proposed row's: a value or, for `insertNewDeviceOfEnsuredUser`, the subquery that found it.
+        user_id: eb.ref('excluded.user_id'),
         platform: row.platform,
         push_keys: row.push_keys,
         status: 'active',
@@ -84,3 +87,19 @@ export const upsertDevice = preparedQuery(upsertColumns, (db: Db, row: DeviceUps
  * creation time is the one given, and the statement returns nothing (cheaper on SQLite than a `RETURNING`).
  */
 export const insertNewDevice = preparedCommand(upsertColumns, upsert);
+
+type DeviceOfEnsuredUser = Omit<DeviceUpsert, 'user_id'> & { user_id: RawBuilder<string> };
+
+/**
+ * `insertNewDevice` for the user `withEnsuredUser` finds or inserts, in that one statement (where a
+ * statement may hold a write in WITH: PostgreSQL). Answers the user's id. When that CTE found no id
+ * (a concurrent insert of the user), the statement fails on the NOT NULL user id and writes nothing.
+ */
+export async function insertNewDeviceOfEnsuredUser(
+  withUser: ReturnType<typeof withEnsuredUser>,
+  row: Omit<DeviceUpsert, 'user_id'>,
+): Promise<string> {
+  const userId = sql<string>`(select id from ensured_user limit 1)`;
+  const statement = upsert(withUser as unknown as Db, { ...row, user_id: userId }).returning('user_id');
+  return (await statement.executeTakeFirst())!.user_id;
+}

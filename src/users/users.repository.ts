@@ -117,21 +117,43 @@ export async function existingProjectUserIds(
   return new Set(rows.map((r) => r.project_user_id));
 }
 
-const insertUserIfAbsent = preparedCommand(
-  ['id', 'projectId', 'projectUserId', 'now'],
-  (db: Db, p: { id: string; projectId: string; projectUserId: string; now: number }) =>
-    db
-      .insertInto('users')
-      .values({
-        id: p.id,
-        project_id: p.projectId,
-        project_user_id: p.projectUserId,
-        properties: '{}',
-        created_at: p.now,
-        updated_at: p.now,
-      })
-      .onConflict((oc) => oc.columns(['project_id', 'project_user_id']).doNothing()),
-);
+type EnsureParams = { id: string; projectId: string; projectUserId: string; now: number };
+
+const insertUserIfAbsentWrite = (db: Db, p: EnsureParams) =>
+  db
+    .insertInto('users')
+    .values({
+      id: p.id,
+      project_id: p.projectId,
+      project_user_id: p.projectUserId,
+      properties: '{}',
+      created_at: p.now,
+      updated_at: p.now,
+    })
+    .onConflict((oc) => oc.columns(['project_id', 'project_user_id']).doNothing());
+
+const insertUserIfAbsent = preparedCommand(['id', 'projectId', 'projectUserId', 'now'], insertUserIfAbsentWrite);
+
+/**
+ * `ensureUser` as the start of one statement, for a database whose statements may hold a write in
+ * WITH (PostgreSQL): the CTE `ensured_user` holds the id the user has, inserted if absent. It holds no
+ * row when a concurrent statement inserted the user after this one's snapshot was taken.
+ */
+export const withEnsuredUser = (db: Db, p: EnsureParams) =>
+  db
+    .with('inserted_user', () => insertUserIfAbsentWrite(db, p).returning('id'))
+    .with('ensured_user', (qc) =>
+      qc
+        .selectFrom('inserted_user')
+        .select('id')
+        .unionAll(
+          qc
+            .selectFrom('users')
+            .select('id')
+            .where('project_id', '=', p.projectId)
+            .where('project_user_id', '=', p.projectUserId),
+        ),
+    );
 
 const userIdOf = preparedQuery(
   ['projectId', 'projectUserId'],

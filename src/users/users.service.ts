@@ -156,3 +156,9 @@ export function ensureUser(db: Db, clock: Clock, projectId: string, projectUserI
   assertValidProjectUserId(projectUserId);
   return repo.ensureUser(db, projectId, projectUserId, newTimeOrderedId, clock.now());
 }
+
+/** `ensureUser` as the start of one statement (`withEnsuredUser`): the CTE `ensured_user` holds the user's id. */
+export function withEnsuredUser(db: Db, clock: Clock, projectId: string, projectUserId: string) {
+  assertValidProjectUserId(projectUserId);
+  return repo.withEnsuredUser(db, { id: newTimeOrderedId(), projectId, projectUserId, now: clock.now() });
+}

@@ -1,0 +1,100 @@
+import pg from 'pg';
+import { describe, expect, it, vi } from 'vitest';
+import { TEST_DIALECTS } from '../helpers/test-db.js';
+import { useTestContext, type TestContext } from '../helpers/test-app.js';
+
+/*
+ * A registration without a device_id writes its user and device in one statement on PostgreSQL
+ * (devices.service.ts `writeNewDeviceInOneStatement`); these are the outcomes it must share with the
+ * transaction it replaces, on both databases, and the statements it sends on PostgreSQL.
+ */
+
+const register = (ctx: TestContext, body: object) =>
+  ctx.inject({ method: 'POST', url: '/api/v1/devices', headers: ctx.public, payload: body });
+
+const userId = async (ctx: TestContext, projectUserId: string) =>
+  (
+    await ctx.database.db
+      .selectFrom('users')
+      .select('id')
+      .where('project_id', '=', ctx.project.project_id)
+      .where('project_user_id', '=', projectUserId)
+      .executeTakeFirstOrThrow()
+  ).id;
+
+const devicesOf = async (ctx: TestContext, projectUserId: string) =>
+  (await ctx.inject({ method: 'GET', url: `/api/v1/users/${projectUserId}/devices`, headers: ctx.secret })).json<{
+    devices: { device_id: string; push_address?: string }[];
+  }>().devices;
+
+describe.each(TEST_DIALECTS)('registering a new device id on %s', (dialect) => {
+  const ctx = useTestContext(dialect);
+
+  it('creates the user once, then adds devices to it', async () => {
+    const first = await register(ctx(), { project_user_id: 'reg-1', platform: 'android', fcm_token: 'reg-1-a' });
+    const second = await register(ctx(), { project_user_id: 'reg-1', platform: 'android', fcm_token: 'reg-1-b' });
+    expect(first.statusCode, first.body).toBe(200);
+    expect(second.statusCode, second.body).toBe(200);
+    expect(first.json().device_id).not.toBe(second.json().device_id);
+    expect(await userId(ctx(), 'reg-1')).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await devicesOf(ctx(), 'reg-1')).map((d) => d.device_id).sort()).toEqual(
+      [first.json().device_id, second.json().device_id].sort(),
+    );
+  });
+
+  it('a push address registered again moves to the new user and new device id', async () => {
+    await register(ctx(), { project_user_id: 'reg-old', platform: 'android', fcm_token: 'reg-moving' });
+    const moved = await register(ctx(), { project_user_id: 'reg-new', platform: 'android', fcm_token: 'reg-moving' });
+    expect(moved.statusCode, moved.body).toBe(200);
+    expect(await devicesOf(ctx(), 'reg-old')).toEqual([]);
+    expect((await devicesOf(ctx(), 'reg-new')).map((d) => d.device_id)).toEqual([moved.json().device_id]);
+  });
+
+  it('concurrent first registrations of one user all land on that one user', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        register(ctx(), { project_user_id: 'reg-race', platform: 'android', fcm_token: `reg-race-${i}` }),
+      ),
+    );
+    for (const res of results) expect(res.statusCode, res.body).toBe(200);
+    expect(await devicesOf(ctx(), 'reg-race')).toHaveLength(12);
+  });
+
+  it('a web push subscription on a platform other than web is refused with nothing written', async () => {
+    const res = await register(ctx(), {
+      project_user_id: 'reg-bad',
+      platform: 'android',
+      web_push_subscription: { endpoint: 'https://push.example.com/send/1', keys: { p256dh: 'x', auth: 'y' } },
+    });
+    expect(res.statusCode, res.body).toBe(400);
+    const users = await ctx()
+      .database.db.selectFrom('users')
+      .select('id')
+      .where('project_id', '=', ctx().project.project_id)
+      .where('project_user_id', '=', 'reg-bad')
+      .execute();
+    expect(users).toEqual([]);
+  });
+});
+
+describe.runIf(TEST_DIALECTS.includes('postgres'))('device registration statements on postgres', () => {
+  const ctx = useTestContext('postgres');
+
+  it('a new device id is one statement, for a new user and for an existing one', async () => {
+    for (const token of ['stmt-a', 'stmt-b']) {
+      const spy = vi.spyOn(pg.Client.prototype, 'query');
+      try {
+        const res = await register(ctx(), { project_user_id: 'stmt-user', platform: 'android', fcm_token: token });
+        expect(res.statusCode, res.body).toBe(200);
+        const written = spy.mock.calls
+          .map(([query]) => String(typeof query === 'string' ? query : (query as { text: string }).text).trim())
+          .filter((text) => /^(begin|commit|with|insert|update|delete)\b/i.test(text));
+        expect(written).toHaveLength(1);
+        expect(written[0]).toMatch(/^with "inserted_user" as \(insert into "users" .* insert into "devices"/s);
+      } finally {
+        spy.mockRestore();
+      }
+    }
+    expect(await devicesOf(ctx(), 'stmt-user')).toHaveLength(2);
+  });
+});
