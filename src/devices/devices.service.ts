@@ -149,7 +149,7 @@ function registeredDevice(
 }
 
 /**
- * A device id Herald just generated, where a statement may hold a write in WITH (PostgreSQL): the
+ * A device id Herald just generated, where a statement may hold a write in WITH (PostgreSQL, checked by the caller): the
  * user is ensured and the device inserted in one statement, one round trip instead of a transaction's
  * four. `undefined`, with nothing written, when that statement failed for any reason (the user's
  * concurrent insert, bad input, the database): `writeDevice` then decides as it always does.
@@ -162,7 +162,6 @@ async function writeNewDeviceInOneStatement(
 ): Promise<Device | undefined> {
   try {
     return await writes.runStatement(async (db) => {
-      if (!sqlDialect(db).supportsWritesInWith) return undefined;
       const { provider, address, keys } = pushAddressOf(input);
       const now = clock.now();
       const row = {
@@ -188,8 +187,10 @@ async function writeNewDeviceInOneStatement(
  * `writeDevice` through the group commit (on the embedded database concurrent registrations share
  * one commit). Concurrent registrations of one address queue on its row (the last to commit owns
  * it); the rare race left on PostgreSQL, one device id registered with two addresses at once, is retried.
+ * `db` is the database `writes` commits to; its dialect decides whether a new device id takes one statement.
  */
 export async function registerDevice(
+  db: Db,
   writes: WriteCommitter,
   clock: Clock,
   projectId: string,
@@ -200,7 +201,8 @@ export async function registerDevice(
   // right edge of the primary-key index instead of dirtying a random page (src/lib/ids.ts).
   const withId = { ...input, device_id: input.device_id ?? newTimeOrderedId() };
   const writeOptions = { ...options, newDeviceId: input.device_id === undefined };
-  if (writeOptions.newDeviceId) {
+  // Checked here, not inside the unit: on SQLite a unit that writes nothing would still take a group commit's turn.
+  if (writeOptions.newDeviceId && sqlDialect(db).supportsWritesInWith) {
     const device = await writeNewDeviceInOneStatement(writes, clock, projectId, withId);
     if (device) return device;
   }
