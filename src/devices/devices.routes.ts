@@ -47,7 +47,15 @@ export function registerDeviceRoutes(fastify: FastifyInstance, deps: DeviceRoute
       // The public key never moves a known device id to another user (docs/security.md).
       const options = { keepDeviceOwner: request.auth!.kind === 'public' };
       return devices.deviceToResponse(
-        await devices.registerDevice(db, deps.writes, clock, request.auth!.projectId, request.body, options),
+        await devices.registerDevice(
+          db,
+          deps.writes,
+          clock,
+          request.auth!.projectId,
+          request.body,
+          options,
+          request.log,
+        ),
       );
     },
   );

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { LogFn } from 'pino';
 import type { Db } from '../db/database.js';
 import { readJson, writeJson } from '../db/json.js';
 import { AppError } from '../errors.js';
@@ -6,12 +7,15 @@ import type { Clock } from '../lib/clock.js';
 import { newTimeOrderedId } from '../lib/ids.js';
 import type { WriteCommitter } from '../db/group-commit.js';
 import { sqlDialect } from '../db/dialect.js';
+import { tryOneStatement } from '../db/one-statement.js';
 import { ensureUser, getUser, withEnsuredUser } from '../users/users.service.js';
 import * as repo from './devices.repository.js';
 import * as registration from './registration.repository.js';
 import type { RegisterDeviceBody } from './devices.schemas.js';
 
 export type Provider = 'fcm' | 'apns' | 'webpush';
+
+type WarnLog = { warn: LogFn };
 
 export interface Device {
   deviceId: string;
@@ -68,6 +72,21 @@ function pushAddressOf(input: RegisterDeviceBody): { provider: Provider; address
   return { provider: 'fcm', address: input.fcm_token!, keys: null };
 }
 
+/** The device row a registration writes, but its user: new (created now), active at the input's push address. */
+function newDeviceRow(projectId: string, input: RegisterDeviceBody & { device_id: string }, now: number) {
+  const { provider, address, keys } = pushAddressOf(input);
+  return {
+    project_id: projectId,
+    device_id: input.device_id,
+    platform: input.platform,
+    provider,
+    push_address: address,
+    push_keys: keys,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 /** Attempts at a registration that loses a race (one device id registered with two addresses at once). */
 const REGISTER_ATTEMPTS = 6;
 
@@ -93,8 +112,8 @@ export async function writeDevice(
   input: RegisterDeviceBody & { device_id: string },
   options: RegisterDeviceOptions & { newDeviceId?: boolean } = {},
 ): Promise<Device> {
-  const { provider, address, keys } = pushAddressOf(input);
-  const deviceId = input.device_id;
+  const fresh = newDeviceRow(projectId, input, clock.now());
+  const { provider, push_address: address, device_id: deviceId } = fresh;
   // A device id Herald just generated has no row yet: an app's first registration skips the read.
   const [existing] = options.newDeviceId ? [] : await registration.findRegisteredDevice(db, { projectId, deviceId });
   const moved = existing !== undefined && (existing.provider !== provider || existing.push_address !== address);
@@ -104,23 +123,12 @@ export async function writeDevice(
       'DEVICE_OWNED_BY_ANOTHER_USER',
       'This device_id is registered to another user; the public key cannot move it (use the secret key)',
     );
-  const now = clock.now();
   const userId = await ensureUser(db, clock, projectId, input.project_user_id);
   // A device that changes address keeps its creation time.
   const [previous] = moved
     ? await registration.deleteMovedDevice(db, { projectId, deviceId, provider, pushAddress: address })
     : [];
-  const row = {
-    project_id: projectId,
-    device_id: deviceId,
-    user_id: userId,
-    platform: input.platform,
-    provider,
-    push_address: address,
-    push_keys: keys,
-    created_at: previous ? Number(previous.created_at) : now,
-    updated_at: now,
-  };
+  const row = { ...fresh, user_id: userId, created_at: previous ? Number(previous.created_at) : fresh.created_at };
   let createdAt = row.created_at;
   if (options.newDeviceId) await registration.insertNewDevice(db, row);
   else createdAt = Number((await registration.upsertDevice(db, row))[0]!.created_at);
@@ -151,36 +159,26 @@ function registeredDevice(
 /**
  * A device id Herald just generated, where a statement may hold a write in WITH (PostgreSQL, checked by the caller): the
  * user is ensured and the device inserted in one statement, one round trip instead of a transaction's
- * four. `undefined`, with nothing written, when that statement failed for any reason (the user's
- * concurrent insert, bad input, the database): `writeDevice` then decides as it always does.
+ * four. `undefined`, with nothing written, when that statement failed (the user's concurrent insert,
+ * bad input, the database): `writeDevice` then decides as it always does.
  */
-async function writeNewDeviceInOneStatement(
+function writeNewDeviceInOneStatement(
   writes: WriteCommitter,
   clock: Clock,
   projectId: string,
   input: RegisterDeviceBody & { device_id: string },
+  log: WarnLog,
 ): Promise<Device | undefined> {
-  try {
-    return await writes.runStatement(async (db) => {
-      const { provider, address, keys } = pushAddressOf(input);
-      const now = clock.now();
-      const row = {
-        project_id: projectId,
-        device_id: input.device_id,
-        platform: input.platform,
-        provider,
-        push_address: address,
-        push_keys: keys,
-        created_at: now,
-        updated_at: now,
-      };
+  return tryOneStatement(
+    writes,
+    async (db) => {
+      const row = newDeviceRow(projectId, input, clock.now());
       const withUser = withEnsuredUser(db, clock, projectId, input.project_user_id);
       const userId = await registration.insertNewDeviceOfEnsuredUser(withUser, row);
       return registeredDevice(input, userId, row);
-    });
-  } catch {
-    return undefined;
-  }
+    },
+    (error) => log.warn({ err: error }, 'one-statement device registration failed; ran the transaction'),
+  );
 }
 
 /**
@@ -188,6 +186,7 @@ async function writeNewDeviceInOneStatement(
  * one commit). Concurrent registrations of one address queue on its row (the last to commit owns
  * it); the rare race left on PostgreSQL, one device id registered with two addresses at once, is retried.
  * `db` is the database `writes` commits to; its dialect decides whether a new device id takes one statement.
+ * `log` hears that statement's unexpected failures.
  */
 export async function registerDevice(
   db: Db,
@@ -195,7 +194,8 @@ export async function registerDevice(
   clock: Clock,
   projectId: string,
   input: RegisterDeviceBody,
-  options: RegisterDeviceOptions = {},
+  options: RegisterDeviceOptions,
+  log: WarnLog,
 ): Promise<Device> {
   // Chosen once, so a retry registers the same device; time-ordered, so a new device's key goes at the
   // right edge of the primary-key index instead of dirtying a random page (src/lib/ids.ts).
@@ -203,7 +203,7 @@ export async function registerDevice(
   const writeOptions = { ...options, newDeviceId: input.device_id === undefined };
   // Checked here, not inside the unit: on SQLite a unit that writes nothing would still take a group commit's turn.
   if (writeOptions.newDeviceId && sqlDialect(db).supportsWritesInWith) {
-    const device = await writeNewDeviceInOneStatement(writes, clock, projectId, withId);
+    const device = await writeNewDeviceInOneStatement(writes, clock, projectId, withId, log);
     if (device) return device;
   }
   for (let attempt = 1; ; attempt++) {

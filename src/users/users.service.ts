@@ -63,6 +63,13 @@ export function assertValidProperties(properties: unknown): asserts properties i
   }
 }
 
+/** The checked arguments of a create-or-merge: rules `user-id` and `user-properties`, then the row to propose. */
+function upsertArguments(clock: Clock, projectId: string, projectUserId: string, properties: Properties) {
+  assertValidProjectUserId(projectUserId);
+  assertValidProperties(properties);
+  return { id: newTimeOrderedId(), projectId, projectUserId, propertiesJson: writeJson(properties), now: clock.now() };
+}
+
 /**
  * Creates the user, or merges `properties` into an existing one (rule `create-merges`), atomically in the database.
  * Returns every stored property.
@@ -74,13 +81,8 @@ export async function upsertUser(
   projectUserId: string,
   properties: Properties = {},
 ): Promise<repo.UserRecord> {
-  assertValidProjectUserId(projectUserId);
-  assertValidProperties(properties);
-  const user = await repo.upsertUserMerging(
-    db,
-    { id: newTimeOrderedId(), projectId, projectUserId, propertiesJson: writeJson(properties), now: clock.now() },
-    MAX_PROPERTIES,
-  );
+  const args = upsertArguments(clock, projectId, projectUserId, properties);
+  const user = await repo.upsertUserMerging(db, args, MAX_PROPERTIES);
   if (!user) throw tooManyProperties();
   return user;
 }
@@ -96,11 +98,9 @@ export function upsertUserStatement(
   projectUserId: string,
   properties: Properties = {},
 ) {
-  assertValidProjectUserId(projectUserId);
-  assertValidProperties(properties);
   return repo.upsertUserMergingStatement(
     db,
-    { id: newTimeOrderedId(), projectId, projectUserId, propertiesJson: writeJson(properties), now: clock.now() },
+    upsertArguments(clock, projectId, projectUserId, properties),
     MAX_PROPERTIES,
   );
 }

@@ -7,6 +7,7 @@ import type { StoredPushConfig } from '../push-configs/push-configs.service.js';
 import type { SkillInvocation } from '../skills/registry.js';
 import type { SkillContext } from '../skills/skill.js';
 import { sqlDialect } from '../../db/dialect.js';
+import { tryOneStatement } from '../../db/one-statement.js';
 import { insertTaskWithWrite } from './task-with-write.repository.js';
 import { advanceTask, recordTask, startTask, type StoreContext } from './task-store.js';
 import { keepTaskLease, TASK_LEASE_MS } from './task-leases.js';
@@ -95,9 +96,9 @@ async function runAsOneStatement(
   const completed: TaskStatus = { state: 'completed', timestamp: ctx.clock.now() };
   const statuses = [submitted, task.status, completed];
   const record = { id: task.id, projectId: ctx.projectId, contextId: task.contextId, skill: skill.descriptor.id };
-  let artifacts: Artifact[] | undefined;
-  try {
-    artifacts = await ctx.writes.runStatement((db) => {
+  const artifacts = await tryOneStatement(
+    ctx.writes,
+    (db) => {
       const write = skill.write!({ ...ctx.skill, db }, input);
       const artifact = { artifactId: newId(), name: write.artifactName };
       return insertTaskWithWrite(
@@ -109,10 +110,10 @@ async function runAsOneStatement(
         write.statement,
         request.key,
       );
-    });
-  } catch {
-    return undefined;
-  }
+    },
+    (error) =>
+      ctx.logger.warn({ err: error, task_id: task.id }, 'one-statement task write failed; ran the transaction'),
+  );
   if (!artifacts) return undefined;
   const events = statuses.map((status, i) => ({ taskId: task.id, contextId: task.contextId, seq: i + 1, status }));
   return { task: { ...task, status: completed, artifacts }, events };
