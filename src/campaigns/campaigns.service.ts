@@ -21,6 +21,7 @@ import { requireTopic } from '../preferences/topics.service.js';
 import { parseConversionGoals } from './conversions/conversion-goals.js';
 import { conversionGoalsChanged } from './conversions/goal-index.js';
 import { deleteCampaignConversions } from './conversions/conversions.repository.js';
+import { deleteCampaignOpens } from '../push/message-opens.service.js';
 import { checkExperiment, NO_EXPERIMENT, type Experiment } from './experiments/experiment.js';
 
 export type { Campaign } from './campaigns.repository.js';
@@ -209,15 +210,18 @@ export function setCampaignStatus(
   return updateCampaign(db, clock, projectId, campaignId, { status });
 }
 
-/** Deletes the campaign with its triggers, their delivery ledger, its conversions and its pending sends; `false` when it did not exist. */
+/** Deletes the campaign with its triggers, their delivery ledger, its conversions, its opens and its pending sends; `false` when it did not exist. */
 export async function deleteCampaign(db: Db, projectId: string, campaignId: string): Promise<boolean> {
   eventCampaignsChanged();
   conversionGoalsChanged();
   const deleted = await repo.deleteCampaign(db, projectId, campaignId);
   eventCampaignsChanged();
   conversionGoalsChanged();
-  // Its conversions go with its ledger (a campaign made again under the id starts from none).
-  if (deleted) await deleteCampaignConversions(db, projectId, campaignId);
+  // Its conversions and opens go with its ledger (a campaign made again under the id starts from none).
+  if (deleted) {
+    await deleteCampaignConversions(db, projectId, campaignId);
+    await deleteCampaignOpens(db, projectId, campaignId);
+  }
   return deleted;
 }
 

@@ -100,3 +100,13 @@ export async function triggerOpenCount(db: Db, triggerId: string): Promise<numbe
     .executeTakeFirst();
   return Number(row?.n ?? 0);
 }
+
+/** A deleted campaign's opens (through `message_opens_by_campaign`), so a campaign made again under its id counts none of them. */
+export async function deleteCampaignOpens(db: Db, projectId: string, campaignId: string): Promise<void> {
+  await db
+    .deleteFrom('message_opens')
+    .where('project_id', '=', projectId)
+    .where('campaign_id', '=', campaignId)
+    .where('campaign_id', 'is not', null)
+    .execute();
+}

@@ -136,6 +136,25 @@ describe.each(TEST_DIALECTS)('message opens on %s', (dialect) => {
     ]);
   });
 
+  it('deletes a campaign with its opens: a campaign made again under its id counts none of them', async () => {
+    const w = await world('opens-delete');
+    expect((await open(w.ada, w.public)).statusCode).toBe(200);
+    const opensOf = () =>
+      ctx()
+        .database.db.selectFrom('message_opens')
+        .select('message_id')
+        .where('project_id', '=', w.project.project_id)
+        .execute();
+    expect(await opensOf()).toHaveLength(1);
+    const deleted = await json(ctx(), 'DELETE', `/api/v1/campaigns/${w.campaignId}`, undefined, w.secret);
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    expect(await opensOf()).toEqual([]);
+    expect(await createCampaign(ctx(), { campaign_id: w.campaignId }, w.secret)).toBe(w.campaignId);
+    const analytics = await json(ctx(), 'GET', `/api/v1/campaigns/${w.campaignId}/analytics`, undefined, w.secret);
+    expect(analytics.statusCode, analytics.body).toBe(200);
+    expect(analytics.json<{ totals: { opened: number } }>().totals.opened).toBe(0);
+  });
+
   it("answers 404 for an unknown message and for another project's, alike", async () => {
     const w = await world('opens-404');
     const other = await ctx().newProject('opens-404-other');
