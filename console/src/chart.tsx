@@ -6,6 +6,8 @@ export interface SeriesPoint {
   start: string;
   sent: number;
   failed: number;
+  /** Not sent by Herald's choice (a render skip, a cap, a control group): neither sent nor failed. */
+  skipped: number;
 }
 
 const H = 220;
@@ -39,13 +41,13 @@ export function niceMax(max: number): number {
 }
 
 /**
- * Sends over time as stacked bars (sent, failed), drawn as plain SVG: scales with its container,
+ * Sends over time as stacked bars (sent, failed, skipped), drawn as plain SVG: scales with its container,
  * with a title, a description and a data table alternative for screen readers.
  */
 export function SendsChart(props: { series: SeriesPoint[]; bucket: string }) {
   const { series } = props;
   const [W, ref] = useWidth(640);
-  const top = niceMax(Math.max(0, ...series.map((p) => p.sent + p.failed)));
+  const top = niceMax(Math.max(0, ...series.map((p) => p.sent + p.failed + p.skipped)));
   const innerW = W - PAD.left - PAD.right;
   const innerH = H - PAD.top - PAD.bottom;
   const slot = innerW / Math.max(1, series.length);
@@ -61,13 +63,14 @@ export function SendsChart(props: { series: SeriesPoint[]; bucket: string }) {
   const every = Math.max(1, Math.ceil(series.length / Math.max(1, Math.floor((W - PAD.left) / 80))));
   const total = series.reduce((n, p) => n + p.sent, 0);
   const failed = series.reduce((n, p) => n + p.failed, 0);
+  const skipped = series.reduce((n, p) => n + p.skipped, 0);
   return (
     <figure class="chart">
       <div ref={ref}>
         <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-labelledby="chart-title chart-desc" data-testid="sends-chart">
           <title id="chart-title">Sends per {props.bucket}</title>
           <desc id="chart-desc">
-            {series.length} buckets, {total} sent and {failed} failed in all.
+            {series.length} buckets, {total} sent, {failed} failed and {skipped} skipped in all.
           </desc>
           {[0, 0.5, 1].map((f) => (
             <g key={f}>
@@ -83,7 +86,7 @@ export function SendsChart(props: { series: SeriesPoint[]; bucket: string }) {
               <g key={p.start}>
                 <rect x={x} y={y(p.sent)} width={barW} height={y(0) - y(p.sent)} class="bar-sent">
                   <title>
-                    {label(p.start)}: {p.sent} sent, {p.failed} failed
+                    {label(p.start)}: {p.sent} sent, {p.failed} failed, {p.skipped} skipped
                   </title>
                 </rect>
                 <rect
@@ -92,6 +95,13 @@ export function SendsChart(props: { series: SeriesPoint[]; bucket: string }) {
                   width={barW}
                   height={y(p.sent) - y(p.sent + p.failed)}
                   class="bar-failed"
+                />
+                <rect
+                  x={x}
+                  y={y(p.sent + p.failed + p.skipped)}
+                  width={barW}
+                  height={y(p.sent + p.failed) - y(p.sent + p.failed + p.skipped)}
+                  class="bar-skipped"
                 />
                 {i % every === 0 && (
                   <text x={x + barW / 2} y={H - PAD.bottom + 16} text-anchor="middle" class="axis">
@@ -104,7 +114,8 @@ export function SendsChart(props: { series: SeriesPoint[]; bucket: string }) {
         </svg>
       </div>
       <figcaption>
-        <span class="key sent" aria-hidden="true" /> sent <span class="key failed" aria-hidden="true" /> failed
+        <span class="key sent" aria-hidden="true" /> sent <span class="key failed" aria-hidden="true" /> failed{' '}
+        <span class="key skipped" aria-hidden="true" /> skipped
       </figcaption>
     </figure>
   );

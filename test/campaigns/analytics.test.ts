@@ -24,7 +24,7 @@ interface Analytics {
     by_provider: Record<string, Record<string, number>>;
     by_reason: Record<string, number>;
   };
-  series: Array<{ start: string; sent: number; failed: number; opened: number }>;
+  series: Array<{ start: string; sent: number; failed: number; skipped: number; opened: number }>;
 }
 
 describe.each(TEST_DIALECTS)('delivery analytics on %s', (dialect) => {
@@ -71,9 +71,9 @@ describe.each(TEST_DIALECTS)('delivery analytics on %s', (dialect) => {
       conversions: [],
       by_variant: {},
     });
-    const sent = out.series.reduce((n, b) => n + b.sent, 0);
-    const failed = out.series.reduce((n, b) => n + b.failed, 0);
-    expect([sent, failed]).toEqual([2, 2]);
+    // The series keeps a render skip (nothing was sent) apart from the provider's refusal.
+    const sum = (key: 'sent' | 'failed' | 'skipped') => out.series.reduce((n, b) => n + b[key], 0);
+    expect([sum('sent'), sum('failed'), sum('skipped')]).toEqual([2, 1, 1]);
     for (const b of out.series) expect(new Date(b.start).getTime() % 60_000).toBe(0);
     // The campaign's view sums its triggers.
     const second = await triggerOk(ctx(), campaignId, { audience: { targets: [{ project_user_id: 'bo' }] } }, secret);
@@ -165,7 +165,7 @@ describe.each(TEST_DIALECTS)('delivery analytics on %s', (dialect) => {
     const windowed = await get(`${url}?since=2026-03-02T00:00:00%2B00:00`, secret);
     expect(windowed.totals.by_state).toEqual({ [S('ACCEPTED')]: 1 });
     const one = await get(`${url.replace('/analytics', `/triggers/${triggers[2]}/analytics`)}?bucket=minute`, secret);
-    expect(one.series).toEqual([{ start: '2026-03-01T11:30:00.000Z', sent: 1, failed: 0, opened: 0 }]);
+    expect(one.series).toEqual([{ start: '2026-03-01T11:30:00.000Z', sent: 1, failed: 0, skipped: 0, opened: 0 }]);
   });
 
   it('refuses a bad bucket or dates with 400, and other projects and unknown ids with 404', async () => {

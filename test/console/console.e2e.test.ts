@@ -274,6 +274,9 @@ describe.each(TEST_DIALECTS)('web console in Chromium, Herald on %s', (dialect) 
     expect(await page.textContent('.crumbs')).toContain('Spring sale');
     expect(await page.textContent('.crumbs')).not.toContain(campaignId);
     await step(page.waitForSelector('[data-testid=sends-chart] rect.bar-sent'));
+    // The refused send is drawn as failed; nothing was skipped (a skip is drawn apart, not as a failure).
+    expect(await page.textContent('[data-testid=sends-chart] desc')).toMatch(/2 sent, 1 failed and 0 skipped in all/);
+    expect(await page.textContent('.chart figcaption')).toMatch(/sent\s+failed\s+skipped/);
     await step(page.waitForSelector('.reasons >> text=UNREGISTERED'));
     // Skips in words.
     expect(await page.textContent('main')).toContain('1 excluded by the audience conditions');

@@ -3022,12 +3022,13 @@ export interface components {
                     };
                 };
             };
-            /** @description Buckets holding an outcome or an open, oldest first; sent = accepted, failed = every other outcome, opened = opens reported in the bucket (by `opened_at`) */
+            /** @description Buckets holding an outcome or an open, oldest first; sent = accepted, skipped = not sent by Herald (`DELIVERY_RESULT_STATUS_SKIPPED`: render skips, caps, a control group), failed = every other outcome, opened = opens reported in the bucket (by `opened_at`) */
             series: {
                 /** Format: date-time */
                 start: string;
                 sent: number;
                 failed: number;
+                skipped: number;
                 opened: number;
             }[];
         };
@@ -9101,12 +9102,14 @@ export interface operations {
                      *           "start": "2026-11-24T10:15:00.000Z",
                      *           "sent": 2,
                      *           "failed": 1,
+                     *           "skipped": 0,
                      *           "opened": 0
                      *         },
                      *         {
                      *           "start": "2026-11-24T10:17:00.000Z",
                      *           "sent": 0,
                      *           "failed": 0,
+                     *           "skipped": 0,
                      *           "opened": 1
                      *         }
                      *       ]
@@ -9264,12 +9267,14 @@ export interface operations {
                      *           "start": "2026-11-24T10:15:00.000Z",
                      *           "sent": 2,
                      *           "failed": 1,
+                     *           "skipped": 0,
                      *           "opened": 0
                      *         },
                      *         {
                      *           "start": "2026-11-24T10:17:00.000Z",
                      *           "sent": 0,
                      *           "failed": 0,
+                     *           "skipped": 0,
                      *           "opened": 1
                      *         }
                      *       ]

@@ -154,11 +154,12 @@ export const AnalyticsResponse = Type.Object(
         start: Type.String({ format: 'date-time' }),
         sent: Count,
         failed: Count,
+        skipped: Count,
         opened: Count,
       }),
       {
         description:
-          'Buckets holding an outcome or an open, oldest first; sent = accepted, failed = every other outcome, opened = opens reported in the bucket (by `opened_at`)',
+          'Buckets holding an outcome or an open, oldest first; sent = accepted, skipped = not sent by Herald (`DELIVERY_RESULT_STATUS_SKIPPED`: render skips, caps, a control group), failed = every other outcome, opened = opens reported in the bucket (by `opened_at`)',
       },
     ),
   },
@@ -177,8 +178,8 @@ export const AnalyticsResponse = Type.Object(
           by_variant: {},
         },
         series: [
-          { start: '2026-11-24T10:15:00.000Z', sent: 2, failed: 1, opened: 0 },
-          { start: '2026-11-24T10:17:00.000Z', sent: 0, failed: 0, opened: 1 },
+          { start: '2026-11-24T10:15:00.000Z', sent: 2, failed: 1, skipped: 0, opened: 0 },
+          { start: '2026-11-24T10:17:00.000Z', sent: 0, failed: 0, skipped: 0, opened: 1 },
         ],
       },
     ],

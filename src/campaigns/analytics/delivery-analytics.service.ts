@@ -45,7 +45,7 @@ export interface DeliveryAnalytics {
     /** Rule `campaign-experiments`: device outcomes per variant id (and `control`). */
     by_variant: Record<string, { sent: number; failed: number; skipped: number }>;
   };
-  series: Array<{ start: string; sent: number; failed: number; opened: number }>;
+  series: Array<{ start: string; sent: number; failed: number; skipped: number; opened: number }>;
 }
 
 const invalid = (code: string, message: string) => new AppError('invalid', code, message);
@@ -118,10 +118,11 @@ async function analyticsOf(
     if (currentStart !== g.start) {
       if (series.length >= MAX_SERIES_BUCKETS) throw tooMany();
       currentStart = g.start;
-      series.push({ start: new Date(g.start).toISOString(), sent: 0, failed: 0, opened: 0 });
+      series.push({ start: new Date(g.start).toISOString(), sent: 0, failed: 0, skipped: 0, opened: 0 });
     }
     const last = series[series.length - 1]!;
     if (g.status === DeliveryStatus.ACCEPTED) last.sent += g.count;
+    else if (g.status === DeliveryStatus.SKIPPED) last.skipped += g.count;
     else last.failed += g.count;
   }
   return { bucket, totals, series: withOpens(series, opens, totals, tooMany) };
@@ -145,7 +146,7 @@ function withOpens(
     if (k < series.length && series[k]!.start === start) {
       series[k]!.opened = o.count;
       merged.push(series[k++]!);
-    } else merged.push({ start, sent: 0, failed: 0, opened: o.count });
+    } else merged.push({ start, sent: 0, failed: 0, skipped: 0, opened: o.count });
   }
   while (k < series.length) merged.push(series[k++]!);
   if (merged.length > MAX_SERIES_BUCKETS) throw tooMany();
