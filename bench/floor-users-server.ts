@@ -11,7 +11,7 @@ import path from 'node:path';
 import { newTimeOrderedId } from '../src/lib/ids.js';
 
 const sqlite = new Database(path.join(process.env.FLOOR_DATA_DIR!, 'herald.sqlite'));
-// The connection settings of src/db/connect.ts (durable on commit in WAL mode).
+// The connection settings of src/db/open-sqlite.ts (durable on commit in WAL mode).
 sqlite.pragma('journal_mode = WAL');
 sqlite.pragma('busy_timeout = 5000');
 sqlite.pragma('foreign_keys = ON');

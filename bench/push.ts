@@ -8,7 +8,7 @@
 // inserted once all its sends have ended, in one BEGIN IMMEDIATE transaction of Herald's statement sizes
 // (64-row multi-row INSERTs, src/push/deliveries.repository.ts), plain SQL through better-sqlite3, on a
 // database made fresh for this run with Herald's schema (every index), connection settings (WAL,
-// synchronous = NORMAL, src/db/connect.ts) and checkpointer thread (bench/lib/floor-records.ts). It does
+// synchronous = NORMAL, src/db/open-sqlite.ts) and checkpointer thread (bench/lib/floor-records.ts). It does
 // not include: HTTP ingress and the JSON answer, authentication, validation, the device lookups, the OAuth
 // token cache, quota and retry bookkeeping, notices (none are subscribed here, so Herald writes none
 // either); its sends are not cut into requests (a request's sends are the loop's next 500).

@@ -1,6 +1,6 @@
 /*
  * Few statement shapes for statements whose SQL grows with a count (multi-row INSERTs, IN lists).
- * SQLite keeps each prepared statement (the connection caches up to 500, src/db/connect.ts), and
+ * SQLite keeps each prepared statement (the connection caches up to 500, src/db/open-sqlite.ts), and
  * such a statement compiles to a program as long as its rows or list: one statement per count seen
  * (1 to 100 rows, 1 to 500 ids) held megabytes per helper (docs/benchmarks.md, "Profiles behind the
  * code"), and a campaign reached more of them the larger its audience. Counts are cut or padded to

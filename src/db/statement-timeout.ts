@@ -73,7 +73,7 @@ export function withStatementTimeout(pool: pg.Pool, timeoutMs: number, setting: 
       };
       return wrapped;
     },
-    // The pool belongs to the handle (src/db/connect.ts), which ends it once.
+    // The pool belongs to the handle (src/db/open-postgres.ts), which ends it once.
     end: async () => undefined,
   };
 }

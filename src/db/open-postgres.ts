@@ -1,0 +1,118 @@
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import pg from 'pg';
+import type { Database } from './database.js';
+import type { DatabaseHandle, DatabaseTarget } from './database-handle.js';
+import { postgresDialect } from './dialect.js';
+import { withStatementTimeout } from './statement-timeout.js';
+
+const INT8_OID = 20;
+
+export function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
+  const pool = openPool(url, target.poolSize ?? 10, target);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: droppingReadOnlySessions(pool) }) });
+  // LISTEN holds one connection for as long as it listens: through a transaction-mode pooler the
+  // NOTIFYs would go to whichever client borrowed the server connection, so only a direct one will do.
+  // A pool of its own, so a listener never takes a connection the queries count on.
+  const listenTo = target.listenUrl ?? (target.pooler === 'transaction' ? undefined : url);
+  const listenPool = listenTo ? openPool(listenTo, target.listenPoolSize ?? LISTEN_POOL_SIZE, target) : undefined;
+  const readPoolSize = target.readPoolSize ?? target.poolSize ?? 10;
+  const replicaPool = target.readUrl && readPoolSize > 0 ? openPool(target.readUrl, readPoolSize, target) : undefined;
+  const readPool = replicaPool ?? pool;
+  /** `db` itself when reads share it without a timeout, else a handle on the read pool. */
+  const reader = (timeoutMs: number | undefined, setting: string): Kysely<Database> => {
+    if (!timeoutMs && !replicaPool) return db;
+    const handlePool = timeoutMs ? withStatementTimeout(readPool, timeoutMs, setting) : sharedPool(readPool);
+    return new Kysely<Database>({ dialect: new PostgresDialect({ pool: handlePool }) });
+  };
+  const readDb = reader(target.readTimeoutMs, 'DATABASE_READ_TIMEOUT_MS');
+  const dryRunDb = reader(target.dryRunTimeoutMs, 'DATABASE_DRY_RUN_TIMEOUT_MS');
+  return {
+    db,
+    dialect: postgresDialect,
+    pgPool: pool,
+    ...(listenPool ? { listenPool } : {}),
+    readDb,
+    dryRunDb,
+    async close() {
+      for (const handle of new Set([readDb, dryRunDb])) if (handle !== db) await handle.destroy();
+      await replicaPool?.end();
+      await listenPool?.end();
+      await db.destroy();
+    },
+  };
+}
+
+/** A pool shared by several handles: only the handle that owns it ends it. */
+function sharedPool(pool: pg.Pool): PostgresPool {
+  return { connect: () => pool.connect(), end: async () => undefined };
+}
+
+/** SQLSTATE read_only_sql_transaction. */
+const READ_ONLY_TRANSACTION = '25006';
+
+/**
+ * The pool as Kysely sees it, except that a connection on which a statement failed with "read-only
+ * transaction" is closed when released instead of pooled again. After a failover an address may
+ * still reach the demoted node for a while, and its sessions stay read-only for life: only a new
+ * connection reaches the new primary. (Reads on such a session still work, so nothing else would
+ * ever drop it.)
+ */
+function droppingReadOnlySessions(pool: pg.Pool): PostgresPool {
+  const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    let readOnly = false;
+    const query = async (text: string, parameters: ReadonlyArray<unknown>) => {
+      try {
+        return await client.query(text, parameters as unknown[]);
+      } catch (error) {
+        if ((error as { code?: unknown }).code === READ_ONLY_TRANSACTION) readOnly = true;
+        throw error;
+      }
+    };
+    return {
+      // Only the (sql, parameters) form: Kysely passes a cursor only to a dialect given `cursor`, which Herald's is not.
+      query: query as unknown as PostgresPoolClient['query'],
+      release() {
+        const drop = readOnly;
+        readOnly = false;
+        client.release(drop ? new Error('the session is read-only (a demoted primary?)') : undefined);
+      },
+    };
+  };
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let kysely = wrapped.get(client);
+      if (!kysely) wrapped.set(client, (kysely = wrap(client)));
+      return kysely;
+    },
+    end: () => pool.end(),
+  };
+}
+
+/** The job runner's wake-up listener and the A2A event listener: one connection each per process. */
+const LISTEN_POOL_SIZE = 2;
+
+function openPool(url: string, max: number, target: DatabaseTarget): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: 5000,
+    // A URL's own `options` (e.g. a replica's search_path) wins over the test schema.
+    ...(target.schema && !new URL(url).searchParams.has('options')
+      ? { options: `-c search_path=${target.schema}` }
+      : {}),
+    // Epoch-millisecond columns are bigint; they fit a double exactly, so read them as numbers.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID
+          ? (value: string) => Number(value)
+          : (pg.types.getTypeParser(oid, format) as (value: string) => unknown)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // A connection lost while idle, or while checked out, emits 'error'; without a listener that
+  // would crash the process. The query using it fails on its own (answered 503), so reporting is enough.
+  pool.on('error', (error) => target.onPoolError?.(error));
+  pool.on('connect', (client) => client.on('error', (error) => target.onPoolError?.(error)));
+  return pool;
+}
