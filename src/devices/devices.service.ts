@@ -8,7 +8,7 @@ import { newTimeOrderedId } from '../lib/ids.js';
 import type { WriteCommitter } from '../db/group-commit.js';
 import { sqlDialect } from '../db/dialect.js';
 import { tryOneStatement } from '../db/one-statement.js';
-import { ensureUser, getUser, withEnsuredUser } from '../users/users.service.js';
+import { ensureUser, ensuredUserParams, getUser, withEnsuredUser } from '../users/users.service.js';
 import * as repo from './devices.repository.js';
 import * as registration from './registration.repository.js';
 import type { RegisterDeviceBody } from './devices.schemas.js';
@@ -156,6 +156,8 @@ function registeredDevice(
   };
 }
 
+const insertNewDeviceOfEnsuredUser = registration.newDeviceOfEnsuredUser(withEnsuredUser);
+
 /**
  * A device id Herald just generated, where a statement may hold a write in WITH (PostgreSQL, checked by the caller): the
  * user is ensured and the device inserted in one statement, one round trip instead of a transaction's
@@ -173,8 +175,8 @@ function writeNewDeviceInOneStatement(
     writes,
     async (db) => {
       const row = newDeviceRow(projectId, input, clock.now());
-      const withUser = withEnsuredUser(db, clock, projectId, input.project_user_id);
-      const userId = await registration.insertNewDeviceOfEnsuredUser(withUser, row);
+      const user = ensuredUserParams(clock, projectId, input.project_user_id);
+      const userId = await insertNewDeviceOfEnsuredUser(db, user, row);
       return registeredDevice(input, userId, row);
     },
     (error) => log.warn({ err: error }, 'one-statement device registration failed; ran the transaction'),

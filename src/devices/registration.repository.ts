@@ -1,7 +1,6 @@
 import type { Db, DevicesTable } from '../db/database.js';
 import { sql, type RawBuilder } from 'kysely';
 import { preparedCommand, preparedQuery } from '../db/prepared.js';
-import type { withEnsuredUser } from '../users/users.service.js';
 
 /*
  * The statements of a device registration, compiled once per dialect (src/db/prepared.ts): a
@@ -90,16 +89,34 @@ export const insertNewDevice = preparedCommand(upsertColumns, upsert);
 
 type DeviceOfEnsuredUser = Omit<DeviceUpsert, 'user_id'> & { user_id: RawBuilder<string> };
 
+/** What a statement ensuring one user needs (users.repository.ts `EnsureParams`). */
+type EnsuredUser = { id: string; projectId: string; projectUserId: string; now: number };
+type NewDeviceOfUser = EnsuredUser & Omit<DeviceUpsert, 'user_id'>;
+
+/** A builder that starts a statement with the CTE `ensured_user`, the id of the user it finds or inserts. */
+export type EnsuredUserBuilder = (db: Db, user: EnsuredUser) => unknown;
+
+const ensuredUserNames = ['id', 'projectId', 'projectUserId', 'now'] as const;
+const newDeviceColumns = upsertColumns.filter(
+  (c): c is Exclude<(typeof upsertColumns)[number], 'user_id'> => c !== 'user_id',
+);
+
 /**
- * `insertNewDevice` for the user `withEnsuredUser` finds or inserts, in that one statement (where a
- * statement may hold a write in WITH: PostgreSQL). Answers the user's id. When that CTE found no id
- * (a concurrent insert of the user), the statement fails on the NOT NULL user id and writes nothing.
+ * `insertNewDevice` for the user `withUser` finds or inserts, in that one statement (where a statement
+ * may hold a write in WITH: PostgreSQL), compiled once like the others. Answers the user's id. When
+ * that CTE found no id (a concurrent insert of the user), the statement fails on the NOT NULL user id
+ * and writes nothing.
  */
-export async function insertNewDeviceOfEnsuredUser(
-  withUser: ReturnType<typeof withEnsuredUser>,
-  row: Omit<DeviceUpsert, 'user_id'>,
-): Promise<string> {
-  const userId = sql<string>`(select id from ensured_user limit 1)`;
-  const statement = upsert(withUser as unknown as Db, { ...row, user_id: userId }).returning('user_id');
-  return (await statement.executeTakeFirst())!.user_id;
+export function newDeviceOfEnsuredUser(withUser: EnsuredUserBuilder) {
+  const statement = preparedQuery<NewDeviceOfUser, { user_id: string }>(
+    [...ensuredUserNames, ...newDeviceColumns],
+    (db: Db, p) => {
+      const { id, projectId, projectUserId, now, ...row } = p;
+      const start = withUser(db, { id, projectId, projectUserId, now }) as Db;
+      const userId = sql<string>`(select id from ensured_user limit 1)`;
+      return upsert(start, { ...row, user_id: userId }).returning('user_id');
+    },
+  );
+  return async (db: Db, user: EnsuredUser, row: Omit<DeviceUpsert, 'user_id'>): Promise<string> =>
+    (await statement(db, { ...user, ...row }))[0]!.user_id;
 }

@@ -117,7 +117,7 @@ export async function existingProjectUserIds(
   return new Set(rows.map((r) => r.project_user_id));
 }
 
-type EnsureParams = { id: string; projectId: string; projectUserId: string; now: number };
+export type EnsureParams = { id: string; projectId: string; projectUserId: string; now: number };
 
 const insertUserIfAbsentWrite = (db: Db, p: EnsureParams) =>
   db

@@ -157,8 +157,14 @@ export function ensureUser(db: Db, clock: Clock, projectId: string, projectUserI
   return repo.ensureUser(db, projectId, projectUserId, newTimeOrderedId, clock.now());
 }
 
-/** `ensureUser` as the start of one statement (`withEnsuredUser`): the CTE `ensured_user` holds the user's id. */
-export function withEnsuredUser(db: Db, clock: Clock, projectId: string, projectUserId: string) {
+/**
+ * What `withEnsuredUser` needs to ensure one user in a statement: the checked id, and the internal id and
+ * time a new row would get.
+ */
+export function ensuredUserParams(clock: Clock, projectId: string, projectUserId: string): repo.EnsureParams {
   assertValidProjectUserId(projectUserId);
-  return repo.withEnsuredUser(db, { id: newTimeOrderedId(), projectId, projectUserId, now: clock.now() });
+  return { id: newTimeOrderedId(), projectId, projectUserId, now: clock.now() };
 }
+
+/** `ensureUser` as the start of one statement: the CTE `ensured_user` holds the user's id. */
+export const withEnsuredUser = repo.withEnsuredUser;

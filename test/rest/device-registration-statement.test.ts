@@ -1,3 +1,4 @@
+import { DefaultQueryCompiler } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
@@ -96,5 +97,37 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('device registration statemen
       }
     }
     expect(await devicesOf(ctx(), 'stmt-user')).toHaveLength(2);
+  });
+
+  it('that statement is compiled once, not per request (src/db/prepared.ts)', async () => {
+    const first = await register(ctx(), { project_user_id: 'stmt-once', platform: 'android', fcm_token: 'once-a' });
+    expect(first.statusCode, first.body).toBe(200);
+    const spy = vi.spyOn(DefaultQueryCompiler.prototype, 'compileQuery');
+    try {
+      for (const [user, token] of [
+        ['stmt-once', 'once-b'],
+        ['stmt-twice', 'once-c'],
+      ]) {
+        const res = await register(ctx(), { project_user_id: user, platform: 'android', fcm_token: token });
+        expect(res.statusCode, res.body).toBe(200);
+      }
+      const compiled = spy.mock.results.map((r) => (r.value as { sql: string }).sql);
+      expect(compiled.length).toBeGreaterThan(0); // the spy sees the other statements (the key lookup)
+      expect(compiled.filter((text) => text.includes('"inserted_user"'))).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
+    const stored = await ctx()
+      .database.db.selectFrom('devices')
+      .innerJoin('users', 'users.id', 'devices.user_id')
+      .select(['users.project_user_id', 'devices.push_address', 'devices.created_at'])
+      .where('devices.project_id', '=', ctx().project.project_id)
+      .where('devices.push_address', 'in', ['once-b', 'once-c'])
+      .orderBy('devices.push_address')
+      .execute();
+    expect(stored.map((d) => [d.project_user_id, d.push_address])).toEqual([
+      ['stmt-once', 'once-b'],
+      ['stmt-twice', 'once-c'],
+    ]);
   });
 });
