@@ -88,22 +88,21 @@ export async function upsertUser(
 }
 
 /**
- * `upsertUser` as a statement not yet run (checked as `upsertUser` checks): it returns the user as
- * `userId`, `projectUserId` and `properties`, or no row when the merge would pass the key limit.
+ * `upsertUser` as a statement not yet run (checked as `upsertUser` checks), as an A2A `SkillWrite` takes
+ * it: the builder, one function for every call, and this call's values. The statement returns the user
+ * as `userId`, `projectUserId` and `properties`, or no row when the merge would pass the key limit.
  */
 export function upsertUserStatement(
-  db: Db,
   clock: Clock,
   projectId: string,
   projectUserId: string,
   properties: Properties = {},
-) {
-  return repo.upsertUserMergingStatement(
-    db,
-    upsertArguments(clock, projectId, projectUserId, properties),
-    MAX_PROPERTIES,
-  );
+): { build: typeof buildUpsertUserStatement; params: ReturnType<typeof upsertArguments> } {
+  return { build: buildUpsertUserStatement, params: upsertArguments(clock, projectId, projectUserId, properties) };
 }
+
+const buildUpsertUserStatement = (db: Db, params: Record<string, unknown>) =>
+  repo.upsertUserMergingStatement(db, params as ReturnType<typeof upsertArguments>, MAX_PROPERTIES);
 
 /** Merges `properties` into an existing user (PATCH); returns only the supplied keys (rule `patch-response`). */
 export async function patchUser(

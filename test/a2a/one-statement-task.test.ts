@@ -1,3 +1,4 @@
+import { DefaultQueryCompiler } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
@@ -97,6 +98,31 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('create-user task statements 
     const written = writes(statements);
     expect(written).toHaveLength(1);
     expect(written[0]).toMatch(/^with "result" as \(insert into "users" .* insert into "a2a_tasks"/s);
+  });
+
+  it('compiles that statement once: later tasks bind their own values into it', async () => {
+    await send(ctx(), { skill: 'create-user', projectUserId: uid('u') });
+    const spy = vi.spyOn(DefaultQueryCompiler.prototype, 'compileQuery');
+    const sent = [];
+    for (const plan of ['pro', 'free']) {
+      const projectUserId = uid('u');
+      const messageId = uid('m');
+      const task = (await send(ctx(), { skill: 'create-user', projectUserId, properties: { plan } }, messageId)).json()
+        .result.task;
+      sent.push({ projectUserId, messageId, plan, task });
+    }
+    const compiled = spy.mock.results.map((r) => (r.value as { sql: string }).sql);
+    spy.mockRestore();
+    expect(compiled.filter((text) => text.includes('insert into "a2a_tasks"'))).toEqual([]);
+    for (const { projectUserId, messageId, plan, task } of sent) {
+      expect(task.status.state).toBe('TASK_STATE_COMPLETED');
+      expect(task.artifacts[0].parts[0].data).toMatchObject({ projectUserId, properties: { plan } });
+      expect(await getTask(ctx(), task.id)).toMatchObject({ id: task.id, artifacts: task.artifacts });
+      expect((await getUser(ctx(), projectUserId)).properties).toEqual({ plan });
+      // The key went into its own slot: the same message again replays this task.
+      const replay = await send(ctx(), { skill: 'create-user', projectUserId, properties: { plan } }, messageId);
+      expect(replay.json().result.task.id).toBe(task.id);
+    }
   });
 
   it('with a push config to store, takes the transaction', async () => {

@@ -26,8 +26,8 @@ export const createUserSkill = defineSkill({
       data: { userId: user.id, projectUserId: user.projectUserId, properties: user.properties },
     };
   },
-  write: ({ deps, db, projectId }, input) => ({
+  write: ({ deps, projectId }, input) => ({
     artifactName: 'user-result',
-    statement: upsertUserStatement(db, deps.clock, projectId, input.projectUserId, input.properties ?? {}),
+    ...upsertUserStatement(deps.clock, projectId, input.projectUserId, input.properties ?? {}),
   }),
 });

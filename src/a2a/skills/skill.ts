@@ -40,14 +40,18 @@ export interface SkillResult {
 }
 
 /**
- * An atomic skill's write as one statement not yet run (`INSERT ... RETURNING`, built on the handle
- * it was given). Its one returned row, column by column, is the artifact's `data`; no row means the
- * skill would fail. Where a write can sit inside another statement (PostgreSQL), the task's insert
- * stores that row as it is written: one round trip instead of a transaction's four.
+ * An atomic skill's write as one statement not yet run (`INSERT ... RETURNING`): `build` makes it from
+ * `params`. `build` is one function for every call of a skill, and `params` has the same keys each time,
+ * so a statement holding the write is compiled once with markers in place of the values
+ * (src/db/prepared.ts: `build` passes every value through as a bound value). Its one returned row,
+ * column by column, is the artifact's `data`; no row means the skill would fail. Where a write can sit
+ * inside another statement (PostgreSQL), the task's insert stores that row as it is written: one round
+ * trip instead of a transaction's four.
  */
 export interface SkillWrite {
   artifactName: SkillResult['artifactName'];
-  statement: OperationNodeSource;
+  build: (db: Db, params: Record<string, unknown>) => OperationNodeSource;
+  params: Record<string, unknown>;
 }
 
 /** Card entry (rule `agent-card`): `id`, `name`, `description`, `tags`, `examples`. */

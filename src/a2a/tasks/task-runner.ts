@@ -107,7 +107,7 @@ async function runAsOneStatement(
         statuses,
         task.history,
         artifact,
-        write.statement,
+        write,
         request.key,
       );
     },
