@@ -1,6 +1,7 @@
 import type { Db, DevicesTable } from '../db/database.js';
 import { sql, type RawBuilder } from 'kysely';
 import { preparedCommand, preparedQuery } from '../db/prepared.js';
+import type { EnsureParams } from '../users/users.service.js';
 
 /*
  * The statements of a device registration, compiled once per dialect (src/db/prepared.ts): a
@@ -59,7 +60,7 @@ function upsert(db: Pick<Db, 'insertInto'>, row: DeviceUpsert | DeviceOfEnsuredU
     .onConflict((oc) =>
       oc.columns(['project_id', 'provider', 'push_address']).doUpdateSet((eb) => ({
         device_id: row.device_id,
-        // The proposed row's: a value or, for `insertNewDeviceOfEnsuredUser`, the subquery that found it.
+        // The proposed row's: a value or, for `newDeviceOfEnsuredUser`, the subquery that found it.
         user_id: eb.ref('excluded.user_id'),
         platform: row.platform,
         push_keys: row.push_keys,
@@ -89,14 +90,12 @@ export const insertNewDevice = preparedCommand(upsertColumns, upsert);
 
 type DeviceOfEnsuredUser = Omit<DeviceUpsert, 'user_id'> & { user_id: RawBuilder<string> };
 
-/** What a statement ensuring one user needs (users.repository.ts `EnsureParams`). */
-type EnsuredUser = { id: string; projectId: string; projectUserId: string; now: number };
-type NewDeviceOfUser = EnsuredUser & Omit<DeviceUpsert, 'user_id'>;
+type NewDeviceOfUser = EnsureParams & Omit<DeviceUpsert, 'user_id'>;
 
 /** A builder that starts a statement with the CTE `ensured_user`, the id of the user it finds or inserts. */
-export type EnsuredUserBuilder = (db: Db, user: EnsuredUser) => unknown;
+export type EnsuredUserBuilder = (db: Db, user: EnsureParams) => unknown;
 
-const ensuredUserNames = ['id', 'projectId', 'projectUserId', 'now'] as const;
+const ensuredUserNames: (keyof EnsureParams)[] = ['id', 'projectId', 'projectUserId', 'now'];
 const newDeviceColumns = upsertColumns.filter(
   (c): c is Exclude<(typeof upsertColumns)[number], 'user_id'> => c !== 'user_id',
 );
@@ -117,6 +116,6 @@ export function newDeviceOfEnsuredUser(withUser: EnsuredUserBuilder) {
       return upsert(start, { ...row, user_id: userId }).returning('user_id');
     },
   );
-  return async (db: Db, user: EnsuredUser, row: Omit<DeviceUpsert, 'user_id'>): Promise<string> =>
+  return async (db: Db, user: EnsureParams, row: Omit<DeviceUpsert, 'user_id'>): Promise<string> =>
     (await statement(db, { ...user, ...row }))[0]!.user_id;
 }

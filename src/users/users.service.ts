@@ -14,7 +14,7 @@ import {
   type Properties,
 } from './users.schemas.js';
 
-export type { UserRecord } from './users.repository.js';
+export type { EnsureParams, UserRecord } from './users.repository.js';
 
 const tooManyProperties = (): AppError =>
   new AppError('invalid', 'TOO_MANY_PROPERTIES', `A user may hold at most ${MAX_PROPERTIES} properties`);
@@ -97,7 +97,7 @@ export function upsertUserStatement(
   projectId: string,
   projectUserId: string,
   properties: Properties = {},
-): { build: typeof buildUpsertUserStatement; params: ReturnType<typeof upsertArguments> } {
+) {
   return { build: buildUpsertUserStatement, params: upsertArguments(clock, projectId, projectUserId, properties) };
 }
 

@@ -9,11 +9,11 @@ import { preparedQuery } from '../../db/prepared.js';
 
 /**
  * `insertTask` for a task whose outcome is the write `write` (an `INSERT ... RETURNING`), both in one
- * statement, compiled once per skill: `WITH result AS (write) INSERT INTO a2a_tasks ... SELECT ... FROM result`. The task's one
- * artifact holds the row the write returned, as a JSON object of its columns. Resolves with the
- * stored artifacts, or `undefined` when the write returned no row (then nothing was written). A key
- * another task of the project holds fails the whole statement with a unique violation, so nothing is
- * written: `insertTask`'s `ON CONFLICT DO NOTHING` would keep the write without its task here.
+ * statement, compiled once per skill: `WITH result AS (write) INSERT INTO a2a_tasks ... SELECT ... FROM
+ * result`. The task's one artifact holds the row the write returned, as a JSON object of its columns.
+ * Resolves with the stored artifacts, or `undefined` when the write returned no row (then nothing was
+ * written). A key another task of the project holds fails the whole statement with a unique
+ * violation, so nothing is written: `insertTask`'s `ON CONFLICT DO NOTHING` would keep the write without its task here.
  * PostgreSQL only (`supportsWritesInWith`): the casts and JSON functions are its own.
  */
 export async function insertTaskWithWrite(
