@@ -214,7 +214,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       observeEvents,
       readDb,
     });
-    registerCampaignRoutes(app, { db, readDb, clock });
+    registerCampaignRoutes(app, { db, readDb, clock, deleteChunkRows: config.retention.chunkRows });
     registerTriggerRoutes(app, { db, readDb, dryRunDb: database.dryRunDb, clock, templates: templates() });
     registerTriggerControlRoutes(app, { db, clock, notices: push().notices });
     registerScheduleRoutes(app, { db, clock, minIntervalMs: config.scheduleMinIntervalMs });

@@ -20,8 +20,14 @@ const ErrorBody = Type.Object({ error: Type.String() });
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody };
 
 /** Campaign management (rule `campaign-management`): JSON in and out, JSON `{"error"}` for every failure. */
-/** `readDb`: lists read a replica (DATABASE_READ_URL) when there is one; everything else reads `db`. */
-export function registerCampaignRoutes(fastify: FastifyInstance, deps: { db: Db; readDb: Db; clock: Clock }): void {
+/**
+ * `readDb`: lists read a replica (DATABASE_READ_URL) when there is one; everything else reads `db`.
+ * `deleteChunkRows`: rows per delete statement when a campaign is deleted (RETENTION_CHUNK_ROWS).
+ */
+export function registerCampaignRoutes(
+  fastify: FastifyInstance,
+  deps: { db: Db; readDb: Db; clock: Clock; deleteChunkRows: number },
+): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { db, clock } = deps;
 
@@ -125,7 +131,7 @@ export function registerCampaignRoutes(fastify: FastifyInstance, deps: { db: Db;
       },
     },
     async (request) => {
-      await campaigns.deleteCampaign(db, request.auth!.projectId, request.params.campaign_id);
+      await campaigns.deleteCampaign(db, request.auth!.projectId, request.params.campaign_id, deps.deleteChunkRows);
       return {};
     },
   );

@@ -20,8 +20,10 @@ import { DEFAULT_SEND_POLICY, mergeSendPolicy, sendPolicyToWire } from './polici
 import { requireTopic } from '../preferences/topics.service.js';
 import { parseConversionGoals } from './conversions/conversion-goals.js';
 import { conversionGoalsChanged } from './conversions/goal-index.js';
-import { deleteCampaignConversions } from './conversions/conversions.repository.js';
-import { deleteCampaignOpens } from '../push/message-opens.service.js';
+import { deleteCampaignConversionsChunk } from './conversions/conversions.repository.js';
+import { deleteCampaignOpensChunk } from '../push/message-opens.service.js';
+import { campaignLedgerOwners, deleteLedgerChunk } from './triggers/ledger-deletion.repository.js';
+import { deleteInChunks } from '../db/chunked-delete.js';
 import { checkExperiment, NO_EXPERIMENT, type Experiment } from './experiments/experiment.js';
 
 export type { Campaign } from './campaigns.repository.js';
@@ -210,8 +212,22 @@ export function setCampaignStatus(
   return updateCampaign(db, clock, projectId, campaignId, { status });
 }
 
-/** Deletes the campaign with its triggers, their delivery ledger, its conversions, its opens and its pending sends; `false` when it did not exist. */
-export async function deleteCampaign(db: Db, projectId: string, campaignId: string): Promise<boolean> {
+/**
+ * Deletes the campaign with its triggers, their delivery ledger, its conversions, its opens and its pending
+ * sends; `false` when it did not exist. The rows that grow with its audience go in statements of at most
+ * `chunkRows` (RETENTION_CHUNK_ROWS), with other work let in between (src/db/chunked-delete.ts): the ledger
+ * before the campaign (its cascade then finds only what a running send added meanwhile), conversions and
+ * opens after it (so none recorded meanwhile is left). Interrupted, it leaves the campaign or some of its
+ * rows, and deleting again finishes it.
+ */
+export async function deleteCampaign(
+  db: Db,
+  projectId: string,
+  campaignId: string,
+  chunkRows: number,
+): Promise<boolean> {
+  for (const trigger of await campaignLedgerOwners(db, projectId, campaignId))
+    await deleteInChunks((limit) => deleteLedgerChunk(db, 'trigger_deliveries', trigger, limit), chunkRows);
   eventCampaignsChanged();
   conversionGoalsChanged();
   const deleted = await repo.deleteCampaign(db, projectId, campaignId);
@@ -219,8 +235,8 @@ export async function deleteCampaign(db: Db, projectId: string, campaignId: stri
   conversionGoalsChanged();
   // Its conversions and opens go with its ledger (a campaign made again under the id starts from none).
   if (deleted) {
-    await deleteCampaignConversions(db, projectId, campaignId);
-    await deleteCampaignOpens(db, projectId, campaignId);
+    await deleteInChunks((limit) => deleteCampaignConversionsChunk(db, projectId, campaignId, limit), chunkRows);
+    await deleteInChunks((limit) => deleteCampaignOpensChunk(db, projectId, campaignId, limit), chunkRows);
   }
   return deleted;
 }

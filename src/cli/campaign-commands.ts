@@ -147,13 +147,14 @@ export const campaignCommands: Record<string, CliCommand> = {
   },
   'campaign delete': {
     usage: 'campaign delete --project P --id C',
-    description: "Deletes a campaign (its past triggers' sends stay in the delivery history).",
+    description:
+      'Deletes a campaign with its triggers, their delivery ledger, its conversions and its opens, in statements of at most RETENTION_CHUNK_ROWS rows.',
     options: {
       id: 'the campaign id',
     },
     run: async (args, config) => {
       const deleted = await withHerald(config, (h) =>
-        deleteCampaign(h.db, requireFlag(args, 'project'), requireFlag(args, 'id')),
+        deleteCampaign(h.db, requireFlag(args, 'project'), requireFlag(args, 'id'), config.retention.chunkRows),
       );
       print({ deleted });
     },

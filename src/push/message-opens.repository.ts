@@ -101,12 +101,29 @@ export async function triggerOpenCount(db: Db, triggerId: string): Promise<numbe
   return Number(row?.n ?? 0);
 }
 
-/** A deleted campaign's opens (through `message_opens_by_campaign`), so a campaign made again under its id counts none of them. */
-export async function deleteCampaignOpens(db: Db, projectId: string, campaignId: string): Promise<void> {
-  await db
+/**
+ * Up to `limit` of a deleted campaign's opens (found through `message_opens_by_campaign`), so a campaign made
+ * again under its id counts none of them; answers how many.
+ */
+export async function deleteCampaignOpensChunk(
+  db: Db,
+  projectId: string,
+  campaignId: string,
+  limit: number,
+): Promise<number> {
+  const result = await db
     .deleteFrom('message_opens')
-    .where('project_id', '=', projectId)
-    .where('campaign_id', '=', campaignId)
-    .where('campaign_id', 'is not', null)
-    .execute();
+    .where(
+      'message_id',
+      'in',
+      db
+        .selectFrom('message_opens')
+        .select('message_id')
+        .where('project_id', '=', projectId)
+        .where('campaign_id', '=', campaignId)
+        .where('campaign_id', 'is not', null)
+        .limit(limit),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

@@ -143,4 +143,4 @@ export function openToWire(open: MessageOpensTable) {
 }
 
 /** Opens per time bucket of a trigger or campaign (campaign analytics), and a trigger's total (its status). */
-export { countOpens, deleteCampaignOpens, triggerOpenCount, type OpenScope } from './message-opens.repository.js';
+export { countOpens, deleteCampaignOpensChunk, triggerOpenCount, type OpenScope } from './message-opens.repository.js';

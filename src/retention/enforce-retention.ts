@@ -18,6 +18,8 @@ import {
   type PartitionedTable,
 } from '../db/partitions.js';
 import { foldOutcomeCounts } from '../campaigns/results/outcome-rollups.repository.js';
+import { deleteLedgerChunk } from '../campaigns/triggers/ledger-deletion.repository.js';
+import { yieldTurn } from '../db/chunked-delete.js';
 import { deleteExpiredIdempotencyKeys } from '../idempotency/idempotency.service.js';
 import { DAY_MS, type Clock } from '../lib/clock.js';
 import {
@@ -28,7 +30,6 @@ import {
 } from '../settings/retention-settings.js';
 import {
   deleteExpiredChunk,
-  deleteLedgerChunk,
   expiringLedgerTriggers,
   hasUnfinishedTriggerBetween,
   listProjectRetention,
@@ -67,7 +68,6 @@ export interface RetentionReport {
 const LEDGER_TRIGGERS_PER_QUERY = 100;
 
 const isPartitionedTable = (table: string): table is PartitionedTable => table in PARTITIONED_TABLES;
-const nextTick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * One retention pass. SQLite: each project's expired rows go in chunks. PostgreSQL: daily partitions
@@ -104,7 +104,7 @@ export async function enforceRetention(db: Db, deps: RetentionDeps, signal?: Abo
         report.unfinished = true;
         return;
       }
-      await nextTick(); // let other work (and other writers' locks) in between chunks
+      await yieldTurn(); // let other work (and other writers' locks) in between chunks
     }
   };
 
@@ -125,7 +125,7 @@ export async function enforceRetention(db: Db, deps: RetentionDeps, signal?: Abo
             report.unfinished = true;
             return;
           }
-          await nextTick();
+          await yieldTurn();
         }
         await markLedgerExpired(db, trigger.id, now);
       }
@@ -174,7 +174,7 @@ export async function enforceRetention(db: Db, deps: RetentionDeps, signal?: Abo
       report.unfinished = true;
       break;
     }
-    await nextTick();
+    await yieldTurn();
   }
   await deleteExpiredIdempotencyKeys(db, deps.clock);
   // Not retention, but the periodic pass of a worker: PostgreSQL's partial rows of the open and

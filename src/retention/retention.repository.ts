@@ -1,6 +1,5 @@
 import { sql, type ColumnType, type RawBuilder } from 'kysely';
 import type { Db, JsonColumn } from '../db/database.js';
-import { sqlDialect } from '../db/dialect.js';
 import { readJson, writeJson } from '../db/json.js';
 import { TERMINAL_STATES } from '../a2a/model.js';
 import type { RetentionKind } from '../settings/retention-settings.js';
@@ -124,26 +123,6 @@ export async function expiringLedgerTriggers(
     .limit(limit)
     .execute();
   return rows.map((r) => ({ id: r.id, createdAt: Number(r.created_at) }));
-}
-
-/**
- * Deletes up to `limit` ledger rows of one trigger from `relation` (the table, or on PostgreSQL its
- * default partition), chosen through the primary key's `trigger_id` prefix. On PostgreSQL the rows'
- * partition key (the trigger's start) is given too, so only the trigger's partition is searched.
- */
-export async function deleteLedgerChunk(
-  db: Db,
-  relation: string,
-  trigger: ExpiringTrigger,
-  limit: number,
-): Promise<number> {
-  const where = sqlDialect(db).supportsPartitions
-    ? sql`trigger_id = ${trigger.id} and trigger_created_at = ${trigger.createdAt}`
-    : sql`trigger_id = ${trigger.id}`;
-  const table = sql.table(relation);
-  const result = await sql`delete from ${table} where ${where} and device_id in
-    (select device_id from ${table} where ${where} limit ${limit})`.execute(db);
-  return Number(result.numAffectedRows ?? 0n);
 }
 
 /** The trigger's ledger rows are gone: later passes skip it. */

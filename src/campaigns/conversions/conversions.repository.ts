@@ -176,11 +176,28 @@ export function goalConversions(goalEvents: string[], counts: GoalCount[]): Goal
   return out.sort((a, b) => a.goal_index - b.goal_index);
 }
 
-/** A deleted campaign's conversions (through `conversions_by_campaign`). */
-export async function deleteCampaignConversions(db: Db, projectId: string, campaignId: string): Promise<void> {
-  await db
+/** Up to `limit` of a deleted campaign's conversions (found through `conversions_by_campaign`); answers how many. */
+export async function deleteCampaignConversionsChunk(
+  db: Db,
+  projectId: string,
+  campaignId: string,
+  limit: number,
+): Promise<number> {
+  const result = await db
     .deleteFrom('conversions')
-    .where('project_id', '=', projectId)
-    .where('campaign_id', '=', campaignId)
-    .execute();
+    .where((eb) =>
+      eb(
+        eb.refTuple('trigger_id', 'user_id', 'goal_index'),
+        'in',
+        eb
+          .selectFrom('conversions')
+          .select(['trigger_id', 'user_id', 'goal_index'])
+          .where('project_id', '=', projectId)
+          .where('campaign_id', '=', campaignId)
+          .limit(limit)
+          .$asTuple('trigger_id', 'user_id', 'goal_index'),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

@@ -1,0 +1,43 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.js';
+import { sqlDialect } from '../../db/dialect.js';
+
+/** A trigger as its ledger rows are found: by its id and, their partition key on PostgreSQL, its start. */
+export interface LedgerOwner {
+  id: string;
+  createdAt: number;
+}
+
+/**
+ * Deletes up to `limit` ledger rows of one trigger from `relation` (the table, or on PostgreSQL its
+ * default partition): those up to the `limit`-th device id, one range of the primary key's
+ * `(trigger_id, device_id)` prefix, which is cheaper than matching each chosen key again. On
+ * PostgreSQL the rows' partition key (the trigger's start) is given too, so only the trigger's
+ * partition is searched. Retention and a campaign's deletion both take a ledger apart this way.
+ */
+export async function deleteLedgerChunk(
+  db: Db,
+  relation: string,
+  trigger: LedgerOwner,
+  limit: number,
+): Promise<number> {
+  const where = sqlDialect(db).supportsPartitions
+    ? sql`trigger_id = ${trigger.id} and trigger_created_at = ${trigger.createdAt}`
+    : sql`trigger_id = ${trigger.id}`;
+  const table = sql.table(relation);
+  const result = await sql`delete from ${table} where ${where} and device_id <= (select max(device_id) from
+    (select device_id from ${table} where ${where} order by device_id limit ${limit}) as chunk)`.execute(db);
+  return Number(result.numAffectedRows ?? 0n);
+}
+
+/** A campaign's triggers whose ledger retention has not already deleted (through `campaign_triggers_list`). */
+export async function campaignLedgerOwners(db: Db, projectId: string, campaignId: string): Promise<LedgerOwner[]> {
+  const rows = await db
+    .selectFrom('campaign_triggers')
+    .select(['id', 'created_at'])
+    .where('project_id', '=', projectId)
+    .where('campaign_id', '=', campaignId)
+    .where('ledger_expired_at', 'is', null)
+    .execute();
+  return rows.map((r) => ({ id: r.id, createdAt: Number(r.created_at) }));
+}
