@@ -19,7 +19,7 @@ import type { Db } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createDayPartition, dayStart } from '../src/db/partitions.js';
 import { median, numberArg } from './lib/bench-args.js';
-import { commandLine, markdownTable, today, writeBenchmarkSection } from './lib/bench-report.js';
+import { commandLine, markdownTable, measuredCommit, today, writeBenchmarkSection } from './lib/bench-report.js';
 
 const RECIPIENTS = numberArg('recipients', 200_000);
 const ROUNDS = numberArg('rounds', 3);
@@ -145,7 +145,7 @@ const table = markdownTable(
   ['database', 'deletion', 'longest event-loop stall, ms (median)', 'total, ms (median)', 'stall per round, ms'],
   rows,
 );
-const body = `Command: \`${commandLine('bench:campaign-delete')}\`, run ${today()} (Node ${process.version}).
+const body = `Command: \`${commandLine('bench:campaign-delete')}\`, run ${today()} on commit \`${measuredCommit()}\` (Node ${process.version}).
 
 Deleting one campaign whose finished trigger reached ${RECIPIENTS.toLocaleString('en')} recipients (a ledger row each, a conversion and an open for every tenth), ${ROUNDS} alternated rounds. The stall is the longest gap between turns of the event loop while the delete ran: on SQLite every other request of every project waits that long.
 
