@@ -129,18 +129,34 @@ export async function finishHeldSends(
     .execute();
 }
 
-/** Cancels a campaign's held sends (paused, archived or back to draft): re-activating does not revive them. */
+/**
+ * Cancels a campaign's held sends (paused, archived or back to draft): re-activating does not revive them.
+ * Found through `held_sends_by_campaign` (migration 0053).
+ */
 export async function cancelCampaignHeldSends(
   db: Db,
   projectId: string,
   campaignId: string,
   now: number,
 ): Promise<void> {
-  await db
+  await cancelCampaignHeldSendsQuery(db, projectId, campaignId, now).execute();
+}
+
+export const cancelCampaignHeldSendsQuery = (db: Db, projectId: string, campaignId: string, now: number) =>
+  db
     .updateTable('held_sends')
     .set({ state: 'canceled', reason: 'campaign_not_active', updated_at: now })
     .where('project_id', '=', projectId)
     .where('campaign_id', '=', campaignId)
-    .where('state', '=', 'held')
-    .execute();
-}
+    .where('state', '=', 'held');
+
+/** A user's latest 500 held sends by due time, of one state when given, through `held_sends_user` (migration 0053). */
+export const userHeldSendsQuery = (db: Db, projectId: string, userId: string, state: HeldSendState | undefined) =>
+  db
+    .selectFrom('held_sends')
+    .select(['id', 'campaign_id', 'source_trigger_id', 'due_at', 'state', 'reason', 'trigger_id', 'created_at'])
+    .where('project_id', '=', projectId)
+    .where('user_id', '=', userId)
+    .$if(state !== undefined, (qb) => qb.where('state', '=', state!))
+    .orderBy('due_at', 'desc')
+    .limit(500);

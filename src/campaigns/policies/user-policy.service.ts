@@ -6,7 +6,7 @@ import { getUser } from '../../users/users.service.js';
 import { projectLocalTime } from '../triggers/local-time-settings.service.js';
 import { windowStart, type CapRule } from './frequency-caps.js';
 import { getFrequencyCaps } from './frequency-caps.service.js';
-import type { HeldSendState } from './held-sends.repository.js';
+import { userHeldSendsQuery, type HeldSendState } from './held-sends.repository.js';
 
 /** A user's held send on the wire (rule `quiet-hours`). */
 export interface HeldSendWire {
@@ -30,15 +30,7 @@ export async function userHeldSends(
   query: { state?: HeldSendState; limit: number },
 ): Promise<{ held_sends: HeldSendWire[] }> {
   const user = await getUser(db, projectId, projectUserId);
-  const rows = await db
-    .selectFrom('held_sends')
-    .select(['id', 'campaign_id', 'source_trigger_id', 'due_at', 'state', 'reason', 'trigger_id', 'created_at'])
-    .where('project_id', '=', projectId)
-    .where('user_id', '=', user.id)
-    .$if(query.state !== undefined, (qb) => qb.where('state', '=', query.state!))
-    .orderBy('due_at', 'desc')
-    .limit(500)
-    .execute();
+  const rows = await userHeldSendsQuery(db, projectId, user.id, query.state).execute();
   // Held ones first (soonest due), then the rest (latest first): one read, sorted here (at most 500).
   const held = rows.filter((r) => r.state === 'held').reverse();
   const ended = rows.filter((r) => r.state !== 'held');
