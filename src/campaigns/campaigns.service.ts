@@ -216,9 +216,9 @@ export function setCampaignStatus(
  * Deletes the campaign with its triggers, their delivery ledger, its conversions, its opens and its pending
  * sends; `false` when it did not exist. The rows that grow with its audience go in statements of at most
  * `chunkRows` (RETENTION_CHUNK_ROWS), with other work let in between (src/db/chunked-delete.ts): the ledger
- * before the campaign (its cascade then finds only what a running send added meanwhile), conversions and
- * opens after it (so none recorded meanwhile is left). Interrupted, it leaves the campaign or some of its
- * rows, and deleting again finishes it.
+ * of each finished trigger before the campaign (an unfinished trigger's goes with it, in the campaign's
+ * cascade), conversions and opens after it (so none recorded meanwhile is left). Interrupted, it leaves
+ * the campaign or some of its rows, and deleting again finishes it.
  */
 export async function deleteCampaign(
   db: Db,

@@ -2,6 +2,7 @@ import { sql, type ColumnType, type RawBuilder } from 'kysely';
 import type { Db, JsonColumn } from '../db/database.js';
 import { readJson, writeJson } from '../db/json.js';
 import { TERMINAL_STATES } from '../a2a/model.js';
+import { UNFINISHED_TRIGGER_STATES } from '../campaigns/triggers/ledger-deletion.repository.js';
 import type { RetentionKind } from '../settings/retention-settings.js';
 
 declare module '../db/database.js' {
@@ -30,9 +31,6 @@ export interface RetainedTable {
   /** The campaign ledger: its rows are found through their trigger (`deleteLedgerChunk`), not by `time`. */
   byTrigger?: true;
 }
-
-// A scheduled trigger is unfinished too: its ledger rows, stamped with its creation, are still to come.
-const UNFINISHED_TRIGGER_STATES = ['scheduled', 'queued', 'running'];
 
 export const RETAINED_TABLES: readonly RetainedTable[] = [
   { table: 'deliveries', kind: 'deliveries', time: 'created_at', key: ['message_id'] },
@@ -118,7 +116,7 @@ export async function expiringLedgerTriggers(
     .where('project_id', '=', projectId)
     .where('created_at', '<', before)
     .where('ledger_expired_at', 'is', null)
-    .where('state', 'not in', UNFINISHED_TRIGGER_STATES as ('scheduled' | 'queued' | 'running')[])
+    .where('state', 'not in', UNFINISHED_TRIGGER_STATES)
     .orderBy('created_at')
     .limit(limit)
     .execute();
@@ -165,7 +163,7 @@ export async function hasUnfinishedTriggerBetween(db: Db, from: number, to: numb
   const row = await db
     .selectFrom('campaign_triggers')
     .select('id')
-    .where('state', 'in', UNFINISHED_TRIGGER_STATES as ('scheduled' | 'queued' | 'running')[])
+    .where('state', 'in', UNFINISHED_TRIGGER_STATES)
     .where('created_at', '>=', from)
     .where('created_at', '<', to)
     .limit(1)

@@ -77,13 +77,19 @@ describe.each(TEST_DIALECTS)('campaign deletion on %s', (dialect) => {
     return Number(result.rows[0]!.n);
   };
 
-  it('deletes its ledger, conversions and opens in chunks, and leaves another campaign of the same users whole', async () => {
-    const p = await ctx().newProject('delete-chunks');
+  /** A project whose users each have one FCM device. */
+  async function world(tag: string) {
+    const p = await ctx().newProject(tag);
     await configureProviders(ctx(), p.secret, fakes());
     for (const user of USERS) {
       await createUser(ctx(), user, {}, p.secret);
       await registerDevice(ctx(), p.secret, user, { fcm_token: fcmToken() });
     }
+    return p;
+  }
+
+  it('deletes its ledger, conversions and opens in chunks, and leaves another campaign of the same users whole', async () => {
+    const p = await world('delete-chunks');
     const goals = { conversion_goals: [{ event: 'purchase', deadline: '1d' }] };
     const campaignId = await createCampaign(ctx(), goals, p.secret);
     const kept = await createCampaign(ctx(), goals, p.secret);
@@ -124,5 +130,33 @@ describe.each(TEST_DIALECTS)('campaign deletion on %s', (dialect) => {
     // Deleting it again, and deleting a campaign that never existed, still answer 200.
     for (const id of [campaignId, 'never-made'])
       expect((await json(ctx(), 'DELETE', `/api/v1/campaigns/${id}`, undefined, p.secret)).statusCode).toBe(200);
+  });
+
+  it("leaves a trigger's ledger to the campaign's cascade while the trigger still runs", async () => {
+    const p = await world('delete-running');
+    const campaignId = await createCampaign(ctx(), {}, p.secret);
+    await send(p.secret, campaignId);
+    await send(p.secret, campaignId);
+    // One trigger as if its batches were still sending (a batch run again reads its ledger to skip who it sent to).
+    const [running] = await ctx()
+      .database.db.updateTable('campaign_triggers')
+      .set({ state: 'running' })
+      .where('id', '=', (eb) =>
+        eb.selectFrom('campaign_triggers').select(eb.fn.min('id').as('id')).where('campaign_id', '=', campaignId),
+      )
+      .returning('id')
+      .execute();
+    expect(running).toBeDefined();
+    recorder!.deletes.length = 0;
+    const deleted = await json(ctx(), 'DELETE', `/api/v1/campaigns/${campaignId}`, undefined, p.secret);
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    // The finished trigger's 5 rows went in chunks; the running one's went with the campaign.
+    const ledger = recorder!.deletes.filter((d) => d.table === 'trigger_deliveries');
+    expect(ledger.reduce((n, d) => n + d.rows, 0)).toBe(USERS.length);
+    expect(await rowsOf('trigger_deliveries', campaignId)).toBe(0);
+    const left = await sql<{
+      n: number;
+    }>`select count(*) as n from trigger_deliveries where trigger_id = ${running!.id}`.execute(ctx().database.db);
+    expect(Number(left.rows[0]!.n)).toBe(0);
   });
 });

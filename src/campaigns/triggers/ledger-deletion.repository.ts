@@ -2,6 +2,12 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { sqlDialect } from '../../db/dialect.js';
 
+/**
+ * A trigger still writing its ledger: a scheduled one too, whose rows, stamped with its creation, are
+ * still to come. Its ledger is its sends' exactly-once record, so nothing takes it apart piecewise.
+ */
+export const UNFINISHED_TRIGGER_STATES = ['scheduled', 'queued', 'running'] as ('scheduled' | 'queued' | 'running')[];
+
 /** A trigger as its ledger rows are found: by its id and, their partition key on PostgreSQL, its start. */
 export interface LedgerOwner {
   id: string;
@@ -30,7 +36,12 @@ export async function deleteLedgerChunk(
   return Number(result.numAffectedRows ?? 0n);
 }
 
-/** A campaign's triggers whose ledger retention has not already deleted (through `campaign_triggers_list`). */
+/**
+ * A campaign's finished triggers whose ledger retention has not already deleted (through
+ * `campaign_triggers_list`). An unfinished trigger's ledger is left to the campaign's cascade, which
+ * takes it in one statement with the trigger: a batch run again meanwhile would otherwise find its
+ * sends' record gone and send again.
+ */
 export async function campaignLedgerOwners(db: Db, projectId: string, campaignId: string): Promise<LedgerOwner[]> {
   const rows = await db
     .selectFrom('campaign_triggers')
@@ -38,6 +49,7 @@ export async function campaignLedgerOwners(db: Db, projectId: string, campaignId
     .where('project_id', '=', projectId)
     .where('campaign_id', '=', campaignId)
     .where('ledger_expired_at', 'is', null)
+    .where('state', 'not in', UNFINISHED_TRIGGER_STATES)
     .execute();
   return rows.map((r) => ({ id: r.id, createdAt: Number(r.created_at) }));
 }
