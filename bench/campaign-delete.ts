@@ -10,21 +10,19 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { deleteCampaign } from '../src/campaigns/campaigns.service.js';
 import { openDatabase, type DatabaseHandle } from '../src/db/connect.js';
 import type { Db } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createDayPartition, dayStart } from '../src/db/partitions.js';
 import { median, numberArg } from './lib/bench-args.js';
+import { withPostgresSchema } from './lib/bench-schema.js';
 import { commandLine, markdownTable, measuredCommit, today, writeBenchmarkSection } from './lib/bench-report.js';
 
 const RECIPIENTS = numberArg('recipients', 200_000);
 const ROUNDS = numberArg('rounds', 3);
 const CHUNK = numberArg('chunk', 5000);
-const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const AT = dayStart(Date.now());
 
 const numbers = sql`with recursive s(i) as (select 1 union all select i + 1 from s where i < ${RECIPIENTS})`;
@@ -125,20 +123,7 @@ async function sqliteRun(): Promise<(string | number)[][]> {
   }
 }
 
-async function postgresRun(): Promise<(string | number)[][]> {
-  const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  const handle = openDatabase({ url: PG_URL, schema, poolSize: 2 });
-  try {
-    return await run('PostgreSQL', handle);
-  } finally {
-    await handle.close();
-    await admin.query(`drop schema ${schema} cascade`);
-    await admin.end();
-  }
-}
+const postgresRun = (): Promise<(string | number)[][]> => withPostgresSchema((handle) => run('PostgreSQL', handle));
 
 const rows = [...(await sqliteRun()), ...(await postgresRun())];
 const table = markdownTable(

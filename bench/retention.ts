@@ -6,9 +6,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { openDatabase, type DatabaseHandle } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { DAY_MS } from '../src/lib/clock.js';
@@ -20,10 +19,10 @@ import {
   partitionName,
 } from '../src/db/partitions.js';
 import { deleteExpiredChunk, RETAINED_TABLES } from '../src/retention/retention.repository.js';
+import { withPostgresSchema } from './lib/bench-schema.js';
 
 const ROWS = Number(process.env.ROWS ?? 100_000);
 const CHUNK = Number(process.env.RETENTION_CHUNK_ROWS ?? 5000);
-const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const events = RETAINED_TABLES.find((t) => t.table === 'events')!;
 
 async function fill(handle: DatabaseHandle, at: number): Promise<void> {
@@ -77,12 +76,7 @@ async function sqliteRun(): Promise<void> {
 }
 
 async function postgresRun(): Promise<void> {
-  const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  const handle = openDatabase({ url: PG_URL, schema, poolSize: 2 });
-  try {
+  await withPostgresSchema(async (handle) => {
     await migrateToLatest(handle.db);
     const day = dayStart(Date.now()) - 40 * DAY_MS;
     await createDayPartition(handle.db, 'events', day);
@@ -99,11 +93,7 @@ async function postgresRun(): Promise<void> {
     console.log(
       `postgres day partition of ${ROWS} rows: detach (holds the parent's lock) ${(detached - t).toFixed(1)} ms, drop (the detached table only) ${(dropped - detached).toFixed(1)} ms`,
     );
-  } finally {
-    await handle.close();
-    await admin.query(`drop schema ${schema} cascade`);
-    await admin.end();
-  }
+  });
 }
 
 await sqliteRun();

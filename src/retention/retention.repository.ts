@@ -2,7 +2,11 @@ import { sql, type ColumnType, type RawBuilder } from 'kysely';
 import type { Db, JsonColumn } from '../db/database.js';
 import { readJson, writeJson } from '../db/json.js';
 import { TERMINAL_STATES } from '../a2a/model.js';
-import { UNFINISHED_TRIGGER_STATES } from '../campaigns/triggers/ledger-deletion.repository.js';
+import {
+  finishedTriggersWithLedger,
+  toLedgerOwner,
+  UNFINISHED_TRIGGER_STATES,
+} from '../campaigns/triggers/ledger-deletion.repository.js';
 import type { RetentionKind } from '../settings/retention-settings.js';
 
 declare module '../db/database.js' {
@@ -110,17 +114,12 @@ export async function expiringLedgerTriggers(
   before: number,
   limit: number,
 ): Promise<ExpiringTrigger[]> {
-  const rows = await db
-    .selectFrom('campaign_triggers')
-    .select(['id', 'created_at'])
-    .where('project_id', '=', projectId)
+  const rows = await finishedTriggersWithLedger(db, projectId)
     .where('created_at', '<', before)
-    .where('ledger_expired_at', 'is', null)
-    .where('state', 'not in', UNFINISHED_TRIGGER_STATES)
     .orderBy('created_at')
     .limit(limit)
     .execute();
-  return rows.map((r) => ({ id: r.id, createdAt: Number(r.created_at) }));
+  return rows.map(toLedgerOwner);
 }
 
 /** The trigger's ledger rows are gone: later passes skip it. */

@@ -37,19 +37,28 @@ export async function deleteLedgerChunk(
 }
 
 /**
- * A campaign's finished triggers whose ledger retention has not already deleted (through
- * `campaign_triggers_list`). An unfinished trigger's ledger is left to the campaign's cascade, which
- * takes it in one statement with the trigger: a batch run again meanwhile would otherwise find its
- * sends' record gone and send again.
+ * A project's finished triggers whose ledger retention has not deleted yet: where retention and a
+ * campaign's deletion look for ledgers to take apart. An unfinished trigger's ledger is left alone.
  */
-export async function campaignLedgerOwners(db: Db, projectId: string, campaignId: string): Promise<LedgerOwner[]> {
-  const rows = await db
+export const finishedTriggersWithLedger = (db: Db, projectId: string) =>
+  db
     .selectFrom('campaign_triggers')
     .select(['id', 'created_at'])
     .where('project_id', '=', projectId)
-    .where('campaign_id', '=', campaignId)
     .where('ledger_expired_at', 'is', null)
-    .where('state', 'not in', UNFINISHED_TRIGGER_STATES)
-    .execute();
-  return rows.map((r) => ({ id: r.id, createdAt: Number(r.created_at) }));
+    .where('state', 'not in', UNFINISHED_TRIGGER_STATES);
+
+export const toLedgerOwner = (row: { id: string; created_at: number }): LedgerOwner => ({
+  id: row.id,
+  createdAt: Number(row.created_at),
+});
+
+/**
+ * A campaign's finished triggers with a ledger (through `campaign_triggers_list`). An unfinished
+ * trigger's ledger is left to the campaign's cascade, which takes it in one statement with the
+ * trigger: a batch run again meanwhile would otherwise find its sends' record gone and send again.
+ */
+export async function campaignLedgerOwners(db: Db, projectId: string, campaignId: string): Promise<LedgerOwner[]> {
+  const rows = await finishedTriggersWithLedger(db, projectId).where('campaign_id', '=', campaignId).execute();
+  return rows.map(toLedgerOwner);
 }
