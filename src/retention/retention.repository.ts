@@ -6,6 +6,7 @@ import {
   finishedTriggersWithLedger,
   toLedgerOwner,
   UNFINISHED_TRIGGER_STATES,
+  type LedgerOwner,
 } from '../campaigns/triggers/ledger-deletion.repository.js';
 import type { RetentionKind } from '../settings/retention-settings.js';
 
@@ -97,12 +98,6 @@ export async function deleteExpiredChunk(db: Db, spec: RetainedTable, scope: Chu
   return Number(result.numAffectedRows ?? 0n);
 }
 
-/** A finished trigger whose ledger rows retention has not deleted yet. */
-export interface ExpiringTrigger {
-  id: string;
-  createdAt: number;
-}
-
 /**
  * A project's finished triggers started before `before` whose ledger is not marked deleted, oldest
  * first, through the partial index of unmarked triggers (`campaign_triggers_ledger_retention`, migration
@@ -113,7 +108,7 @@ export async function expiringLedgerTriggers(
   projectId: string,
   before: number,
   limit: number,
-): Promise<ExpiringTrigger[]> {
+): Promise<LedgerOwner[]> {
   const rows = await finishedTriggersWithLedger(db, projectId)
     .where('created_at', '<', before)
     .orderBy('created_at')

@@ -13,7 +13,8 @@ import { preparedQuery } from '../../db/prepared.js';
  * result`. The task's one artifact holds the row the write returned, as a JSON object of its columns.
  * Resolves with the stored artifacts, or `undefined` when the write returned no row (then nothing was
  * written). A key another task of the project holds fails the whole statement with a unique
- * violation, so nothing is written: `insertTask`'s `ON CONFLICT DO NOTHING` would keep the write without its task here.
+ * violation, so nothing is written: `insertTask`'s `ON CONFLICT DO NOTHING` would keep the write
+ * without its task here.
  * PostgreSQL only (`supportsWritesInWith`): the casts and JSON functions are its own.
  */
 export async function insertTaskWithWrite(
