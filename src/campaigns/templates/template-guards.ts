@@ -83,10 +83,12 @@ export function fitsCaps(value: unknown, elements: number, chars: number): boole
   return true;
 }
 
-/** The caps of each render, found through its time limiter (shared by every context a render spawns). */
-const capsOfRender = new WeakMap<object, FilterCaps>();
-/** The allocation budget's own `use`, without the per-allocation cap (for text that exists already). */
-const chargeOfRender = new WeakMap<object, (count: number) => void>();
+// A render's caps and its budget's uncapped charge ride on its two limiters as symbol-keyed properties
+// (every context a render spawns shares them). Weak maps keyed by per-render objects made the render
+// workers' garbage collections long enough to push a render past its time budget.
+const CAPS = Symbol('filter caps');
+const CHARGE = Symbol('uncapped charge');
+type Limiter = Context['renderLimit'] & { [CAPS]?: FilterCaps; [CHARGE]?: (count: number) => void };
 
 /**
  * Gives a render's context the caps its filters apply, and caps each allocation liquidjs charges:
@@ -94,10 +96,10 @@ const chargeOfRender = new WeakMap<object, (count: number) => void>();
  * (`(1..4000000)` fits the allocation budget and takes a few hundred ms to build).
  */
 export function applyCaps(context: Context, caps: FilterCaps): void {
-  capsOfRender.set(context.renderLimit, caps);
-  const budget = context.memoryLimit;
+  (context.renderLimit as Limiter)[CAPS] = caps;
+  const budget: Limiter = context.memoryLimit;
   const use = budget.use.bind(budget);
-  chargeOfRender.set(budget, use);
+  budget[CHARGE] = use;
   budget.use = (count: number) => {
     use(count); // over the whole budget, liquidjs's own error (the allocation budget) comes first
     if (+count > caps.allocation)
@@ -109,10 +111,11 @@ export function applyCaps(context: Context, caps: FilterCaps): void {
 
 /** Charges text already built (a capture's output) to the allocation budget, without the per-allocation cap. */
 export function chargeWritten(context: Context, chars: number): void {
-  (chargeOfRender.get(context.memoryLimit) ?? context.memoryLimit.use.bind(context.memoryLimit))(chars);
+  const budget: Limiter = context.memoryLimit;
+  (budget[CHARGE] ?? budget.use.bind(budget))(chars);
 }
 
-export const capsOf = (context: Context): FilterCaps => capsOfRender.get(context.renderLimit) ?? DEFAULT_FILTER_CAPS;
+export const capsOf = (context: Context): FilterCaps => (context.renderLimit as Limiter)[CAPS] ?? DEFAULT_FILTER_CAPS;
 
 /** Throws liquidjs's own "template render limit exceeded" once the render's time budget is spent. */
 const checkDeadline = (context: Context): void => context.renderLimit.check(performance.now());
