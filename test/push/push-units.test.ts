@@ -16,7 +16,7 @@ import http2 from 'node:http2';
 import { DeliveryStatus } from '../../src/push/push.types.js';
 import { DEFAULT_RETRY_POLICY, retryDelayMs } from '../../src/push/retry-policy.js';
 import { ProviderQuota } from '../../src/push/provider-quota.js';
-import { createMemoryBucketStore } from '../../src/rate-limit/token-buckets.js';
+import { createMemoryBucketStore, type TokenBucketStore } from '../../src/rate-limit/token-buckets.js';
 import { listenOnLoopback } from '../helpers/ports.js';
 
 describe('push building blocks', () => {
@@ -286,6 +286,56 @@ describe('provider quota backoff', () => {
     now += 6000;
     expect(quota.backOff('p', undefined, 60_000) - now).toBe(60_000);
     expect(quota.heldUntil('other')).toBe(0);
+  });
+});
+
+describe('provider quota takes', () => {
+  const recordingStore = (now: () => number) => {
+    const memory = createMemoryBucketStore(now);
+    const takes: number[] = [];
+    const store: TokenBucketStore = {
+      take: (key, spec, cost = 1) => {
+        takes.push(cost);
+        return memory.take(key, spec, cost);
+      },
+      close: () => memory.close(),
+    };
+    return { store, takes };
+  };
+
+  it('fetches ahead what the key spent in the last second, so a busy key takes a few hundred tokens per round trip', async () => {
+    let now = 1_000_000;
+    const { store, takes } = recordingStore(() => now);
+    const quota = new ProviderQuota(store, () => now);
+    const spec = { capacity: 1_000_000, refillPerSecond: 100_000 };
+    const acquire = () => quota.acquire('fcm:p', spec, now + 5000);
+    expect(await acquire()).toBe(true);
+    // Nothing spent before: the take fetched only what waited.
+    expect(takes).toEqual([1]);
+    for (let i = 1; i < 1000; i++) expect(await acquire()).toBe(true);
+    // Each take fetched what had been spent in the window: 1, 1, 2, 4, ... up to 500 a take.
+    expect(takes.slice(0, 6)).toEqual([1, 1, 2, 4, 8, 16]);
+    expect(Math.max(...takes)).toBe(500);
+    expect(takes.length).toBeLessThanOrEqual(12);
+    expect(takes.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(1000);
+
+    // Two quiet windows later the key has spent nothing recently: a take is what waits again.
+    now += 2001;
+    takes.length = 0;
+    expect(await acquire()).toBe(true);
+    expect(takes).toEqual([1]);
+  });
+
+  it('never fetches ahead past the bucket', async () => {
+    let now = 1_000_000;
+    const { store, takes } = recordingStore(() => now);
+    const quota = new ProviderQuota(store, () => now);
+    const spec = { capacity: 50, refillPerSecond: 1000 };
+    for (let i = 0; i < 300; i++) {
+      expect(await quota.acquire('apns:topic', spec, now + 5000)).toBe(true);
+      now += 1;
+    }
+    expect(Math.max(...takes)).toBe(50);
   });
 });
 
