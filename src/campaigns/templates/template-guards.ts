@@ -84,8 +84,9 @@ export function fitsCaps(value: unknown, elements: number, chars: number): boole
 }
 
 // A render's caps and its budget's uncapped charge ride on its two limiters as symbol-keyed properties
-// (every context a render spawns shares them). Weak maps keyed by per-render objects made the render
-// workers' garbage collections long enough to push a render past its time budget.
+// (every context a render spawns shares them). Weak maps keyed by these per-render objects doubled a
+// render's CPU, and their collections held single renders for hundreds of ms, past the default time
+// budget (`npm run bench:render`; figures in docs/benchmarks.md, "Profiles behind the code").
 const CAPS = Symbol('filter caps');
 const CHARGE = Symbol('uncapped charge');
 type Limiter = Context['renderLimit'] & { [CAPS]?: FilterCaps; [CHARGE]?: (count: number) => void };
