@@ -157,18 +157,22 @@ export class ProviderQuota {
 
   private spend(gate: Gate, now: number): void {
     gate.tokens--;
-    this.recentlySpent(gate, now);
+    this.startWindowIfDue(gate, now);
     gate.spent++;
   }
 
   /** Tokens the key spent in about the last window (the fuller of the current and the previous one). */
   private recentlySpent(gate: Gate, now: number): number {
-    if (now - gate.windowAt >= RESERVOIR_TTL_MS) {
-      gate.spentBefore = now - gate.windowAt < 2 * RESERVOIR_TTL_MS ? gate.spent : 0;
-      gate.spent = 0;
-      gate.windowAt = now;
-    }
+    this.startWindowIfDue(gate, now);
     return Math.max(gate.spent, gate.spentBefore);
+  }
+
+  /** Once a window has passed, a new one starts; the one before it counts only if it just ended. */
+  private startWindowIfDue(gate: Gate, now: number): void {
+    if (now - gate.windowAt < RESERVOIR_TTL_MS) return;
+    gate.spentBefore = now - gate.windowAt < 2 * RESERVOIR_TTL_MS ? gate.spent : 0;
+    gate.spent = 0;
+    gate.windowAt = now;
   }
 
   private async pump(key: string, gate: Gate, spec: BucketSpec): Promise<void> {
