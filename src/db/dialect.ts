@@ -65,7 +65,7 @@ export const textStartsWith = (db: AnyKysely, text: RawBuilder<string>, prefix: 
 export const indexedTextStartsWith = (db: AnyKysely, text: RawBuilder<string>, prefix: string): RawBuilder<boolean> =>
   sqlDialect(db).indexedTextStartsWith(text, prefix);
 
-export const wholeTable = (db: AnyKysely, table: string): RawBuilder<unknown> => sqlDialect(db).wholeTable(table);
+export const projectUsersInOrder = (db: AnyKysely): RawBuilder<unknown> => sqlDialect(db).projectUsersInOrder();
 
 export const epochBucketStart = (db: AnyKysely, column: string, bucketMs: number): RawBuilder<number> =>
   sqlDialect(db).epochBucketStart(column, bucketMs);

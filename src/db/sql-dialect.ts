@@ -96,8 +96,8 @@ export interface SqlDialect {
   textStartsWith(text: RawBuilder<string>, prefix: string): RawBuilder<boolean>;
   /** A prefix test on an indexed text column, written so that the index can serve it where the collation allows. */
   indexedTextStartsWith(text: RawBuilder<string>, prefix: string): RawBuilder<boolean>;
-  /** A table to read whole, for aggregates over most of it (a broadcast dry run). */
-  wholeTable(table: string): RawBuilder<unknown>;
+  /** `users`, for a pass over one project's users in the order they were added (a broadcast dry run's aggregates). */
+  projectUsersInOrder(): RawBuilder<unknown>;
   /**
    * The start (epoch ms) of the fixed-size UTC bucket holding the epoch-ms `column`: integer
    * division, no date functions (`date_trunc` and `strftime` differ and cost more).

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/database.js';
-import { sqlDialect, wholeTable } from '../../db/dialect.js';
+import { projectUsersInOrder, sqlDialect } from '../../db/dialect.js';
 import { readJson } from '../../db/json.js';
 import { activeDeviceCountOf } from '../../devices/devices.service.js';
 
@@ -148,7 +148,7 @@ export async function countBroadcastAudience(
         ${activeDeviceCountOf(sql.ref('users.id'), snapshotAt)} as devices,
         ${gates.unsubscribed} as unsubscribed,
         ${gates.notReeligible} as not_reeligible
-      from ${wholeTable(db, 'users')}
+      from ${projectUsersInOrder(db)}
       where users.project_id = ${projectId} and users.created_at <= ${snapshotAt} and ${c.segment}
     ) as audience`.execute(db);
   const row = result.rows[0]!;
@@ -203,7 +203,7 @@ export async function countBroadcastLocales(
   const result = await sql<{ value: string | null; users: number }>`
     select value, count(*) as users from (
       select case when length(${raw}) <= ${maxLength} then lower(${raw}) end as value
-      from ${wholeTable(db, 'users')}
+      from ${projectUsersInOrder(db)}
       where users.project_id = ${projectId} and users.created_at <= ${snapshotAt} and ${c.segment}
         and ${c.audience} and not (${gates.unsubscribed}) and not (${gates.notReeligible})
         and ${activeDeviceCountOf(sql.ref('users.id'), snapshotAt)} > 0
