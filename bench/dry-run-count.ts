@@ -5,7 +5,7 @@
  * instance), each user with one device and time-ordered ids, as Herald makes them. Rounds alternate
  * Herald's count (a walk of `users_project_id`) with the count as it was before (the same query over
  * `users NOT INDEXED`, a scan of every project's users), through `POST /campaigns/{id}:trigger?dry_run=true`
- * in this process. The figure is each request's time: on SQLite the statement runs on the event loop.
+ * in this process. The figure is each request's time (the count runs on the reader thread, src/db/sqlite-reader.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -151,7 +151,7 @@ const table = markdownTable(
 );
 const body = `Command: \`${commandLine('bench:dry-run')}\`, run ${today()} on commit \`${measuredCommit()}\` (Node ${process.version}).
 
-One embedded SQLite file: a project of ${USERS.toLocaleString('en')} users and one of ${(USERS / SMALL_EVERY).toLocaleString('en')} whose users arrive among the first's, each user with one FCM device, ids time-ordered as Herald makes them. ${ROUNDS} alternated rounds after a warm-up, in one process: \`POST /api/v1/campaigns/{id}:trigger?dry_run=true\` (a broadcast, segment \`plan eq pro\`), timed per request, with the count as Herald runs it and as it ran before (\`users NOT INDEXED\`). On SQLite the count runs on the event loop, so its time is how long every other request waits.
+One embedded SQLite file: a project of ${USERS.toLocaleString('en')} users and one of ${(USERS / SMALL_EVERY).toLocaleString('en')} whose users arrive among the first's, each user with one FCM device, ids time-ordered as Herald makes them. ${ROUNDS} alternated rounds after a warm-up, in one process: \`POST /api/v1/campaigns/{id}:trigger?dry_run=true\` (a broadcast, segment \`plan eq pro\`), timed per request, with the count as Herald runs it and as it ran before (\`users NOT INDEXED\`). The count runs on Herald's SQLite reader thread; the time is what the caller waits.
 
 ${table}
 `;

@@ -11,6 +11,8 @@ export interface CheckpointWorkerData {
   restartAbovePages: number;
   /** The server connection's write gate (sqlite-writer.ts): element 0 is 1 while a RESTART wants the write lock. */
   holdWrites: Int32Array;
+  /** Element 0 is 1 while the reader thread runs a statement (sqlite-reader-thread.ts). */
+  readerBusy: Int32Array;
 }
 
 interface CheckpointResult {
@@ -19,7 +21,7 @@ interface CheckpointResult {
   checkpointed: number;
 }
 
-const { file, intervalMs, restartAbovePages, holdWrites } = workerData as CheckpointWorkerData;
+const { file, intervalMs, restartAbovePages, holdWrites, readerBusy } = workerData as CheckpointWorkerData;
 const db = new SQLite(file);
 // RESTART waits this long for the writer's transaction to end; a PASSIVE checkpoint never waits.
 db.pragma('busy_timeout = 1000');
@@ -39,6 +41,12 @@ function tick(): void {
   // that follow each other closely would starve its wait for the write lock, so the server's
   // statements wait at the write gate meanwhile.
   Atomics.store(holdWrites, 0, 1);
+  // A read on the reader thread keeps its snapshot of the WAL until it ends, and RESTART would hold
+  // writes back all that time: a later tick restarts the log (sqlite-reader-thread.ts, \`run\`).
+  if (Atomics.load(readerBusy, 0) === 1) {
+    Atomics.store(holdWrites, 0, 0);
+    return;
+  }
   try {
     restart.get();
   } finally {

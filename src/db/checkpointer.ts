@@ -52,6 +52,7 @@ export function startCheckpointer(
   const holdWrites = sqlite.writeGate;
   const workerData: CheckpointWorkerData = {
     holdWrites,
+    readerBusy: sqlite.readerBusy,
     file: sqlite.file,
     intervalMs: options.intervalMs ?? CHECKPOINT_INTERVAL_MS,
     restartAbovePages,

@@ -12,7 +12,7 @@ export type { DatabaseHandle, DatabaseTarget } from './database-handle.js';
 /** PostgreSQL when `target.url` is given, else the embedded SQLite file (`:memory:` without one). */
 export function openDatabase(target: DatabaseTarget): DatabaseHandle {
   if (target.url) return openPostgres(target.url, target);
-  return openSqlite(target.sqliteFile ?? ':memory:');
+  return openSqlite(target.sqliteFile ?? ':memory:', { dryRunTimeoutMs: target.dryRunTimeoutMs ?? 0 });
 }
 
 /** The configured database: `DATABASE_URL` (PostgreSQL), else the embedded file `DATA_DIR/herald.sqlite`. */

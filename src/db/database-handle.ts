@@ -22,7 +22,7 @@ export interface DatabaseTarget {
   readPoolSize?: number;
   /** LISTEN connections (default 2: the job runner's and the A2A event listener). */
   listenPoolSize?: number;
-  /** `statement_timeout` of `readDb` and of `dryRunDb` (0 or absent: none). */
+  /** `statement_timeout` of `readDb` (PostgreSQL) and of `dryRunDb` (both databases), 0 or absent: none. */
   readTimeoutMs?: number;
   dryRunTimeoutMs?: number;
   /** PostgreSQL schema to use as `search_path` (tests isolate files this way). */
@@ -48,12 +48,15 @@ export interface DatabaseHandle {
    * without a replica). Never for a read that must see a write just made.
    */
   readDb: Kysely<Database>;
-  /** Dry runs' reads: where `readDb` reads, under their own, longer statement timeout. */
+  /**
+   * Dry runs' reads, under their own, longer timeout: where `readDb` reads on PostgreSQL; on an
+   * embedded file, a reader thread with its own connection (sqlite-reader.ts), single statements only.
+   */
   dryRunDb: Kysely<Database>;
   /**
-   * The connection of an embedded database file (not `:memory:`) and its write gate, for its
-   * checkpointer (checkpointer.ts, sqlite-writer.ts).
+   * The connection of an embedded database file (not `:memory:`), its write gate and the reader
+   * thread's busy flag, for its checkpointer (checkpointer.ts, sqlite-writer.ts, sqlite-reader-thread.ts).
    */
-  sqlite?: { file: string; connection: SQLite.Database; writeGate: WriteGate };
+  sqlite?: { file: string; connection: SQLite.Database; writeGate: WriteGate; readerBusy: Int32Array };
   close(): Promise<void>;
 }

@@ -7,6 +7,7 @@ import type { Database } from './database.js';
 import type { DatabaseHandle } from './database-handle.js';
 import { registerDataVersion } from './data-version.js';
 import { sqliteDialect } from './dialect.js';
+import { openSqliteReader } from './sqlite-reader.js';
 import { createWriteGate, ImmediateSqliteDialect } from './sqlite-writer.js';
 
 /**
@@ -35,7 +36,12 @@ function prepareSqliteFiles(file: string): void {
  */
 const SQLITE_CACHE_KIB = -4096;
 
-export function openSqlite(file: string): DatabaseHandle {
+/**
+ * `dryRunTimeoutMs` (0: none) bounds a dry run's statements, which run on the reader thread
+ * (sqlite-reader.ts) for a file; `:memory:` has no other connection to read it, so there they run
+ * on the server's connection, unbounded.
+ */
+export function openSqlite(file: string, options: { dryRunTimeoutMs?: number } = {}): DatabaseHandle {
   if (file !== ':memory:') prepareSqliteFiles(file);
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
@@ -47,18 +53,31 @@ export function openSqlite(file: string): DatabaseHandle {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma(`cache_size = ${SQLITE_CACHE_KIB}`);
   const writeGate = createWriteGate();
+  const readerBusy = new Int32Array(new SharedArrayBuffer(4));
   const db = new Kysely<Database>({
     dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }, writeGate),
   });
   registerDataVersion(db, dataVersionPerTurn(sqlite));
+  const dryRunDb =
+    file === ':memory:'
+      ? db
+      : openSqliteReader({
+          file,
+          writeGate,
+          readerBusy,
+          timeoutMs: options.dryRunTimeoutMs ?? 0,
+          setting: 'DATABASE_DRY_RUN_TIMEOUT_MS',
+        });
   return {
     db,
     dialect: sqliteDialect,
     readDb: db,
-    // SQLite has no statement timeout: a dry run there is bounded by the request timeout alone.
-    dryRunDb: db,
-    ...(file === ':memory:' ? {} : { sqlite: { file, connection: sqlite, writeGate } }),
-    close: () => db.destroy(),
+    dryRunDb,
+    ...(file === ':memory:' ? {} : { sqlite: { file, connection: sqlite, writeGate, readerBusy } }),
+    async close() {
+      if (dryRunDb !== db) await dryRunDb.destroy();
+      await db.destroy();
+    },
   };
 }
 

@@ -7,6 +7,16 @@ const QUERY_CANCELED = '57014';
 const TRANSACTION_START = /^\s*(begin|start transaction)\b/i;
 const isTransactionEnd = (text: string): boolean => /^(commit|rollback|end)$/i.test(text.trim());
 
+/** Rule `query-timeout`: the 422 of a read stopped after `timeoutMs` (the value of `setting`). */
+export function queryTimeoutError(timeoutMs: number, setting: string, cause?: unknown): AppError {
+  return new AppError(
+    'too_expensive',
+    'QUERY_TIMEOUT',
+    `The database stopped this read after ${timeoutMs} ms (${setting}): ask for less (a smaller page, a narrower segment or period), or have the operator raise ${setting}`,
+    { cause },
+  );
+}
+
 /**
  * A pool whose every statement runs under PostgreSQL's `statement_timeout = timeoutMs`. The setting
  * is `SET LOCAL`, so it lives in one transaction and never outlasts it on a pooled connection (a
@@ -24,12 +34,7 @@ export function withStatementTimeout(pool: pg.Pool, timeoutMs: number, setting: 
   const setLocal = `set local statement_timeout = ${Math.trunc(timeoutMs)}`;
   const timedOut = (error: unknown): unknown =>
     (error as { code?: unknown }).code === QUERY_CANCELED && /statement timeout/i.test((error as Error).message)
-      ? new AppError(
-          'too_expensive',
-          'QUERY_TIMEOUT',
-          `The database stopped this read after ${timeoutMs} ms (${setting}): ask for less (a smaller page, a narrower segment or period), or have the operator raise ${setting}`,
-          { cause: error },
-        )
+      ? queryTimeoutError(timeoutMs, setting, error)
       : error;
   return {
     async connect() {

@@ -42,7 +42,7 @@ const DESCRIPTION = [
     'key answers the first response. `429` and `503` answers carry `Retry-After`.',
   '',
   "On PostgreSQL, lists, analytics and dry runs run under the operator's statement timeouts " +
-    '(`DATABASE_READ_TIMEOUT_MS`, `DATABASE_DRY_RUN_TIMEOUT_MS`): a read stopped by one answers `422` with ' +
+    '(`DATABASE_READ_TIMEOUT_MS`, `DATABASE_DRY_RUN_TIMEOUT_MS`; on SQLite, dry runs under the second): a read stopped by one answers `422` with ' +
     '`X-Error-Reason: QUERY_TIMEOUT` and no `Retry-After` (ask for less: a smaller page, a narrower segment).',
   '',
   'Agents use the A2A JSON-RPC interface at `/a2a` (agent card: `/.well-known/agent-card.json`), described in ' +

@@ -92,6 +92,49 @@ describe('the checkpointer thread', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('leaves the log to grow while the reader thread runs a statement, and restarts it after', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-checkpoint-'));
+    const database = openDatabase({ sqliteFile: path.join(dir, 'herald.sqlite') });
+    try {
+      await migrateToLatest(database.db);
+      const { connection, readerBusy } = database.sqlite!;
+      connection.exec('create table filler (id integer primary key, body blob)');
+      const checkpointer = startCheckpointer(database, { restartAbovePages: RESTART_ABOVE_PAGES, intervalMs: 5 })!;
+      const pageSize = connection.pragma('page_size', { simple: true }) as number;
+      await checkpointer.ready;
+      const writes = createGroupCommit(database.db);
+      const write = () =>
+        writes.run(async (trx) => {
+          for (let i = 0; i < 4; i++) await sql`insert into filler (body) values (randomblob(3000))`.execute(trx);
+        });
+      // A long read holds its snapshot: a RESTART would hold every write back until the read ends.
+      Atomics.store(readerBusy, 0, 1);
+      let commits = 0;
+      const largest = await largestWal(database, async () => {
+        const until = Date.now() + 1000;
+        while (Date.now() < until) {
+          await write();
+          commits++;
+        }
+      });
+      expect(commits).toBeGreaterThan(RESTART_ABOVE_PAGES * 2);
+      expect(largest).toBeGreaterThan((commits * 4 * pageSize) / 2);
+      // The read over, the next ticks restart the log and the file is cut back to the bound.
+      Atomics.store(readerBusy, 0, 0);
+      const walFile = `${database.sqlite!.file}-wal`;
+      const bound = RESTART_ABOVE_PAGES * pageSize;
+      for (let i = 0; i < 200 && fs.statSync(walFile).size > bound; i++) {
+        await write();
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(fs.statSync(walFile).size).toBeLessThanOrEqual(bound);
+      await checkpointer.stop();
+    } finally {
+      await database.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 // The serving connection's checkpoint settings exist only on the embedded database.
