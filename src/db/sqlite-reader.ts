@@ -78,7 +78,10 @@ class ReaderThread {
     const data: SqliteReaderThreadData = { file, writeGate, readerBusy };
     const worker = new Worker(threadFile, { workerData: data });
     worker.on('message', (answer: ReadAnswer) => this.#answer(answer));
-    worker.on('error', (error) => this.#failAll(error));
+    // A stopped thread's end concerns no one: what it held was given to the next thread.
+    worker.on('error', (error) => {
+      if (this.#worker === worker) this.#failAll(error);
+    });
     worker.on('exit', () => {
       if (this.#worker !== worker) return;
       this.#worker = undefined;
@@ -115,7 +118,8 @@ class ReaderThread {
     const stopped = this.#worker;
     if (!stopped) return;
     this.#worker = undefined;
-    this.#exiting = stopped.terminate().then(() => {
+    const exited = stopped.terminate().catch(() => undefined);
+    this.#exiting = exited.then(() => {
       this.#exiting = undefined;
       for (const other of this.#pending.values()) this.#post(other.request);
     });
