@@ -1,6 +1,7 @@
-import { sql, type CompiledQuery, type Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import type { Database, Db } from '../../src/db/database.js';
+import type { Database } from '../../src/db/database.js';
+import { queryPlan } from '../helpers/query-plan.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { createCampaign, createUser, trigger } from './campaign-helpers.js';
@@ -27,21 +28,6 @@ function recordStatements(db: Kysely<Database>, into: CompiledQuery[]): () => vo
 describe.each(TEST_DIALECTS)('broadcast dry-run count on %s', (dialect) => {
   const ctx = useTestContext(dialect);
 
-  async function planOf(query: CompiledQuery): Promise<string> {
-    const prefix = dialect === 'sqlite' ? 'explain query plan ' : 'explain ';
-    const explain = async (db: Db) =>
-      (await db.executeQuery<Record<string, string>>({ ...query, sql: prefix + query.sql })).rows
-        .map((row) => row.detail ?? row['QUERY PLAN'])
-        .join('\n');
-    if (dialect === 'sqlite') return explain(ctx().database.db);
-    return ctx()
-      .database.db.transaction()
-      .execute(async (trx) => {
-        await sql`set local enable_seqscan = off`.execute(trx);
-        return explain(trx);
-      });
-  }
-
   it("counts only the project's users, reading them through the project's index", async () => {
     const other = await ctx().newProject('other');
     for (const id of ['a1', 'a2', 'a3']) await createUser(ctx(), id, { plan: 'pro' }, other.secret);
@@ -56,7 +42,7 @@ describe.each(TEST_DIALECTS)('broadcast dry-run count on %s', (dialect) => {
 
     const count = statements.find((s) => /count\(\*\) as in_segment/.test(s.sql));
     expect(count).toBeDefined();
-    const plan = await planOf(count!);
+    const plan = await queryPlan(ctx().database.db, count!);
     if (dialect === 'sqlite') {
       expect(plan).toMatch(/SEARCH users USING INDEX users_project_id \(project_id=\?\)/);
       expect(plan).not.toMatch(/SCAN users\b/);

@@ -1,10 +1,10 @@
-import { sql, type CompiledQuery } from 'kysely';
+import type { CompiledQuery } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import {
   cancelCampaignHeldSendsQuery,
   userHeldSendsQuery,
 } from '../../src/campaigns/policies/held-sends.repository.js';
-import type { Db } from '../../src/db/database.js';
+import { queryPlan } from '../helpers/query-plan.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 
@@ -18,20 +18,7 @@ import { TEST_DIALECTS } from '../helpers/test-db.js';
 describe.each(TEST_DIALECTS)('held sends lookups on %s', (dialect) => {
   const ctx = useTestContext(dialect);
 
-  async function planOf(query: CompiledQuery): Promise<string> {
-    const prefix = dialect === 'sqlite' ? 'explain query plan ' : 'explain ';
-    const explain = async (db: Db) =>
-      (await db.executeQuery<Record<string, string>>({ ...query, sql: prefix + query.sql })).rows
-        .map((row) => row.detail ?? row['QUERY PLAN'])
-        .join('\n');
-    if (dialect === 'sqlite') return explain(ctx().database.db);
-    return ctx()
-      .database.db.transaction()
-      .execute(async (trx) => {
-        await sql`set local enable_seqscan = off`.execute(trx);
-        return explain(trx);
-      });
-  }
+  const planOf = (query: CompiledQuery) => queryPlan(ctx().database.db, query);
 
   const uses = (index: string) =>
     dialect === 'sqlite'

@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { campaignTriggersQuery } from '../../src/campaigns/triggers/triggers.repository.js';
+import { queryPlan } from '../helpers/query-plan.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { createCampaign, json, triggerOk } from './campaign-helpers.js';
@@ -52,24 +52,7 @@ describe.each(TEST_DIALECTS)('the scheduled-trigger list on %s', (dialect) => {
 
   it('reads the partial index, not every trigger of the campaign', async () => {
     const query = campaignTriggersQuery(ctx().database.db, 'prj', 'cmp', 21, undefined, true).compile();
-    const plan =
-      dialect === 'sqlite'
-        ? (
-            await ctx().database.db.executeQuery<{ detail: string }>({
-              ...query,
-              sql: `explain query plan ${query.sql}`,
-            })
-          ).rows
-            .map((r) => r.detail)
-            .join('\n')
-        : await ctx()
-            .database.db.transaction()
-            .execute(async (trx) => {
-              await sql`set local enable_seqscan = off`.execute(trx);
-              const rows = (await trx.executeQuery<{ 'QUERY PLAN': string }>({ ...query, sql: `explain ${query.sql}` }))
-                .rows;
-              return rows.map((r) => r['QUERY PLAN']).join('\n');
-            });
+    const plan = await queryPlan(ctx().database.db, query);
     expect(plan).toMatch(/campaign_triggers_scheduled/);
   });
 });
