@@ -42,7 +42,7 @@ function tick(): void {
   // statements wait at the write gate meanwhile.
   Atomics.store(holdWrites, 0, 1);
   // A read on the reader thread keeps its snapshot of the WAL until it ends, and RESTART would hold
-  // writes back all that time: a later tick restarts the log (sqlite-reader-thread.ts, \`run\`).
+  // writes back all that time: a later tick restarts the log (sqlite-reader-thread.ts, `run`).
   if (Atomics.load(readerBusy, 0) === 1) {
     Atomics.store(holdWrites, 0, 0);
     return;
