@@ -64,3 +64,4 @@ function run(request: ReadRequest): ReadAnswer {
 }
 
 parentPort?.on('message', (request: ReadRequest) => parentPort?.postMessage(run(request)));
+parentPort?.postMessage('ready');

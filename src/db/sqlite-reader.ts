@@ -49,6 +49,9 @@ class ReaderThread {
   #exiting: Promise<void> | undefined;
   readonly #pending = new Map<number, Pending>();
   #nextId = 0;
+  /** Settles once the current thread has opened its connection (or ended). */
+  #started: Promise<void> = Promise.resolve();
+  #closed = false;
 
   constructor(options: SqliteReaderOptions) {
     this.#options = options;
@@ -56,8 +59,12 @@ class ReaderThread {
 
   async run(query: CompiledQuery): Promise<QueryResult<unknown>> {
     const { timeoutMs } = this.#options;
-    // As PostgreSQL's timeout does not count the wait for a pooled connection, this one starts once a stopped thread has gone.
+    // As PostgreSQL's timeout does not count the wait for a pooled connection, this one starts once a
+    // stopped thread has gone and a new one has opened its connection.
     while (this.#exiting) await this.#exiting;
+    if (!this.#worker) this.#worker = this.#start();
+    await this.#started;
+    if (this.#closed) throw new Error('the database is closed');
     return new Promise((resolve, reject) => {
       const request = { id: ++this.#nextId, sql: query.sql, parameters: query.parameters };
       const pending: Pending = { request, resolve, reject };
@@ -77,12 +84,18 @@ class ReaderThread {
     const { file, writeGate, readerBusy } = this.#options;
     const data: SqliteReaderThreadData = { file, writeGate, readerBusy };
     const worker = new Worker(threadFile, { workerData: data });
-    worker.on('message', (answer: ReadAnswer) => this.#answer(answer));
+    let started = (): void => undefined;
+    this.#started = new Promise((resolve) => (started = resolve));
+    worker.on('message', (answer: ReadAnswer | 'ready') => {
+      if (answer === 'ready') started();
+      else this.#answer(answer);
+    });
     // A stopped thread's end concerns no one: what it held was given to the next thread.
     worker.on('error', (error) => {
       if (this.#worker === worker) this.#failAll(error);
     });
     worker.on('exit', () => {
+      started();
       if (this.#worker !== worker) return;
       this.#worker = undefined;
       this.#failAll(new Error('the database reader thread exited'));
@@ -121,7 +134,7 @@ class ReaderThread {
     const exited = stopped.terminate().catch(() => undefined);
     this.#exiting = exited.then(() => {
       this.#exiting = undefined;
-      for (const other of this.#pending.values()) this.#post(other.request);
+      if (!this.#closed) for (const other of this.#pending.values()) this.#post(other.request);
     });
   }
 
@@ -133,6 +146,7 @@ class ReaderThread {
   }
 
   async stop(): Promise<void> {
+    this.#closed = true;
     const worker = this.#worker;
     this.#worker = undefined;
     this.#failAll(new Error('the database is closed'));
