@@ -11,6 +11,7 @@ import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { systemClock } from '../src/lib/clock.js';
+import { newTimeOrderedId } from '../src/lib/ids.js';
 import { createProject } from '../src/projects/projects.service.js';
 import { setFcmCredentials } from '../src/push/credentials/credentials.service.js';
 import { createSecretBox, resolveSecretKey } from '../src/crypto/secret-box.js';
@@ -30,7 +31,11 @@ const arg = (name: string): string => {
   return process.argv[i + 1]!;
 };
 
-/** Users with one device each; ids are random UUIDs as Herald makes them, inserted 10,000 per transaction. */
+/**
+ * Users with one device each, inserted 10,000 per transaction. User ids are time-ordered, a millisecond
+ * apart, as Herald makes them (src/lib/ids.ts), so the audience's keyset walk reads rows in the order
+ * they were added, as on real data; device ids are random, as an app may give its own.
+ */
 function insertAudience(sqliteFile: string, projectId: string, n: number): void {
   const raw = new SQLite(sqliteFile);
   raw.pragma('journal_mode = WAL');
@@ -45,7 +50,7 @@ function insertAudience(sqliteFile: string, projectId: string, n: number): void 
   const at = Date.now() - 1000;
   const chunk = raw.transaction((from: number, to: number) => {
     for (let i = from; i < to; i++) {
-      const id = randomUUID();
+      const id = newTimeOrderedId(at - n + i);
       user.run(
         id,
         projectId,
