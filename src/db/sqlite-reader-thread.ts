@@ -18,8 +18,7 @@ export interface ReadRequest {
   parameters: readonly unknown[];
 }
 
-export type ReadAnswer =
-  { id: number; rows: unknown[]; changes?: number } | { id: number; error: { message: string; code?: string } };
+export type ReadAnswer = { id: number; rows: unknown[] } | { id: number; error: { message: string; code?: string } };
 
 const { file, writeGate, readerBusy } = workerData as SqliteReaderThreadData;
 const db = new SQLite(file, { readonly: true, fileMustExist: true });
@@ -51,10 +50,8 @@ function run(request: ReadRequest): ReadAnswer {
   Atomics.store(readerBusy, 0, 1);
   try {
     while (Atomics.load(writeGate, 0) === 1) Atomics.wait(writeGate, 0, 1, 5);
-    const statement = prepare(request.sql);
-    const parameters = request.parameters as unknown[];
-    if (statement.reader) return { id: request.id, rows: statement.all(...parameters) };
-    return { id: request.id, rows: [], changes: statement.run(...parameters).changes };
+    // Reads only: the connection is read-only, and the driver (sqlite-reader.ts) opens no transaction.
+    return { id: request.id, rows: prepare(request.sql).all(...(request.parameters as unknown[])) };
   } catch (error) {
     const { message, code } = error as { message?: string; code?: string };
     return { id: request.id, error: { message: message ?? String(error), ...(code !== undefined && { code }) } };

@@ -108,11 +108,7 @@ class ReaderThread {
     if (!pending) return; // timed out meanwhile
     this.#settle(answer.id);
     if ('error' in answer) pending.reject(Object.assign(new Error(answer.error.message), { code: answer.error.code }));
-    else
-      pending.resolve({
-        rows: answer.rows,
-        ...(answer.changes !== undefined && { numAffectedRows: BigInt(answer.changes) }),
-      });
+    else pending.resolve({ rows: answer.rows });
   }
 
   #settle(id: number): void {
