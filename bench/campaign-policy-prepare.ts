@@ -24,6 +24,7 @@ import { createProject } from '../src/projects/projects.service.js';
 import { setFcmCredentials } from '../src/push/credentials/credentials.service.js';
 import { createSecretBox, resolveSecretKey } from '../src/crypto/secret-box.js';
 import type { PreparedBench } from './campaign-prepare.js';
+import { seededUserId } from './lib/seed-ids.js';
 
 const BENCH_SECRET_KEY = '11'.repeat(32);
 const HOUR = 3_600_000;
@@ -115,7 +116,7 @@ function insertSqlite(sqliteFile: string, a: Audience): void {
   const topics = JSON.stringify({ [a.topicId]: 'subscribed' });
   const chunk = raw.transaction((from: number, to: number) => {
     for (let i = from; i < to; i++) {
-      const id = randomUUID();
+      const id = seededUserId(i, a.n, at);
       user.run(id, a.projectId, `user-${i}`, userProperties(i), at, at);
       device.run(a.projectId, randomUUID(), id, `bench${i}x${id.slice(0, 8)}`, at, at);
       if (i % 10 < 3) pref.run(id, a.projectId, topics, at);
@@ -144,8 +145,8 @@ async function insertPostgres(url: string, a: Audience): Promise<void> {
     const at = a.now - 1000;
     const zones = `(array[${ZONES.map((z) => `'${z}'`).join(',')}])[(g % ${ZONES.length}) + 1]`;
     await client.query(
-      `create temporary table bench_ids as select g, gen_random_uuid()::text as id from generate_series(0, $1::int - 1) g`,
-      [a.n],
+      `create temporary table bench_ids as select (o - 1)::int as g, id from unnest($1::text[]) with ordinality as t(id, o)`,
+      [Array.from({ length: a.n }, (_, i) => seededUserId(i, a.n, at))],
     );
     await client.query(
       `insert into users (id, project_id, project_user_id, properties, created_at, updated_at)

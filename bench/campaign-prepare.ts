@@ -11,10 +11,10 @@ import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { systemClock } from '../src/lib/clock.js';
-import { newTimeOrderedId } from '../src/lib/ids.js';
 import { createProject } from '../src/projects/projects.service.js';
 import { setFcmCredentials } from '../src/push/credentials/credentials.service.js';
 import { createSecretBox, resolveSecretKey } from '../src/crypto/secret-box.js';
+import { seededUserId } from './lib/seed-ids.js';
 
 export interface PreparedBench {
   projectId: string;
@@ -50,7 +50,7 @@ function insertAudience(sqliteFile: string, projectId: string, n: number): void 
   const at = Date.now() - 1000;
   const chunk = raw.transaction((from: number, to: number) => {
     for (let i = from; i < to; i++) {
-      const id = newTimeOrderedId(at - n + i);
+      const id = seededUserId(i, n, at);
       user.run(
         id,
         projectId,
