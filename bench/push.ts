@@ -14,7 +14,8 @@
 // either); its sends are not cut into requests (a request's sends are the loop's next 500).
 // Usage: npm run bench:push [-- --rounds 3 --sends 10000 --profile DIR (CPU profile of the Herald process)
 //        --before REF (also Herald at that git ref, alternated, to show a change's effect)
-//        --herald-node-options '--max-semi-space-size=32' (NODE_OPTIONS for this Herald only, not the --before one)
+//        --herald-node-options '--max-semi-space-size=16' (NODE_OPTIONS for this Herald only, not the --before one;
+//        a heap flag given there replaces bin/herald's default, as it does for bin/herald)
 //        --no-write (print the report, leave docs/benchmarks.md alone)]
 import crypto from 'node:crypto';
 import fs from 'node:fs';

@@ -12,13 +12,16 @@ import { freePort, startProcess, waitForHttp, type BenchProcess } from './proces
 /**
  * The V8 flags `bin/herald` starts the server roles with (its `V8_DEFAULTS`), read from the tree being
  * measured, so each variant runs as a user's `bin/herald serve` would; none for trees older than them.
+ * As in bin/herald, a flag named in `nodeOptions` (the NODE_OPTIONS the server gets) is left out: on
+ * the command line it would beat NODE_OPTIONS, and the experiment would silently not run.
  * BENCH_NODE_FLAGS (space-separated) replaces them for experiments, e.g. `--max-semi-space-size=8`.
  */
-export function heraldNodeFlags(cwd?: string): string[] {
+export function heraldNodeFlags(cwd?: string, nodeOptions = process.env.NODE_OPTIONS ?? ''): string[] {
   if (process.env.BENCH_NODE_FLAGS) return process.env.BENCH_NODE_FLAGS.split(' ');
   const source = fs.readFileSync(path.join(cwd ?? process.cwd(), 'bin', 'herald'), 'utf8');
   const list = /const V8_DEFAULTS = \[([^\]]*)\]/.exec(source)?.[1] ?? '';
-  return [...list.matchAll(/'([^']+)'/g)].map((m) => m[1]!);
+  const given = nodeOptions.replaceAll('_', '-');
+  return [...list.matchAll(/'([^']+)'/g)].map((m) => m[1]!).filter((flag) => !given.includes(flag.split('=')[0]!));
 }
 
 /**
@@ -122,7 +125,13 @@ export async function startHerald(options: {
     ports.push(port);
     procs.push(
       startProcess(
-        [...heraldNodeFlags(cwd), ...(options.nodeArgs ?? []), '--import', './src/boot/ts-resolve.ts', 'src/main.ts'],
+        [
+          ...heraldNodeFlags(cwd, options.env?.NODE_OPTIONS),
+          ...(options.nodeArgs ?? []),
+          '--import',
+          './src/boot/ts-resolve.ts',
+          'src/main.ts',
+        ],
         {
           ...heraldStartEnv(cwd),
           ...env,
