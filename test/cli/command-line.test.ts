@@ -27,9 +27,9 @@ const INHERITED_OUT = [
   'MALLOC_ARENA_MAX',
 ];
 
-/** `herald api` in `cwd` on a free port, once it says where it listens; the caller stops it. */
-async function startApi(cwd: string, env: Record<string, string> = {}) {
-  const server = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'herald'), 'api'], {
+/** `herald api` (or `role`) in `cwd` on a free port, once it says where it listens; the caller stops it. */
+async function startApi(cwd: string, env: Record<string, string> = {}, role: 'api' | 'serve' = 'api') {
+  const server = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'herald'), role], {
     cwd,
     env: {
       ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !INHERITED_OUT.includes(name))),
@@ -237,10 +237,10 @@ describe('the data directory', () => {
       expect(res.status).toBe(200);
       // Neither a new directory nor a first-run default project: the database already existed.
       expect(output()).not.toMatch(/created data directory|created the default project/);
-      // bin/herald started Node again, in the same process, with its memory-conscious V8 defaults.
+      // bin/herald started Node again, in the same process, with its V8 defaults for the API role.
       if (process.platform === 'linux') {
         const argv = fs.readFileSync(`/proc/${server.pid}/cmdline`, 'utf8').split('\0');
-        expect(argv).toEqual(expect.arrayContaining(['--max-semi-space-size=4', '--heap-growing-percent=50']));
+        expect(argv).toEqual(expect.arrayContaining(['--max-semi-space-size=16', '--heap-growing-percent=50']));
       }
     } finally {
       server.kill('SIGTERM');
@@ -250,6 +250,23 @@ describe('the data directory', () => {
 });
 
 describe.runIf(process.platform === 'linux')('bin/herald V8 defaults', () => {
+  it('serve, which runs the campaign fan-out, keeps the small young generation; api gets the larger one', async () => {
+    for (const [role, semiSpace] of [
+      ['serve', '--max-semi-space-size=4'],
+      ['api', '--max-semi-space-size=16'],
+    ] as const) {
+      const { server } = await startApi(emptyDir(), {}, role);
+      try {
+        const argv = fs.readFileSync(`/proc/${server.pid}/cmdline`, 'utf8').split('\0');
+        expect(argv.filter((arg) => arg.startsWith('--max-semi-space-size'))).toEqual([semiSpace]);
+        expect(argv).toContain('--heap-growing-percent=50');
+      } finally {
+        server.kill('SIGTERM');
+        await new Promise((resolve) => server.once('close', resolve));
+      }
+    }
+  });
+
   it('a flag in NODE_OPTIONS wins over the default, the others still apply', async () => {
     const { server } = await startApi(emptyDir(), { NODE_OPTIONS: '--max-semi-space-size=16' });
     try {
