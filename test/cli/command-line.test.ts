@@ -250,12 +250,14 @@ describe('the data directory', () => {
 });
 
 describe.runIf(process.platform === 'linux')('bin/herald V8 defaults', () => {
-  it('serve, which runs the campaign fan-out, keeps the small young generation; api gets the larger one', async () => {
-    for (const [role, semiSpace] of [
-      ['serve', '--max-semi-space-size=4'],
-      ['api', '--max-semi-space-size=16'],
+  it('serve, which runs the campaign fan-out, keeps the small young generation; the API role gets the larger one', async () => {
+    for (const [role, env, semiSpace] of [
+      ['serve', {}, '--max-semi-space-size=4'],
+      ['api', {}, '--max-semi-space-size=16'],
+      // As compose.yaml starts its API service.
+      ['serve', { HERALD_ROLE: 'api' }, '--max-semi-space-size=16'],
     ] as const) {
-      const { server } = await startApi(emptyDir(), {}, role);
+      const { server } = await startApi(emptyDir(), env, role);
       try {
         const argv = fs.readFileSync(`/proc/${server.pid}/cmdline`, 'utf8').split('\0');
         expect(argv.filter((arg) => arg.startsWith('--max-semi-space-size'))).toEqual([semiSpace]);
@@ -268,7 +270,7 @@ describe.runIf(process.platform === 'linux')('bin/herald V8 defaults', () => {
   });
 
   it('a flag in NODE_OPTIONS wins over the default, the others still apply', async () => {
-    const { server } = await startApi(emptyDir(), { NODE_OPTIONS: '--max-semi-space-size=16' });
+    const { server } = await startApi(emptyDir(), { NODE_OPTIONS: '--max-semi-space-size=8' });
     try {
       const argv = fs.readFileSync(`/proc/${server.pid}/cmdline`, 'utf8').split('\0');
       expect(argv).toContain('--heap-growing-percent=50');
