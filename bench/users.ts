@@ -7,7 +7,8 @@
 // row runs in the same rounds too: POST /api/v1/devices with the public key (a new user and FCM token per
 // request), as an app registers on first launch, against create-user (target: at least 0.8 of it).
 // Usage: npm run bench:users [-- --duration 5 --rounds 3 --connections 32 --dialect sqlite|postgres
-//        --instances 1[,2] --profile DIR (CPU profile of Herald) --no-write]
+//        --instances 1[,2] --profile DIR (CPU profile of Herald) --no-write
+//        --herald-node-options '--max-semi-space-size=16' (NODE_OPTIONS for this tree's Herald, not the --before one)]
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -44,6 +45,16 @@ const beforeAt = process.argv.indexOf('--before');
 /** `--before REF`: also run Herald at that git ref, alternated with the others, to show a change's effect. */
 const BEFORE = beforeAt > 0 ? process.argv[beforeAt + 1] : undefined;
 
+const nodeOptionsAt = process.argv.indexOf('--herald-node-options');
+/**
+ * The environment of this tree's Herald (not the `--before` one): Redis with `--redis`, and
+ * `--herald-node-options` as its NODE_OPTIONS, where a heap flag replaces bin/herald's default.
+ */
+const HERALD_ENV: Record<string, string> = {
+  ...(REDIS ? { REDIS_URL: 'redis://127.0.0.1:6379' } : {}),
+  ...(nodeOptionsAt > 0 ? { NODE_OPTIONS: process.argv[nodeOptionsAt + 1]! } : {}),
+};
+
 const DEVICE_BODY = JSON.stringify({ project_user_id: 'app-[<id>]', platform: 'android', fcm_token: 'fcm-[<id>]' });
 /** Device registrations per second against create-user's, same rounds. */
 const DEVICE_TARGET = 0.8;
@@ -55,7 +66,7 @@ async function main(): Promise<void> {
     dialect: DIALECT,
     instances: INSTANCES,
     nodeArgs: PROFILE,
-    ...(REDIS ? { env: { REDIS_URL: 'redis://127.0.0.1:6379' } } : {}),
+    env: HERALD_ENV,
   });
   // Other instance counts (`--instances 1,2`), each on its own database, in the same rounds.
   const more = [];
@@ -64,7 +75,7 @@ async function main(): Promise<void> {
       await startHerald({
         dialect: DIALECT,
         instances,
-        ...(REDIS ? { env: { REDIS_URL: 'redis://127.0.0.1:6379' } } : {}),
+        env: HERALD_ENV,
       }),
     );
   const hello = await startBaseline('bench/hello-fastify.ts', '/');
