@@ -3,7 +3,8 @@
 // alternated in one run (bench/lib/ab.ts). On PostgreSQL the create-user durable-write floor
 // (bench/floor-users-pg-server.ts: one upsert, one commit, no task) runs in the same rounds as a bound.
 // Usage: npm run bench:a2a [-- --duration 5 --rounds 3 --connections 32 --dialect sqlite|postgres
-//        --instances 1 --profile DIR (CPU profile of Herald) --before REF [--together] --no-write]
+//        --instances 1 --profile DIR (CPU profile of Herald) --before REF [--together] --no-write
+//        --herald-node-options '--max-semi-space-size=16' (NODE_OPTIONS for this tree's Herald, not the --before one)]
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -19,7 +20,7 @@ import {
   type LoadTarget,
   type Sample,
 } from './lib/ab.js';
-import { numberArg } from './lib/bench-args.js';
+import { heraldEnvArgs, numberArg, redisArg } from './lib/bench-args.js';
 import { commandLine, markdownTable, recordSummary, today, writeBenchmarkSection } from './lib/bench-report.js';
 import { checkoutRef, LOG_LEVEL, startBaseline, startHerald, type BenchDialect } from './lib/herald-server.js';
 import { CREATE_USER_BODY, startUsersFloor } from './lib/users-floor.js';
@@ -30,8 +31,7 @@ const CONNECTIONS = numberArg('connections', 32);
 const INSTANCES = numberArg('instances', 1);
 const dialectAt = process.argv.indexOf('--dialect');
 const DIALECT: BenchDialect = dialectAt > 0 && process.argv[dialectAt + 1] === 'postgres' ? 'postgres' : 'sqlite';
-/** `--redis`: rate-limit buckets in Redis (REDIS_URL) instead of the database (PostgreSQL's default). */
-const REDIS = process.argv.includes('--redis');
+const REDIS = redisArg();
 const profileAt = process.argv.indexOf('--profile');
 const PROFILE = profileAt > 0 ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.argv[profileAt + 1]!)}`] : [];
 const beforeAt = process.argv.indexOf('--before');
@@ -86,7 +86,8 @@ async function main(): Promise<void> {
     dialect: DIALECT,
     instances: INSTANCES,
     nodeArgs: PROFILE,
-    ...(REDIS ? { env: { REDIS_URL: 'redis://127.0.0.1:6379' } } : {}),
+    // This tree's Herald only: `--redis` and `--herald-node-options` (bench/lib/bench-args.ts).
+    env: heraldEnvArgs(),
   });
   const sdk = await startBaseline('bench/a2a-sdk-peer.ts', '/.well-known/agent-card.json');
   // What one durable user write reaches on this PostgreSQL, with no task, JSON-RPC or feature.

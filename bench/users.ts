@@ -22,7 +22,7 @@ import {
   SAMPLE_HEADERS,
   type Sample,
 } from './lib/ab.js';
-import { median, numberArg } from './lib/bench-args.js';
+import { heraldEnvArgs, median, numberArg, redisArg } from './lib/bench-args.js';
 import { commandLine, markdownTable, recordSummary, today, writeBenchmarkSection } from './lib/bench-report.js';
 import { checkoutRef, LOG_LEVEL, startBaseline, startHerald, type BenchDialect } from './lib/herald-server.js';
 import { CREATE_USER_BODY, startUsersFloor } from './lib/users-floor.js';
@@ -36,8 +36,7 @@ const INSTANCE_COUNTS = (instancesAt > 0 ? process.argv[instancesAt + 1]! : '1')
 const INSTANCES = INSTANCE_COUNTS[0]!;
 const dialectAt = process.argv.indexOf('--dialect');
 const DIALECT: BenchDialect = dialectAt > 0 && process.argv[dialectAt + 1] === 'postgres' ? 'postgres' : 'sqlite';
-/** `--redis`: rate-limit buckets in Redis (REDIS_URL) instead of the database (PostgreSQL's default). */
-const REDIS = process.argv.includes('--redis');
+const REDIS = redisArg();
 const profileAt = process.argv.indexOf('--profile');
 const PROFILE = profileAt > 0 ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.argv[profileAt + 1]!)}`] : [];
 
@@ -45,15 +44,8 @@ const beforeAt = process.argv.indexOf('--before');
 /** `--before REF`: also run Herald at that git ref, alternated with the others, to show a change's effect. */
 const BEFORE = beforeAt > 0 ? process.argv[beforeAt + 1] : undefined;
 
-const nodeOptionsAt = process.argv.indexOf('--herald-node-options');
-/**
- * The environment of this tree's Herald (not the `--before` one): Redis with `--redis`, and
- * `--herald-node-options` as its NODE_OPTIONS, where a heap flag replaces bin/herald's default.
- */
-const HERALD_ENV: Record<string, string> = {
-  ...(REDIS ? { REDIS_URL: 'redis://127.0.0.1:6379' } : {}),
-  ...(nodeOptionsAt > 0 ? { NODE_OPTIONS: process.argv[nodeOptionsAt + 1]! } : {}),
-};
+/** This tree's Herald's environment: `--redis` and `--herald-node-options` (bench/lib/bench-args.ts). */
+const HERALD_ENV = heraldEnvArgs();
 
 const DEVICE_BODY = JSON.stringify({ project_user_id: 'app-[<id>]', platform: 'android', fcm_token: 'fcm-[<id>]' });
 /** Device registrations per second against create-user's, same rounds. */

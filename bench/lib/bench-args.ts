@@ -10,3 +10,19 @@ export function median(values: number[]): number {
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
+
+/** `--redis`: rate-limit buckets in Redis (REDIS_URL) instead of the database (PostgreSQL's default). */
+export const redisArg = (): boolean => process.argv.includes('--redis');
+
+/**
+ * The environment of the measured tree's Herald (not a `--before` one) from the command line: Redis
+ * with `--redis`, and `--herald-node-options` as its NODE_OPTIONS, where a heap flag replaces
+ * bin/herald's default (bench/lib/herald-server.ts, `heraldNodeFlags`).
+ */
+export function heraldEnvArgs(): Record<string, string> {
+  const nodeOptionsAt = process.argv.indexOf('--herald-node-options');
+  return {
+    ...(redisArg() ? { REDIS_URL: 'redis://127.0.0.1:6379' } : {}),
+    ...(nodeOptionsAt > 0 ? { NODE_OPTIONS: process.argv[nodeOptionsAt + 1]! } : {}),
+  };
+}
