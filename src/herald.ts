@@ -50,6 +50,7 @@ import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
 import { createRetentionJobHandler } from './retention/retention.job.js';
 import { registerUserRoutes } from './users/users.routes.js';
+import { separateUserUpserts, sharedUpsertsInFlight, sharedUserUpserts } from './users/user-upserts.js';
 import { createNoticeOutbox } from './webhooks/notice-outbox.service.js';
 import { createWebhookDeliveryHandler } from './webhooks/webhook-delivery.job.js';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
@@ -135,6 +136,9 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     }),
   );
   const writes = writeCommitterFor(db, database.dialect.name);
+  const userUpserts = database.dialect.embedded
+    ? separateUserUpserts(writes)
+    : sharedUserUpserts(db, sharedUpsertsInFlight(config.databasePoolSize));
   const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks };
   const secretBox = onFirstUse(() => createSecretBox(resolveSecretKey(config, database.dialect)));
   const rateLimiter = onFirstUse(() => overrides.rateLimiter ?? createRateLimiter(config, database, { logger }));
@@ -186,6 +190,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       readDb,
       clock,
       writes,
+      userUpserts,
       preferences: preferencesImport({ notices: push().notices }),
     });
     registerDeviceRoutes(app, { ...identity, clock, writes, outbound });

@@ -4,7 +4,7 @@ import { AppError } from '../errors.js';
 import { assertSafeInput } from '../http/input-guard.js';
 import type { Clock } from '../lib/clock.js';
 import { newTimeOrderedId } from '../lib/ids.js';
-import { upsertUsersMerging } from './users-import.repository.js';
+import { upsertUsersMerging } from './users-merging.repository.js';
 import { assertValidProjectUserId, assertValidProperties } from './users.service.js';
 
 /** Users one import request may carry; the CLI streams any number in requests of this size at most. */

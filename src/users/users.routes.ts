@@ -15,6 +15,7 @@ import {
   isValidProjectUserId,
 } from './users.schemas.js';
 import * as users from './users.service.js';
+import type { UserUpserts } from './user-upserts.js';
 import { registerUserIoRoutes } from './users-io.routes.js';
 import type { ImportPreferences } from './users-import.service.js';
 
@@ -36,8 +37,10 @@ export interface UserRouteDeps {
   /** A replica or `db`, for the user list (users-io.routes.ts). */
   readDb: Kysely<Database>;
   clock: Clock;
-  /** User creates share commits on the embedded database. */
+  /** Writes that may share a commit (the user import, users-io.routes.ts). */
   writes: WriteCommitter;
+  /** Creates and merges of single users: they share commits on SQLite, statements under load on PostgreSQL. */
+  userUpserts: UserUpserts;
   /** The preferences part of imported lines (users-io.routes.ts). */
   preferences: ImportPreferences;
 }
@@ -65,9 +68,13 @@ export function registerUserRoutes(fastify: FastifyInstance, deps: UserRouteDeps
     async (request, reply) => {
       const body = request.body;
       return replyIdempotently(deps, request, reply, 'create-user', async () => {
-        // One statement: on SQLite concurrent creates share one commit, on PostgreSQL it runs without BEGIN/COMMIT.
-        const user = await deps.writes.runStatement((db) =>
-          users.upsertUser(db, clock, request.auth!.projectId, body.project_user_id, body.properties),
+        // One statement, or a share of one (user-upserts.ts): never a BEGIN/COMMIT of its own.
+        const user = await users.upsertUserThrough(
+          deps.userUpserts,
+          clock,
+          request.auth!.projectId,
+          body.project_user_id,
+          body.properties,
         );
         return { status: 200, body: { properties: user.properties } };
       });

@@ -4,6 +4,7 @@ import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { newTimeOrderedId } from '../lib/ids.js';
 import * as repo from './users.repository.js';
+import type { UserUpserts } from './user-upserts.js';
 import {
   isValidProjectUserId,
   MAX_PROPERTIES,
@@ -83,6 +84,19 @@ export async function upsertUser(
 ): Promise<repo.UserRecord> {
   const args = upsertArguments(clock, projectId, projectUserId, properties);
   const user = await repo.upsertUserMerging(db, args, MAX_PROPERTIES);
+  if (!user) throw tooManyProperties();
+  return user;
+}
+
+/** `upsertUser` through `upserts`, which may share its statement with concurrent ones (user-upserts.ts). */
+export async function upsertUserThrough(
+  upserts: UserUpserts,
+  clock: Clock,
+  projectId: string,
+  projectUserId: string,
+  properties: Properties = {},
+): Promise<repo.UserRecord> {
+  const user = await upserts.upsert(upsertArguments(clock, projectId, projectUserId, properties));
   if (!user) throw tooManyProperties();
   return user;
 }
