@@ -28,8 +28,8 @@ export const separateUserUpserts = (writes: WriteCommitter): UserUpserts => ({
 /**
  * Shared statements in flight for a query pool of `poolSize`: a quarter of it, at least 2 (so one
  * slow statement, waiting on a hot user's row, does not hold every create back) and at most the pool.
- * Fewer in flight share more: 2 of 10 made create-user 2.15x as fast as one statement per request,
- * 5 of 10 1.89x (docs/decisions.md, Storage).
+ * Fewer in flight share more: with 2 of 10 create-user ran 2.15x as fast as with one statement per
+ * request, with 5 of 10 1.89x (docs/decisions.md, Storage).
  */
 export const sharedUpsertsInFlight = (poolSize: number): number =>
   Math.min(poolSize, Math.max(2, Math.floor(poolSize / 4)));
