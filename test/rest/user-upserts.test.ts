@@ -93,6 +93,21 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('shared user upserts on postg
     expect(results[3]!.id).toBe(results[1]!.id);
   });
 
+  it("one statement can hold two projects' users of the same id; each answer is its own project's user", async () => {
+    const other = (await createProject(database.db, systemClock, 'upserts-other')).project_id;
+    const { db, statements } = countingStatements(database.db);
+    const upserts = sharedUserUpserts(db, 1);
+    const [, mine, theirs] = await Promise.all([
+      upserts.upsert(row('lead-3', {})),
+      upserts.upsert(row('same-id', { mine: true })),
+      upserts.upsert(row('same-id', { theirs: true }, other)),
+    ]);
+    expect(statements).toEqual([1, 2]);
+    expect(mine!.properties).toEqual({ mine: true });
+    expect(theirs!.properties).toEqual({ theirs: true });
+    expect(mine!.id).not.toBe(theirs!.id);
+  });
+
   it('a merge past the key limit fails only its own upsert and writes nothing for it', async () => {
     const full = Object.fromEntries(Array.from({ length: 256 }, (_, i) => [`k${i}`, i]));
     await sharedUserUpserts(database.db, 1).upsert(row('full', full));
