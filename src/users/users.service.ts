@@ -75,17 +75,15 @@ function upsertArguments(clock: Clock, projectId: string, projectUserId: string,
  * Creates the user, or merges `properties` into an existing one (rule `create-merges`), atomically in the database.
  * Returns every stored property.
  */
-export async function upsertUser(
+export function upsertUser(
   db: Db,
   clock: Clock,
   projectId: string,
   projectUserId: string,
   properties: Properties = {},
 ): Promise<repo.UserRecord> {
-  const args = upsertArguments(clock, projectId, projectUserId, properties);
-  const user = await repo.upsertUserMerging(db, args, MAX_PROPERTIES);
-  if (!user) throw tooManyProperties();
-  return user;
+  const onDb: UserUpserts = { upsert: (row) => repo.upsertUserMerging(db, row, MAX_PROPERTIES) };
+  return upsertUserThrough(onDb, clock, projectId, projectUserId, properties);
 }
 
 /** `upsertUser` through `upserts`, which may share its statement with concurrent ones (user-upserts.ts). */
