@@ -53,7 +53,7 @@ const toRecord = (row: MergedUserRow): repo.UserRecord => ({
 });
 
 /**
- * Up to `maxInFlight` waiting upserts of distinct users, in arrival order, as many as the largest power
+ * Up to `MAX_ROWS` waiting upserts of distinct users, in arrival order, as many as the largest power
  * of two that fits (one compiled statement); a repeated user waits for a later statement, since one
  * statement cannot update a row twice. Takes them out of `queue`.
  */
