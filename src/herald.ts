@@ -50,7 +50,8 @@ import { createRateLimiter } from './rate-limit/create-rate-limiter.js';
 import type { RateLimiter } from './rate-limit/rate-limiter.js';
 import { createRetentionJobHandler } from './retention/retention.job.js';
 import { registerUserRoutes } from './users/users.routes.js';
-import { separateUserUpserts, sharedUpsertsInFlight, sharedUserUpserts } from './users/user-upserts.js';
+import { separateUserUpserts, sharedUserUpserts } from './users/user-upserts.js';
+import { sharedStatementsInFlight } from './db/shared-statements.js';
 import { createNoticeOutbox } from './webhooks/notice-outbox.service.js';
 import { createWebhookDeliveryHandler } from './webhooks/webhook-delivery.job.js';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
@@ -138,7 +139,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
   const writes = writeCommitterFor(db, database.dialect.name);
   const userUpserts = database.dialect.embedded
     ? separateUserUpserts(writes)
-    : sharedUserUpserts(db, sharedUpsertsInFlight(config.databasePoolSize));
+    : sharedUserUpserts(db, sharedStatementsInFlight(config.databasePoolSize), logger);
   const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks };
   const secretBox = onFirstUse(() => createSecretBox(resolveSecretKey(config, database.dialect)));
   const rateLimiter = onFirstUse(() => overrides.rateLimiter ?? createRateLimiter(config, database, { logger }));

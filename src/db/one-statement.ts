@@ -8,7 +8,7 @@ import type { WriteCommitter } from './group-commit.js';
  * an integrity constraint (SQLSTATE class 23: a key another request took or holds, a user inserted
  * meanwhile), or a database that is out or lost a race.
  */
-function isExpectedFallback(error: unknown): boolean {
+export function isExpectedFallback(error: unknown): boolean {
   if (error instanceof AppError) return true;
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
   if (typeof code === 'string' && code.startsWith('23')) return true;

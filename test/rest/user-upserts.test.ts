@@ -1,10 +1,11 @@
 import type { KyselyPlugin } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { newTimeOrderedId } from '../../src/lib/ids.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createProject } from '../../src/projects/projects.service.js';
-import { sharedUpsertsInFlight, sharedUserUpserts, type UserUpsertRow } from '../../src/users/user-upserts.js';
+import { sharedStatementsInFlight } from '../../src/db/shared-statements.js';
+import { sharedUserUpserts, type UserUpsertRow } from '../../src/users/user-upserts.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 
@@ -28,13 +29,18 @@ function countingStatements(db: Db): { db: Db; statements: number[] } {
 
 describe('shared statements in flight', () => {
   it('are a quarter of the query pool, at least 2 and at most the pool', () => {
-    expect([1, 2, 4, 10, 16, 40].map(sharedUpsertsInFlight)).toEqual([1, 2, 2, 2, 4, 10]);
+    expect([1, 2, 4, 10, 16, 40].map(sharedStatementsInFlight)).toEqual([1, 2, 2, 2, 4, 10]);
   });
 });
 
 describe.runIf(TEST_DIALECTS.includes('postgres'))('shared user upserts on postgres', () => {
   let database: TestDatabase;
   let projectId: string;
+  const warnings: unknown[] = [];
+  const log = { warn: (...args: unknown[]) => void warnings.push(args) };
+  beforeEach(() => {
+    warnings.length = 0;
+  });
   beforeAll(async () => {
     database = await createTestDatabase('postgres');
     projectId = (await createProject(database.db, systemClock, 'upserts')).project_id;
@@ -53,14 +59,14 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('shared user upserts on postg
 
   it('an upsert with nothing in flight goes alone and at once', async () => {
     const { db, statements } = countingStatements(database.db);
-    const user = await sharedUserUpserts(db, 1).upsert(row('alone', { a: 1 }));
+    const user = await sharedUserUpserts(db, 1, log).upsert(row('alone', { a: 1 }));
     expect(user).toMatchObject({ projectUserId: 'alone', properties: { a: 1 } });
     expect(statements).toEqual([1]);
   });
 
   it('upserts that arrive while the limit is reached share one statement, each answered with its own user', async () => {
     const { db, statements } = countingStatements(database.db);
-    const upserts = sharedUserUpserts(db, 1);
+    const upserts = sharedUserUpserts(db, 1, log);
     const users = await Promise.all(Array.from({ length: 9 }, (_, i) => upserts.upsert(row(`many-${i}`, { i }))));
     users.forEach((user, i) => expect(user).toMatchObject({ projectUserId: `many-${i}`, properties: { i } }));
     // The first alone, the eight that waited in one statement.
@@ -77,7 +83,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('shared user upserts on postg
 
   it('a statement takes a power of two of distinct users; a repeated user waits for a later one and both merges land', async () => {
     const { db, statements } = countingStatements(database.db);
-    const upserts = sharedUserUpserts(db, 1);
+    const upserts = sharedUserUpserts(db, 1, log);
     const results = await Promise.all([
       upserts.upsert(row('first', {})),
       upserts.upsert(row('twice', { one: 1 })),
@@ -96,7 +102,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('shared user upserts on postg
   it("one statement can hold two projects' users of the same id; each answer is its own project's user", async () => {
     const other = (await createProject(database.db, systemClock, 'upserts-other')).project_id;
     const { db, statements } = countingStatements(database.db);
-    const upserts = sharedUserUpserts(db, 1);
+    const upserts = sharedUserUpserts(db, 1, log);
     const [, mine, theirs] = await Promise.all([
       upserts.upsert(row('lead-3', {})),
       upserts.upsert(row('same-id', { mine: true })),
@@ -110,8 +116,8 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('shared user upserts on postg
 
   it('a merge past the key limit fails only its own upsert and writes nothing for it', async () => {
     const full = Object.fromEntries(Array.from({ length: 256 }, (_, i) => [`k${i}`, i]));
-    await sharedUserUpserts(database.db, 1).upsert(row('full', full));
-    const upserts = sharedUserUpserts(database.db, 1);
+    await sharedUserUpserts(database.db, 1, log).upsert(row('full', full));
+    const upserts = sharedUserUpserts(database.db, 1, log);
     const [, tooMany, fine] = await Promise.all([
       upserts.upsert(row('lead', {})),
       upserts.upsert(row('full', { extra: 1 })),
@@ -129,7 +135,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('shared user upserts on postg
 
   it('when a shared statement fails, each of its upserts runs alone and gets its own outcome', async () => {
     const { db, statements } = countingStatements(database.db);
-    const upserts = sharedUserUpserts(db, 1);
+    const upserts = sharedUserUpserts(db, 1, log);
     const [, good, orphan] = await Promise.allSettled([
       upserts.upsert(row('lead-2', {})),
       upserts.upsert(row('good', { g: 1 })),
@@ -141,6 +147,28 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('shared user upserts on postg
     expect(String((orphan as PromiseRejectedResult).reason)).toMatch(/foreign key/);
     // The lead alone and `good` alone: the failed shared statement returned no result to count.
     expect(statements).toEqual([1, 1]);
+    // A foreign key is a failure an upsert may meet alone: nothing to log.
+    expect(warnings).toEqual([]);
+  });
+
+  it('a shared statement failing for an unexpected reason is logged, and each upsert runs alone', async () => {
+    // The multi-row statement fails as a driver bug would, before it reaches the database.
+    const executeQuery = (query: { sql: string }) =>
+      /\), \(/.test(query.sql)
+        ? Promise.reject(new Error('broken shared statement'))
+        : database.db.executeQuery(query as never);
+    const broken = new Proxy(database.db, {
+      get: (target, key) => {
+        if (key === 'executeQuery') return executeQuery;
+        const value: unknown = Reflect.get(target, key);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const upserts = sharedUserUpserts(broken, 1, log);
+    const users = await Promise.all(['lead-4', 'u-a', 'u-b'].map((id) => upserts.upsert(row(id, { id }))));
+    expect(users.map((u) => u!.properties)).toEqual([{ id: 'lead-4' }, { id: 'u-a' }, { id: 'u-b' }]);
+    expect(warnings).toHaveLength(1);
+    expect(String((warnings[0] as [{ err: unknown }])[0].err)).toMatch(/broken shared statement/);
   });
 });
 
