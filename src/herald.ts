@@ -52,6 +52,7 @@ import { createRetentionJobHandler } from './retention/retention.job.js';
 import { registerUserRoutes } from './users/users.routes.js';
 import { separateUserUpserts, sharedUserUpserts } from './users/user-upserts.js';
 import { sharedStatementsInFlight } from './db/shared-statements.js';
+import { newDevicesThroughTransaction, sharedNewDeviceWrites } from './devices/new-device-writes.js';
 import { createNoticeOutbox } from './webhooks/notice-outbox.service.js';
 import { createWebhookDeliveryHandler } from './webhooks/webhook-delivery.job.js';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.js';
@@ -140,6 +141,9 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
   const userUpserts = database.dialect.embedded
     ? separateUserUpserts(writes)
     : sharedUserUpserts(db, sharedStatementsInFlight(config.databasePoolSize), logger);
+  const newDevices = database.dialect.embedded
+    ? newDevicesThroughTransaction
+    : sharedNewDeviceWrites(db, writes, clock, sharedStatementsInFlight(config.databasePoolSize), logger);
   const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks };
   const secretBox = onFirstUse(() => createSecretBox(resolveSecretKey(config, database.dialect)));
   const rateLimiter = onFirstUse(() => overrides.rateLimiter ?? createRateLimiter(config, database, { logger }));
@@ -194,7 +198,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       userUpserts,
       preferences: preferencesImport({ notices: push().notices }),
     });
-    registerDeviceRoutes(app, { ...identity, clock, writes, outbound });
+    registerDeviceRoutes(app, { ...identity, clock, writes, newDevices, outbound });
     registerEventRoutes(app, { ...identity, clock, writes, observeEvents });
     registerPushRoutes(app, { db, clock, push: push() });
     registerMessageOpenRoutes(app, {

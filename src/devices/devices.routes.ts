@@ -7,6 +7,7 @@ import type { OutboundPolicy } from '../lib/outbound-url-policy.js';
 import { ProjectUserId } from '../users/users.schemas.js';
 import { DeviceId, DeviceList, DeviceResponse, RegisterDeviceBody } from './devices.schemas.js';
 import * as devices from './devices.service.js';
+import type { NewDeviceWrites } from './new-device-writes.js';
 import { checkWebPushEndpoint } from './web-push-endpoint.js';
 import { identityCheck, type IdentityDeps } from '../identity/identity.http.js';
 
@@ -17,6 +18,8 @@ export interface DeviceRouteDeps extends IdentityDeps {
   clock: Clock;
   /** Registrations share commits on the embedded database. */
   writes: WriteCommitter;
+  /** A device id Herald generates is written here first (one statement, shared under load, on PostgreSQL). */
+  newDevices: NewDeviceWrites;
   /** Web Push endpoints are tenant URLs, checked against the outbound policy at registration. */
   outbound: OutboundPolicy;
 }
@@ -48,13 +51,12 @@ export function registerDeviceRoutes(fastify: FastifyInstance, deps: DeviceRoute
       const options = { keepDeviceOwner: request.auth!.kind === 'public' };
       return devices.deviceToResponse(
         await devices.registerDevice(
-          db,
           deps.writes,
           clock,
           request.auth!.projectId,
           request.body,
           options,
-          request.log,
+          deps.newDevices,
         ),
       );
     },

@@ -1,91 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LogFn } from 'pino';
 import type { Db } from '../db/database.js';
-import { readJson, writeJson } from '../db/json.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { newTimeOrderedId } from '../lib/ids.js';
 import type { WriteCommitter } from '../db/group-commit.js';
-import { sqlDialect } from '../db/dialect.js';
-import { tryOneStatement } from '../db/one-statement.js';
-import { ensureUser, ensuredUserParams, getUser, withEnsuredUser } from '../users/users.service.js';
+import { ensureUser, getUser } from '../users/users.service.js';
 import * as repo from './devices.repository.js';
 import * as registration from './registration.repository.js';
 import type { RegisterDeviceBody } from './devices.schemas.js';
+import { deviceRowToDevice, newDeviceRow, registeredDevice, type Device, type Provider } from './device-rows.js';
+import type { NewDeviceWrites } from './new-device-writes.js';
 
-export type Provider = 'fcm' | 'apns' | 'webpush';
-
-type WarnLog = { warn: LogFn };
-
-export interface Device {
-  deviceId: string;
-  projectUserId: string;
-  userId: string;
-  platform: 'android' | 'ios' | 'web';
-  provider: Provider;
-  pushAddress: string;
-  webPushKeys: { p256dh: string; auth: string } | null;
-  status: 'active' | 'disabled';
-  disabledReason: string | null;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export function deviceRowToDevice(row: repo.DeviceRow): Device {
-  return {
-    deviceId: row.device_id,
-    projectUserId: row.project_user_id,
-    userId: row.user_id,
-    platform: row.platform,
-    provider: row.provider,
-    pushAddress: row.push_address,
-    webPushKeys: row.push_keys === null ? null : readJson(row.push_keys),
-    status: row.status,
-    disabledReason: row.disabled_reason,
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-  };
-}
-
-function pushAddressOf(input: RegisterDeviceBody): { provider: Provider; address: string; keys: string | null } {
-  const given = [input.fcm_token, input.apns_token, input.web_push_subscription].filter((v) => v !== undefined);
-  if (given.length !== 1) {
-    throw new AppError(
-      'invalid',
-      'INVALID_PUSH_ADDRESS',
-      'Give exactly one of fcm_token, apns_token or web_push_subscription',
-    );
-  }
-  if (input.apns_token !== undefined) {
-    if (input.platform !== 'ios') throw new AppError('invalid', 'INVALID_PLATFORM', 'apns_token requires platform ios');
-    return { provider: 'apns', address: input.apns_token.toLowerCase(), keys: null };
-  }
-  if (input.web_push_subscription !== undefined) {
-    if (input.platform !== 'web')
-      throw new AppError('invalid', 'INVALID_PLATFORM', 'web_push_subscription requires platform web');
-    return {
-      provider: 'webpush',
-      address: input.web_push_subscription.endpoint,
-      keys: writeJson(input.web_push_subscription.keys),
-    };
-  }
-  return { provider: 'fcm', address: input.fcm_token!, keys: null };
-}
-
-/** The device row a registration writes, but its user: new (created now), active at the input's push address. */
-function newDeviceRow(projectId: string, input: RegisterDeviceBody & { device_id: string }, now: number) {
-  const { provider, address, keys } = pushAddressOf(input);
-  return {
-    project_id: projectId,
-    device_id: input.device_id,
-    platform: input.platform,
-    provider,
-    push_address: address,
-    push_keys: keys,
-    created_at: now,
-    updated_at: now,
-  };
-}
+export { deviceRowToDevice, type Device, type Provider } from './device-rows.js';
 
 /** Attempts at a registration that loses a race (one device id registered with two addresses at once). */
 const REGISTER_ATTEMPTS = 6;
@@ -135,77 +61,27 @@ export async function writeDevice(
   return registeredDevice(input, userId, { ...row, created_at: createdAt });
 }
 
-/** The device as registered, built from what was written (no row read back); the keys are still parsed, as from a stored row. */
-function registeredDevice(
-  input: RegisterDeviceBody & { device_id: string },
-  userId: string,
-  row: Pick<registration.DeviceUpsert, 'provider' | 'push_address' | 'push_keys' | 'created_at' | 'updated_at'>,
-): Device {
-  return {
-    deviceId: input.device_id,
-    projectUserId: input.project_user_id,
-    userId,
-    platform: input.platform,
-    provider: row.provider,
-    pushAddress: row.push_address,
-    webPushKeys: row.push_keys === null ? null : readJson(row.push_keys),
-    status: 'active',
-    disabledReason: null,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-const insertNewDeviceOfEnsuredUser = registration.newDeviceOfEnsuredUser(withEnsuredUser);
-
-/**
- * A device id Herald just generated, where a statement may hold a write in WITH (PostgreSQL, checked by the caller): the
- * user is ensured and the device inserted in one statement, one round trip instead of a transaction's
- * four. `undefined`, with nothing written, when that statement failed (the user's concurrent insert,
- * bad input, the database): `writeDevice` then decides as it always does.
- */
-function writeNewDeviceInOneStatement(
-  writes: WriteCommitter,
-  clock: Clock,
-  projectId: string,
-  input: RegisterDeviceBody & { device_id: string },
-  log: WarnLog,
-): Promise<Device | undefined> {
-  return tryOneStatement(
-    writes,
-    async (db) => {
-      const row = newDeviceRow(projectId, input, clock.now());
-      const user = ensuredUserParams(clock, projectId, input.project_user_id);
-      const userId = await insertNewDeviceOfEnsuredUser(db, user, row);
-      return registeredDevice(input, userId, row);
-    },
-    (error) => log.warn({ err: error }, 'one-statement device registration failed; ran the transaction'),
-  );
-}
-
 /**
  * `writeDevice` through the group commit (on the embedded database concurrent registrations share
  * one commit). Concurrent registrations of one address queue on its row (the last to commit owns
  * it); the rare race left on PostgreSQL, one device id registered with two addresses at once, is retried.
- * `db` is the database `writes` commits to; its dialect decides whether a new device id takes one statement.
- * `log` hears that statement's unexpected failures.
+ * A device id Herald generates goes first to `newDevices` (one statement on PostgreSQL), and to the
+ * transaction only when that wrote nothing.
  */
 export async function registerDevice(
-  db: Db,
   writes: WriteCommitter,
   clock: Clock,
   projectId: string,
   input: RegisterDeviceBody,
   options: RegisterDeviceOptions,
-  log: WarnLog,
+  newDevices: NewDeviceWrites,
 ): Promise<Device> {
   // Chosen once, so a retry registers the same device; time-ordered, so a new device's key goes at the
   // right edge of the primary-key index instead of dirtying a random page (src/lib/ids.ts).
   const withId = { ...input, device_id: input.device_id ?? newTimeOrderedId() };
   const writeOptions = { ...options, newDeviceId: input.device_id === undefined };
-  // Checked here, not inside the unit: on SQLite a unit that writes nothing would still take a group commit's turn.
-  if (writeOptions.newDeviceId && sqlDialect(db).supportsWritesInWith) {
-    const device = await writeNewDeviceInOneStatement(writes, clock, projectId, withId, log);
+  if (writeOptions.newDeviceId) {
+    const device = await newDevices.write(projectId, withId);
     if (device) return device;
   }
   for (let attempt = 1; ; attempt++) {

@@ -6,7 +6,7 @@ import { useTestContext, type TestContext } from '../helpers/test-app.js';
 
 /*
  * A registration without a device_id writes its user and device in one statement on PostgreSQL
- * (devices.service.ts `writeNewDeviceInOneStatement`); these are the outcomes it must share with the
+ * (src/devices/new-device-writes.ts); these are the outcomes it must share with the
  * transaction it replaces, on both databases, and the statements it sends on PostgreSQL.
  */
 
