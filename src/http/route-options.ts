@@ -1,3 +1,4 @@
+import type { AuthenticatedKey } from '../projects/projects.service.js';
 import type { RateLimitClass } from '../settings/rate-limit-settings.js';
 
 /** Per-route settings read by the shared hooks (auth, rate limit, error rendering). */
@@ -24,6 +25,6 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     /** Set by the auth hook on authenticated routes. */
-    auth: { projectId: string; kind: 'secret' | 'public'; keyId: string } | null;
+    auth: AuthenticatedKey | null;
   }
 }

@@ -28,6 +28,7 @@ export function identityCheck(
       request.auth.projectId,
       projectUserIds,
       typeof token === 'string' ? token.trim() : undefined,
+      request.auth.identity,
     );
   };
 }

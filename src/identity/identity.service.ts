@@ -4,7 +4,7 @@ import type { Db } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { randomBase62 } from '../lib/ids.js';
-import { findProject } from '../projects/projects.service.js';
+import { findProject, type IdentitySetting } from '../projects/projects.service.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import * as repo from './identity.repository.js';
 
@@ -80,6 +80,7 @@ async function tokenNamesUser(signingKey: string, token: string, projectUserId: 
 /**
  * For a public-key call about `projectUserIds` (all of them must be the one user the token is
  * for): nothing when the project has verification off, else a 401 unless `token` is valid.
+ * `readWithKey` is the setting as the request's key lookup read it (`null`: off), when it did.
  */
 export async function verifyUserToken(
   db: Db,
@@ -87,8 +88,9 @@ export async function verifyUserToken(
   projectId: string,
   projectUserIds: string[],
   token: string | undefined,
+  readWithKey?: IdentitySetting | null,
 ): Promise<void> {
-  const row = await repo.findSettingCached(db, projectId);
+  const row = readWithKey === undefined ? await repo.findSettingCached(db, projectId) : readWithKey;
   if (!row) return;
   const users = [...new Set(projectUserIds)];
   if (token === undefined || token === '')

@@ -36,13 +36,27 @@ export async function insertApiKey(
     .execute();
 }
 
-/** Runs on every authenticated request, hence prepared once. */
+/**
+ * Runs on every authenticated request, hence prepared once. A public key's row carries its project's
+ * identity-verification setting (`identity_signing_key` null: off), read in the same statement, so a
+ * public-key request that checks it needs no read of its own (identity.http.ts).
+ */
 const activeKeysByPrefix = preparedQuery(['prefix'], (db: Db, p: { prefix: string }) =>
   db
     .selectFrom('api_keys')
-    .select(['id', 'project_id', 'kind', 'digest'])
-    .where('prefix', '=', p.prefix)
-    .where('revoked_at', 'is', null),
+    .leftJoin('identity_verification as iv', (join) =>
+      join.onRef('iv.project_id', '=', 'api_keys.project_id').on('api_keys.kind', '=', 'public'),
+    )
+    .select([
+      'api_keys.id',
+      'api_keys.project_id',
+      'api_keys.kind',
+      'api_keys.digest',
+      'iv.signing_key as identity_signing_key',
+      'iv.created_at as identity_created_at',
+    ])
+    .where('api_keys.prefix', '=', p.prefix)
+    .where('api_keys.revoked_at', 'is', null),
 );
 
 export function findActiveKeysByPrefix(db: Db, prefix: string) {

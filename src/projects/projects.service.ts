@@ -17,10 +17,19 @@ export interface CreatedProject {
 /** What any issued key looks like; anything else is refused before it reaches the database. */
 const API_KEY_SHAPE = /^svc_[sp]k_[0-9A-Za-z]{1,100}$/;
 
+/** What identity verification needs of a project's setting: the sealed signing key and when it was made. */
+export type IdentitySetting = { signing_key: string; created_at: number };
+
 export interface AuthenticatedKey {
   projectId: string;
   kind: KeyKind;
   keyId: string;
+  /**
+   * A public key's project's identity-verification setting, read with the key (`null`: off), when the
+   * key was read for this request (PostgreSQL); absent when it came from the key cache, whose entries
+   * outlive a change of the setting.
+   */
+  identity?: IdentitySetting | null;
 }
 
 export async function createProject(db: Db, clock: Clock, name: string): Promise<CreatedProject> {
@@ -83,9 +92,17 @@ export async function authenticateKey(db: Db, key: string): Promise<Authenticate
     ? repo.findActiveKeysByPrefix(db, lookupPrefix(key))
     : sharedKeyReads(db)(lookupPrefix(key)));
   const match = candidates.find((row) => digestsEqual(row.digest, digest));
-  const found = match && { projectId: match.project_id, kind: match.kind, keyId: match.id };
-  if (found) cache?.set(digest, found, stamp);
-  return found;
+  if (!match) return undefined;
+  const found = { projectId: match.project_id, kind: match.kind, keyId: match.id };
+  if (cache) {
+    cache.set(digest, found, stamp);
+    return found;
+  }
+  if (match.kind !== 'public') return found;
+  const signingKey = match.identity_signing_key;
+  const identity =
+    signingKey === null ? null : { signing_key: signingKey, created_at: Number(match.identity_created_at) };
+  return { ...found, identity };
 }
 
 /** Issues a new key of `kind` and revokes the project's previous keys of that kind. */
