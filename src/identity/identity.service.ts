@@ -104,7 +104,12 @@ export async function verifyUserToken(
     throw refused('X-Service-User-Token is not valid for this user');
 }
 
-/** Whether the project verifies user tokens (cached like the check itself). */
-export async function identityVerificationOn(db: Db, projectId: string): Promise<boolean> {
+/** Whether the project verifies user tokens (cached like the check itself; `readWithKey` as in `verifyUserToken`). */
+export async function identityVerificationOn(
+  db: Db,
+  projectId: string,
+  readWithKey?: IdentitySetting | null,
+): Promise<boolean> {
+  if (readWithKey !== undefined) return readWithKey !== null;
   return (await repo.findSettingCached(db, projectId)) !== undefined;
 }

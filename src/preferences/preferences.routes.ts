@@ -27,7 +27,10 @@ export function registerPreferenceRoutes(fastify: FastifyInstance, deps: Prefere
   // The public key may touch preferences only when a user token proves whose they are: without
   // identity verification anyone holding the (public) key could unsubscribe anyone.
   const authorize = async (request: FastifyRequest, projectUserId: string) => {
-    if (request.auth?.kind === 'public' && !(await identityVerificationOn(db, request.auth.projectId)))
+    if (
+      request.auth?.kind === 'public' &&
+      !(await identityVerificationOn(db, request.auth.projectId, request.auth.identity))
+    )
       throw new AppError(
         'forbidden',
         'IDENTITY_VERIFICATION_REQUIRED',

@@ -41,7 +41,10 @@ export function registerMessageOpenRoutes(fastify: FastifyInstance, deps: Messag
       const projectId = request.auth!.projectId;
       const recipient = await messageRecipient(deps, deps.db, projectId, request.params.message_id);
       if (recipient.projectUserId !== null) await verifyIdentity(request, [recipient.projectUserId]);
-      else if (request.auth!.kind === 'public' && (await identityVerificationOn(deps.db, projectId)))
+      else if (
+        request.auth!.kind === 'public' &&
+        (await identityVerificationOn(deps.db, projectId, request.auth!.identity))
+      )
         // No user to sign for (the device and ledger row are gone): only the secret key may report it.
         throw new AppError(
           'unauthenticated',

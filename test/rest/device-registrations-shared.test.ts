@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { writeCommitterFor } from '../../src/db/group-commit.js';
@@ -7,6 +6,7 @@ import { sharedNewDeviceWrites } from '../../src/devices/new-device-writes.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { newTimeOrderedId } from '../../src/lib/ids.js';
 import { createProject } from '../../src/projects/projects.service.js';
+import { countingStatements, failingStatements } from '../helpers/statements.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 
@@ -15,19 +15,6 @@ import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers
  * (src/devices/new-device-writes.ts): those that arrive while the in-flight limit is reached go
  * together, distinct push addresses in one statement, each user inserted once.
  */
-
-/** `db` with the row count of every statement it runs, in order. */
-function countingStatements(db: Db): { db: Db; statements: number[] } {
-  const statements: number[] = [];
-  const plugin: KyselyPlugin = {
-    transformQuery: (args) => args.node,
-    transformResult: async (args) => {
-      statements.push(args.result.rows.length);
-      return args.result;
-    },
-  };
-  return { db: db.withPlugin(plugin), statements };
-}
 
 describe.runIf(TEST_DIALECTS.includes('postgres'))('shared device registrations on postgres', () => {
   let database: TestDatabase;
@@ -159,17 +146,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('shared device registrations 
   });
 
   it('a shared statement that fails is logged when unexpected, and each registration runs alone', async () => {
-    const executeQuery = (query: { sql: string }) =>
-      query.sql.includes('unnest(')
-        ? Promise.reject(new Error('broken shared statement'))
-        : database.db.executeQuery(query as never);
-    const broken = new Proxy(database.db, {
-      get: (target, key) => {
-        if (key === 'executeQuery') return executeQuery;
-        const value: unknown = Reflect.get(target, key);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    const broken = failingStatements(database.db, (sql) => sql.includes('unnest('));
     const writes = writesOn(broken);
     const devices = await Promise.all(
       ['fail-lead', 'fail-a', 'fail-b'].map((id) => writes.write(projectId, input(id, id))),

@@ -1,11 +1,10 @@
-import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/db/database.js';
 import { newTimeOrderedId } from '../../src/lib/ids.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createProject } from '../../src/projects/projects.service.js';
 import { sharedStatementsInFlight } from '../../src/db/shared-statements.js';
 import { sharedUserUpserts, type UserUpsertRow } from '../../src/users/user-upserts.js';
+import { countingStatements, failingStatements } from '../helpers/statements.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 
@@ -13,19 +12,6 @@ import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers
  * Create-user on PostgreSQL shares statements under load (src/users/user-upserts.ts): upserts that
  * arrive while the in-flight limit is reached go together, distinct users in one statement.
  */
-
-/** `db` with the row count of every statement it runs, in order. */
-function countingStatements(db: Db): { db: Db; statements: number[] } {
-  const statements: number[] = [];
-  const plugin: KyselyPlugin = {
-    transformQuery: (args) => args.node,
-    transformResult: async (args) => {
-      statements.push(args.result.rows.length);
-      return args.result;
-    },
-  };
-  return { db: db.withPlugin(plugin), statements };
-}
 
 describe('shared statements in flight', () => {
   it('are a quarter of the query pool, at least 2 and at most the pool', () => {
@@ -153,17 +139,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('shared user upserts on postg
 
   it('a shared statement failing for an unexpected reason is logged, and each upsert runs alone', async () => {
     // The multi-row statement fails as a driver bug would, before it reaches the database.
-    const executeQuery = (query: { sql: string }) =>
-      /\), \(/.test(query.sql)
-        ? Promise.reject(new Error('broken shared statement'))
-        : database.db.executeQuery(query as never);
-    const broken = new Proxy(database.db, {
-      get: (target, key) => {
-        if (key === 'executeQuery') return executeQuery;
-        const value: unknown = Reflect.get(target, key);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    const broken = failingStatements(database.db, (sql) => /\), \(/.test(sql));
     const upserts = sharedUserUpserts(broken, 1, log);
     const users = await Promise.all(['lead-4', 'u-a', 'u-b'].map((id) => upserts.upsert(row(id, { id }))));
     expect(users.map((u) => u!.properties)).toEqual([{ id: 'lead-4' }, { id: 'u-a' }, { id: 'u-b' }]);
