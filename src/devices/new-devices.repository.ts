@@ -36,6 +36,7 @@ export async function insertNewDevicesOfEnsuredUsers(
     inserted_user as (
       insert into users (id, project_id, project_user_id, properties, created_at, updated_at)
       select distinct on (project_id, project_user_id) new_user_id, project_id, project_user_id, '{}', user_now, user_now
+      -- In key order, for the reason given at the devices' order below.
       from input order by project_id, project_user_id, n
       on conflict (project_id, project_user_id) do nothing
       returning id, project_id, project_user_id
@@ -51,6 +52,10 @@ export async function insertNewDevicesOfEnsuredUsers(
     select i.project_id, i.device_id, e.id, i.platform, i.provider, i.push_address, i.push_keys::jsonb,
       'active', null, i.created_at, i.updated_at
     from input i join ensured_user e using (project_id, project_user_id)
+    -- One order of push addresses for every such statement, so two in flight that share addresses
+    -- take their rows in one order instead of deadlocking over them. A deadlock left (a user and an
+    -- address crossed) fails a statement, and each of its registrations runs alone.
+    order by i.project_id, i.provider, i.push_address
     on conflict (project_id, provider, push_address) do update set
       device_id = excluded.device_id, user_id = excluded.user_id, platform = excluded.platform,
       push_keys = excluded.push_keys, status = 'active', disabled_reason = null,
