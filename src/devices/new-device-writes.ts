@@ -34,7 +34,7 @@ const insertNewDeviceOfEnsuredUser = registration.newDeviceOfEnsuredUser(withEns
  * PostgreSQL, where a statement may hold a write in WITH: the user is ensured and the device inserted
  * in one statement, one round trip instead of a transaction's four; under load, registrations share
  * statements (src/db/shared-statements.ts), rows of distinct push addresses in one. A
- * registration the statement did not write (its user inserted concurrently, bad input, the database)
+ * registration the statement did not write (its user inserted concurrently, a constraint, the database)
  * answers `undefined`, and `registerDevice` runs its transaction, which reaches the same outcome.
  * `log` hears unexpected failures of either statement.
  */
