@@ -15,6 +15,7 @@ export interface Database {
   users: UsersTable;
   devices: DevicesTable;
   events: EventsTable;
+  identity_verification: IdentityVerificationTable;
 }
 
 /** JSON as it crosses the driver: a string on SQLite, a parsed value on PostgreSQL. */
@@ -24,6 +25,17 @@ export interface ProjectsTable {
   id: string;
   name: string;
   rate_limits: JsonColumn | null;
+  created_at: number;
+}
+
+/**
+ * A project's identity-verification setting (src/identity/), declared here with the keys because a
+ * public key's lookup reads it in the same statement (src/projects/projects.repository.ts).
+ */
+export interface IdentityVerificationTable {
+  project_id: string;
+  /** The signing key, sealed (SecretBox) with the project id as associated data. */
+  signing_key: string;
   created_at: number;
 }
 

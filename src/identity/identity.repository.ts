@@ -1,19 +1,6 @@
-import type { Db } from '../db/database.js';
+import type { Db, IdentityVerificationTable } from '../db/database.js';
 import { changeAwareCaches } from '../db/change-aware-cache.js';
 import { freshReads } from '../lib/fresh-reads.js';
-
-export interface IdentityVerificationTable {
-  project_id: string;
-  /** The signing key, sealed (SecretBox) with the project id as associated data. */
-  signing_key: string;
-  created_at: number;
-}
-
-declare module '../db/database.js' {
-  interface Database {
-    identity_verification: IdentityVerificationTable;
-  }
-}
 
 /**
  * Projects' settings as this process last read them (`null`: off), so a public-key registration or

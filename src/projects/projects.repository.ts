@@ -1,4 +1,4 @@
-import type { Db } from '../db/database.js';
+import type { Db, IdentityVerificationTable } from '../db/database.js';
 import { readJson, writeJson } from '../db/json.js';
 import { preparedQuery } from '../db/prepared.js';
 import type { KeyKind } from './api-keys.js';
@@ -35,6 +35,9 @@ export async function insertApiKey(
     })
     .execute();
 }
+
+/** What identity verification needs of a project's setting: the sealed signing key and when it was made. */
+export type IdentitySetting = Pick<IdentityVerificationTable, 'signing_key' | 'created_at'>;
 
 /**
  * Runs on every authenticated request, hence prepared once. A public key's row carries its project's

@@ -17,8 +17,7 @@ export interface CreatedProject {
 /** What any issued key looks like; anything else is refused before it reaches the database. */
 const API_KEY_SHAPE = /^svc_[sp]k_[0-9A-Za-z]{1,100}$/;
 
-/** What identity verification needs of a project's setting: the sealed signing key and when it was made. */
-export type IdentitySetting = { signing_key: string; created_at: number };
+export type { IdentitySetting } from './projects.repository.js';
 
 export interface AuthenticatedKey {
   projectId: string;
@@ -29,7 +28,7 @@ export interface AuthenticatedKey {
    * key was read for this request (PostgreSQL); absent when it came from the key cache, whose entries
    * outlive a change of the setting.
    */
-  identity?: IdentitySetting | null;
+  identity?: repo.IdentitySetting | null;
 }
 
 export async function createProject(db: Db, clock: Clock, name: string): Promise<CreatedProject> {
