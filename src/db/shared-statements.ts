@@ -5,7 +5,7 @@ export const RUN_ALONE: unique symbol = Symbol('run alone');
 export interface SharedWork<Item, Result> {
   /** Statements of this kind running at once at most; an item that finds fewer goes at once. */
   maxInFlight: number;
-  /** Items of one statement at most; a statement takes a power of two of them (one compiled statement per count). */
+  /** Items of one statement at most; a statement takes a power of two of them, so a `VALUES` list compiles once per count. */
   maxItems: number;
   /** Items with a key in common never share a statement (one statement cannot update a row twice). */
   keysOf(item: Item): readonly string[];
