@@ -181,7 +181,7 @@ async function main(): Promise<void> {
             '',
             markdownTable(SAMPLE_HEADERS, [floorRow!]),
             '',
-            `Floor / SDK peer: **${fixed(floorVsPeer.ratio)} in req/s** (per round ${floorVsPeer.ratios.map((r) => fixed(r)).join(', ')})${floorVsPeer.ratio < 1 ? ': one durable write on this PostgreSQL answers fewer requests than the in-memory peer, so no durable A2A task reaches the target here' : ''}; Herald / floor: **${fixed(heraldVsFloor.ratio)} in req/s** (per round ${heraldVsFloor.ratios.map((r) => fixed(r)).join(', ')}), ${fixed(heraldVsFloor.cpuRatio)} in CPU per request (Herald also stores the task: 5 statements and one commit per request against 1 and 1).`,
+            `Floor / SDK peer: **${fixed(floorVsPeer.ratio)} in req/s** (per round ${floorVsPeer.ratios.map((r) => fixed(r)).join(', ')})${floorVsPeer.ratio < 1 ? ': one durable write on this PostgreSQL answers fewer requests than the in-memory peer, so no durable A2A task reaches the target here' : ''}; Herald / floor: **${fixed(heraldVsFloor.ratio)} in req/s** (per round ${heraldVsFloor.ratios.map((r) => fixed(r)).join(', ')}), ${fixed(heraldVsFloor.cpuRatio)} in CPU per request (Herald also authenticates, rate-limits and stores a task row beside the user).`,
           ].join('\n')
         : '';
     const report = [

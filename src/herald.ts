@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { registerA2aRoutes } from './a2a/a2a.routes.js';
+import { separateTaskWrites, sharedTaskWrites } from './a2a/tasks/task-writes.js';
 import { createCallbackJobHandler } from './a2a/push-configs/callback.job.js';
 import { buildApp, type App } from './app.js';
 import { createCampaignJobHandlers, type FanoutDeps } from './campaigns/fanout/campaign-fanout.job.js';
@@ -144,6 +145,9 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
   const newDevices = database.dialect.embedded
     ? newDevicesThroughTransaction
     : sharedNewDeviceWrites(db, writes, clock, sharedStatementsInFlight(config.databasePoolSize), logger);
+  const taskWrites = database.dialect.embedded
+    ? separateTaskWrites(writes, logger)
+    : sharedTaskWrites(db, sharedStatementsInFlight(config.databasePoolSize), logger);
   const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks };
   const secretBox = onFirstUse(() => createSecretBox(resolveSecretKey(config, database.dialect)));
   const rateLimiter = onFirstUse(() => overrides.rateLimiter ?? createRateLimiter(config, database, { logger }));
@@ -214,6 +218,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
       clock,
       logger,
       writes,
+      taskWrites,
       pgPool: database.pgPool,
       listenPool: database.listenPool,
       rateLimiter: rateLimiter(),

@@ -12,6 +12,7 @@ import type { SkillDeps } from './skills/skill.js';
 import type { StatusUpdateBus } from './tasks/status-updates.js';
 import type { RunContext } from './tasks/task-runner.js';
 import type { StoreContext } from './tasks/task-store.js';
+import type { TaskWrites } from './tasks/task-writes.js';
 import type { Codec } from './versions/codec.js';
 
 /** What the agent interface needs (src/herald.ts gives it); the skills' own dependencies included. */
@@ -21,6 +22,8 @@ export interface A2aDeps extends SkillDeps {
   logger: Logger;
   /** Task writes share commits on the embedded database. */
   writes: WriteCommitter;
+  /** A task stored by its skill's write's statement (PostgreSQL; shared under load). */
+  taskWrites: TaskWrites;
   /** PostgreSQL: task status updates reach other instances over NOTIFY on this pool. */
   pgPool?: pg.Pool | undefined;
   /** PostgreSQL: where they are LISTENed for; absent (behind a pooler) streams poll their task instead. */
@@ -57,6 +60,7 @@ export const storeContext = (call: CallContext): StoreContext => ({
 export const runContext = (call: CallContext): RunContext => ({
   ...storeContext(call),
   skill: { deps: call.deps, db: call.deps.db, projectId: call.projectId },
+  taskWrites: call.deps.taskWrites,
   logger: call.logger,
 });
 

@@ -102,7 +102,8 @@ export async function upsertUserThrough(
 /**
  * `upsertUser` as a statement not yet run (checked as `upsertUser` checks), as an A2A `SkillWrite` takes
  * it: the builder, one function for every call, and this call's values. The statement returns the user
- * as `userId`, `projectUserId` and `properties`, or no row when the merge would pass the key limit.
+ * as `userId`, `projectUserId` and `properties`, or no row when the merge would pass the key limit; `keys`
+ * names the one user row it changes.
  */
 export function upsertUserStatement(
   clock: Clock,
@@ -110,7 +111,11 @@ export function upsertUserStatement(
   projectUserId: string,
   properties: Properties = {},
 ) {
-  return { build: buildUpsertUserStatement, params: upsertArguments(clock, projectId, projectUserId, properties) };
+  return {
+    build: buildUpsertUserStatement,
+    params: upsertArguments(clock, projectId, projectUserId, properties),
+    keys: [`user\n${projectId}\n${projectUserId}`],
+  };
 }
 
 const buildUpsertUserStatement = (db: Db, params: Record<string, unknown>) =>

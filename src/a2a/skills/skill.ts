@@ -52,6 +52,8 @@ export interface SkillWrite {
   artifactName: SkillResult['artifactName'];
   build: (db: Db, params: Record<string, unknown>) => OperationNodeSource;
   params: Record<string, unknown>;
+  /** The rows the write may change, as keys: writes with a key in common never share a statement. */
+  keys: readonly string[];
 }
 
 /** Card entry (rule `agent-card`): `id`, `name`, `description`, `tags`, `examples`. */

@@ -5,10 +5,9 @@ import { newId, newTimeOrderedId } from '../../lib/ids.js';
 import type { Artifact, Message, StatusUpdate, Task, TaskStatus } from '../model.js';
 import type { StoredPushConfig } from '../push-configs/push-configs.service.js';
 import type { SkillInvocation } from '../skills/registry.js';
-import type { SkillContext } from '../skills/skill.js';
+import type { SkillContext, SkillWrite } from '../skills/skill.js';
 import { sqlDialect } from '../../db/dialect.js';
-import { tryOneStatement } from '../../db/one-statement.js';
-import { insertTaskWithWrite } from './task-with-write.repository.js';
+import type { TaskWrites } from './task-writes.js';
 import { advanceTask, recordTask, startTask, type StoreContext } from './task-store.js';
 import { keepTaskLease, TASK_LEASE_MS } from './task-leases.js';
 import type { TaskKey } from './tasks.repository.js';
@@ -27,6 +26,8 @@ export interface RunRequest {
 
 export interface RunContext extends StoreContext {
   skill: SkillContext;
+  /** Where a task and its skill's write go as one statement (PostgreSQL). */
+  taskWrites: TaskWrites;
   logger: { info: LogFn; warn: LogFn; error: LogFn };
 }
 
@@ -96,24 +97,21 @@ async function runAsOneStatement(
   const completed: TaskStatus = { state: 'completed', timestamp: ctx.clock.now() };
   const statuses = [submitted, task.status, completed];
   const record = { id: task.id, projectId: ctx.projectId, contextId: task.contextId, skill: skill.descriptor.id };
-  const artifacts = await tryOneStatement(
-    ctx.writes,
-    (db) => {
-      const write = skill.write!({ ...ctx.skill, db }, input);
-      const artifact = { artifactId: newId(), name: write.artifactName };
-      return insertTaskWithWrite(
-        db,
-        { ...record, createdAt: submitted.timestamp },
-        statuses,
-        task.history,
-        artifact,
-        write,
-        request.key,
-      );
-    },
-    (error) =>
-      ctx.logger.warn({ err: error, task_id: task.id }, 'one-statement task write failed; ran the transaction'),
-  );
+  let write: SkillWrite;
+  try {
+    write = skill.write({ ...ctx.skill, db: ctx.db }, input);
+  } catch {
+    // Input the skill refuses: its run, in the transaction, refuses it again and records why.
+    return undefined;
+  }
+  const artifacts = await ctx.taskWrites({
+    task: { ...record, createdAt: submitted.timestamp },
+    statuses,
+    messages: task.history,
+    artifact: { artifactId: newId(), name: write.artifactName },
+    write,
+    key: request.key,
+  });
   if (!artifacts) return undefined;
   const events = statuses.map((status, i) => ({ taskId: task.id, contextId: task.contextId, seq: i + 1, status }));
   return { task: { ...task, status: completed, artifacts }, events };

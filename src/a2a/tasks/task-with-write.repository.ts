@@ -17,16 +17,31 @@ import { preparedQuery } from '../../db/prepared.js';
  * without its task here.
  * PostgreSQL only (`supportsWritesInWith`): the casts and JSON functions are its own.
  */
-export async function insertTaskWithWrite(
-  db: Db,
-  task: { id: string; projectId: string; contextId: string; skill: string; createdAt: number },
-  statuses: TaskStatus[],
-  messages: Message[],
-  artifact: { artifactId: string; name: string },
-  write: SkillWrite,
-  key?: TaskKey,
-): Promise<Artifact[] | undefined> {
+export async function insertTaskWithWrite(db: Db, item: TaskWrite): Promise<Artifact[] | undefined> {
   if (!sqlDialect(db).supportsWritesInWith) throw new Error('insertTaskWithWrite needs writes in WITH');
+  const [inserted] = await statementOf(item.write)(db, taskWriteParams(item));
+  return inserted && readJson<Artifact[]>(inserted.artifacts);
+}
+
+/** A completed task and the skill write whose returned row is its one artifact. */
+export interface TaskWrite {
+  task: { id: string; projectId: string; contextId: string; skill: string; createdAt: number };
+  statuses: TaskStatus[];
+  messages: Message[];
+  artifact: { artifactId: string; name: string };
+  write: SkillWrite;
+  key?: TaskKey | undefined;
+}
+
+/** The statement's values: the task's under `TASK_SLOTS`, the write's under `WRITE_PREFIX`. */
+export function taskWriteParams({
+  task,
+  statuses,
+  messages,
+  artifact,
+  write,
+  key,
+}: TaskWrite): Record<string, unknown> {
   const last = statuses[statuses.length - 1]!;
   const params: Record<string, unknown> = {
     id: task.id,
@@ -46,11 +61,10 @@ export async function insertTaskWithWrite(
     keyHash: key?.hash ?? null,
   };
   for (const [name, value] of Object.entries(write.params)) params[WRITE_PREFIX + name] = value;
-  const [inserted] = await statementOf(write)(db, params);
-  return inserted && readJson<Artifact[]>(inserted.artifacts);
+  return params;
 }
 
-const TASK_SLOTS = [
+export const TASK_SLOTS = [
   'id',
   'projectId',
   'contextId',
@@ -69,19 +83,24 @@ const TASK_SLOTS = [
 ] as const;
 
 /** The write's parameters among the task's, kept apart by this prefix. */
-const WRITE_PREFIX = 'write.';
+export const WRITE_PREFIX = 'write.';
 
-function taskInsert(db: Db, t: Record<(typeof TASK_SLOTS)[number], unknown>, write: OperationNodeSource) {
+/**
+ * The task's insert, its values selected from `source` (the CTE holding the write's returned row), so
+ * a write that returned no row inserts no task. Also one part of a shared statement
+ * (tasks-with-writes.repository.ts), hence a name for the source.
+ */
+export function taskInsertFrom(db: Db, t: Record<(typeof TASK_SLOTS)[number], unknown>, source: string) {
+  const from = sql.table(source);
   // INSERT ... SELECT gives its values no column types to infer, hence a cast on each.
   const row = sql`select ${t.id}::text, ${t.projectId}::text, ${t.contextId}::text, ${t.skill}::text,
     ${t.state}::text, ${t.statusSeq}::integer, ${t.statusMessage}::jsonb, ${t.statusTimestamp}::bigint,
     ${t.statusHistory}::jsonb, ${t.messages}::jsonb,
     jsonb_build_array(jsonb_build_object('artifactId', ${t.artifactId}::text, 'name', ${t.artifactName}::text,
-      'parts', jsonb_build_array(jsonb_build_object('data', to_jsonb(result))))),
+      'parts', jsonb_build_array(jsonb_build_object('data', to_jsonb(${from}))))),
     ${t.createdAt}::bigint, ${t.key}::text, ${t.keyHash}::text
-    from result`;
+    from ${from}`;
   return db
-    .with('result', () => write as never)
     .insertInto('a2a_tasks')
     .columns([
       'id',
@@ -99,9 +118,11 @@ function taskInsert(db: Db, t: Record<(typeof TASK_SLOTS)[number], unknown>, wri
       'idempotency_key',
       'request_hash',
     ])
-    .expression(row)
-    .returning('artifacts');
+    .expression(row);
 }
+
+const taskInsert = (db: Db, t: Record<(typeof TASK_SLOTS)[number], unknown>, write: OperationNodeSource) =>
+  taskInsertFrom(db.with('result', () => write as never) as unknown as Db, t, 'result').returning('artifacts');
 
 type TaskWithWrite = (db: Db, params: Record<string, unknown>) => Promise<{ artifacts: string }[]>;
 
