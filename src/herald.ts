@@ -147,7 +147,7 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     : sharedNewDeviceWrites(db, writes, clock, sharedStatementsInFlight(config.databasePoolSize), logger);
   const taskWrites = database.dialect.embedded
     ? separateTaskWrites(writes, logger)
-    : sharedTaskWrites(db, sharedStatementsInFlight(config.databasePoolSize), logger);
+    : sharedTaskWrites(db, writes, sharedStatementsInFlight(config.databasePoolSize), logger);
   const outbound = { allowPrivateNetworks: config.outboundAllowPrivateNetworks };
   const secretBox = onFirstUse(() => createSecretBox(resolveSecretKey(config, database.dialect)));
   const rateLimiter = onFirstUse(() => overrides.rateLimiter ?? createRateLimiter(config, database, { logger }));

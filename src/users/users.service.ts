@@ -5,6 +5,7 @@ import type { Clock } from '../lib/clock.js';
 import { newTimeOrderedId } from '../lib/ids.js';
 import * as repo from './users.repository.js';
 import type { UserUpserts } from './user-upserts.js';
+import { upsertUsersMergingFromArrays, userMatch, type UserUpsertValues } from './users-merging.repository.js';
 import {
   isValidProjectUserId,
   MAX_PROPERTIES,
@@ -103,7 +104,7 @@ export async function upsertUserThrough(
  * `upsertUser` as a statement not yet run (checked as `upsertUser` checks), as an A2A `SkillWrite` takes
  * it: the builder, one function for every call, and this call's values. The statement returns the user
  * as `userId`, `projectUserId` and `properties`, or no row when the merge would pass the key limit; `keys`
- * names the one user row it changes.
+ * names the one user row it changes, and `many` writes many calls' users in one statement.
  */
 export function upsertUserStatement(
   clock: Clock,
@@ -115,8 +116,12 @@ export function upsertUserStatement(
     build: buildUpsertUserStatement,
     params: upsertArguments(clock, projectId, projectUserId, properties),
     keys: [`user\n${projectId}\n${projectUserId}`],
+    many: { build: buildUpsertUsersStatement, match: userMatch(projectId, projectUserId) },
   };
 }
+
+const buildUpsertUsersStatement = (db: Db, params: Record<string, unknown>[]) =>
+  upsertUsersMergingFromArrays(db, params as unknown as UserUpsertValues[]);
 
 const buildUpsertUserStatement = (db: Db, params: Record<string, unknown>) =>
   repo.upsertUserMergingStatement(db, params as ReturnType<typeof upsertArguments>, MAX_PROPERTIES);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TaskWrite } from '../../src/a2a/tasks/task-with-write.repository.js';
 import { sharedTaskWrites } from '../../src/a2a/tasks/task-writes.js';
 import type { Db } from '../../src/db/database.js';
+import { writeCommitterFor } from '../../src/db/group-commit.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { newId, newTimeOrderedId } from '../../src/lib/ids.js';
 import { createProject } from '../../src/projects/projects.service.js';
@@ -64,7 +65,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('shared task writes on postgr
 
   it('tasks that arrive while the limit is reached share one statement, each with its own user', async () => {
     const { db, statements } = countingStatements(database.db);
-    const writes = sharedTaskWrites(db, 1, log);
+    const writes = sharedTaskWrites(db, writeCommitterFor(db, 'postgres'), 1, log);
     const items = Array.from({ length: 9 }, (_, i) => item(uid(`st-${i}`), { n: i }));
     const results = await Promise.all(items.map(writes));
     // The first alone; the eight that waited in one statement.
@@ -82,7 +83,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('shared task writes on postgr
 
   it('two tasks of one user go in two statements, and both merges are kept', async () => {
     const { db, statements } = countingStatements(database.db);
-    const writes = sharedTaskWrites(db, 1, log);
+    const writes = sharedTaskWrites(db, writeCommitterFor(db, 'postgres'), 1, log);
     const projectUserId = uid('same');
     const [busy, a, b] = [item(uid('busy'), {}), item(projectUserId, { a: 1 }), item(projectUserId, { b: 2 })];
     const results = await Promise.all([busy, a, b].map(writes));
@@ -93,7 +94,7 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('shared task writes on postgr
   });
 
   it('a key held by a committed task fails the shared statement; the others are written alone, the holder nothing', async () => {
-    const writes = sharedTaskWrites(database.db, 1, log);
+    const writes = sharedTaskWrites(database.db, writeCommitterFor(database.db, 'postgres'), 1, log);
     const key = uid('k');
     const [held, again, other] = [item(uid('held'), {}, key), item(uid('again'), {}, key), item(uid('other'), {})];
     const results = await Promise.all([held, again, other].map(writes));
@@ -111,11 +112,12 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('shared task writes on postgr
     const full = uid('full');
     await sharedTaskWrites(
       database.db,
+      writeCommitterFor(database.db, 'postgres'),
       1,
       log,
     )(item(full, Object.fromEntries(Array.from({ length: 256 }, (_, i) => [`k${i}`, i]))));
     const { db, statements } = countingStatements(database.db);
-    const writes = sharedTaskWrites(db, 1, log);
+    const writes = sharedTaskWrites(db, writeCommitterFor(db, 'postgres'), 1, log);
     const [first, over, fine] = [item(uid('first'), {}), item(full, { extra: 1 }), item(uid('fine'), { ok: true })];
     const results = await Promise.all([first, over, fine].map(writes));
     expect(statements).toEqual([1, 1]);
@@ -125,9 +127,22 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('shared task writes on postgr
     expect(dataOf(results[2])).toMatchObject({ properties: { ok: true } });
   });
 
+  it('a write without a form for many calls never shares: each task takes its own statement', async () => {
+    const { db, statements } = countingStatements(database.db);
+    const writes = sharedTaskWrites(db, writeCommitterFor(db, 'postgres'), 1, log);
+    const items = Array.from({ length: 4 }, (_, i) => {
+      const one = item(uid(`single-${i}`), { i });
+      const { many: _many, ...write } = one.write;
+      return { ...one, write };
+    });
+    const results = await Promise.all(items.map(writes));
+    expect(statements).toEqual([1, 1, 1, 1]);
+    for (const [i, artifacts] of results.entries()) expect(dataOf(artifacts)).toMatchObject({ properties: { i } });
+  });
+
   it('a shared statement that breaks unexpectedly is logged, and each task is written alone', async () => {
-    const db: Db = failingStatements(database.db, (text) => text.includes('"result_0"'));
-    const writes = sharedTaskWrites(db, 1, log);
+    const db: Db = failingStatements(database.db, (text) => text.includes('with task as'));
+    const writes = sharedTaskWrites(db, writeCommitterFor(db, 'postgres'), 1, log);
     const items = Array.from({ length: 5 }, (_, i) => item(uid(`broken-${i}`), { i }));
     const results = await Promise.all(items.map(writes));
     for (const [i, artifacts] of results.entries()) expect(dataOf(artifacts)).toMatchObject({ properties: { i } });

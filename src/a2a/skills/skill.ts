@@ -54,6 +54,13 @@ export interface SkillWrite {
   params: Record<string, unknown>;
   /** The rows the write may change, as keys: writes with a key in common never share a statement. */
   keys: readonly string[];
+  /**
+   * The same write for many calls in one statement: `build` (one function for every call of a skill)
+   * gets each call's `params`, and each row it returns has `build`'s columns above plus `match`, equal to
+   * the `match` of the call that wrote it. A skill's tasks share statements under load only with it
+   * (PostgreSQL, src/a2a/tasks/task-writes.ts).
+   */
+  many?: { build: (db: Db, params: Record<string, unknown>[]) => OperationNodeSource; match: string };
 }
 
 /** Card entry (rule `agent-card`): `id`, `name`, `description`, `tags`, `examples`. */

@@ -26,8 +26,8 @@ export const separateTaskWrites =
   (item) =>
     tryOneStatement(writes, (db) => insertTaskWithWrite(db, item), unexpectedAlone(log, item));
 
-/** Tasks of one statement at most: 16 tasks' CTE pairs make a statement of about 20 KB. */
-const MAX_ITEMS = 16;
+/** Tasks of one statement at most, as for create-user's REST upserts (src/users/user-upserts.ts). */
+const MAX_ITEMS = 64;
 
 const taskKeyOf = (item: TaskWrite): string[] =>
   item.key ? [`a2a task key\n${item.task.projectId}\n${item.key.key}`] : [];
@@ -35,9 +35,11 @@ const taskKeyOf = (item: TaskWrite): string[] =>
 /**
  * Tasks sharing statements under load (src/db/shared-statements.ts), one queue per skill write, as
  * create-user's REST upserts do: a statement that fails has each of its tasks run alone, and a task
- * whose own statement fails goes to its transaction.
+ * whose own statement fails goes to its transaction. A skill whose write has no form for many calls
+ * (`SkillWrite.many`) writes each task alone.
  */
-export function sharedTaskWrites(db: Db, maxInFlight: number, log: WarnLog): TaskWrites {
+export function sharedTaskWrites(db: Db, writes: WriteCommitter, maxInFlight: number, log: WarnLog): TaskWrites {
+  const separate = separateTaskWrites(writes, log);
   const queues = new Map<SkillWrite['build'], (item: TaskWrite) => Promise<Artifact[] | undefined>>();
   const queueOf = (build: SkillWrite['build']) => {
     let queue = queues.get(build);
@@ -57,6 +59,7 @@ export function sharedTaskWrites(db: Db, maxInFlight: number, log: WarnLog): Tas
     return queue;
   };
   return async (item) => {
+    if (!item.write.many) return separate(item);
     try {
       return await queueOf(item.write.build)(item);
     } catch (error) {
