@@ -64,7 +64,7 @@ export function taskWriteParams({
   return params;
 }
 
-export const TASK_SLOTS = [
+const TASK_SLOTS = [
   'id',
   'projectId',
   'contextId',
@@ -83,24 +83,19 @@ export const TASK_SLOTS = [
 ] as const;
 
 /** The write's parameters among the task's, kept apart by this prefix. */
-export const WRITE_PREFIX = 'write.';
+const WRITE_PREFIX = 'write.';
 
-/**
- * The task's insert, its values selected from `source` (the CTE holding the write's returned row), so
- * a write that returned no row inserts no task. Also one part of a shared statement
- * (tasks-with-writes.repository.ts), hence a name for the source.
- */
-export function taskInsertFrom(db: Db, t: Record<(typeof TASK_SLOTS)[number], unknown>, source: string) {
-  const from = sql.table(source);
+function taskInsert(db: Db, t: Record<(typeof TASK_SLOTS)[number], unknown>, write: OperationNodeSource) {
   // INSERT ... SELECT gives its values no column types to infer, hence a cast on each.
   const row = sql`select ${t.id}::text, ${t.projectId}::text, ${t.contextId}::text, ${t.skill}::text,
     ${t.state}::text, ${t.statusSeq}::integer, ${t.statusMessage}::jsonb, ${t.statusTimestamp}::bigint,
     ${t.statusHistory}::jsonb, ${t.messages}::jsonb,
     jsonb_build_array(jsonb_build_object('artifactId', ${t.artifactId}::text, 'name', ${t.artifactName}::text,
-      'parts', jsonb_build_array(jsonb_build_object('data', to_jsonb(${from}))))),
+      'parts', jsonb_build_array(jsonb_build_object('data', to_jsonb(result))))),
     ${t.createdAt}::bigint, ${t.key}::text, ${t.keyHash}::text
-    from ${from}`;
+    from result`;
   return db
+    .with('result', () => write as never)
     .insertInto('a2a_tasks')
     .columns([
       'id',
@@ -118,11 +113,9 @@ export function taskInsertFrom(db: Db, t: Record<(typeof TASK_SLOTS)[number], un
       'idempotency_key',
       'request_hash',
     ])
-    .expression(row);
+    .expression(row)
+    .returning('artifacts');
 }
-
-const taskInsert = (db: Db, t: Record<(typeof TASK_SLOTS)[number], unknown>, write: OperationNodeSource) =>
-  taskInsertFrom(db.with('result', () => write as never) as unknown as Db, t, 'result').returning('artifacts');
 
 type TaskWithWrite = (db: Db, params: Record<string, unknown>) => Promise<{ artifacts: string }[]>;
 
