@@ -1,15 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TaskWrite } from '../../src/a2a/tasks/task-with-write.repository.js';
 import { sharedTaskWrites } from '../../src/a2a/tasks/task-writes.js';
 import type { Db } from '../../src/db/database.js';
 import { writeCommitterFor } from '../../src/db/group-commit.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { newId, newTimeOrderedId } from '../../src/lib/ids.js';
-import { createProject } from '../../src/projects/projects.service.js';
 import { upsertUserStatement } from '../../src/users/users.service.js';
 import { countingStatements, failingStatements } from '../helpers/statements.js';
+import { usePostgresProject } from '../helpers/postgres-project.js';
 import { useTestContext } from '../helpers/test-app.js';
-import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
+import { TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 import { rpc, uid, v1Message, type Json } from './a2a-helpers.js';
 
 /*
@@ -21,17 +21,9 @@ import { rpc, uid, v1Message, type Json } from './a2a-helpers.js';
 describe.runIf(TEST_DIALECTS.includes('postgres'))('shared task writes on postgres', () => {
   let database: TestDatabase;
   let projectId: string;
-  const warnings: unknown[] = [];
-  const log = { warn: (...args: unknown[]) => void warnings.push(args) };
-  beforeAll(async () => {
-    database = await createTestDatabase('postgres');
-    projectId = (await createProject(database.db, systemClock, 'shared-tasks')).project_id;
-  });
-  beforeEach(() => {
-    warnings.length = 0;
-  });
-  afterAll(async () => {
-    await database.destroy();
+  const { warnings, log } = usePostgresProject('shared-tasks', (db, id) => {
+    database = db;
+    projectId = id;
   });
 
   const item = (projectUserId: string, properties: Record<string, unknown>, key?: string): TaskWrite => {

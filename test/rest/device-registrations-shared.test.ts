@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { writeCommitterFor } from '../../src/db/group-commit.js';
 import { sharedNewDeviceWrites } from '../../src/devices/new-device-writes.js';
@@ -7,8 +7,9 @@ import { systemClock } from '../../src/lib/clock.js';
 import { newTimeOrderedId } from '../../src/lib/ids.js';
 import { createProject } from '../../src/projects/projects.service.js';
 import { countingStatements, failingStatements } from '../helpers/statements.js';
+import { usePostgresProject } from '../helpers/postgres-project.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
-import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
+import { TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 
 /*
  * Registrations of new device ids share statements under load on PostgreSQL
@@ -19,17 +20,9 @@ import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers
 describe.runIf(TEST_DIALECTS.includes('postgres'))('shared device registrations on postgres', () => {
   let database: TestDatabase;
   let projectId: string;
-  const warnings: unknown[] = [];
-  const log = { warn: (...args: unknown[]) => void warnings.push(args) };
-  beforeAll(async () => {
-    database = await createTestDatabase('postgres');
-    projectId = (await createProject(database.db, systemClock, 'shared-devices')).project_id;
-  });
-  beforeEach(() => {
-    warnings.length = 0;
-  });
-  afterAll(async () => {
-    await database.destroy();
+  const { warnings, log } = usePostgresProject('shared-devices', (db, id) => {
+    database = db;
+    projectId = id;
   });
 
   const writesOn = (db: Db) => sharedNewDeviceWrites(db, writeCommitterFor(db, 'postgres'), systemClock, 1, log);
