@@ -100,8 +100,14 @@ async function runAsOneStatement(
   let write: SkillWrite;
   try {
     write = skill.write({ ...ctx.skill, db: ctx.db }, input);
-  } catch {
-    // Input the skill refuses: its run, in the transaction, refuses it again and records why.
+  } catch (error) {
+    // Input the skill refuses: its run, in the transaction, refuses it again and records why. Any
+    // other failure is a broken fast path, which would otherwise show only as slower tasks.
+    if (!(error instanceof AppError))
+      ctx.logger.warn(
+        { err: error, task_id: task.id },
+        'building the one-statement task write failed; ran the transaction',
+      );
     return undefined;
   }
   const artifacts = await ctx.taskWrites({
