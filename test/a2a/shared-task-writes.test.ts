@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { AnySkill, SkillDeps, SkillResult } from '../../src/a2a/skills/skill.js';
+import type { StatusUpdateBus } from '../../src/a2a/tasks/status-updates.js';
+import { runTask, type RunContext } from '../../src/a2a/tasks/task-runner.js';
 import type { TaskWrite } from '../../src/a2a/tasks/task-with-write.repository.js';
+import { AppError } from '../../src/errors.js';
 import { sharedTaskWrites } from '../../src/a2a/tasks/task-writes.js';
 import type { Db } from '../../src/db/database.js';
 import { writeCommitterFor } from '../../src/db/group-commit.js';
@@ -130,6 +134,64 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('shared task writes on postgr
     const results = await Promise.all(items.map(writes));
     expect(statements).toEqual([1, 1, 1, 1]);
     for (const [i, artifacts] of results.entries()) expect(dataOf(artifacts)).toMatchObject({ properties: { i } });
+  });
+
+  it('a write that fails to build is logged unless the input was refused; either way the transaction records the task', async () => {
+    const logged: unknown[] = [];
+    const logger = {
+      info: () => undefined,
+      warn: (...args: unknown[]) => void logged.push(args),
+      error: () => undefined,
+    };
+    const skillOf = (write: () => never, run: () => Promise<SkillResult>): AnySkill => ({
+      descriptor: {
+        id: 'test-write',
+        name: 'Test write',
+        description: 'A write that fails to build',
+        tags: [],
+        examples: [],
+      },
+      atomic: true,
+      parse: (data) => data,
+      run,
+      write,
+    });
+    const run = (skill: AnySkill) => {
+      const ctx: RunContext = {
+        db: database.db,
+        writes: writeCommitterFor(database.db, 'postgres'),
+        clock: systemClock,
+        updates: { publish: async () => undefined, publishLocal: () => undefined } as unknown as StatusUpdateBus,
+        projectId,
+        skill: { deps: {} as SkillDeps, db: database.db, projectId },
+        taskWrites: sharedTaskWrites(database.db, writeCommitterFor(database.db, 'postgres'), 2, log),
+        logger,
+      };
+      const message = { messageId: newId(), role: 'user' as const, parts: [{ data: {} }] };
+      return runTask(ctx, { taskId: newTimeOrderedId(), message, invocation: { skill, input: {} } });
+    };
+    const broken = await run(
+      skillOf(
+        () => {
+          throw new Error('broken build');
+        },
+        () => Promise.resolve({ artifactName: 'user-result', data: { ran: true } }),
+      ),
+    );
+    expect(broken.status.state).toBe('completed');
+    expect(broken.artifacts[0]?.parts[0]).toEqual({ data: { ran: true } });
+    expect((await storedTask(broken.id))?.state).toBe('completed');
+    expect(logged).toHaveLength(1);
+    expect(JSON.stringify(logged[0])).toContain('building the one-statement task write failed');
+    const refusal = () => {
+      throw new AppError('invalid', 'INVALID_INPUT', 'refused');
+    };
+    const refused = await run(
+      skillOf(refusal, () => Promise.reject(new AppError('invalid', 'INVALID_INPUT', 'refused'))),
+    );
+    expect(refused.status.state).toBe('rejected');
+    expect((await storedTask(refused.id))?.state).toBe('rejected');
+    expect(logged).toHaveLength(1);
   });
 
   it('a shared statement that breaks unexpectedly is logged, and each task is written alone', async () => {
