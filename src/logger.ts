@@ -1,5 +1,8 @@
-import pino, { type DestinationStream, type Logger } from 'pino';
+import pino, { type DestinationStream, type LogFn, type Logger } from 'pino';
 import { REDACTED, SECRET_HEADERS, SHOW_KEYS_ONCE, redactText } from './lib/redact.js';
+
+/** What a component that only warns takes of a logger (the writes that share statements). */
+export type WarnLog = { warn: LogFn };
 
 /** Fields whose values are censored wherever the walk below meets them: credential headers and secret-named fields. */
 const SECRET_KEYS = new Set([

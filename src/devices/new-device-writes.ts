@@ -1,4 +1,4 @@
-import type { LogFn } from 'pino';
+import type { WarnLog } from '../logger.js';
 import type { Db } from '../db/database.js';
 import type { WriteCommitter } from '../db/group-commit.js';
 import { isExpectedFallback, tryOneStatement } from '../db/one-statement.js';
@@ -10,7 +10,6 @@ import type { RegisterDeviceBody } from './devices.schemas.js';
 import { insertNewDevicesOfEnsuredUsers, type NewDeviceOfUser } from './new-devices.repository.js';
 import * as registration from './registration.repository.js';
 
-type WarnLog = { warn: LogFn };
 type NewDeviceInput = RegisterDeviceBody & { device_id: string };
 
 /** The registration of a device id Herald just generated, tried before the transaction (`registerDevice`). */

@@ -1,4 +1,4 @@
-import type { LogFn } from 'pino';
+import type { WarnLog } from '../logger.js';
 import type { Db } from '../db/database.js';
 import type { WriteCommitter } from '../db/group-commit.js';
 import { isExpectedFallback } from '../db/one-statement.js';
@@ -27,8 +27,6 @@ export interface UserUpserts {
 export const separateUserUpserts = (writes: WriteCommitter): UserUpserts => ({
   upsert: (row) => writes.runStatement((db) => repo.upsertUserMerging(db, row, MAX_PROPERTIES)),
 });
-
-type WarnLog = { warn: LogFn };
 
 /** Rows of one shared statement at most (users-merging.repository.ts compiles powers of two up to it). */
 const MAX_ROWS = 64;

@@ -1,4 +1,4 @@
-import type { LogFn } from 'pino';
+import type { WarnLog } from '../../logger.js';
 import type { Db } from '../../db/database.js';
 import type { WriteCommitter } from '../../db/group-commit.js';
 import { isExpectedFallback, tryOneStatement } from '../../db/one-statement.js';
@@ -14,8 +14,6 @@ import { insertTasksWithWrites } from './tasks-with-writes.repository.js';
  * failed), when the caller runs its transaction, which reaches the same outcome.
  */
 export type TaskWrites = (item: TaskWrite) => Promise<Artifact[] | undefined>;
-
-type WarnLog = { warn: LogFn };
 
 const unexpectedAlone = (log: WarnLog, item: TaskWrite) => (error: unknown) =>
   log.warn({ err: error, task_id: item.task.id }, 'one-statement task write failed; ran the transaction');
