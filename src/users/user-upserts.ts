@@ -5,17 +5,15 @@ import { isExpectedFallback } from '../db/one-statement.js';
 import { sharedStatements } from '../db/shared-statements.js';
 import { readJson } from '../db/json.js';
 import * as repo from './users.repository.js';
-import { upsertUsersMergingWhole, type MergedUserRow } from './users-merging.repository.js';
+import {
+  upsertUsersMergingWhole,
+  userMatch,
+  type MergedUserRow,
+  type UserUpsertRow,
+} from './users-merging.repository.js';
 import { MAX_PROPERTIES, type Properties } from './users.schemas.js';
 
-/** One create-or-merge, checked (users.service.ts): the new user's id and the properties to merge. */
-export interface UserUpsertRow {
-  id: string;
-  projectId: string;
-  projectUserId: string;
-  propertiesJson: string;
-  now: number;
-}
+export type { UserUpsertRow } from './users-merging.repository.js';
 
 /** Rule `create-merges` for one user at a time, as POST /api/v1/users makes them. */
 export interface UserUpserts {
@@ -37,8 +35,6 @@ const toRecord = (row: MergedUserRow): repo.UserRecord => ({
   properties: readJson<Properties>(row.properties),
 });
 
-const userKey = (projectId: string, projectUserId: string) => `${projectId}\n${projectUserId}`;
-
 /**
  * Upserts on PostgreSQL, sharing statements under load (src/db/shared-statements.ts): distinct users
  * in one multi-row statement, each row still its own upsert, written whole or not at all; a row the
@@ -49,7 +45,7 @@ export function sharedUserUpserts(db: Db, maxInFlight: number, log: WarnLog): Us
   const upsert = sharedStatements<UserUpsertRow, repo.UserRecord | undefined>({
     maxInFlight,
     maxItems: MAX_ROWS,
-    keysOf: (row) => [userKey(row.projectId, row.projectUserId)],
+    keysOf: (row) => [userMatch(row.projectId, row.projectUserId)],
     alone: (row) => repo.upsertUserMerging(db, row, MAX_PROPERTIES),
     together: async (rows) => {
       const written = await upsertUsersMergingWhole(
@@ -63,9 +59,9 @@ export function sharedUserUpserts(db: Db, maxInFlight: number, log: WarnLog): Us
           updated_at: row.now,
         })),
       );
-      const byUser = new Map(written.map((row) => [userKey(row.project_id, row.project_user_id), row]));
+      const byUser = new Map(written.map((row) => [userMatch(row.project_id, row.project_user_id), row]));
       return rows.map((row) => {
-        const stored = byUser.get(userKey(row.projectId, row.projectUserId));
+        const stored = byUser.get(userMatch(row.projectId, row.projectUserId));
         return stored && toRecord(stored);
       });
     },

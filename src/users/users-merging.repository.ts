@@ -53,8 +53,8 @@ export const upsertUsersMergingWhole = preparedInsert<UsersTable, MergedUserRow>
   64,
 );
 
-/** One create-or-merge of A2A's create-user (users.service.ts `upsertUserStatement`'s values). */
-export interface UserUpsertValues {
+/** One create-or-merge, checked (users.service.ts): the new user's id and the properties to merge. */
+export interface UserUpsertRow {
   id: string;
   projectId: string;
   projectUserId: string;
@@ -73,8 +73,8 @@ export const userMatch = (projectId: string, projectUserId: string) => `${projec
  * not yet run, for a statement that stores what it returns (src/a2a/tasks/tasks-with-writes.repository.ts).
  * PostgreSQL only (arrays).
  */
-export function upsertUsersMergingFromArrays(db: AnyKysely, rows: readonly UserUpsertValues[]) {
-  const column = <T>(pick: (row: UserUpsertValues) => T) => rows.map(pick);
+export function upsertUsersMergingFromArrays(db: AnyKysely, rows: readonly UserUpsertRow[]) {
+  const column = <T>(pick: (row: UserUpsertRow) => T) => rows.map(pick);
   const input = sql`select id, project_id, project_user_id, properties::jsonb, now, now
     from unnest(${column((r) => r.id)}::text[], ${column((r) => r.projectId)}::text[],
       ${column((r) => r.projectUserId)}::text[], ${column((r) => r.propertiesJson)}::text[],

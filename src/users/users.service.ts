@@ -4,8 +4,8 @@ import { AppError } from '../errors.js';
 import type { Clock } from '../lib/clock.js';
 import { newTimeOrderedId } from '../lib/ids.js';
 import * as repo from './users.repository.js';
-import type { UserUpserts } from './user-upserts.js';
-import { upsertUsersMergingFromArrays, userMatch, type UserUpsertValues } from './users-merging.repository.js';
+import type { UserUpsertRow, UserUpserts } from './user-upserts.js';
+import { upsertUsersMergingFromArrays, userMatch } from './users-merging.repository.js';
 import {
   isValidProjectUserId,
   MAX_PROPERTIES,
@@ -121,7 +121,7 @@ export function upsertUserStatement(
 }
 
 const buildUpsertUsersStatement = (db: Db, params: Record<string, unknown>[]) =>
-  upsertUsersMergingFromArrays(db, params as unknown as UserUpsertValues[]);
+  upsertUsersMergingFromArrays(db, params as unknown as UserUpsertRow[]);
 
 const buildUpsertUserStatement = (db: Db, params: Record<string, unknown>) =>
   repo.upsertUserMergingStatement(db, params as ReturnType<typeof upsertArguments>, MAX_PROPERTIES);
