@@ -232,7 +232,12 @@ export function createHerald(config: Config, overrides: HeraldOverrides = {}): H
     registerCampaignRoutes(app, { db, readDb, clock, deleteChunkRows: config.retention.chunkRows });
     registerTriggerRoutes(app, { db, readDb, dryRunDb: database.dryRunDb, clock, templates: templates() });
     registerTriggerControlRoutes(app, { db, clock, notices: push().notices });
-    registerScheduleRoutes(app, { db, clock, minIntervalMs: config.scheduleMinIntervalMs });
+    registerScheduleRoutes(app, {
+      db,
+      clock,
+      minIntervalMs: config.scheduleMinIntervalMs,
+      notices: push().notices,
+    });
     registerCampaignInsightRoutes(app, { db, readDb, templates: templates(), clock });
     registerCampaignResultsRoutes(app, { readDb });
     registerTriggerStreamRoute(app, { db, config });

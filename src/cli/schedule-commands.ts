@@ -25,6 +25,7 @@ const deps = (h: Herald): schedules.ScheduleDeps => ({
   db: h.db,
   clock: h.clock,
   minIntervalMs: h.config.scheduleMinIntervalMs,
+  notices: h.push.notices,
 });
 
 /** `schedules get|pause|resume|delete`: one schedule by campaign and id. */

@@ -1,6 +1,10 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { MAX_SCHEDULES_PER_CAMPAIGN } from '../../src/campaigns/schedules/schedules.service.js';
+import {
+  CANCELED_BY_SCHEDULE_PAUSE,
+  MAX_SCHEDULES_PER_CAMPAIGN,
+} from '../../src/campaigns/schedules/schedules.service.js';
+import { planJobKey } from '../../src/campaigns/triggers/trigger-schedule.js';
 import type { JobHandler } from '../../src/jobs/job-types.js';
 import { manualClock } from '../helpers/clock.js';
 import { runJobsUntilIdle } from '../helpers/run-jobs-until-idle.js';
@@ -341,6 +345,63 @@ describe.each(TEST_DIALECTS)('recurring schedules on %s', (dialect) => {
     );
     expect(await triggers(w)).toEqual([]);
     expect(await get(w, made.schedule_id)).toMatchObject({ state: 'paused', occurrences: 0, skipped: 0 });
+  });
+
+  it('in_local_time: a pause before the occurrence cancels its trigger already made; resume goes on after it', async () => {
+    clock.set(Date.parse('2026-11-28T12:00:00Z'));
+    const w = await world('local-pause');
+    const made = await create(w, { cron: '0 9 * * 1', time_zone: 'Europe/Paris', in_local_time: true });
+    const triggerStatus = async (id: string) =>
+      (await json(ctx(), 'GET', `/api/v1/campaigns/${w.campaignId}/triggers/${id}`, undefined, w.secret)).json<{
+        state: string;
+        error?: string;
+      }>();
+    const pendingPlan = async (id: string) =>
+      (
+        await sql<{
+          job_key: string;
+        }>`select job_key from jobs where job_key = ${planJobKey(id)} and state = 'pending'`.execute(ctx().database.db)
+      ).rows.length;
+    // Monday 09:00 in Paris (08:00Z): its trigger is made on Sunday at 18:50Z, before UTC+14 reaches 09:00.
+    clock.set(Date.parse('2026-11-29T18:50:00Z'));
+    await runOccurrences();
+    const [first] = await triggers(w);
+    expect(first).toMatchObject({ state: 'scheduled', occurrence_at: '2026-11-30T08:00:00.000Z' });
+    expect(await pendingPlan(first!.trigger_id)).toBe(1);
+
+    // Paused before the occurrence's instant: it is a future occurrence, so its trigger is canceled too.
+    clock.set(Date.parse('2026-11-30T07:00:00Z'));
+    const paused = await post(w, `/${made.schedule_id}:pause`);
+    expect(paused.statusCode, paused.body).toBe(200);
+    expect(paused.json()).toMatchObject({ state: 'paused', next_occurrence_at: null });
+    expect(await triggerStatus(first!.trigger_id)).toMatchObject({
+      state: 'canceled',
+      error: CANCELED_BY_SCHEDULE_PAUSE,
+    });
+    expect(await pendingPlan(first!.trigger_id)).toBe(0);
+
+    // Resumed before that instant: the next occurrence is the one after it. The canceled one is not
+    // made again (its trigger holds the occurrence), nor recorded as failed.
+    const resumed = await post(w, `/${made.schedule_id}:resume`);
+    expect(resumed.statusCode, resumed.body).toBe(200);
+    expect(resumed.json()).toMatchObject({ state: 'active', next_occurrence_at: '2026-12-07T08:00:00.000Z' });
+    clock.set(Date.parse('2026-11-30T09:00:00Z'));
+    await runOccurrences();
+    expect((await triggers(w)).map((t) => t.trigger_id)).toEqual([first!.trigger_id]);
+    expect(await get(w, made.schedule_id)).toMatchObject({ occurrences: 1, skipped: 0 });
+
+    // Paused after the next occurrence's instant: its trigger is under way and stays.
+    clock.set(Date.parse('2026-12-06T18:50:00Z'));
+    await runOccurrences();
+    const second = (await triggers(w)).find((t) => t.occurrence_at === '2026-12-07T08:00:00.000Z');
+    expect(second).toMatchObject({ state: 'scheduled' });
+    clock.set(Date.parse('2026-12-07T08:30:00Z'));
+    expect((await post(w, `/${made.schedule_id}:pause`)).statusCode).toBe(200);
+    expect(await triggerStatus(second!.trigger_id)).toMatchObject({ state: 'scheduled' });
+    expect(await pendingPlan(second!.trigger_id)).toBe(1);
+    // Resumed, the next occurrence follows the one already made.
+    const again = await post(w, `/${made.schedule_id}:resume`);
+    expect(again.json()).toMatchObject({ state: 'active', next_occurrence_at: '2026-12-14T08:00:00.000Z' });
   });
 
   it('an occurrence while the campaign is paused is skipped and recorded; the next one fires', async () => {

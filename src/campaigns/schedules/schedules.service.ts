@@ -6,7 +6,10 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { decodeCursor, encodeCursor, parseLimit } from '../../lib/pagination.js';
 import { getCampaign } from '../campaigns.service.js';
+import type { NoticeOutbox } from '../../push/notice-outbox.js';
+import { cancelTriggerWithin } from '../triggers/trigger-cancel.service.js';
 import { checkTriggerBody } from '../triggers/trigger.service.js';
+import { findCampaignTrigger } from '../triggers/triggers.repository.js';
 import { parseScheduleBody } from './schedule-body.js';
 import { enqueueOccurrence, occurrenceJobKey } from './schedule-occurrence.job.js';
 import { nextOccurrence } from './schedule-cron.js';
@@ -18,7 +21,12 @@ export interface ScheduleDeps {
   clock: Clock;
   /** `SCHEDULE_MIN_INTERVAL_MS`: the shortest time a cron may leave between two fires. */
   minIntervalMs: number;
+  /** A pause that cancels an occurrence's trigger commits its `trigger.completed` webhook event with it. */
+  notices: NoticeOutbox;
 }
+
+/** The error a trigger canceled by its schedule's pause shows. */
+export const CANCELED_BY_SCHEDULE_PAUSE = 'canceled: its recurring schedule was paused before the occurrence';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -168,19 +176,30 @@ async function changeSchedule(
   throw new AppError('conflict', 'SCHEDULE_BUSY', `Schedule ${scheduleId} kept changing; try again`);
 }
 
-/** Stops future occurrences: the pending job is withdrawn (a running one finds the schedule paused). Pausing again answers the same. */
+/**
+ * Stops future occurrences: the pending job is withdrawn (a running one finds the schedule paused).
+ * An `in_local_time` occurrence's trigger is made up to a day before the occurrence's instant; if
+ * that instant is still ahead, the trigger is canceled too, since it is a future occurrence. Pausing
+ * again answers the same.
+ */
 export function pauseSchedule(deps: ScheduleDeps, projectId: string, campaignId: string, scheduleId: string) {
   return changeSchedule(deps, projectId, campaignId, scheduleId, async (s, trx) => {
     if (s.state === 'paused') return 'unchanged';
     if (s.state === 'ended') throw ended(s);
+    const now = deps.clock.now();
     const applied = await repo.updateScheduleIf(
       trx,
       s.id,
       { states: ['active'], jobSeq: s.jobSeq },
-      { state: 'paused', nextOccurrenceAt: null, jobSeq: s.jobSeq, now: deps.clock.now() },
+      { state: 'paused', nextOccurrenceAt: null, jobSeq: s.jobSeq, now },
     );
-    if (applied) await withdrawJob(trx, occurrenceJobKey(s.id, s.jobSeq));
-    return applied;
+    if (!applied) return false;
+    await withdrawJob(trx, occurrenceJobKey(s.id, s.jobSeq));
+    if (s.lastTriggerId !== null && s.lastOccurrenceAt !== null && s.lastOccurrenceAt > now) {
+      const made = await findCampaignTrigger(trx, s.projectId, s.campaignId, s.lastTriggerId);
+      if (made) await cancelTriggerWithin(deps.notices, trx, made, CANCELED_BY_SCHEDULE_PAUSE, now);
+    }
+    return true;
   });
 }
 
@@ -193,7 +212,9 @@ export function resumeSchedule(deps: ScheduleDeps, projectId: string, campaignId
     if (s.state === 'active') return 'unchanged';
     if (s.state === 'ended') throw ended(s);
     const now = deps.clock.now();
-    const next = nextOccurrence(s, now);
+    // After the last occurrence made, if its instant is still ahead (`in_local_time`): that occurrence
+    // has its trigger (canceled by the pause), and the unique key would refuse a second one.
+    const next = nextOccurrence(s, Math.max(now, s.lastOccurrenceAt ?? now));
     if (next === undefined) {
       const applied = await repo.updateScheduleIf(
         trx,

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../db/database.js';
+import type { Database, Db } from '../../db/database.js';
 import { AppError } from '../../errors.js';
 import { moveJob, withdrawJob } from '../../jobs/jobs.js';
 import type { Clock } from '../../lib/clock.js';
@@ -41,6 +41,22 @@ const finished = (t: TriggerRecord) =>
   );
 
 /**
+ * Cancels `trigger` in the caller's transaction unless it has ended: its plan job is withdrawn and its
+ * `trigger.completed` webhook event commits with the cancel. False when it had already ended.
+ */
+export async function cancelTriggerWithin(
+  notices: NoticeOutbox,
+  trx: Db,
+  trigger: TriggerRecord,
+  reason: string,
+  now: number,
+): Promise<boolean> {
+  const done = await endTrigger(notices, trx, trigger, (d) => cancelTrigger(d, trigger.id, reason, now));
+  if (done) await withdrawJob(trx, planJobKey(trigger.id));
+  return done;
+}
+
+/**
  * Cancels a trigger that has not finished: a scheduled one never starts (its job is withdrawn), a
  * running one sends no chunk that starts after this commits (the fan-out asks before each one), on
  * every instance. What was sent stays sent and counted; batches under way close as `canceled` with
@@ -56,13 +72,9 @@ export async function cancelCampaignTrigger(
   const trigger = await triggerOr404(deps, projectId, campaignId, triggerId);
   if (trigger.state === 'completed' || trigger.state === 'failed') throw finished(trigger);
   if (trigger.state !== 'canceled') {
-    const ended = await deps.db.transaction().execute(async (trx) => {
-      const done = await endTrigger(deps.notices, trx, trigger, (d) =>
-        cancelTrigger(d, triggerId, CANCELED_BY_REQUEST, deps.clock.now()),
-      );
-      if (done) await withdrawJob(trx, planJobKey(triggerId));
-      return done;
-    });
+    const ended = await deps.db
+      .transaction()
+      .execute((trx) => cancelTriggerWithin(deps.notices, trx, trigger, CANCELED_BY_REQUEST, deps.clock.now()));
     if (!ended) {
       // It ended between the read and the cancel (its last batch closed): say how.
       const now = await triggerOr404(deps, projectId, campaignId, triggerId);
