@@ -587,7 +587,7 @@ export interface paths {
         put?: never;
         /**
          * Pause a recurring schedule
-         * @description No occurrence fires until it is resumed. Pausing a paused schedule answers it again; an ended one is 409.
+         * @description No occurrence fires until it is resumed; with `in_local_time`, the trigger already made for an occurrence whose instant is still ahead is canceled. Pausing a paused schedule answers it again; an ended one is 409.
          */
         post: operations["pauseSchedule"];
         delete?: never;
@@ -607,7 +607,7 @@ export interface paths {
         put?: never;
         /**
          * Resume a paused recurring schedule
-         * @description The next occurrence is the first one after now: occurrences missed while paused are not replayed. Resuming an active schedule answers it again; an ended one (or one with no occurrence left before `ends_at`) is 409.
+         * @description The next occurrence is the first one after now (or after the last occurrence made, if its instant is still ahead): occurrences missed while paused are not replayed. Resuming an active schedule answers it again; an ended one (or one with no occurrence left before `ends_at`) is 409.
          */
         post: operations["resumeSchedule"];
         delete?: never;

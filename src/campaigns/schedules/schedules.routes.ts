@@ -97,13 +97,13 @@ export function registerScheduleRoutes(fastify: FastifyInstance, deps: schedules
     [
       'pause',
       'Pause a recurring schedule',
-      'No occurrence fires until it is resumed. Pausing a paused schedule answers it again; an ended one is 409.',
+      'No occurrence fires until it is resumed; with `in_local_time`, the trigger already made for an occurrence whose instant is still ahead is canceled. Pausing a paused schedule answers it again; an ended one is 409.',
       schedules.pauseSchedule,
     ],
     [
       'resume',
       'Resume a paused recurring schedule',
-      'The next occurrence is the first one after now: occurrences missed while paused are not replayed. Resuming an active schedule answers it again; an ended one (or one with no occurrence left before `ends_at`) is 409.',
+      'The next occurrence is the first one after now (or after the last occurrence made, if its instant is still ahead): occurrences missed while paused are not replayed. Resuming an active schedule answers it again; an ended one (or one with no occurrence left before `ends_at`) is 409.',
       schedules.resumeSchedule,
     ],
   ] as const) {
