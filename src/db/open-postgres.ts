@@ -3,13 +3,15 @@ import pg from 'pg';
 import type { Database } from './database.js';
 import type { DatabaseHandle, DatabaseTarget } from './database-handle.js';
 import { postgresDialect } from './dialect.js';
+import { inTransactionAfter, isStalePlan, statementNames, type StatementNames } from './named-statements.js';
 import { withStatementTimeout } from './statement-timeout.js';
 
 const INT8_OID = 20;
 
 export function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
   const pool = openPool(url, target.poolSize ?? 10, target);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: droppingReadOnlySessions(pool) }) });
+  const names = target.pooler === 'transaction' ? undefined : statementNames();
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: herald(pool, names) }) });
   // LISTEN holds one connection for as long as it listens: through a transaction-mode pooler the
   // NOTIFYs would go to whichever client borrowed the server connection, so only a direct one will do.
   // A pool of its own, so a listener never takes a connection the queries count on.
@@ -51,31 +53,42 @@ function sharedPool(pool: pg.Pool): PostgresPool {
 const READ_ONLY_TRANSACTION = '25006';
 
 /**
- * The pool as Kysely sees it, except that a connection on which a statement failed with "read-only
- * transaction" is closed when released instead of pooled again. After a failover an address may
- * still reach the demoted node for a while, and its sessions stay read-only for life: only a new
- * connection reaches the new primary. (Reads on such a session still work, so nothing else would
- * ever drop it.)
+ * The pool as Kysely sees it, with two differences. Statements sent again and again go as named
+ * prepared statements when `names` is given (src/db/named-statements.ts). And a connection is closed
+ * when released instead of pooled again once a statement on it failed with "read-only transaction"
+ * or a stale named plan. After a failover an address may still reach the demoted node for a while,
+ * and its sessions stay read-only for life: only a new connection reaches the new primary. (Reads on
+ * such a session still work, so nothing else would ever drop it.)
  */
-function droppingReadOnlySessions(pool: pg.Pool): PostgresPool {
+function herald(pool: pg.Pool, names: StatementNames | undefined): PostgresPool {
   const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
-    let readOnly = false;
+    let dropReason: string | undefined;
+    let inTransaction = false;
     const query = async (text: string, parameters: ReadonlyArray<unknown>) => {
+      const values = parameters as unknown[];
+      const name = names?.nameOf(text);
+      inTransaction = inTransactionAfter(text, inTransaction);
       try {
-        return await client.query(text, parameters as unknown[]);
+        return await (name === undefined ? client.query(text, values) : client.query({ name, text, values }));
       } catch (error) {
-        if ((error as { code?: unknown }).code === READ_ONLY_TRANSACTION) readOnly = true;
-        throw error;
+        if ((error as { code?: unknown }).code === READ_ONLY_TRANSACTION)
+          dropReason = 'the session is read-only (a demoted primary?)';
+        if (name === undefined || !isStalePlan(error)) throw error;
+        dropReason = 'a named statement outlived a change of its tables';
+        // Alone, the statement can run again unnamed; inside a transaction the failure has aborted it.
+        if (inTransaction) throw error;
+        return client.query(text, values);
       }
     };
     return {
       // Only the (sql, parameters) form: Kysely passes a cursor only to a dialect given `cursor`, which Herald's is not.
       query: query as unknown as PostgresPoolClient['query'],
       release() {
-        const drop = readOnly;
-        readOnly = false;
-        client.release(drop ? new Error('the session is read-only (a demoted primary?)') : undefined);
+        const reason = dropReason;
+        dropReason = undefined;
+        inTransaction = false;
+        client.release(reason === undefined ? undefined : new Error(reason));
       },
     };
   };
