@@ -11,7 +11,7 @@ const INT8_OID = 20;
 export function openPostgres(url: string, target: DatabaseTarget): DatabaseHandle {
   const pool = openPool(url, target.poolSize ?? 10, target);
   const names = target.pooler === 'transaction' ? undefined : statementNames();
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: herald(pool, names) }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: poolForKysely(pool, names) }) });
   // LISTEN holds one connection for as long as it listens: through a transaction-mode pooler the
   // NOTIFYs would go to whichever client borrowed the server connection, so only a direct one will do.
   // A pool of its own, so a listener never takes a connection the queries count on.
@@ -60,7 +60,7 @@ const READ_ONLY_TRANSACTION = '25006';
  * and its sessions stay read-only for life: only a new connection reaches the new primary. (Reads on
  * such a session still work, so nothing else would ever drop it.)
  */
-function herald(pool: pg.Pool, names: StatementNames | undefined): PostgresPool {
+function poolForKysely(pool: pg.Pool, names: StatementNames | undefined): PostgresPool {
   const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
     let dropReason: string | undefined;
