@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffMs } from '../lib/retry-delay.js';
+import { isStalePlan } from './named-statements.js';
 /**
  * What a database error means for the code that met it. The one classifier: the HTTP and A2A error
  * mappings, the job queue and the campaign outcome writes all ask here.
@@ -7,8 +8,9 @@ import { backoffMs } from '../lib/retry-delay.js';
  * - `unavailable`: the database cannot serve now but will again (it is down, refusing connections,
  *   restarting, out of resources, or a demoted primary answering read-only after a failover). Wait
  *   and retry; a request answers 503 with Retry-After.
- * - `conflict`: the transaction lost a serialization check or was chosen as a deadlock victim.
- *   Nothing was written; run the transaction again at once.
+ * - `conflict`: the transaction lost a serialization check, was chosen as a deadlock victim, or met
+ *   a named statement whose tables a migration changed (src/db/named-statements.ts; its connection
+ *   is replaced). Nothing was written; run the transaction again at once.
  * - `undefined`: a real error (a constraint, a bug, a database that no longer exists). Retrying does
  *   not help.
  */
@@ -66,7 +68,7 @@ export function classifyDatabaseError(error: unknown, depth = 0): DatabaseErrorK
   if (!(error instanceof Error)) return undefined;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') {
-    if (CONFLICT_STATES.has(code)) return 'conflict';
+    if (CONFLICT_STATES.has(code) || isStalePlan(error)) return 'conflict';
     if (SOCKET_CODES.has(code) || UNAVAILABLE_STATES.has(code) || code.startsWith('08') || code.startsWith('53'))
       return 'unavailable';
     if (code === '55000' && NOT_ACCEPTING_CONNECTIONS.test(error.message)) return 'unavailable';

@@ -59,10 +59,19 @@ const READ_ONLY_TRANSACTION = '25006';
  * or a stale named plan. After a failover an address may still reach the demoted node for a while,
  * and its sessions stay read-only for life: only a new connection reaches the new primary. (Reads on
  * such a session still work, so nothing else would ever drop it.)
+ *
+ * A stale named plan on one connection means its tables changed under every connection's named
+ * statements, so each connection opened before it is replaced when next released or taken from the
+ * pool: a change of schema fails the statements under way then, not one per connection and text.
  */
 function poolForKysely(pool: pg.Pool, names: StatementNames | undefined): PostgresPool {
   const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  /** Raised at each stale plan; a connection opened at an older one may hold stale names. */
+  let schemaGeneration = 0;
+  const bornAt = new WeakMap<pg.PoolClient, number>();
+  const STALE = 'a named statement outlived a change of its tables';
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    bornAt.set(client, schemaGeneration);
     let dropReason: string | undefined;
     let inTransaction = false;
     const query = async (text: string, parameters: ReadonlyArray<unknown>) => {
@@ -75,7 +84,8 @@ function poolForKysely(pool: pg.Pool, names: StatementNames | undefined): Postgr
         if ((error as { code?: unknown }).code === READ_ONLY_TRANSACTION)
           dropReason = 'the session is read-only (a demoted primary?)';
         if (name === undefined || !isStalePlan(error)) throw error;
-        dropReason = 'a named statement outlived a change of its tables';
+        dropReason = STALE;
+        schemaGeneration++;
         // Alone, the statement can run again unnamed; inside a transaction the failure has aborted it.
         if (inTransaction) throw error;
         return client.query(text, values);
@@ -85,7 +95,7 @@ function poolForKysely(pool: pg.Pool, names: StatementNames | undefined): Postgr
       // Only the (sql, parameters) form: Kysely passes a cursor only to a dialect given `cursor`, which Herald's is not.
       query: query as unknown as PostgresPoolClient['query'],
       release() {
-        const reason = dropReason;
+        const reason = dropReason ?? (bornAt.get(client)! < schemaGeneration ? STALE : undefined);
         dropReason = undefined;
         inTransaction = false;
         client.release(reason === undefined ? undefined : new Error(reason));
@@ -94,10 +104,16 @@ function poolForKysely(pool: pg.Pool, names: StatementNames | undefined): Postgr
   };
   return {
     async connect() {
-      const client = await pool.connect();
-      let kysely = wrapped.get(client);
-      if (!kysely) wrapped.set(client, (kysely = wrap(client)));
-      return kysely;
+      for (;;) {
+        const client = await pool.connect();
+        let kysely = wrapped.get(client);
+        if (kysely && bornAt.get(client)! < schemaGeneration) {
+          client.release(new Error(STALE));
+          continue;
+        }
+        if (!kysely) wrapped.set(client, (kysely = wrap(client)));
+        return kysely;
+      }
     },
     end: () => pool.end(),
   };

@@ -43,6 +43,10 @@ describe('database error classification', () => {
     expect(classifyDatabaseError(pgError('40001', 'could not serialize access'))).toBe('conflict');
     expect(classifyDatabaseError(pgError('40P01', 'deadlock detected'))).toBe('conflict');
     expect(isDatabaseUnavailable(pgError('40P01'))).toBe(true);
+    // A named statement a migration made stale: its transaction runs again on a new connection.
+    expect(classifyDatabaseError(pgError('0A000', 'cached plan must not change result type'))).toBe('conflict');
+    // The same SQLSTATE for another unsupported feature is a real error.
+    expect(classifyDatabaseError(pgError('0A000', 'cannot use subquery in check constraint'))).toBeUndefined();
   });
 
   it("knows the driver's words for a lost connection, also wrapped in a cause or an AggregateError", () => {

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
 import type { Database } from '../../src/db/database.js';
+import { classifyDatabaseError } from '../../src/db/database-errors.js';
 import { statementNames } from '../../src/db/named-statements.js';
 import { TEST_DATABASE_URL, TEST_DIALECTS } from '../helpers/test-db.js';
 
@@ -86,5 +87,46 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('named statements on PostgreS
     await expect(direct.db.transaction().execute((trx) => all(trx))).rejects.toThrow(/cached plan/);
     expect(await backend(direct.db)).not.toBe(inside);
     expect((await direct.db.transaction().execute((trx) => all(trx))).rows).toEqual([{ a: 1, b: 7, c: 8 }]);
+  });
+
+  it('after one stale plan, every connection opened before it is replaced, and the failure is a conflict', async () => {
+    const wide = openDatabase({ url: TEST_DATABASE_URL, schema, poolSize: 3 });
+    try {
+      const all = (db: Kysely<Database>) => sql<Record<string, number>>`select * from t`.execute(db);
+      // Three transactions at once hold three connections, so each connection prepares the text.
+      const onEach = async (): Promise<number[]> => {
+        let waiting = 3;
+        let go: () => void = () => undefined;
+        const together = new Promise<void>((resolve) => (go = resolve));
+        return Promise.all(
+          [0, 1, 2].map(() =>
+            wide.db.transaction().execute(async (trx) => {
+              await all(trx);
+              if (--waiting === 0) go();
+              await together;
+              return backend(trx);
+            }),
+          ),
+        );
+      };
+      for (let i = 0; i < 3; i++) await onEach();
+      const before = await onEach();
+      expect(new Set(before).size).toBe(3);
+      await admin(`alter table ${schema}.t add column d int default 9`);
+
+      const failed = await wide.db
+        .transaction()
+        .execute((trx) => all(trx))
+        .catch((error: unknown) => error);
+      expect(String(failed)).toMatch(/cached plan/);
+      expect(classifyDatabaseError(failed)).toBe('conflict');
+      // The two other connections had the stale name too; none of them is used again.
+      const after = await onEach();
+      expect(after.filter((pid) => before.includes(pid))).toEqual([]);
+      const rows = await wide.db.transaction().execute((trx) => all(trx));
+      expect(rows.rows[0]).toMatchObject({ a: 1, d: 9 });
+    } finally {
+      await wide.close();
+    }
   });
 });
