@@ -44,8 +44,14 @@ export async function insertNewDevicesOfEnsuredUsers(
     ensured_user as (
       select id, project_id, project_user_id from inserted_user
       union all
-      select u.id, u.project_id, u.project_user_id from users u
-      where (u.project_id, u.project_user_id) in (select project_id, project_user_id from input)
+      -- One probe of the unique key per user, in a subquery the planner cannot merge into a join: a
+      -- plan kept for a named statement (src/db/named-statements.ts) made while \`users\` was nearly
+      -- empty would otherwise scan the whole table for every statement until the next ANALYZE.
+      select u.id, k.project_id, k.project_user_id
+      from (select distinct project_id, project_user_id from input) k
+      cross join lateral (
+        select id from users where project_id = k.project_id and project_user_id = k.project_user_id limit 1
+      ) u
     )
     insert into devices as d (project_id, device_id, user_id, platform, provider, push_address, push_keys,
       status, disabled_reason, created_at, updated_at)

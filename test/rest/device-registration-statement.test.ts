@@ -1,6 +1,7 @@
-import { DefaultQueryCompiler } from 'kysely';
+import { DefaultQueryCompiler, sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
+import { insertNewDevicesOfEnsuredUsers } from '../../src/devices/new-devices.repository.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 
@@ -148,5 +149,54 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('device registration statemen
       ['stmt-once', 'once-b'],
       ['stmt-twice', 'once-c'],
     ]);
+  });
+});
+
+describe.runIf(TEST_DIALECTS.includes('postgres'))('the shared registration statement on PostgreSQL', () => {
+  const ctx = useTestContext('postgres');
+
+  it('finds existing users by their key in any plan, also one PostgreSQL keeps from when `users` was nearly empty', async () => {
+    const projectId = ctx().project.project_id;
+    const now = Date.now();
+    const row = (n: number) => ({
+      id: `00000000-0000-7000-8000-00000000000${n}`,
+      projectId,
+      projectUserId: `plan-user-${n}`,
+      now,
+      project_id: projectId,
+      device_id: `plan-device-${n}`,
+      platform: 'android' as const,
+      provider: 'fcm' as const,
+      push_address: `plan-token-${n}`,
+      push_keys: null,
+      created_at: now,
+      updated_at: now,
+    });
+    const spy = vi.spyOn(pg.Client.prototype, 'query');
+    let text: string;
+    try {
+      expect(await insertNewDevicesOfEnsuredUsers(ctx().database.db, [row(1), row(2)])).toHaveLength(2);
+      const texts = spy.mock.calls.map(([query]) =>
+        String(typeof query === 'string' ? query : (query as { text: string }).text),
+      );
+      text = texts.find((t) => t.includes('inserted_user as ('))!;
+      expect(text).toBeDefined();
+    } finally {
+      spy.mockRestore();
+    }
+    // The plan a named statement may keep: generic, made from the table's statistics alone (this test
+    // database's `users` holds a few rows and was never analyzed, as a new installation's is).
+    const plan = await ctx()
+      .database.db.transaction()
+      .execute(async (trx) => {
+        await sql.raw(`prepare plan_probe as ${text}`).execute(trx);
+        await sql`set local plan_cache_mode = force_generic_plan`.execute(trx);
+        const args = Array.from({ length: 11 }, (_, i) => ([3, 9, 10].includes(i) ? "'{1}'" : "'{x}'")).join(', ');
+        const explained = await sql.raw<{ 'QUERY PLAN': string }>(`explain execute plan_probe(${args})`).execute(trx);
+        await sql`deallocate plan_probe`.execute(trx);
+        return explained.rows.map((r) => r['QUERY PLAN']).join('\n');
+      });
+    expect(plan).toMatch(/Index Scan using users_project_user_unique on users/);
+    expect(plan).not.toMatch(/Seq Scan on users/);
   });
 });
