@@ -44,9 +44,15 @@ export function findDevice(db: Db, projectId: string, deviceId: string): Promise
 /** Bulk lookups for sends: one query per up to 500 ids instead of one per item. */
 const LOOKUP_CHUNK = 500;
 
+/**
+ * Each chunk's IN list padded to a power of two (src/db/statement-shapes.ts): a send's target count
+ * varies from request to request, and each count would otherwise be a statement text of its own,
+ * cached by SQLite and, on PostgreSQL, taking one of the process's named statements.
+ */
 async function inChunks<T>(ids: string[], query: (chunk: string[]) => Promise<T[]>): Promise<T[]> {
   const rows: T[] = [];
-  for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) rows.push(...(await query(ids.slice(i, i + LOOKUP_CHUNK))));
+  for (let i = 0; i < ids.length; i += LOOKUP_CHUNK)
+    rows.push(...(await query(paddedList(ids.slice(i, i + LOOKUP_CHUNK), LOOKUP_CHUNK))));
   return rows;
 }
 

@@ -2,6 +2,7 @@ import type { Db } from '../db/database.js';
 import { mergeJsonObject, mergedJsonKeyCount } from '../db/dialect.js';
 import { readJson } from '../db/json.js';
 import { preparedCommand, preparedQuery } from '../db/prepared.js';
+import { paddedList } from '../db/statement-shapes.js';
 import type { Properties } from './users.schemas.js';
 
 export interface UserRecord {
@@ -112,7 +113,8 @@ export async function existingProjectUserIds(
     .selectFrom('users')
     .select('project_user_id')
     .where('project_id', '=', projectId)
-    .where('project_user_id', 'in', projectUserIds)
+    // Padded, as the device lookups of the same sends are (src/devices/devices.repository.ts).
+    .where('project_user_id', 'in', paddedList(projectUserIds, Infinity))
     .execute();
   return new Set(rows.map((r) => r.project_user_id));
 }
