@@ -65,13 +65,12 @@ const READ_ONLY_TRANSACTION = '25006';
  * pool: a change of schema fails the statements under way then, not one per connection and text.
  */
 function poolForKysely(pool: pg.Pool, names: StatementNames | undefined): PostgresPool {
-  const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   /** Raised at each stale plan; a connection opened at an older one may hold stale names. */
   let schemaGeneration = 0;
-  const bornAt = new WeakMap<pg.PoolClient, number>();
+  const wrapped = new WeakMap<pg.PoolClient, { kysely: PostgresPoolClient; born: number }>();
   const STALE = 'a named statement outlived a change of its tables';
-  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
-    bornAt.set(client, schemaGeneration);
+  const wrap = (client: pg.PoolClient) => {
+    const born = schemaGeneration;
     let dropReason: string | undefined;
     let inTransaction = false;
     const query = async (text: string, parameters: ReadonlyArray<unknown>) => {
@@ -91,28 +90,29 @@ function poolForKysely(pool: pg.Pool, names: StatementNames | undefined): Postgr
         return client.query(text, values);
       }
     };
-    return {
+    const kysely: PostgresPoolClient = {
       // Only the (sql, parameters) form: Kysely passes a cursor only to a dialect given `cursor`, which Herald's is not.
       query: query as unknown as PostgresPoolClient['query'],
       release() {
-        const reason = dropReason ?? (bornAt.get(client)! < schemaGeneration ? STALE : undefined);
+        const reason = dropReason ?? (born < schemaGeneration ? STALE : undefined);
         dropReason = undefined;
         inTransaction = false;
         client.release(reason === undefined ? undefined : new Error(reason));
       },
     };
+    return { kysely, born };
   };
   return {
     async connect() {
       for (;;) {
         const client = await pool.connect();
-        let kysely = wrapped.get(client);
-        if (kysely && bornAt.get(client)! < schemaGeneration) {
+        let entry = wrapped.get(client);
+        if (entry && entry.born < schemaGeneration) {
           client.release(new Error(STALE));
           continue;
         }
-        if (!kysely) wrapped.set(client, (kysely = wrap(client)));
-        return kysely;
+        if (!entry) wrapped.set(client, (entry = wrap(client)));
+        return entry.kysely;
       }
     },
     end: () => pool.end(),

@@ -20,7 +20,7 @@ import {
 
 const fakes = useFakeProviders();
 
-/** The sends' statement texts that read `table` through an IN list, with that list's length. */
+/** The lengths of the IN lists on `column` in the statements compiled while `run` runs. */
 async function lookupsWhile(run: () => Promise<void>, column: string): Promise<number[]> {
   const spy = vi.spyOn(DefaultQueryCompiler.prototype, 'compileQuery');
   try {
