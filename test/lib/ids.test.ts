@@ -30,4 +30,15 @@ describe('time-ordered ids (UUID version 7)', () => {
     const [a, b] = [newTimeOrderedId(now + 2), newTimeOrderedId(now + 2)];
     expect(a.slice(19)).not.toBe(b.slice(19));
   });
+
+  it('goes on counting in a millisecond that comes back after ids of other milliseconds', () => {
+    const now = Date.UTC(2026, 11, 1, 13, 20);
+    const first = newTimeOrderedId(now);
+    // Another request's work, read at other times, makes ids between two calls of one request time.
+    for (let ms = 1; ms <= 15; ms++) newTimeOrderedId(now - 1000 + ms);
+    const again = newTimeOrderedId(now);
+    expect(timeOf(again)).toBe(now);
+    expect(again > first).toBe(true);
+    expect(again.slice(15, 18)).toBe((parseInt(first.slice(15, 18), 16) + 1).toString(16).padStart(3, '0'));
+  });
 });
