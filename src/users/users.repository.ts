@@ -1,7 +1,7 @@
-import type { Db } from '../db/database.js';
+import type { Db, UsersTable } from '../db/database.js';
 import { mergeJsonObject, mergedJsonKeyCount } from '../db/dialect.js';
 import { readJson } from '../db/json.js';
-import { preparedCommand, preparedQuery } from '../db/prepared.js';
+import { preparedCommand, preparedInsert, preparedQuery } from '../db/prepared.js';
 import { paddedList } from '../db/statement-shapes.js';
 import type { Properties } from './users.schemas.js';
 
@@ -188,6 +188,20 @@ export async function ensureUser(
   }
 }
 
+/**
+ * Inserts the users that do not exist yet (an existing one is left as it is), in statements of
+ * power-of-two row counts: an event batch of any size shares a few statement texts.
+ */
+const insertMissingUsers = preparedInsert<UsersTable>(
+  ['id', 'project_id', 'project_user_id', 'properties', 'created_at', 'updated_at'],
+  (db, rows) =>
+    db
+      .insertInto('users')
+      .values(rows)
+      .onConflict((oc) => oc.columns(['project_id', 'project_user_id']).doNothing()),
+  256,
+);
+
 /** Inserts users that do not exist yet (no property change for those that do); returns all ids. */
 export async function ensureUsers(
   db: Db,
@@ -199,25 +213,23 @@ export async function ensureUsers(
   const unique = [...new Set(projectUserIds)];
   if (unique.length === 0) return new Map();
   if (unique.length === 1) return new Map([[unique[0]!, await ensureUser(db, projectId, unique[0]!, newId, now)]]);
-  await db
-    .insertInto('users')
-    .values(
-      unique.map((projectUserId) => ({
-        id: newId(),
-        project_id: projectId,
-        project_user_id: projectUserId,
-        properties: '{}',
-        created_at: now,
-        updated_at: now,
-      })),
-    )
-    .onConflict((oc) => oc.columns(['project_id', 'project_user_id']).doNothing())
-    .execute();
+  await insertMissingUsers(
+    db,
+    unique.map((projectUserId) => ({
+      id: newId(),
+      project_id: projectId,
+      project_user_id: projectUserId,
+      properties: '{}',
+      created_at: now,
+      updated_at: now,
+    })),
+  );
   const rows = await db
     .selectFrom('users')
     .select(['id', 'project_user_id'])
     .where('project_id', '=', projectId)
-    .where('project_user_id', 'in', unique)
+    // Padded: a batch of any size shares a few statement texts (src/db/statement-shapes.ts).
+    .where('project_user_id', 'in', paddedList(unique, Infinity))
     .execute();
   return new Map(rows.map((r) => [r.project_user_id, r.id]));
 }
