@@ -21,6 +21,7 @@ let counter = 0;
 /** The last counter of each of the few milliseconds before `lastMs` that were left most recently. */
 const recentCounters = new Map<number, number>();
 const RECENT_MILLISECONDS = 16;
+const randomCounter = (): number => Math.floor(Math.random() * 0x800);
 
 /**
  * A UUID version 7 (RFC 9562): 48 bits of Unix milliseconds, a 12-bit counter, then random bits. Rows
@@ -56,5 +57,3 @@ export function newTimeOrderedId(now: number = Date.now()): string {
   const time = now.toString(16).padStart(12, '0');
   return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${counter.toString(16).padStart(3, '0')}${random.slice(18)}`;
 }
-
-const randomCounter = (): number => Math.floor(Math.random() * 0x800);

@@ -5,7 +5,15 @@ import { preparedInsert } from '../db/prepared.js';
 import { MAX_PROPERTIES } from './users.schemas.js';
 
 const excludedProperties = sql`excluded.properties`;
-const columns = ['id', 'project_id', 'project_user_id', 'properties', 'created_at', 'updated_at'] as const;
+/** A new user's row, as every multi-row users INSERT writes it (also `ensureUsers`, users.repository.ts). */
+export const USER_ROW_COLUMNS = [
+  'id',
+  'project_id',
+  'project_user_id',
+  'properties',
+  'created_at',
+  'updated_at',
+] as const;
 
 /**
  * Creates users or merges their properties into the stored ones (rule `create-merges`), many rows per statement.
@@ -34,7 +42,7 @@ const mergingOnConflict = (db: AnyKysely, insert: UsersInsert) =>
  * an existing user keeps its id.
  */
 export const upsertUsersMerging = preparedInsert<UsersTable, { id: string; project_user_id: string }>(
-  columns,
+  USER_ROW_COLUMNS,
   (db, rows) => mergingInsert(db, rows).returning(['id', 'project_user_id']),
   250,
 );
@@ -48,7 +56,7 @@ export interface MergedUserRow {
 
 /** `mergingInsert` answering each written user whole (src/users/user-upserts.ts). */
 export const upsertUsersMergingWhole = preparedInsert<UsersTable, MergedUserRow>(
-  columns,
+  USER_ROW_COLUMNS,
   (db, rows) => mergingInsert(db, rows).returning(['id', 'project_id', 'project_user_id', 'properties']),
   64,
 );
@@ -84,7 +92,7 @@ export function upsertUsersMergingFromArrays(db: AnyKysely, rows: readonly UserU
     db,
     db
       .insertInto('users')
-      .columns([...columns])
+      .columns([...USER_ROW_COLUMNS])
       .expression(input),
   ).returning([
     'id as userId',

@@ -3,6 +3,7 @@ import { mergeJsonObject, mergedJsonKeyCount } from '../db/dialect.js';
 import { readJson } from '../db/json.js';
 import { preparedCommand, preparedInsert, preparedQuery } from '../db/prepared.js';
 import { paddedList } from '../db/statement-shapes.js';
+import { USER_ROW_COLUMNS } from './users-merging.repository.js';
 import type { Properties } from './users.schemas.js';
 
 export interface UserRecord {
@@ -193,7 +194,7 @@ export async function ensureUser(
  * power-of-two row counts: an event batch of any size shares a few statement texts.
  */
 const insertMissingUsers = preparedInsert<UsersTable>(
-  ['id', 'project_id', 'project_user_id', 'properties', 'created_at', 'updated_at'],
+  USER_ROW_COLUMNS,
   (db, rows) =>
     db
       .insertInto('users')

@@ -1,4 +1,5 @@
-import type { KyselyPlugin } from 'kysely';
+import { DefaultQueryCompiler, type KyselyPlugin } from 'kysely';
+import { vi } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 
 /** `db` with the row count of every statement it runs, in order. */
@@ -29,4 +30,23 @@ export function failingStatements(db: Db, fails: (sql: string) => boolean): Db {
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+}
+
+/**
+ * The lengths of the IN lists on `column` (as the compiled SQL quotes it, e.g. `"devices"."device_id"`)
+ * in the statements Kysely compiled while `run` ran: for checking that lists are padded
+ * (src/db/statement-shapes.ts).
+ */
+export async function inListLengthsWhile(run: () => Promise<void>, column: string): Promise<number[]> {
+  const spy = vi.spyOn(DefaultQueryCompiler.prototype, 'compileQuery');
+  try {
+    await run();
+    return spy.mock.results
+      .map((r) => (r.value as { sql: string }).sql)
+      .map((text) => new RegExp(`${column} in \\(([^)]*)\\)`).exec(text)?.[1])
+      .filter((list): list is string => list !== undefined)
+      .map((list) => list.split(',').length);
+  } finally {
+    spy.mockRestore();
+  }
 }

@@ -1,5 +1,5 @@
-import { DefaultQueryCompiler } from 'kysely';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { inListLengthsWhile } from '../helpers/statements.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import {
@@ -20,21 +20,6 @@ import {
 
 const fakes = useFakeProviders();
 
-/** The lengths of the IN lists on `column` in the statements compiled while `run` runs. */
-async function lookupsWhile(run: () => Promise<void>, column: string): Promise<number[]> {
-  const spy = vi.spyOn(DefaultQueryCompiler.prototype, 'compileQuery');
-  try {
-    await run();
-    return spy.mock.results
-      .map((r) => (r.value as { sql: string }).sql)
-      .map((text) => new RegExp(`${column} in \\(([^)]*)\\)`).exec(text)?.[1])
-      .filter((list): list is string => list !== undefined)
-      .map((list) => list.split(',').length);
-  } finally {
-    spy.mockRestore();
-  }
-}
-
 const item = (target: object) => ({ target, title: 'Hi', body: 'There' });
 
 describe.each(TEST_DIALECTS)('target lookups of a send on %s', (dialect) => {
@@ -50,7 +35,7 @@ describe.each(TEST_DIALECTS)('target lookups of a send on %s', (dialect) => {
       ids.push(await registerDevice(ctx(), ctx().secret, `pad-${i}`, { fcm_token: token }));
 
     const results: Record<number, string[]> = {};
-    const lengths = await lookupsWhile(async () => {
+    const lengths = await inListLengthsWhile(async () => {
       for (const count of [3, 4, 5]) {
         const got = await send(
           ctx(),
@@ -80,7 +65,7 @@ describe.each(TEST_DIALECTS)('target lookups of a send on %s', (dialect) => {
     expect(noDevice.statusCode, noDevice.body).toBe(200);
 
     let statuses: string[] = [];
-    const lengths = await lookupsWhile(async () => {
+    const lengths = await inListLengthsWhile(async () => {
       const got = await send(ctx(), [
         { project_user_id: 'pad-user-a' },
         { project_user_id: 'pad-user-b' },

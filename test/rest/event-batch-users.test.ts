@@ -1,7 +1,8 @@
-import { DefaultQueryCompiler, Kysely } from 'kysely';
+import { Kysely } from 'kysely';
 import { describe, expect, it, vi } from 'vitest';
 import { useTestContext } from '../helpers/test-app.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
+import { inListLengthsWhile } from '../helpers/statements.js';
 
 /*
  * An event batch creates the users it names that do not exist yet (src/users/users.repository.ts,
@@ -13,22 +14,15 @@ import { TEST_DIALECTS } from '../helpers/test-db.js';
 /** The row counts of the user INSERTs and the lengths of the user id lists run while `run` runs. */
 async function userStatementsWhile(run: () => Promise<void>): Promise<{ inserts: number[]; lookups: number[] }> {
   const executed = vi.spyOn(Kysely.prototype, 'executeQuery');
-  const compiled = vi.spyOn(DefaultQueryCompiler.prototype, 'compileQuery');
   try {
-    await run();
+    const lookups = await inListLengthsWhile(run, '"project_user_id"');
     const inserts = executed.mock.calls
       .map(([query]) => (query as { sql: string }).sql)
       .filter((text) => /^insert into "users"/.test(text))
       .map((text) => text.split('), (').length);
-    const lookups = compiled.mock.results
-      .map((r) => (r.value as { sql: string }).sql)
-      .map((text) => /"project_user_id" in \(([^)]*)\)/.exec(text)?.[1])
-      .filter((list): list is string => list !== undefined)
-      .map((list) => list.split(',').length);
     return { inserts, lookups };
   } finally {
     executed.mockRestore();
-    compiled.mockRestore();
   }
 }
 
