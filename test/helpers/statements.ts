@@ -1,4 +1,4 @@
-import { DefaultQueryCompiler, type KyselyPlugin } from 'kysely';
+import { DefaultQueryCompiler, sql, type KyselyPlugin } from 'kysely';
 import { vi } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 
@@ -48,5 +48,43 @@ export async function inListLengthsWhile(run: () => Promise<void>, column: strin
       .map((list) => list.split(',').length);
   } finally {
     spy.mockRestore();
+  }
+}
+
+let probes = 0;
+
+/**
+ * PostgreSQL's plan for `text` as a named statement may keep it: generic, made from the tables'
+ * statistics alone, not from `args` (SQL literals, one per parameter). With `analyze` the statement
+ * runs, in a transaction then rolled back, so the plan shows what it read, partitions pruned while it ran
+ * included.
+ */
+export async function genericPlan(db: Db, text: string, args: string[], analyze = false): Promise<string> {
+  // A name of its own: a probe that failed leaves its prepared statement on the pooled connection.
+  const name = `plan_probe_${++probes}`;
+  const plan = db.transaction().execute(async (trx) => {
+    await sql.raw(`prepare ${name} as ${text}`).execute(trx);
+    await sql`set local plan_cache_mode = force_generic_plan`.execute(trx);
+    const explain = analyze ? 'explain (analyze, costs off, timing off, summary off)' : 'explain';
+    const explained = await sql
+      .raw<{ 'QUERY PLAN': string }>(`${explain} execute ${name}(${args.join(', ')})`)
+      .execute(trx);
+    await sql.raw(`deallocate ${name}`).execute(trx);
+    throw new PlanOf(explained.rows.map((r) => r['QUERY PLAN']).join('\n'));
+  });
+  try {
+    return await plan;
+  } catch (error) {
+    if (error instanceof PlanOf) return error.plan;
+    throw error;
+  }
+}
+
+/** Thrown to roll `genericPlan`'s transaction back, carrying its plan out. */
+class PlanOf extends Error {
+  readonly plan: string;
+  constructor(plan: string) {
+    super('plan');
+    this.plan = plan;
   }
 }

@@ -11,6 +11,9 @@ import {
   triggerStatus,
 } from '../campaigns/campaign-helpers.js';
 import { createWebhook } from '../webhooks/webhook-helpers.js';
+import { ledgerRecipientQuery } from '../../src/campaigns/triggers/trigger-deliveries.repository.js';
+import { genericPlan } from '../helpers/statements.js';
+import { dayStart, partitionName } from '../../src/db/partitions.js';
 import {
   configureProviders,
   fcmToken,
@@ -233,4 +236,38 @@ describe.each(TEST_DIALECTS)('message opens on %s', (dialect) => {
       .executeTakeFirstOrThrow();
     expect(row).toMatchObject({ project_user_id: 'cy', campaign_id: null, trigger_id: null, action: null });
   });
+
+  it.runIf(dialect === 'postgres')(
+    "finds a campaign message's recipient in its trigger's day of the ledger only, and its user by key",
+    async () => {
+      const w = await world('opens-plan');
+      const db = ctx().database.db;
+      const { device_id: deviceId } = await db
+        .selectFrom('deliveries')
+        .select('device_id')
+        .where('message_id', '=', w.ada)
+        .executeTakeFirstOrThrow();
+      // A device the ledger does not hold, so no partition stops the lookup early by finding the row.
+      const compiled = ledgerRecipientQuery(db, w.triggerId, 'not-a-recipient').compile();
+      const args = compiled.parameters.map((p) => `'${String(p).replaceAll("'", "''")}'`);
+      // As a named statement may keep it, run: generic, on this test's never-analyzed tables.
+      const plan = await genericPlan(db, compiled.sql, args, true);
+      const { created_at: triggerDay } = await db
+        .selectFrom('campaign_triggers')
+        .select('created_at')
+        .where('id', '=', w.triggerId)
+        .executeTakeFirstOrThrow();
+      const partitions = plan.split('\n').filter((line) => / on trigger_deliveries_\w+/.test(line));
+      const read = partitions.filter((line) => !line.includes('never executed'));
+      expect(partitions.length, plan).toBeGreaterThan(read.length);
+      expect(read.length, plan).toBeGreaterThan(0);
+      for (const line of read)
+        expect(line, plan).toContain(` on ${partitionName('trigger_deliveries', dayStart(Number(triggerDay)))} `);
+      expect(plan).not.toMatch(/Seq Scan on users/);
+      expect(await ledgerRecipientQuery(db, w.triggerId, deviceId!).executeTakeFirst()).toMatchObject({
+        campaign_id: w.campaignId,
+        project_user_id: 'ada',
+      });
+    },
+  );
 });

@@ -1,9 +1,10 @@
-import { DefaultQueryCompiler, sql } from 'kysely';
+import { DefaultQueryCompiler } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
 import { insertNewDevicesOfEnsuredUsers } from '../../src/devices/new-devices.repository.js';
 import { TEST_DIALECTS } from '../helpers/test-db.js';
 import { useTestContext, type TestContext } from '../helpers/test-app.js';
+import { genericPlan } from '../helpers/statements.js';
 
 /*
  * A registration without a device_id writes its user and device in one statement on PostgreSQL
@@ -186,16 +187,8 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('the shared registration stat
     }
     // The plan a named statement may keep: generic, made from the table's statistics alone (this test
     // database's `users` holds a few rows and was never analyzed, as a new installation's is).
-    const plan = await ctx()
-      .database.db.transaction()
-      .execute(async (trx) => {
-        await sql.raw(`prepare plan_probe as ${text}`).execute(trx);
-        await sql`set local plan_cache_mode = force_generic_plan`.execute(trx);
-        const args = Array.from({ length: 11 }, (_, i) => ([3, 9, 10].includes(i) ? "'{1}'" : "'{x}'")).join(', ');
-        const explained = await sql.raw<{ 'QUERY PLAN': string }>(`explain execute plan_probe(${args})`).execute(trx);
-        await sql`deallocate plan_probe`.execute(trx);
-        return explained.rows.map((r) => r['QUERY PLAN']).join('\n');
-      });
+    const args = Array.from({ length: 11 }, (_, i) => ([3, 9, 10].includes(i) ? "'{1}'" : "'{x}'"));
+    const plan = await genericPlan(ctx().database.db, text, args);
     expect(plan).toMatch(/Index Scan using users_project_user_unique on users/);
     expect(plan).not.toMatch(/Seq Scan on users/);
   });

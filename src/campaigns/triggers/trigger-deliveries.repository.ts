@@ -234,21 +234,41 @@ export function ledgerPage(
 /**
  * The campaign and recipient user of a trigger's send to a device (an open names its message's),
  * and its experiment variant, through the ledger's (trigger, device) key; the user is null once deleted.
+ * The ledger is read in subqueries on its partition key too (the trigger's `created_at`), so on
+ * PostgreSQL they read only the partition of the trigger's day, pruned as the statement runs, instead of
+ * probing every day kept (a join would only filter on it); and the user is a lookup by primary key,
+ * which a kept generic plan made on a near-empty `users` table cannot turn into a scan of it
+ * (docs/decisions.md, "Storage").
  */
+export const ledgerRecipientQuery = (db: Db, triggerId: string, deviceId: string) =>
+  db
+    .selectFrom('campaign_triggers as t')
+    .select((eb) => {
+      const ledgerRow = () =>
+        eb
+          .selectFrom('trigger_deliveries as l')
+          .whereRef('l.trigger_id', '=', 't.id')
+          .whereRef('l.trigger_created_at', '=', 't.created_at')
+          .where('l.device_id', '=', deviceId)
+          .limit(1);
+      return [
+        't.campaign_id',
+        ledgerRow().select('l.variant').as('variant'),
+        eb
+          .selectFrom('users as u')
+          .select('u.project_user_id')
+          .where('u.id', '=', ledgerRow().select('l.user_id'))
+          .as('project_user_id'),
+      ];
+    })
+    .where('t.id', '=', triggerId);
+
 export async function ledgerRecipient(
   db: Db,
   triggerId: string,
   deviceId: string,
 ): Promise<{ campaignId: string; projectUserId: string | null; variant: string | null } | undefined> {
-  const row = await db
-    .selectFrom('campaign_triggers as t')
-    .leftJoin('trigger_deliveries as td', (join) =>
-      join.onRef('td.trigger_id', '=', 't.id').on('td.device_id', '=', deviceId),
-    )
-    .leftJoin('users as u', 'u.id', 'td.user_id')
-    .select(['t.campaign_id', 'u.project_user_id', 'td.variant'])
-    .where('t.id', '=', triggerId)
-    .executeTakeFirst();
+  const row = await ledgerRecipientQuery(db, triggerId, deviceId).executeTakeFirst();
   return (
     row && { campaignId: row.campaign_id, projectUserId: row.project_user_id ?? null, variant: row.variant ?? null }
   );
