@@ -8,7 +8,8 @@
 // request), as an app registers on first launch, against create-user (target: at least 0.8 of it).
 // Usage: npm run bench:users [-- --duration 5 --rounds 3 --connections 32 --dialect sqlite|postgres
 //        --instances 1[,2] --profile DIR (CPU profile of Herald) --no-write
-//        --herald-node-options '--max-semi-space-size=16' (NODE_OPTIONS for this tree's Herald, not the --before one)]
+//        --herald-node-options '--max-semi-space-size=16' (NODE_OPTIONS for this tree's Herald, not the --before one)
+//        --count-statements (PostgreSQL: this tree's Heralds report statements per answered request, by kind)]
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -25,6 +26,7 @@ import {
 import { heraldEnvArgs, median, numberArg, redisArg } from './lib/bench-args.js';
 import { commandLine, markdownTable, recordSummary, today, writeBenchmarkSection } from './lib/bench-report.js';
 import { checkoutRef, LOG_LEVEL, startBaseline, startHerald, type BenchDialect } from './lib/herald-server.js';
+import { statementCounting } from './lib/statements-per-request.js';
 import { CREATE_USER_BODY, startUsersFloor } from './lib/users-floor.js';
 
 const DURATION = numberArg('duration', 5);
@@ -44,8 +46,10 @@ const beforeAt = process.argv.indexOf('--before');
 /** `--before REF`: also run Herald at that git ref, alternated with the others, to show a change's effect. */
 const BEFORE = beforeAt > 0 ? process.argv[beforeAt + 1] : undefined;
 
-/** This tree's Herald's environment: `--redis` and `--herald-node-options` (bench/lib/bench-args.ts). */
-const HERALD_ENV = heraldEnvArgs();
+const COUNTING =
+  process.argv.includes('--count-statements') && DIALECT === 'postgres' ? statementCounting() : undefined;
+/** This tree's Herald's environment: `--redis`, `--herald-node-options` (bench/lib/bench-args.ts), `--count-statements`. */
+const HERALD_ENV = { ...heraldEnvArgs(), ...COUNTING?.env(heraldEnvArgs().NODE_OPTIONS) };
 
 const DEVICE_BODY = JSON.stringify({ project_user_id: 'app-[<id>]', platform: 'android', fcm_token: 'fcm-[<id>]' });
 /** Device registrations per second against create-user's, same rounds. */
@@ -233,6 +237,10 @@ async function main(): Promise<void> {
       floorLines,
       instancesLines,
       effect ?? '',
+      COUNTING?.report([
+        { name: `${INSTANCE_COUNTS[0]} instance(s) (create-user and device registration)`, procs: herald.procs },
+        ...more.map((m, i) => ({ name: `${INSTANCE_COUNTS[i + 1]} instance(s) (create-user only)`, procs: m.procs })),
+      ]) ?? '',
     ].join('\n');
     console.log(report);
     const heading =

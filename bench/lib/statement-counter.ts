@@ -6,8 +6,11 @@
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 
-/** Starts counting; the returned function stops and gives the report. */
-export function countStatements(): () => string {
+/**
+ * Starts counting; the returned function gives the report: one line of the total, then one per SQL
+ * shape (`count<TAB>µs<TAB>text`), and stops counting unless `keepCounting`.
+ */
+export function countStatements(): (keepCounting?: boolean) => string {
   const counts = new Map<string, number>();
   const micros = new Map<string, number>();
   const shape = (text: string) =>
@@ -39,8 +42,8 @@ export function countStatements(): () => string {
   const statement = Object.getPrototypeOf(new SQLite(':memory:').prepare('select 1')) as SQLite.Statement;
   for (const name of ['run', 'all', 'get', 'iterate'] as const)
     wrap(statement, name, (self) => (self as SQLite.Statement).source);
-  return () => {
-    for (const undo of restore) undo();
+  return (keepCounting = false) => {
+    if (!keepCounting) for (const undo of restore) undo();
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
     return [
       `${total} statements`,
