@@ -3,8 +3,14 @@ export const RUN_ALONE: unique symbol = Symbol('run alone');
 
 /** One kind of write that concurrent requests may share a statement for. */
 export interface SharedWork<Item, Result> {
-  /** Statements of this kind running at once at most; an item that finds fewer goes at once. */
+  /** Statements of this kind running at once at most (see `stalledAfterMs` for all but the first). */
   maxInFlight: number;
+  /**
+   * A statement starts beside others of its kind only once each of them has run this long (default
+   * `STALLED_AFTER_MS`): the extra slots are for statements held up (a row lock, a slow commit), not
+   * for a second statement that would have shared the next one.
+   */
+  stalledAfterMs?: number;
   /** Items of one statement at most; a statement takes a power of two of them, so a `VALUES` list compiles once per count. */
   maxItems: number;
   /** Items with a key in common never share a statement (one statement cannot update a row twice). */
@@ -26,19 +32,26 @@ interface Waiter<Item, Result> {
   reject(error: unknown): void;
 }
 
+/** How long a statement runs before another of its kind may start beside it (docs/decisions.md, Storage). */
+export const STALLED_AFTER_MS = 20;
+
 /**
  * Writes that share statements under load, where each statement costs a round trip and a commit
- * (PostgreSQL): an item that arrives while fewer than `maxInFlight` statements of its kind run goes at
- * once, alone; the ones that arrive while that many run wait for the next to finish and go together.
- * Idle, none waits; no timer is involved. When a shared statement fails, each of its items runs again
- * alone, so each request gets the outcome it would have had alone.
+ * (PostgreSQL): an item that arrives while none of its kind runs goes at once, alone; the ones that
+ * arrive while one runs wait for it to finish and go together in the next. Only a statement that has
+ * run `stalledAfterMs` lets another start beside it, up to `maxInFlight`, so a statement held up on a
+ * hot row delays the others by that much at most. Idle, none waits. When a shared statement fails,
+ * each of its items runs again alone, so each request gets the outcome it would have had alone.
  */
 export function sharedStatements<Item, Result>(work: SharedWork<Item, Result>): (item: Item) => Promise<Result> {
   const queue: Waiter<Item, Result>[] = [];
   // A statement's pick looks this far into the queue, so a hot key's thousands of waiters cost each
   // statement a bounded scan, not a pass over all of them; the native splice only moves pointers.
   const scanWindow = work.maxItems * 4;
+  const stalledAfterMs = work.stalledAfterMs ?? STALLED_AFTER_MS;
   let inFlight = 0;
+  /** Statements in flight that have run `stalledAfterMs` or longer. */
+  let stalled = 0;
 
   async function runAlone(waiter: Waiter<Item, Result>): Promise<void> {
     try {
@@ -86,12 +99,25 @@ export function sharedStatements<Item, Result>(work: SharedWork<Item, Result>): 
     return next;
   }
 
+  const mayStart = (): boolean => inFlight === 0 || (inFlight < work.maxInFlight && stalled === inFlight);
+
   function sendWaiting(): void {
-    while (inFlight < work.maxInFlight && queue.length > 0) {
+    while (queue.length > 0 && mayStart()) {
       const waiters = takeNext();
       inFlight++;
+      let isStalled = false;
+      const watch =
+        work.maxInFlight > 1
+          ? setTimeout(() => {
+              isStalled = true;
+              stalled++;
+              sendWaiting();
+            }, stalledAfterMs)
+          : undefined;
       void (waiters.length === 1 ? runAlone(waiters[0]!) : runTogether(waiters)).finally(() => {
+        clearTimeout(watch);
         inFlight--;
+        if (isStalled) stalled--;
         sendWaiting();
       });
     }
@@ -105,10 +131,9 @@ export function sharedStatements<Item, Result>(work: SharedWork<Item, Result>): 
 }
 
 /**
- * Shared statements in flight for a query pool of `poolSize`: a quarter of it, at least 2 (so one
- * slow statement, waiting on a hot row, does not hold every write of its kind back) and at most the
- * pool. Fewer in flight share more: with 2 of 10 create-user ran 2.15x as fast as with one statement
- * per request, with 5 of 10 1.89x (docs/decisions.md, Storage).
+ * Shared statements in flight at most for a query pool of `poolSize`: a quarter of it, at least 2 (so
+ * one statement waiting on a hot row does not hold every write of its kind back for longer than
+ * `STALLED_AFTER_MS`) and at most the pool (docs/decisions.md, Storage).
  */
 export const sharedStatementsInFlight = (poolSize: number): number =>
   Math.min(poolSize, Math.max(2, Math.floor(poolSize / 4)));

@@ -90,6 +90,42 @@ describe('shared statements', () => {
     }
   });
 
+  it('beside a statement in flight another starts only once it has run the stall time; idle, an item goes at once', async () => {
+    const held: Array<() => void> = [];
+    const started: number[][] = [];
+    const hold = (ids: number[]) =>
+      new Promise<void>((resolve) => {
+        started.push(ids);
+        held.push(resolve);
+      });
+    const { run } = recordingWork({
+      maxInFlight: 2,
+      stalledAfterMs: 40,
+      alone: async (item) => (await hold([item.id]), `alone ${item.id}`),
+      together: async (batch) => (await hold(batch.map((item) => item.id)), batch.map((item) => `together ${item.id}`)),
+    });
+    const first = run({ id: 0, key: 'k0' });
+    expect(started).toEqual([[0]]);
+    const waiting = [1, 2].map((id) => run({ id, key: `k${id}` }));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // The first has run 5 ms of its 40: the others wait for it instead of starting beside it.
+    expect(started).toEqual([[0]]);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    // Held past the stall time: the waiting items start beside it, together, and nothing beyond the limit.
+    expect(started).toEqual([[0], [1, 2]]);
+    const last = run({ id: 3, key: 'k3' });
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    // Two in flight, both stalled: the limit holds.
+    expect(started).toHaveLength(2);
+    held.forEach((release) => release());
+    expect(await first).toBe('alone 0');
+    expect(await Promise.all(waiting)).toEqual(['together 1', 'together 2']);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(started).toEqual([[0], [1, 2], [3]]);
+    held.at(-1)!();
+    expect(await last).toBe('alone 3');
+  });
+
   it("an item alone that fails rejects only that item's request", async () => {
     const { run } = recordingWork({
       alone: async (item) => (item.id === 1 ? Promise.reject(new Error('no')) : `alone ${item.id}`),
