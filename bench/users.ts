@@ -48,8 +48,9 @@ const BEFORE = beforeAt > 0 ? process.argv[beforeAt + 1] : undefined;
 
 const COUNTING =
   process.argv.includes('--count-statements') && DIALECT === 'postgres' ? statementCounting() : undefined;
+const BASE_ENV = heraldEnvArgs();
 /** This tree's Herald's environment: `--redis`, `--herald-node-options` (bench/lib/bench-args.ts), `--count-statements`. */
-const HERALD_ENV = { ...heraldEnvArgs(), ...COUNTING?.env(heraldEnvArgs().NODE_OPTIONS) };
+const HERALD_ENV = { ...BASE_ENV, ...COUNTING?.env(BASE_ENV.NODE_OPTIONS) };
 
 const DEVICE_BODY = JSON.stringify({ project_user_id: 'app-[<id>]', platform: 'android', fcm_token: 'fcm-[<id>]' });
 /** Device registrations per second against create-user's, same rounds. */

@@ -15,13 +15,8 @@ export function countingStatements(db: Db): { db: Db; statements: number[] } {
   return { db: db.withPlugin(plugin), statements };
 }
 
-/**
- * `db` whose statements matching `fails` reject before they reach the database, as a driver bug
- * would (a failure no write expects); every other statement runs.
- */
-export function failingStatements(db: Db, fails: (sql: string) => boolean): Db {
-  const executeQuery = (query: { sql: string }) =>
-    fails(query.sql) ? Promise.reject(new Error('broken shared statement')) : db.executeQuery(query as never);
+/** `db` whose compiled statements go through `executeQuery` instead of straight to the database. */
+function interceptedStatements(db: Db, executeQuery: (query: { sql: string }) => Promise<unknown>): Db {
   return new Proxy(db, {
     get: (target, key) => {
       if (key === 'executeQuery') return executeQuery;
@@ -30,6 +25,23 @@ export function failingStatements(db: Db, fails: (sql: string) => boolean): Db {
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+}
+
+/**
+ * `db` whose statements matching `fails` reject before they reach the database, as a driver bug
+ * would (a failure no write expects); every other statement runs.
+ */
+export function failingStatements(db: Db, fails: (sql: string) => boolean): Db {
+  return interceptedStatements(db, (query) =>
+    fails(query.sql) ? Promise.reject(new Error('broken shared statement')) : db.executeQuery(query as never),
+  );
+}
+
+/** `db` with the time (`performance.now()`) each statement was sent, in order. */
+export function timedStatements(db: Db): { db: Db; sent: number[] } {
+  const sent: number[] = [];
+  const timed = interceptedStatements(db, (query) => (sent.push(performance.now()), db.executeQuery(query as never)));
+  return { db: timed, sent };
 }
 
 /**

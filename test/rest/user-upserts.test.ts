@@ -1,11 +1,11 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newTimeOrderedId } from '../../src/lib/ids.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createProject } from '../../src/projects/projects.service.js';
-import { sql } from 'kysely';
 import { STALLED_AFTER_MS, sharedStatementsInFlight } from '../../src/db/shared-statements.js';
 import { sharedUserUpserts, type UserUpsertRow } from '../../src/users/user-upserts.js';
-import { countingStatements, failingStatements } from '../helpers/statements.js';
+import { countingStatements, failingStatements, timedStatements } from '../helpers/statements.js';
 import { useTestContext } from '../helpers/test-app.js';
 import { createTestDatabase, TEST_DIALECTS, type TestDatabase } from '../helpers/test-db.js';
 
@@ -139,21 +139,14 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('shared user upserts on postg
   });
 
   it('an upsert held on a locked row lets the next start beside it after the stall time, not before', async () => {
-    const sent: number[] = [];
-    const timed = new Proxy(database.db, {
-      get: (target, key) => {
-        if (key === 'executeQuery') return (query: never) => (sent.push(performance.now()), target.executeQuery(query));
-        const value: unknown = Reflect.get(target, key);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    const { db: timed, sent } = timedStatements(database.db);
     const upserts = sharedUserUpserts(timed, 2, log);
     await upserts.upsert(row('locked', {}));
     const settled: string[] = [];
     await database.db.transaction().execute(async (trx) => {
       await sql`select 1 from users where project_user_id = 'locked' for update`.execute(trx);
       sent.length = 0;
-      const held = upserts.upsert(row('locked', { late: true })).then(() => settled.push('locked'));
+      void upserts.upsert(row('locked', { late: true })).then(() => settled.push('locked'));
       // Not behind the lock: it goes beside the held statement once that has stalled.
       const free = await Promise.race([
         upserts.upsert(row('free', { ok: true })),
@@ -163,7 +156,6 @@ describe.runIf(TEST_DIALECTS.includes('postgres'))('shared user upserts on postg
       expect(sent).toHaveLength(2);
       expect(sent[1]! - sent[0]!).toBeGreaterThanOrEqual(STALLED_AFTER_MS - 1);
       expect(settled).toEqual([]);
-      void held;
     });
     await expect.poll(() => settled).toEqual(['locked']);
   });
